@@ -1,0 +1,312 @@
+//! The model graph every importer produces: tensors and operators in execution order.
+//!
+//! A [`Graph`] is what the rest of the pipeline reads. Importers (inline manifest graphs,
+//! `.tflite` files, MiniMalloc CSV problems) build one; nothing downstream knows where it
+//! came from.
+
+use std::string::String;
+use std::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+
+/// Index of a tensor in [`Graph::tensors`]. Plans name tensors by [`Tensor::id`] instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct TensorIndex(pub u32);
+
+impl TensorIndex {
+    /// The index as a `usize`, for indexing [`Graph::tensors`].
+    pub fn get(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Element type of a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[allow(missing_docs)]
+pub enum DType {
+    F16,
+    F32,
+    F64,
+    Bf16,
+    I4,
+    I8,
+    U8,
+    I16,
+    U16,
+    I32,
+    U32,
+    I64,
+    U64,
+    Bool,
+    Complex64,
+    Complex128,
+    /// Variable-length strings: only as constant bytes.
+    String,
+    /// Opaque resource handles: only as constant bytes.
+    Resource,
+    /// Opaque variant values: only as constant bytes.
+    Variant,
+}
+
+impl DType {
+    /// All dtypes, in declaration order.
+    pub const ALL: [DType; 19] = [
+        DType::F16,
+        DType::F32,
+        DType::F64,
+        DType::Bf16,
+        DType::I4,
+        DType::I8,
+        DType::U8,
+        DType::I16,
+        DType::U16,
+        DType::I32,
+        DType::U32,
+        DType::I64,
+        DType::U64,
+        DType::Bool,
+        DType::Complex64,
+        DType::Complex128,
+        DType::String,
+        DType::Resource,
+        DType::Variant,
+    ];
+
+    /// The manifest spelling (`"i8"`, `"f32"`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::F16 => "f16",
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::Bf16 => "bf16",
+            DType::I4 => "i4",
+            DType::I8 => "i8",
+            DType::U8 => "u8",
+            DType::I16 => "i16",
+            DType::U16 => "u16",
+            DType::I32 => "i32",
+            DType::U32 => "u32",
+            DType::I64 => "i64",
+            DType::U64 => "u64",
+            DType::Bool => "bool",
+            DType::Complex64 => "complex64",
+            DType::Complex128 => "complex128",
+            DType::String => "string",
+            DType::Resource => "resource",
+            DType::Variant => "variant",
+        }
+    }
+
+    /// Parses the manifest spelling.
+    pub fn from_name(name: &str) -> Option<DType> {
+        DType::ALL.iter().copied().find(|d| d.name() == name)
+    }
+
+    /// Bits per element; `None` for types without a fixed width (string, resource, variant).
+    pub fn bits(self) -> Option<u64> {
+        Some(match self {
+            DType::I4 => 4,
+            DType::I8 | DType::U8 | DType::Bool => 8,
+            DType::F16 | DType::Bf16 | DType::I16 | DType::U16 => 16,
+            DType::F32 | DType::I32 | DType::U32 => 32,
+            DType::F64 | DType::I64 | DType::U64 | DType::Complex64 => 64,
+            DType::Complex128 => 128,
+            DType::String | DType::Resource | DType::Variant => return None,
+        })
+    }
+
+    /// Natural alignment of one element in bytes (at least 1). Complex numbers align as
+    /// their component.
+    pub fn align(self) -> u64 {
+        match self {
+            DType::Complex64 => 4,
+            DType::Complex128 => 8,
+            d => d.bits().map_or(1, |b| (b / 8).max(1)),
+        }
+    }
+
+    /// Bytes taken by `elements` elements (packed 4-bit types round up to whole bytes);
+    /// `None` on overflow or for types without a fixed width.
+    pub fn bytes_for(self, elements: u64) -> Option<u64> {
+        let bits = elements.checked_mul(self.bits()?)?;
+        Some(bits.div_ceil(8))
+    }
+}
+
+/// Quantisation parameters (`real = scale * (q - zero_point)`), per tensor or per channel.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Quantization {
+    /// One scale per channel (one entry for per-tensor quantisation).
+    pub scale: Vec<f32>,
+    /// One zero point per channel (one entry for per-tensor quantisation).
+    pub zero_point: Vec<i64>,
+    /// The channel axis for per-channel quantisation.
+    pub axis: i32,
+}
+
+/// What a tensor is, which decides its default role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TensorKind {
+    /// Produced and consumed by operators: a scratch slot reused by liveness.
+    Activation,
+    /// Read-only weights with bytes known at plan time.
+    Constant,
+    /// State that lives across runs (`is_variable` in TFLite): persistent.
+    Variable,
+}
+
+/// One tensor of the graph.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tensor {
+    /// Stable id used in plans and placement rules (the subgraph index for TFLite models).
+    pub id: String,
+    /// Human name (the TFLite tensor name; the id for inline graphs without one).
+    pub name: String,
+    /// Element type.
+    pub dtype: DType,
+    /// Shape; empty for scalars.
+    pub shape: Vec<u64>,
+    /// Bytes the tensor takes.
+    pub size: u64,
+    /// What the tensor is.
+    pub kind: TensorKind,
+    /// Quantisation, when the tensor is quantised.
+    pub quantization: Option<Quantization>,
+    /// Extra alignment the tensor asks for (a power of two), beyond its dtype's.
+    pub align_hint: Option<u64>,
+    /// Constant bytes; `None` for non-constants, and for constants planned by size only.
+    #[serde(skip)]
+    pub data: Option<std::sync::Arc<[u8]>>,
+}
+
+impl Tensor {
+    /// Number of elements (product of the shape; 1 for a scalar), `None` on overflow.
+    pub fn elements(&self) -> Option<u64> {
+        self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
+    }
+}
+
+/// One operator, in execution order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Op {
+    /// Operator name: the builtin name (`"CONV_2D"`) or `"CUSTOM:<code>"`.
+    pub opcode: String,
+    /// Inputs; `None` for an optional input left out.
+    pub inputs: Vec<Option<TensorIndex>>,
+    /// Outputs.
+    pub outputs: Vec<TensorIndex>,
+    /// Op-local tensors (TFLite intermediates, kernel scratch): live only during this op.
+    pub scratch: Vec<TensorIndex>,
+}
+
+impl Op {
+    /// Every tensor the op touches: inputs, outputs, then scratch.
+    pub fn tensors(&self) -> impl Iterator<Item = TensorIndex> + '_ {
+        self.inputs
+            .iter()
+            .flatten()
+            .copied()
+            .chain(self.outputs.iter().copied())
+            .chain(self.scratch.iter().copied())
+    }
+}
+
+/// A named model input or output (a signature name where the model has one).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoName {
+    /// Signature name, or the tensor's own name.
+    pub name: String,
+    /// The tensor.
+    pub tensor: TensorIndex,
+}
+
+/// A model graph: tensors, operators in execution order, inputs and outputs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Graph {
+    /// Model name.
+    pub name: String,
+    /// Every tensor; [`TensorIndex`] indexes this.
+    pub tensors: Vec<Tensor>,
+    /// Operators in execution order.
+    pub ops: Vec<Op>,
+    /// Model inputs (live from op 0).
+    pub inputs: Vec<IoName>,
+    /// Model outputs (live to the last op).
+    pub outputs: Vec<IoName>,
+    /// Aliases: `(alias, target)` pairs where `alias` is `target`'s bytes (a reshape's output
+    /// is its input). The alias takes the target's slot; lifetimes merge.
+    pub aliases: Vec<(TensorIndex, TensorIndex)>,
+}
+
+impl Graph {
+    /// The tensor at `index`.
+    pub fn tensor(&self, index: TensorIndex) -> &Tensor {
+        &self.tensors[index.get()]
+    }
+
+    /// Finds a tensor by id.
+    pub fn find(&self, id: &str) -> Option<TensorIndex> {
+        self.tensors
+            .iter()
+            .position(|t| t.id == id)
+            .and_then(|i| u32::try_from(i).ok())
+            .map(TensorIndex)
+    }
+
+    /// Checks the graph's own consistency: ids unique, every index in range, sizes match
+    /// shapes, alignment hints powers of two. Importers call it before returning.
+    pub fn validate(&self) -> Result<(), Error> {
+        let n = self.tensors.len();
+        if u32::try_from(n).is_err() {
+            return Err(Error::model(format!(
+                "model `{}` has {n} tensors, more than 2^32; split the model",
+                self.name
+            )));
+        }
+        let mut ids = std::collections::BTreeSet::new();
+        for t in &self.tensors {
+            if !ids.insert(t.id.as_str()) {
+                return Err(Error::model(format!(
+                    "tensor id `{}` is used twice in model `{}`; give each tensor its own id",
+                    t.id, self.name
+                )));
+            }
+            if let Some(a) = t.align_hint {
+                if !a.is_power_of_two() {
+                    return Err(Error::model(format!(
+                        "tensor `{}` asks for alignment {a}, which is not a power of two; use 1, 2, 4, 8, 16, ...",
+                        t.id
+                    )));
+                }
+            }
+        }
+        let check = |i: TensorIndex, what: &str| -> Result<(), Error> {
+            if i.get() >= n {
+                Err(Error::model(format!(
+                    "{what} names tensor index {} but model `{}` has only {n} tensors",
+                    i.0, self.name
+                )))
+            } else {
+                Ok(())
+            }
+        };
+        for (k, op) in self.ops.iter().enumerate() {
+            for t in op.tensors() {
+                check(t, &format!("op {k} ({})", op.opcode))?;
+            }
+        }
+        for io in self.inputs.iter().chain(&self.outputs) {
+            check(io.tensor, &format!("model input/output `{}`", io.name))?;
+        }
+        for &(a, b) in &self.aliases {
+            check(a, "an alias")?;
+            check(b, "an alias")?;
+        }
+        Ok(())
+    }
+}
