@@ -29,6 +29,8 @@ mod error;
 #[cfg(feature = "std")]
 pub mod graph;
 #[cfg(feature = "std")]
+pub mod import;
+#[cfg(feature = "std")]
 pub mod lifetimes;
 #[cfg(feature = "std")]
 pub mod manifest;
