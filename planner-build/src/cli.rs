@@ -138,14 +138,14 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         } => {
             let mut inp = load(&input, None)?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
-            if let Some(t) = &tensor {
-                if !inp.graph.tensors.iter().any(|x| &x.id == t || &x.name == t) {
-                    return Err(usage(&format!(
-                        "model {} has no tensor with id or name {t:?}; `planner explain {}` lists them",
-                        inp.manifest.name,
-                        input.display()
-                    )));
-                }
+            if let Some(t) = &tensor
+                && !inp.graph.tensors.iter().any(|x| &x.id == t || &x.name == t)
+            {
+                return Err(usage(&format!(
+                    "model {} has no tensor with id or name {t:?}; `planner explain {}` lists them",
+                    inp.manifest.name,
+                    input.display()
+                )));
             }
             let planned = plan(&inp)?;
             print(&report::explain(&planned, &inp.graph, tensor.as_deref()));
@@ -201,7 +201,7 @@ fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
         "toml" => manifest::load(path)?,
         "tflite" => Manifest::for_model_file(path),
         _ => {
-            return Err(Error::invalid_input(&format!(
+            return Err(Error::invalid_input(format!(
                 "{} is neither a manifest (.toml), a model (.tflite) nor a problem (.csv)",
                 path.display()
             )));
