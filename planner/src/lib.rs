@@ -32,6 +32,8 @@ pub mod graph;
 #[cfg(feature = "std")]
 pub mod import;
 #[cfg(feature = "std")]
+pub mod manifest;
+#[cfg(feature = "std")]
 pub mod pack;
 #[cfg(feature = "std")]
 pub mod plan;
