@@ -363,6 +363,9 @@ fn code(builtin: i32) -> CodeSpec {
     }
 }
 
+/// Signature names: `(name, tensor index)`.
+type Names = Vec<(&'static str, u32)>;
+
 #[derive(Clone)]
 struct ModelSpec {
     version: u32,
@@ -370,7 +373,7 @@ struct ModelSpec {
     subgraphs: Vec<SubgraphSpec>,
     buffers: Vec<BufferSpec>,
     /// Signature input and output names of subgraph 0.
-    signature: Option<(Vec<(&'static str, u32)>, Vec<(&'static str, u32)>)>,
+    signature: Option<(Names, Names)>,
 }
 
 /// Input `x` [1, 4] → FULLY_CONNECTED (weights [4, 4], no bias) → `h` → SOFTMAX → `y`.
