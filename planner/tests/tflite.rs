@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use flatbuffers::{FlatBufferBuilder, WIPOffset, field_index_to_field_offset as field};
 use planner::graph::{DType, Graph, TensorKind};
 use planner::import::tflite;
+use planner::lifetimes;
+use planner::manifest::Manifest;
 use planner::pack::{Item, Problem, lower_bound};
+use planner::verify;
 
 /// One bundled model and its published figures (`../shared/models/README.md`).
 struct Figures {
@@ -139,36 +142,19 @@ fn weight_bytes(g: &Graph) -> u64 {
         .sum()
 }
 
-/// The lower bound as the models README defines it: an activation lives from the first op
-/// that uses it to the last, inputs from op 0, outputs to the last op; constants and
-/// variables are left out.
+/// The lower bound as the models README defines it: activations only (constants and
+/// variables left out), each live over its lifetime ([`lifetimes::compute`]: first to last op
+/// that uses it, inputs from op 0, outputs to the last op), unaligned and rounded to 16.
 fn lower_bounds(g: &Graph) -> (u64, u64) {
-    let last = u32::try_from(g.ops.len().saturating_sub(1)).unwrap();
-    let mut span: Vec<Option<(u32, u32)>> = vec![None; g.tensors.len()];
-    let mut touch = |t: usize, k: u32| {
-        let s = span[t].get_or_insert((k, k));
-        s.0 = s.0.min(k);
-        s.1 = s.1.max(k);
-    };
-    for (k, op) in g.ops.iter().enumerate() {
-        for t in op.tensors() {
-            touch(t.get(), u32::try_from(k).unwrap());
-        }
-    }
-    for io in &g.inputs {
-        touch(io.tensor.get(), 0);
-    }
-    for io in &g.outputs {
-        touch(io.tensor.get(), last);
-    }
+    let lt = lifetimes::compute(g).unwrap();
     let bound = |align: u64| {
         let items = g
             .tensors
             .iter()
-            .zip(&span)
+            .zip(&lt.live)
             .filter(|(t, _)| t.kind == TensorKind::Activation)
-            .filter_map(|(t, s)| {
-                s.map(|(start, end)| Item {
+            .filter_map(|(t, live)| {
+                live.map(|(start, end)| Item {
                     size: t.size,
                     start,
                     end,
@@ -189,7 +175,8 @@ fn lower_bounds(g: &Graph) -> (u64, u64) {
 #[test]
 fn bundled_models_match_published_figures() {
     for m in &MODELS {
-        let g = tflite::read(&model_path(m.name)).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        let path = model_path(m.name);
+        let g = tflite::read(&path).unwrap_or_else(|e| panic!("{}: {e}", m.name));
         let (lb, lb16) = lower_bounds(&g);
         println!(
             "{}: ops {} tensors {} weights {} lb {lb} lb16 {lb16}",
@@ -204,6 +191,9 @@ fn bundled_models_match_published_figures() {
         assert_eq!(weight_bytes(&g), m.weights, "{}: weight bytes", m.name);
         assert_eq!(lb, m.lb, "{}: LB", m.name);
         assert_eq!(lb16, m.lb16, "{}: LB16", m.name);
+        let planned = planner::plan_graph(&Manifest::for_model_file(&path), &g)
+            .unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        verify::verify(&g, &planned.plan).unwrap_or_else(|v| panic!("{}: {v:?}", m.name));
     }
 }
 
@@ -224,7 +214,9 @@ impl Rng {
     }
 }
 
-/// Every error names the file; a success is a graph whose indices are in range.
+/// Every error names the file; a success is a graph whose indices are in range, and which
+/// plans under the default platform with a plan the verifier passes (the pipeline runs it),
+/// unless planning reports an error.
 fn check_outcome(result: Result<Graph, planner::Error>, path: &Path, what: &str) -> bool {
     match result {
         Err(e) => {
@@ -241,6 +233,9 @@ fn check_outcome(result: Result<Graph, planner::Error>, path: &Path, what: &str)
                     assert_eq!(t.kind, TensorKind::Constant, "{what}");
                     assert_eq!(t.size, d.len() as u64, "{what}");
                 }
+            }
+            if let Ok(planned) = planner::plan_graph(&Manifest::for_model_file(path), &g) {
+                verify::verify(&g, &planned.plan).unwrap_or_else(|v| panic!("{what}: {v:?}"));
             }
             true
         }
