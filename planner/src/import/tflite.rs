@@ -392,6 +392,20 @@ fn dtype(code: i8) -> core::result::Result<DType, String> {
     })
 }
 
+/// The verifier's multi-line report as one lowercase line without a trailing period.
+fn one_line(report: &str) -> String {
+    let words: Vec<&str> = report.split_whitespace().collect();
+    let mut line = words.join(" ").replace(". while", ", while");
+    while line.ends_with('.') {
+        line.pop();
+    }
+    let mut chars = line.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// One parse: the bytes and the path that names them in errors.
 struct Reader<'p, 'b> {
     path: &'p Path,
@@ -496,8 +510,11 @@ impl<'p, 'b> Reader<'p, 'b> {
             ..VerifierOptions::default()
         };
         flatbuffers::root_with_opts::<Model<'b>>(&opts, bytes).map_err(|e| {
-            self.corrupt(format_args!("the flatbuffer fails verification: {e}"))
-                .with_source(e)
+            self.corrupt(format_args!(
+                "the flatbuffer fails verification: {}",
+                one_line(&e.to_string())
+            ))
+            .with_source(e)
         })
     }
 
@@ -921,6 +938,17 @@ mod tests {
         // Every code up to BFLOAT16 maps to a distinct dtype.
         let all: std::collections::BTreeSet<_> = (0..=18).map(|c| dtype(c).unwrap()).collect();
         assert_eq!(all.len(), 19);
+    }
+
+    #[test]
+    fn verifier_reports_become_one_line() {
+        assert_eq!(
+            one_line(
+                "Range [4, 8) is out of bounds.\n\twhile verifying table field `x` at position 4\n\n"
+            ),
+            "range [4, 8) is out of bounds, while verifying table field `x` at position 4"
+        );
+        assert_eq!(one_line(""), "");
     }
 
     #[test]
