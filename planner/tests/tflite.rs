@@ -328,6 +328,10 @@ struct TensorSpec {
     ty: i8,
     buffer: u32,
     variable: bool,
+    /// `(scale, zero_point, quantized_dimension)`.
+    quantization: Option<(Vec<f32>, Vec<i64>, i32)>,
+    /// Writes an (empty) `sparsity` table.
+    sparse: bool,
 }
 
 fn tensor(name: &'static str, shape: &[i32], buffer: u32) -> TensorSpec {
@@ -338,6 +342,8 @@ fn tensor(name: &'static str, shape: &[i32], buffer: u32) -> TensorSpec {
         ty: 9, // INT8
         buffer,
         variable: false,
+        quantization: None,
+        sparse: false,
     }
 }
 
@@ -442,13 +448,32 @@ fn build(m: &ModelSpec) -> Vec<u8> {
             let shape = b.create_vector(&t.shape);
             let signature = t.signature.as_ref().map(|s| b.create_vector(s));
             let name = b.create_string(t.name);
+            let quantization = t.quantization.as_ref().map(|(scale, zero, axis)| {
+                let scale = b.create_vector(scale);
+                let zero = b.create_vector(zero);
+                let q = b.start_table();
+                b.push_slot_always(field(2), scale);
+                b.push_slot_always(field(3), zero);
+                b.push_slot_always(field(6), *axis);
+                b.end_table(q)
+            });
+            let sparsity = t.sparse.then(|| {
+                let sp = b.start_table();
+                b.end_table(sp)
+            });
             let table = b.start_table();
             b.push_slot_always(field(0), shape);
             b.push_slot_always(field(1), t.ty);
             b.push_slot_always(field(2), t.buffer);
             b.push_slot_always(field(3), name);
+            if let Some(q) = quantization {
+                b.push_slot_always(field(4), q);
+            }
             if t.variable {
                 b.push_slot_always(field(5), true);
+            }
+            if let Some(sp) = sparsity {
+                b.push_slot_always(field(6), sp);
             }
             if let Some(s) = signature {
                 b.push_slot_always(field(7), s);
@@ -765,6 +790,35 @@ fn strings_and_variables() {
         read_built(&m).unwrap().tensors[2].kind,
         TensorKind::Variable
     );
+}
+
+#[test]
+fn quantization_and_sparsity() {
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].quantization =
+        Some((vec![0.5, 0.25, 0.125, 1.0], vec![0, 1, 2, 3], 0));
+    m.subgraphs[0].tensors[2].quantization = Some((vec![0.75], vec![-128], 0));
+    let g = read_built(&m).unwrap();
+    let q = g.tensors[1].quantization.as_ref().unwrap();
+    assert_eq!(
+        (q.scale.as_slice(), q.zero_point.as_slice(), q.axis),
+        (&[0.5, 0.25, 0.125, 1.0][..], &[0, 1, 2, 3][..], 0)
+    );
+    let q = g.tensors[2].quantization.as_ref().unwrap();
+    assert_eq!(
+        (q.scale.as_slice(), q.zero_point.as_slice()),
+        (&[0.75][..], &[-128][..])
+    );
+    assert_eq!(g.tensors[0].quantization, None);
+    // A sparse constant is planned at its stored bytes, not its dense shape.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].sparse = true;
+    m.buffers[1] = BufferSpec::Data(vec![7; 6]);
+    assert_eq!(read_built(&m).unwrap().tensors[1].size, 6);
+    // A sparse activation has no size before run time.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].sparse = true;
+    assert!(error_of(&m).contains("tensor 2 `h` is sparse but is not constant"));
 }
 
 #[test]
