@@ -43,6 +43,8 @@ pub mod placement;
 #[cfg(feature = "std")]
 pub mod plan;
 #[cfg(feature = "std")]
+pub mod report;
+#[cfg(feature = "std")]
 pub mod verify;
 
 #[cfg(feature = "std")]
