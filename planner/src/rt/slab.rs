@@ -980,6 +980,7 @@ mod tests {
     unsafe impl Sync for TakeOnce {}
 
     impl TakeOnce {
+        #[allow(clippy::mut_from_ref)] // the bytes are handed out once, never aliased
         fn take(&'static self) -> Option<&'static mut [u8]> {
             use core::sync::atomic::Ordering;
             if self.taken.swap(true, Ordering::AcqRel) {
