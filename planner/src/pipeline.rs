@@ -71,6 +71,7 @@ pub fn plan_with(
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<Planned> {
     graph.validate()?;
+    let ops = lifetimes.ops;
     if lifetimes.live.len() != graph.tensors.len() {
         return Err(Error::input(format!(
             "lifetimes cover {} tensors but the graph has {}",
@@ -78,6 +79,26 @@ pub fn plan_with(
             graph.tensors.len()
         )));
     }
+    // Scratch slabs live "between runs": one step past the last op, so they share bytes with
+    // every scratch tensor of the model and with nothing that is live during a run.
+    let mut slab_lifetimes;
+    let lifetimes = if manifest.slabs.iter().any(|s| s.role == ArenaRole::Scratch) {
+        slab_lifetimes = lifetimes.clone();
+        let between = lifetimes.ops;
+        for s in manifest
+            .slabs
+            .iter()
+            .filter(|s| s.role == ArenaRole::Scratch)
+        {
+            if let Some(t) = graph.find(&s.tensor_id()) {
+                slab_lifetimes.live[t.get()] = Some((between, between));
+            }
+        }
+        slab_lifetimes.ops = between + 1;
+        &slab_lifetimes
+    } else {
+        lifetimes
+    };
     let placement = placement::resolve(manifest, graph, lifetimes)?;
     let mut decisions = placement.decisions;
     let mut warnings = placement.warnings;
@@ -528,7 +549,7 @@ pub fn plan_with(
         decisions,
         scratch_reports: reports,
         warnings,
-        ops: lifetimes.ops,
+        ops,
     })
 }
 
