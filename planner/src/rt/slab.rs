@@ -73,6 +73,23 @@
 //! escaped[0] = 1;
 //! ```
 //!
+//! Nor through a variable the closure captures, where the next step would hand the same bytes
+//! out again:
+//!
+//! ```compile_fail,E0521
+//! use core::mem::MaybeUninit;
+//! use planner::rt::slab::Slab;
+//!
+//! let mut region = [MaybeUninit::<u8>::uninit(); 64];
+//! let mut slab = Slab::new(&mut region);
+//! let mut kept: Option<&mut [u8]> = None;
+//! slab.scope(|s| kept = s.alloc::<u8>(16).ok()); // error: borrowed data escapes the closure
+//! slab.scope(|s| s.alloc::<u8>(16).unwrap()[0] = 2);
+//! if let Some(a) = kept {
+//!     a[0] = 1;
+//! }
+//! ```
+//!
 //! Two mutable slices over the same bytes. Allocations never overlap (the bump pointer only
 //! moves forward within a step), so the only way to get the same bytes twice is to rewind the
 //! slab while the first slice is alive, and that needs `&mut Slab`, which a live slice
