@@ -130,6 +130,12 @@ impl Error {
         self
     }
 
+    /// A rejected input described by `message` (problem first, then the fix): for tools
+    /// built on the planner, such as the `planner` command's own argument checks.
+    pub fn invalid_input(message: impl Into<String>) -> Error {
+        Error::input(message)
+    }
+
     /// The one-line message, without position or help.
     pub fn message(&self) -> &str {
         &self.inner.message

@@ -29,6 +29,8 @@ mod error;
 #[cfg(feature = "std")]
 pub mod graph;
 #[cfg(feature = "std")]
+pub mod import;
+#[cfg(feature = "std")]
 pub mod lifetimes;
 #[cfg(feature = "std")]
 pub mod manifest;
@@ -40,6 +42,8 @@ mod pipeline;
 pub mod placement;
 #[cfg(feature = "std")]
 pub mod plan;
+#[cfg(feature = "std")]
+pub mod report;
 #[cfg(feature = "std")]
 pub mod verify;
 
