@@ -49,10 +49,10 @@ fn dependencies(graph: &Graph) -> Deps {
         }
         for t in op.tensors() {
             if graph.tensors[t.get()].kind == TensorKind::Variable {
-                if let Some(p) = last_toucher_of_state[t.get()] {
-                    if p != k {
-                        preds[k].insert(p);
-                    }
+                if let Some(p) = last_toucher_of_state[t.get()]
+                    && p != k
+                {
+                    preds[k].insert(p);
                 }
                 last_toucher_of_state[t.get()] = Some(k);
             }

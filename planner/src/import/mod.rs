@@ -1,4 +1,4 @@
-//! Import: turn a model file into the [`Graph`](crate::graph::Graph) the rest of the pipeline
+//! Import: turn a model file into the [`crate::graph::Graph`] the rest of the pipeline
 //! reads.
 //!
 //! One submodule per input format, each with a `read(path)` entry that returns a validated
