@@ -49,9 +49,9 @@ fn main() {
     }
     instances.extend(support::synthetic_set());
     println!(
-        "| instance | items | packer | height | lower bound | ratio | optimal | fits capacity | seed order | re-packs | time |"
+        "| instance | items | packer | height | lower bound | aligned bound | ratio | optimal | fits capacity | seed order | re-packs | time |"
     );
-    println!("|---|---:|---|---:|---:|---:|---|---|---|---:|---:|");
+    println!("|---|---:|---|---:|---:|---:|---:|---|---|---|---:|---:|");
     for inst in &instances {
         for kind in planners() {
             let report = pack_report(&kind, &inst.problem);
@@ -65,12 +65,13 @@ fn main() {
                 .map_or("-".to_string(), |(o, r)| format!("{o}/{r:?}"));
             let time = time_of(&kind, &inst.problem);
             println!(
-                "| {} | {} | {} | {} | {} | {:.4} | {} | {} | {} | {} | {:.2} ms |",
+                "| {} | {} | {} | {} | {} | {} | {:.4} | {} | {} | {} | {} | {:.2} ms |",
                 inst.name,
                 inst.problem.items.len(),
                 kind.name(),
                 c.height,
                 c.lower_bound,
+                c.aligned_bound,
                 c.ratio(),
                 c.optimal,
                 fits,

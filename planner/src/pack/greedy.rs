@@ -267,6 +267,9 @@ impl<'p> Placer<'p> {
 
 /// Picks an aligned offset for `size` bytes among `busy` ranges sorted by start.
 pub(crate) fn choose_gap(busy: &[(u64, u64)], size: u64, align: u64, rule: GapRule) -> u64 {
+    if size == 0 {
+        return 0; // takes no bytes, overlaps nothing
+    }
     // `top` is the end of everything seen so far: free space runs from it to the next start.
     let mut top = 0u64;
     let mut best: Option<(u64, u64)> = None; // (gap length, offset)
