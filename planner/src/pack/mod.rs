@@ -13,6 +13,8 @@ use std::vec::Vec;
 
 use crate::plan::align_up;
 
+pub mod optimal;
+
 /// One buffer to place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
