@@ -57,4 +57,6 @@ pub mod verify;
 #[cfg(feature = "std")]
 pub use error::{Error, Result};
 #[cfg(feature = "std")]
-pub use pipeline::{ArenaReport, Planned, plan_graph, plan_with};
+pub use pipeline::{
+    ArenaReport, Planned, ProblemOutcome, plan_graph, plan_problem, plan_with, problem_input,
+};
