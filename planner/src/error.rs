@@ -100,10 +100,7 @@ impl Error {
 
     /// A file that could not be read or written.
     pub(crate) fn io(path: &Path, what: &str, err: std::io::Error) -> Error {
-        let mut e = Error::new(
-            Kind::Io,
-            format!("cannot {what} {}: {err}", path.display()),
-        );
+        let mut e = Error::new(Kind::Io, format!("cannot {what} {}: {err}", path.display()));
         e.inner.source = Some(Box::new(err));
         e
     }

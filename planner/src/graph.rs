@@ -187,7 +187,9 @@ pub struct Tensor {
 impl Tensor {
     /// Number of elements (product of the shape; 1 for a scalar), `None` on overflow.
     pub fn elements(&self) -> Option<u64> {
-        self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        self.shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
     }
 }
 

@@ -33,6 +33,19 @@ pub mod graph;
 pub mod pack;
 #[cfg(feature = "std")]
 pub mod plan;
+#[cfg(feature = "std")]
+pub mod planfile;
 
 #[cfg(feature = "std")]
 pub use error::{Error, Result};
+
+/// Re-exports for code that `include_model!` generates, so it names only `::planner`
+/// paths. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use core::include_bytes;
+    pub use core::marker::PhantomData;
+    pub use core::mem::{align_of, size_of};
+    pub use core::option::Option::{self, None, Some};
+    pub use core::result::Result::{self, Err, Ok};
+}
