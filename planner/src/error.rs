@@ -53,7 +53,6 @@ struct Inner {
     kind: Kind,
     message: String,
     span: Option<Span>,
-    label: Option<String>,
     help: Option<String>,
     notes: Vec<String>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
@@ -75,7 +74,6 @@ impl Error {
                 kind,
                 message: message.into(),
                 span: None,
-                label: None,
                 help: None,
                 notes: Vec::new(),
                 source: None,
@@ -111,12 +109,6 @@ impl Error {
         self
     }
 
-    /// Attaches a label shown under the source line.
-    pub(crate) fn label(mut self, label: impl Into<String>) -> Error {
-        self.inner.label = Some(label.into());
-        self
-    }
-
     /// Attaches a `help:` line that says how to fix it.
     pub(crate) fn help(mut self, help: impl Into<String>) -> Error {
         self.inner.help = Some(help.into());
@@ -136,6 +128,12 @@ impl Error {
     ) -> Error {
         self.inner.source = Some(Box::new(source));
         self
+    }
+
+    /// A rejected input described by `message` (problem first, then the fix): for tools
+    /// built on the planner, such as the `planner` command's own argument checks.
+    pub fn invalid_input(message: impl Into<String>) -> Error {
+        Error::input(message)
     }
 
     /// The one-line message, without position or help.
@@ -184,10 +182,9 @@ impl Error {
         let path = span.path.display().to_string();
         let start = floor_char_boundary(&span.text, span.range.start.min(span.text.len()));
         let end = floor_char_boundary(&span.text, span.range.end.clamp(start, span.text.len()));
-        let label = inner.label.clone().unwrap_or_default();
         let snippet = Snippet::source(&*span.text)
             .path(&path)
-            .annotation(AnnotationKind::Primary.span(start..end).label(&label));
+            .annotation(AnnotationKind::Primary.span(start..end));
         let mut group: Group<'_> = Level::ERROR.primary_title(&inner.message).element(snippet);
         if let Some(h) = &inner.help {
             group = group.element(Level::HELP.message(h));
@@ -244,19 +241,30 @@ pub(crate) fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
+/// Edit distance counting an adjacent swap as one edit (optimal string alignment), case
+/// folded, so `DTMC` is one edit from `DTCM`.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = Vec::with_capacity(b.len() + 1);
-        cur.push(i + 1);
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
+    let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
+    let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
     }
-    prev[b.len()]
+    for i in 1..=a.len() {
+        d[i * w] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 /// `Result` with the crate's [`Error`].

@@ -101,9 +101,27 @@ impl DType {
         }
     }
 
-    /// Parses the manifest spelling.
+    /// Parses the manifest spelling; TFLite's long names (`int8`, `float32`, `uint8`,
+    /// `int4`, ...) are accepted too.
     pub fn from_name(name: &str) -> Option<DType> {
-        DType::ALL.iter().copied().find(|d| d.name() == name)
+        let lower = name.to_ascii_lowercase();
+        let short = match lower.as_str() {
+            "float16" => "f16",
+            "float32" => "f32",
+            "float64" => "f64",
+            "bfloat16" => "bf16",
+            "int4" => "i4",
+            "int8" => "i8",
+            "uint8" => "u8",
+            "int16" => "i16",
+            "uint16" => "u16",
+            "int32" => "i32",
+            "uint32" => "u32",
+            "int64" => "i64",
+            "uint64" => "u64",
+            other => other,
+        };
+        DType::ALL.iter().copied().find(|d| d.name() == short)
     }
 
     /// Bits per element; `None` for types without a fixed width (string, resource, variant).
@@ -278,13 +296,13 @@ impl Graph {
                     t.id, self.name
                 )));
             }
-            if let Some(a) = t.align_hint {
-                if !a.is_power_of_two() {
-                    return Err(Error::model(format!(
-                        "tensor `{}` asks for alignment {a}, which is not a power of two; use 1, 2, 4, 8, 16, ...",
-                        t.id
-                    )));
-                }
+            if let Some(a) = t.align_hint
+                && !a.is_power_of_two()
+            {
+                return Err(Error::model(format!(
+                    "tensor `{}` asks for alignment {a}, which is not a power of two; use 1, 2, 4, 8, 16, ...",
+                    t.id
+                )));
             }
         }
         let check = |i: TensorIndex, what: &str| -> Result<(), Error> {

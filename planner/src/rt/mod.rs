@@ -25,9 +25,11 @@
 
 mod arena;
 pub mod check;
+pub mod slab;
 mod tensor;
 
 pub use arena::{Align, Alignment, Arena, Base, BindError, BindFault, Blob, Once, bind, copy_blob};
+pub use slab::{Slab, StepScope};
 pub use tensor::{Quant, TensorInfo};
 
 /// State of a model handle fresh from `take()` or `from_buffers()`: arenas are known, but

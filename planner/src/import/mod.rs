@@ -1,0 +1,42 @@
+//! Import: turn a model file into the [`Graph`](crate::graph::Graph) the rest of the pipeline
+//! reads.
+//!
+//! One submodule per input format, each with a `read(path)` entry that returns a validated
+//! graph:
+//!
+//! - [`tflite`]: TensorFlow Lite flatbuffers (`.tflite`), main subgraph.
+
+pub mod tflite;
+
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+use crate::manifest::{Manifest, ModelSource};
+
+/// The graph a manifest names: its inline graph, or the model file it points at (by
+/// extension: `.tflite`). The graph takes the manifest's model name.
+pub fn load(manifest: &Manifest) -> Result<Graph> {
+    let mut graph = match &manifest.source {
+        ModelSource::Inline(g) => (**g).clone(),
+        ModelSource::File(path) => read_model_file(path, &manifest.path)?,
+    };
+    graph.name = manifest.name.clone();
+    Ok(graph)
+}
+
+fn read_model_file(path: &Path, manifest: &Path) -> Result<Graph> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    match ext.as_str() {
+        "tflite" => tflite::read(path),
+        _ => Err(Error::input(format!(
+            "model {} (from {}) has extension {ext:?}, which the planner cannot read",
+            path.display(),
+            manifest.display()
+        ))
+        .help("give a `.tflite` file, or describe the graph inline in the manifest")),
+    }
+}
