@@ -89,7 +89,12 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
         let names = naming::unique_idents(list.iter().map(|io| io.name.as_str()));
         for (io, name) in list.iter().zip(names) {
             let t = format!("{p}_T_{}", idents[io.tensor as usize].to_ascii_uppercase());
-            let _ = writeln!(h, "\n/* model {} {} */", kind.to_ascii_lowercase(), comment(&io.name));
+            let _ = writeln!(
+                h,
+                "\n/* model {} {} */",
+                kind.to_ascii_lowercase(),
+                comment(&io.name)
+            );
             let n = format!("{p}_{kind}_{}", name.to_ascii_uppercase());
             for field in ["REGION", "OFFSET", "SIZE", "ELEMENTS", "TYPE"] {
                 let _ = writeln!(h, "#define {n}_{field} {t}_{field}");
@@ -111,9 +116,18 @@ mod tests {
         let plan = PlanFile::from_plan(&g, &p, &l).unwrap();
         let h = header(&plan, "tiny.toml");
         assert!(h.contains("PLANNER_TINY_REGION_SCRATCH_SRAM = 0,"), "{h}");
-        assert!(h.contains("#define PLANNER_TINY_REGION_SCRATCH_SRAM_SIZE 20u"), "{h}");
-        assert!(h.contains("#define PLANNER_TINY_T_TINY_H_OFFSET 16u"), "{h}");
-        assert!(h.contains("#define PLANNER_TINY_T_TINY_B1_TYPE int32_t"), "{h}");
+        assert!(
+            h.contains("#define PLANNER_TINY_REGION_SCRATCH_SRAM_SIZE 20u"),
+            "{h}"
+        );
+        assert!(
+            h.contains("#define PLANNER_TINY_T_TINY_H_OFFSET 16u"),
+            "{h}"
+        );
+        assert!(
+            h.contains("#define PLANNER_TINY_T_TINY_B1_TYPE int32_t"),
+            "{h}"
+        );
         assert!(h.contains("#define PLANNER_TINY_INPUT_X_OFFSET PLANNER_TINY_T_TINY_IN_OFFSET"));
         let hash = format!("UINT64_C(0x{:016x})", plan.hash());
         assert!(h.contains(&hash), "{h}");

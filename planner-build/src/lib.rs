@@ -66,9 +66,10 @@ pub const PLAN_DIR_VAR: &str = "PLANNER_PLAN_DIR";
 
 /// Plans the model of the manifest at `manifest` (relative to `CARGO_MANIFEST_DIR`) and
 /// writes its outputs into `$OUT_DIR/planner`; on error, prints it and exits the build
-/// script with status 1. The common case of [`Builder`].
-pub fn compile(manifest: impl AsRef<Path>) {
-    Builder::new().manifest(manifest).compile();
+/// script with status 1. The common case of [`Builder`]; returns where the outputs are
+/// (for a build script that also compiles C against the header).
+pub fn compile(manifest: impl AsRef<Path>) -> Outputs {
+    Builder::new().manifest(manifest).compile()
 }
 
 /// Configures and runs the planner from a build script.

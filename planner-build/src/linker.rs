@@ -8,8 +8,17 @@ use std::fmt::Write as _;
 use planner::planfile::{PlanFile, naming};
 
 /// The fragment's text, to `INCLUDE` from `memory.x` after its `MEMORY` block.
-pub(crate) fn fragment(plan: &PlanFile, source: &str, regions: &BTreeMap<String, String>) -> String {
-    let region = |memory: &str| regions.get(memory).cloned().unwrap_or_else(|| memory.to_string());
+pub(crate) fn fragment(
+    plan: &PlanFile,
+    source: &str,
+    regions: &BTreeMap<String, String>,
+) -> String {
+    let region = |memory: &str| {
+        regions
+            .get(memory)
+            .cloned()
+            .unwrap_or_else(|| memory.to_string())
+    };
     let mut zeroed = String::new();
     let mut loaded = String::new();
     let mut asserts = String::new();
@@ -17,35 +26,44 @@ pub(crate) fn fragment(plan: &PlanFile, source: &str, regions: &BTreeMap<String,
     for arena in &plan.arenas {
         let mut sections = Vec::new();
         if let Some(section) = &arena.section {
-            sections.push((section.clone(), arena.memory.clone(), true, "arena"));
+            sections.push((
+                section.clone(),
+                arena.memory.clone(),
+                true,
+                format!("arena {}", arena.name),
+            ));
         }
         if let Some(blob) = &arena.blob {
-            sections.push((blob.section.clone(), arena.source_memory.clone(), false, "blob"));
+            sections.push((
+                blob.section.clone(),
+                arena.source_memory.clone(),
+                false,
+                format!("blob of arena {}", arena.name),
+            ));
         }
-        for (section, memory, nobits, what) in sections {
-            let out = naming::output_section(&section);
-            let start = naming::linker_symbol(&section, false);
-            let end = naming::linker_symbol(&section, true);
+        for (section, memory, nobits, what) in &sections {
+            let (memory, nobits) = (memory.as_str(), *nobits);
+            let out = naming::output_section(section);
+            let start = naming::linker_symbol(section, false);
+            let end = naming::linker_symbol(section, true);
             let target = if nobits { &mut zeroed } else { &mut loaded };
             let _ = write!(
                 target,
                 "  {out}{noload} : ALIGN({align})\n  {{\n    {start} = .;\n    KEEP(*({section}));\n    {end} = .;\n  }} > {region}\n",
                 noload = if nobits { " (NOLOAD)" } else { "" },
                 align = arena.alignment,
-                region = region(&memory),
+                region = region(memory),
             );
             let _ = writeln!(
                 asserts,
-                "ASSERT({end} - {start} == {size}, \"planner: the {what} of arena {name} of model {model} should take {size} bytes but its section {section} does not; the binary was built from another plan, rebuild (cargo clean -p <your crate>)\");",
+                "ASSERT({end} - {start} == {size}, \"planner: the {what} of model {model} should take {size} bytes but its section {section} does not; the binary was built from another plan, rebuild (cargo clean -p <your crate>)\");",
                 size = arena.size,
-                name = arena.name,
             );
             let _ = writeln!(
                 asserts,
-                "ASSERT({start} % {align} == 0, \"planner: the {what} of arena {name} of model {model} must start on a {align}-byte boundary; align region {region} or the sections before it\");",
+                "ASSERT({start} % {align} == 0, \"planner: the {what} of model {model} must start on a {align}-byte boundary; align region {region} or the sections before it\");",
                 align = arena.alignment,
-                name = arena.name,
-                region = region(&memory),
+                region = region(memory),
             );
             if let Some(budget) = arena.budget.filter(|_| nobits || !arena.is_staged()) {
                 let _ = writeln!(
@@ -83,16 +101,30 @@ mod tests {
         let mut regions = BTreeMap::new();
         regions.insert("SRAM".to_string(), "RAM".to_string());
         let x = fragment(&plan, "tiny.toml", &regions);
-        assert!(x.contains(".planner.tiny.scratch.sram (NOLOAD) : ALIGN(16)"), "{x}");
-        assert!(x.contains("KEEP(*(.bss.planner.tiny.scratch.sram));"), "{x}");
+        assert!(
+            x.contains(".planner.tiny.scratch.sram (NOLOAD) : ALIGN(16)"),
+            "{x}"
+        );
+        assert!(
+            x.contains("KEEP(*(.bss.planner.tiny.scratch.sram));"),
+            "{x}"
+        );
         assert!(x.contains("} > RAM"), "{x}");
-        assert!(x.contains(".planner.tiny.constant.flash : ALIGN(16)"), "{x}");
-        assert!(x.contains("KEEP(*(.rodata.planner.tiny.constant.flash));"), "{x}");
+        assert!(
+            x.contains(".planner.tiny.constant.flash : ALIGN(16)"),
+            "{x}"
+        );
+        assert!(
+            x.contains("KEEP(*(.rodata.planner.tiny.constant.flash));"),
+            "{x}"
+        );
         assert!(x.contains("} > FLASH"), "{x}");
         assert!(x.contains(
             "ASSERT(__planner_tiny_scratch_sram_end - __planner_tiny_scratch_sram_start == 20,"
         ));
-        assert!(x.contains("<= 1024, \"planner: arena scratch.SRAM of model tiny is over its budget"));
+        assert!(
+            x.contains("<= 1024, \"planner: arena scratch.SRAM of model tiny is over its budget")
+        );
         assert!(x.contains("INSERT AFTER .bss;") && x.contains("INSERT AFTER .rodata;"));
         assert_eq!(x, fragment(&plan, "tiny.toml", &regions));
     }

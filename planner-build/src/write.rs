@@ -60,7 +60,13 @@ mod tests {
         assert_eq!(std::fs::read(dir.join("b.txt")).unwrap(), b"y");
         let leftovers = std::fs::read_dir(&dir)
             .unwrap()
-            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".tmp"))
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".tmp")
+            })
             .count();
         assert_eq!(leftovers, 0);
         std::fs::remove_dir_all(&dir).unwrap();

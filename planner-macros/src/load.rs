@@ -59,11 +59,16 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
     let text = match std::fs::read_to_string(&path) {
         Ok(t) => t,
         Err(e) => {
-            let mut msg = format!("cannot read the plan of `{target}` at {}: {e}", path.display());
+            let mut msg = format!(
+                "cannot read the plan of `{target}` at {}: {e}",
+                path.display()
+            );
             if !is_path(&target) {
                 let known = known_models(path.parent());
                 if known.is_empty() {
-                    msg.push_str("; planner-build wrote no plan there, check the model name in the manifest");
+                    msg.push_str(
+                        "; planner-build wrote no plan there, check the model name in the manifest",
+                    );
                 } else {
                     msg.push_str(&format!("; plans there: {}", known.join(", ")));
                 }
@@ -73,7 +78,8 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
             return Err(err(msg));
         }
     };
-    let file = PlanFile::parse(&text, &path.display().to_string()).map_err(|e| err(e.to_string()))?;
+    let file =
+        PlanFile::parse(&text, &path.display().to_string()).map_err(|e| err(e.to_string()))?;
     if !is_path(&target) && naming::model_module(&file.model) != naming::model_module(&target) {
         return Err(err(format!(
             "the plan at {} is for model `{}`, not `{target}`; use include_model!(\"{}\")",
@@ -82,7 +88,12 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
             file.model
         )));
     }
-    check_indices(&file).map_err(|m| err(format!("bad plan file {}: {m}; regenerate it with planner-build", path.display())))?;
+    check_indices(&file).map_err(|m| {
+        err(format!(
+            "bad plan file {}: {m}; regenerate it with planner-build",
+            path.display()
+        ))
+    })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let blobs = file
         .arenas
@@ -188,12 +199,19 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
         if (t as usize) < nt {
             Ok(())
         } else {
-            Err(format!("{what} names tensor #{t}, but the plan has {nt} tensors"))
+            Err(format!(
+                "{what} names tensor #{t}, but the plan has {nt} tensors"
+            ))
         }
     };
     for a in &f.arenas {
-        if !f.memories.iter().any(|m| m.name == a.memory) {
-            return Err(format!("arena {} is in memory `{}`, which the plan does not list", a.name, a.memory));
+        for memory in [&a.memory, &a.source_memory] {
+            if !f.memories.iter().any(|m| &m.name == memory) {
+                return Err(format!(
+                    "arena {} uses memory `{memory}`, which the plan does not list",
+                    a.name
+                ));
+            }
         }
         if a.role != planner::plan::ArenaRole::Constant && a.section.is_none() {
             return Err(format!("arena {} has no section", a.name));
@@ -202,7 +220,10 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
             return Err(format!("constant arena {} has no blob", a.name));
         }
         if a.is_staged() && a.section.is_none() {
-            return Err(format!("staged constant arena {} has no runtime section", a.name));
+            return Err(format!(
+                "staged constant arena {} has no runtime section",
+                a.name
+            ));
         }
     }
     let mut names = std::collections::BTreeSet::new();
@@ -213,20 +234,32 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
     }
     for t in &f.tensors {
         if t.arena as usize >= na {
-            return Err(format!("tensor `{}` names arena #{}, but the plan has {na} arenas", t.id, t.arena));
+            return Err(format!(
+                "tensor `{}` names arena #{}, but the plan has {na} arenas",
+                t.id, t.arena
+            ));
         }
         if let Some(a) = t.alias_of {
             in_range(a, &format!("tensor `{}`", t.id))?;
         }
         if let Some(q) = &t.quantization {
             if q.scale.iter().any(|s| !s.is_finite()) {
-                return Err(format!("tensor `{}` has a scale that is not a finite number", t.id));
+                return Err(format!(
+                    "tensor `{}` has a scale that is not a finite number",
+                    t.id
+                ));
             }
         }
     }
     for (k, op) in f.ops.iter().enumerate() {
         let what = format!("op {k} ({})", op.opcode);
-        for t in op.inputs.iter().flatten().chain(&op.outputs).chain(&op.scratch) {
+        for t in op
+            .inputs
+            .iter()
+            .flatten()
+            .chain(&op.outputs)
+            .chain(&op.scratch)
+        {
             in_range(*t, &what)?;
         }
     }

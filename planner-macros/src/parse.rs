@@ -31,7 +31,10 @@ impl Parse for Args {
                 break;
             }
             let key: Token![crate] = input.parse().map_err(|e| {
-                syn::Error::new(e.span(), "unknown argument; the only option is `crate = path::to::planner`")
+                syn::Error::new(
+                    e.span(),
+                    "unknown argument; the only option is `crate = path::to::planner`",
+                )
             })?;
             let _ = key;
             input.parse::<Token![=]>()?;

@@ -218,7 +218,7 @@ impl PlanFile {
                     staged.then(|| naming::zeroed_section(&model, usage.role, &usage.memory)),
                     Some(BlobEntry {
                         file: naming::blob_file(&model, &usage.memory),
-                        section: naming::blob_section(&model, &usage.source_memory),
+                        section: naming::blob_section(&model, &usage.source_memory, &usage.memory),
                         size: usage.used,
                         hash: String::new(),
                     }),

@@ -18,8 +18,16 @@ pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Vec<(String, usize)>, Vec<(
     let root = |t: u32| cx.l.roots[t as usize];
     let mut written = BTreeSet::new();
     let mut writes = Vec::new();
-    let outs = op.outputs.iter().enumerate().map(|(j, &t)| (format!("output{j}"), t));
-    let scratch = op.scratch.iter().enumerate().map(|(j, &t)| (format!("scratch{j}"), t));
+    let outs = op
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(j, &t)| (format!("output{j}"), t));
+    let scratch = op
+        .scratch
+        .iter()
+        .enumerate()
+        .map(|(j, &t)| (format!("scratch{j}"), t));
     for (name, t) in outs.chain(scratch) {
         if written.insert(root(t)) {
             writes.push((name, t as usize));
@@ -78,7 +86,8 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
             .filter(|(_, t)| !reads.iter().any(|(_, r)| r == t))
             .map(|(j, _)| format!("input{j}"))
             .collect();
-        let mut doc = format!("Op {k}: `{opcode}`, its inputs shared and its outputs and scratch mutable.");
+        let mut doc =
+            format!("Op {k}: `{opcode}`, its inputs shared and its outputs and scratch mutable.");
         if !skipped.is_empty() {
             doc.push_str(&format!(
                 " {} share bytes with an output and appear only as that output.",

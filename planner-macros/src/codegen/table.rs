@@ -21,11 +21,9 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     let arenas = f.arenas.iter().enumerate().map(|(a, arena)| {
         let name = &arena.name;
         // `load` checked the memory is listed.
-        let memory = f
-            .memories
-            .iter()
-            .position(|m| m.name == arena.memory)
-            .unwrap_or(0) as u32;
+        let index = |name: &str| f.memories.iter().position(|m| m.name == name).unwrap_or(0) as u32;
+        let memory = index(&arena.memory);
+        let source = index(&arena.source_memory);
         let size = lit_u64(arena.size);
         let budget = opt(arena.budget);
         let align = lit_u64(arena.alignment);
@@ -39,7 +37,7 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
         };
         quote! {
             #rt::check::ArenaRow {
-                name: #name, memory: #memory, size: #size, budget: #budget, align: #align,
+                name: #name, memory: #memory, source: #source, size: #size, budget: #budget, align: #align,
                 writable: #writable, blob_len: #blob_len,
             }
         }

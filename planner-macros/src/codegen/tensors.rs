@@ -14,7 +14,10 @@ fn info(cx: &Ctx<'_>, t: usize) -> TokenStream {
     let e = &cx.l.file.tensors[t];
     let (id, name, dtype) = (&e.id, &e.name, e.dtype.name());
     let elem = cx.elem(t);
-    let shape = e.shape.iter().map(|&d| Literal::usize_unsuffixed(d as usize));
+    let shape = e
+        .shape
+        .iter()
+        .map(|&d| Literal::usize_unsuffixed(d as usize));
     let elements = Literal::usize_unsuffixed(cx.l.elements[t] as usize);
     let size = Literal::usize_unsuffixed(e.size as usize);
     let quant = match &e.quantization {
@@ -89,7 +92,9 @@ pub(crate) fn tensors(cx: &Ctx<'_>) -> TokenStream {
             let c = ident(&name.to_ascii_uppercase());
             let tc = ident(&cx.idents[t].to_ascii_uppercase());
             let elem = cx.elem(t);
-            io_consts.push(quote!(#[doc = #doc] pub const #c: #rt::TensorInfo<#elem> = super::tensors::#tc;));
+            io_consts.push(
+                quote!(#[doc = #doc] pub const #c: #rt::TensorInfo<#elem> = super::tensors::#tc;),
+            );
             methods.push(accessors(cx, t, &format!("{kind}_{name}"), &doc));
         }
         let m = ident(&format!("{kind}s"));

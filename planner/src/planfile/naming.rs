@@ -144,10 +144,17 @@ pub fn zeroed_section(model: &str, role: ArenaRole, memory: &str) -> String {
     )
 }
 
-/// Section of a constant blob, in the memory it is read from:
-/// `.rodata.planner.<model>.constant.<memory>`.
-pub fn blob_section(model: &str, memory: &str) -> String {
-    format!(".rodata.planner.{}.constant.{}", word(model), word(memory))
+/// Section of a constant blob, in the memory it is read from (`source`):
+/// `.rodata.planner.<model>.constant.<source>` for weights read in place, and
+/// `.rodata.planner.<model>.constant.<source>.to_<memory>` for a staged arena's blob, which
+/// `init()` copies into `memory`.
+pub fn blob_section(model: &str, source: &str, memory: &str) -> String {
+    let base = format!(".rodata.planner.{}.constant.{}", word(model), word(source));
+    if source == memory {
+        base
+    } else {
+        format!("{base}.to_{}", word(memory))
+    }
 }
 
 /// The linker output section for an input section: the input name without its

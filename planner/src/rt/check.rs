@@ -49,6 +49,9 @@ pub struct ArenaRow {
     pub name: &'static str,
     /// Index in [`PlanTable::memories`] of its runtime memory.
     pub memory: u32,
+    /// Index in [`PlanTable::memories`] of the memory its blob is in; equal to `memory`
+    /// except for a staged constant arena, whose blob also takes room in its source.
+    pub source: u32,
     /// Its length in bytes (the `static`'s length).
     pub size: u64,
     /// Bytes the plan allows it ([`NONE`]: no limit).
@@ -111,12 +114,16 @@ const fn check_memories(p: &PlanTable) {
     let mut a = 0;
     while a < p.arenas.len() {
         let arena = &p.arenas[a];
-        if arena.memory as usize >= p.memories.len() {
+        if arena.memory as usize >= p.memories.len() || arena.source as usize >= p.memories.len() {
             Msg::model(p)
                 .s("arena ")
                 .s(arena.name)
                 .s(" names memory #")
-                .n(arena.memory as u64)
+                .n(if arena.memory > arena.source {
+                    arena.memory
+                } else {
+                    arena.source
+                } as u64)
                 .s(" but the plan has ")
                 .n(p.memories.len() as u64)
                 .s(" memories; rebuild the plan file with planner-build")
@@ -163,8 +170,13 @@ const fn check_memories(p: &PlanTable) {
         let mut total: u64 = 0;
         let mut a = 0;
         while a < p.arenas.len() {
-            if p.arenas[a].memory as usize == m {
-                total = total.saturating_add(p.arenas[a].size);
+            let arena = &p.arenas[a];
+            if arena.memory as usize == m {
+                total = total.saturating_add(arena.size);
+            }
+            if arena.source as usize == m && arena.source != arena.memory && arena.blob_len != NONE
+            {
+                total = total.saturating_add(arena.blob_len);
             }
             a += 1;
         }
@@ -534,6 +546,7 @@ mod tests {
         ArenaRow {
             name: "scratch.SRAM",
             memory: 0,
+            source: 0,
             size,
             budget: NONE,
             align: 16,
