@@ -20,6 +20,9 @@ pub struct Options {
     pub c_header: bool,
     /// Linker region for each memory whose region is named otherwise.
     pub regions: BTreeMap<String, String>,
+    /// Place each output section in its memory's region (`> REGION`); off for hosts,
+    /// whose default linker script has no `MEMORY` block.
+    pub place_in_regions: bool,
 }
 
 impl Default for Options {
@@ -28,6 +31,7 @@ impl Default for Options {
             linker_fragment: true,
             c_header: true,
             regions: BTreeMap::new(),
+            place_in_regions: true,
         }
     }
 }
@@ -83,7 +87,7 @@ pub fn generate(
     if options.linker_fragment {
         files.insert(
             naming::linker_file(&plan.model),
-            linker::fragment(&plan, &source, &options.regions).into_bytes(),
+            linker::fragment(&plan, &source, options).into_bytes(),
         );
     }
     if options.c_header {

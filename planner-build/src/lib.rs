@@ -155,6 +155,14 @@ impl Builder {
         self
     }
 
+    /// Whether the linker fragment places each section in its memory's region (default:
+    /// yes). Turn it off to link the fragment into a host program, whose default linker
+    /// script has no `MEMORY` regions: the sections then follow `.bss` and `.rodata`.
+    pub fn place_in_regions(&mut self, on: bool) -> &mut Self {
+        self.options.place_in_regions = on;
+        self
+    }
+
     /// Whether to print `cargo::` directives (default: yes; turn off outside build
     /// scripts).
     pub fn cargo_directives(&mut self, on: bool) -> &mut Self {

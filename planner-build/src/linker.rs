@@ -2,17 +2,15 @@
 //! `NOLOAD` for zero-filled arenas, `KEEP` so nothing is collected, start and end symbols,
 //! and `ASSERT`s whose messages say what to change.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use planner::planfile::{PlanFile, naming};
 
+use crate::Options;
+
 /// The fragment's text, to `INCLUDE` from `memory.x` after its `MEMORY` block.
-pub(crate) fn fragment(
-    plan: &PlanFile,
-    source: &str,
-    regions: &BTreeMap<String, String>,
-) -> String {
+pub(crate) fn fragment(plan: &PlanFile, source: &str, options: &Options) -> String {
+    let regions = &options.regions;
     let region = |memory: &str| {
         regions
             .get(memory)
@@ -49,15 +47,23 @@ pub(crate) fn fragment(
             let target = if nobits { &mut zeroed } else { &mut loaded };
             let _ = write!(
                 target,
-                "  {out}{noload} : ALIGN({align})\n  {{\n    {start} = .;\n    KEEP(*({section}));\n    {end} = .;\n  }} > {region}\n",
+                "  {out}{noload} : ALIGN({align})\n  {{\n    {start} = .;\n    KEEP(*({section}));\n    {end} = .;\n  }}{place}\n",
                 noload = if nobits { " (NOLOAD)" } else { "" },
                 align = arena.alignment,
-                region = region(memory),
+                place = if options.place_in_regions {
+                    format!(" > {}", region(memory))
+                } else {
+                    String::new()
+                },
             );
+            // A Rust type's size is a multiple of its alignment, so the static is the
+            // arena's size rounded up to its alignment.
+            let padded = planner::plan::align_up(arena.size, arena.alignment).unwrap_or(arena.size);
             let _ = writeln!(
                 asserts,
-                "ASSERT({end} - {start} == {size}, \"planner: the {what} of model {model} should take {size} bytes but its section {section} does not; the binary was built from another plan, rebuild (cargo clean -p <your crate>)\");",
+                "ASSERT({end} - {start} == {padded}, \"planner: the {what} of model {model} should take {padded} bytes ({size} rounded up to its {align}-byte alignment) but its section {section} does not; the binary was built from another plan or does not use the model, rebuild (cargo clean -p <your crate>) and call Model::take()\");",
                 size = arena.size,
+                align = arena.alignment,
             );
             let _ = writeln!(
                 asserts,
@@ -98,9 +104,11 @@ mod tests {
     fn one_section_per_arena_with_symbols_and_asserts() {
         let (g, p, l) = fixture::tiny();
         let plan = PlanFile::from_plan(&g, &p, &l).unwrap();
-        let mut regions = BTreeMap::new();
-        regions.insert("SRAM".to_string(), "RAM".to_string());
-        let x = fragment(&plan, "tiny.toml", &regions);
+        let mut options = Options::default();
+        options
+            .regions
+            .insert("SRAM".to_string(), "RAM".to_string());
+        let x = fragment(&plan, "tiny.toml", &options);
         assert!(
             x.contains(".planner.tiny.scratch.sram (NOLOAD) : ALIGN(16)"),
             "{x}"
@@ -120,12 +128,15 @@ mod tests {
         );
         assert!(x.contains("} > FLASH"), "{x}");
         assert!(x.contains(
-            "ASSERT(__planner_tiny_scratch_sram_end - __planner_tiny_scratch_sram_start == 20,"
+            "ASSERT(__planner_tiny_scratch_sram_end - __planner_tiny_scratch_sram_start == 32,"
         ));
         assert!(
             x.contains("<= 1024, \"planner: arena scratch.SRAM of model tiny is over its budget")
         );
         assert!(x.contains("INSERT AFTER .bss;") && x.contains("INSERT AFTER .rodata;"));
-        assert_eq!(x, fragment(&plan, "tiny.toml", &regions));
+        assert_eq!(x, fragment(&plan, "tiny.toml", &options));
+        options.place_in_regions = false;
+        let host = fragment(&plan, "tiny.toml", &options);
+        assert!(!host.contains("} > "), "{host}");
     }
 }
