@@ -60,11 +60,13 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
     let idents = naming::unique_idents(plan.tensors.iter().map(|t| t.name.as_str()));
     for (t, ident) in plan.tensors.iter().zip(&idents) {
         let n = format!("{p}_T_{}", ident.to_ascii_uppercase());
+        let count = t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
         let elements = match t.dtype {
-            DType::I4 | DType::String | DType::Resource | DType::Variant => t.size,
-            DType::Complex64 | DType::Complex128 => t.shape.iter().product::<u64>() * 2,
-            _ => t.shape.iter().product::<u64>(),
-        };
+            DType::I4 | DType::String | DType::Resource | DType::Variant => Some(t.size),
+            DType::Complex64 | DType::Complex128 => count.and_then(|c| c.checked_mul(2)),
+            _ => count,
+        }
+        .unwrap_or(t.size);
         let _ = writeln!(
             h,
             "\n/* tensor {} (id {}): {} {:?} */",
@@ -73,22 +75,28 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
             t.dtype.name(),
             t.shape
         );
-        let _ = writeln!(h, "#define {n}_REGION {}", region_names[t.arena as usize]);
+        let region = region_names
+            .get(t.arena as usize)
+            .map_or("-1", String::as_str);
+        let _ = writeln!(h, "#define {n}_REGION {region}");
         let _ = writeln!(h, "#define {n}_OFFSET {}u", t.offset);
         let _ = writeln!(h, "#define {n}_SIZE {}u", t.size);
         let _ = writeln!(h, "#define {n}_ELEMENTS {elements}u");
         let _ = writeln!(h, "#define {n}_TYPE {}", c_type(t.dtype));
-        if let Some(q) = &t.quantization {
-            if q.scale.len() == 1 && q.zero_point.len() == 1 {
-                let _ = writeln!(h, "#define {n}_SCALE {:e}f", q.scale[0]);
-                let _ = writeln!(h, "#define {n}_ZERO_POINT ({})", q.zero_point[0]);
-            }
+        if let Some(q) = &t.quantization
+            && let ([scale], [zero]) = (&q.scale[..], &q.zero_point[..])
+        {
+            let _ = writeln!(h, "#define {n}_SCALE {scale:e}f");
+            let _ = writeln!(h, "#define {n}_ZERO_POINT ({zero})");
         }
     }
     for (kind, list) in [("INPUT", &plan.inputs), ("OUTPUT", &plan.outputs)] {
         let names = naming::unique_idents(list.iter().map(|io| io.name.as_str()));
         for (io, name) in list.iter().zip(names) {
-            let t = format!("{p}_T_{}", idents[io.tensor as usize].to_ascii_uppercase());
+            let Some(ident) = idents.get(io.tensor as usize) else {
+                continue;
+            };
+            let t = format!("{p}_T_{}", ident.to_ascii_uppercase());
             let _ = writeln!(
                 h,
                 "\n/* model {} {} */",

@@ -43,6 +43,8 @@
 //! [`generate`] is the pure part (manifest and graph in, file bytes out), for tools and
 //! tests.
 #![deny(missing_docs)]
+// The examples are build scripts, whose `fn main` is the point.
+#![allow(clippy::needless_doctest_main)]
 
 #[cfg(feature = "cli")]
 #[doc(hidden)]

@@ -55,8 +55,8 @@ mod tests {
         assert!(first.values().all(|&c| c));
         files.insert("b.txt".to_string(), b"y".to_vec());
         let second = write_all(&dir, &files).unwrap();
-        assert_eq!(second[&dir.join("a.bin")], false);
-        assert_eq!(second[&dir.join("b.txt")], true);
+        assert!(!second[&dir.join("a.bin")]);
+        assert!(second[&dir.join("b.txt")]);
         assert_eq!(std::fs::read(dir.join("b.txt")).unwrap(), b"y");
         let leftovers = std::fs::read_dir(&dir)
             .unwrap()

@@ -101,15 +101,15 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
         .map(|a| a.blob.as_ref().map(|b| dir.join(&b.file)))
         .collect::<Vec<_>>();
     for (a, blob) in file.arenas.iter().zip(&blobs) {
-        if let Some(p) = blob {
-            if !p.is_file() {
-                return Err(err(format!(
-                    "the blob of arena {} of model `{}` is missing: {} does not exist; re-run the build so planner-build writes it",
-                    a.name,
-                    file.model,
-                    p.display()
-                )));
-            }
+        if let Some(p) = blob
+            && !p.is_file()
+        {
+            return Err(err(format!(
+                "the blob of arena {} of model `{}` is missing: {} does not exist; re-run the build so planner-build writes it",
+                a.name,
+                file.model,
+                p.display()
+            )));
         }
     }
     let mut elements = Vec::new();
@@ -242,13 +242,13 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
         if let Some(a) = t.alias_of {
             in_range(a, &format!("tensor `{}`", t.id))?;
         }
-        if let Some(q) = &t.quantization {
-            if q.scale.iter().any(|s| !s.is_finite()) {
-                return Err(format!(
-                    "tensor `{}` has a scale that is not a finite number",
-                    t.id
-                ));
-            }
+        if let Some(q) = &t.quantization
+            && q.scale.iter().any(|s| !s.is_finite())
+        {
+            return Err(format!(
+                "tensor `{}` has a scale that is not a finite number",
+                t.id
+            ));
         }
     }
     for (k, op) in f.ops.iter().enumerate() {

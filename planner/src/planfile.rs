@@ -324,10 +324,10 @@ impl PlanFile {
         }
         for (i, _) in graph.tensors.iter().enumerate() {
             let r = root(i);
-            if r != i {
-                if let (Some(&n), Some(&rn)) = (number.get(&i), number.get(&r)) {
-                    tensors[n as usize].alias_of = Some(rn);
-                }
+            if r != i
+                && let (Some(&n), Some(&rn)) = (number.get(&i), number.get(&r))
+            {
+                tensors[n as usize].alias_of = Some(rn);
             }
         }
 

@@ -9,11 +9,14 @@ use quote::quote;
 
 use super::{Ctx, ident};
 
+/// View fields: (field name, tensor index).
+pub(crate) type Fields = Vec<(String, usize)>;
+
 /// The tensors op `k`'s view holds, with their field names: reads (inputs) and writes
 /// (outputs, then scratch). A tensor whose bytes are another's (an alias, or the same
 /// tensor listed twice) is written once, and not also read: the view never holds two
 /// references to the same bytes when one of them is mutable.
-pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Vec<(String, usize)>, Vec<(String, usize)>) {
+pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
     let op = &cx.l.file.ops[k];
     let root = |t: u32| cx.l.roots[t as usize];
     let mut written = BTreeSet::new();

@@ -243,8 +243,12 @@ mod tests {
             "__planner_hello_world_scratch_sram_start"
         );
         assert_eq!(
-            blob_section("kws", "FLASH"),
+            blob_section("kws", "FLASH", "FLASH"),
             ".rodata.planner.kws.constant.flash"
+        );
+        assert_eq!(
+            blob_section("kws", "FLASH", "DTCM"),
+            ".rodata.planner.kws.constant.flash.to_dtcm"
         );
         assert_eq!(
             arena_static(ArenaRole::Persistent, "DTCM"),

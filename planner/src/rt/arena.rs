@@ -138,10 +138,10 @@ impl<const N: usize, A: Alignment> Blob<N, A> {
 /// the generated plan check already stops the build with a message naming the arena and
 /// both lengths, and a second, vaguer error here would only hide it.
 pub const fn copy_blob<const N: usize>(bytes: &[u8]) -> [u8; N] {
-    if let Some(exact) = bytes.first_chunk::<N>() {
-        if bytes.len() == N {
-            return *exact;
-        }
+    if let Some(exact) = bytes.first_chunk::<N>()
+        && bytes.len() == N
+    {
+        return *exact;
     }
     let mut out = [0u8; N];
     let mut i = 0;
@@ -307,7 +307,7 @@ pub fn bind(
             needed: size,
             given: buf.len(),
         })
-    } else if align == 0 || (buf.as_ptr() as usize) % align != 0 {
+    } else if align == 0 || !(buf.as_ptr() as usize).is_multiple_of(align) {
         Some(BindFault::Misaligned {
             address: buf.as_ptr() as usize,
             align,

@@ -267,7 +267,7 @@ const fn check_slots(p: &PlanTable) {
                 .s(", which is not a power of two; use 1, 2, 4, 8, 16, ...")
                 .panic();
         }
-        if s.offset % align != 0 {
+        if !s.offset.is_multiple_of(align) {
             Msg::model(p)
                 .s("tensor `")
                 .s(s.id)
