@@ -11,10 +11,25 @@ fn plans_dir() -> PathBuf {
 
 #[test]
 fn tiny_plan_and_blob_match_the_planner() {
-    let (graph, plan, layout) = fixture::tiny();
+    check(fixture::tiny());
+}
+
+#[test]
+fn stateful_plan_and_blob_match_the_planner() {
+    check(fixture::stateful());
+}
+
+fn check(
+    (graph, plan, layout): (
+        planner::graph::Graph,
+        planner::plan::MemoryPlan,
+        planner::planfile::Layout,
+    ),
+) {
     let file = PlanFile::from_plan(&graph, &plan, &layout).unwrap();
     let blobs = file.blobs(&graph).unwrap();
-    let mut outputs = vec![("tiny.plan.json".to_string(), file.to_bytes())];
+    let name = planner::planfile::naming::plan_file(&file.model);
+    let mut outputs = vec![(name, file.to_bytes())];
     for (a, bytes) in &blobs.blobs {
         let name = file.arenas[*a].blob.as_ref().unwrap().file.clone();
         outputs.push((name, bytes.clone()));

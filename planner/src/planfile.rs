@@ -679,6 +679,155 @@ pub mod fixture {
         };
         (graph, plan, layout)
     }
+
+    #[allow(clippy::too_many_arguments)]
+    fn place(
+        plan: &mut MemoryPlan,
+        id: &str,
+        role: ArenaRole,
+        memory: &str,
+        source: &str,
+        offset: u64,
+        size: u64,
+        live: (u32, u32),
+    ) {
+        plan.tensor_allocs.insert(
+            id.to_string(),
+            TensorAllocation {
+                tensor_id: id.to_string(),
+                memory: memory.to_string(),
+                offset,
+                size,
+                binding: Some(TensorBinding {
+                    role,
+                    memory: memory.to_string(),
+                    source_memory: source.to_string(),
+                    offset,
+                }),
+            },
+        );
+        plan.tensor_lifetimes.insert(
+            id.to_string(),
+            TensorLifetime {
+                tensor_id: id.to_string(),
+                start_op: live.0,
+                end_op: live.1,
+            },
+        );
+    }
+
+    /// A model with every kind of arena: scratch and persistent in SRAM, weights staged
+    /// from FLASH into DTCM, and an alias (a reshape's output is its input's bytes):
+    /// `in -> FC(w) -> out`, `RESHAPE(out) -> r`, `ADD(r, state) -> state`.
+    pub fn stateful() -> (Graph, MemoryPlan, Layout) {
+        use TensorKind::*;
+        let t = TensorIndex;
+        let graph = Graph {
+            name: "stateful".to_string(),
+            tensors: vec![
+                tensor("in", DType::I8, &[1, 4], Activation, 0),
+                tensor("w", DType::I8, &[4, 4], Constant, 5),
+                tensor("out", DType::I8, &[1, 4], Activation, 0),
+                tensor("r", DType::I8, &[4], Activation, 0),
+                tensor("state", DType::I16, &[4], Variable, 0),
+            ],
+            ops: vec![
+                Op {
+                    opcode: "FULLY_CONNECTED".to_string(),
+                    inputs: vec![Some(t(0)), Some(t(1)), None],
+                    outputs: vec![t(2)],
+                    scratch: vec![],
+                },
+                Op {
+                    opcode: "RESHAPE".to_string(),
+                    inputs: vec![Some(t(2))],
+                    outputs: vec![t(3)],
+                    scratch: vec![],
+                },
+                Op {
+                    opcode: "ADD".to_string(),
+                    inputs: vec![Some(t(3)), Some(t(4))],
+                    outputs: vec![t(4)],
+                    scratch: vec![],
+                },
+            ],
+            inputs: vec![IoName {
+                name: "in".to_string(),
+                tensor: t(0),
+            }],
+            outputs: vec![IoName {
+                name: "state".to_string(),
+                tensor: t(4),
+            }],
+            aliases: vec![(t(3), t(2))],
+        };
+        let mut plan = MemoryPlan::default();
+        place(
+            &mut plan,
+            "in",
+            ArenaRole::Scratch,
+            "SRAM",
+            "SRAM",
+            0,
+            4,
+            (0, 0),
+        );
+        place(
+            &mut plan,
+            "out",
+            ArenaRole::Scratch,
+            "SRAM",
+            "SRAM",
+            16,
+            4,
+            (0, 2),
+        );
+        place(
+            &mut plan,
+            "r",
+            ArenaRole::Scratch,
+            "SRAM",
+            "SRAM",
+            16,
+            4,
+            (0, 2),
+        );
+        place(
+            &mut plan,
+            "state",
+            ArenaRole::Persistent,
+            "SRAM",
+            "SRAM",
+            0,
+            8,
+            (0, 2),
+        );
+        place(
+            &mut plan,
+            "w",
+            ArenaRole::Constant,
+            "DTCM",
+            "FLASH",
+            0,
+            16,
+            (0, 2),
+        );
+        let mut scratch = ArenaUsage::new("SRAM", ArenaRole::Scratch, "SRAM", 1024, 16);
+        scratch.used = 20;
+        let mut persistent = ArenaUsage::new("SRAM", ArenaRole::Persistent, "SRAM", 1024, 16);
+        persistent.used = 8;
+        let mut staged = ArenaUsage::new("DTCM", ArenaRole::Constant, "FLASH", 256, 32);
+        staged.used = 16;
+        plan.arena_usages.insert("SRAM".to_string(), scratch);
+        plan.persistent_arenas
+            .insert("SRAM".to_string(), persistent);
+        plan.constant_arenas.insert("DTCM".to_string(), staged);
+        let layout = Layout {
+            min_alignment: 16,
+            constraints: vec![],
+        };
+        (graph, plan, layout)
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,9 @@ const MAX_IDENT: usize = 48;
 
 /// `snake_case` identifier from any text: ASCII letters and digits kept (a capital after a
 /// lowercase letter or digit starts a new word), every other run of characters becomes
-/// one `_`; never empty, never starts with a digit, never a Rust keyword.
+/// one `_`; never empty, never starts with a digit. Generated code uses it after a prefix
+/// (`tensor_`, `input_`) or upper-cased, so a keyword is fine; [`model_module`] guards the
+/// one standalone use.
 pub fn ident(text: &str) -> String {
     let mut out = String::new();
     let mut prev_lower = false;
@@ -38,9 +40,6 @@ pub fn ident(text: &str) -> String {
     }
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, 't');
-    }
-    if is_keyword(&out) {
-        out.push('_');
     }
     out
 }
@@ -104,7 +103,11 @@ pub fn unique_idents<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
 
 /// The module `include_model!` puts a model's items in.
 pub fn model_module(model: &str) -> String {
-    ident(model)
+    let mut m = ident(model);
+    if is_keyword(&m) {
+        m.push_str("_model");
+    }
+    m
 }
 
 /// Lowercase word for a name inside a section or symbol name: ASCII letters, digits, `_`.
@@ -221,7 +224,8 @@ mod tests {
         );
         assert_eq!(ident("3x"), "t3x");
         assert_eq!(ident(";;"), "t");
-        assert_eq!(ident("type"), "type_");
+        assert_eq!(ident("in"), "in");
+        assert_eq!(model_module("type"), "type_model");
         assert_eq!(const_ident("type"), "TYPE");
         assert_eq!(type_ident("hello_world"), "HelloWorld");
         assert!(ident(&"a".repeat(100)).len() <= MAX_IDENT);
