@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use planner::graph::{Graph, TensorIndex};
-use planner::lifetimes::{self, Lifetimes};
+use planner::lifetimes::Lifetimes;
 use planner::manifest::{self, Manifest};
 use planner::pack::PlannerKind;
 use planner::{Error, Planned, report};
@@ -81,7 +81,8 @@ enum Format {
 struct Input {
     manifest: Manifest,
     graph: Graph,
-    lifetimes: Lifetimes,
+    /// Lifetimes given by the input itself (CSV problems); `None`: from the op order.
+    lifetimes: Option<Lifetimes>,
     fixed: BTreeMap<TensorIndex, u64>,
     csv: bool,
 }
@@ -124,7 +125,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             let planned = plan(&inp)?;
             warn(&planned);
             let out = match format {
-                Format::Table => report::table(&planned, &inp.graph),
+                Format::Table => report::table(&planned, &planned.graph),
                 Format::Json => report::json(&planned) + "\n",
                 Format::Csv => csv_out(&inp, &planned),
             };
@@ -148,7 +149,11 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 )));
             }
             let planned = plan(&inp)?;
-            print(&report::explain(&planned, &inp.graph, tensor.as_deref()));
+            print(&report::explain(
+                &planned,
+                &planned.graph,
+                tensor.as_deref(),
+            ));
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { input, capacity } => {
@@ -208,18 +213,24 @@ fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
         }
     };
     let graph = planner::import::load(&manifest)?;
-    let lifetimes = lifetimes::compute(&graph)?;
     Ok(Input {
         manifest,
         graph,
-        lifetimes,
+        lifetimes: None,
         fixed: BTreeMap::new(),
         csv: false,
     })
 }
 
 fn plan(inp: &Input) -> Result<Planned, Error> {
-    planner::plan_with(&inp.manifest, &inp.graph, &inp.lifetimes, &inp.fixed)
+    plan_as(inp, &inp.manifest)
+}
+
+fn plan_as(inp: &Input, manifest: &Manifest) -> Result<Planned, Error> {
+    match &inp.lifetimes {
+        Some(l) => planner::plan_with(manifest, &inp.graph, l, &inp.fixed),
+        None => planner::plan_graph(manifest, &inp.graph),
+    }
 }
 
 fn csv_out(_inp: &Input, _planned: &Planned) -> String {
@@ -250,7 +261,7 @@ fn compare(inp: &Input) -> Result<String, Error> {
         let mut result = None;
         for _ in 0..3 {
             let start = Instant::now();
-            let r = planner::plan_with(&m, &inp.graph, &inp.lifetimes, &inp.fixed);
+            let r = plan_as(inp, &m);
             took = took.min(start.elapsed());
             result = Some(r);
         }
@@ -294,7 +305,7 @@ fn compare(inp: &Input) -> Result<String, Error> {
     let mut s = format!(
         "model {} · {} ops · {} tensors\n\n",
         inp.manifest.name,
-        inp.lifetimes.ops,
+        inp.graph.ops.len(),
         inp.graph.tensors.len()
     );
     for r in &rows {

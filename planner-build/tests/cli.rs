@@ -34,7 +34,12 @@ fn plans_a_real_model_as_table_and_json() {
     let table = text(&out.stdout);
     assert!(table.contains("model tiny_kws_dscnn_int8"), "{table}");
     assert!(table.contains("lower bound"), "{table}");
-    let out = planner(&["plan", "models/tiny_kws_dscnn_int8.tflite", "--format", "json"]);
+    let out = planner(&[
+        "plan",
+        "models/tiny_kws_dscnn_int8.tflite",
+        "--format",
+        "json",
+    ]);
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
@@ -61,7 +66,14 @@ fn plans_a_real_model_as_table_and_json() {
 #[test]
 fn example_manifest_plans_with_each_planner() {
     for p in ["greedy", "greedy_by_size", "hill_climb"] {
-        let out = planner(&["plan", "examples/inline/kws.toml", "--planner", p, "--format", "json"]);
+        let out = planner(&[
+            "plan",
+            "examples/inline/kws.toml",
+            "--planner",
+            p,
+            "--format",
+            "json",
+        ]);
         assert_eq!(out.status.code(), Some(0), "{p}: {}", text(&out.stderr));
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["planner"], p);
@@ -71,12 +83,23 @@ fn example_manifest_plans_with_each_planner() {
 
 #[test]
 fn explain_says_why() {
-    let out = planner(&["explain", "examples/inline/kws.toml", "--tensor", "fc/weights"]);
+    let out = planner(&[
+        "explain",
+        "examples/inline/kws.toml",
+        "--tensor",
+        "fc/weights",
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert_eq!(s.lines().count(), 1, "{s}");
-    assert!(s.starts_with("fc/weights fc/weights: constant/DTCM<-FLASH @"), "{s}");
-    assert!(s.contains("— staged FLASH -> DTCM by memory.tensors[1]"), "{s}");
+    assert!(
+        s.starts_with("fc/weights fc/weights: constant/DTCM<-FLASH @"),
+        "{s}"
+    );
+    assert!(
+        s.contains("— staged FLASH -> DTCM by memory.tensors[1]"),
+        "{s}"
+    );
     let out = planner(&["explain", "examples/inline/kws.toml", "--tensor", "nope"]);
     assert_eq!(out.status.code(), Some(2));
 }
@@ -93,7 +116,12 @@ fn bad_manifest_exits_2_with_position() {
     assert!(e.contains("unknown field `plannr`"), "{e}");
     assert!(e.contains("bad.toml:5:1"), "{e}");
     assert!(e.contains("did you mean `planner`?"), "{e}");
-    let out = planner(&["plan", "models/tiny_kws_dscnn_int8.tflite", "--planner", "gredy"]);
+    let out = planner(&[
+        "plan",
+        "models/tiny_kws_dscnn_int8.tflite",
+        "--planner",
+        "gredy",
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("did you mean `greedy`?"));
     let out = planner(&["frobnicate"]);

@@ -9,15 +9,17 @@ use std::collections::BTreeMap;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
+use crate::alias;
 use crate::error::{Error, Result};
 use crate::graph::{Graph, TensorIndex};
 use crate::lifetimes::{self, Lifetimes};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, Schedule};
 use crate::pack::{self, Item, Problem};
 use crate::placement::{self, Decision};
 use crate::plan::{
     ArenaRole, ArenaUsage, MemoryPlan, TensorAllocation, TensorBinding, TensorLifetime,
 };
+use crate::schedule;
 use crate::verify::{self, VerifyRules};
 
 /// Quality figures of one scratch arena.
@@ -40,6 +42,12 @@ pub struct ArenaReport {
 /// A finished plan with everything the reports and code generators need.
 #[derive(Debug, Clone)]
 pub struct Planned {
+    /// The graph as planned: ops in the plan's order, aliases added. Code generators and
+    /// reports read this one, not the imported graph.
+    pub graph: Graph,
+    /// `order[k]` is the model's index of the op that runs k-th (the identity unless
+    /// `schedule = "memory"` found a better order).
+    pub order: Vec<u32>,
     /// Model name.
     pub model: String,
     /// Planner that packed the scratch arenas.
@@ -56,10 +64,24 @@ pub struct Planned {
     pub ops: u32,
 }
 
-/// Plans `graph` under `manifest` with lifetimes from its op order.
+/// Plans `graph` under `manifest`: reorders its ops when the manifest asks
+/// (`schedule = "memory"`), adds the in-place aliases it allows, then plans with lifetimes
+/// from the resulting op order.
 pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
-    let lifetimes = lifetimes::compute(graph)?;
-    plan_with(manifest, graph, &lifetimes, &BTreeMap::new())
+    graph.validate()?;
+    let (mut g, order) = match manifest.schedule {
+        Schedule::Fixed => (graph.clone(), (0..graph.ops.len() as u32).collect()),
+        Schedule::Memory => {
+            let s = schedule::reorder(graph, manifest.platform.min_alignment);
+            (s.graph, s.order)
+        }
+    };
+    let found = alias::detect(&g, &manifest.aliasing);
+    g.aliases.extend(found);
+    let lifetimes = lifetimes::compute(&g)?;
+    let mut planned = plan_with(manifest, &g, &lifetimes, &BTreeMap::new())?;
+    planned.order = order;
+    Ok(planned)
 }
 
 /// Plans `graph` with given lifetimes and fixed scratch offsets (a CSV problem's `offset`
@@ -71,6 +93,7 @@ pub fn plan_with(
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<Planned> {
     graph.validate()?;
+    let ops = lifetimes.ops;
     if lifetimes.live.len() != graph.tensors.len() {
         return Err(Error::input(format!(
             "lifetimes cover {} tensors but the graph has {}",
@@ -78,6 +101,26 @@ pub fn plan_with(
             graph.tensors.len()
         )));
     }
+    // Scratch slabs live "between runs": one step past the last op, so they share bytes with
+    // every scratch tensor of the model and with nothing that is live during a run.
+    let mut slab_lifetimes;
+    let lifetimes = if manifest.slabs.iter().any(|s| s.role == ArenaRole::Scratch) {
+        slab_lifetimes = lifetimes.clone();
+        let between = lifetimes.ops;
+        for s in manifest
+            .slabs
+            .iter()
+            .filter(|s| s.role == ArenaRole::Scratch)
+        {
+            if let Some(t) = graph.find(&s.tensor_id()) {
+                slab_lifetimes.live[t.get()] = Some((between, between));
+            }
+        }
+        slab_lifetimes.ops = between + 1;
+        &slab_lifetimes
+    } else {
+        lifetimes
+    };
     let placement = placement::resolve(manifest, graph, lifetimes)?;
     let mut decisions = placement.decisions;
     let mut warnings = placement.warnings;
@@ -468,8 +511,14 @@ pub fn plan_with(
 
     // 4. The plan: every used tensor bound (aliases take their slot's binding).
     for (i, t) in graph.tensors.iter().enumerate() {
-        let Some(d) = &decisions[i] else { continue };
+        if decisions[i].is_none() {
+            continue;
+        }
         let slot = lifetimes.slot_of[i].get();
+        // An alias is bound wherever its slot went.
+        let Some(d) = decisions[slot].as_ref().or(decisions[i].as_ref()) else {
+            continue;
+        };
         let (Some(memory), Some(offset)) = (d.memory.clone(), offsets.get(&slot).copied()) else {
             return Err(internal(&format!("tensor {} was not placed", t.id)));
         };
@@ -522,13 +571,15 @@ pub fn plan_with(
         )));
     }
     Ok(Planned {
+        graph: graph.clone(),
+        order: (0..graph.ops.len() as u32).collect(),
         model: manifest.name.clone(),
         planner: manifest.planner.name().to_string(),
         plan,
         decisions,
         scratch_reports: reports,
         warnings,
-        ops: lifetimes.ops,
+        ops,
     })
 }
 

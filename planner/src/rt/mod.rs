@@ -2,3 +2,6 @@
 //!
 //! `no_std`, no alloc: it builds for every Cortex-M target. Its types are filled in by the
 //! build-helper/macro work; this module is always compiled, with or without the `std` feature.
+
+pub mod slab;
+pub use slab::{Slab, StepScope};
