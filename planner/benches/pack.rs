@@ -8,6 +8,7 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
+use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use planner::pack::{PlannerKind, pack};
@@ -29,6 +30,8 @@ fn csv_instances(c: &mut Criterion) {
         }
         let mut group = c.benchmark_group(format!("csv/{set}"));
         group.sample_size(10);
+        group.warm_up_time(Duration::from_millis(300));
+        group.measurement_time(Duration::from_secs(1));
         for inst in &instances {
             for kind in planners() {
                 let id = format!(
@@ -46,6 +49,8 @@ fn csv_instances(c: &mut Criterion) {
 fn synthetic(c: &mut Criterion) {
     let mut group = c.benchmark_group("synthetic");
     group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(300));
+    group.measurement_time(Duration::from_secs(2));
     for inst in support::synthetic_set() {
         for kind in planners() {
             let id = format!(
