@@ -5,7 +5,9 @@
 //! graph:
 //!
 //! - [`tflite`]: TensorFlow Lite flatbuffers (`.tflite`), main subgraph.
+//! - [`csv`]: MiniMalloc's offset-assignment CSV (`id,lower,upper,size[,offset]`).
 
+pub mod csv;
 pub mod tflite;
 
 use std::path::Path;

@@ -19,6 +19,7 @@ use crate::plan::align_up;
 
 use greedy::Placer;
 pub use greedy::{GapRule, greedy_order, size_order};
+pub mod optimal;
 
 /// One buffer to place.
 #[derive(Debug, Clone, PartialEq, Eq)]
