@@ -13,12 +13,14 @@ mod hill_climb;
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
+use std::time::Duration;
 use std::vec::Vec;
 
 use crate::plan::align_up;
 
 use greedy::Placer;
 pub use greedy::{GapRule, greedy_order, size_order};
+use optimal::OptimalOptions;
 pub mod optimal;
 
 /// One buffer to place.
@@ -184,6 +186,9 @@ pub struct AutoOptions {
     /// 4 000 000; a unit costs 15 to 60 ns on the benchmark machine, the most on problems
     /// where every item overlaps hundreds of others).
     pub budget: u64,
+    /// Most nodes of the exact search that follows the climb while the gap to the lower
+    /// bound is open (default 50 000; 0: no exact search).
+    pub node_budget: u64,
 }
 
 impl Default for AutoOptions {
@@ -193,6 +198,7 @@ impl Default for AutoOptions {
             seed: 0,
             max_stall_iterations: Some(400),
             budget: 4_000_000,
+            node_budget: 50_000,
         }
     }
 }
@@ -240,7 +246,12 @@ pub struct OptionError {
 ///    done at the lower bound.
 /// 3. The hill climb from the best of those, stopping at the lower bound, after
 ///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
-///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first. Every limit counts work, not time, so the plan is the same on every machine.
+///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first.
+/// 4. While the gap is still open, the exact search ([`optimal::minimize`]) over the same
+///    items, from the climb's packing, for at most [`AutoOptions::node_budget`] nodes; it
+///    either proves the packing optimal, finds a lower one, or leaves it as it is.
+///
+/// Every limit counts work, not time, so the plan is the same on every machine.
 ///
 /// Every stage keeps the items `greedy_by_size` spills spilled and replaces the best only by a
 /// strictly lower packing, so `auto`, `best_of_greedy` and `hill_climb` are never worse than
@@ -256,8 +267,11 @@ pub enum PlannerKind {
     BestOfGreedy,
     /// Seeded local search over placement orders, from the best of greedy.
     HillClimb(HillClimbOptions),
-    /// The default policy: greedy rules, then a bounded hill climb while the gap to the
-    /// lower bound is open.
+    /// Exact search over the items `greedy_by_size` places, from the best of greedy: the
+    /// lowest height, proven, unless the node budget runs out first.
+    Optimal(OptimalOptions),
+    /// The default policy: greedy rules, then a bounded hill climb and a bounded exact
+    /// search while the gap to the lower bound is open.
     Auto(AutoOptions),
 }
 
@@ -274,6 +288,7 @@ impl PlannerKind {
         "greedy_by_size",
         "best_of_greedy",
         "hill_climb",
+        "optimal",
         "auto",
     ];
 
@@ -284,6 +299,7 @@ impl PlannerKind {
             PlannerKind::GreedyBySize => "greedy_by_size",
             PlannerKind::BestOfGreedy => "best_of_greedy",
             PlannerKind::HillClimb(_) => "hill_climb",
+            PlannerKind::Optimal(_) => "optimal",
             PlannerKind::Auto(_) => "auto",
         }
     }
@@ -325,9 +341,29 @@ impl PlannerKind {
                 }
                 Ok(PlannerKind::HillClimb(o))
             }
+            "optimal" => {
+                let mut o = OptimalOptions::default();
+                const KEYS: &[&str] = &["node_budget", "time_limit_ms"];
+                for (key, value) in options {
+                    match key.as_str() {
+                        "node_budget" => o.node_budget = seed_option(key, value)?,
+                        "time_limit_ms" => {
+                            o.time_limit = Some(Duration::from_millis(seed_option(key, value)?))
+                        }
+                        _ => return Err(unknown_option(name, key, KEYS)),
+                    }
+                }
+                Ok(PlannerKind::Optimal(o))
+            }
             "auto" => {
                 let mut o = AutoOptions::default();
-                const KEYS: &[&str] = &["iterations", "seed", "max_stall_iterations", "budget"];
+                const KEYS: &[&str] = &[
+                    "iterations",
+                    "seed",
+                    "max_stall_iterations",
+                    "budget",
+                    "node_budget",
+                ];
                 for (key, value) in options {
                     match key.as_str() {
                         "iterations" => o.iterations = int_option(key, value, 0)?,
@@ -336,6 +372,7 @@ impl PlannerKind {
                             o.max_stall_iterations = stall_option(key, value)?
                         }
                         "budget" => o.budget = seed_option(key, value)?,
+                        "node_budget" => o.node_budget = seed_option(key, value)?,
                         _ => return Err(unknown_option(name, key, KEYS)),
                     }
                 }
@@ -440,6 +477,8 @@ pub struct SearchStats {
     /// Work units spent (items placed plus placed neighbours examined), what
     /// [`AutoOptions::budget`] limits.
     pub work: u64,
+    /// Nodes of the exact search.
+    pub nodes: u64,
 }
 
 /// The placement orders best-of-greedy tries, by name.
@@ -449,6 +488,8 @@ pub const GREEDY_ORDERS: &[&str] = best_of::ORDERS;
 pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
     let mut placer = Placer::new(problem);
     let mut stats = SearchStats::default();
+    // Whether an exact search proved the packing optimal.
+    let mut exact_proven = false;
     let mut search = |placer: &mut Placer<'_>, budget: Option<hill_climb::Budget>| {
         let seed = best_of::seed(placer);
         stats.seed = Some(seed.origin);
@@ -475,6 +516,12 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
             };
             search(&mut placer, Some(budget))
         }
+        PlannerKind::Optimal(o) => {
+            let packing = search(&mut placer, None);
+            let (packing, proven) = exact_stage(problem, packing, o, &mut stats);
+            exact_proven = proven;
+            packing
+        }
         PlannerKind::Auto(o) => {
             let budget = hill_climb::Budget {
                 iterations: o.iterations,
@@ -482,17 +529,86 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
                 work: Some(o.budget),
                 seed: o.seed,
             };
-            search(&mut placer, Some(budget))
+            let packing = search(&mut placer, Some(budget));
+            if o.node_budget > 0 && !certify(problem, &packing).optimal {
+                let opts = OptimalOptions {
+                    node_budget: o.node_budget,
+                    time_limit: None,
+                };
+                let (packing, proven) = exact_stage(problem, packing, &opts, &mut stats);
+                exact_proven = proven;
+                packing
+            } else {
+                packing
+            }
         }
     };
     stats.placements = placer.placements;
     stats.work = placer.work;
-    let certificate = certify(problem, &packing);
+    let mut certificate = certify(problem, &packing);
+    if exact_proven {
+        certificate = certificate.proven_optimal();
+    }
     Report {
         packing,
         certificate,
         stats,
     }
+}
+
+/// The exact search over the items `packing` placed (the others stay spilled), from
+/// `packing`: the lower of the two (`packing` on ties), and whether the search proved that
+/// height optimal for these items.
+fn exact_stage(
+    problem: &Problem,
+    packing: Packing,
+    opts: &OptimalOptions,
+    stats: &mut SearchStats,
+) -> (Packing, bool) {
+    let keep: Vec<usize> = (0..problem.items.len())
+        .filter(|&i| packing.offsets[i].is_some())
+        .collect();
+    let sub = Problem {
+        items: keep.iter().map(|&i| problem.items[i].clone()).collect(),
+        capacity: None,
+    };
+    let hint = Packing {
+        offsets: keep.iter().map(|&i| packing.offsets[i]).collect(),
+        height: packing.height,
+    };
+    let (found, proven, search) = optimal::minimize_with_stats(&sub, opts, Some(hint));
+    stats.nodes += search.nodes;
+    if found.height >= packing.height || found.offsets.len() != keep.len() {
+        let proven = proven && found.height == packing.height;
+        return (packing, proven);
+    }
+    let mut offsets = vec![None; problem.items.len()];
+    for (&i, &o) in keep.iter().zip(&found.offsets) {
+        offsets[i] = o;
+    }
+    // The exact search knows no capacity: a spillable item it put above it would break
+    // the spill rule, so such a packing is not taken.
+    let passes_capacity = problem.capacity.is_some_and(|c| {
+        keep.iter().any(|&i| {
+            let it = &problem.items[i];
+            it.spillable && offsets[i].is_none_or(|o| o.saturating_add(it.size) > c)
+        })
+    });
+    if passes_capacity
+        || offsets
+            .iter()
+            .zip(&packing.offsets)
+            .any(|(a, b)| a.is_some() != b.is_some())
+    {
+        return (packing, false);
+    }
+    (
+        Packing {
+            offsets,
+            height: found.height,
+        },
+        proven,
+    )
 }
 
 /// Places items one by one: fixed items at their offsets, then unspillable items in `order`,
