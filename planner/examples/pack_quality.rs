@@ -14,16 +14,10 @@ use planner::pack::{PlannerKind, Report, pack_report};
 
 fn planners() -> Vec<PlannerKind> {
     let none = std::collections::BTreeMap::new();
-    [
-        "greedy",
-        "greedy_by_size",
-        "best_of_greedy",
-        "hill_climb",
-        "auto",
-    ]
-    .iter()
-    .filter_map(|n| PlannerKind::from_name(n, &none).ok())
-    .collect()
+    PlannerKind::NAMES
+        .iter()
+        .filter_map(|n| PlannerKind::from_name(n, &none).ok())
+        .collect()
 }
 
 /// The report and the median time of a few runs (one run when it takes over 200 ms).

@@ -189,6 +189,9 @@ pub struct AutoOptions {
     /// Most nodes of the exact search that follows the climb while the gap to the lower
     /// bound is open (default 50 000; 0: no exact search).
     pub node_budget: u64,
+    /// Problems with more items than this skip the exact search (default 1000): on them a
+    /// node costs more and the climb's gap is typically a few bytes.
+    pub exact_max_items: u32,
 }
 
 impl Default for AutoOptions {
@@ -199,6 +202,7 @@ impl Default for AutoOptions {
             max_stall_iterations: Some(400),
             budget: 4_000_000,
             node_budget: 50_000,
+            exact_max_items: 1000,
         }
     }
 }
@@ -247,9 +251,10 @@ pub struct OptionError {
 /// 3. The hill climb from the best of those, stopping at the lower bound, after
 ///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
 ///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first.
-/// 4. While the gap is still open, the exact search ([`optimal::minimize`]) over the same
-///    items, from the climb's packing, for at most [`AutoOptions::node_budget`] nodes; it
-///    either proves the packing optimal, finds a lower one, or leaves it as it is.
+/// 4. While the gap is still open, on problems of at most [`AutoOptions::exact_max_items`]
+///    items, the exact search ([`optimal::minimize`]) over the same items, from the climb's
+///    packing, for at most [`AutoOptions::node_budget`] nodes; it either proves the packing
+///    optimal, finds a lower one, or leaves it as it is.
 ///
 /// Every limit counts work, not time, so the plan is the same on every machine.
 ///
@@ -267,8 +272,8 @@ pub enum PlannerKind {
     BestOfGreedy,
     /// Seeded local search over placement orders, from the best of greedy.
     HillClimb(HillClimbOptions),
-    /// Exact search over the items `greedy_by_size` places, from the best of greedy: the
-    /// lowest height, proven, unless the node budget runs out first.
+    /// Exact search over the items `greedy_by_size` places, from the default hill climb's
+    /// packing: the lowest height, proven, unless the node budget runs out first.
     Optimal(OptimalOptions),
     /// The default policy: greedy rules, then a bounded hill climb and a bounded exact
     /// search while the gap to the lower bound is open.
@@ -363,6 +368,7 @@ impl PlannerKind {
                     "max_stall_iterations",
                     "budget",
                     "node_budget",
+                    "exact_max_items",
                 ];
                 for (key, value) in options {
                     match key.as_str() {
@@ -373,6 +379,7 @@ impl PlannerKind {
                         }
                         "budget" => o.budget = seed_option(key, value)?,
                         "node_budget" => o.node_budget = seed_option(key, value)?,
+                        "exact_max_items" => o.exact_max_items = int_option(key, value, 0)?,
                         _ => return Err(unknown_option(name, key, KEYS)),
                     }
                 }
@@ -517,7 +524,16 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
             search(&mut placer, Some(budget))
         }
         PlannerKind::Optimal(o) => {
-            let packing = search(&mut placer, None);
+            // The better the incumbent, the less the exact search has to do: start from the
+            // default hill climb.
+            let climb = HillClimbOptions::default();
+            let budget = hill_climb::Budget {
+                iterations: climb.iterations,
+                max_stall: climb.max_stall_iterations,
+                work: None,
+                seed: climb.seed,
+            };
+            let packing = search(&mut placer, Some(budget));
             let (packing, proven) = exact_stage(problem, packing, o, &mut stats);
             exact_proven = proven;
             packing
@@ -530,7 +546,8 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
                 seed: o.seed,
             };
             let packing = search(&mut placer, Some(budget));
-            if o.node_budget > 0 && !certify(problem, &packing).optimal {
+            let small = problem.items.len() <= o.exact_max_items as usize;
+            if o.node_budget > 0 && small && !certify(problem, &packing).optimal {
                 let opts = OptimalOptions {
                     node_budget: o.node_budget,
                     time_limit: None,
