@@ -422,8 +422,9 @@ enum Res {
 const NONE: u32 = u32::MAX;
 /// Branching orders tried in turn (see `Component::rank_by`).
 const ORDERS: u32 = 4;
-/// Failed states remembered at most (then forgotten all at once; about 40 MB).
-const MEMO_ENTRIES: usize = 1 << 20;
+/// Failed states remembered per branching order (then forgotten all at once; each table
+/// takes about 20 MB when full).
+const MEMO_ENTRIES: usize = 1 << 19;
 /// Nodes of the first run of each order; doubled every round.
 const RESTART_NODES: u64 = 2_000;
 
@@ -476,7 +477,10 @@ struct Component {
     hash: (u64, u64),
     /// Failed states: (hash, section range) to the lowest (floor, floor rank) it failed at.
     /// The same state with a floor at or above fails too (it has fewer choices).
-    memo: HashMap<(u64, u64, u32, u32), (u64, u32)>,
+    /// One table per branching order (floor ranks mean different things in each), kept
+    /// across restarts.
+    memos: Vec<HashMap<(u64, u64, u32, u32), (u64, u32)>>,
+    order: usize,
 }
 
 impl Component {
@@ -589,7 +593,8 @@ impl Component {
             parts: Vec::new(),
             scratch: vec![0; sections],
             hash: (0, 0),
-            memo: HashMap::new(),
+            memos: vec![HashMap::new(); ORDERS as usize],
+            order: 0,
         };
         for k in 0..n {
             c.low[k] = c.lowest(k, 0);
@@ -646,8 +651,7 @@ impl Component {
         loop {
             for order in 0..ORDERS {
                 self.rank_by(order);
-                // Floor ranks change meaning with the order.
-                self.memo.clear();
+                self.order = order as usize;
                 budget.local = budget.used.saturating_add(limit);
                 match self.search(0, sections, budget) {
                     Res::Abort if !budget.exhausted() => self.undo(trail, log, (0, 0), hash),
@@ -838,7 +842,10 @@ impl Component {
         budget.deepest = budget.deepest.max(self.log.len());
         let key = (self.hash.0, self.hash.1, lo, hi);
         let here = (self.floor, self.floor_rank);
-        if self.memo.get(&key).is_some_and(|&failed| failed <= here) {
+        if self.memos[self.order]
+            .get(&key)
+            .is_some_and(|&failed| failed <= here)
+        {
             return Res::Fail;
         }
         if !self.sections_ok(lo, hi) {
@@ -905,10 +912,11 @@ impl Component {
         }
         self.cands.truncate(base);
         if matches!(res, Res::Fail) {
-            if self.memo.len() >= MEMO_ENTRIES {
-                self.memo.clear();
+            let memo = &mut self.memos[self.order];
+            if memo.len() >= MEMO_ENTRIES {
+                memo.clear();
             }
-            let e = self.memo.entry(key).or_insert(here);
+            let e = memo.entry(key).or_insert(here);
             *e = (*e).min(here);
         }
         res
