@@ -10,6 +10,8 @@ use cortex_m_semihosting::{debug, hprintln};
 #[entry]
 fn main() -> ! {
     hprintln!("firmware-m55: booted");
+    #[cfg(feature = "fault-selftest")]
+    fault_selftest();
     exit(debug::EXIT_SUCCESS)
 }
 
@@ -20,6 +22,15 @@ fn exit(status: debug::ExitStatus) -> ! {
     loop {
         cortex_m::asm::wfi();
     }
+}
+
+/// Reads an address no memory or device answers: a bus fault, escalated to HardFault.
+#[cfg(feature = "fault-selftest")]
+fn fault_selftest() {
+    hprintln!("firmware-m55: reading 0xf000_0000 to fault on purpose");
+    // SAFETY: the address is unmapped on mps3-an547, so the read faults before it returns
+    // anything; nothing else is touched.
+    let _ = unsafe { core::ptr::read_volatile(0xf000_0000 as *const u32) };
 }
 
 /// Reports the faulting frame and stops QEMU with a failure status; the
