@@ -100,10 +100,7 @@ impl Error {
 
     /// A file that could not be read or written.
     pub(crate) fn io(path: &Path, what: &str, err: std::io::Error) -> Error {
-        let mut e = Error::new(
-            Kind::Io,
-            format!("cannot {what} {}: {err}", path.display()),
-        );
+        let mut e = Error::new(Kind::Io, format!("cannot {what} {}: {err}", path.display()));
         e.inner.source = Some(Box::new(err));
         e
     }
@@ -247,19 +244,30 @@ pub(crate) fn did_you_mean<'a>(
         .map(|(_, c)| c)
 }
 
+/// Edit distance counting an adjacent swap as one edit (optimal string alignment), case
+/// folded, so `DTMC` is one edit from `DTCM`.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = Vec::with_capacity(b.len() + 1);
-        cur.push(i + 1);
-        for (j, &cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
+    let a: Vec<char> = a.chars().flat_map(char::to_lowercase).collect();
+    let b: Vec<char> = b.chars().flat_map(char::to_lowercase).collect();
+    let w = b.len() + 1;
+    let mut d = vec![0usize; (a.len() + 1) * w];
+    for (j, cell) in d.iter_mut().take(w).enumerate() {
+        *cell = j;
     }
-    prev[b.len()]
+    for i in 1..=a.len() {
+        d[i * w] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[(i - 1) * w + j] + 1)
+                .min(d[i * w + j - 1] + 1)
+                .min(d[(i - 1) * w + j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[(i - 2) * w + j - 2] + 1);
+            }
+            d[i * w + j] = v;
+        }
+    }
+    d[a.len() * w + b.len()]
 }
 
 /// `Result` with the crate's [`Error`].

@@ -101,9 +101,27 @@ impl DType {
         }
     }
 
-    /// Parses the manifest spelling.
+    /// Parses the manifest spelling; TFLite's long names (`int8`, `float32`, `uint8`,
+    /// `int4`, ...) are accepted too.
     pub fn from_name(name: &str) -> Option<DType> {
-        DType::ALL.iter().copied().find(|d| d.name() == name)
+        let lower = name.to_ascii_lowercase();
+        let short = match lower.as_str() {
+            "float16" => "f16",
+            "float32" => "f32",
+            "float64" => "f64",
+            "bfloat16" => "bf16",
+            "int4" => "i4",
+            "int8" => "i8",
+            "uint8" => "u8",
+            "int16" => "i16",
+            "uint16" => "u16",
+            "int32" => "i32",
+            "uint32" => "u32",
+            "int64" => "i64",
+            "uint64" => "u64",
+            other => other,
+        };
+        DType::ALL.iter().copied().find(|d| d.name() == short)
     }
 
     /// Bits per element; `None` for types without a fixed width (string, resource, variant).
@@ -187,7 +205,9 @@ pub struct Tensor {
 impl Tensor {
     /// Number of elements (product of the shape; 1 for a scalar), `None` on overflow.
     pub fn elements(&self) -> Option<u64> {
-        self.shape.iter().try_fold(1u64, |acc, &d| acc.checked_mul(d))
+        self.shape
+            .iter()
+            .try_fold(1u64, |acc, &d| acc.checked_mul(d))
     }
 }
 

@@ -30,6 +30,8 @@ mod error;
 #[cfg(feature = "std")]
 pub mod graph;
 #[cfg(feature = "std")]
+pub mod manifest;
+#[cfg(feature = "std")]
 pub mod pack;
 #[cfg(feature = "std")]
 pub mod plan;

@@ -409,7 +409,11 @@ mod tests {
         );
         o.insert("iteratons".to_string(), OptionValue::Int(10));
         let e = PlannerKind::from_name("hill_climb", &o).unwrap_err();
-        assert!(e.message.contains("did you mean `iterations`"), "{}", e.message);
+        assert!(
+            e.message.contains("did you mean `iterations`"),
+            "{}",
+            e.message
+        );
         let e = PlannerKind::from_name("gredy", &BTreeMap::new()).unwrap_err();
         assert!(e.message.contains("did you mean `greedy`"), "{}", e.message);
     }

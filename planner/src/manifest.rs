@@ -1,0 +1,1473 @@
+//! The TOML manifest: which model, which platform, which memory rules.
+//!
+//! [`load`] reads a manifest file; [`Manifest::parse`] reads one from text. Every error names
+//! the file, the line and column, the value seen and what would fix it; unknown keys get a
+//! did-you-mean. See the crate README for the full format.
+
+use std::boxed::Box;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::string::{String, ToString};
+use std::sync::Arc;
+use std::vec::Vec;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, Result, Span, did_you_mean};
+use crate::graph::{DType, Graph, IoName, Op, Quantization, Tensor, TensorIndex, TensorKind};
+use crate::pack::{OptionValue, PlannerKind};
+use crate::plan::{ArenaRole, MemoryConstraint};
+
+/// One memory of the platform.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Memory {
+    /// Name used in rules, constraints, plans and section names (`DTCM`, `FLASH`).
+    pub name: String,
+    /// Bytes; `None` for an unlimited memory (the `generic` preset's host memories).
+    pub size: Option<u64>,
+    /// Whether the program may write it at run time.
+    pub writable: bool,
+    /// Whether kernels can read it in place (memory-mapped); a read-only memory that is not
+    /// can only be the source of staged constants.
+    pub readable_in_place: bool,
+    /// Base address, when known (used by the linker fragment and the ELF checks).
+    pub origin: Option<u64>,
+}
+
+/// The target platform: its memories in order, and the smallest alignment of any slot.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Platform {
+    /// The preset's name, or `custom`.
+    pub name: String,
+    /// Memories, in the order the manifest (or preset) gives them.
+    pub memories: Vec<Memory>,
+    /// Every slot's offset is a multiple of this (a power of two).
+    pub min_alignment: u64,
+}
+
+const K: u64 = 1024;
+const M: u64 = 1024 * 1024;
+
+fn mem(name: &str, size: Option<u64>, writable: bool, origin: Option<u64>) -> Memory {
+    Memory {
+        name: name.to_string(),
+        size,
+        writable,
+        readable_in_place: true,
+        origin,
+    }
+}
+
+impl Platform {
+    /// Names of the built-in presets.
+    pub const PRESETS: &'static [&'static str] =
+        &["generic", "mps3-an547", "stm32h743", "imxrt1062"];
+
+    /// A built-in platform by name.
+    ///
+    /// - `generic`: an unlimited writable `SRAM` and an unlimited read-only `FLASH`.
+    /// - `mps3-an547`: Arm's Cortex-M55 FPGA image as QEMU maps it: `DTCM` 512 KiB at
+    ///   0x2000_0000, `ITCM` 512 KiB at 0x0, `SRAM` 2 MiB at 0x0100_0000, `DDR` at
+    ///   0x6000_0000, and the QSPI flash (`FLASH`, 8 MiB at 0x2800_0000) that QEMU maps as ROM.
+    /// - `stm32h743`: ST's Cortex-M7: `DTCM` 128 KiB, `ITCM` 64 KiB, `AXI_SRAM` 512 KiB,
+    ///   `SRAM123` 288 KiB, `SRAM4` 64 KiB, 2 MiB `FLASH` (reference manual RM0433 memory map).
+    /// - `imxrt1062`: NXP's Cortex-M7 with FlexRAM in its default split: `DTCM` 128 KiB,
+    ///   `ITCM` 128 KiB, `OCRAM` 768 KiB (256 KiB FlexRAM OCRAM + 512 KiB OCRAM2 as one
+    ///   region from 0x2020_0000), and 8 MiB of FlexSPI NOR `FLASH` at 0x6000_0000 (as on
+    ///   the Teensy 4.1 and the EVK boards).
+    pub fn preset(name: &str) -> Option<Platform> {
+        let memories = match name {
+            "generic" => vec![
+                mem("SRAM", None, true, None),
+                mem("FLASH", None, false, None),
+            ],
+            "mps3-an547" => vec![
+                mem("DTCM", Some(512 * K), true, Some(0x2000_0000)),
+                mem("ITCM", Some(512 * K), true, Some(0x0000_0000)),
+                mem("SRAM", Some(2 * M), true, Some(0x0100_0000)),
+                mem("DDR", Some(256 * M), true, Some(0x6000_0000)),
+                mem("FLASH", Some(8 * M), false, Some(0x2800_0000)),
+            ],
+            "stm32h743" => vec![
+                mem("DTCM", Some(128 * K), true, Some(0x2000_0000)),
+                mem("ITCM", Some(64 * K), true, Some(0x0000_0000)),
+                mem("AXI_SRAM", Some(512 * K), true, Some(0x2400_0000)),
+                mem("SRAM123", Some(288 * K), true, Some(0x3000_0000)),
+                mem("SRAM4", Some(64 * K), true, Some(0x3800_0000)),
+                mem("FLASH", Some(2 * M), false, Some(0x0800_0000)),
+            ],
+            "imxrt1062" => vec![
+                mem("DTCM", Some(128 * K), true, Some(0x2000_0000)),
+                mem("ITCM", Some(128 * K), true, Some(0x0000_0000)),
+                mem("OCRAM", Some(768 * K), true, Some(0x2020_0000)),
+                mem("FLASH", Some(8 * M), false, Some(0x6000_0000)),
+            ],
+            _ => return None,
+        };
+        Some(Platform {
+            name: name.to_string(),
+            memories,
+            min_alignment: 16,
+        })
+    }
+
+    /// The memory called `name`.
+    pub fn memory(&self, name: &str) -> Option<&Memory> {
+        self.memories.iter().find(|m| m.name == name)
+    }
+}
+
+/// What a placement rule matches by role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleType {
+    /// `type = "*"` or no type: every role.
+    Any,
+    /// One role.
+    Role(ArenaRole),
+}
+
+/// One entry of `memory.tensors`: which tensors, and where they go.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// Position in `memory.tensors`.
+    pub index: usize,
+    /// Role filter.
+    pub rule_type: RuleType,
+    /// Id patterns (exact or glob with `*` and `?`), matched against a tensor's id or name;
+    /// `None` matches every tensor.
+    pub ids: Option<Vec<String>>,
+    /// Runtime memory (for constants: where they are read from, or staged from).
+    pub memory: Option<String>,
+    /// For constants: the writable memory they are copied into at init.
+    pub constant_destination_memory: Option<String>,
+    pub(crate) span: Option<Span>,
+}
+
+impl Rule {
+    /// Precedence: catch-all 0 < type-only 1 < id-only 2 < type+id 3.
+    pub fn precedence(&self) -> u8 {
+        match (self.rule_type, &self.ids) {
+            (RuleType::Any, None) => 0,
+            (RuleType::Role(_), None) => 1,
+            (RuleType::Any, Some(_)) => 2,
+            (RuleType::Role(_), Some(_)) => 3,
+        }
+    }
+
+    /// Whether the rule applies to a tensor of `role` with this id and name.
+    pub fn matches(&self, role: ArenaRole, id: &str, name: &str) -> bool {
+        if let RuleType::Role(r) = self.rule_type {
+            if r != role {
+                return false;
+            }
+        }
+        match &self.ids {
+            None => true,
+            Some(pats) => pats
+                .iter()
+                .any(|p| glob_match(p, id) || glob_match(p, name)),
+        }
+    }
+
+    /// How `explain` names the rule: `memory.tensors[2] (id "conv_*")`.
+    pub fn describe(&self) -> String {
+        let mut s = format!("memory.tensors[{}]", self.index);
+        let ty = match self.rule_type {
+            RuleType::Any => None,
+            RuleType::Role(r) => Some(r.name()),
+        };
+        match (ty, &self.ids) {
+            (None, None) => s.push_str(" (catch-all)"),
+            (Some(t), None) => s.push_str(&format!(" (type {t})")),
+            (t, Some(ids)) => {
+                let ids: Vec<String> = ids.iter().map(|i| format!("{i:?}")).collect();
+                match t {
+                    Some(t) => s.push_str(&format!(" (type {t}, id {})", ids.join(", "))),
+                    None => s.push_str(&format!(" (id {})", ids.join(", "))),
+                }
+            }
+        }
+        s
+    }
+}
+
+/// Matches `text` against a glob with `*` (any run) and `?` (one character).
+pub fn glob_match(pattern: &str, text: &str) -> bool {
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    let (mut pi, mut ti) = (0usize, 0usize);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && (p[pi] == '?' || p[pi] == t[ti]) {
+            pi += 1;
+            ti += 1;
+        } else if pi < p.len() && p[pi] == '*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == '*')
+}
+
+/// Where the model comes from.
+#[derive(Debug, Clone)]
+pub enum ModelSource {
+    /// A model file (`.tflite`), resolved against the manifest's folder.
+    File(PathBuf),
+    /// A graph described in the manifest.
+    Inline(Box<Graph>),
+}
+
+/// A checked manifest.
+#[derive(Debug, Clone)]
+pub struct Manifest {
+    /// The file it was read from (for messages); `<generated>` for built ones.
+    pub path: PathBuf,
+    /// Model name: prefix of every generated item.
+    pub name: String,
+    /// Where the graph comes from.
+    pub source: ModelSource,
+    /// The platform.
+    pub platform: Platform,
+    /// The packer.
+    pub planner: PlannerKind,
+    /// Budgets, in bank preference order for scratch.
+    pub constraints: Vec<MemoryConstraint>,
+    /// Placement rules, in file order.
+    pub rules: Vec<Rule>,
+    pub(crate) text: Option<Arc<str>>,
+}
+
+/// Reads and checks the manifest at `path`.
+pub fn load(path: &Path) -> Result<Manifest> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    Manifest::parse(&text, path)
+}
+
+// ---- raw serde shapes -------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    model: Spanned<RawModel>,
+    platform: Option<Spanned<RawPlatform>>,
+    memory: Option<RawMemory>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawModel {
+    name: Spanned<String>,
+    source: Option<Spanned<String>>,
+    tensors: Option<Vec<Spanned<RawTensor>>>,
+    ops: Option<Vec<Spanned<RawOp>>>,
+    inputs: Option<Vec<Spanned<String>>>,
+    outputs: Option<Vec<Spanned<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTensor {
+    id: Spanned<String>,
+    name: Option<String>,
+    dtype: Spanned<String>,
+    shape: Option<Vec<Spanned<i64>>>,
+    size: Option<Spanned<Size>>,
+    data: Option<Spanned<String>>,
+    #[serde(default)]
+    constant: bool,
+    #[serde(default)]
+    variable: bool,
+    alignment: Option<Spanned<i64>>,
+    quantization: Option<RawQuant>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuant {
+    scale: Vec<f32>,
+    zero_point: Vec<i64>,
+    #[serde(default)]
+    axis: i32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOp {
+    opcode: String,
+    #[serde(default)]
+    inputs: Vec<Spanned<String>>,
+    #[serde(default)]
+    outputs: Vec<Spanned<String>>,
+    #[serde(default)]
+    scratch: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPlatform {
+    preset: Option<Spanned<String>>,
+    min_alignment: Option<Spanned<i64>>,
+    memories: Option<Vec<Spanned<RawMemoryDef>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMemoryDef {
+    name: Spanned<String>,
+    size: Option<Spanned<Size>>,
+    writable: bool,
+    #[serde(default = "yes")]
+    readable_in_place: bool,
+    origin: Option<Spanned<Size>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawMemory {
+    planner: Option<Spanned<String>>,
+    planner_options: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
+    #[serde(default)]
+    constraints: Vec<Spanned<RawConstraint>>,
+    #[serde(default)]
+    tensors: Vec<Spanned<RawRule>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConstraint {
+    name: Spanned<String>,
+    max_size: Option<Spanned<Size>>,
+    arena_alignment: Option<Spanned<i64>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    #[serde(rename = "type")]
+    rule_type: Option<Spanned<String>>,
+    id: Option<Spanned<IdPattern>>,
+    #[serde(default)]
+    attributes: Option<Spanned<RawAttributes>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum IdPattern {
+    One(String),
+    Many(Vec<String>),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAttributes {
+    memory: Option<Spanned<String>>,
+    constant_destination_memory: Option<Spanned<String>>,
+}
+
+/// A byte count written as an integer or with a `K`/`M`/`G` suffix (`"512K"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Size, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Size;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a byte count: an integer, or a string such as \"512K\" or \"4M\"")
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> std::result::Result<Size, E> {
+                u64::try_from(v)
+                    .map(Size)
+                    .map_err(|_| E::custom(format!("size {v} is negative; give a byte count >= 0")))
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> std::result::Result<Size, E> {
+                Ok(Size(v))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<Size, E> {
+                parse_size(v).map(Size).ok_or_else(|| {
+                    E::custom(format!(
+                        "size {v:?} is not a byte count; write an integer, or digits with K, M or G (\"512K\", \"4M\"), or 0x-hex"
+                    ))
+                })
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Parses `"512K"`, `"4M"`, `"1G"`, `"4096"`, `"0x1000"` (also `KiB`/`KB` forms).
+pub fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        return u64::from_str_radix(&hex.replace('_', ""), 16).ok();
+    }
+    let digits_end = s
+        .find(|c: char| !c.is_ascii_digit() && c != '_')
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(digits_end);
+    if num.is_empty() {
+        return None;
+    }
+    let n: u64 = num.replace('_', "").parse().ok()?;
+    let mult = match unit.trim().to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => K,
+        "M" | "MB" | "MIB" => M,
+        "G" | "GB" | "GIB" => 1024 * M,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+// ---- checking ---------------------------------------------------------------------------
+
+struct Ctx<'a> {
+    path: &'a Path,
+    text: &'a Arc<str>,
+}
+
+impl Ctx<'_> {
+    fn span(&self, range: std::ops::Range<usize>) -> Span {
+        Span {
+            path: self.path.to_path_buf(),
+            text: self.text.clone(),
+            range,
+        }
+    }
+
+    fn err<T>(&self, s: &Spanned<T>, message: impl Into<String>, help: impl Into<String>) -> Error {
+        Error::input(message).at(self.span(s.span())).help(help)
+    }
+
+    fn alignment(&self, v: &Spanned<i64>, what: &str) -> Result<u64> {
+        let a = *v.get_ref();
+        if a <= 0 || !(a as u64).is_power_of_two() {
+            return Err(self.err(
+                v,
+                format!("{what} is {a}, which is not a power of two"),
+                "use 1, 2, 4, 8, 16, 32, ...",
+            ));
+        }
+        Ok(a as u64)
+    }
+}
+
+fn toml_error(e: toml::de::Error, ctx: &Ctx<'_>) -> Error {
+    let msg = e.message().trim().to_string();
+    let mut err = Error::input(msg.clone());
+    // serde says "unknown field `x`, expected one of `a`, `b`": add a did-you-mean.
+    if let Some(rest) = msg.strip_prefix("unknown field `") {
+        if let Some((seen, expected)) = rest.split_once('`') {
+            let names: Vec<&str> = expected
+                .split('`')
+                .enumerate()
+                .filter(|(i, _)| i % 2 == 1)
+                .map(|(_, s)| s)
+                .collect();
+            let help = match did_you_mean(seen, names.iter().copied()) {
+                Some(s) => format!("did you mean `{s}`?"),
+                None => format!("remove `{seen}`; the keys allowed here are listed above"),
+            };
+            err = err.help(help);
+        }
+    }
+    match e.span() {
+        Some(r) => err.at(ctx.span(r)),
+        None => err.note(format!("in {}", ctx.path.display())),
+    }
+}
+
+impl Manifest {
+    /// Parses and checks manifest text; `path` is used in messages and to resolve the model
+    /// source and constant data files.
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+        let text: Arc<str> = Arc::from(text);
+        let ctx = Ctx { path, text: &text };
+        let raw: RawManifest = toml::from_str(&text).map_err(|e| toml_error(e, &ctx))?;
+        let base = path.parent().unwrap_or(Path::new(""));
+
+        let model_span = raw.model.span();
+        let model = raw.model.into_inner();
+        let name = check_name(&ctx, &model.name)?;
+
+        let platform = check_platform(&ctx, raw.platform)?;
+        let memory = raw.memory.unwrap_or(RawMemory {
+            planner: None,
+            planner_options: None,
+            constraints: Vec::new(),
+            tensors: Vec::new(),
+        });
+        let planner = check_planner(
+            &ctx,
+            memory.planner.as_ref(),
+            memory.planner_options.as_ref(),
+        )?;
+        let constraints = check_constraints(&ctx, &platform, &memory.constraints)?;
+        let rules = check_rules(&ctx, &platform, &memory.tensors)?;
+
+        let source = match (&model.source, &model.tensors) {
+            (Some(src), None) => {
+                if model.ops.is_some() || model.inputs.is_some() || model.outputs.is_some() {
+                    return Err(ctx.err(
+                        src,
+                        "model.source and an inline graph (ops, inputs, outputs) are both given",
+                        "keep `source` for a model file, or describe the graph inline without it",
+                    ));
+                }
+                ModelSource::File(base.join(src.get_ref()))
+            }
+            (None, Some(_)) => {
+                ModelSource::Inline(Box::new(inline_graph(&ctx, base, &name, model)?))
+            }
+            (Some(src), Some(_)) => {
+                return Err(ctx.err(
+                    src,
+                    "model.source and model.tensors are both given",
+                    "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
+                ));
+            }
+            (None, None) => {
+                return Err(Error::input("model has neither `source` nor `tensors`")
+                    .at(ctx.span(model_span))
+                    .help("add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`"));
+            }
+        };
+
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            name,
+            source,
+            platform,
+            planner,
+            constraints,
+            rules,
+            text: Some(text.clone()),
+        })
+    }
+
+    /// A manifest for a model file with no manifest of its own: the `generic` preset,
+    /// `greedy_by_size` as planner, no rules.
+    pub fn for_model_file(path: &Path) -> Manifest {
+        let stem = path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "model".to_string());
+        Manifest {
+            path: PathBuf::from("<generated>"),
+            name: sanitize_name(&stem),
+            source: ModelSource::File(path.to_path_buf()),
+            platform: Platform::preset("generic").unwrap_or_else(|| Platform {
+                name: "generic".into(),
+                memories: Vec::new(),
+                min_alignment: 16,
+            }),
+            planner: PlannerKind::GreedyBySize,
+            constraints: Vec::new(),
+            rules: Vec::new(),
+            text: None,
+        }
+    }
+
+    /// The memories unpinned scratch may use, in preference order: the constraints' order
+    /// when there are constraints, else every writable memory in platform order.
+    pub fn scratch_banks(&self) -> Vec<&Memory> {
+        if self.constraints.is_empty() {
+            self.platform
+                .memories
+                .iter()
+                .filter(|m| m.writable)
+                .collect()
+        } else {
+            self.constraints
+                .iter()
+                .filter_map(|c| self.platform.memory(&c.name))
+                .filter(|m| m.writable)
+                .collect()
+        }
+    }
+
+    /// The constraint on memory `name`, if any.
+    pub fn constraint(&self, name: &str) -> Option<&MemoryConstraint> {
+        self.constraints.iter().find(|c| c.name == name)
+    }
+
+    /// Most bytes the plan may use in memory `name` (`None`: unlimited).
+    pub fn budget(&self, name: &str) -> Option<u64> {
+        let size = self.platform.memory(name).and_then(|m| m.size);
+        match self.constraint(name).and_then(|c| c.max_size) {
+            Some(max) => Some(size.map_or(max, |s| s.min(max))),
+            None => size,
+        }
+    }
+
+    /// Slot and arena alignment floor in memory `name`: max(min_alignment, arena_alignment).
+    pub fn memory_alignment(&self, name: &str) -> u64 {
+        let arena = self
+            .constraint(name)
+            .and_then(|c| c.arena_alignment)
+            .unwrap_or(1);
+        self.platform.min_alignment.max(arena)
+    }
+
+    /// Where a rule is in the manifest, as `file:line:col`.
+    pub fn rule_location(&self, rule: &Rule) -> String {
+        match &rule.span {
+            Some(s) => {
+                let (l, c) = s.line_col();
+                format!("{}:{l}:{c}", s.path.display())
+            }
+            None => self.path.display().to_string(),
+        }
+    }
+
+    /// An error pointing at a rule's position in the manifest.
+    pub(crate) fn rule_error(&self, rule: &Rule, message: String, help: &str) -> Error {
+        let e = Error::input(message).help(help);
+        match &rule.span {
+            Some(s) => e.at(s.clone()),
+            None => e,
+        }
+    }
+}
+
+/// Turns a file stem into a Rust-identifier-friendly model name.
+pub fn sanitize_name(s: &str) -> String {
+    let mut out: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert_str(0, "m_");
+    }
+    out
+}
+
+fn check_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<String> {
+    let n = name.get_ref();
+    let ok = !n.is_empty()
+        && n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(ctx.err(
+            name,
+            format!("model name {n:?} is not an identifier"),
+            format!(
+                "use letters, digits and `_`, starting with a letter, such as {:?}",
+                sanitize_name(n)
+            ),
+        ));
+    }
+    Ok(n.clone())
+}
+
+fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Platform> {
+    let Some(raw) = raw else {
+        return Ok(Platform::preset("generic").unwrap_or_else(|| unreachable_platform()));
+    };
+    let span = raw.span();
+    let raw = raw.into_inner();
+    let mut platform = match (&raw.preset, &raw.memories) {
+        (Some(p), None) => Platform::preset(p.get_ref()).ok_or_else(|| {
+            let hint = did_you_mean(p.get_ref(), Platform::PRESETS.iter().copied())
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
+            ctx.err(
+                p,
+                format!("unknown platform preset {:?}", p.get_ref()),
+                format!("{hint}presets: {}", Platform::PRESETS.join(", ")),
+            )
+        })?,
+        (None, Some(mems)) => {
+            let mut memories: Vec<Memory> = Vec::new();
+            for m in mems {
+                let m = m.get_ref();
+                let name = m.name.get_ref();
+                if !is_memory_name(name) {
+                    return Err(ctx.err(
+                        &m.name,
+                        format!("memory name {name:?} is not an identifier"),
+                        "use letters, digits and `_`, such as \"DTCM\" or \"SRAM1\"",
+                    ));
+                }
+                if memories.iter().any(|x| &x.name == name) {
+                    return Err(ctx.err(
+                        &m.name,
+                        format!("memory {name} is defined twice"),
+                        "give each memory its own name",
+                    ));
+                }
+                memories.push(Memory {
+                    name: name.clone(),
+                    size: m.size.as_ref().map(|s| s.get_ref().0),
+                    writable: m.writable,
+                    readable_in_place: m.readable_in_place,
+                    origin: m.origin.as_ref().map(|s| s.get_ref().0),
+                });
+            }
+            if memories.is_empty() {
+                return Err(Error::input("platform.memories is empty")
+                    .at(ctx.span(span))
+                    .help("list at least one writable memory, or use `preset = \"generic\"`"));
+            }
+            Platform {
+                name: "custom".to_string(),
+                memories,
+                min_alignment: 16,
+            }
+        }
+        (Some(p), Some(_)) => {
+            return Err(ctx.err(
+                p,
+                "platform has both `preset` and `memories`",
+                "keep one: a preset by name, or your own list of memories",
+            ));
+        }
+        (None, None) => {
+            return Err(Error::input("platform has neither `preset` nor `memories`")
+                .at(ctx.span(span))
+                .help("add `preset = \"generic\"` (or another preset), or list `memories`"));
+        }
+    };
+    if let Some(a) = &raw.min_alignment {
+        platform.min_alignment = ctx.alignment(a, "platform.min_alignment")?;
+    }
+    if !platform.memories.iter().any(|m| m.writable) {
+        return Err(Error::input("the platform has no writable memory")
+            .at(ctx.span(span))
+            .help("mark at least one memory `writable = true`; activations need one"));
+    }
+    Ok(platform)
+}
+
+fn unreachable_platform() -> Platform {
+    Platform {
+        name: "generic".into(),
+        memories: vec![
+            mem("SRAM", None, true, None),
+            mem("FLASH", None, false, None),
+        ],
+        min_alignment: 16,
+    }
+}
+
+fn is_memory_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn unknown_memory(ctx: &Ctx<'_>, platform: &Platform, name: &Spanned<String>, what: &str) -> Error {
+    let names: Vec<&str> = platform.memories.iter().map(|m| m.name.as_str()).collect();
+    let hint = did_you_mean(name.get_ref(), names.iter().copied())
+        .map(|s| format!("did you mean `{s}`? "))
+        .unwrap_or_default();
+    ctx.err(
+        name,
+        format!(
+            "{what} names memory {:?}, which platform {} does not have",
+            name.get_ref(),
+            platform.name
+        ),
+        format!("{hint}memories: {}", names.join(", ")),
+    )
+}
+
+fn check_planner(
+    ctx: &Ctx<'_>,
+    planner: Option<&Spanned<String>>,
+    options: Option<&Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
+) -> Result<PlannerKind> {
+    let name = planner.map_or("greedy_by_size", |p| p.get_ref().as_str());
+    let mut opts = BTreeMap::new();
+    if let Some(o) = options {
+        for (k, v) in o.get_ref() {
+            let value = match v.get_ref() {
+                toml::Value::Integer(i) => OptionValue::Int(*i),
+                toml::Value::String(s) => OptionValue::Str(s.clone()),
+                toml::Value::Boolean(b) => OptionValue::Bool(*b),
+                toml::Value::Float(f) => OptionValue::Float(*f),
+                other => {
+                    return Err(ctx.err(
+                        v,
+                        format!("planner option `{k}` is a {}", other.type_str()),
+                        "give a number, a string or a boolean",
+                    ));
+                }
+            };
+            opts.insert(k.clone(), value);
+        }
+    }
+    PlannerKind::from_name(name, &opts).map_err(|e| {
+        let range = match (&e.key, options, planner) {
+            (Some(k), Some(o), _) => o.get_ref().get(k).map_or(o.span(), |v| v.span()),
+            (_, _, Some(p)) => p.span(),
+            _ => 0..0,
+        };
+        let (message, help) = match e.message.split_once("; ") {
+            Some((m, h)) => (m.to_string(), h.to_string()),
+            None => (
+                e.message.clone(),
+                "see the README's planner list".to_string(),
+            ),
+        };
+        Error::input(message).at(ctx.span(range)).help(help)
+    })
+}
+
+fn check_constraints(
+    ctx: &Ctx<'_>,
+    platform: &Platform,
+    raw: &[Spanned<RawConstraint>],
+) -> Result<Vec<MemoryConstraint>> {
+    let mut out: Vec<MemoryConstraint> = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let c = c.get_ref();
+        let what = format!("memory.constraints[{i}]");
+        let Some(memory) = platform.memory(c.name.get_ref()) else {
+            return Err(unknown_memory(ctx, platform, &c.name, &what));
+        };
+        if out.iter().any(|x| &x.name == c.name.get_ref()) {
+            return Err(ctx.err(
+                &c.name,
+                format!("memory {} has two constraints", c.name.get_ref()),
+                "merge them into one entry",
+            ));
+        }
+        let max_size = match &c.max_size {
+            Some(s) => {
+                let v = s.get_ref().0;
+                if let Some(size) = memory.size {
+                    if v > size {
+                        return Err(ctx.err(
+                            s,
+                            format!(
+                                "{what}.max_size is {v} bytes, but memory {} has only {size}",
+                                memory.name
+                            ),
+                            format!("lower max_size to at most {size}, or fix the memory's size"),
+                        ));
+                    }
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        let arena_alignment = match &c.arena_alignment {
+            Some(a) => Some(ctx.alignment(a, &format!("{what}.arena_alignment"))?),
+            None => None,
+        };
+        out.push(MemoryConstraint {
+            name: memory.name.clone(),
+            max_size,
+            arena_alignment,
+        });
+    }
+    Ok(out)
+}
+
+fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> Result<Vec<Rule>> {
+    let mut out = Vec::new();
+    for (i, r) in raw.iter().enumerate() {
+        let span = r.span();
+        let r = r.get_ref();
+        let what = format!("memory.tensors[{i}]");
+        let rule_type = match &r.rule_type {
+            None => RuleType::Any,
+            Some(t) => match t.get_ref().as_str() {
+                "*" => RuleType::Any,
+                "constant" => RuleType::Role(ArenaRole::Constant),
+                "persistent" => RuleType::Role(ArenaRole::Persistent),
+                "scratch" => RuleType::Role(ArenaRole::Scratch),
+                other => {
+                    let hint = did_you_mean(other, ["constant", "persistent", "scratch"])
+                        .map(|s| format!("did you mean `{s}`? "))
+                        .unwrap_or_default();
+                    return Err(ctx.err(
+                        t,
+                        format!("{what}.type is {other:?}"),
+                        format!("{hint}use \"constant\", \"persistent\", \"scratch\" or \"*\""),
+                    ));
+                }
+            },
+        };
+        let ids = r.id.as_ref().map(|id| match id.get_ref() {
+            IdPattern::One(s) => vec![s.clone()],
+            IdPattern::Many(v) => v.clone(),
+        });
+        if let (Some(ids), Some(id)) = (&ids, &r.id) {
+            if ids.is_empty() || ids.iter().any(|s| s.is_empty()) {
+                return Err(ctx.err(
+                    id,
+                    format!("{what}.id is empty"),
+                    "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
+                ));
+            }
+        }
+        let (memory, dest) = match &r.attributes {
+            None => (None, None),
+            Some(a) => {
+                let a = a.get_ref();
+                (a.memory.as_ref(), a.constant_destination_memory.as_ref())
+            }
+        };
+        if memory.is_none() && dest.is_none() {
+            return Err(Error::input(format!("{what} has no `attributes`"))
+                .at(ctx.span(span.clone()))
+                .help("add `attributes = { memory = \"...\" }` (and for constants, optionally `constant_destination_memory`)"));
+        }
+        if let Some(m) = memory {
+            let Some(mm) = platform.memory(m.get_ref()) else {
+                return Err(unknown_memory(
+                    ctx,
+                    platform,
+                    m,
+                    &format!("{what}.attributes.memory"),
+                ));
+            };
+            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type {
+                if !mm.writable {
+                    return Err(ctx.err(
+                        m,
+                        format!("{what} pins {} tensors to {}, which is read-only", role.name(), mm.name),
+                        "pin them to a writable memory; only constants can live in read-only memory",
+                    ));
+                }
+            }
+        }
+        if let Some(d) = dest {
+            let Some(dm) = platform.memory(d.get_ref()) else {
+                return Err(unknown_memory(
+                    ctx,
+                    platform,
+                    d,
+                    &format!("{what}.attributes.constant_destination_memory"),
+                ));
+            };
+            if !dm.writable {
+                return Err(ctx.err(
+                    d,
+                    format!("{what}.attributes.constant_destination_memory is {}, which is read-only", dm.name),
+                    "stage constants into a writable memory (e.g. a TCM), or drop constant_destination_memory to read them in place",
+                ));
+            }
+            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type {
+                return Err(ctx.err(
+                    d,
+                    format!("{what} sets constant_destination_memory on {} tensors", role.name()),
+                    "constant_destination_memory applies to constants only; use `memory` for other roles",
+                ));
+            }
+        }
+        out.push(Rule {
+            index: i,
+            rule_type,
+            ids,
+            memory: memory.map(|m| m.get_ref().clone()),
+            constant_destination_memory: dest.map(|d| d.get_ref().clone()),
+            span: Some(ctx.span(span)),
+        });
+    }
+    Ok(out)
+}
+
+fn inline_graph(ctx: &Ctx<'_>, base: &Path, name: &str, model: RawModel) -> Result<Graph> {
+    let raw_tensors = model.tensors.unwrap_or_default();
+    let mut tensors: Vec<Tensor> = Vec::with_capacity(raw_tensors.len());
+    let mut index: BTreeMap<String, TensorIndex> = BTreeMap::new();
+    for (i, t) in raw_tensors.iter().enumerate() {
+        let t = t.get_ref();
+        let id = t.id.get_ref().clone();
+        if id.is_empty() {
+            return Err(ctx.err(
+                &t.id,
+                "tensor id is empty",
+                "give every tensor a non-empty id",
+            ));
+        }
+        if index.contains_key(&id) {
+            return Err(ctx.err(
+                &t.id,
+                format!("tensor id {id:?} is used twice"),
+                "give each tensor its own id",
+            ));
+        }
+        let dtype = DType::from_name(t.dtype.get_ref()).ok_or_else(|| {
+            let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
+            let hint = did_you_mean(t.dtype.get_ref(), names.iter().copied())
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
+            ctx.err(
+                &t.dtype,
+                format!("tensor {id:?} has unknown dtype {:?}", t.dtype.get_ref()),
+                format!("{hint}dtypes: {}", names.join(", ")),
+            )
+        })?;
+        let mut shape = Vec::new();
+        for d in t.shape.iter().flatten() {
+            let v = *d.get_ref();
+            if v < 0 {
+                return Err(ctx.err(
+                    d,
+                    format!("tensor {id:?} has dimension {v}"),
+                    "dimensions must be >= 0 (dynamic sizes cannot be planned statically)",
+                ));
+            }
+            shape.push(v as u64);
+        }
+        let data = match &t.data {
+            Some(file) => {
+                let path = base.join(file.get_ref());
+                let bytes = std::fs::read(&path).map_err(|e| {
+                    ctx.err(
+                        file,
+                        format!("cannot read constant data {}: {e}", path.display()),
+                        "the path is relative to the manifest's folder",
+                    )
+                })?;
+                Some(Arc::<[u8]>::from(bytes))
+            }
+            None => None,
+        };
+        let from_shape = if t.shape.is_some() {
+            let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            Some(elements.and_then(|e| dtype.bytes_for(e)).ok_or_else(|| {
+                ctx.err(
+                    &t.id,
+                    format!("tensor {id:?}: the byte size of shape {shape:?} of {} overflows or is undefined", dtype.name()),
+                    "give `size` in bytes, or a smaller shape",
+                )
+            })?)
+        } else {
+            None
+        };
+        let size = match (&t.size, from_shape, &data) {
+            (Some(s), Some(fs), _) if s.get_ref().0 != fs => {
+                return Err(ctx.err(
+                    s,
+                    format!(
+                        "tensor {id:?} has size {} but its shape {shape:?} of {} makes {fs} bytes",
+                        s.get_ref().0,
+                        dtype.name()
+                    ),
+                    "drop `size` or make it match the shape",
+                ));
+            }
+            (Some(s), _, _) => s.get_ref().0,
+            (None, Some(fs), _) => fs,
+            (None, None, Some(d)) => d.len() as u64,
+            (None, None, None) => {
+                return Err(ctx.err(
+                    &t.id,
+                    format!("tensor {id:?} has neither `shape` nor `size`"),
+                    "give its shape (e.g. `shape = [1, 49, 10]`) or its size in bytes",
+                ));
+            }
+        };
+        if let (Some(d), Some(file)) = (&data, &t.data) {
+            if d.len() as u64 != size {
+                return Err(ctx.err(
+                    file,
+                    format!(
+                        "constant data for tensor {id:?} has {} bytes, the tensor has {size}",
+                        d.len()
+                    ),
+                    "fix the file or the tensor's shape",
+                ));
+            }
+        }
+        let constant = t.constant || data.is_some();
+        if constant && t.variable {
+            return Err(ctx.err(
+                &t.id,
+                format!("tensor {id:?} is both constant and variable"),
+                "a variable tensor is writable state; drop one of the two",
+            ));
+        }
+        let align_hint = match &t.alignment {
+            Some(a) => Some(ctx.alignment(a, &format!("tensor {id:?} alignment"))?),
+            None => None,
+        };
+        let quantization = match &t.quantization {
+            Some(q) => {
+                if q.scale.is_empty() || q.scale.len() != q.zero_point.len() {
+                    return Err(ctx.err(
+                        &t.id,
+                        format!(
+                            "tensor {id:?} quantization has {} scales and {} zero points",
+                            q.scale.len(),
+                            q.zero_point.len()
+                        ),
+                        "give one scale and one zero point per channel (one each for per-tensor)",
+                    ));
+                }
+                Some(Quantization {
+                    scale: q.scale.clone(),
+                    zero_point: q.zero_point.clone(),
+                    axis: q.axis,
+                })
+            }
+            None => None,
+        };
+        index.insert(id.clone(), TensorIndex(i as u32));
+        tensors.push(Tensor {
+            name: t.name.clone().unwrap_or_else(|| id.clone()),
+            id,
+            dtype,
+            shape,
+            size,
+            kind: if constant {
+                TensorKind::Constant
+            } else if t.variable {
+                TensorKind::Variable
+            } else {
+                TensorKind::Activation
+            },
+            quantization,
+            align_hint,
+            data,
+        });
+    }
+    let lookup = |s: &Spanned<String>, what: &str| -> Result<TensorIndex> {
+        index.get(s.get_ref()).copied().ok_or_else(|| {
+            let hint = did_you_mean(s.get_ref(), index.keys().map(|k| k.as_str()))
+                .map(|x| format!("did you mean {x:?}? "))
+                .unwrap_or_default();
+            ctx.err(
+                s,
+                format!(
+                    "{what} names tensor {:?}, which model.tensors does not declare",
+                    s.get_ref()
+                ),
+                format!("{hint}declare it in model.tensors or fix the id"),
+            )
+        })
+    };
+    let mut ops = Vec::new();
+    for (k, op) in model.ops.unwrap_or_default().iter().enumerate() {
+        let op = op.get_ref();
+        let what = format!("op {k} ({})", op.opcode);
+        let inputs = op
+            .inputs
+            .iter()
+            .map(|s| lookup(s, &what).map(Some))
+            .collect::<Result<Vec<_>>>()?;
+        let outputs = op
+            .outputs
+            .iter()
+            .map(|s| lookup(s, &what))
+            .collect::<Result<Vec<_>>>()?;
+        let scratch = op
+            .scratch
+            .iter()
+            .map(|s| lookup(s, &what))
+            .collect::<Result<Vec<_>>>()?;
+        for (s, &o) in op.outputs.iter().zip(&outputs) {
+            if tensors[o.get()].kind == TensorKind::Constant {
+                return Err(ctx.err(
+                    s,
+                    format!("{what} writes constant tensor {:?}", s.get_ref()),
+                    "constants are read-only; make the output an activation or a variable",
+                ));
+            }
+        }
+        ops.push(Op {
+            opcode: op.opcode.clone(),
+            inputs,
+            outputs,
+            scratch,
+        });
+    }
+    let io = |list: Option<Vec<Spanned<String>>>, what: &str| -> Result<Option<Vec<IoName>>> {
+        list.map(|l| {
+            l.iter()
+                .map(|s| {
+                    lookup(s, what).map(|t| IoName {
+                        name: tensors[t.get()].name.clone(),
+                        tensor: t,
+                    })
+                })
+                .collect()
+        })
+        .transpose()
+    };
+    let inputs = io(model.inputs, "model.inputs")?;
+    let outputs = io(model.outputs, "model.outputs")?;
+    let mut graph = Graph {
+        name: name.to_string(),
+        tensors,
+        ops,
+        inputs: Vec::new(),
+        outputs: Vec::new(),
+        aliases: Vec::new(),
+    };
+    // Without explicit lists: inputs are activations read but never written, outputs are
+    // activations written but never read.
+    let n = graph.tensors.len();
+    let mut read = vec![false; n];
+    let mut written = vec![false; n];
+    for op in &graph.ops {
+        for t in op.inputs.iter().flatten() {
+            read[t.get()] = true;
+        }
+        for t in &op.outputs {
+            written[t.get()] = true;
+        }
+    }
+    let activation = |i: usize| graph.tensors[i].kind == TensorKind::Activation;
+    let default_io = |pred: &dyn Fn(usize) -> bool| -> Vec<IoName> {
+        (0..n)
+            .filter(|&i| activation(i) && pred(i))
+            .map(|i| IoName {
+                name: graph.tensors[i].name.clone(),
+                tensor: TensorIndex(i as u32),
+            })
+            .collect()
+    };
+    let default_inputs = default_io(&|i| read[i] && !written[i]);
+    let default_outputs = default_io(&|i| written[i] && !read[i]);
+    graph.inputs = inputs.unwrap_or(default_inputs);
+    graph.outputs = outputs.unwrap_or(default_outputs);
+    graph.validate()?;
+    Ok(graph)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Manifest> {
+        Manifest::parse(text, Path::new("m.toml"))
+    }
+
+    fn err(text: &str) -> Error {
+        match parse(text) {
+            Ok(_) => panic!("expected an error for:\n{text}"),
+            Err(e) => e,
+        }
+    }
+
+    const GRAPH: &str = r#"
+[model]
+name = "m"
+tensors = [
+  { id = "in", dtype = "i8", shape = [1, 16] },
+  { id = "w", dtype = "i8", shape = [16, 16], constant = true },
+  { id = "out", dtype = "i8", shape = [1, 16] },
+]
+ops = [ { opcode = "FULLY_CONNECTED", inputs = ["in", "w"], outputs = ["out"] } ]
+"#;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("512K"), Some(512 * 1024));
+        assert_eq!(parse_size("4M"), Some(4 * 1024 * 1024));
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("0x100"), Some(256));
+        assert_eq!(parse_size("4KiB"), Some(4096));
+        assert_eq!(parse_size("4X"), None);
+        assert_eq!(parse_size("K"), None);
+        assert_eq!(parse_size("99999999999999999999G"), None);
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob_match("conv_*", "conv_0/weights"));
+        assert!(glob_match("*", ""));
+        assert!(glob_match("a?c", "abc"));
+        assert!(!glob_match("a?c", "ac"));
+        assert!(glob_match("*/out", "conv/3/out"));
+        assert!(!glob_match("conv", "conv_0"));
+    }
+
+    #[test]
+    fn inline_graph_defaults() {
+        let m = parse(GRAPH).unwrap();
+        let ModelSource::Inline(g) = &m.source else {
+            panic!()
+        };
+        assert_eq!(g.tensors.len(), 3);
+        assert_eq!(g.tensors[1].kind, TensorKind::Constant);
+        assert_eq!(g.tensors[1].size, 256);
+        assert_eq!(g.inputs[0].name, "in");
+        assert_eq!(g.outputs[0].name, "out");
+        assert_eq!(m.platform.name, "generic");
+        assert_eq!(m.planner, PlannerKind::GreedyBySize);
+    }
+
+    #[test]
+    fn unknown_key_has_did_you_mean_and_position() {
+        let e = err(&format!("{GRAPH}\n[memory]\nplannr = \"greedy\"\n"));
+        assert!(
+            e.message().contains("unknown field `plannr`"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.help_text(), Some("did you mean `planner`?"));
+        let (_, line, col) = e.location().unwrap();
+        assert_eq!((line, col), (12, 1));
+        assert!(e.to_string().contains("m.toml:12:1"), "{e}");
+    }
+
+    #[test]
+    fn unknown_memory_in_constraint() {
+        let e = err(&format!(
+            "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTMC\" }}]\n"
+        ));
+        assert!(e.message().contains("\"DTMC\""), "{}", e.message());
+        assert!(e.help_text().unwrap().contains("did you mean `DTCM`?"));
+        assert_eq!(e.location().unwrap().1, 14);
+    }
+
+    #[test]
+    fn non_power_of_two_alignment() {
+        let e = err(&format!(
+            "{GRAPH}\n[platform]\npreset = \"generic\"\nmin_alignment = 12\n"
+        ));
+        assert!(
+            e.message().contains("platform.min_alignment is 12"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap().1, 13);
+        let e = err(&format!(
+            "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", arena_alignment = 24 }}]\n"
+        ));
+        assert!(
+            e.message().contains("arena_alignment is 24"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
+    fn max_size_beyond_memory() {
+        let e = err(&format!(
+            "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = \"1M\" }}]\n"
+        ));
+        assert!(
+            e.message()
+                .contains("max_size is 1048576 bytes, but memory DTCM has only 524288"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap(), (PathBuf::from("m.toml"), 14, 44));
+    }
+
+    #[test]
+    fn scratch_pinned_to_read_only() {
+        let e = err(&format!(
+            "{GRAPH}\n[memory]\ntensors = [{{ type = \"scratch\", attributes = {{ memory = \"FLASH\" }} }}]\n"
+        ));
+        assert!(
+            e.message()
+                .contains("pins scratch tensors to FLASH, which is read-only"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap().1, 12);
+    }
+
+    #[test]
+    fn read_only_destination() {
+        let e = err(&format!(
+            "{GRAPH}\n[memory]\ntensors = [{{ type = \"constant\", attributes = {{ memory = \"SRAM\", constant_destination_memory = \"FLASH\" }} }}]\n"
+        ));
+        assert!(
+            e.message()
+                .contains("constant_destination_memory is FLASH, which is read-only"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
+    fn bad_planner_and_options() {
+        let e = err(&format!("{GRAPH}\n[memory]\nplanner = \"hill_climbing\"\n"));
+        assert!(
+            e.message().contains("unknown planner `hill_climbing`"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap().1, 12);
+        let e = err(&format!(
+            "{GRAPH}\n[memory]\nplanner = \"greedy\"\nplanner_options = {{ iterations = 3 }}\n"
+        ));
+        assert!(
+            e.message().contains("planner `greedy` takes no options"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap().1, 13);
+        let e = err(&format!(
+            "{GRAPH}\n[memory]\nplanner = \"hill_climb\"\nplanner_options = {{ iterations = -3 }}\n"
+        ));
+        assert!(
+            e.message().contains("`iterations` is -3"),
+            "{}",
+            e.message()
+        );
+    }
+
+    #[test]
+    fn bad_sizes_and_types() {
+        let e = err(&format!(
+            "{GRAPH}\n[platform]\nmemories = [{{ name = \"RAM\", size = \"12Q\", writable = true }}]\n"
+        ));
+        assert!(
+            e.message().contains("\"12Q\" is not a byte count"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap().1, 12);
+        let e = err(&GRAPH.replace(
+            "dtype = \"i8\", shape = [1, 16] }",
+            "dtype = \"i88\", shape = [1, 16] }",
+        ));
+        assert!(
+            e.message().contains("unknown dtype \"i88\""),
+            "{}",
+            e.message()
+        );
+        assert!(e.help_text().unwrap().contains("did you mean `i8`?"));
+        let e = err(&GRAPH.replace("inputs = [\"in\", \"w\"]", "inputs = [\"inn\", \"w\"]"));
+        assert!(
+            e.message().contains("names tensor \"inn\""),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap().1, 9);
+    }
+
+    #[test]
+    fn budget_is_min_of_memory_and_constraint() {
+        let m = parse(&format!(
+            "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = \"128K\", arena_alignment = 32 }}, {{ name = \"SRAM\" }}]\n"
+        ))
+        .unwrap();
+        assert_eq!(m.budget("DTCM"), Some(128 * 1024));
+        assert_eq!(m.budget("SRAM"), Some(2 * 1024 * 1024));
+        assert_eq!(m.memory_alignment("DTCM"), 32);
+        assert_eq!(m.memory_alignment("SRAM"), 16);
+        let banks: Vec<&str> = m.scratch_banks().iter().map(|b| b.name.as_str()).collect();
+        assert_eq!(banks, ["DTCM", "SRAM"]);
+    }
+}
