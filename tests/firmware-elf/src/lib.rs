@@ -16,6 +16,8 @@
 
 #![deny(missing_docs)]
 
+pub mod plan;
+
 use std::fmt;
 
 use object::elf;
@@ -70,7 +72,8 @@ pub struct ExpectedArena {
     pub contents: Contents,
     /// Symbols the fragment defines at the arena's first byte.
     pub start_symbols: Vec<String>,
-    /// Symbols the fragment defines one past the arena's last planned byte.
+    /// Symbols the fragment defines one past the arena's output section (its planned size,
+    /// or that padded to its alignment).
     pub end_symbols: Vec<String>,
 }
 
@@ -290,7 +293,7 @@ fn check_arena(
         check_symbol(file, name, wanted, address, "start", &mut bad);
     }
     for wanted in &arena.end_symbols {
-        check_symbol(file, name, wanted, address + arena.size, "end", &mut bad);
+        check_symbol(file, name, wanted, address + size, "end", &mut bad);
     }
 
     // File bytes: the part of any PT_LOAD segment's file image inside this arena.

@@ -270,7 +270,23 @@ fn a_correct_image_passes_and_reports_where_arenas_are() {
 fn padding_to_the_alignment_is_accepted() {
     let mut s = good_sections();
     s[0].size = 112;
-    assert!(run(&s, &good_symbols(), &[scratch(100)]).is_ok());
+    // The end symbol marks the end of the padded section.
+    let syms = [
+        ("__m_scratch_dtcm_start", 0x2000_0000),
+        ("__m_scratch_dtcm_end", 0x2000_0070),
+    ];
+    assert!(run(&s, &syms, &[scratch(100)]).is_ok());
+    fails_with(
+        run(&s, &good_symbols(), &[scratch(100)]),
+        "__m_scratch_dtcm_end",
+    );
+    // Padding past the alignment is not.
+    s[0].size = 128;
+    let syms = [
+        ("__m_scratch_dtcm_start", 0x2000_0000),
+        ("__m_scratch_dtcm_end", 0x2000_0080),
+    ];
+    fails_with(run(&s, &syms, &[scratch(100)]), "is 128 bytes in the image");
 }
 
 #[test]
@@ -427,5 +443,100 @@ fn memory_blocks_are_read_with_suffixes_attributes_and_comments() {
         memory_regions("MEMORY { X : ORIGIN = zz, LENGTH = 1 }")
             .unwrap_err()
             .contains("zz")
+    );
+}
+
+/// A fresh directory under the system temp dir, unique to this test.
+fn temp_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("firmware-elf-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const PLAN: &str = r#"{
+  "format_version": 1,
+  "generator": "planner test",
+  "model": "m",
+  "plan_hash": "fnv1a64:0000000000000000",
+  "arenas": [
+    { "name": "scratch.DTCM", "role": "scratch", "memory": "DTCM", "source_memory": "DTCM",
+      "size": 100, "budget": null, "alignment": 16,
+      "section": ".bss.planner.m.scratch.dtcm", "blob": null },
+    { "name": "constant.DTCM", "role": "constant", "memory": "DTCM", "source_memory": "QSPI",
+      "size": 48, "budget": null, "alignment": 16,
+      "section": ".bss.planner.m.constant.dtcm",
+      "blob": { "file": "m.constant.dtcm.bin", "section": ".rodata.planner.m.constant.qspi",
+                "size": 48, "hash": "fnv1a64:0" } }
+  ],
+  "tensors": [], "ops": [], "inputs": [], "outputs": [], "memories": []
+}"#;
+
+#[test]
+fn a_plan_file_gives_each_writable_arena_and_each_blob() {
+    let dir = temp_dir("plan");
+    std::fs::write(dir.join("m.plan.json"), PLAN).unwrap();
+    std::fs::write(dir.join("m.constant.dtcm.bin"), blob()).unwrap();
+    let found = plan::find(&dir).unwrap();
+    assert_eq!(found, [dir.join("m.plan.json")]);
+    let m = plan::load(&found[0]).unwrap();
+    assert_eq!(m.model, "m");
+    let names: Vec<(&str, &str)> = m
+        .arenas
+        .iter()
+        .map(|a| (a.section.as_str(), a.region.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (".planner.m.scratch.dtcm", "DTCM"),
+            (".planner.m.constant.dtcm", "DTCM"),
+            (".planner.m.constant.qspi", "QSPI"),
+        ]
+    );
+    assert_eq!(
+        m.arenas[0].start_symbols,
+        ["__planner_m_scratch_dtcm_start"]
+    );
+    assert_eq!(m.arenas[2].contents, Contents::Blob(blob()));
+
+    // The image with the staged copy's section added passes against this plan.
+    let mut sections = good_sections();
+    sections.push(zeroed(".planner.m.constant.dtcm", 0x2000_0070, 48));
+    let syms = [
+        ("__planner_m_scratch_dtcm_start", 0x2000_0000),
+        ("__planner_m_scratch_dtcm_end", 0x2000_0064),
+        ("__planner_m_constant_dtcm_start", 0x2000_0070),
+        ("__planner_m_constant_dtcm_end", 0x2000_00a0),
+        ("__planner_m_constant_qspi_start", 0x2800_0000),
+        ("__planner_m_constant_qspi_end", 0x2800_0030),
+    ];
+    sections[0].name = ".planner.m.scratch.dtcm";
+    sections[1].name = ".planner.m.constant.qspi";
+    let reports = run(&sections, &syms, &m.arenas).unwrap();
+    assert_eq!(reports.len(), 3);
+}
+
+#[test]
+fn plan_files_of_another_version_or_with_stale_blobs_are_refused() {
+    let dir = temp_dir("version");
+    std::fs::write(
+        dir.join("m.plan.json"),
+        PLAN.replace("\"format_version\": 1", "\"format_version\": 9"),
+    )
+    .unwrap();
+    let e = plan::load(&dir.join("m.plan.json")).unwrap_err();
+    assert!(e.contains("format version 9"), "{e}");
+
+    let dir = temp_dir("stale");
+    std::fs::write(dir.join("m.plan.json"), PLAN).unwrap();
+    std::fs::write(dir.join("m.constant.dtcm.bin"), [0u8; 3]).unwrap();
+    let e = plan::load(&dir.join("m.plan.json")).unwrap_err();
+    assert!(e.contains("is 3 bytes, its plan file says 48"), "{e}");
+    std::fs::remove_file(dir.join("m.constant.dtcm.bin")).unwrap();
+    let e = plan::load(&dir.join("m.plan.json")).unwrap_err();
+    assert!(
+        e.contains("cannot read the blob of arena constant.DTCM"),
+        "{e}"
     );
 }
