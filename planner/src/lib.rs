@@ -5,8 +5,7 @@
 //! checks the result. The stages, in pipeline order, each a module with one entry function:
 //!
 //! 1. [`manifest`]: read and check the TOML manifest ([`manifest::load`]).
-//! 2. [`import`]: build the [`graph::Graph`] from an inline graph, a `.tflite` file or a CSV
-//!    problem ([`import::load`]).
+//! 2. [`graph`]: the model every importer produces (inline graphs come with the manifest).
 //! 3. [`lifetimes`]: the ops over which each tensor is live ([`lifetimes::compute`]).
 //! 4. [`placement`]: each tensor's role, memory and source memory, with the reason
 //!    ([`placement::resolve`]).
@@ -30,11 +29,23 @@ mod error;
 #[cfg(feature = "std")]
 pub mod graph;
 #[cfg(feature = "std")]
+pub mod import;
+#[cfg(feature = "std")]
+pub mod lifetimes;
+#[cfg(feature = "std")]
 pub mod manifest;
 #[cfg(feature = "std")]
 pub mod pack;
 #[cfg(feature = "std")]
+mod pipeline;
+#[cfg(feature = "std")]
+pub mod placement;
+#[cfg(feature = "std")]
 pub mod plan;
+#[cfg(feature = "std")]
+pub mod verify;
 
 #[cfg(feature = "std")]
 pub use error::{Error, Result};
+#[cfg(feature = "std")]
+pub use pipeline::{ArenaReport, Planned, plan_graph, plan_with};

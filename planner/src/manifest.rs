@@ -157,10 +157,10 @@ impl Rule {
 
     /// Whether the rule applies to a tensor of `role` with this id and name.
     pub fn matches(&self, role: ArenaRole, id: &str, name: &str) -> bool {
-        if let RuleType::Role(r) = self.rule_type {
-            if r != role {
-                return false;
-            }
+        if let RuleType::Role(r) = self.rule_type
+            && r != role
+        {
+            return false;
         }
         match &self.ids {
             None => true,
@@ -242,7 +242,6 @@ pub struct Manifest {
     pub constraints: Vec<MemoryConstraint>,
     /// Placement rules, in file order.
     pub rules: Vec<Rule>,
-    pub(crate) text: Option<Arc<str>>,
 }
 
 /// Reads and checks the manifest at `path`.
@@ -467,24 +466,25 @@ impl Ctx<'_> {
 
 fn toml_error(e: toml::de::Error, ctx: &Ctx<'_>) -> Error {
     let msg = e.message().trim().to_string();
-    let mut err = Error::input(msg.clone());
+    let span = e.span();
+    let mut err = Error::input(msg.clone()).with_source(e);
     // serde says "unknown field `x`, expected one of `a`, `b`": add a did-you-mean.
-    if let Some(rest) = msg.strip_prefix("unknown field `") {
-        if let Some((seen, expected)) = rest.split_once('`') {
-            let names: Vec<&str> = expected
-                .split('`')
-                .enumerate()
-                .filter(|(i, _)| i % 2 == 1)
-                .map(|(_, s)| s)
-                .collect();
-            let help = match did_you_mean(seen, names.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("remove `{seen}`; the keys allowed here are listed above"),
-            };
-            err = err.help(help);
-        }
+    if let Some(rest) = msg.strip_prefix("unknown field `")
+        && let Some((seen, expected)) = rest.split_once('`')
+    {
+        let names: Vec<&str> = expected
+            .split('`')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1)
+            .map(|(_, s)| s)
+            .collect();
+        let help = match did_you_mean(seen, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("remove `{seen}`; the keys allowed here are listed above"),
+        };
+        err = err.help(help);
     }
-    match e.span() {
+    match span {
         Some(r) => err.at(ctx.span(r)),
         None => err.note(format!("in {}", ctx.path.display())),
     }
@@ -554,7 +554,6 @@ impl Manifest {
             planner,
             constraints,
             rules,
-            text: Some(text.clone()),
         })
     }
 
@@ -577,7 +576,6 @@ impl Manifest {
             planner: PlannerKind::GreedyBySize,
             constraints: Vec::new(),
             rules: Vec::new(),
-            text: None,
         }
     }
 
@@ -681,7 +679,7 @@ fn check_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<String> {
 
 fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Platform> {
     let Some(raw) = raw else {
-        return Ok(Platform::preset("generic").unwrap_or_else(|| unreachable_platform()));
+        return Ok(Platform::preset("generic").unwrap_or_else(unreachable_platform));
     };
     let span = raw.span();
     let raw = raw.into_inner();
@@ -855,17 +853,17 @@ fn check_constraints(
         let max_size = match &c.max_size {
             Some(s) => {
                 let v = s.get_ref().0;
-                if let Some(size) = memory.size {
-                    if v > size {
-                        return Err(ctx.err(
-                            s,
-                            format!(
-                                "{what}.max_size is {v} bytes, but memory {} has only {size}",
-                                memory.name
-                            ),
-                            format!("lower max_size to at most {size}, or fix the memory's size"),
-                        ));
-                    }
+                if let Some(size) = memory.size
+                    && v > size
+                {
+                    return Err(ctx.err(
+                        s,
+                        format!(
+                            "{what}.max_size is {v} bytes, but memory {} has only {size}",
+                            memory.name
+                        ),
+                        format!("lower max_size to at most {size}, or fix the memory's size"),
+                    ));
                 }
                 Some(v)
             }
@@ -913,14 +911,14 @@ fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> 
             IdPattern::One(s) => vec![s.clone()],
             IdPattern::Many(v) => v.clone(),
         });
-        if let (Some(ids), Some(id)) = (&ids, &r.id) {
-            if ids.is_empty() || ids.iter().any(|s| s.is_empty()) {
-                return Err(ctx.err(
-                    id,
-                    format!("{what}.id is empty"),
-                    "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
-                ));
-            }
+        if let (Some(ids), Some(id)) = (&ids, &r.id)
+            && (ids.is_empty() || ids.iter().any(|s| s.is_empty()))
+        {
+            return Err(ctx.err(
+                id,
+                format!("{what}.id is empty"),
+                "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
+            ));
         }
         let (memory, dest) = match &r.attributes {
             None => (None, None),
@@ -943,14 +941,18 @@ fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> 
                     &format!("{what}.attributes.memory"),
                 ));
             };
-            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type {
-                if !mm.writable {
-                    return Err(ctx.err(
-                        m,
-                        format!("{what} pins {} tensors to {}, which is read-only", role.name(), mm.name),
-                        "pin them to a writable memory; only constants can live in read-only memory",
-                    ));
-                }
+            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type
+                && !mm.writable
+            {
+                return Err(ctx.err(
+                    m,
+                    format!(
+                        "{what} pins {} tensors to {}, which is read-only",
+                        role.name(),
+                        mm.name
+                    ),
+                    "pin them to a writable memory; only constants can live in read-only memory",
+                ));
             }
         }
         if let Some(d) = dest {
@@ -1082,17 +1084,17 @@ fn inline_graph(ctx: &Ctx<'_>, base: &Path, name: &str, model: RawModel) -> Resu
                 ));
             }
         };
-        if let (Some(d), Some(file)) = (&data, &t.data) {
-            if d.len() as u64 != size {
-                return Err(ctx.err(
-                    file,
-                    format!(
-                        "constant data for tensor {id:?} has {} bytes, the tensor has {size}",
-                        d.len()
-                    ),
-                    "fix the file or the tensor's shape",
-                ));
-            }
+        if let (Some(d), Some(file)) = (&data, &t.data)
+            && d.len() as u64 != size
+        {
+            return Err(ctx.err(
+                file,
+                format!(
+                    "constant data for tensor {id:?} has {} bytes, the tensor has {size}",
+                    d.len()
+                ),
+                "fix the file or the tensor's shape",
+            ));
         }
         let constant = t.constant || data.is_some();
         if constant && t.variable {

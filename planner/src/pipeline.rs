@@ -1,0 +1,587 @@
+//! The whole pipeline for one graph: lifetimes → placement → packing → plan → verify.
+//!
+//! Budgets are charged in this order: constant arenas (a staged arena charges its source
+//! memory for the blob and its destination for the copy), then persistent arenas, then
+//! scratch, which gets what is left. Scratch fills the banks in preference order; an unpinned
+//! tensor that does not fit spills to the next bank, pinned tensors are placed first.
+
+use std::collections::BTreeMap;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::error::{Error, Result};
+use crate::graph::{Graph, TensorIndex};
+use crate::lifetimes::{self, Lifetimes};
+use crate::manifest::Manifest;
+use crate::pack::{self, Item, Problem};
+use crate::placement::{self, Decision};
+use crate::plan::{
+    ArenaRole, ArenaUsage, MemoryPlan, TensorAllocation, TensorBinding, TensorLifetime,
+};
+use crate::verify::{self, VerifyRules};
+
+/// Quality figures of one scratch arena.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArenaReport {
+    /// Memory of the scratch arena.
+    pub memory: String,
+    /// Bytes the arena takes.
+    pub used: u64,
+    /// Bytes it may take (`None`: unlimited).
+    pub budget: Option<u64>,
+    /// Largest sum of aligned sizes live at one op among the tensors placed there.
+    pub lower_bound: u64,
+    /// `used - lower_bound`.
+    pub fragmentation: u64,
+    /// True when `used` equals the lower bound, so no packing can do better.
+    pub optimal: bool,
+}
+
+/// A finished plan with everything the reports and code generators need.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// Model name.
+    pub model: String,
+    /// Planner that packed the scratch arenas.
+    pub planner: String,
+    /// The plan itself.
+    pub plan: MemoryPlan,
+    /// Per tensor (by index): where it went and why; `None` for unused tensors.
+    pub decisions: Vec<Option<Decision>>,
+    /// Per scratch arena, in bank order.
+    pub scratch_reports: Vec<ArenaReport>,
+    /// Rules that matched nothing, spills, staged constants.
+    pub warnings: Vec<String>,
+    /// Number of ops in the schedule.
+    pub ops: u32,
+}
+
+/// Plans `graph` under `manifest` with lifetimes from its op order.
+pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
+    let lifetimes = lifetimes::compute(graph)?;
+    plan_with(manifest, graph, &lifetimes, &BTreeMap::new())
+}
+
+/// Plans `graph` with given lifetimes and fixed scratch offsets (a CSV problem's `offset`
+/// column).
+pub fn plan_with(
+    manifest: &Manifest,
+    graph: &Graph,
+    lifetimes: &Lifetimes,
+    fixed: &BTreeMap<TensorIndex, u64>,
+) -> Result<Planned> {
+    graph.validate()?;
+    if lifetimes.live.len() != graph.tensors.len() {
+        return Err(Error::input(format!(
+            "lifetimes cover {} tensors but the graph has {}",
+            lifetimes.live.len(),
+            graph.tensors.len()
+        )));
+    }
+    let placement = placement::resolve(manifest, graph, lifetimes)?;
+    let mut decisions = placement.decisions;
+    let mut warnings = placement.warnings;
+    let mut plan = MemoryPlan::default();
+    let mut charged: BTreeMap<String, u64> = BTreeMap::new();
+    let last = lifetimes.ops.saturating_sub(1);
+    let slot_align = |t: usize, memory: &str| -> u64 {
+        let tensor = &graph.tensors[t];
+        manifest
+            .memory_alignment(memory)
+            .max(tensor.dtype.align())
+            .max(tensor.align_hint.unwrap_or(1))
+    };
+    let roots: Vec<usize> = (0..graph.tensors.len())
+        .filter(|&i| decisions[i].is_some() && !lifetimes.is_alias(TensorIndex(i as u32)))
+        .collect();
+    // Alias groups take the largest member's size.
+    let mut slot_size: Vec<u64> = graph.tensors.iter().map(|t| t.size).collect();
+    for (i, d) in decisions.iter().enumerate() {
+        let r = lifetimes.slot_of[i].get();
+        if r != i && d.is_some() {
+            slot_size[r] = slot_size[r].max(graph.tensors[i].size);
+        }
+    }
+
+    // 1. Constant arenas, one per runtime memory, each with one source memory.
+    let mut by_dest: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for &i in &roots {
+        if let Some(d) = &decisions[i]
+            && d.role == ArenaRole::Constant
+            && let Some(m) = &d.memory
+        {
+            by_dest.entry(m.clone()).or_default().push(i);
+        }
+    }
+    let mut offsets: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut conflicts = Vec::new();
+    for (dest, tensors) in &by_dest {
+        let mut sources: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+        for &i in tensors {
+            let src = decisions[i]
+                .as_ref()
+                .and_then(|d| d.source_memory.as_deref())
+                .unwrap_or(dest.as_str());
+            sources
+                .entry(src)
+                .or_default()
+                .push(graph.tensors[i].id.as_str());
+        }
+        if sources.len() > 1 {
+            let list: Vec<String> = sources
+                .iter()
+                .map(|(s, ids)| format!("from {s}: {}", ids.join(", ")))
+                .collect();
+            conflicts.push(format!("{dest} ({})", list.join("; ")));
+        }
+    }
+    if !conflicts.is_empty() {
+        return Err(Error::input(format!(
+            "constant arenas with more than one source memory: {}",
+            conflicts.join(" | ")
+        ))
+        .help("stage into each destination from one source memory: change `memory` or `constant_destination_memory` in the rules so each destination has one source"));
+    }
+    for (dest, tensors) in &by_dest {
+        let source = decisions[tensors[0]]
+            .as_ref()
+            .and_then(|d| d.source_memory.clone())
+            .unwrap_or_else(|| dest.clone());
+        let align = tensors
+            .iter()
+            .map(|&i| slot_align(i, dest))
+            .max()
+            .unwrap_or(1);
+        let base = arena_base_align(manifest, dest, align);
+        let mut arena = ArenaUsage::new(
+            dest.clone(),
+            ArenaRole::Constant,
+            source.clone(),
+            u64::MAX,
+            base,
+        );
+        for &i in tensors {
+            let off = arena
+                .allocate(slot_size[i], slot_align(i, dest))
+                .map_err(|_| {
+                    Error::infeasible(format!(
+                        "constant arena in {dest} overflows the address space at tensor `{}`",
+                        graph.tensors[i].id
+                    ))
+                })?;
+            offsets.insert(i, off);
+        }
+        charge(&mut charged, dest, arena.used);
+        if source != *dest {
+            charge(&mut charged, &source, arena.used);
+            warnings.push(format!(
+                "{} constants ({} bytes) staged {source} -> {dest}: copied at init",
+                tensors.len(),
+                arena.used
+            ));
+        }
+        plan.constant_arenas.insert(dest.clone(), arena);
+    }
+
+    // 2. Persistent arenas: pinned ones in their memory, the rest in the first bank with room.
+    let banks: Vec<String> = manifest
+        .scratch_banks()
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    let mut persistent: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for &i in &roots {
+        let Some(d) = &mut decisions[i] else { continue };
+        if d.role != ArenaRole::Persistent {
+            continue;
+        }
+        let memory = match &d.memory {
+            Some(m) => m.clone(),
+            None => {
+                let need = slot_size[i];
+                let found = banks.iter().find(|b| {
+                    let used: u64 = persistent
+                        .get(*b)
+                        .map(|v| v.iter().map(|&j| slot_size[j] + slot_align(j, b)).sum())
+                        .unwrap_or(0);
+                    let have = charged.get(*b).copied().unwrap_or(0) + used;
+                    manifest
+                        .budget(b)
+                        .is_none_or(|cap| have.saturating_add(need) <= cap)
+                });
+                let Some(b) = found.or(banks.first()) else {
+                    return Err(Error::input(format!(
+                        "persistent tensor `{}` has no writable memory to go to",
+                        graph.tensors[i].id
+                    )));
+                };
+                d.reason = format!("persistent in {b}: first bank in preference order with room");
+                b.clone()
+            }
+        };
+        d.memory = Some(memory.clone());
+        d.source_memory = Some(memory.clone());
+        persistent.entry(memory).or_default().push(i);
+    }
+    for (memory, tensors) in &persistent {
+        let align = tensors
+            .iter()
+            .map(|&i| slot_align(i, memory))
+            .max()
+            .unwrap_or(1);
+        let base = arena_base_align(manifest, memory, align);
+        let mut arena = ArenaUsage::new(
+            memory.clone(),
+            ArenaRole::Persistent,
+            memory.clone(),
+            u64::MAX,
+            base,
+        );
+        for &i in tensors {
+            let off = arena
+                .allocate(slot_size[i], slot_align(i, memory))
+                .map_err(|_| {
+                    Error::infeasible(format!(
+                        "persistent arena in {memory} overflows the address space at tensor `{}`",
+                        graph.tensors[i].id
+                    ))
+                })?;
+            offsets.insert(i, off);
+        }
+        charge(&mut charged, memory, arena.used);
+        plan.persistent_arenas.insert(memory.clone(), arena);
+    }
+
+    // Budgets for constants and persistents, then each arena's share.
+    for (memory, &used) in &charged {
+        if let Some(cap) = manifest.budget(memory)
+            && used > cap
+        {
+            let what: Vec<String> = [
+                plan.constant_arenas
+                    .get(memory)
+                    .map(|a| format!("constants {}", a.used)),
+                plan.persistent_arenas
+                    .get(memory)
+                    .map(|a| format!("persistent {}", a.used)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            return Err(Error::infeasible(format!(
+                    "memory {memory} is full before any scratch: {used} bytes needed ({}), budget {cap}",
+                    what.join(", ")
+                ))
+                .help(format!(
+                    "raise the max_size of {memory}, or move constants or state elsewhere with memory.tensors rules"
+                )));
+        }
+    }
+    // Each arena's `total_size` is what its memory's budget had left when it was laid out:
+    // constants first, then persistent state, then scratch.
+    let mut budget_left: BTreeMap<String, Option<u64>> = manifest
+        .platform
+        .memories
+        .iter()
+        .map(|m| (m.name.clone(), manifest.budget(&m.name)))
+        .collect();
+    for arena in plan.constant_arenas.values().filter(|a| a.is_staged()) {
+        share(&mut budget_left, &arena.source_memory, arena.used);
+    }
+    for arena in plan.constant_arenas.values_mut() {
+        arena.total_size = share(&mut budget_left, &arena.memory, arena.used);
+    }
+    for arena in plan.persistent_arenas.values_mut() {
+        arena.total_size = share(&mut budget_left, &arena.memory, arena.used);
+    }
+
+    // 3. Scratch: pinned first in their banks, the rest filling banks in preference order.
+    let mut scratch_banks: Vec<String> = banks.clone();
+    let mut pinned: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut unpinned: Vec<usize> = Vec::new();
+    for &i in &roots {
+        let Some(d) = &decisions[i] else { continue };
+        if d.role != ArenaRole::Scratch {
+            continue;
+        }
+        match &d.memory {
+            Some(m) => {
+                if !scratch_banks.contains(m) {
+                    scratch_banks.push(m.clone());
+                }
+                pinned.entry(m.clone()).or_default().push(i);
+            }
+            None => unpinned.push(i),
+        }
+    }
+    let mut reports = Vec::new();
+    let mut carry: Vec<usize> = unpinned;
+    let mut spill_notes: BTreeMap<usize, Vec<String>> = BTreeMap::new();
+    let n_banks = scratch_banks.len();
+    for (bi, bank) in scratch_banks.iter().enumerate() {
+        let in_preference = bi < banks.len();
+        let pins = pinned.get(bank).cloned().unwrap_or_default();
+        let movers: Vec<usize> = if in_preference {
+            std::mem::take(&mut carry)
+        } else {
+            Vec::new()
+        };
+        if pins.is_empty() && movers.is_empty() {
+            continue;
+        }
+        let members: Vec<usize> = pins.iter().chain(&movers).copied().collect();
+        let capacity = budget_left.get(bank).copied().flatten();
+        let last_bank = bi + 1 == banks.len() || !in_preference;
+        let problem = Problem {
+            items: members
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    let (start, end) = lifetimes.live[i].unwrap_or((0, last));
+                    Item {
+                        size: slot_size[i],
+                        start,
+                        end,
+                        align: slot_align(i, bank),
+                        fixed: fixed.get(&TensorIndex(i as u32)).copied(),
+                        spillable: k >= pins.len() && !last_bank,
+                    }
+                })
+                .collect(),
+            capacity,
+        };
+        let packing = pack::pack(&manifest.planner, &problem);
+        let mut placed_items = Vec::new();
+        for (k, (&i, off)) in members.iter().zip(&packing.offsets).enumerate() {
+            match off {
+                Some(o) => {
+                    offsets.insert(i, *o);
+                    placed_items.push(k);
+                    let d = decisions[i]
+                        .as_mut()
+                        .ok_or_else(|| internal("decision vanished"))?;
+                    d.memory = Some(bank.clone());
+                    d.source_memory = Some(bank.clone());
+                    if d.reason.is_empty() {
+                        let notes = spill_notes.remove(&i).unwrap_or_default();
+                        d.reason = if notes.is_empty() {
+                            format!("scratch in {bank}: first bank in preference order with room")
+                        } else {
+                            format!("spilled: {}", notes.join("; "))
+                        };
+                    }
+                }
+                None => {
+                    let (op, left) =
+                        fullest_op(&problem, &packing.offsets, k, capacity.unwrap_or(0));
+                    spill_notes.entry(i).or_default().push(format!(
+                        "{bank} full at op {op} (needs {}, {left} left)",
+                        problem.items[k].size
+                    ));
+                    carry.push(i);
+                }
+            }
+        }
+        if let Some(cap) = capacity
+            && packing.height > cap
+        {
+            // Only unspillable items can pass the capacity: name the highest.
+            let (k, o) = members
+                .iter()
+                .enumerate()
+                .filter_map(|(k, _)| packing.offsets[k].map(|o| (k, o)))
+                .max_by_key(|&(k, o)| (o + problem.items[k].size, std::cmp::Reverse(k)))
+                .ok_or_else(|| internal("height without items"))?;
+            let i = members[k];
+            let it = &problem.items[k];
+            let (op, left) = fullest_op(&problem, &packing.offsets, k, cap);
+            let pinned_here = k < pins.len();
+            let fix = if pinned_here {
+                let next = banks.iter().find(|b| *b != bank);
+                format!(
+                    "raise the max_size of {bank}{}",
+                    next.map(|n| format!(" or let it spill to {n} (unpin it)"))
+                        .unwrap_or_default()
+                )
+            } else {
+                format!("raise the max_size of {bank}, or add a bank to memory.constraints")
+            };
+            let _ = o;
+            return Err(Error::infeasible(format!(
+                "memory {bank} is full: tensor {} ({}) needs {} bytes at op {op}, {left} left; {fix}",
+                graph.tensors[i].id, graph.tensors[i].name, it.size
+            )));
+        }
+        let lb_problem = Problem {
+            items: placed_items
+                .iter()
+                .map(|&k| problem.items[k].clone())
+                .collect(),
+            capacity: None,
+        };
+        let lower_bound = pack::lower_bound(&lb_problem);
+        let used = packing.height;
+        let align = placed_items
+            .iter()
+            .map(|&k| problem.items[k].align)
+            .max()
+            .unwrap_or(1);
+        let base = arena_base_align(manifest, bank, align);
+        let mut arena = ArenaUsage::new(bank.clone(), ArenaRole::Scratch, bank.clone(), 0, base);
+        arena.used = used;
+        arena.total_size = share(&mut budget_left, bank, used);
+        plan.arena_usages.insert(bank.clone(), arena);
+        reports.push(ArenaReport {
+            memory: bank.clone(),
+            used,
+            budget: capacity,
+            lower_bound,
+            fragmentation: used.saturating_sub(lower_bound),
+            optimal: used <= lower_bound,
+        });
+        let _ = n_banks;
+    }
+    if let Some(&i) = carry.first() {
+        let t = &graph.tensors[i];
+        let notes = spill_notes.get(&i).cloned().unwrap_or_default();
+        return Err(Error::infeasible(format!(
+            "no memory has room for tensor {} ({}): {} bytes over ops {}..={}; {}",
+            t.id,
+            t.name,
+            slot_size[i],
+            lifetimes.live[i].map_or(0, |l| l.0),
+            lifetimes.live[i].map_or(0, |l| l.1),
+            notes.join("; ")
+        ))
+        .help("raise max_size in memory.constraints, or add another writable bank to it"));
+    }
+    let spilled = decisions
+        .iter()
+        .flatten()
+        .filter(|d| d.reason.starts_with("spilled"))
+        .count();
+    if spilled > 0 {
+        warnings.push(format!(
+            "{spilled} scratch tensors spilled past their preferred bank (see `planner explain`)"
+        ));
+    }
+
+    // 4. The plan: every used tensor bound (aliases take their slot's binding).
+    for (i, t) in graph.tensors.iter().enumerate() {
+        let Some(d) = &decisions[i] else { continue };
+        let slot = lifetimes.slot_of[i].get();
+        let (Some(memory), Some(offset)) = (d.memory.clone(), offsets.get(&slot).copied()) else {
+            return Err(internal(&format!("tensor {} was not placed", t.id)));
+        };
+        let (start, end) = lifetimes.live[i].unwrap_or((0, last));
+        let binding = TensorBinding {
+            role: d.role,
+            memory: memory.clone(),
+            source_memory: d.source_memory.clone().unwrap_or_else(|| memory.clone()),
+            offset,
+        };
+        plan.tensor_allocs.insert(
+            t.id.clone(),
+            TensorAllocation {
+                tensor_id: t.id.clone(),
+                memory,
+                offset,
+                size: t.size,
+                binding: Some(binding),
+            },
+        );
+        plan.tensor_lifetimes.insert(
+            t.id.clone(),
+            TensorLifetime {
+                tensor_id: t.id.clone(),
+                start_op: start,
+                end_op: end,
+            },
+        );
+    }
+    // Alias members inherit their slot's decision.
+    for i in 0..graph.tensors.len() {
+        let r = lifetimes.slot_of[i].get();
+        if r != i
+            && let (Some(d), Some(rd)) = (decisions[i].clone(), decisions[r].clone())
+        {
+            decisions[i] = Some(Decision {
+                reason: format!("alias of `{}`: shares its slot", graph.tensors[r].id),
+                ..rd
+            });
+            let _ = d;
+        }
+    }
+
+    let rules = VerifyRules::from_manifest(manifest);
+    if let Err(violations) = verify::verify_with(graph, &plan, &rules) {
+        let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+        return Err(internal(&format!(
+            "the plan failed verification: {}",
+            list.join("; ")
+        )));
+    }
+    Ok(Planned {
+        model: manifest.name.clone(),
+        planner: manifest.planner.name().to_string(),
+        plan,
+        decisions,
+        scratch_reports: reports,
+        warnings,
+        ops: lifetimes.ops,
+    })
+}
+
+fn internal(what: &str) -> Error {
+    Error::input(format!(
+        "internal planner error: {what}; please report it with the manifest and model"
+    ))
+}
+
+fn charge(charged: &mut BTreeMap<String, u64>, memory: &str, bytes: u64) {
+    let e = charged.entry(memory.to_string()).or_insert(0);
+    *e = e.saturating_add(bytes);
+}
+
+/// Takes `used` bytes of `memory`'s remaining budget and returns the arena's `total_size`:
+/// what was left for it (its `used` when the memory is unlimited).
+fn share(left: &mut BTreeMap<String, Option<u64>>, memory: &str, used: u64) -> u64 {
+    match left.get_mut(memory) {
+        Some(Some(l)) => {
+            let total = (*l).max(used);
+            *l = l.saturating_sub(used);
+            total
+        }
+        _ => used,
+    }
+}
+
+/// Arena base alignment: max(16, min_alignment, arena_alignment, largest slot alignment).
+fn arena_base_align(manifest: &Manifest, memory: &str, largest_slot: u64) -> u64 {
+    16u64
+        .max(manifest.memory_alignment(memory))
+        .max(largest_slot)
+}
+
+/// The op in item `k`'s lifetime where the placed items take the most bytes, and how many
+/// bytes of `capacity` are left there.
+fn fullest_op(problem: &Problem, offsets: &[Option<u64>], k: usize, capacity: u64) -> (u32, u64) {
+    let it = &problem.items[k];
+    let mut best = (it.start, 0u64);
+    let mut live: BTreeMap<u32, u64> = BTreeMap::new();
+    for (j, other) in problem.items.iter().enumerate() {
+        if j == k || offsets[j].is_none() || !it.overlaps_in_time(other) {
+            continue;
+        }
+        let (s, e) = (other.start.max(it.start), other.end.min(it.end));
+        for op in s..=e {
+            *live.entry(op).or_insert(0) += other.size;
+        }
+    }
+    for (&op, &bytes) in &live {
+        if bytes > best.1 {
+            best = (op, bytes);
+        }
+    }
+    (best.0, capacity.saturating_sub(best.1))
+}
