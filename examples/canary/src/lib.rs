@@ -14,6 +14,10 @@
 //! of its life, so any write to bytes of a live tensor by another tensor shows at its next
 //! reader, with the op and the tensor named.
 //!
+//! Constant inputs (weights) are not filled: each carries the hash of the bytes the plan's
+//! blob gives it ([`fnv1a32`]), checked at every op that reads it, so weights that did not
+//! reach the board intact, or a write into a staged copy, are caught too.
+//!
 //! `no_std`, no allocation, no `unsafe`: a [`Subject`] hands the run byte views of each op's
 //! tensors (for `include_model!` models, built from the generated per-op views).
 
@@ -31,6 +35,16 @@ pub struct View<B> {
     pub name: &'static str,
     /// Its bytes in its arena.
     pub bytes: B,
+    /// For a constant the run reads but never fills: the [`fnv1a32`] of the bytes it must
+    /// hold. `None`: the tensor holds its pattern.
+    pub hash: Option<u32>,
+}
+
+/// FNV-1a, 32-bit, of `bytes`: how a constant's expected content is given.
+pub fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
 }
 
 /// Shared views of the tensors an op reads.
@@ -134,35 +148,63 @@ pub struct Failure {
     pub name: &'static str,
     /// When it was found.
     pub moment: Moment,
-    /// The first wrong byte's offset in the tensor.
-    pub byte: usize,
-    /// The pattern's byte there.
-    pub expected: u8,
-    /// The byte found.
-    pub found: u8,
+    /// What was wrong.
+    pub fault: Fault,
+}
+
+/// What a [`Failure`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// A live tensor's byte differs from its pattern.
+    Overwritten {
+        /// The first wrong byte's offset in the tensor.
+        byte: usize,
+        /// The pattern's byte there.
+        expected: u8,
+        /// The byte found.
+        found: u8,
+    },
+    /// A constant's bytes do not hash to its blob's.
+    WeightsChanged {
+        /// The hash of the blob's bytes for it.
+        expected: u32,
+        /// The hash of the bytes found.
+        found: u32,
+    },
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let when = match self.moment {
-            Moment::BeforeOp => "before the op ran: an earlier op wrote over it",
-            Moment::AfterWrites => "after the op wrote its outputs: one of them shares its bytes",
-            Moment::AtEnd => "after the last op: a later op wrote over this model output",
-        };
-        write!(
-            f,
-            "model {} op {} ({}): live tensor {} ({}) was overwritten at byte {} (pattern 0x{:02x}, \
-             found 0x{:02x}) {when}; the plan lets two live tensors share bytes, re-plan and \
-             keep the plan check on",
-            self.model,
-            self.op,
-            self.opcode,
-            self.tensor,
-            self.name,
-            self.byte,
-            self.expected,
-            self.found
-        )
+        write!(f, "model {} op {} ({}): ", self.model, self.op, self.opcode)?;
+        match self.fault {
+            Fault::Overwritten {
+                byte,
+                expected,
+                found,
+            } => {
+                let when = match self.moment {
+                    Moment::BeforeOp => "before the op ran: an earlier op wrote over it",
+                    Moment::AfterWrites => {
+                        "after the op wrote its outputs: one of them shares its bytes"
+                    }
+                    Moment::AtEnd => "after the last op: a later op wrote over this model output",
+                };
+                write!(
+                    f,
+                    "live tensor {} ({}) was overwritten at byte {byte} (pattern 0x{expected:02x}, \
+                     found 0x{found:02x}) {when}; the plan lets two live tensors share bytes, \
+                     re-plan and keep the plan check on",
+                    self.tensor, self.name
+                )
+            }
+            Fault::WeightsChanged { expected, found } => write!(
+                f,
+                "constant tensor {} ({}) does not hold its weights (fnv1a32 0x{expected:08x} \
+                 expected, 0x{found:08x} found); the blob did not reach the board intact or a \
+                 write hit its staged copy, rebuild and check the linker map",
+                self.tensor, self.name
+            ),
+        }
     }
 }
 
@@ -186,21 +228,32 @@ struct Place {
     opcode: &'static str,
 }
 
-/// The first of `tensors` that does not hold its pattern.
+/// The first of `tensors` that does not hold its pattern (or, for a constant, its bytes).
 fn check(tensors: &[View<&[u8]>], at: Place, moment: Moment, sum: &mut Summary) -> Option<Failure> {
     tensors.iter().find_map(|t| {
         sum.checks += 1;
         sum.bytes_checked += t.bytes.len();
-        first_mismatch(t.id, t.bytes).map(|(byte, expected, found)| Failure {
+        let fault = match t.hash {
+            Some(expected) => {
+                let found = fnv1a32(t.bytes);
+                (found != expected).then_some(Fault::WeightsChanged { expected, found })
+            }
+            None => {
+                first_mismatch(t.id, t.bytes).map(|(byte, expected, found)| Fault::Overwritten {
+                    byte,
+                    expected,
+                    found,
+                })
+            }
+        };
+        fault.map(|fault| Failure {
             model: at.model,
             op: at.op,
             opcode: at.opcode,
             tensor: t.id,
             name: t.name,
             moment,
-            byte,
-            expected,
-            found,
+            fault,
         })
     })
 }

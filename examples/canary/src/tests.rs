@@ -57,6 +57,7 @@ impl Fake {
                     id,
                     name: id,
                     bytes: &b[..len],
+                    hash: None,
                 }
             });
             let rv: [Option<View<&[u8]>>; 4] = core::array::from_fn(|_| rviews.next());
@@ -66,6 +67,7 @@ impl Fake {
                     id,
                     name: id,
                     bytes: &mut b[..len],
+                    hash: None,
                 }
             });
             let mut wv: [Option<View<&mut [u8]>>; 4] = core::array::from_fn(|_| wviews.next());
@@ -74,6 +76,7 @@ impl Fake {
                     id: "",
                     name: "",
                     bytes: &[],
+                    hash: None,
                 })
             });
             let mut w: [View<&mut [u8]>; 4] = core::array::from_fn(|i| {
@@ -81,6 +84,7 @@ impl Fake {
                     id: "",
                     name: "",
                     bytes: &mut [],
+                    hash: None,
                 })
             });
             f(&r[..reads.len()], &mut w[..writes.len()]);
@@ -148,9 +152,10 @@ fn an_output_on_a_live_input_of_the_same_op_is_caught() {
         &[("in", 0, 8), ("a", 16, 16), ("b", 20, 16), ("out", 0, 4)];
     let mut m = Fake::new(T, CHAIN_OPS, &[0], &[3]);
     let f = run(&mut m).unwrap_err();
-    assert_eq!(
-        (f.op, f.tensor, f.moment, f.byte),
-        (1, "a", Moment::AfterWrites, 4)
+    assert_eq!((f.op, f.tensor, f.moment), (1, "a", Moment::AfterWrites));
+    assert!(
+        matches!(f.fault, Fault::Overwritten { byte: 4, .. }),
+        "{f:?}"
     );
     let text = f.to_string();
     assert!(
@@ -166,9 +171,10 @@ fn an_output_on_a_tensor_read_later_is_caught_at_its_reader() {
     static OPS: &[(&[usize], &[usize])] = &[(&[0], &[1]), (&[0], &[2]), (&[1, 2], &[3])];
     let mut m = Fake::new(T, OPS, &[0], &[3]);
     let f = run(&mut m).unwrap_err();
-    assert_eq!(
-        (f.op, f.tensor, f.moment, f.byte),
-        (2, "x", Moment::BeforeOp, 4)
+    assert_eq!((f.op, f.tensor, f.moment), (2, "x", Moment::BeforeOp));
+    assert!(
+        matches!(f.fault, Fault::Overwritten { byte: 4, .. }),
+        "{f:?}"
     );
 }
 
@@ -191,7 +197,11 @@ fn a_stray_kernel_write_is_caught_even_on_a_valid_plan() {
     let mut m = Fake::new(T, CHAIN_OPS, &[0], &[3]);
     m.stray = Some((0, 1, 9));
     let f = run(&mut m).unwrap_err();
-    assert_eq!((f.op, f.tensor, f.byte), (1, "a", 9));
+    assert_eq!((f.op, f.tensor), (1, "a"));
+    assert!(
+        matches!(f.fault, Fault::Overwritten { byte: 9, .. }),
+        "{f:?}"
+    );
 }
 
 #[test]
@@ -206,4 +216,46 @@ fn patterns_differ_between_tensors_and_offsets() {
     assert_eq!(first_mismatch("8", &a).map(|m| m.0), Some(0));
     // Not constant along a tensor either.
     assert!(a.windows(2).any(|w| w[0] != w[1]));
+}
+
+#[test]
+fn constants_are_checked_against_their_blob_hash() {
+    static T: &[(&str, usize, usize)] =
+        &[("in", 0, 8), ("a", 16, 16), ("b", 40, 16), ("out", 0, 4)];
+    let mut m = Fake::new(T, CHAIN_OPS, &[0], &[3]);
+    m.arena[60..64].copy_from_slice(&[1, 2, 3, 4]);
+    fn weights(m: &Fake, hash: u32) -> View<&[u8]> {
+        View {
+            id: "w",
+            name: "weights",
+            bytes: &m.arena[60..64],
+            hash: Some(hash),
+        }
+    }
+    let mut sum = Summary::default();
+    let at = Place {
+        model: "fake",
+        op: 0,
+        opcode: "FULLY_CONNECTED",
+    };
+    let good = fnv1a32(&[1, 2, 3, 4]);
+    assert_eq!(
+        check(&[weights(&m, good)], at, Moment::BeforeOp, &mut sum),
+        None
+    );
+    m.arena[62] = 9;
+    let f = check(&[weights(&m, good)], at, Moment::BeforeOp, &mut sum).unwrap();
+    assert_eq!(
+        f.fault,
+        Fault::WeightsChanged {
+            expected: good,
+            found: fnv1a32(&[1, 2, 9, 4])
+        }
+    );
+    assert!(
+        f.to_string()
+            .contains("constant tensor w (weights) does not hold its weights"),
+        "{f}"
+    );
+    assert_eq!(sum.checks, 2);
 }

@@ -5,10 +5,15 @@
 //! `no_std`, no allocation, no `unsafe`: the kernels take the tensor views that
 //! `include_model!` generates (plain slices) and the quantisation parameters of the plan.
 //!
-//! Requantisation follows the fixed-point scheme TFLite uses for int8 models: the real
-//! multiplier `input_scale * filter_scale / output_scale` becomes a Q31 multiplier and a
-//! power-of-two shift ([`quantize_multiplier`]), applied with a rounding doubling high
-//! multiply and a rounding right shift ([`multiply_by_quantized_multiplier`]).
+//! Requantisation, the one step where int8 kernels differ, comes two ways ([`Requantize`]):
+//!
+//! - [`Requantize::Tflite`], the fixed-point scheme TFLite uses for int8 models: the real
+//!   multiplier `input_scale * filter_scale / output_scale` becomes a Q31 multiplier and a
+//!   power-of-two shift ([`quantize_multiplier`]), applied with a rounding doubling high
+//!   multiply and a rounding right shift ([`multiply_by_quantized_multiplier`]);
+//! - [`Requantize::Double`], the accumulator times the scales in `f64`, rounded half away
+//!   from zero: the plain reference arithmetic. On the TFLM `hello_world` sweep the two
+//!   differ by one step of the output at some inputs.
 
 #![no_std]
 #![deny(missing_docs)]
@@ -147,6 +152,31 @@ pub enum ShapeError {
     },
 }
 
+/// How an int32 accumulator becomes an int8 output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requantize {
+    /// TFLite's fixed-point requantisation (Q31 multiplier and shift).
+    Tflite,
+    /// `round(acc · input_scale · filter_scale / output_scale)` in `f64`, evaluated left to
+    /// right, rounded half away from zero.
+    Double,
+}
+
+/// `v` rounded half away from zero, as `f64::round` then `as i64` (saturating; NaN gives
+/// 0), without `std`.
+pub fn round_half_away(v: f64) -> i64 {
+    let t = v as i64;
+    // Exact: below 2^52 the fraction is representable, above it `v` is an integer.
+    let frac = v - t as f64;
+    if frac >= 0.5 {
+        t.saturating_add(1)
+    } else if frac <= -0.5 {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
 /// Parameters of one int8 fully-connected layer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FullyConnected {
@@ -158,6 +188,8 @@ pub struct FullyConnected {
     pub output: Quant,
     /// Fused activation.
     pub activation: Activation,
+    /// Requantisation.
+    pub requantize: Requantize,
 }
 
 impl FullyConnected {
@@ -222,17 +254,28 @@ impl FullyConnected {
                 .zip(out_row.iter_mut())
                 .enumerate()
             {
-                let mut acc: i32 = 0;
+                let mut acc: i64 = 0;
                 for (&x, &w) in in_row.iter().zip(w_row) {
-                    let x = i32::from(x) - self.input.zero_point;
-                    let w = i32::from(w) - self.filter.zero_point;
-                    acc = acc.wrapping_add(x.wrapping_mul(w));
+                    let x = i64::from(x) - i64::from(self.input.zero_point);
+                    let w = i64::from(w) - i64::from(self.filter.zero_point);
+                    acc += x * w;
                 }
                 if let Some(b) = bias {
-                    acc = acc.wrapping_add(b[o]);
+                    acc += i64::from(b[o]);
                 }
-                let y =
-                    multiply_by_quantized_multiplier(acc, m).saturating_add(self.output.zero_point);
+                let scaled = match self.requantize {
+                    // TFLite accumulates in int32.
+                    Requantize::Tflite => {
+                        i64::from(multiply_by_quantized_multiplier(acc as i32, m))
+                    }
+                    Requantize::Double => round_half_away(
+                        acc as f64 * f64::from(self.input.scale) * f64::from(self.filter.scale)
+                            / f64::from(self.output.scale),
+                    ),
+                };
+                let y = scaled
+                    .saturating_add(i64::from(self.output.zero_point))
+                    .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
                 *out = y.clamp(lo, hi) as i8;
             }
         }

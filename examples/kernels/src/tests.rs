@@ -1,3 +1,5 @@
+extern crate std;
+
 use super::*;
 
 #[test]
@@ -103,6 +105,7 @@ fn fully_connected_matches_float_arithmetic_to_one_step() {
             zero_point: 5,
         },
         activation: Activation::None,
+        requantize: Requantize::Tflite,
     };
     let depth = 5;
     let input: [i8; 10] = [-128, -60, -3, 0, 17, 127, 90, -1, 33, -77];
@@ -145,6 +148,7 @@ fn relu_clamps_at_the_output_zero_point_and_none_does_not() {
             zero_point: -10,
         },
         activation: Activation::Relu,
+        requantize: Requantize::Tflite,
     };
     let mut out = [0i8; 1];
     layer.run(1, &[-5], &[1], None, &mut out).unwrap();
@@ -173,6 +177,7 @@ fn mismatched_slices_are_errors() {
             zero_point: 0,
         },
         activation: Activation::None,
+        requantize: Requantize::Tflite,
     };
     let mut out = [0i8; 2];
     assert_eq!(
@@ -197,4 +202,83 @@ fn mismatched_slices_are_errors() {
             expected: 2
         })
     );
+}
+
+#[test]
+fn round_half_away_matches_std() {
+    let cases = [
+        0.0,
+        -0.0,
+        0.49999999999999994,
+        0.5,
+        -0.5,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        2.4999,
+        -7.5000001,
+        123456.5,
+        -123456.5,
+        4503599627370495.5,
+        4503599627370497.0,
+        1e300,
+        -1e300,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    for v in cases {
+        assert_eq!(round_half_away(v), v.round() as i64, "{v}");
+    }
+}
+
+/// Both requantisations agree with the float reference to one step, and `Double` is that
+/// reference exactly.
+#[test]
+fn both_requantisations_agree_to_one_step() {
+    let mut layer = FullyConnected {
+        input: Quant {
+            scale: 0.024480116,
+            zero_point: -128,
+        },
+        filter: Quant {
+            scale: 0.004039009,
+            zero_point: 0,
+        },
+        output: Quant {
+            scale: 0.013325124,
+            zero_point: -128,
+        },
+        activation: Activation::Relu,
+        requantize: Requantize::Tflite,
+    };
+    let filter: [i8; 16] = [
+        -9, -54, 57, 71, 104, 115, 98, 99, 64, -26, 127, 25, -82, 68, 95, 86,
+    ];
+    let bias: [i32; 16] = core::array::from_fn(|i| (i as i32 - 8) * 731);
+    let mut differ = 0;
+    for x in i8::MIN..=i8::MAX {
+        let (mut a, mut b) = ([0i8; 16], [0i8; 16]);
+        layer.requantize = Requantize::Tflite;
+        layer.run(1, &[x], &filter, Some(&bias), &mut a).unwrap();
+        layer.requantize = Requantize::Double;
+        layer.run(1, &[x], &filter, Some(&bias), &mut b).unwrap();
+        for o in 0..16 {
+            let acc = (i64::from(x) + 128) * i64::from(filter[o]) + i64::from(bias[o]);
+            let want = ((acc as f64 * f64::from(0.024480116f32) * f64::from(0.004039009f32)
+                / f64::from(0.013325124f32))
+            .round() as i64
+                - 128)
+                .clamp(-128, 127) as i8;
+            assert_eq!(b[o], want, "x {x} o {o}");
+            assert!(
+                (i32::from(a[o]) - i32::from(b[o])).abs() <= 1,
+                "x {x} o {o}"
+            );
+            differ += usize::from(a[o] != b[o]);
+        }
+    }
+    // They are different arithmetics: over 4096 outputs, some ties round differently.
+    assert!(differ < 4096 / 8, "{differ}");
 }

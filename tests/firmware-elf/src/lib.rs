@@ -182,6 +182,8 @@ pub fn check(
         }
     }
 
+    runtime_bounds(&file, regions, &mut bad);
+
     // The linker refuses overlapping sections only within one region; check across all.
     for (i, a) in reports.iter().enumerate() {
         for b in &reports[i + 1..] {
@@ -399,6 +401,36 @@ fn check_arena(
         })
     } else {
         Err(bad)
+    }
+}
+
+/// cortex-m-rt's start-up code zeroes `__sbss..__ebss` and copies `.data` to
+/// `__sdata..__edata`, looping until the start meets the end: both bounds must lie in one
+/// region, in order. A fragment whose sections are inserted right after `.bss` in another
+/// region moves `__ebss` there (the location counter follows the last section), and the
+/// zeroing loop then runs off the end of RAM at reset.
+fn runtime_bounds(file: &ElfFile32<'_, LittleEndian>, regions: &[Region], bad: &mut Vec<String>) {
+    let addr = |name: &str| {
+        file.symbols()
+            .find(|s| s.name() == Ok(name))
+            .map(|s| s.address())
+    };
+    for (start, end, what) in [
+        ("__sbss", "__ebss", ".bss"),
+        ("__sdata", "__edata", ".data"),
+    ] {
+        let (Some(s), Some(e)) = (addr(start), addr(end)) else {
+            continue;
+        };
+        let region = regions.iter().find(|r| r.contains(s, 0));
+        let same = region.is_some_and(|r| e >= s && e <= r.end());
+        if !same {
+            bad.push(format!(
+                "cortex-m-rt's {what} runs from {start} = 0x{s:08x} to {end} = 0x{e:08x}, not \
+                 within one memory region, so its start-up code would write past RAM; insert \
+                 the planner's sections BEFORE .bss (or without INSERT), not after it"
+            ));
+        }
     }
 }
 

@@ -540,3 +540,20 @@ fn plan_files_of_another_version_or_with_stale_blobs_are_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn cortex_m_rt_bss_bounds_must_stay_in_one_region() {
+    let mut s = good_sections();
+    s.push(zeroed(".bss", 0x0100_0000, 16));
+    let mut syms = good_symbols();
+    syms.push(("__sbss", 0x0100_0000));
+    syms.push(("__ebss", 0x0100_0010));
+    assert!(run(&s, &syms, &[scratch(100)]).is_ok());
+    // What `INSERT AFTER .bss` of a DTCM section does to cortex-m-rt's `__ebss`.
+    syms.pop();
+    syms.push(("__ebss", 0x2000_0070));
+    fails_with(
+        run(&s, &syms, &[scratch(100)]),
+        "insert the planner's sections BEFORE .bss",
+    );
+}
