@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use flatbuffers::{FlatBufferBuilder, WIPOffset, field_index_to_field_offset as field};
 use planner::graph::{DType, Graph, TensorKind};
 use planner::import::tflite;
+use planner::lifetimes;
+use planner::manifest::Manifest;
 use planner::pack::{Item, Problem, lower_bound};
+use planner::verify;
 
 /// One bundled model and its published figures (`../shared/models/README.md`).
 struct Figures {
@@ -139,36 +142,19 @@ fn weight_bytes(g: &Graph) -> u64 {
         .sum()
 }
 
-/// The lower bound as the models README defines it: an activation lives from the first op
-/// that uses it to the last, inputs from op 0, outputs to the last op; constants and
-/// variables are left out.
+/// The lower bound as the models README defines it: activations only (constants and
+/// variables left out), each live over its lifetime ([`lifetimes::compute`]: first to last op
+/// that uses it, inputs from op 0, outputs to the last op), unaligned and rounded to 16.
 fn lower_bounds(g: &Graph) -> (u64, u64) {
-    let last = u32::try_from(g.ops.len().saturating_sub(1)).unwrap();
-    let mut span: Vec<Option<(u32, u32)>> = vec![None; g.tensors.len()];
-    let mut touch = |t: usize, k: u32| {
-        let s = span[t].get_or_insert((k, k));
-        s.0 = s.0.min(k);
-        s.1 = s.1.max(k);
-    };
-    for (k, op) in g.ops.iter().enumerate() {
-        for t in op.tensors() {
-            touch(t.get(), u32::try_from(k).unwrap());
-        }
-    }
-    for io in &g.inputs {
-        touch(io.tensor.get(), 0);
-    }
-    for io in &g.outputs {
-        touch(io.tensor.get(), last);
-    }
+    let lt = lifetimes::compute(g).unwrap();
     let bound = |align: u64| {
         let items = g
             .tensors
             .iter()
-            .zip(&span)
+            .zip(&lt.live)
             .filter(|(t, _)| t.kind == TensorKind::Activation)
-            .filter_map(|(t, s)| {
-                s.map(|(start, end)| Item {
+            .filter_map(|(t, live)| {
+                live.map(|(start, end)| Item {
                     size: t.size,
                     start,
                     end,
@@ -189,7 +175,8 @@ fn lower_bounds(g: &Graph) -> (u64, u64) {
 #[test]
 fn bundled_models_match_published_figures() {
     for m in &MODELS {
-        let g = tflite::read(&model_path(m.name)).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        let path = model_path(m.name);
+        let g = tflite::read(&path).unwrap_or_else(|e| panic!("{}: {e}", m.name));
         let (lb, lb16) = lower_bounds(&g);
         println!(
             "{}: ops {} tensors {} weights {} lb {lb} lb16 {lb16}",
@@ -204,6 +191,9 @@ fn bundled_models_match_published_figures() {
         assert_eq!(weight_bytes(&g), m.weights, "{}: weight bytes", m.name);
         assert_eq!(lb, m.lb, "{}: LB", m.name);
         assert_eq!(lb16, m.lb16, "{}: LB16", m.name);
+        let planned = planner::plan_graph(&Manifest::for_model_file(&path), &g)
+            .unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        verify::verify(&g, &planned.plan).unwrap_or_else(|v| panic!("{}: {v:?}", m.name));
     }
 }
 
@@ -224,13 +214,18 @@ impl Rng {
     }
 }
 
-/// Every error names the file; a success is a graph whose indices are in range.
-fn check_outcome(result: Result<Graph, planner::Error>, path: &Path, what: &str) {
+/// Every error names the file; a success is a graph whose indices are in range, and which
+/// plans under the default platform with a plan the verifier passes (the pipeline runs it),
+/// unless planning reports an error.
+fn check_outcome(result: Result<Graph, planner::Error>, path: &Path, what: &str) -> bool {
     match result {
-        Err(e) => assert!(
-            e.message().contains(&path.display().to_string()),
-            "{what}: error does not name the file: {e}"
-        ),
+        Err(e) => {
+            assert!(
+                e.message().contains(&path.display().to_string()),
+                "{what}: error does not name the file: {e}"
+            );
+            false
+        }
         Ok(g) => {
             g.validate().unwrap();
             for t in &g.tensors {
@@ -239,8 +234,27 @@ fn check_outcome(result: Result<Graph, planner::Error>, path: &Path, what: &str)
                     assert_eq!(t.size, d.len() as u64, "{what}");
                 }
             }
+            if let Ok(planned) = planner::plan_graph(&Manifest::for_model_file(path), &g) {
+                verify::verify(&g, &planned.plan).unwrap_or_else(|v| panic!("{what}: {v:?}"));
+            }
+            true
         }
     }
+}
+
+/// Positions of the bytes outside constant data. Each constant's bytes are found where the
+/// flatbuffer keeps a vector: a little-endian `u32` length, then the bytes.
+fn structure_positions(bytes: &[u8], g: &Graph) -> Vec<usize> {
+    let mut data = vec![false; bytes.len()];
+    for d in g.tensors.iter().filter_map(|t| t.data.as_ref()) {
+        let len = u32::try_from(d.len()).unwrap().to_le_bytes();
+        let found = (4..bytes.len().saturating_sub(d.len()))
+            .step_by(4)
+            .find(|&p| bytes[p - 4..p] == len && bytes[p..p + d.len()] == d[..])
+            .expect("constant bytes are in the file");
+        data[found..found + d.len()].fill(true);
+    }
+    (0..bytes.len()).filter(|&p| !data[p]).collect()
 }
 
 #[test]
@@ -252,7 +266,7 @@ fn corrupted_models_are_errors_not_panics() {
         let n = bytes.len();
         // Truncation: the first bytes one by one, then points spread over the file.
         let mut cuts: Vec<usize> = (0..12).collect();
-        cuts.extend((0..24).map(|_| rng.below(n)));
+        cuts.extend((0..48).map(|_| rng.below(n)));
         cuts.push(n - 1);
         for cut in cuts {
             // A cut into trailing padding may leave a readable model; any other is an error.
@@ -264,21 +278,32 @@ fn corrupted_models_are_errors_not_panics() {
             );
             check_outcome(r, &path, &format!("{} cut at {cut}", m.name));
         }
-        // Flips: in the header and table area (where offsets live) and anywhere.
+        // Flips: two in three in the flatbuffer's structure (tables, vtables, offsets,
+        // shapes, names, quantisation: every byte outside constant data), the rest anywhere.
+        // A flip in a name, a scale or an unused byte may still read.
+        let structure = structure_positions(&bytes, &tflite::parse(&bytes, &path).unwrap());
         let mut copy = bytes.clone();
-        for k in 0..64 {
-            let pos = if k % 2 == 0 {
-                rng.below(n.min(4096))
-            } else {
+        let mut read = 0;
+        let flips = 128;
+        for k in 0..flips {
+            let pos = if k % 3 == 2 {
                 rng.below(n)
+            } else {
+                structure[rng.below(structure.len())]
             };
             let old = copy[pos];
             let mask = u8::try_from(1 + rng.below(255)).unwrap();
             copy[pos] ^= mask;
             let r = tflite::parse(&copy, &path);
-            check_outcome(r, &path, &format!("{} byte {pos} ^ {mask:#x}", m.name));
+            if check_outcome(r, &path, &format!("{} byte {pos} ^ {mask:#x}", m.name)) {
+                read += 1;
+            }
             copy[pos] = old;
         }
+        // Most flips in the structure must be caught; a flip in a name, a scale or an
+        // unused byte may still read.
+        // Some of the flips must have been caught: they did reach the structure.
+        assert!(read < flips, "{}: all {flips} flipped files read", m.name);
         // Several flips at once.
         for _ in 0..8 {
             let mut copy = bytes.clone();
@@ -303,6 +328,10 @@ struct TensorSpec {
     ty: i8,
     buffer: u32,
     variable: bool,
+    /// `(scale, zero_point, quantized_dimension)`.
+    quantization: Option<(Vec<f32>, Vec<i64>, i32)>,
+    /// Writes an (empty) `sparsity` table.
+    sparse: bool,
 }
 
 fn tensor(name: &'static str, shape: &[i32], buffer: u32) -> TensorSpec {
@@ -313,6 +342,8 @@ fn tensor(name: &'static str, shape: &[i32], buffer: u32) -> TensorSpec {
         ty: 9, // INT8
         buffer,
         variable: false,
+        quantization: None,
+        sparse: false,
     }
 }
 
@@ -363,6 +394,9 @@ fn code(builtin: i32) -> CodeSpec {
     }
 }
 
+/// Signature names: `(name, tensor index)`.
+type Names = Vec<(&'static str, u32)>;
+
 #[derive(Clone)]
 struct ModelSpec {
     version: u32,
@@ -370,7 +404,7 @@ struct ModelSpec {
     subgraphs: Vec<SubgraphSpec>,
     buffers: Vec<BufferSpec>,
     /// Signature input and output names of subgraph 0.
-    signature: Option<(Vec<(&'static str, u32)>, Vec<(&'static str, u32)>)>,
+    signature: Option<(Names, Names)>,
 }
 
 /// Input `x` [1, 4] → FULLY_CONNECTED (weights [4, 4], no bias) → `h` → SOFTMAX → `y`.
@@ -414,13 +448,32 @@ fn build(m: &ModelSpec) -> Vec<u8> {
             let shape = b.create_vector(&t.shape);
             let signature = t.signature.as_ref().map(|s| b.create_vector(s));
             let name = b.create_string(t.name);
+            let quantization = t.quantization.as_ref().map(|(scale, zero, axis)| {
+                let scale = b.create_vector(scale);
+                let zero = b.create_vector(zero);
+                let q = b.start_table();
+                b.push_slot_always(field(2), scale);
+                b.push_slot_always(field(3), zero);
+                b.push_slot_always(field(6), *axis);
+                b.end_table(q)
+            });
+            let sparsity = t.sparse.then(|| {
+                let sp = b.start_table();
+                b.end_table(sp)
+            });
             let table = b.start_table();
             b.push_slot_always(field(0), shape);
             b.push_slot_always(field(1), t.ty);
             b.push_slot_always(field(2), t.buffer);
             b.push_slot_always(field(3), name);
+            if let Some(q) = quantization {
+                b.push_slot_always(field(4), q);
+            }
             if t.variable {
                 b.push_slot_always(field(5), true);
+            }
+            if let Some(sp) = sparsity {
+                b.push_slot_always(field(6), sp);
             }
             if let Some(s) = signature {
                 b.push_slot_always(field(7), s);
@@ -737,6 +790,35 @@ fn strings_and_variables() {
         read_built(&m).unwrap().tensors[2].kind,
         TensorKind::Variable
     );
+}
+
+#[test]
+fn quantization_and_sparsity() {
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].quantization =
+        Some((vec![0.5, 0.25, 0.125, 1.0], vec![0, 1, 2, 3], 0));
+    m.subgraphs[0].tensors[2].quantization = Some((vec![0.75], vec![-128], 0));
+    let g = read_built(&m).unwrap();
+    let q = g.tensors[1].quantization.as_ref().unwrap();
+    assert_eq!(
+        (q.scale.as_slice(), q.zero_point.as_slice(), q.axis),
+        (&[0.5, 0.25, 0.125, 1.0][..], &[0, 1, 2, 3][..], 0)
+    );
+    let q = g.tensors[2].quantization.as_ref().unwrap();
+    assert_eq!(
+        (q.scale.as_slice(), q.zero_point.as_slice()),
+        (&[0.75][..], &[-128][..])
+    );
+    assert_eq!(g.tensors[0].quantization, None);
+    // A sparse constant is planned at its stored bytes, not its dense shape.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].sparse = true;
+    m.buffers[1] = BufferSpec::Data(vec![7; 6]);
+    assert_eq!(read_built(&m).unwrap().tensors[1].size, 6);
+    // A sparse activation has no size before run time.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].sparse = true;
+    assert!(error_of(&m).contains("tensor 2 `h` is sparse but is not constant"));
 }
 
 #[test]

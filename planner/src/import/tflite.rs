@@ -17,7 +17,7 @@
 //! | table | field (id) | used for |
 //! |---|---|---|
 //! | `Model` | `version` (0), `operator_codes` (1), `subgraphs` (2), `buffers` (4), `signature_defs` (7) | schema version 3 only; everything below |
-//! | `OperatorCode` | `deprecated_builtin_code` (0), `custom_code` (1), `builtin_code` (3) | [`Op::opcode`]: the larger of the two builtin codes, named as TFLite names it (`"CONV_2D"`), or `"CUSTOM:<custom_code>"` |
+//! | `OperatorCode` | `deprecated_builtin_code` (0), `custom_code` (1), `builtin_code` (3) | [`Op::opcode`]: the larger of the two builtin codes, named as TFLite names it (`"CONV_2D"`), `"CUSTOM:<custom_code>"`, or `"BUILTIN:<code>"` for a code newer than this reader |
 //! | `SubGraph` | `tensors` (0), `inputs` (1), `outputs` (2), `operators` (3) | tensors, [`Graph::inputs`], [`Graph::outputs`], ops |
 //! | `Tensor` | `shape` (0), `type` (1), `buffer` (2), `name` (3), `quantization` (4), `is_variable` (5), `sparsity` (6, presence only), `shape_signature` (7) | [`Tensor`] |
 //! | `QuantizationParameters` | `scale` (2), `zero_point` (3), `quantized_dimension` (6) | [`Quantization`] |
@@ -28,12 +28,17 @@
 //!
 //! # What becomes what
 //!
-//! - A tensor whose buffer holds bytes is a [`TensorKind::Constant`] with those bytes; an
-//!   `is_variable` tensor is a [`TensorKind::Variable`] (its initial bytes, if any, are not
+//! - A tensor whose buffer holds bytes is a [`TensorKind::Constant`] with those bytes
+//!   (constants stored once in the file share one copy: compare [`Tensor::data`] with
+//!   [`Arc::ptr_eq`] to count weights once); an `is_variable` tensor is a [`TensorKind::Variable`] (its initial bytes, if any, are not
 //!   kept); every other tensor is an [`TensorKind::Activation`].
 //! - Size = bytes per element × product of the shape, checked for overflow. `INT4` packs two
 //!   elements per byte (rounded up). A sparse constant's size is its stored bytes. A shape
 //!   with a `0` dimension (the empty intermediates of LSTM operators) takes no bytes.
+//! - `shape` gives the dimensions. A `-1` in `shape_signature` is accepted in one place
+//!   only: the batch (first) dimension of a tensor of rank 2 or more whose `shape` has a
+//!   concrete batch there. That is what converters write for "any batch size", and the
+//!   exported batch is the one a microcontroller runs.
 //! - Input and output names come from the signature of subgraph 0 where the model has one,
 //!   otherwise from the tensor names.
 //!
@@ -41,11 +46,14 @@
 //!
 //! A file that is too short, lacks the `TFL3` identifier, fails the verifier, or has a schema
 //! version other than 3; an index (buffer, tensor, operator code) out of range; a dynamic
-//! dimension (`-1` in `shape` or `shape_signature`); a size that overflows 64 bits; a
+//! dimension (`-1` in `shape`, or in `shape_signature` other than the batch above); a size that overflows 64 bits; a
 //! constant whose bytes do not match its shape; a `STRING`, `RESOURCE` or `VARIANT` tensor
 //! that is not constant (its size is only known at run time); a tensor type this planner has
 //! no size for; and an operator that runs other subgraphs (`WHILE`, `IF`, `CALL_ONCE`,
-//! `CALL` and the StableHLO ops with bodies), since the planner plans one subgraph.
+//! `CALL` and the StableHLO ops with bodies), since the planner plans one subgraph; and, in a
+//! model with several subgraphs, a builtin code this reader does not know (it might run one).
+//! Subgraphs other than 0 are checked by the verifier but not planned: only such operators
+//! could run them.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -384,6 +392,20 @@ fn dtype(code: i8) -> core::result::Result<DType, String> {
     })
 }
 
+/// The verifier's multi-line report as one lowercase line without a trailing period.
+fn one_line(report: &str) -> String {
+    let words: Vec<&str> = report.split_whitespace().collect();
+    let mut line = words.join(" ").replace(". while", ", while");
+    while line.ends_with('.') {
+        line.pop();
+    }
+    let mut chars = line.chars();
+    match chars.next() {
+        Some(first) => first.to_lowercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
 /// One parse: the bytes and the path that names them in errors.
 struct Reader<'p, 'b> {
     path: &'p Path,
@@ -405,6 +427,59 @@ impl<'p, 'b> Reader<'p, 'b> {
     }
 
     fn graph(&self) -> Result<Graph> {
+        let model = self.verified_root()?;
+        let version = model.version().unwrap_or(0);
+        if version != SCHEMA_VERSION {
+            return Err(self.err(
+                format_args!(
+                    "TFLite schema version is {version}, this reader reads version {SCHEMA_VERSION}"
+                ),
+                "convert the model with a TFLite converter from TensorFlow 2.x",
+            ));
+        }
+        let opcodes = self.opcodes(&model)?;
+        let buffers: Vec<Buffer<'b>> = model
+            .buffers()
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
+        let subgraphs = model.subgraphs().unwrap_or_default();
+        let Some(main) = element(&subgraphs, 0) else {
+            return Err(self.corrupt("the model has no subgraph"));
+        };
+
+        let mut tensors = Vec::new();
+        let mut shared = Shared::default();
+        for (i, t) in main.tensors().unwrap_or_default().iter().enumerate() {
+            tensors.push(self.tensor(i, t, &buffers, &mut shared)?);
+        }
+        let mut ops = Vec::new();
+        for (k, op) in main.operators().unwrap_or_default().iter().enumerate() {
+            ops.push(self.op(k, op, &opcodes, tensors.len(), subgraphs.len())?);
+        }
+        let names = self.signature_names(&model);
+        let inputs = self.io(main.inputs(), "input", &tensors, &names)?;
+        let outputs = self.io(main.outputs(), "output", &tensors, &names)?;
+
+        let name = self
+            .path
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "model".to_string());
+        let graph = Graph {
+            name,
+            tensors,
+            ops,
+            inputs,
+            outputs,
+            aliases: Vec::new(),
+        };
+        graph.validate().map_err(|e| self.corrupt(e.message()))?;
+        Ok(graph)
+    }
+
+    /// Checks the identifier, runs the verifier and returns the root table.
+    fn verified_root(&self) -> Result<Model<'b>> {
         let bytes = self.bytes;
         if bytes.len() < 8 {
             return Err(self.err(
@@ -434,145 +509,119 @@ impl<'p, 'b> Reader<'p, 'b> {
                 .clamp(1 << 20, 1 << 32),
             ..VerifierOptions::default()
         };
-        let model = flatbuffers::root_with_opts::<Model<'b>>(&opts, bytes).map_err(|e| {
-            self.corrupt(format_args!("the flatbuffer fails verification: {e}"))
-                .with_source(e)
-        })?;
-        let version = model.version().unwrap_or(0);
-        if version != SCHEMA_VERSION {
-            return Err(self.err(
-                format_args!(
-                    "TFLite schema version is {version}, this reader reads version {SCHEMA_VERSION}"
-                ),
-                "convert the model with a TFLite converter from TensorFlow 2.x",
-            ));
-        }
+        flatbuffers::root_with_opts::<Model<'b>>(&opts, bytes).map_err(|e| {
+            self.corrupt(format_args!(
+                "the flatbuffer fails verification: {}",
+                one_line(&e.to_string())
+            ))
+            .with_source(e)
+        })
+    }
 
-        let opcodes = self.opcodes(&model)?;
-        let buffers: Vec<Buffer<'b>> = model
-            .buffers()
-            .map(|v| v.iter().collect())
-            .unwrap_or_default();
-        let subgraphs = model.subgraphs().unwrap_or_default();
-        let Some(main) = element(&subgraphs, 0) else {
-            return Err(self.corrupt("the model has no subgraph"));
-        };
+    /// Tensor `raw` of subgraph 0 (which has `n` tensors), as named by `what`.
+    fn tensor_index(
+        &self,
+        raw: i32,
+        n: usize,
+        what: impl FnOnce() -> String,
+    ) -> Result<TensorIndex> {
+        usize::try_from(raw)
+            .ok()
+            .filter(|&i| i < n)
+            .and_then(|i| u32::try_from(i).ok())
+            .map(TensorIndex)
+            .ok_or_else(|| {
+                self.corrupt(format_args!(
+                    "{} names tensor {raw}, but subgraph 0 has {n} tensors",
+                    what()
+                ))
+            })
+    }
 
-        let tensors = main.tensors().unwrap_or_default();
-        let n_tensors = tensors.len();
-        let mut out = Vec::with_capacity(n_tensors);
-        let mut shared = Shared::default();
-        for (i, t) in tensors.iter().enumerate() {
-            out.push(self.tensor(i, t, &buffers, &mut shared)?);
-        }
-
-        let index = |raw: i32, what: &dyn Fn() -> String| -> Result<TensorIndex> {
-            usize::try_from(raw)
-                .ok()
-                .filter(|&i| i < n_tensors)
-                .and_then(|i| u32::try_from(i).ok())
-                .map(TensorIndex)
-                .ok_or_else(|| {
-                    self.corrupt(format_args!(
-                        "{} names tensor {raw}, but subgraph 0 has {n_tensors} tensors",
-                        what()
-                    ))
-                })
-        };
-
-        let mut ops = Vec::new();
-        for (k, op) in main.operators().unwrap_or_default().iter().enumerate() {
-            let code = op.opcode_index().unwrap_or(0);
-            let opcode = usize::try_from(code)
-                .ok()
-                .and_then(|c| opcodes.get(c))
-                .ok_or_else(|| {
-                    self.corrupt(format_args!(
-                        "op {k} uses operator code {code}, but the model has {} operator codes",
-                        opcodes.len()
-                    ))
-                })?;
-            let opcode = match opcode {
-                Opcode::Named(name) => name.clone(),
-                Opcode::Unknown(c) if subgraphs.len() > 1 => {
-                    return Err(self.err(
-                        format_args!(
-                            "op {k} has builtin operator code {c}, which this reader does not know, and the model has {} subgraphs that such an op could run",
-                            subgraphs.len()
-                        ),
-                        "the planner plans one subgraph; convert the model without control flow",
-                    ));
-                }
-                Opcode::Unknown(c) => format!("BUILTIN:{c}"),
-            };
-            if RUNS_SUBGRAPHS.contains(&opcode.as_str()) {
+    /// Operator `k` of subgraph 0, which has `n` tensors, in a model of `n_subgraphs`.
+    fn op(
+        &self,
+        k: usize,
+        op: Operator<'b>,
+        opcodes: &[Opcode],
+        n: usize,
+        n_subgraphs: usize,
+    ) -> Result<Op> {
+        let code = op.opcode_index().unwrap_or(0);
+        let opcode = usize::try_from(code)
+            .ok()
+            .and_then(|c| opcodes.get(c))
+            .ok_or_else(|| {
+                self.corrupt(format_args!(
+                    "op {k} uses operator code {code}, but the model has {} operator codes",
+                    opcodes.len()
+                ))
+            })?;
+        let opcode = match opcode {
+            Opcode::Named(name) => name.clone(),
+            Opcode::Unknown(c) if n_subgraphs > 1 => {
                 return Err(self.err(
                     format_args!(
-                        "op {k} is {opcode}, which runs other subgraphs (the model has {} subgraphs); the planner plans subgraph 0 alone",
-                        subgraphs.len()
+                        "op {k} has builtin operator code {c}, which this reader does not know, and the model has {n_subgraphs} subgraphs that such an op could run"
                     ),
-                    "convert the model without control flow (unroll loops, fold conditionals), or split it into one model per subgraph",
+                    "the planner plans one subgraph; convert the model without control flow",
                 ));
             }
-            let what = |list: &str, j: usize| format!("op {k} ({opcode}) {list} {j}");
-            let mut inputs = Vec::new();
-            for (j, raw) in op.inputs().unwrap_or_default().iter().enumerate() {
-                inputs.push(if raw == -1 {
-                    None
-                } else {
-                    Some(index(raw, &|| what("input", j))?)
-                });
-            }
-            let mut outputs = Vec::new();
-            for (j, raw) in op.outputs().unwrap_or_default().iter().enumerate() {
-                outputs.push(index(raw, &|| what("output", j))?);
-            }
-            let mut scratch = Vec::new();
-            for (j, raw) in op.intermediates().unwrap_or_default().iter().enumerate() {
-                scratch.push(index(raw, &|| what("intermediate", j))?);
-            }
-            ops.push(Op {
-                opcode,
-                inputs,
-                outputs,
-                scratch,
+            Opcode::Unknown(c) => format!("BUILTIN:{c}"),
+        };
+        if RUNS_SUBGRAPHS.contains(&opcode.as_str()) {
+            return Err(self.err(
+                format_args!(
+                    "op {k} is {opcode}, which runs other subgraphs (the model has {n_subgraphs} subgraphs); the planner plans subgraph 0 alone"
+                ),
+                "convert the model without control flow (unroll loops, fold conditionals), or split it into one model per subgraph",
+            ));
+        }
+        let what = |list: &str, j: usize| format!("op {k} ({opcode}) {list} {j}");
+        let mut inputs = Vec::new();
+        for (j, raw) in op.inputs().unwrap_or_default().iter().enumerate() {
+            inputs.push(if raw == -1 {
+                None
+            } else {
+                Some(self.tensor_index(raw, n, || what("input", j))?)
             });
         }
-
-        let names = self.signature_names(&model);
-        let io = |list: Option<Vector<'b, i32>>, what: &str| -> Result<Vec<IoName>> {
-            let mut v = Vec::new();
-            for (j, raw) in list.unwrap_or_default().iter().enumerate() {
-                let t = index(raw, &|| format!("subgraph 0 {what} {j}"))?;
-                let name = names
-                    .iter()
-                    .find(|(i, _)| *i == t)
-                    .map(|(_, n)| n.clone())
-                    .or_else(|| out.get(t.get()).map(|x: &Tensor| x.name.clone()))
-                    .unwrap_or_default();
-                v.push(IoName { name, tensor: t });
-            }
-            Ok(v)
-        };
-        let inputs = io(main.inputs(), "input")?;
-        let outputs = io(main.outputs(), "output")?;
-
-        let name = self
-            .path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| "model".to_string());
-        let graph = Graph {
-            name,
-            tensors: out,
-            ops,
+        let mut outputs = Vec::new();
+        for (j, raw) in op.outputs().unwrap_or_default().iter().enumerate() {
+            outputs.push(self.tensor_index(raw, n, || what("output", j))?);
+        }
+        let mut scratch = Vec::new();
+        for (j, raw) in op.intermediates().unwrap_or_default().iter().enumerate() {
+            scratch.push(self.tensor_index(raw, n, || what("intermediate", j))?);
+        }
+        Ok(Op {
+            opcode,
             inputs,
             outputs,
-            aliases: Vec::new(),
-        };
-        graph.validate().map_err(|e| self.corrupt(e.message()))?;
-        Ok(graph)
+            scratch,
+        })
+    }
+
+    /// Subgraph 0's inputs or outputs, named by the signature where it names them.
+    fn io(
+        &self,
+        list: Option<Vector<'b, i32>>,
+        what: &str,
+        tensors: &[Tensor],
+        names: &[(TensorIndex, String)],
+    ) -> Result<Vec<IoName>> {
+        let mut v = Vec::new();
+        for (j, raw) in list.unwrap_or_default().iter().enumerate() {
+            let t = self.tensor_index(raw, tensors.len(), || format!("subgraph 0 {what} {j}"))?;
+            let name = names
+                .iter()
+                .find(|(i, _)| *i == t)
+                .map(|(_, n)| n.clone())
+                .or_else(|| tensors.get(t.get()).map(|x| x.name.clone()))
+                .unwrap_or_default();
+            v.push(IoName { name, tensor: t });
+        }
+        Ok(v)
     }
 
     /// Every operator code's name, in order.
@@ -834,4 +883,81 @@ enum Opcode {
     Named(String),
     /// A builtin code this reader has no name for.
     Unknown(i32),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_names_follow_the_schema_numbering() {
+        for (code, name) in [
+            (0, "ADD"),
+            (3, "CONV_2D"),
+            (9, "FULLY_CONNECTED"),
+            (25, "SOFTMAX"),
+            (32, "CUSTOM"),
+            (44, "UNIDIRECTIONAL_SEQUENCE_LSTM"),
+            (87, "LOGICAL_NOT"),
+            (117, "HARD_SWISH"),
+            (118, "IF"),
+            (119, "WHILE"),
+            (127, "PLACEHOLDER_FOR_GREATER_OP_CODES"),
+            (129, "CALL_ONCE"),
+            (150, "GELU"),
+            (162, "STABLEHLO_LOGISTIC"),
+            (205, "REDUCE_WINDOW"),
+            (209, "STABLEHLO_CASE"),
+            (225, "TEMP_STREAMING_CONV_2D"),
+        ] {
+            assert_eq!(builtin_name(code), Some(name), "code {code}");
+        }
+        for code in [-1, 210, 224, 226, i32::MAX] {
+            assert_eq!(builtin_name(code), None, "code {code}");
+        }
+        let unique: std::collections::BTreeSet<_> = BUILTIN_NAMES.iter().collect();
+        assert_eq!(unique.len(), BUILTIN_NAMES.len());
+        for name in RUNS_SUBGRAPHS {
+            assert!(BUILTIN_NAMES.contains(&name), "{name}");
+        }
+    }
+
+    #[test]
+    fn tensor_types_have_their_element_sizes() {
+        let bits = |code| dtype(code).ok().and_then(DType::bits);
+        assert_eq!(bits(0), Some(32)); // FLOAT32
+        assert_eq!(bits(1), Some(16)); // FLOAT16
+        assert_eq!(bits(9), Some(8)); // INT8
+        assert_eq!(bits(7), Some(16)); // INT16
+        assert_eq!(bits(4), Some(64)); // INT64
+        assert_eq!(bits(11), Some(128)); // COMPLEX128
+        assert_eq!(bits(17), Some(4)); // INT4
+        assert_eq!(bits(18), Some(16)); // BFLOAT16
+        assert_eq!(bits(5), None); // STRING
+        assert!(dtype(19).is_err() && dtype(-1).is_err() && dtype(23).is_err());
+        // Every code up to BFLOAT16 maps to a distinct dtype.
+        let all: std::collections::BTreeSet<_> = (0..=18).map(|c| dtype(c).unwrap()).collect();
+        assert_eq!(all.len(), 19);
+    }
+
+    #[test]
+    fn verifier_reports_become_one_line() {
+        assert_eq!(
+            one_line(
+                "Range [4, 8) is out of bounds.\n\twhile verifying table field `x` at position 4\n\n"
+            ),
+            "range [4, 8) is out of bounds, while verifying table field `x` at position 4"
+        );
+        assert_eq!(one_line(""), "");
+    }
+
+    #[test]
+    fn field_offsets_are_the_vtable_slots() {
+        for id in 0..16 {
+            assert_eq!(
+                field_offset(id),
+                flatbuffers::field_index_to_field_offset(id)
+            );
+        }
+    }
 }
