@@ -56,6 +56,10 @@ build() {
         tail -n 1
 }
 
+# 0. The firmware is outside the workspace, so the workspace's fmt and clippy miss it.
+echo "== fmt and clippy (firmware)"
+(cd "$fw" && cargo fmt --check && cargo clippy --release --quiet -- -D warnings)
+
 # 1. The fault handler must end the run with a failure, not hang QEMU.
 echo "== fault self-test"
 build --features fault-selftest >/dev/null
