@@ -631,9 +631,8 @@ pub fn with_bytes<R>(bytes: &mut [u8], f: impl FnOnce(&mut Slab<'_>) -> R) -> R 
     // uninitialised are never read as `u8`: `guard` writes zeros over the whole region before
     // the borrow of `bytes` ends, on return and on unwind.
     let region = unsafe { core::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<u8>>(), len) };
-    let mut slab = Slab::new(region);
-    let r = f(&mut slab);
-    drop(slab);
+    let r = f(&mut Slab::new(region));
+    // The slab (a temporary) is gone; zero the region before the borrow of `bytes` ends.
     drop(guard);
     r
 }
