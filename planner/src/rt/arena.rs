@@ -382,7 +382,7 @@ mod tests {
             "{text}"
         );
         // An offset that breaks 2-byte alignment whatever the allocation's address.
-        let skip = if addr % 2 == 0 { 1 } else { 0 };
+        let skip = usize::from(addr.is_multiple_of(2));
         let buf: &'static mut [u8] = std::boxed::Box::leak(std::vec![0u8; 64].into_boxed_slice());
         let err = bind("m", "persistent.DTCM", &mut buf[skip..], 16, 2).unwrap_err();
         assert!(matches!(err.fault, BindFault::Misaligned { align: 2, .. }));
