@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use planner::graph::Graph;
 use planner::manifest::Manifest;
 use planner::plan::MemoryConstraint;
 use planner::planfile::{Layout, PlanFile, naming};
@@ -66,13 +65,15 @@ pub(crate) fn layout(manifest: &Manifest) -> Layout {
     }
 }
 
-/// Computes every output of one model: same inputs, same bytes.
+/// Computes every output of one model from its plan: same inputs, same bytes. The graph is
+/// the one the plan was made for (`planned.graph`: ops in the planned order, aliases and
+/// slabs added), not the imported one.
 pub fn generate(
     manifest: &Manifest,
-    graph: &Graph,
     planned: &Planned,
     options: &Options,
 ) -> Result<Generated, Error> {
+    let graph = &planned.graph;
     let plan = PlanFile::from_plan(graph, &planned.plan, &layout(manifest))?;
     let blobs = plan.blobs(graph)?;
     let plan_hash = plan.hash_value().unwrap_or_else(|| plan.hash());
@@ -139,7 +140,7 @@ tensors = [{ type = "constant", attributes = { memory = "FLASH", constant_destin
         let manifest = Manifest::parse(MANIFEST, Path::new("det.toml")).unwrap();
         let graph = planner::import::load(&manifest).unwrap();
         let planned = planner::plan_graph(&manifest, &graph).unwrap();
-        generate(&manifest, &graph, &planned, &Options::default()).unwrap()
+        generate(&manifest, &planned, &Options::default()).unwrap()
     }
 
     #[test]

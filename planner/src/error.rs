@@ -53,6 +53,7 @@ struct Inner {
     kind: Kind,
     message: String,
     span: Option<Span>,
+    label: Option<String>,
     help: Option<String>,
     notes: Vec<String>,
     source: Option<Box<dyn std::error::Error + Send + Sync + 'static>>,
@@ -74,6 +75,7 @@ impl Error {
                 kind,
                 message: message.into(),
                 span: None,
+                label: None,
                 help: None,
                 notes: Vec::new(),
                 source: None,
@@ -106,6 +108,12 @@ impl Error {
     /// Attaches the position the error is about.
     pub(crate) fn at(mut self, span: Span) -> Error {
         self.inner.span = Some(span);
+        self
+    }
+
+    /// Attaches a label shown under the source line, at the span.
+    pub(crate) fn label(mut self, label: impl Into<String>) -> Error {
+        self.inner.label = Some(label.into());
         self
     }
 
@@ -189,9 +197,10 @@ impl Error {
         let path = span.path.display().to_string();
         let start = floor_char_boundary(&span.text, span.range.start.min(span.text.len()));
         let end = floor_char_boundary(&span.text, span.range.end.clamp(start, span.text.len()));
+        let label = inner.label.as_deref().unwrap_or("");
         let snippet = Snippet::source(&*span.text)
             .path(&path)
-            .annotation(AnnotationKind::Primary.span(start..end));
+            .annotation(AnnotationKind::Primary.span(start..end).label(label));
         let mut group: Group<'_> = Level::ERROR.primary_title(&inner.message).element(snippet);
         if let Some(h) = &inner.help {
             group = group.element(Level::HELP.message(h));

@@ -242,6 +242,57 @@ pub struct Manifest {
     pub constraints: Vec<MemoryConstraint>,
     /// Placement rules, in file order.
     pub rules: Vec<Rule>,
+    /// Step-scope slabs reserved in the plan (`memory.slabs`).
+    pub slabs: Vec<SlabDef>,
+    /// Which tensors may share their input's bytes.
+    pub aliasing: Aliasing,
+    /// Operator order.
+    pub schedule: Schedule,
+}
+
+/// A step-scope slab reserved as a tensor of the plan (`memory.slabs`): a byte region for
+/// code that runs outside the model graph (pre- and post-processing), handed to
+/// [`rt::slab`](crate::rt::slab) at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlabDef {
+    /// Name; the slab's tensor id is `slab/<name>`.
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    /// Memory it lives in.
+    pub memory: String,
+    /// `persistent`: its own bytes for the whole program; `scratch`: it shares the scratch
+    /// arena's bytes and is valid only between model runs.
+    pub role: ArenaRole,
+    /// Alignment of the slab's start.
+    pub alignment: Option<u64>,
+}
+
+impl SlabDef {
+    /// The tensor id the slab takes in the plan.
+    pub fn tensor_id(&self) -> String {
+        format!("slab/{}", self.name)
+    }
+}
+
+/// In-place aliasing: which outputs may take their input's slot when the input dies there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Aliasing {
+    /// Reshape-like ops (RESHAPE, SQUEEZE, EXPAND_DIMS, ...) whose output is the input's
+    /// bytes (`memory.alias_reshapes`).
+    pub reshapes: bool,
+    /// Elementwise op types whose kernels can write in place (`memory.in_place_ops`).
+    pub in_place_ops: Vec<String>,
+}
+
+/// Which operator order the plan uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// The model's own order.
+    #[default]
+    Fixed,
+    /// A topological order that lowers the peak of live bytes (`schedule = "memory"`).
+    Memory,
 }
 
 /// Reads and checks the manifest at `path`.
@@ -341,6 +392,23 @@ struct RawMemory {
     constraints: Vec<Spanned<RawConstraint>>,
     #[serde(default)]
     tensors: Vec<Spanned<RawRule>>,
+    #[serde(default)]
+    slabs: Vec<Spanned<RawSlab>>,
+    #[serde(default)]
+    alias_reshapes: bool,
+    #[serde(default)]
+    in_place_ops: Vec<Spanned<String>>,
+    schedule: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlab {
+    name: Spanned<String>,
+    size: Spanned<Size>,
+    memory: Spanned<String>,
+    role: Option<Spanned<String>>,
+    alignment: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -509,6 +577,10 @@ impl Manifest {
             planner_options: None,
             constraints: Vec::new(),
             tensors: Vec::new(),
+            slabs: Vec::new(),
+            alias_reshapes: false,
+            in_place_ops: Vec::new(),
+            schedule: None,
         });
         let planner = check_planner(
             &ctx,
@@ -517,6 +589,37 @@ impl Manifest {
         )?;
         let constraints = check_constraints(&ctx, &platform, &memory.constraints)?;
         let rules = check_rules(&ctx, &platform, &memory.tensors)?;
+        let slabs = check_slabs(&ctx, &platform, &memory.slabs)?;
+        let schedule = match &memory.schedule {
+            None => Schedule::Fixed,
+            Some(s) => match s.get_ref().as_str() {
+                "fixed" => Schedule::Fixed,
+                "memory" => Schedule::Memory,
+                other => {
+                    return Err(ctx.err(
+                        s,
+                        format!("memory.schedule is {other:?}"),
+                        "use \"fixed\" (the model's order) or \"memory\" (an order that lowers the peak)",
+                    ));
+                }
+            },
+        };
+        let mut in_place_ops = Vec::new();
+        for op in &memory.in_place_ops {
+            let name = op.get_ref().trim().to_ascii_uppercase();
+            if name.is_empty() {
+                return Err(ctx.err(
+                    op,
+                    "memory.in_place_ops has an empty op name",
+                    "name op types such as \"ADD\" or \"MUL\"",
+                ));
+            }
+            in_place_ops.push(name);
+        }
+        let aliasing = Aliasing {
+            reshapes: memory.alias_reshapes,
+            in_place_ops,
+        };
 
         let source = match (&model.source, &model.tensors) {
             (Some(src), None) => {
@@ -554,11 +657,14 @@ impl Manifest {
             planner,
             constraints,
             rules,
+            slabs,
+            aliasing,
+            schedule,
         })
     }
 
-    /// A manifest for a model file with no manifest of its own: the `generic` preset,
-    /// `greedy_by_size` as planner, no rules.
+    /// A manifest for a model file with no manifest of its own: the `generic` preset, the
+    /// default planner, no rules.
     pub fn for_model_file(path: &Path) -> Manifest {
         let stem = path
             .file_stem()
@@ -573,9 +679,12 @@ impl Manifest {
                 memories: Vec::new(),
                 min_alignment: 16,
             }),
-            planner: PlannerKind::GreedyBySize,
+            planner: PlannerKind::default(),
             constraints: Vec::new(),
             rules: Vec::new(),
+            slabs: Vec::new(),
+            aliasing: Aliasing::default(),
+            schedule: Schedule::Fixed,
         }
     }
 
@@ -794,7 +903,7 @@ fn check_planner(
     planner: Option<&Spanned<String>>,
     options: Option<&Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
 ) -> Result<PlannerKind> {
-    let name = planner.map_or("greedy_by_size", |p| p.get_ref().as_str());
+    let name = planner.map_or(PlannerKind::default().name(), |p| p.get_ref().as_str());
     let mut opts = BTreeMap::new();
     if let Some(o) = options {
         for (k, v) in o.get_ref() {
@@ -986,6 +1095,81 @@ fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> 
             memory: memory.map(|m| m.get_ref().clone()),
             constant_destination_memory: dest.map(|d| d.get_ref().clone()),
             span: Some(ctx.span(span)),
+        });
+    }
+    Ok(out)
+}
+
+fn check_slabs(
+    ctx: &Ctx<'_>,
+    platform: &Platform,
+    raw: &[Spanned<RawSlab>],
+) -> Result<Vec<SlabDef>> {
+    let mut out: Vec<SlabDef> = Vec::new();
+    for (i, s) in raw.iter().enumerate() {
+        let s = s.get_ref();
+        let what = format!("memory.slabs[{i}]");
+        let name = s.name.get_ref();
+        if !is_memory_name(name) {
+            return Err(ctx.err(
+                &s.name,
+                format!("{what}.name {name:?} is not an identifier"),
+                "use letters, digits and `_`, starting with a letter, such as \"preprocess\"",
+            ));
+        }
+        if out.iter().any(|x| &x.name == name) {
+            return Err(ctx.err(
+                &s.name,
+                format!("slab {name} is defined twice"),
+                "give each slab its own name",
+            ));
+        }
+        let Some(memory) = platform.memory(s.memory.get_ref()) else {
+            return Err(unknown_memory(
+                ctx,
+                platform,
+                &s.memory,
+                &format!("{what}.memory"),
+            ));
+        };
+        if !memory.writable {
+            return Err(ctx.err(
+                &s.memory,
+                format!(
+                    "{what} puts slab {name} in {}, which is read-only",
+                    memory.name
+                ),
+                "a slab is written at run time: put it in a writable memory",
+            ));
+        }
+        let role = match s.role.as_ref().map(|r| r.get_ref().as_str()) {
+            None | Some("persistent") => ArenaRole::Persistent,
+            Some("scratch") => ArenaRole::Scratch,
+            Some(other) => {
+                return Err(ctx.err(
+                    s.role.as_ref().unwrap_or(&s.name),
+                    format!("{what}.role is {other:?}"),
+                    "use \"persistent\" (its own bytes) or \"scratch\" (shares the scratch arena between runs)",
+                ));
+            }
+        };
+        if s.size.get_ref().0 == 0 {
+            return Err(ctx.err(
+                &s.size,
+                format!("{what}.size is 0"),
+                "give the slab's size in bytes, such as \"4K\"",
+            ));
+        }
+        let alignment = match &s.alignment {
+            Some(a) => Some(ctx.alignment(a, &format!("{what}.alignment"))?),
+            None => None,
+        };
+        out.push(SlabDef {
+            name: name.clone(),
+            size: s.size.get_ref().0,
+            memory: memory.name.clone(),
+            role,
+            alignment,
         });
     }
     Ok(out)
@@ -1312,7 +1496,7 @@ ops = [ { opcode = "FULLY_CONNECTED", inputs = ["in", "w"], outputs = ["out"] } 
         assert_eq!(g.inputs[0].name, "in");
         assert_eq!(g.outputs[0].name, "out");
         assert_eq!(m.platform.name, "generic");
-        assert_eq!(m.planner, PlannerKind::GreedyBySize);
+        assert_eq!(m.planner, PlannerKind::default());
     }
 
     #[test]

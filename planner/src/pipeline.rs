@@ -5,19 +5,22 @@
 //! scratch, which gets what is left. Scratch fills the banks in preference order; an unpinned
 //! tensor that does not fit spills to the next bank, pinned tensors are placed first.
 
+use std::boxed::Box;
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
+use crate::alias;
 use crate::error::{Error, Result};
 use crate::graph::{Graph, TensorIndex};
 use crate::lifetimes::{self, Lifetimes};
-use crate::manifest::Manifest;
+use crate::manifest::{Manifest, Schedule};
 use crate::pack::{self, Item, Problem};
 use crate::placement::{self, Decision};
 use crate::plan::{
     ArenaRole, ArenaUsage, MemoryPlan, TensorAllocation, TensorBinding, TensorLifetime,
 };
+use crate::schedule;
 use crate::verify::{self, VerifyRules};
 
 /// Quality figures of one scratch arena.
@@ -40,6 +43,12 @@ pub struct ArenaReport {
 /// A finished plan with everything the reports and code generators need.
 #[derive(Debug, Clone)]
 pub struct Planned {
+    /// The graph as planned: ops in the plan's order, aliases added. Code generators and
+    /// reports read this one, not the imported graph.
+    pub graph: Graph,
+    /// `order[k]` is the model's index of the op that runs k-th (the identity unless
+    /// `schedule = "memory"` found a better order).
+    pub order: Vec<u32>,
     /// Model name.
     pub model: String,
     /// Planner that packed the scratch arenas.
@@ -56,10 +65,24 @@ pub struct Planned {
     pub ops: u32,
 }
 
-/// Plans `graph` under `manifest` with lifetimes from its op order.
+/// Plans `graph` under `manifest`: reorders its ops when the manifest asks
+/// (`schedule = "memory"`), adds the in-place aliases it allows, then plans with lifetimes
+/// from the resulting op order.
 pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
-    let lifetimes = lifetimes::compute(graph)?;
-    plan_with(manifest, graph, &lifetimes, &BTreeMap::new())
+    graph.validate()?;
+    let (mut g, order) = match manifest.schedule {
+        Schedule::Fixed => (graph.clone(), (0..graph.ops.len() as u32).collect()),
+        Schedule::Memory => {
+            let s = schedule::reorder(graph, manifest.platform.min_alignment);
+            (s.graph, s.order)
+        }
+    };
+    let found = alias::detect(&g, &manifest.aliasing);
+    g.aliases.extend(found);
+    let lifetimes = lifetimes::compute(&g)?;
+    let mut planned = plan_with(manifest, &g, &lifetimes, &BTreeMap::new())?;
+    planned.order = order;
+    Ok(planned)
 }
 
 /// Plans `graph` with given lifetimes and fixed scratch offsets (a CSV problem's `offset`
@@ -71,6 +94,7 @@ pub fn plan_with(
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<Planned> {
     graph.validate()?;
+    let ops = lifetimes.ops;
     if lifetimes.live.len() != graph.tensors.len() {
         return Err(Error::input(format!(
             "lifetimes cover {} tensors but the graph has {}",
@@ -78,6 +102,26 @@ pub fn plan_with(
             graph.tensors.len()
         )));
     }
+    // Scratch slabs live "between runs": one step past the last op, so they share bytes with
+    // every scratch tensor of the model and with nothing that is live during a run.
+    let mut slab_lifetimes;
+    let lifetimes = if manifest.slabs.iter().any(|s| s.role == ArenaRole::Scratch) {
+        slab_lifetimes = lifetimes.clone();
+        let between = lifetimes.ops;
+        for s in manifest
+            .slabs
+            .iter()
+            .filter(|s| s.role == ArenaRole::Scratch)
+        {
+            if let Some(t) = graph.find(&s.tensor_id()) {
+                slab_lifetimes.live[t.get()] = Some((between, between));
+            }
+        }
+        slab_lifetimes.ops = between + 1;
+        &slab_lifetimes
+    } else {
+        lifetimes
+    };
     let placement = placement::resolve(manifest, graph, lifetimes)?;
     let mut decisions = placement.decisions;
     let mut warnings = placement.warnings;
@@ -468,8 +512,14 @@ pub fn plan_with(
 
     // 4. The plan: every used tensor bound (aliases take their slot's binding).
     for (i, t) in graph.tensors.iter().enumerate() {
-        let Some(d) = &decisions[i] else { continue };
+        if decisions[i].is_none() {
+            continue;
+        }
         let slot = lifetimes.slot_of[i].get();
+        // An alias is bound wherever its slot went.
+        let Some(d) = decisions[slot].as_ref().or(decisions[i].as_ref()) else {
+            continue;
+        };
         let (Some(memory), Some(offset)) = (d.memory.clone(), offsets.get(&slot).copied()) else {
             return Err(internal(&format!("tensor {} was not placed", t.id)));
         };
@@ -522,13 +572,15 @@ pub fn plan_with(
         )));
     }
     Ok(Planned {
+        graph: graph.clone(),
+        order: (0..graph.ops.len() as u32).collect(),
         model: manifest.name.clone(),
         planner: manifest.planner.name().to_string(),
         plan,
         decisions,
         scratch_reports: reports,
         warnings,
-        ops: lifetimes.ops,
+        ops,
     })
 }
 
@@ -584,4 +636,137 @@ fn fullest_op(problem: &Problem, offsets: &[Option<u64>], k: usize, capacity: u6
         }
     }
     (best.0, capacity.saturating_sub(best.1))
+}
+
+/// How a CSV problem was solved against a capacity.
+#[derive(Debug, Clone)]
+pub enum ProblemOutcome {
+    /// Planned; with a capacity, everything fits below it.
+    Planned(Box<Planned>),
+    /// Everything does not fit below the capacity. `proven` is true when an exhaustive search
+    /// showed that no packing does; `best_height` is the lowest height found.
+    DoesNotFit {
+        /// The lowest height any planner found.
+        best_height: u64,
+        /// True when the exact search proved that nothing fits below the capacity.
+        proven: bool,
+    },
+}
+
+/// Plans a MiniMalloc CSV problem: one writable bank (`MEM`) with 1-byte alignment, each row
+/// a buffer with its own lifetime (`start_op = lower`, `end_op = upper - 1`) and, where the
+/// row has one, its fixed offset.
+///
+/// Without `capacity` the planner minimises the height. With it, a plan above the capacity
+/// is handed to the exact search ([`pack::optimal`]) under `node_budget`, which either finds
+/// offsets below it or proves there are none.
+pub fn plan_problem(
+    csv: &crate::import::csv::CsvProblem,
+    name: &str,
+    planner: &pack::PlannerKind,
+    capacity: Option<u64>,
+    node_budget: u64,
+) -> Result<ProblemOutcome> {
+    let (manifest, graph, lifetimes, mut fixed) = problem_input(csv, name, planner);
+    let planned = plan_with(&manifest, &graph, &lifetimes, &fixed)?;
+    let height = planned.plan.arena_usages.get("MEM").map_or(0, |a| a.used);
+    let Some(cap) = capacity else {
+        return Ok(ProblemOutcome::Planned(Box::new(planned)));
+    };
+    if height <= cap {
+        return Ok(ProblemOutcome::Planned(Box::new(planned)));
+    }
+    let opts = pack::optimal::OptimalOptions {
+        node_budget,
+        time_limit: None,
+    };
+    match pack::optimal::fits(&csv.problem, cap, &opts) {
+        pack::optimal::Outcome::Fits(packing) => {
+            for (i, o) in packing.offsets.iter().enumerate() {
+                if let Some(o) = o {
+                    fixed.insert(TensorIndex(i as u32), *o);
+                }
+            }
+            let mut exact = manifest;
+            exact.planner = pack::PlannerKind::Greedy;
+            let mut planned = plan_with(&exact, &graph, &lifetimes, &fixed)?;
+            planned.planner = "optimal".to_string();
+            Ok(ProblemOutcome::Planned(Box::new(planned)))
+        }
+        pack::optimal::Outcome::DoesNotFit => Ok(ProblemOutcome::DoesNotFit {
+            best_height: height,
+            proven: true,
+        }),
+        pack::optimal::Outcome::Unknown(best) => Ok(ProblemOutcome::DoesNotFit {
+            best_height: height.min(best.height),
+            proven: false,
+        }),
+    }
+}
+
+/// The graph, lifetimes and fixed offsets of a CSV problem, and a one-bank manifest.
+pub fn problem_input(
+    csv: &crate::import::csv::CsvProblem,
+    name: &str,
+    planner: &pack::PlannerKind,
+) -> (Manifest, Graph, Lifetimes, BTreeMap<TensorIndex, u64>) {
+    use crate::graph::{DType, Tensor, TensorKind};
+    use crate::manifest::{Aliasing, Memory, ModelSource, Platform};
+    let tensors: Vec<Tensor> = csv
+        .ids
+        .iter()
+        .zip(&csv.problem.items)
+        .map(|(id, it)| Tensor {
+            id: id.clone(),
+            name: id.clone(),
+            dtype: DType::U8,
+            shape: vec![it.size],
+            size: it.size,
+            kind: TensorKind::Activation,
+            quantization: None,
+            align_hint: (it.align > 1).then_some(it.align),
+            data: None,
+        })
+        .collect();
+    let live = csv
+        .problem
+        .items
+        .iter()
+        .map(|it| Some((it.start, it.end)))
+        .collect();
+    let fixed = csv
+        .problem
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, it)| it.fixed.map(|o| (TensorIndex(i as u32), o)))
+        .collect();
+    let graph = Graph {
+        name: name.to_string(),
+        tensors,
+        ..Graph::default()
+    };
+    let manifest = Manifest {
+        path: std::path::PathBuf::from("<csv>"),
+        name: name.to_string(),
+        source: ModelSource::Inline(Box::new(graph.clone())),
+        platform: Platform {
+            name: "problem".to_string(),
+            memories: vec![Memory {
+                name: "MEM".to_string(),
+                size: None,
+                writable: true,
+                readable_in_place: true,
+                origin: None,
+            }],
+            min_alignment: 1,
+        },
+        planner: planner.clone(),
+        constraints: Vec::new(),
+        rules: Vec::new(),
+        slabs: Vec::new(),
+        aliasing: Aliasing::default(),
+        schedule: Schedule::Fixed,
+    };
+    (manifest, graph, Lifetimes::explicit(live), fixed)
 }

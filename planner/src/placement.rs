@@ -65,6 +65,29 @@ pub fn resolve(manifest: &Manifest, graph: &Graph, lifetimes: &Lifetimes) -> Res
             continue;
         }
         let role = role_of(t.kind);
+        if let Some((k, slab)) = manifest
+            .slabs
+            .iter()
+            .enumerate()
+            .find(|(_, s)| s.tensor_id() == t.id)
+        {
+            decisions.push(Some(Decision {
+                role,
+                memory: Some(slab.memory.clone()),
+                source_memory: Some(slab.memory.clone()),
+                rule: None,
+                reason: format!(
+                    "step-scope slab `{}` from memory.slabs[{k}]{}",
+                    slab.name,
+                    if role == ArenaRole::Scratch {
+                        ": shares the scratch arena, valid between model runs"
+                    } else {
+                        ""
+                    }
+                ),
+            }));
+            continue;
+        }
         let rule = best_rule(&manifest.rules, role, &t.id, &t.name);
         if let Some(r) = rule {
             used_rules[r.index] = true;

@@ -227,3 +227,42 @@ fn planning_twice_gives_identical_bytes() {
         assert_eq!(a, b, "{planner}");
     }
 }
+
+#[test]
+fn slabs_are_reserved_in_the_plan() {
+    let text = format!(
+        "{TWO_BANKS}[memory]\nslabs = [\n  {{ name = \"pre\", size = \"1K\", memory = \"DTCM\", role = \"scratch\" }},\n  {{ name = \"keep\", size = 100, memory = \"DTCM\", alignment = 64 }},\n]\n"
+    );
+    let m = Manifest::parse(&text, Path::new("slabs.toml")).unwrap();
+    let g = planner::import::load(&m).unwrap();
+    let p = plan_graph(&m, &g).unwrap();
+    planner::verify::verify(&g, &p.plan).unwrap();
+    let pre = p.plan.get_allocation("slab/pre").unwrap();
+    assert_eq!((pre.memory.as_str(), pre.size), ("DTCM", 1024));
+    assert_eq!(pre.binding.as_ref().unwrap().role, ArenaRole::Scratch);
+    // A scratch slab is live only between runs: it shares bytes with the model's scratch.
+    let lt = &p.plan.tensor_lifetimes["slab/pre"];
+    assert_eq!((lt.start_op, lt.end_op), (1, 1));
+    assert_eq!(
+        p.plan.arena_usages["DTCM"].used, 1024,
+        "in and out (512) overlap the slab"
+    );
+    let keep = p.plan.get_allocation("slab/keep").unwrap();
+    assert_eq!(keep.binding.as_ref().unwrap().role, ArenaRole::Persistent);
+    assert_eq!(keep.offset % 64, 0);
+    assert_eq!(p.ops, 1);
+    let explain = planner::report::explain(&p, &g, Some("slab/pre"));
+    assert!(
+        explain.contains("step-scope slab `pre` from memory.slabs[0]"),
+        "{explain}"
+    );
+    // A slab in read-only memory is rejected at its position.
+    let bad = text.replace("memory = \"DTCM\", role", "memory = \"FLASH\", role");
+    let e = Manifest::parse(&bad, Path::new("slabs.toml")).unwrap_err();
+    assert!(
+        e.message()
+            .contains("puts slab pre in FLASH, which is read-only"),
+        "{e}"
+    );
+    assert_eq!(e.location().unwrap().1, 19);
+}

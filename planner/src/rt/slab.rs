@@ -73,6 +73,23 @@
 //! escaped[0] = 1;
 //! ```
 //!
+//! Nor through a variable the closure captures, where the next step would hand the same bytes
+//! out again:
+//!
+//! ```compile_fail,E0521
+//! use core::mem::MaybeUninit;
+//! use planner::rt::slab::Slab;
+//!
+//! let mut region = [MaybeUninit::<u8>::uninit(); 64];
+//! let mut slab = Slab::new(&mut region);
+//! let mut kept: Option<&mut [u8]> = None;
+//! slab.scope(|s| kept = s.alloc::<u8>(16).ok()); // error: borrowed data escapes the closure
+//! slab.scope(|s| s.alloc::<u8>(16).unwrap()[0] = 2);
+//! if let Some(a) = kept {
+//!     a[0] = 1;
+//! }
+//! ```
+//!
 //! Two mutable slices over the same bytes. Allocations never overlap (the bump pointer only
 //! moves forward within a step), so the only way to get the same bytes twice is to rewind the
 //! slab while the first slice is alive, and that needs `&mut Slab`, which a live slice
@@ -287,8 +304,8 @@ impl core::error::Error for LengthMismatch {}
 /// takes `&mut self`, so it cannot be called while any slice is alive. Allocations never
 /// overlap: within a step the bump pointer only moves forward.
 ///
-/// The region is any `&mut [MaybeUninit<u8>]` ([`Slab::new`]) or a `&'static mut [u8]`
-/// ([`Slab::from_static`]), for instance an arena reserved by the plan.
+/// The region is any `&mut [MaybeUninit<u8>]` ([`Slab::new`]): a stack array, a static
+/// buffer handed out once, or an arena reserved by the plan.
 pub struct Slab<'buf> {
     /// Start of the region; its provenance covers all `capacity` bytes.
     base: NonNull<u8>,
@@ -313,7 +330,11 @@ unsafe impl Send for Slab<'_> {}
 impl<'buf> Slab<'buf> {
     /// A slab over `region`, for as long as `region` is borrowed.
     ///
-    /// The bytes may be uninitialised; an arena, a stack array or a static buffer all do.
+    /// The bytes may be uninitialised. The region is typed `MaybeUninit<u8>` because the slab
+    /// may leave uninitialised bytes behind (through [`Slab::alloc_uninit`], or the padding
+    /// of a `Zeroable` struct), which a `&mut [u8]` could read back once the slab is gone;
+    /// that is why there is no constructor from `&mut [u8]`, not even a `'static` one
+    /// (`Box::from_raw` can recover a leaked buffer).
     pub fn new(region: &'buf mut [MaybeUninit<u8>]) -> Self {
         let capacity = region.len();
         Slab {
@@ -575,26 +596,6 @@ impl fmt::Debug for Slab<'_> {
             .field("needed", &self.needed.get())
             .field("failed_allocations", &self.failed.get())
             .finish()
-    }
-}
-
-impl Slab<'static> {
-    /// A slab over a static byte buffer, for the rest of the program.
-    ///
-    /// The buffer is taken for good: uninitialised values written through
-    /// [`Slab::alloc_uninit`] can never be read back as `u8`, because the `&'static mut`
-    /// borrow never ends. (A shorter-lived `&mut [u8]` would be readable again after the slab
-    /// is dropped, which is why [`Slab::new`] takes `MaybeUninit<u8>` bytes.)
-    pub fn from_static(region: &'static mut [u8]) -> Self {
-        let len = region.len();
-        // SAFETY: `MaybeUninit<u8>` has the layout of `u8`, and the pointer and length come
-        // from a live `&'static mut [u8]`, whose exclusive borrow the new slice takes over for
-        // `'static`. Writing uninitialised bytes through it is sound: no `u8` view of the
-        // buffer can exist again.
-        let bytes = unsafe {
-            core::slice::from_raw_parts_mut(region.as_mut_ptr().cast::<MaybeUninit<u8>>(), len)
-        };
-        Slab::new(bytes)
     }
 }
 
@@ -972,7 +973,7 @@ mod tests {
     /// A static buffer handed out once, the way a planned arena is.
     struct TakeOnce {
         taken: core::sync::atomic::AtomicBool,
-        bytes: core::cell::UnsafeCell<[u8; 32]>,
+        bytes: core::cell::UnsafeCell<[MaybeUninit<u8>; 32]>,
     }
 
     // SAFETY: the bytes are only reached through `take`, which hands out at most one
@@ -981,7 +982,7 @@ mod tests {
 
     impl TakeOnce {
         #[allow(clippy::mut_from_ref)] // the bytes are handed out once, never aliased
-        fn take(&'static self) -> Option<&'static mut [u8]> {
+        fn take(&'static self) -> Option<&'static mut [MaybeUninit<u8>]> {
             use core::sync::atomic::Ordering;
             if self.taken.swap(true, Ordering::AcqRel) {
                 return None;
@@ -994,12 +995,12 @@ mod tests {
 
     static BUFFER: TakeOnce = TakeOnce {
         taken: core::sync::atomic::AtomicBool::new(false),
-        bytes: core::cell::UnsafeCell::new([0xFF; 32]),
+        bytes: core::cell::UnsafeCell::new([MaybeUninit::new(0xFF); 32]),
     };
 
     #[test]
-    fn from_static_takes_a_static_buffer() {
-        let mut slab = Slab::from_static(BUFFER.take().unwrap());
+    fn a_static_buffer_taken_once_serves_as_region() {
+        let mut slab = Slab::new(BUFFER.take().unwrap());
         assert!(BUFFER.take().is_none());
         assert_eq!(slab.capacity(), 32);
         slab.scope(|s| {

@@ -1,0 +1,264 @@
+//! MiniMalloc's offset-assignment CSV: one buffer a row.
+//!
+//! ```text
+//! id,lower,upper,size[,offset]
+//! b1,0,3,4
+//! b2,3,9,4,0
+//! ```
+//!
+//! A buffer is live over the half-open interval `[lower, upper)` of integer time steps and
+//! takes `size` bytes; an `offset` value pins it there (an empty `offset` field leaves it
+//! free). Columns may come in any order; ids are strings and must be unique. The packing
+//! problem gets one [`Item`] per row: `start = lower`, `end = upper - 1` (inclusive), alignment
+//! 1, not spillable, `fixed` from `offset`. [`write`] prints the same rows with an `offset`
+//! column, the format MiniMalloc writes its solutions in.
+
+use std::path::Path;
+use std::string::{String, ToString};
+use std::sync::Arc;
+use std::vec::Vec;
+
+use crate::error::{Error, Result, Span};
+use crate::pack::{Item, Packing, Problem};
+
+/// A problem read from a CSV file: the buffer ids (in row order) and the packing problem
+/// (`items[i]` is the buffer `ids[i]`). `problem.capacity` is `None`: the file does not say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CsvProblem {
+    /// Buffer ids, in row order.
+    pub ids: Vec<String>,
+    /// One item per row.
+    pub problem: Problem,
+}
+
+const COLUMNS: [&str; 5] = ["id", "lower", "upper", "size", "offset"];
+
+/// Reads a CSV problem file.
+pub fn read(path: &Path) -> Result<CsvProblem> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read", e))?;
+    parse(path, &text)
+}
+
+/// Parses CSV text; `path` names the file in error messages.
+pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
+    let text: Arc<str> = Arc::from(text);
+    let path = path.to_path_buf();
+    let mut lines = split_lines(&text).filter(|(_, l)| !l.trim().is_empty());
+    let Some((hstart, header)) = lines.next() else {
+        return Err(Error::input(format!(
+            "{} has no header row; the first line must be `id,lower,upper,size` (optionally `,offset`)",
+            path.display()
+        )));
+    };
+    let at = |range: std::ops::Range<usize>| Span {
+        path: path.clone(),
+        text: text.clone(),
+        range,
+    };
+    // Column positions of id, lower, upper, size, offset.
+    let mut pos: [Option<usize>; 5] = [None; 5];
+    let hfields = fields(header, hstart);
+    for (c, (name, range)) in hfields.iter().enumerate() {
+        let Some(k) = COLUMNS.iter().position(|col| col == name) else {
+            let hint = crate::error::did_you_mean(name, COLUMNS)
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            return Err(Error::input(format!("unknown column `{name}`{hint}"))
+                .at(at(range.clone()))
+                .label("not a column of this format")
+                .help("the columns are id, lower, upper, size and optionally offset"));
+        };
+        if pos[k].is_some() {
+            return Err(Error::input(format!("column `{name}` appears twice"))
+                .at(at(range.clone()))
+                .label("second time")
+                .help("keep one column of each name"));
+        }
+        pos[k] = Some(c);
+    }
+    for (k, col) in COLUMNS.iter().enumerate().take(4) {
+        if pos[k].is_none() {
+            let end = hstart + header.len();
+            return Err(Error::input(format!("the header has no `{col}` column"))
+                .at(at(hstart..end))
+                .label("header")
+                .help("the header must name id, lower, upper and size (and optionally offset)"));
+        }
+    }
+    let col = |k: usize| pos[k].unwrap_or(0);
+    let mut ids: Vec<String> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
+    let mut seen: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for (lstart, line) in lines {
+        let f = fields(line, lstart);
+        if f.len() != hfields.len() {
+            return Err(Error::input(format!(
+                "row has {} columns, the header has {}",
+                f.len(),
+                hfields.len()
+            ))
+            .at(at(lstart..lstart + line.len()))
+            .label("this row")
+            .help(format!(
+                "give one value per header column: {}",
+                hfields
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )));
+        }
+        let (id, id_range) = &f[col(0)];
+        if id.is_empty() {
+            return Err(Error::input("empty buffer id")
+                .at(at(id_range.clone()))
+                .label("id")
+                .help("give every row a unique id"));
+        }
+        if let Some(&first) = seen.get(id) {
+            return Err(Error::input(format!("duplicate buffer id `{id}`"))
+                .at(at(id_range.clone()))
+                .label("used again here")
+                .note(format!("first used on row {}", first + 1))
+                .help("give every row a unique id"));
+        }
+        let num = |k: usize, max: u64| -> Result<u64> {
+            let (v, r) = &f[col(k)];
+            number(v, COLUMNS[k], max).map_err(|(msg, help)| {
+                Error::input(msg)
+                    .at(at(r.clone()))
+                    .label(COLUMNS[k])
+                    .help(help)
+            })
+        };
+        // `end = upper - 1` must fit an op index (u32).
+        let lower = num(1, u64::from(u32::MAX) - 1)?;
+        let upper = num(2, u64::from(u32::MAX))?;
+        let size = num(3, u64::MAX)?;
+        if upper <= lower {
+            let r = f[col(2)].1.clone();
+            return Err(
+                Error::input(format!("upper {upper} is not above lower {lower}"))
+                    .at(at(r))
+                    .label("upper")
+                    .help(
+                        "lifetimes are half-open [lower, upper): upper must be at least lower + 1",
+                    ),
+            );
+        }
+        let fixed = match pos[4] {
+            Some(c) if !f[c].0.is_empty() => Some(num(4, u64::MAX)?),
+            _ => None,
+        };
+        if let Some(o) = fixed
+            && o.checked_add(size).is_none()
+        {
+            let r = f[col(4)].1.clone();
+            return Err(Error::input(format!(
+                "offset {o} plus size {size} passes the largest byte address"
+            ))
+            .at(at(r))
+            .label("offset")
+            .help("give a smaller offset"));
+        }
+        seen.insert(id.clone(), ids.len());
+        ids.push(id.clone());
+        items.push(Item {
+            size,
+            start: lower as u32,
+            end: (upper - 1) as u32,
+            align: 1,
+            fixed,
+            spillable: false,
+        });
+    }
+    Ok(CsvProblem {
+        ids,
+        problem: Problem {
+            items,
+            capacity: None,
+        },
+    })
+}
+
+/// The rows of `csv` with an `offset` column from `packing` (empty for a spilled item):
+/// `id,lower,upper,size,offset`, one line each, in row order.
+pub fn write(csv: &CsvProblem, packing: &Packing) -> String {
+    let mut out = String::from("id,lower,upper,size,offset\n");
+    for (i, (id, it)) in csv.ids.iter().zip(&csv.problem.items).enumerate() {
+        let offset = packing
+            .offsets
+            .get(i)
+            .copied()
+            .flatten()
+            .map(|o| o.to_string())
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{id},{},{},{},{offset}\n",
+            it.start,
+            u64::from(it.end) + 1,
+            it.size
+        ));
+    }
+    out
+}
+
+/// Lines with the byte offset where each starts (`\r\n` and `\n` endings).
+fn split_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    let mut start = 0usize;
+    text.split('\n').map(move |l| {
+        let s = start;
+        start += l.len() + 1;
+        (s, l.strip_suffix('\r').unwrap_or(l))
+    })
+}
+
+/// Comma-separated fields, trimmed, with their byte ranges in the file.
+fn fields(line: &str, line_start: usize) -> Vec<(String, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    let mut at = line_start;
+    for raw in line.split(',') {
+        let lead = raw.len() - raw.trim_start().len();
+        let v = raw.trim();
+        let s = at + lead;
+        // An empty field points at its position, one character wide where there is one.
+        let e = if v.is_empty() { s } else { s + v.len() };
+        out.push((v.to_string(), s..e));
+        at += raw.len() + 1;
+    }
+    out
+}
+
+/// A whole number from 0 to `max`, or (message, help).
+fn number(v: &str, column: &str, max: u64) -> std::result::Result<u64, (String, String)> {
+    if v.is_empty() {
+        return Err((
+            format!("empty `{column}` value"),
+            format!("give `{column}` as a whole number of 0 or more"),
+        ));
+    }
+    if let Some(rest) = v.strip_prefix('-')
+        && !rest.is_empty()
+        && rest.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Err((
+            format!("`{column}` is negative: {v}"),
+            format!("give `{column}` as a whole number of 0 or more"),
+        ));
+    }
+    match v.parse::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        Ok(n) => Err((
+            format!("`{column}` is {n}, above the largest allowed {max}"),
+            format!("give `{column}` as a whole number from 0 to {max}"),
+        )),
+        Err(_) if !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit()) => Err((
+            format!("`{column}` is {v}, above the largest allowed {max}"),
+            format!("give `{column}` as a whole number from 0 to {max}"),
+        )),
+        Err(_) => Err((
+            format!("`{column}` is `{v}`, not a whole number"),
+            format!("give `{column}` as a whole number of 0 or more"),
+        )),
+    }
+}
