@@ -364,9 +364,19 @@ mod tests {
         assert!(!once.take());
     }
 
+    static BUFFERS: [Arena<64, Align<16>>; 3] = [Arena::new(), Arena::new(), Arena::new()];
+
+    /// A `&'static mut` buffer without leaking (Miri checks leaks): each of `BUFFERS` is
+    /// handed out once, by this test only.
+    fn buffer(i: usize) -> &'static mut [u8] {
+        // SAFETY: `bind_checks_size_and_alignment` calls this once per index, so no other
+        // reference to `BUFFERS[i]` ever exists; 64 bytes in bounds, `u8` needs no alignment.
+        unsafe { BUFFERS[i].base().slice_mut::<u8>(0, 64) }
+    }
+
     #[test]
     fn bind_checks_size_and_alignment() {
-        let buf: &'static mut [u8] = std::boxed::Box::leak(std::vec![0u8; 64].into_boxed_slice());
+        let buf = buffer(0);
         let addr = buf.as_ptr() as usize;
         let err = bind("m", "scratch.SRAM", &mut buf[..8], 16, 1).unwrap_err();
         assert_eq!(
@@ -383,11 +393,9 @@ mod tests {
         );
         // An offset that breaks 2-byte alignment whatever the allocation's address.
         let skip = usize::from(addr.is_multiple_of(2));
-        let buf: &'static mut [u8] = std::boxed::Box::leak(std::vec![0u8; 64].into_boxed_slice());
-        let err = bind("m", "persistent.DTCM", &mut buf[skip..], 16, 2).unwrap_err();
+        let err = bind("m", "persistent.DTCM", &mut buffer(1)[skip..], 16, 2).unwrap_err();
         assert!(matches!(err.fault, BindFault::Misaligned { align: 2, .. }));
-        let buf: &'static mut [u8] = std::boxed::Box::leak(std::vec![0u8; 64].into_boxed_slice());
-        let base = bind("m", "scratch.SRAM", buf, 64, 1).unwrap();
+        let base = bind("m", "scratch.SRAM", buffer(2), 64, 1).unwrap();
         assert_ne!(base.addr(), 0);
     }
 }

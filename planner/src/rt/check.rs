@@ -536,6 +536,7 @@ mod tests {
     extern crate std;
     use super::*;
     use std::string::String;
+    use std::vec;
 
     const MEMS: &[MemoryRow] = &[MemoryRow {
         name: "SRAM",
