@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use planner::graph::Graph;
 use planner::manifest::Manifest;
 use planner::plan::MemoryConstraint;
 use planner::planfile::{Layout, PlanFile, naming};
@@ -66,13 +65,15 @@ pub(crate) fn layout(manifest: &Manifest) -> Layout {
     }
 }
 
-/// Computes every output of one model: same inputs, same bytes.
+/// Computes every output of one model from its plan: same inputs, same bytes. The graph is
+/// the one the plan was made for (`planned.graph`: ops in the planned order, aliases and
+/// slabs added), not the imported one.
 pub fn generate(
     manifest: &Manifest,
-    graph: &Graph,
     planned: &Planned,
     options: &Options,
 ) -> Result<Generated, Error> {
+    let graph = &planned.graph;
     let plan = PlanFile::from_plan(graph, &planned.plan, &layout(manifest))?;
     let blobs = plan.blobs(graph)?;
     let plan_hash = plan.hash_value().unwrap_or_else(|| plan.hash());
@@ -104,4 +105,83 @@ pub fn generate(
         warnings,
         plan_hash,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const MANIFEST: &str = r#"
+[model]
+name = "det"
+tensors = [
+  { id = "x", dtype = "i8", shape = [1, 64] },
+  { id = "w", dtype = "i8", shape = [64, 64], constant = true },
+  { id = "h", dtype = "i8", shape = [1, 64] },
+  { id = "y", dtype = "i8", shape = [1, 64] },
+]
+ops = [
+  { opcode = "FULLY_CONNECTED", inputs = ["x", "w"], outputs = ["h"] },
+  { opcode = "RELU", inputs = ["h"], outputs = ["y"] },
+]
+
+[platform]
+preset = "mps3-an547"
+
+[memory]
+planner = "hill_climb"
+planner_options = { iterations = 50, seed = 3 }
+constraints = [{ name = "DTCM", max_size = "8K" }, { name = "SRAM" }]
+tensors = [{ type = "constant", attributes = { memory = "FLASH", constant_destination_memory = "DTCM" } }]
+"#;
+
+    fn run() -> Generated {
+        let manifest = Manifest::parse(MANIFEST, Path::new("det.toml")).unwrap();
+        let graph = planner::import::load(&manifest).unwrap();
+        let planned = planner::plan_graph(&manifest, &graph).unwrap();
+        generate(&manifest, &planned, &Options::default()).unwrap()
+    }
+
+    #[test]
+    fn same_input_same_bytes() {
+        let (a, b) = (run(), run());
+        assert_eq!(a.files, b.files);
+        let names: Vec<&str> = a.files.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "det.constant.dtcm.bin",
+                "det.plan.json",
+                "planner_det.h",
+                "planner_det.x"
+            ]
+        );
+        // The staged blob goes to FLASH under its own section, the copy to DTCM.
+        let x = std::str::from_utf8(&a.files["planner_det.x"]).unwrap();
+        assert!(
+            x.contains("KEEP(*(.rodata.planner.det.constant.flash.to_dtcm));"),
+            "{x}"
+        );
+        assert!(
+            x.contains("KEEP(*(.bss.planner.det.constant.dtcm));"),
+            "{x}"
+        );
+        let h = std::str::from_utf8(&a.files["planner_det.h"]).unwrap();
+        assert!(
+            h.contains(&format!("UINT64_C(0x{:016x})", a.plan_hash)),
+            "{h}"
+        );
+        assert!(
+            a.warnings.iter().any(|w| w.contains("staged")),
+            "{:?}",
+            a.warnings
+        );
+        // Constants declared without data: zero blob and a warning naming the tensor.
+        assert!(
+            a.warnings.iter().any(|w| w.contains("`w`")),
+            "{:?}",
+            a.warnings
+        );
+    }
 }

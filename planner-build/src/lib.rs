@@ -230,7 +230,7 @@ impl Builder {
         }
         let graph = import::load(&manifest)?;
         let planned = planner::plan_graph(&manifest, &graph)?;
-        let generated = generate(&manifest, &graph, &planned, &self.options)?;
+        let generated = generate(&manifest, &planned, &self.options)?;
         let files = write::write_all(&out_dir, &generated.files)?;
         for w in &generated.warnings {
             self.directive(&format!("warning=planner: {w}"));

@@ -324,3 +324,78 @@ pub fn bind(
         None => Ok(Base::new(buf.as_mut_ptr())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+
+    static ARENA: Arena<24, Align<32>> = Arena::new();
+    static BLOB: Blob<8, Align<16>> = Blob::new(copy_blob(&[1, 2, 3, 4, 5, 6, 7, 8]));
+
+    #[test]
+    fn statics_are_aligned_and_views_read_and_write() {
+        let base = ARENA.base();
+        assert_eq!(base.addr() % 32, 0);
+        assert_eq!(
+            core::mem::size_of_val(&ARENA),
+            32,
+            "a type's size is a multiple of its alignment"
+        );
+        assert_eq!(BLOB.base().addr() % 16, 0);
+        // SAFETY: this test is the only user of ARENA; the ranges are inside its 24 bytes,
+        // aligned for their types, and no two views are alive at once.
+        unsafe {
+            base.slice_mut::<i32>(4, 2).copy_from_slice(&[-1, 7]);
+            assert_eq!(base.slice::<i32>(4, 2), &[-1, 7]);
+            base.copy_from(BLOB.bytes());
+            assert_eq!(base.slice::<u8>(0, 8), BLOB.bytes());
+            base.zero(24);
+            assert_eq!(base.slice::<u8>(0, 24), &[0; 24]);
+        }
+    }
+
+    #[test]
+    fn copy_blob_pads_or_truncates_and_once_gives_once() {
+        assert_eq!(copy_blob::<4>(&[9, 8]), [9, 8, 0, 0]);
+        assert_eq!(copy_blob::<2>(&[9, 8, 7]), [9, 8]);
+        let once = Once::new();
+        assert!(once.take());
+        assert!(!once.take());
+    }
+
+    static BUFFERS: [Arena<64, Align<16>>; 3] = [Arena::new(), Arena::new(), Arena::new()];
+
+    /// A `&'static mut` buffer without leaking (Miri checks leaks): each of `BUFFERS` is
+    /// handed out once, by this test only.
+    fn buffer(i: usize) -> &'static mut [u8] {
+        // SAFETY: `bind_checks_size_and_alignment` calls this once per index, so no other
+        // reference to `BUFFERS[i]` ever exists; 64 bytes in bounds, `u8` needs no alignment.
+        unsafe { BUFFERS[i].base().slice_mut::<u8>(0, 64) }
+    }
+
+    #[test]
+    fn bind_checks_size_and_alignment() {
+        let buf = buffer(0);
+        let addr = buf.as_ptr() as usize;
+        let err = bind("m", "scratch.SRAM", &mut buf[..8], 16, 1).unwrap_err();
+        assert_eq!(
+            err.fault,
+            BindFault::TooSmall {
+                needed: 16,
+                given: 8
+            }
+        );
+        let text = std::string::ToString::to_string(&err);
+        assert!(
+            text.contains("arena scratch.SRAM of model m is too small"),
+            "{text}"
+        );
+        // An offset that breaks 2-byte alignment whatever the allocation's address.
+        let skip = usize::from(addr.is_multiple_of(2));
+        let err = bind("m", "persistent.DTCM", &mut buffer(1)[skip..], 16, 2).unwrap_err();
+        assert!(matches!(err.fault, BindFault::Misaligned { align: 2, .. }));
+        let base = bind("m", "scratch.SRAM", buffer(2), 64, 1).unwrap();
+        assert_ne!(base.addr(), 0);
+    }
+}

@@ -536,6 +536,7 @@ mod tests {
     extern crate std;
     use super::*;
     use std::string::String;
+    use std::vec;
 
     const MEMS: &[MemoryRow] = &[MemoryRow {
         name: "SRAM",
@@ -594,8 +595,17 @@ mod tests {
         }
     }
 
-    fn leak<T>(v: std::vec::Vec<T>) -> &'static [T] {
-        std::vec::Vec::leak(v)
+    /// Test tables live for the whole run; keeping them reachable from a static tells
+    /// Miri's leak check they are meant to.
+    static KEPT: std::sync::Mutex<std::vec::Vec<&'static (dyn core::any::Any + Sync)>> =
+        std::sync::Mutex::new(std::vec::Vec::new());
+
+    fn leak<T: Sync + 'static>(v: std::vec::Vec<T>) -> &'static [T] {
+        let v: &'static std::vec::Vec<T> = std::boxed::Box::leak(std::boxed::Box::new(v));
+        if let Ok(mut kept) = KEPT.lock() {
+            kept.push(v);
+        }
+        v
     }
 
     #[test]
