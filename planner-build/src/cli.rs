@@ -12,7 +12,7 @@ use planner::graph::{Graph, TensorIndex};
 use planner::lifetimes::Lifetimes;
 use planner::manifest::{self, Manifest};
 use planner::pack::PlannerKind;
-use planner::{Error, Planned, report};
+use planner::{Error, Planned, ProblemOutcome, report};
 
 #[derive(Parser)]
 #[command(
@@ -40,6 +40,10 @@ enum Command {
         /// For a CSV problem: the height everything must fit under (bytes, or `512K`).
         #[arg(long)]
         capacity: Option<String>,
+        /// For a CSV problem with a capacity: the most search nodes the exact search may
+        /// visit when the heuristics land above the capacity (deterministic).
+        #[arg(long, default_value_t = 20_000_000)]
+        node_budget: u64,
     },
     /// One line per tensor: where it goes and why.
     Explain {
@@ -84,7 +88,8 @@ struct Input {
     /// Lifetimes given by the input itself (CSV problems); `None`: from the op order.
     lifetimes: Option<Lifetimes>,
     fixed: BTreeMap<TensorIndex, u64>,
-    csv: bool,
+    /// The problem, for CSV inputs.
+    csv: Option<planner::import::csv::CsvProblem>,
 }
 
 /// Runs the command with the process's arguments.
@@ -116,13 +121,45 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             planner,
             format,
             capacity,
+            node_budget,
         } => {
             let mut inp = load(&input, capacity.as_deref())?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
-            if format == Format::Csv && !inp.csv {
+            if format == Format::Csv && inp.csv.is_none() {
                 return Err(usage("--format csv is for CSV problems; use table or json"));
             }
-            let planned = plan(&inp)?;
+            let planned = match (&inp.csv, capacity.as_deref()) {
+                (Some(csv), Some(cap)) => {
+                    let cap = parse_capacity(cap)?;
+                    match planner::plan_problem(
+                        csv,
+                        &inp.manifest.name,
+                        &inp.manifest.planner,
+                        Some(cap),
+                        node_budget,
+                    )? {
+                        ProblemOutcome::Planned(p) => *p,
+                        ProblemOutcome::DoesNotFit {
+                            best_height,
+                            proven,
+                        } => {
+                            if proven {
+                                eprintln!(
+                                    "error: {} does not fit below {cap} bytes: the exact search proved that no placement does; the best height found is {best_height}",
+                                    input.display()
+                                );
+                            } else {
+                                eprintln!(
+                                    "error: no placement of {} below {cap} bytes was found within {node_budget} search nodes; the best height found is {best_height}; raise --node-budget or --capacity",
+                                    input.display()
+                                );
+                            }
+                            return Ok(ExitCode::from(1));
+                        }
+                    }
+                }
+                _ => plan(&inp)?,
+            };
             warn(&planned);
             let out = match format {
                 Format::Table => report::table(&planned, &planned.graph),
@@ -205,6 +242,24 @@ fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
     let manifest = match ext.as_str() {
         "toml" => manifest::load(path)?,
         "tflite" => Manifest::for_model_file(path),
+        "csv" => {
+            let csv = planner::import::csv::read(path)?;
+            let name = manifest::sanitize_name(
+                &path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+            );
+            let (manifest, graph, lifetimes, fixed) =
+                planner::problem_input(&csv, &name, &PlannerKind::default());
+            return Ok(Input {
+                manifest,
+                graph,
+                lifetimes: Some(lifetimes),
+                fixed,
+                csv: Some(csv),
+            });
+        }
         _ => {
             return Err(Error::invalid_input(format!(
                 "{} is neither a manifest (.toml), a model (.tflite) nor a problem (.csv)",
@@ -218,7 +273,7 @@ fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
         graph,
         lifetimes: None,
         fixed: BTreeMap::new(),
-        csv: false,
+        csv: None,
     })
 }
 
@@ -233,8 +288,25 @@ fn plan_as(inp: &Input, manifest: &Manifest) -> Result<Planned, Error> {
     }
 }
 
-fn csv_out(_inp: &Input, _planned: &Planned) -> String {
-    String::new()
+fn csv_out(inp: &Input, planned: &Planned) -> String {
+    let Some(csv) = &inp.csv else {
+        return String::new();
+    };
+    let offsets: Vec<Option<u64>> = csv
+        .ids
+        .iter()
+        .map(|id| planned.plan.tensor_allocs.get(id).map(|a| a.offset))
+        .collect();
+    let height = planned.plan.arena_usages.get("MEM").map_or(0, |a| a.used);
+    planner::import::csv::write(csv, &planner::pack::Packing { offsets, height })
+}
+
+fn parse_capacity(s: &str) -> Result<u64, Error> {
+    manifest::parse_size(s).ok_or_else(|| {
+        Error::invalid_input(format!(
+            "--capacity {s:?} is not a byte count; write an integer or digits with K, M or G (\"1M\")"
+        ))
+    })
 }
 
 fn compare(inp: &Input) -> Result<String, Error> {

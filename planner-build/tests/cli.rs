@@ -166,3 +166,67 @@ fn imported_starter_manifest_plans_as_is() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("persistent"));
 }
+
+#[test]
+fn csv_problems_round_trip_with_capacity_exit_codes() {
+    let out = planner(&["plan", "bench/examples/input.12.csv", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = text(&out.stdout);
+    assert!(rows.starts_with("id,lower,upper,size,offset\n"), "{rows}");
+    assert_eq!(rows.lines().count(), 6);
+    // The output is itself a valid problem with every offset fixed, and plans as it is.
+    let fixed = tmp("fixed.csv", &rows);
+    let again = planner(&["plan", fixed.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(text(&again.stdout), rows);
+    // Fits at the capacity in the file name; provably not one byte lower.
+    let out = planner(&["plan", "bench/examples/input.12.csv", "--capacity", "12"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = planner(&["plan", "bench/examples/input.12.csv", "--capacity", "11"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(e.contains("does not fit below 11 bytes"), "{e}");
+    assert!(e.contains("the best height found is 12"), "{e}");
+    // Fixed offsets are honoured.
+    let pinned = tmp(
+        "pinned.csv",
+        "id,lower,upper,size,offset\na,0,2,4,8\nb,1,3,4,\n",
+    );
+    let out = planner(&["plan", pinned.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "id,lower,upper,size,offset\na,0,2,4,8\nb,1,3,4,0\n"
+    );
+    // A bad row is rejected with its position.
+    let bad = tmp("bad.csv", "id,lower,upper,size\na,0,2,4\nb,3,1,4\n");
+    let out = planner(&["plan", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("bad.csv:3:"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = planner(&[
+        "plan",
+        "models/tiny_kws_dscnn_int8.tflite",
+        "--capacity",
+        "1K",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bundled_csv_instances_plan_and_verify() {
+    for f in [
+        "tflm_person_detection",
+        "tvm_usmp_simple",
+        "tvm_usmp_five",
+        "tvm_usmp_alloc_max",
+        "tvm_usmp_deep_speech",
+    ] {
+        let out = planner(&["plan", &format!("bench/small/{f}.csv"), "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{f}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["arena_usages"]["MEM"]["used"].as_u64().unwrap() > 0);
+    }
+}

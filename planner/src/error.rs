@@ -144,6 +144,13 @@ impl Error {
         Error::input(message)
     }
 
+    /// A file that could not be read or written, for tools built on the planner (the
+    /// `planner-build` helper writing its outputs): `what` is the verb phrase, such as
+    /// `"write plan file"`.
+    pub fn file(path: &Path, what: &str, err: std::io::Error) -> Error {
+        Error::io(path, what, err)
+    }
+
     /// The one-line message, without position or help.
     pub fn message(&self) -> &str {
         &self.inner.message

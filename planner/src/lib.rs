@@ -48,6 +48,8 @@ pub mod placement;
 #[cfg(feature = "std")]
 pub mod plan;
 #[cfg(feature = "std")]
+pub mod planfile;
+#[cfg(feature = "std")]
 pub mod report;
 #[cfg(feature = "std")]
 pub mod schedule;
@@ -57,4 +59,17 @@ pub mod verify;
 #[cfg(feature = "std")]
 pub use error::{Error, Result};
 #[cfg(feature = "std")]
-pub use pipeline::{ArenaReport, Planned, plan_graph, plan_with};
+pub use pipeline::{
+    ArenaReport, Planned, ProblemOutcome, plan_graph, plan_problem, plan_with, problem_input,
+};
+
+/// Re-exports for code that `include_model!` generates, so it names only `::planner`
+/// paths. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use core::include_bytes;
+    pub use core::marker::PhantomData;
+    pub use core::mem::{align_of, size_of};
+    pub use core::option::Option::{self, None, Some};
+    pub use core::result::Result::{self, Err, Ok};
+}

@@ -663,8 +663,8 @@ impl Manifest {
         })
     }
 
-    /// A manifest for a model file with no manifest of its own: the `generic` preset,
-    /// `greedy_by_size` as planner, no rules.
+    /// A manifest for a model file with no manifest of its own: the `generic` preset, the
+    /// default planner, no rules.
     pub fn for_model_file(path: &Path) -> Manifest {
         let stem = path
             .file_stem()
@@ -679,7 +679,7 @@ impl Manifest {
                 memories: Vec::new(),
                 min_alignment: 16,
             }),
-            planner: PlannerKind::GreedyBySize,
+            planner: PlannerKind::default(),
             constraints: Vec::new(),
             rules: Vec::new(),
             slabs: Vec::new(),
@@ -903,7 +903,7 @@ fn check_planner(
     planner: Option<&Spanned<String>>,
     options: Option<&Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
 ) -> Result<PlannerKind> {
-    let name = planner.map_or("greedy_by_size", |p| p.get_ref().as_str());
+    let name = planner.map_or(PlannerKind::default().name(), |p| p.get_ref().as_str());
     let mut opts = BTreeMap::new();
     if let Some(o) = options {
         for (k, v) in o.get_ref() {
@@ -1496,7 +1496,7 @@ ops = [ { opcode = "FULLY_CONNECTED", inputs = ["in", "w"], outputs = ["out"] } 
         assert_eq!(g.inputs[0].name, "in");
         assert_eq!(g.outputs[0].name, "out");
         assert_eq!(m.platform.name, "generic");
-        assert_eq!(m.planner, PlannerKind::GreedyBySize);
+        assert_eq!(m.planner, PlannerKind::default());
     }
 
     #[test]

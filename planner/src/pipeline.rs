@@ -5,6 +5,7 @@
 //! scratch, which gets what is left. Scratch fills the banks in preference order; an unpinned
 //! tensor that does not fit spills to the next bank, pinned tensors are placed first.
 
+use std::boxed::Box;
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
 use std::vec::Vec;
@@ -35,7 +36,8 @@ pub struct ArenaReport {
     pub lower_bound: u64,
     /// `used - lower_bound`.
     pub fragmentation: u64,
-    /// True when `used` equals the lower bound, so no packing can do better.
+    /// True when no packing of these tensors is lower: `used` reaches a lower bound, or an
+    /// exhaustive search proved it.
     pub optimal: bool,
 }
 
@@ -393,7 +395,8 @@ pub fn plan_with(
                 .collect(),
             capacity,
         };
-        let packing = pack::pack(&manifest.planner, &problem);
+        let pack_report = pack::pack_report(&manifest.planner, &problem);
+        let packing = pack_report.packing;
         let mut placed_items = Vec::new();
         for (k, (&i, off)) in members.iter().zip(&packing.offsets).enumerate() {
             match off {
@@ -480,7 +483,8 @@ pub fn plan_with(
             budget: capacity,
             lower_bound,
             fragmentation: used.saturating_sub(lower_bound),
-            optimal: used <= lower_bound,
+            // The height reaches a bound no packing beats, or the exact search proved it.
+            optimal: used <= lower_bound || pack_report.certificate.optimal,
         });
         let _ = n_banks;
     }
@@ -635,4 +639,137 @@ fn fullest_op(problem: &Problem, offsets: &[Option<u64>], k: usize, capacity: u6
         }
     }
     (best.0, capacity.saturating_sub(best.1))
+}
+
+/// How a CSV problem was solved against a capacity.
+#[derive(Debug, Clone)]
+pub enum ProblemOutcome {
+    /// Planned; with a capacity, everything fits below it.
+    Planned(Box<Planned>),
+    /// Everything does not fit below the capacity. `proven` is true when an exhaustive search
+    /// showed that no packing does; `best_height` is the lowest height found.
+    DoesNotFit {
+        /// The lowest height any planner found.
+        best_height: u64,
+        /// True when the exact search proved that nothing fits below the capacity.
+        proven: bool,
+    },
+}
+
+/// Plans a MiniMalloc CSV problem: one writable bank (`MEM`) with 1-byte alignment, each row
+/// a buffer with its own lifetime (`start_op = lower`, `end_op = upper - 1`) and, where the
+/// row has one, its fixed offset.
+///
+/// Without `capacity` the planner minimises the height. With it, a plan above the capacity
+/// is handed to the exact search ([`pack::optimal`]) under `node_budget`, which either finds
+/// offsets below it or proves there are none.
+pub fn plan_problem(
+    csv: &crate::import::csv::CsvProblem,
+    name: &str,
+    planner: &pack::PlannerKind,
+    capacity: Option<u64>,
+    node_budget: u64,
+) -> Result<ProblemOutcome> {
+    let (manifest, graph, lifetimes, mut fixed) = problem_input(csv, name, planner);
+    let planned = plan_with(&manifest, &graph, &lifetimes, &fixed)?;
+    let height = planned.plan.arena_usages.get("MEM").map_or(0, |a| a.used);
+    let Some(cap) = capacity else {
+        return Ok(ProblemOutcome::Planned(Box::new(planned)));
+    };
+    if height <= cap {
+        return Ok(ProblemOutcome::Planned(Box::new(planned)));
+    }
+    let opts = pack::optimal::OptimalOptions {
+        node_budget,
+        time_limit: None,
+    };
+    match pack::optimal::fits(&csv.problem, cap, &opts) {
+        pack::optimal::Outcome::Fits(packing) => {
+            for (i, o) in packing.offsets.iter().enumerate() {
+                if let Some(o) = o {
+                    fixed.insert(TensorIndex(i as u32), *o);
+                }
+            }
+            let mut exact = manifest;
+            exact.planner = pack::PlannerKind::Greedy;
+            let mut planned = plan_with(&exact, &graph, &lifetimes, &fixed)?;
+            planned.planner = "optimal".to_string();
+            Ok(ProblemOutcome::Planned(Box::new(planned)))
+        }
+        pack::optimal::Outcome::DoesNotFit => Ok(ProblemOutcome::DoesNotFit {
+            best_height: height,
+            proven: true,
+        }),
+        pack::optimal::Outcome::Unknown(best) => Ok(ProblemOutcome::DoesNotFit {
+            best_height: height.min(best.height),
+            proven: false,
+        }),
+    }
+}
+
+/// The graph, lifetimes and fixed offsets of a CSV problem, and a one-bank manifest.
+pub fn problem_input(
+    csv: &crate::import::csv::CsvProblem,
+    name: &str,
+    planner: &pack::PlannerKind,
+) -> (Manifest, Graph, Lifetimes, BTreeMap<TensorIndex, u64>) {
+    use crate::graph::{DType, Tensor, TensorKind};
+    use crate::manifest::{Aliasing, Memory, ModelSource, Platform};
+    let tensors: Vec<Tensor> = csv
+        .ids
+        .iter()
+        .zip(&csv.problem.items)
+        .map(|(id, it)| Tensor {
+            id: id.clone(),
+            name: id.clone(),
+            dtype: DType::U8,
+            shape: vec![it.size],
+            size: it.size,
+            kind: TensorKind::Activation,
+            quantization: None,
+            align_hint: (it.align > 1).then_some(it.align),
+            data: None,
+        })
+        .collect();
+    let live = csv
+        .problem
+        .items
+        .iter()
+        .map(|it| Some((it.start, it.end)))
+        .collect();
+    let fixed = csv
+        .problem
+        .items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, it)| it.fixed.map(|o| (TensorIndex(i as u32), o)))
+        .collect();
+    let graph = Graph {
+        name: name.to_string(),
+        tensors,
+        ..Graph::default()
+    };
+    let manifest = Manifest {
+        path: std::path::PathBuf::from("<csv>"),
+        name: name.to_string(),
+        source: ModelSource::Inline(Box::new(graph.clone())),
+        platform: Platform {
+            name: "problem".to_string(),
+            memories: vec![Memory {
+                name: "MEM".to_string(),
+                size: None,
+                writable: true,
+                readable_in_place: true,
+                origin: None,
+            }],
+            min_alignment: 1,
+        },
+        planner: planner.clone(),
+        constraints: Vec::new(),
+        rules: Vec::new(),
+        slabs: Vec::new(),
+        aliasing: Aliasing::default(),
+        schedule: Schedule::Fixed,
+    };
+    (manifest, graph, Lifetimes::explicit(live), fixed)
 }
