@@ -290,26 +290,10 @@ fn searches_reach_the_bound_where_greedy_by_size_does_not() {
 
 fn csv_problem(rel: &str) -> Option<Problem> {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel);
-    let text = std::fs::read_to_string(path).ok()?;
-    let items = text
-        .lines()
-        .skip(1)
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let f: Vec<u64> = l.split(',').map(|x| x.trim().parse().unwrap()).collect();
-            Item {
-                size: f[3],
-                start: f[1] as u32,
-                end: (f[2] - 1) as u32,
-                align: 1,
-                fixed: None,
-                spillable: false,
-            }
-        })
-        .collect();
-    Some(Problem {
-        items,
-        capacity: None,
+    path.exists().then(|| {
+        planner::import::csv::read(&path)
+            .expect("bundled CSV reads")
+            .problem
     })
 }
 
