@@ -85,7 +85,10 @@ pub(crate) fn fragment(plan: &PlanFile, source: &str, options: &Options) -> Stri
         hash = plan.plan_hash
     );
     if !zeroed.is_empty() {
-        let _ = write!(out, "\nSECTIONS\n{{\n{zeroed}}}\nINSERT AFTER .bss;\n");
+        // Before `.bss`, not after: cortex-m-rt sets `__ebss` from the location counter that
+        // follows `.bss`, which a section of another region placed right after it would move
+        // into that region, and its start-up code would then zero past the end of RAM.
+        let _ = write!(out, "\nSECTIONS\n{{\n{zeroed}}}\nINSERT BEFORE .bss;\n");
     }
     if !loaded.is_empty() {
         let _ = write!(out, "\nSECTIONS\n{{\n{loaded}}}\nINSERT AFTER .rodata;\n");
@@ -133,7 +136,7 @@ mod tests {
         assert!(
             x.contains("<= 1024, \"planner: arena scratch.SRAM of model tiny is over its budget")
         );
-        assert!(x.contains("INSERT AFTER .bss;") && x.contains("INSERT AFTER .rodata;"));
+        assert!(x.contains("INSERT BEFORE .bss;") && x.contains("INSERT AFTER .rodata;"));
         assert_eq!(x, fragment(&plan, "tiny.toml", &options));
         options.place_in_regions = false;
         let host = fragment(&plan, "tiny.toml", &options);

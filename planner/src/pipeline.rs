@@ -36,7 +36,8 @@ pub struct ArenaReport {
     pub lower_bound: u64,
     /// `used - lower_bound`.
     pub fragmentation: u64,
-    /// True when `used` equals the lower bound, so no packing can do better.
+    /// True when no packing of these tensors is lower: `used` reaches a lower bound, or an
+    /// exhaustive search proved it.
     pub optimal: bool,
 }
 
@@ -394,7 +395,8 @@ pub fn plan_with(
                 .collect(),
             capacity,
         };
-        let packing = pack::pack(&manifest.planner, &problem);
+        let pack_report = pack::pack_report(&manifest.planner, &problem);
+        let packing = pack_report.packing;
         let mut placed_items = Vec::new();
         for (k, (&i, off)) in members.iter().zip(&packing.offsets).enumerate() {
             match off {
@@ -481,7 +483,8 @@ pub fn plan_with(
             budget: capacity,
             lower_bound,
             fragmentation: used.saturating_sub(lower_bound),
-            optimal: used <= lower_bound,
+            // The height reaches a bound no packing beats, or the exact search proved it.
+            optimal: used <= lower_bound || pack_report.certificate.optimal,
         });
         let _ = n_banks;
     }

@@ -1,6 +1,6 @@
 //! Inputs shared by `benches/pack.rs` and `examples/pack_quality.rs`: the MiniMalloc CSV
-//! instances under `bench/` (or `../shared/bench/` when the repository has no copy) and
-//! deterministic synthetic problems.
+//! instances under `bench/` (or `../shared/bench/` when the repository has no copy), read
+//! with `planner::import::csv`, and deterministic synthetic problems.
 
 #![allow(dead_code)]
 
@@ -15,49 +15,12 @@ pub struct Instance {
     pub capacity: Option<u64>,
 }
 
-/// Reads a MiniMalloc CSV (`id,lower,upper,size`, live over `[lower, upper)`), all items
-/// unspillable and byte-aligned.
+/// Reads a MiniMalloc CSV (`id,lower,upper,size`, live over `[lower, upper)`) with the
+/// crate's importer.
 pub fn load_csv(path: &Path) -> Result<Problem, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut lines = text.lines().enumerate();
-    let Some((_, header)) = lines.next() else {
-        return Err(format!("{}: empty file", path.display()));
-    };
-    let cols: Vec<&str> = header.split(',').map(str::trim).collect();
-    let col = |name: &str| {
-        cols.iter()
-            .position(|c| *c == name)
-            .ok_or_else(|| format!("{}: no `{name}` column", path.display()))
-    };
-    let (lo_c, hi_c, size_c) = (col("lower")?, col("upper")?, col("size")?);
-    let mut items = Vec::new();
-    for (n, line) in lines {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let f: Vec<&str> = line.split(',').map(str::trim).collect();
-        let num = |c: usize| -> Result<u64, String> {
-            f.get(c)
-                .and_then(|v| v.parse().ok())
-                .ok_or_else(|| format!("{}:{}: bad row `{line}`", path.display(), n + 1))
-        };
-        let (lower, upper, size) = (num(lo_c)?, num(hi_c)?, num(size_c)?);
-        if upper <= lower || upper > u64::from(u32::MAX) {
-            return Err(format!("{}:{}: bad interval", path.display(), n + 1));
-        }
-        items.push(Item {
-            size,
-            start: lower as u32,
-            end: (upper - 1) as u32,
-            align: 1,
-            fixed: None,
-            spillable: false,
-        });
-    }
-    Ok(Problem {
-        items,
-        capacity: None,
-    })
+    planner::import::csv::read(path)
+        .map(|csv| csv.problem)
+        .map_err(|e| e.to_string())
 }
 
 /// Repository root (the workspace).

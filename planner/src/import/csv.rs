@@ -262,3 +262,170 @@ fn number(v: &str, column: &str, max: u64) -> std::result::Result<u64, (String, 
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::optimal::{self, OptimalOptions, Outcome};
+
+    fn parse_str(text: &str) -> Result<CsvProblem> {
+        parse(Path::new("p.csv"), text)
+    }
+
+    /// The error's line, column and message, for compact assertions.
+    fn where_(e: &Error) -> (usize, usize) {
+        let (_, l, c) = e.location().expect("error without a position");
+        (l, c)
+    }
+
+    #[test]
+    fn reads_minimalloc_example() {
+        let text = "id,lower,upper,size\nb1,0,3,4\nb2,3,9,4\nb3,0,9,4\nb4,9,21,4\nb5,0,21,4\n";
+        let p = parse_str(text).unwrap();
+        assert_eq!(p.ids, ["b1", "b2", "b3", "b4", "b5"]);
+        let b2 = &p.problem.items[1];
+        assert_eq!((b2.start, b2.end, b2.size, b2.align), (3, 8, 4, 1));
+        assert_eq!(b2.fixed, None);
+        assert!(!b2.spillable);
+        // MiniMalloc's own example fits in 12 bytes; 11 is impossible (lower bound 12).
+        let opts = OptimalOptions::default();
+        let Outcome::Fits(k) = optimal::fits(&p.problem, 12, &opts) else {
+            panic!("does not fit in 12");
+        };
+        assert!(optimal::is_valid(&p.problem, &k.offsets, 12));
+        assert_eq!(optimal::fits(&p.problem, 11, &opts), Outcome::DoesNotFit);
+    }
+
+    #[test]
+    fn round_trip_with_offsets() {
+        let text = "id,lower,upper,size\nx,0,2,8\ny,1,3,4\nz,2,4,16\n";
+        let p = parse_str(text).unwrap();
+        let (k, proven) = optimal::minimize(&p.problem, &OptimalOptions::default(), None);
+        assert!(proven);
+        let out = write(&p, &k);
+        assert!(out.starts_with("id,lower,upper,size,offset\n"), "{out}");
+        let back = parse_str(&out).unwrap();
+        assert_eq!(back.ids, p.ids);
+        for ((a, b), o) in p
+            .problem
+            .items
+            .iter()
+            .zip(&back.problem.items)
+            .zip(&k.offsets)
+        {
+            assert_eq!((a.start, a.end, a.size), (b.start, b.end, b.size));
+            assert_eq!(b.fixed, *o);
+        }
+        // Written again, the same bytes.
+        assert_eq!(write(&back, &k), out);
+    }
+
+    #[test]
+    fn fixed_offsets_are_honoured() {
+        // `a` is pinned high; the others must pack around it.
+        let text = "id,lower,upper,size,offset\na,0,4,4,4\nb,0,2,4,\nc,1,3,4,\nd,3,4,2,\n";
+        let p = parse_str(text).unwrap();
+        assert_eq!(p.problem.items[0].fixed, Some(4));
+        assert_eq!(p.problem.items[1].fixed, None);
+        let opts = OptimalOptions::default();
+        let (k, proven) = optimal::minimize(&p.problem, &opts, None);
+        assert!(proven);
+        assert_eq!(k.offsets[0], Some(4));
+        assert!(optimal::is_valid(&p.problem, &k.offsets, k.height));
+        // b and c overlap at time 1 and a takes bytes 4..8: one of them must go to 8.
+        assert_eq!(k.height, 12);
+        assert_eq!(optimal::fits(&p.problem, 11, &opts), Outcome::DoesNotFit);
+    }
+
+    #[test]
+    fn columns_in_any_order_and_crlf() {
+        let p = parse_str("size,upper,id,lower\r\n10,5,a,1\r\n\r\n").unwrap();
+        assert_eq!(p.ids, ["a"]);
+        let a = &p.problem.items[0];
+        assert_eq!((a.start, a.end, a.size), (1, 4, 10));
+    }
+
+    #[test]
+    fn bad_rows_name_line_and_column() {
+        let cases: &[(&str, (usize, usize), &str)] = &[
+            (
+                "id,lower,upper,size\na,0,2\n",
+                (2, 1),
+                "row has 3 columns, the header has 4",
+            ),
+            (
+                "id,lower,upper,size\na,0,x2,4\n",
+                (2, 5),
+                "`upper` is `x2`, not a whole number",
+            ),
+            (
+                "id,lower,upper,size\na,0,2,4\nb,3,3,4\n",
+                (3, 5),
+                "upper 3 is not above lower 3",
+            ),
+            (
+                "id,lower,upper,size\na,-1,2,4\n",
+                (2, 3),
+                "`lower` is negative: -1",
+            ),
+            (
+                "id,lower,upper,size\na,0,2,4\na,1,2,4\n",
+                (3, 1),
+                "duplicate buffer id `a`",
+            ),
+            (
+                "id,lower,upper,sise\n",
+                (1, 16),
+                "unknown column `sise` (did you mean `size`?)",
+            ),
+            (
+                "id,lower,size\n",
+                (1, 1),
+                "the header has no `upper` column",
+            ),
+            (
+                "id,lower,upper,size,offset\na,0,2,4,1.5\n",
+                (2, 9),
+                "`offset` is `1.5`, not a whole number",
+            ),
+            (
+                "id,lower,upper,size\na,0,2,99999999999999999999\n",
+                (2, 7),
+                "`size` is 99999999999999999999",
+            ),
+        ];
+        for (text, at, msg) in cases {
+            let e = parse_str(text).unwrap_err();
+            assert_eq!(where_(&e), *at, "{text:?}: {e}");
+            assert!(e.message().starts_with(msg), "{text:?}: {}", e.message());
+            let shown = e.to_string();
+            assert!(
+                shown.contains(&format!("p.csv:{}:{}", at.0, at.1)),
+                "{shown}"
+            );
+        }
+        assert!(
+            parse_str("\n\n")
+                .unwrap_err()
+                .message()
+                .contains("no header row")
+        );
+    }
+
+    #[test]
+    fn reads_the_bundled_challenging_instances() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/challenging");
+        let mut n = 0;
+        for name in ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"] {
+            let p = read(&dir.join(format!("{name}.1048576.csv"))).unwrap();
+            assert!(p.ids.len() >= 154, "{name}");
+            assert!(optimal::exact_lower_bound(&p.problem) <= 1048576, "{name}");
+            n += 1;
+        }
+        assert_eq!(n, 11);
+        let a = read(&dir.join("A.1048576.csv")).unwrap();
+        assert_eq!(optimal::exact_lower_bound(&a.problem), 1048576);
+        let c = read(&dir.join("C.1048576.csv")).unwrap();
+        assert_eq!(optimal::exact_lower_bound(&c.problem), 1039360);
+    }
+}

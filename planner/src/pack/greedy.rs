@@ -173,8 +173,11 @@ pub(crate) struct Placer<'p> {
     pub(crate) problem: &'p Problem,
     pub(crate) overlaps: Overlaps,
     busy: Vec<(u64, u64)>,
-    /// Items placed so far, a deterministic measure of work for search budgets.
+    /// Items placed so far.
     pub(crate) placements: u64,
+    /// Items placed plus neighbours examined so far: a deterministic measure of work for
+    /// search budgets, roughly proportional to time.
+    pub(crate) work: u64,
 }
 
 impl<'p> Placer<'p> {
@@ -184,6 +187,7 @@ impl<'p> Placer<'p> {
             overlaps: Overlaps::new(&problem.items),
             busy: Vec::new(),
             placements: 0,
+            work: 0,
         }
     }
 
@@ -201,6 +205,7 @@ impl<'p> Placer<'p> {
         });
         busy.sort_unstable();
         self.placements += 1;
+        self.work += 1 + busy.len() as u64;
         choose_gap(busy, items[i].size, items[i].align, rule)
     }
 

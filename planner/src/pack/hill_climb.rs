@@ -26,8 +26,8 @@ pub(crate) struct Budget {
     pub(crate) iterations: u32,
     /// Stop after this many re-packs in a row that do not lower the height.
     pub(crate) max_stall: Option<u32>,
-    /// Stop once the placer has placed this many items in total.
-    pub(crate) placements: Option<u64>,
+    /// Stop once the climb's work (items placed plus neighbours examined) reaches this.
+    pub(crate) work: Option<u64>,
     /// Seed of the move generator.
     pub(crate) seed: u64,
 }
@@ -121,15 +121,15 @@ impl Climb<'_, '_> {
         }
     }
 
-    /// Tries `mv`; keeps it when the height does not rise. Returns the new height if kept.
-    fn try_move(&mut self, mv: Move) -> Option<u64> {
+    /// Tries `mv`; keeps it when the height does not rise above `limit`. Returns the new
+    /// height if kept.
+    fn try_move(&mut self, mv: Move, limit: u64) -> Option<u64> {
         let from = mv.first();
         let n = self.order.len();
         mv.apply(&mut self.trial_order);
         for &i in &self.trial_order[from..] {
             self.trial_offsets[i] = None;
         }
-        let limit = self.height();
         let kept = self.placer.place_from(
             &self.trial_order,
             from,
@@ -155,11 +155,18 @@ impl Climb<'_, '_> {
         kept
     }
 
-    /// The first item in order that reaches the height.
-    fn peak(&self) -> Option<usize> {
+    /// One of the items that reach the height, picked at random; `None` when only fixed
+    /// items do.
+    fn peak(&self, rng: &mut Rng) -> Option<usize> {
         let h = self.height();
-        let q = self.prefix.iter().position(|&p| p == h)?;
-        q.checked_sub(1).map(|q| self.order[q])
+        let items = &self.placer.problem.items;
+        let first = self.prefix.iter().position(|&p| p == h)?.checked_sub(1)?;
+        let at_top: Vec<usize> = self.order[first..]
+            .iter()
+            .copied()
+            .filter(|&i| self.offsets[i].is_some_and(|o| o.saturating_add(items[i].size) == h))
+            .collect();
+        Some(at_top[rng.below(at_top.len())])
     }
 
     /// Picks a move; `level` 0 aims at the peak and its blockers, 1 at anything overlapping
@@ -255,37 +262,48 @@ pub(crate) fn climb(placer: &mut Placer<'_>, seed: Seed, budget: Budget) -> (Pac
     };
     c.refresh_from(0);
     let mut rng = Rng::new(budget.seed);
+    let start_work = c.placer.work;
+    let mut best = (c.height(), c.offsets.clone());
+    // Re-packs since the best last improved (for `max_stall`), and since the current state
+    // last did (for widening).
     let mut stall = 0u32;
-    // Stalls before the candidate set widens by one level.
-    let widen = budget.max_stall.map_or(16, |m| (m / 3).max(4));
+    let mut local_stall = 0u32;
     let mut scratch = Vec::new();
     while stats.iterations < budget.iterations
-        && c.height() > seed.lower_bound
+        && best.0 > seed.lower_bound
         && budget.max_stall.is_none_or(|m| stall < m)
-        && budget.placements.is_none_or(|p| c.placer.placements < p)
+        && budget.work.is_none_or(|w| c.placer.work - start_work < w)
     {
-        let Some(peak) = c.peak() else { break };
-        let level = ((stall / widen) as usize).min(2);
+        stats.iterations += 1;
+        let Some(peak) = c.peak(&mut rng) else {
+            break;
+        };
+        let level = ((local_stall / WIDEN_AFTER) as usize).min(2);
         let mv = c.pick(&mut rng, level, peak, &mut scratch);
         let before = c.height();
-        stats.iterations += 1;
-        match c.try_move(mv) {
-            Some(h) if h < before => {
-                stats.improvements += 1;
-                stall = 0;
-            }
-            _ => stall += 1,
+        match c.try_move(mv, before) {
+            Some(h) if h < before => local_stall = 0,
+            _ => local_stall += 1,
+        }
+        if c.height() < best.0 {
+            best = (c.height(), c.offsets.clone());
+            stats.improvements += 1;
+            stall = 0;
+        } else {
+            stall += 1;
         }
     }
-    let height = c.height();
     (
         Packing {
-            offsets: c.offsets,
-            height,
+            offsets: best.1,
+            height: best.0,
         },
         stats,
     )
 }
+
+/// Re-packs without progress before the candidate moves widen by one level.
+const WIDEN_AFTER: u32 = 16;
 
 #[cfg(test)]
 mod tests {

@@ -13,12 +13,14 @@ mod hill_climb;
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
+use std::time::Duration;
 use std::vec::Vec;
 
 use crate::plan::align_up;
 
 use greedy::Placer;
 pub use greedy::{GapRule, greedy_order, size_order};
+use optimal::OptimalOptions;
 pub mod optimal;
 
 /// One buffer to place.
@@ -179,9 +181,17 @@ pub struct AutoOptions {
     /// Stop the climb after this many re-packs without improvement (default 400; `None`:
     /// never).
     pub max_stall_iterations: Option<u32>,
-    /// Most item placements over the whole run, the deterministic work budget that bounds
-    /// planning time on large problems (default 1 000 000).
+    /// Most work of the hill climb, in items placed plus placed neighbours examined: the
+    /// deterministic budget that bounds planning time on large problems (default
+    /// 4 000 000; a unit costs 15 to 60 ns on the benchmark machine, the most on problems
+    /// where every item overlaps hundreds of others).
     pub budget: u64,
+    /// Most nodes of the exact search that follows the climb while the gap to the lower
+    /// bound is open (default 50 000; 0: no exact search).
+    pub node_budget: u64,
+    /// Problems with more items than this skip the exact search (default 1000): on them a
+    /// node costs more and the climb's gap is typically a few bytes.
+    pub exact_max_items: u32,
 }
 
 impl Default for AutoOptions {
@@ -190,7 +200,9 @@ impl Default for AutoOptions {
             iterations: 2000,
             seed: 0,
             max_stall_iterations: Some(400),
-            budget: 1_000_000,
+            budget: 4_000_000,
+            node_budget: 50_000,
+            exact_max_items: 1000,
         }
     }
 }
@@ -238,8 +250,13 @@ pub struct OptionError {
 ///    done at the lower bound.
 /// 3. The hill climb from the best of those, stopping at the lower bound, after
 ///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
-///    without progress, or [`AutoOptions::budget`] item placements in all, whichever comes
-///    first. Every limit counts work, not time, so the plan is the same on every machine.
+///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first.
+/// 4. While the gap is still open, on problems of at most [`AutoOptions::exact_max_items`]
+///    items, the exact search ([`optimal::minimize`]) over the same items, from the climb's
+///    packing, for at most [`AutoOptions::node_budget`] nodes; it either proves the packing
+///    optimal, finds a lower one, or leaves it as it is.
+///
+/// Every limit counts work, not time, so the plan is the same on every machine.
 ///
 /// Every stage keeps the items `greedy_by_size` spills spilled and replaces the best only by a
 /// strictly lower packing, so `auto`, `best_of_greedy` and `hill_climb` are never worse than
@@ -255,8 +272,11 @@ pub enum PlannerKind {
     BestOfGreedy,
     /// Seeded local search over placement orders, from the best of greedy.
     HillClimb(HillClimbOptions),
-    /// The default policy: greedy rules, then a bounded hill climb while the gap to the
-    /// lower bound is open.
+    /// Exact search over the items `greedy_by_size` places, from the default hill climb's
+    /// packing: the lowest height, proven, unless the node budget runs out first.
+    Optimal(OptimalOptions),
+    /// The default policy: greedy rules, then a bounded hill climb and a bounded exact
+    /// search while the gap to the lower bound is open.
     Auto(AutoOptions),
 }
 
@@ -273,6 +293,7 @@ impl PlannerKind {
         "greedy_by_size",
         "best_of_greedy",
         "hill_climb",
+        "optimal",
         "auto",
     ];
 
@@ -283,6 +304,7 @@ impl PlannerKind {
             PlannerKind::GreedyBySize => "greedy_by_size",
             PlannerKind::BestOfGreedy => "best_of_greedy",
             PlannerKind::HillClimb(_) => "hill_climb",
+            PlannerKind::Optimal(_) => "optimal",
             PlannerKind::Auto(_) => "auto",
         }
     }
@@ -324,9 +346,30 @@ impl PlannerKind {
                 }
                 Ok(PlannerKind::HillClimb(o))
             }
+            "optimal" => {
+                let mut o = OptimalOptions::default();
+                const KEYS: &[&str] = &["node_budget", "time_limit_ms"];
+                for (key, value) in options {
+                    match key.as_str() {
+                        "node_budget" => o.node_budget = seed_option(key, value)?,
+                        "time_limit_ms" => {
+                            o.time_limit = Some(Duration::from_millis(seed_option(key, value)?))
+                        }
+                        _ => return Err(unknown_option(name, key, KEYS)),
+                    }
+                }
+                Ok(PlannerKind::Optimal(o))
+            }
             "auto" => {
                 let mut o = AutoOptions::default();
-                const KEYS: &[&str] = &["iterations", "seed", "max_stall_iterations", "budget"];
+                const KEYS: &[&str] = &[
+                    "iterations",
+                    "seed",
+                    "max_stall_iterations",
+                    "budget",
+                    "node_budget",
+                    "exact_max_items",
+                ];
                 for (key, value) in options {
                     match key.as_str() {
                         "iterations" => o.iterations = int_option(key, value, 0)?,
@@ -335,6 +378,8 @@ impl PlannerKind {
                             o.max_stall_iterations = stall_option(key, value)?
                         }
                         "budget" => o.budget = seed_option(key, value)?,
+                        "node_budget" => o.node_budget = seed_option(key, value)?,
+                        "exact_max_items" => o.exact_max_items = int_option(key, value, 0)?,
                         _ => return Err(unknown_option(name, key, KEYS)),
                     }
                 }
@@ -436,6 +481,11 @@ pub struct SearchStats {
     pub improvements: u32,
     /// Items placed in all, re-packs included.
     pub placements: u64,
+    /// Work units spent (items placed plus placed neighbours examined), what
+    /// [`AutoOptions::budget`] limits.
+    pub work: u64,
+    /// Nodes of the exact search.
+    pub nodes: u64,
 }
 
 /// The placement orders best-of-greedy tries, by name.
@@ -445,6 +495,8 @@ pub const GREEDY_ORDERS: &[&str] = best_of::ORDERS;
 pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
     let mut placer = Placer::new(problem);
     let mut stats = SearchStats::default();
+    // Whether an exact search proved the packing optimal.
+    let mut exact_proven = false;
     let mut search = |placer: &mut Placer<'_>, budget: Option<hill_climb::Budget>| {
         let seed = best_of::seed(placer);
         stats.seed = Some(seed.origin);
@@ -466,28 +518,114 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
             let budget = hill_climb::Budget {
                 iterations: o.iterations,
                 max_stall: o.max_stall_iterations,
-                placements: None,
+                work: None,
                 seed: o.seed,
             };
             search(&mut placer, Some(budget))
+        }
+        PlannerKind::Optimal(o) => {
+            // The better the incumbent, the less the exact search has to do: start from the
+            // default hill climb.
+            let climb = HillClimbOptions::default();
+            let budget = hill_climb::Budget {
+                iterations: climb.iterations,
+                max_stall: climb.max_stall_iterations,
+                work: None,
+                seed: climb.seed,
+            };
+            let packing = search(&mut placer, Some(budget));
+            let (packing, proven) = exact_stage(problem, packing, o, &mut stats);
+            exact_proven = proven;
+            packing
         }
         PlannerKind::Auto(o) => {
             let budget = hill_climb::Budget {
                 iterations: o.iterations,
                 max_stall: o.max_stall_iterations,
-                placements: Some(o.budget),
+                work: Some(o.budget),
                 seed: o.seed,
             };
-            search(&mut placer, Some(budget))
+            let packing = search(&mut placer, Some(budget));
+            let small = problem.items.len() <= o.exact_max_items as usize;
+            if o.node_budget > 0 && small && !certify(problem, &packing).optimal {
+                let opts = OptimalOptions {
+                    node_budget: o.node_budget,
+                    time_limit: None,
+                };
+                let (packing, proven) = exact_stage(problem, packing, &opts, &mut stats);
+                exact_proven = proven;
+                packing
+            } else {
+                packing
+            }
         }
     };
     stats.placements = placer.placements;
-    let certificate = certify(problem, &packing);
+    stats.work = placer.work;
+    let mut certificate = certify(problem, &packing);
+    if exact_proven {
+        certificate = certificate.proven_optimal();
+    }
     Report {
         packing,
         certificate,
         stats,
     }
+}
+
+/// The exact search over the items `packing` placed (the others stay spilled), from
+/// `packing`: the lower of the two (`packing` on ties), and whether the search proved that
+/// height optimal for these items.
+fn exact_stage(
+    problem: &Problem,
+    packing: Packing,
+    opts: &OptimalOptions,
+    stats: &mut SearchStats,
+) -> (Packing, bool) {
+    let keep: Vec<usize> = (0..problem.items.len())
+        .filter(|&i| packing.offsets[i].is_some())
+        .collect();
+    let sub = Problem {
+        items: keep.iter().map(|&i| problem.items[i].clone()).collect(),
+        capacity: None,
+    };
+    let hint = Packing {
+        offsets: keep.iter().map(|&i| packing.offsets[i]).collect(),
+        height: packing.height,
+    };
+    let (found, proven, search) = optimal::minimize_with_stats(&sub, opts, Some(hint));
+    stats.nodes += search.nodes;
+    if found.height >= packing.height || found.offsets.len() != keep.len() {
+        let proven = proven && found.height == packing.height;
+        return (packing, proven);
+    }
+    let mut offsets = vec![None; problem.items.len()];
+    for (&i, &o) in keep.iter().zip(&found.offsets) {
+        offsets[i] = o;
+    }
+    // The exact search knows no capacity: a spillable item it put above it would break
+    // the spill rule, so such a packing is not taken.
+    let passes_capacity = problem.capacity.is_some_and(|c| {
+        keep.iter().any(|&i| {
+            let it = &problem.items[i];
+            it.spillable && offsets[i].is_none_or(|o| o.saturating_add(it.size) > c)
+        })
+    });
+    if passes_capacity
+        || offsets
+            .iter()
+            .zip(&packing.offsets)
+            .any(|(a, b)| a.is_some() != b.is_some())
+    {
+        return (packing, false);
+    }
+    (
+        Packing {
+            offsets,
+            height: found.height,
+        },
+        proven,
+    )
 }
 
 /// Places items one by one: fixed items at their offsets, then unspillable items in `order`,

@@ -586,6 +586,57 @@ fn padding(addr: usize, align: usize) -> usize {
     addr.wrapping_neg() & (align - 1)
 }
 
+/// Runs `f` with a slab over initialised bytes (a tensor of the plan, such as a slab that
+/// `memory.slabs` reserves, or any `&mut [u8]`), and zeroes the bytes again before returning.
+///
+/// [`Slab::new`] takes `MaybeUninit<u8>` because a slab may leave bytes uninitialised; here
+/// the bytes are handed back zeroed when `f` returns or unwinds, so whoever reads them
+/// through `bytes` afterwards (the model's own tensor views, for a scratch slab that shares
+/// the scratch arena between runs) only ever sees initialised bytes. Nothing `f` allocates
+/// can outlive it: `R` cannot borrow the slab.
+///
+/// ```
+/// use planner::rt::slab::with_bytes;
+/// let mut arena = [7u8; 64];
+/// let needed = with_bytes(&mut arena, |slab| {
+///     slab.scope(|s| {
+///         let frame = s.alloc::<i16>(8).unwrap();
+///         frame[0] = -3;
+///     });
+///     slab.needed()
+/// });
+/// assert_eq!(needed, 16);
+/// assert!(arena.iter().all(|&b| b == 0));
+/// ```
+pub fn with_bytes<R>(bytes: &mut [u8], f: impl FnOnce(&mut Slab<'_>) -> R) -> R {
+    /// Zeroes the region on drop, so it runs on return and on unwind alike.
+    struct Rezero {
+        ptr: *mut u8,
+        len: usize,
+    }
+    impl Drop for Rezero {
+        fn drop(&mut self) {
+            // SAFETY: `ptr` and `len` come from the `&mut [u8]` that `with_bytes` holds
+            // borrowed for its whole run; the slab built over it is gone by now (it is dropped
+            // before this guard on return, and unwinding drops it first too, since it was
+            // created after the guard), so this is the only access.
+            unsafe { core::ptr::write_bytes(self.ptr, 0, self.len) }
+        }
+    }
+    let len = bytes.len();
+    let ptr = bytes.as_mut_ptr();
+    let guard = Rezero { ptr, len };
+    // SAFETY: `MaybeUninit<u8>` has the size, alignment and validity-superset of `u8`, and
+    // the pointer covers `len` bytes borrowed mutably for this call. Bytes the slab leaves
+    // uninitialised are never read as `u8`: `guard` writes zeros over the whole region before
+    // the borrow of `bytes` ends, on return and on unwind.
+    let region = unsafe { core::slice::from_raw_parts_mut(ptr.cast::<MaybeUninit<u8>>(), len) };
+    let r = f(&mut Slab::new(region));
+    // The slab (a temporary) is gone; zero the region before the borrow of `bytes` ends.
+    drop(guard);
+    r
+}
+
 impl fmt::Debug for Slab<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Slab")
@@ -659,6 +710,22 @@ impl fmt::Debug for StepScope<'_, '_> {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn with_bytes_zeroes_the_region_after_use() {
+        let mut bytes = [0xAAu8; 48];
+        let (high, overflow) = super::with_bytes(&mut bytes, |slab| {
+            slab.scope(|s| {
+                let a = s.alloc_uninit::<u32>(4).unwrap();
+                a[0] = core::mem::MaybeUninit::new(7);
+                assert!(s.alloc::<u8>(40).is_err());
+            });
+            (slab.high_water(), slab.overflow())
+        });
+        assert_eq!((high, overflow), (16, 8));
+        assert!(bytes.iter().all(|&b| b == 0));
+    }
+
     extern crate std;
 
     use super::*;
