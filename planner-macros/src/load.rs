@@ -271,3 +271,44 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_paths_are_told_apart() {
+        assert!(!is_path("kws"));
+        assert!(is_path("plans/kws.plan.json"));
+        assert!(is_path("kws.plan.json"));
+        assert_eq!(
+            stub_name("../plans/no-such-model.plan.json"),
+            "no_such_model"
+        );
+        assert_eq!(stub_name("hello_world"), "hello_world");
+    }
+
+    #[test]
+    fn raw_byte_types_view_their_bytes() {
+        assert_eq!(view_elements(DType::I8, &[2, 3], 6), Some(6));
+        assert_eq!(view_elements(DType::I4, &[2, 3], 3), Some(3));
+        assert_eq!(view_elements(DType::F32, &[], 4), Some(1));
+        assert_eq!(view_elements(DType::I8, &[u64::MAX, 2], 0), None);
+    }
+
+    #[test]
+    fn out_of_range_indices_are_errors_not_panics() {
+        let (g, p, l) = planner::planfile::fixture::tiny();
+        let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        assert_eq!(check_indices(&f), Ok(()));
+        f.ops[0].outputs[0] = 99;
+        let e = check_indices(&f).unwrap_err();
+        assert!(e.contains("op 0 (FULLY_CONNECTED) names tensor #99"), "{e}");
+        let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        f.tensors[0].arena = 7;
+        assert!(check_indices(&f).unwrap_err().contains("names arena #7"));
+        let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        f.arenas[0].memory = "NOPE".into();
+        assert!(check_indices(&f).unwrap_err().contains("`NOPE`"));
+    }
+}
