@@ -486,9 +486,12 @@ struct Component {
     /// The same state with a floor at or above fails too (it has fewer choices).
     /// One table per branching order (floor ranks mean different things in each), kept
     /// across restarts.
-    memos: Vec<HashMap<(u64, u64, u32, u32), (u64, u32)>>,
+    memos: Vec<FailMemo>,
     order: usize,
 }
+
+/// Failed states: (hash, first and last section) to (floor, floor rank).
+type FailMemo = HashMap<(u64, u64, u32, u32), (u64, u32)>;
 
 impl Component {
     fn new(problem: &Problem, group: &[usize], fixed: &[usize], cap: u64) -> Component {
