@@ -111,7 +111,7 @@ impl Error {
         self
     }
 
-    /// Attaches a label shown under the source line.
+    /// Attaches a label shown under the source line, at the span.
     pub(crate) fn label(mut self, label: impl Into<String>) -> Error {
         self.inner.label = Some(label.into());
         self
@@ -136,6 +136,19 @@ impl Error {
     ) -> Error {
         self.inner.source = Some(Box::new(source));
         self
+    }
+
+    /// A rejected input described by `message` (problem first, then the fix): for tools
+    /// built on the planner, such as the `planner` command's own argument checks.
+    pub fn invalid_input(message: impl Into<String>) -> Error {
+        Error::input(message)
+    }
+
+    /// A file that could not be read or written, for tools built on the planner (the
+    /// `planner-build` helper writing its outputs): `what` is the verb phrase, such as
+    /// `"write plan file"`.
+    pub fn file(path: &Path, what: &str, err: std::io::Error) -> Error {
+        Error::io(path, what, err)
     }
 
     /// The one-line message, without position or help.
@@ -184,10 +197,10 @@ impl Error {
         let path = span.path.display().to_string();
         let start = floor_char_boundary(&span.text, span.range.start.min(span.text.len()));
         let end = floor_char_boundary(&span.text, span.range.end.clamp(start, span.text.len()));
-        let label = inner.label.clone().unwrap_or_default();
+        let label = inner.label.as_deref().unwrap_or("");
         let snippet = Snippet::source(&*span.text)
             .path(&path)
-            .annotation(AnnotationKind::Primary.span(start..end).label(&label));
+            .annotation(AnnotationKind::Primary.span(start..end).label(label));
         let mut group: Group<'_> = Level::ERROR.primary_title(&inner.message).element(snippet);
         if let Some(h) = &inner.help {
             group = group.element(Level::HELP.message(h));

@@ -296,13 +296,13 @@ impl Graph {
                     t.id, self.name
                 )));
             }
-            if let Some(a) = t.align_hint {
-                if !a.is_power_of_two() {
-                    return Err(Error::model(format!(
-                        "tensor `{}` asks for alignment {a}, which is not a power of two; use 1, 2, 4, 8, 16, ...",
-                        t.id
-                    )));
-                }
+            if let Some(a) = t.align_hint
+                && !a.is_power_of_two()
+            {
+                return Err(Error::model(format!(
+                    "tensor `{}` asks for alignment {a}, which is not a power of two; use 1, 2, 4, 8, 16, ...",
+                    t.id
+                )));
             }
         }
         let check = |i: TensorIndex, what: &str| -> Result<(), Error> {

@@ -5,14 +5,16 @@
 //! checks the result. The stages, in pipeline order, each a module with one entry function:
 //!
 //! 1. [`manifest`]: read and check the TOML manifest ([`manifest::load`]).
-//! 2. [`import`]: build the [`graph::Graph`] from an inline graph, a `.tflite` file or a CSV
+//! 2. [`import`]: the [`graph::Graph`] from an inline graph, a `.tflite` file or a CSV
 //!    problem ([`import::load`]).
-//! 3. [`lifetimes`]: the ops over which each tensor is live ([`lifetimes::compute`]).
-//! 4. [`placement`]: each tensor's role, memory and source memory, with the reason
+//! 3. [`schedule`] and [`alias`]: optionally a memory-aware op order
+//!    ([`schedule::reorder`]) and in-place aliases ([`alias::detect`]).
+//! 4. [`lifetimes`]: the ops over which each tensor is live ([`lifetimes::compute`]).
+//! 5. [`placement`]: each tensor's role, memory and source memory, with the reason
 //!    ([`placement::resolve`]).
-//! 5. [`pack`]: offsets within each arena ([`pack::pack`]).
-//! 6. [`plan`]: the [`plan::MemoryPlan`] data model, assembled by [`plan_graph`].
-//! 7. [`verify`]: the independent checker every plan passes ([`verify::verify`]).
+//! 6. [`pack`]: offsets within each arena ([`pack::pack`]).
+//! 7. [`plan`]: the [`plan::MemoryPlan`] data model, assembled by [`plan_graph`].
+//! 8. [`verify`]: the independent checker every plan passes ([`verify::verify`]).
 //!
 //! [`rt`] is the `no_std` runtime that generated code uses; everything else needs the
 //! default `std` feature.
@@ -26,17 +28,48 @@ extern crate std;
 pub mod rt;
 
 #[cfg(feature = "std")]
+pub mod alias;
+#[cfg(feature = "std")]
 mod error;
 #[cfg(feature = "std")]
 pub mod graph;
 #[cfg(feature = "std")]
 pub mod import;
 #[cfg(feature = "std")]
+pub mod lifetimes;
+#[cfg(feature = "std")]
 pub mod manifest;
 #[cfg(feature = "std")]
 pub mod pack;
 #[cfg(feature = "std")]
+mod pipeline;
+#[cfg(feature = "std")]
+pub mod placement;
+#[cfg(feature = "std")]
 pub mod plan;
+#[cfg(feature = "std")]
+pub mod planfile;
+#[cfg(feature = "std")]
+pub mod report;
+#[cfg(feature = "std")]
+pub mod schedule;
+#[cfg(feature = "std")]
+pub mod verify;
 
 #[cfg(feature = "std")]
 pub use error::{Error, Result};
+#[cfg(feature = "std")]
+pub use pipeline::{
+    ArenaReport, Planned, ProblemOutcome, plan_graph, plan_problem, plan_with, problem_input,
+};
+
+/// Re-exports for code that `include_model!` generates, so it names only `::planner`
+/// paths. Not public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use core::include_bytes;
+    pub use core::marker::PhantomData;
+    pub use core::mem::{align_of, size_of};
+    pub use core::option::Option::{self, None, Some};
+    pub use core::result::Result::{self, Err, Ok};
+}

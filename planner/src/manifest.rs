@@ -157,10 +157,10 @@ impl Rule {
 
     /// Whether the rule applies to a tensor of `role` with this id and name.
     pub fn matches(&self, role: ArenaRole, id: &str, name: &str) -> bool {
-        if let RuleType::Role(r) = self.rule_type {
-            if r != role {
-                return false;
-            }
+        if let RuleType::Role(r) = self.rule_type
+            && r != role
+        {
+            return false;
         }
         match &self.ids {
             None => true,
@@ -242,7 +242,57 @@ pub struct Manifest {
     pub constraints: Vec<MemoryConstraint>,
     /// Placement rules, in file order.
     pub rules: Vec<Rule>,
-    pub(crate) text: Option<Arc<str>>,
+    /// Step-scope slabs reserved in the plan (`memory.slabs`).
+    pub slabs: Vec<SlabDef>,
+    /// Which tensors may share their input's bytes.
+    pub aliasing: Aliasing,
+    /// Operator order.
+    pub schedule: Schedule,
+}
+
+/// A step-scope slab reserved as a tensor of the plan (`memory.slabs`): a byte region for
+/// code that runs outside the model graph (pre- and post-processing), handed to
+/// [`rt::slab`](crate::rt::slab) at run time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SlabDef {
+    /// Name; the slab's tensor id is `slab/<name>`.
+    pub name: String,
+    /// Bytes.
+    pub size: u64,
+    /// Memory it lives in.
+    pub memory: String,
+    /// `persistent`: its own bytes for the whole program; `scratch`: it shares the scratch
+    /// arena's bytes and is valid only between model runs.
+    pub role: ArenaRole,
+    /// Alignment of the slab's start.
+    pub alignment: Option<u64>,
+}
+
+impl SlabDef {
+    /// The tensor id the slab takes in the plan.
+    pub fn tensor_id(&self) -> String {
+        format!("slab/{}", self.name)
+    }
+}
+
+/// In-place aliasing: which outputs may take their input's slot when the input dies there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Aliasing {
+    /// Reshape-like ops (RESHAPE, SQUEEZE, EXPAND_DIMS, ...) whose output is the input's
+    /// bytes (`memory.alias_reshapes`).
+    pub reshapes: bool,
+    /// Elementwise op types whose kernels can write in place (`memory.in_place_ops`).
+    pub in_place_ops: Vec<String>,
+}
+
+/// Which operator order the plan uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// The model's own order.
+    #[default]
+    Fixed,
+    /// A topological order that lowers the peak of live bytes (`schedule = "memory"`).
+    Memory,
 }
 
 /// Reads and checks the manifest at `path`.
@@ -342,6 +392,23 @@ struct RawMemory {
     constraints: Vec<Spanned<RawConstraint>>,
     #[serde(default)]
     tensors: Vec<Spanned<RawRule>>,
+    #[serde(default)]
+    slabs: Vec<Spanned<RawSlab>>,
+    #[serde(default)]
+    alias_reshapes: bool,
+    #[serde(default)]
+    in_place_ops: Vec<Spanned<String>>,
+    schedule: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSlab {
+    name: Spanned<String>,
+    size: Spanned<Size>,
+    memory: Spanned<String>,
+    role: Option<Spanned<String>>,
+    alignment: Option<Spanned<i64>>,
 }
 
 #[derive(Deserialize)]
@@ -467,24 +534,25 @@ impl Ctx<'_> {
 
 fn toml_error(e: toml::de::Error, ctx: &Ctx<'_>) -> Error {
     let msg = e.message().trim().to_string();
-    let mut err = Error::input(msg.clone());
+    let span = e.span();
+    let mut err = Error::input(msg.clone()).with_source(e);
     // serde says "unknown field `x`, expected one of `a`, `b`": add a did-you-mean.
-    if let Some(rest) = msg.strip_prefix("unknown field `") {
-        if let Some((seen, expected)) = rest.split_once('`') {
-            let names: Vec<&str> = expected
-                .split('`')
-                .enumerate()
-                .filter(|(i, _)| i % 2 == 1)
-                .map(|(_, s)| s)
-                .collect();
-            let help = match did_you_mean(seen, names.iter().copied()) {
-                Some(s) => format!("did you mean `{s}`?"),
-                None => format!("remove `{seen}`; the keys allowed here are listed above"),
-            };
-            err = err.help(help);
-        }
+    if let Some(rest) = msg.strip_prefix("unknown field `")
+        && let Some((seen, expected)) = rest.split_once('`')
+    {
+        let names: Vec<&str> = expected
+            .split('`')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1)
+            .map(|(_, s)| s)
+            .collect();
+        let help = match did_you_mean(seen, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("remove `{seen}`; the keys allowed here are listed above"),
+        };
+        err = err.help(help);
     }
-    match e.span() {
+    match span {
         Some(r) => err.at(ctx.span(r)),
         None => err.note(format!("in {}", ctx.path.display())),
     }
@@ -509,6 +577,10 @@ impl Manifest {
             planner_options: None,
             constraints: Vec::new(),
             tensors: Vec::new(),
+            slabs: Vec::new(),
+            alias_reshapes: false,
+            in_place_ops: Vec::new(),
+            schedule: None,
         });
         let planner = check_planner(
             &ctx,
@@ -517,6 +589,37 @@ impl Manifest {
         )?;
         let constraints = check_constraints(&ctx, &platform, &memory.constraints)?;
         let rules = check_rules(&ctx, &platform, &memory.tensors)?;
+        let slabs = check_slabs(&ctx, &platform, &memory.slabs)?;
+        let schedule = match &memory.schedule {
+            None => Schedule::Fixed,
+            Some(s) => match s.get_ref().as_str() {
+                "fixed" => Schedule::Fixed,
+                "memory" => Schedule::Memory,
+                other => {
+                    return Err(ctx.err(
+                        s,
+                        format!("memory.schedule is {other:?}"),
+                        "use \"fixed\" (the model's order) or \"memory\" (an order that lowers the peak)",
+                    ));
+                }
+            },
+        };
+        let mut in_place_ops = Vec::new();
+        for op in &memory.in_place_ops {
+            let name = op.get_ref().trim().to_ascii_uppercase();
+            if name.is_empty() {
+                return Err(ctx.err(
+                    op,
+                    "memory.in_place_ops has an empty op name",
+                    "name op types such as \"ADD\" or \"MUL\"",
+                ));
+            }
+            in_place_ops.push(name);
+        }
+        let aliasing = Aliasing {
+            reshapes: memory.alias_reshapes,
+            in_place_ops,
+        };
 
         let source = match (&model.source, &model.tensors) {
             (Some(src), None) => {
@@ -554,12 +657,14 @@ impl Manifest {
             planner,
             constraints,
             rules,
-            text: Some(text.clone()),
+            slabs,
+            aliasing,
+            schedule,
         })
     }
 
-    /// A manifest for a model file with no manifest of its own: the `generic` preset,
-    /// `greedy_by_size` as planner, no rules.
+    /// A manifest for a model file with no manifest of its own: the `generic` preset, the
+    /// default planner, no rules.
     pub fn for_model_file(path: &Path) -> Manifest {
         let stem = path
             .file_stem()
@@ -574,10 +679,12 @@ impl Manifest {
                 memories: Vec::new(),
                 min_alignment: 16,
             }),
-            planner: PlannerKind::GreedyBySize,
+            planner: PlannerKind::default(),
             constraints: Vec::new(),
             rules: Vec::new(),
-            text: None,
+            slabs: Vec::new(),
+            aliasing: Aliasing::default(),
+            schedule: Schedule::Fixed,
         }
     }
 
@@ -681,7 +788,7 @@ fn check_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<String> {
 
 fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Platform> {
     let Some(raw) = raw else {
-        return Ok(Platform::preset("generic").unwrap_or_else(|| unreachable_platform()));
+        return Ok(Platform::preset("generic").unwrap_or_else(unreachable_platform));
     };
     let span = raw.span();
     let raw = raw.into_inner();
@@ -796,7 +903,7 @@ fn check_planner(
     planner: Option<&Spanned<String>>,
     options: Option<&Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
 ) -> Result<PlannerKind> {
-    let name = planner.map_or("greedy_by_size", |p| p.get_ref().as_str());
+    let name = planner.map_or(PlannerKind::default().name(), |p| p.get_ref().as_str());
     let mut opts = BTreeMap::new();
     if let Some(o) = options {
         for (k, v) in o.get_ref() {
@@ -855,17 +962,17 @@ fn check_constraints(
         let max_size = match &c.max_size {
             Some(s) => {
                 let v = s.get_ref().0;
-                if let Some(size) = memory.size {
-                    if v > size {
-                        return Err(ctx.err(
-                            s,
-                            format!(
-                                "{what}.max_size is {v} bytes, but memory {} has only {size}",
-                                memory.name
-                            ),
-                            format!("lower max_size to at most {size}, or fix the memory's size"),
-                        ));
-                    }
+                if let Some(size) = memory.size
+                    && v > size
+                {
+                    return Err(ctx.err(
+                        s,
+                        format!(
+                            "{what}.max_size is {v} bytes, but memory {} has only {size}",
+                            memory.name
+                        ),
+                        format!("lower max_size to at most {size}, or fix the memory's size"),
+                    ));
                 }
                 Some(v)
             }
@@ -913,14 +1020,14 @@ fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> 
             IdPattern::One(s) => vec![s.clone()],
             IdPattern::Many(v) => v.clone(),
         });
-        if let (Some(ids), Some(id)) = (&ids, &r.id) {
-            if ids.is_empty() || ids.iter().any(|s| s.is_empty()) {
-                return Err(ctx.err(
-                    id,
-                    format!("{what}.id is empty"),
-                    "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
-                ));
-            }
+        if let (Some(ids), Some(id)) = (&ids, &r.id)
+            && (ids.is_empty() || ids.iter().any(|s| s.is_empty()))
+        {
+            return Err(ctx.err(
+                id,
+                format!("{what}.id is empty"),
+                "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
+            ));
         }
         let (memory, dest) = match &r.attributes {
             None => (None, None),
@@ -943,14 +1050,18 @@ fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> 
                     &format!("{what}.attributes.memory"),
                 ));
             };
-            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type {
-                if !mm.writable {
-                    return Err(ctx.err(
-                        m,
-                        format!("{what} pins {} tensors to {}, which is read-only", role.name(), mm.name),
-                        "pin them to a writable memory; only constants can live in read-only memory",
-                    ));
-                }
+            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type
+                && !mm.writable
+            {
+                return Err(ctx.err(
+                    m,
+                    format!(
+                        "{what} pins {} tensors to {}, which is read-only",
+                        role.name(),
+                        mm.name
+                    ),
+                    "pin them to a writable memory; only constants can live in read-only memory",
+                ));
             }
         }
         if let Some(d) = dest {
@@ -984,6 +1095,81 @@ fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> 
             memory: memory.map(|m| m.get_ref().clone()),
             constant_destination_memory: dest.map(|d| d.get_ref().clone()),
             span: Some(ctx.span(span)),
+        });
+    }
+    Ok(out)
+}
+
+fn check_slabs(
+    ctx: &Ctx<'_>,
+    platform: &Platform,
+    raw: &[Spanned<RawSlab>],
+) -> Result<Vec<SlabDef>> {
+    let mut out: Vec<SlabDef> = Vec::new();
+    for (i, s) in raw.iter().enumerate() {
+        let s = s.get_ref();
+        let what = format!("memory.slabs[{i}]");
+        let name = s.name.get_ref();
+        if !is_memory_name(name) {
+            return Err(ctx.err(
+                &s.name,
+                format!("{what}.name {name:?} is not an identifier"),
+                "use letters, digits and `_`, starting with a letter, such as \"preprocess\"",
+            ));
+        }
+        if out.iter().any(|x| &x.name == name) {
+            return Err(ctx.err(
+                &s.name,
+                format!("slab {name} is defined twice"),
+                "give each slab its own name",
+            ));
+        }
+        let Some(memory) = platform.memory(s.memory.get_ref()) else {
+            return Err(unknown_memory(
+                ctx,
+                platform,
+                &s.memory,
+                &format!("{what}.memory"),
+            ));
+        };
+        if !memory.writable {
+            return Err(ctx.err(
+                &s.memory,
+                format!(
+                    "{what} puts slab {name} in {}, which is read-only",
+                    memory.name
+                ),
+                "a slab is written at run time: put it in a writable memory",
+            ));
+        }
+        let role = match s.role.as_ref().map(|r| r.get_ref().as_str()) {
+            None | Some("persistent") => ArenaRole::Persistent,
+            Some("scratch") => ArenaRole::Scratch,
+            Some(other) => {
+                return Err(ctx.err(
+                    s.role.as_ref().unwrap_or(&s.name),
+                    format!("{what}.role is {other:?}"),
+                    "use \"persistent\" (its own bytes) or \"scratch\" (shares the scratch arena between runs)",
+                ));
+            }
+        };
+        if s.size.get_ref().0 == 0 {
+            return Err(ctx.err(
+                &s.size,
+                format!("{what}.size is 0"),
+                "give the slab's size in bytes, such as \"4K\"",
+            ));
+        }
+        let alignment = match &s.alignment {
+            Some(a) => Some(ctx.alignment(a, &format!("{what}.alignment"))?),
+            None => None,
+        };
+        out.push(SlabDef {
+            name: name.clone(),
+            size: s.size.get_ref().0,
+            memory: memory.name.clone(),
+            role,
+            alignment,
         });
     }
     Ok(out)
@@ -1082,17 +1268,17 @@ fn inline_graph(ctx: &Ctx<'_>, base: &Path, name: &str, model: RawModel) -> Resu
                 ));
             }
         };
-        if let (Some(d), Some(file)) = (&data, &t.data) {
-            if d.len() as u64 != size {
-                return Err(ctx.err(
-                    file,
-                    format!(
-                        "constant data for tensor {id:?} has {} bytes, the tensor has {size}",
-                        d.len()
-                    ),
-                    "fix the file or the tensor's shape",
-                ));
-            }
+        if let (Some(d), Some(file)) = (&data, &t.data)
+            && d.len() as u64 != size
+        {
+            return Err(ctx.err(
+                file,
+                format!(
+                    "constant data for tensor {id:?} has {} bytes, the tensor has {size}",
+                    d.len()
+                ),
+                "fix the file or the tensor's shape",
+            ));
         }
         let constant = t.constant || data.is_some();
         if constant && t.variable {
@@ -1310,7 +1496,7 @@ ops = [ { opcode = "FULLY_CONNECTED", inputs = ["in", "w"], outputs = ["out"] } 
         assert_eq!(g.inputs[0].name, "in");
         assert_eq!(g.outputs[0].name, "out");
         assert_eq!(m.platform.name, "generic");
-        assert_eq!(m.planner, PlannerKind::GreedyBySize);
+        assert_eq!(m.planner, PlannerKind::default());
     }
 
     #[test]

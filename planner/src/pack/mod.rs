@@ -7,12 +7,20 @@
 //!
 //! Every packer is deterministic: the same problem gives the same offsets on every machine.
 
+mod best_of;
+mod greedy;
+mod hill_climb;
+
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
+use std::time::Duration;
 use std::vec::Vec;
 
 use crate::plan::align_up;
 
+use greedy::Placer;
+pub use greedy::{GapRule, greedy_order, size_order};
+use optimal::OptimalOptions;
 pub mod optimal;
 
 /// One buffer to place.
@@ -70,6 +78,78 @@ impl Packing {
     }
 }
 
+/// How good a packing is: its height against a bound no packing of the same items can beat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Certificate {
+    /// End of the highest placed item.
+    pub height: u64,
+    /// [`height_lower_bound`] of the placed items: no packing of them is lower.
+    pub lower_bound: u64,
+    /// [`lower_bound`] of the placed items (sizes rounded up to their alignment), the figure
+    /// reports compare with; at most the height plus the padding of one item.
+    pub aligned_bound: u64,
+    /// True when no lower height exists for these items: the height equals
+    /// [`Certificate::lower_bound`], or an exhaustive search proved it.
+    pub optimal: bool,
+}
+
+impl Certificate {
+    /// The certificate of a packing whose height is `height` and whose items' bounds are
+    /// `lower_bound` ([`height_lower_bound`]) and `aligned_bound` ([`lower_bound`]): optimal
+    /// when the height reaches the first.
+    pub fn new(height: u64, lower_bound: u64, aligned_bound: u64) -> Certificate {
+        Certificate {
+            height,
+            lower_bound,
+            aligned_bound,
+            optimal: height <= lower_bound,
+        }
+    }
+
+    /// The same certificate, marked optimal by an exhaustive search that proved no lower
+    /// height fits.
+    pub fn proven_optimal(self) -> Certificate {
+        Certificate {
+            optimal: true,
+            ..self
+        }
+    }
+
+    /// Height over lower bound (1.0 when both are zero).
+    pub fn ratio(&self) -> f64 {
+        if self.lower_bound == 0 {
+            1.0
+        } else {
+            self.height as f64 / self.lower_bound as f64
+        }
+    }
+
+    /// Bytes above the lower bound.
+    pub fn gap(&self) -> u64 {
+        self.height.saturating_sub(self.lower_bound)
+    }
+}
+
+/// The certificate of `packing`: its height against the bounds of the items it placed.
+pub fn certify(problem: &Problem, packing: &Packing) -> Certificate {
+    let placed: Vec<bool> = packing.offsets.iter().map(Option::is_some).collect();
+    let placed_items = Problem {
+        items: problem
+            .items
+            .iter()
+            .zip(&placed)
+            .filter(|&(_, &p)| p)
+            .map(|(it, _)| it.clone())
+            .collect(),
+        capacity: None,
+    };
+    Certificate::new(
+        packing.height,
+        lower_bound_of(problem, Some(&placed)),
+        lower_bound(&placed_items),
+    )
+}
+
 /// Options of the `hill_climb` planner.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HillClimbOptions {
@@ -87,6 +167,42 @@ impl Default for HillClimbOptions {
             iterations: 300,
             seed: 0,
             max_stall_iterations: Some(50),
+        }
+    }
+}
+
+/// Options of the `auto` planner, the default policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AutoOptions {
+    /// Most re-packs of the hill climb (default 2000).
+    pub iterations: u32,
+    /// Seed of the move generator (default 0).
+    pub seed: u64,
+    /// Stop the climb after this many re-packs without improvement (default 400; `None`:
+    /// never).
+    pub max_stall_iterations: Option<u32>,
+    /// Most work of the hill climb, in items placed plus placed neighbours examined: the
+    /// deterministic budget that bounds planning time on large problems (default
+    /// 4 000 000; a unit costs 15 to 60 ns on the benchmark machine, the most on problems
+    /// where every item overlaps hundreds of others).
+    pub budget: u64,
+    /// Most nodes of the exact search that follows the climb while the gap to the lower
+    /// bound is open (default 50 000; 0: no exact search).
+    pub node_budget: u64,
+    /// Problems with more items than this skip the exact search (default 1000): on them a
+    /// node costs more and the climb's gap is typically a few bytes.
+    pub exact_max_items: u32,
+}
+
+impl Default for AutoOptions {
+    fn default() -> Self {
+        AutoOptions {
+            iterations: 2000,
+            seed: 0,
+            max_stall_iterations: Some(400),
+            budget: 4_000_000,
+            node_budget: 50_000,
+            exact_max_items: 1000,
         }
     }
 }
@@ -125,26 +241,71 @@ pub struct OptionError {
 }
 
 /// Which packer to run, with its options.
+///
+/// The default ([`PlannerKind::Auto`]) is what runs when a manifest names no planner:
+///
+/// 1. `greedy_by_size`; done if it reaches the lower bound.
+/// 2. Best-of-greedy: six orders (size, start, end, area, duration, number of conflicts)
+///    times two gap rules (lowest offset, best fit) over the items `greedy_by_size` placed;
+///    done at the lower bound.
+/// 3. The hill climb from the best of those, stopping at the lower bound, after
+///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
+///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first.
+/// 4. While the gap is still open, on problems of at most [`AutoOptions::exact_max_items`]
+///    items, the exact search ([`optimal::minimize`]) over the same items, from the climb's
+///    packing, for at most [`AutoOptions::node_budget`] nodes; it either proves the packing
+///    optimal, finds a lower one, or leaves it as it is.
+///
+/// Every limit counts work, not time, so the plan is the same on every machine.
+///
+/// Every stage keeps the items `greedy_by_size` spills spilled and replaces the best only by a
+/// strictly lower packing, so `auto`, `best_of_greedy` and `hill_climb` are never worse than
+/// `greedy_by_size`, in this arena or, since the same items spill, in the next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlannerKind {
     /// First fit in lifetime-start order, lowest aligned offset.
     Greedy,
-    /// Largest first (then start, then id), lowest aligned gap among time-overlapping items.
+    /// Largest first (then start, then index), lowest aligned gap among time-overlapping
+    /// items.
     GreedyBySize,
-    /// Seeded local search over placement orders, starting from `greedy_by_size`.
+    /// The best of several orders and both gap rules.
+    BestOfGreedy,
+    /// Seeded local search over placement orders, from the best of greedy.
     HillClimb(HillClimbOptions),
+    /// Exact search over the items `greedy_by_size` places, from the default hill climb's
+    /// packing: the lowest height, proven, unless the node budget runs out first.
+    Optimal(OptimalOptions),
+    /// The default policy: greedy rules, then a bounded hill climb and a bounded exact
+    /// search while the gap to the lower bound is open.
+    Auto(AutoOptions),
+}
+
+impl Default for PlannerKind {
+    fn default() -> Self {
+        PlannerKind::Auto(AutoOptions::default())
+    }
 }
 
 impl PlannerKind {
     /// Every planner name, for help texts and did-you-mean.
-    pub const NAMES: &'static [&'static str] = &["greedy", "greedy_by_size", "hill_climb"];
+    pub const NAMES: &'static [&'static str] = &[
+        "greedy",
+        "greedy_by_size",
+        "best_of_greedy",
+        "hill_climb",
+        "optimal",
+        "auto",
+    ];
 
     /// The planner's manifest name.
     pub fn name(&self) -> &'static str {
         match self {
             PlannerKind::Greedy => "greedy",
             PlannerKind::GreedyBySize => "greedy_by_size",
+            PlannerKind::BestOfGreedy => "best_of_greedy",
             PlannerKind::HillClimb(_) => "hill_climb",
+            PlannerKind::Optimal(_) => "optimal",
+            PlannerKind::Auto(_) => "auto",
         }
     }
 
@@ -159,7 +320,7 @@ impl PlannerKind {
                 Err(OptionError {
                     key: Some(key.clone()),
                     message: format!(
-                        "planner `{name}` takes no options, but `{key}` is given; remove memory.planner_options or pick `hill_climb`"
+                        "planner `{name}` takes no options, but `{key}` is given; remove memory.planner_options or pick `hill_climb` or `auto`"
                     ),
                 })
             } else {
@@ -169,40 +330,60 @@ impl PlannerKind {
         match name {
             "greedy" => no_options(PlannerKind::Greedy),
             "greedy_by_size" => no_options(PlannerKind::GreedyBySize),
+            "best_of_greedy" => no_options(PlannerKind::BestOfGreedy),
             "hill_climb" => {
                 let mut o = HillClimbOptions::default();
+                const KEYS: &[&str] = &["iterations", "seed", "max_stall_iterations"];
                 for (key, value) in options {
                     match key.as_str() {
                         "iterations" => o.iterations = int_option(key, value, 0)?,
-                        "seed" => {
-                            o.seed = match value {
-                                OptionValue::Int(v) if *v >= 0 => *v as u64,
-                                _ => return Err(bad_value(key, value, "a whole number >= 0")),
-                            }
-                        }
+                        "seed" => o.seed = seed_option(key, value)?,
                         "max_stall_iterations" => {
-                            o.max_stall_iterations = match value {
-                                OptionValue::Str(s) if s == "none" => None,
-                                _ => Some(int_option(key, value, 1)?),
-                            }
+                            o.max_stall_iterations = stall_option(key, value)?
                         }
-                        _ => {
-                            let hint = crate::error::did_you_mean(
-                                key,
-                                ["iterations", "seed", "max_stall_iterations"],
-                            )
-                            .map(|s| format!(" (did you mean `{s}`?)"))
-                            .unwrap_or_default();
-                            return Err(OptionError {
-                                key: Some(key.clone()),
-                                message: format!(
-                                    "planner `hill_climb` has no option `{key}`{hint}; it takes `iterations`, `seed` and `max_stall_iterations`"
-                                ),
-                            });
-                        }
+                        _ => return Err(unknown_option(name, key, KEYS)),
                     }
                 }
                 Ok(PlannerKind::HillClimb(o))
+            }
+            "optimal" => {
+                let mut o = OptimalOptions::default();
+                const KEYS: &[&str] = &["node_budget", "time_limit_ms"];
+                for (key, value) in options {
+                    match key.as_str() {
+                        "node_budget" => o.node_budget = seed_option(key, value)?,
+                        "time_limit_ms" => {
+                            o.time_limit = Some(Duration::from_millis(seed_option(key, value)?))
+                        }
+                        _ => return Err(unknown_option(name, key, KEYS)),
+                    }
+                }
+                Ok(PlannerKind::Optimal(o))
+            }
+            "auto" => {
+                let mut o = AutoOptions::default();
+                const KEYS: &[&str] = &[
+                    "iterations",
+                    "seed",
+                    "max_stall_iterations",
+                    "budget",
+                    "node_budget",
+                    "exact_max_items",
+                ];
+                for (key, value) in options {
+                    match key.as_str() {
+                        "iterations" => o.iterations = int_option(key, value, 0)?,
+                        "seed" => o.seed = seed_option(key, value)?,
+                        "max_stall_iterations" => {
+                            o.max_stall_iterations = stall_option(key, value)?
+                        }
+                        "budget" => o.budget = seed_option(key, value)?,
+                        "node_budget" => o.node_budget = seed_option(key, value)?,
+                        "exact_max_items" => o.exact_max_items = int_option(key, value, 0)?,
+                        _ => return Err(unknown_option(name, key, KEYS)),
+                    }
+                }
+                Ok(PlannerKind::Auto(o))
             }
             _ => {
                 let hint = crate::error::did_you_mean(name, PlannerKind::NAMES.iter().copied())
@@ -217,6 +398,20 @@ impl PlannerKind {
                 })
             }
         }
+    }
+}
+
+fn unknown_option(planner: &str, key: &str, keys: &[&str]) -> OptionError {
+    let hint = crate::error::did_you_mean(key, keys.iter().copied())
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
+    let list: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
+    OptionError {
+        key: Some(key.to_string()),
+        message: format!(
+            "planner `{planner}` has no option `{key}`{hint}; it takes {}",
+            list.join(", ")
+        ),
     }
 }
 
@@ -238,105 +433,227 @@ fn int_option(key: &str, value: &OptionValue, min: i64) -> Result<u32, OptionErr
     }
 }
 
-/// Packs `problem` with the chosen planner.
-pub fn pack(kind: &PlannerKind, problem: &Problem) -> Packing {
-    match kind {
-        PlannerKind::Greedy => place_in_order(problem, &greedy_order(problem)),
-        PlannerKind::GreedyBySize => place_in_order(problem, &size_order(problem)),
-        // Placeholder until the hill climb lands: its contract is "never worse than
-        // greedy_by_size", which this meets trivially.
-        PlannerKind::HillClimb(_) => place_in_order(problem, &size_order(problem)),
+fn seed_option(key: &str, value: &OptionValue) -> Result<u64, OptionError> {
+    match value {
+        OptionValue::Int(v) if *v >= 0 => Ok(*v as u64),
+        _ => Err(bad_value(key, value, "a whole number >= 0")),
     }
 }
 
-/// Item indices in lifetime-start order (then larger first, then index).
-pub fn greedy_order(problem: &Problem) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..problem.items.len()).collect();
-    order.sort_by_key(|&i| {
-        let it = &problem.items[i];
-        (it.start, std::cmp::Reverse(it.size), i)
-    });
-    order
+fn stall_option(key: &str, value: &OptionValue) -> Result<Option<u32>, OptionError> {
+    match value {
+        OptionValue::Str(s) if s == "none" => Ok(None),
+        _ => int_option(key, value, 1).map(Some).map_err(|_| {
+            bad_value(
+                key,
+                value,
+                &format!("a whole number from 1 to {} or \"none\"", u32::MAX),
+            )
+        }),
+    }
 }
 
-/// Item indices largest first, then earliest start, then index.
-pub fn size_order(problem: &Problem) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..problem.items.len()).collect();
-    order.sort_by_key(|&i| {
-        let it = &problem.items[i];
-        (std::cmp::Reverse(it.size), it.start, i)
+/// Packs `problem` with the chosen planner.
+pub fn pack(kind: &PlannerKind, problem: &Problem) -> Packing {
+    pack_report(kind, problem).packing
+}
+
+/// A packing with its certificate and what the search did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The offsets.
+    pub packing: Packing,
+    /// Height against the lower bound.
+    pub certificate: Certificate,
+    /// Work done.
+    pub stats: SearchStats,
+}
+
+/// What a planner did: deterministic counts, no times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    /// For the search planners, the greedy order (a name of [`GREEDY_ORDERS`]) and gap rule
+    /// whose packing seeded the search.
+    pub seed: Option<(&'static str, GapRule)>,
+    /// Hill-climb re-packs tried.
+    pub iterations: u32,
+    /// Hill-climb re-packs that lowered the height.
+    pub improvements: u32,
+    /// Items placed in all, re-packs included.
+    pub placements: u64,
+    /// Work units spent (items placed plus placed neighbours examined), what
+    /// [`AutoOptions::budget`] limits.
+    pub work: u64,
+    /// Nodes of the exact search.
+    pub nodes: u64,
+}
+
+/// The placement orders best-of-greedy tries, by name.
+pub const GREEDY_ORDERS: &[&str] = best_of::ORDERS;
+
+/// Packs `problem` with the chosen planner and reports on the result.
+pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
+    let mut placer = Placer::new(problem);
+    let mut stats = SearchStats::default();
+    // Whether an exact search proved the packing optimal.
+    let mut exact_proven = false;
+    let mut search = |placer: &mut Placer<'_>, budget: Option<hill_climb::Budget>| {
+        let seed = best_of::seed(placer);
+        stats.seed = Some(seed.origin);
+        match budget {
+            Some(budget) => {
+                let (packing, climb) = hill_climb::climb(placer, seed, budget);
+                stats.iterations = climb.iterations;
+                stats.improvements = climb.improvements;
+                packing
+            }
+            None => seed.packing,
+        }
+    };
+    let packing = match kind {
+        PlannerKind::Greedy => placer.place_with_spill(&greedy_order(problem), GapRule::Lowest),
+        PlannerKind::GreedyBySize => placer.place_with_spill(&size_order(problem), GapRule::Lowest),
+        PlannerKind::BestOfGreedy => search(&mut placer, None),
+        PlannerKind::HillClimb(o) => {
+            let budget = hill_climb::Budget {
+                iterations: o.iterations,
+                max_stall: o.max_stall_iterations,
+                work: None,
+                seed: o.seed,
+            };
+            search(&mut placer, Some(budget))
+        }
+        PlannerKind::Optimal(o) => {
+            // The better the incumbent, the less the exact search has to do: start from the
+            // default hill climb.
+            let climb = HillClimbOptions::default();
+            let budget = hill_climb::Budget {
+                iterations: climb.iterations,
+                max_stall: climb.max_stall_iterations,
+                work: None,
+                seed: climb.seed,
+            };
+            let packing = search(&mut placer, Some(budget));
+            let (packing, proven) = exact_stage(problem, packing, o, &mut stats);
+            exact_proven = proven;
+            packing
+        }
+        PlannerKind::Auto(o) => {
+            let budget = hill_climb::Budget {
+                iterations: o.iterations,
+                max_stall: o.max_stall_iterations,
+                work: Some(o.budget),
+                seed: o.seed,
+            };
+            let packing = search(&mut placer, Some(budget));
+            let small = problem.items.len() <= o.exact_max_items as usize;
+            if o.node_budget > 0 && small && !certify(problem, &packing).optimal {
+                let opts = OptimalOptions {
+                    node_budget: o.node_budget,
+                    time_limit: None,
+                };
+                let (packing, proven) = exact_stage(problem, packing, &opts, &mut stats);
+                exact_proven = proven;
+                packing
+            } else {
+                packing
+            }
+        }
+    };
+    stats.placements = placer.placements;
+    stats.work = placer.work;
+    let mut certificate = certify(problem, &packing);
+    if exact_proven {
+        certificate = certificate.proven_optimal();
+    }
+    Report {
+        packing,
+        certificate,
+        stats,
+    }
+}
+
+/// The exact search over the items `packing` placed (the others stay spilled), from
+/// `packing`: the lower of the two (`packing` on ties), and whether the search proved that
+/// height optimal for these items.
+fn exact_stage(
+    problem: &Problem,
+    packing: Packing,
+    opts: &OptimalOptions,
+    stats: &mut SearchStats,
+) -> (Packing, bool) {
+    let keep: Vec<usize> = (0..problem.items.len())
+        .filter(|&i| packing.offsets[i].is_some())
+        .collect();
+    let sub = Problem {
+        items: keep.iter().map(|&i| problem.items[i].clone()).collect(),
+        capacity: None,
+    };
+    let hint = Packing {
+        offsets: keep.iter().map(|&i| packing.offsets[i]).collect(),
+        height: packing.height,
+    };
+    let (found, proven, search) = optimal::minimize_with_stats(&sub, opts, Some(hint));
+    stats.nodes += search.nodes;
+    if found.height >= packing.height || found.offsets.len() != keep.len() {
+        let proven = proven && found.height == packing.height;
+        return (packing, proven);
+    }
+    let mut offsets = vec![None; problem.items.len()];
+    for (&i, &o) in keep.iter().zip(&found.offsets) {
+        offsets[i] = o;
+    }
+    // The exact search knows no capacity: a spillable item it put above it would break
+    // the spill rule, so such a packing is not taken.
+    let passes_capacity = problem.capacity.is_some_and(|c| {
+        keep.iter().any(|&i| {
+            let it = &problem.items[i];
+            it.spillable && offsets[i].is_none_or(|o| o.saturating_add(it.size) > c)
+        })
     });
-    order
+    if passes_capacity
+        || offsets
+            .iter()
+            .zip(&packing.offsets)
+            .any(|(a, b)| a.is_some() != b.is_some())
+    {
+        return (packing, false);
+    }
+    (
+        Packing {
+            offsets,
+            height: found.height,
+        },
+        proven,
+    )
 }
 
 /// Places items one by one: fixed items at their offsets, then unspillable items in `order`,
 /// then spillable ones in `order`, each at the lowest aligned offset where it overlaps no
 /// time-overlapping item placed so far. A spillable item whose end would pass the capacity
-/// is spilled.
+/// is spilled; an item in neither `order` nor fixed is left out.
 pub fn place_in_order(problem: &Problem, order: &[usize]) -> Packing {
-    let items = &problem.items;
-    let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
-    let mut placed: Vec<usize> = Vec::with_capacity(items.len());
-    let mut height = 0u64;
-    for (i, it) in items.iter().enumerate() {
-        if let Some(off) = it.fixed {
-            offsets[i] = Some(off);
-            placed.push(i);
-            height = height.max(off.saturating_add(it.size));
-        }
-    }
-    let rest = order
-        .iter()
-        .copied()
-        .filter(|&i| items[i].fixed.is_none() && !items[i].spillable)
-        .chain(
-            order
-                .iter()
-                .copied()
-                .filter(|&i| items[i].fixed.is_none() && items[i].spillable),
-        );
-    let mut busy: Vec<(u64, u64)> = Vec::new();
-    for i in rest {
-        let it = &items[i];
-        busy.clear();
-        busy.extend(placed.iter().filter_map(|&j| {
-            let other = &items[j];
-            (other.size > 0 && it.overlaps_in_time(other))
-                .then(|| offsets[j].map(|o| (o, o.saturating_add(other.size))))
-                .flatten()
-        }));
-        busy.sort_unstable();
-        let off = lowest_fit(&busy, it.size, it.align);
-        let end = off.saturating_add(it.size);
-        if it.spillable && problem.capacity.is_some_and(|c| end > c) {
-            continue;
-        }
-        offsets[i] = Some(off);
-        placed.push(i);
-        height = height.max(end);
-    }
-    Packing { offsets, height }
+    place_in_order_by(problem, order, GapRule::Lowest)
 }
 
-/// Lowest offset aligned to `align` where `size` bytes fit between the sorted busy ranges.
-fn lowest_fit(busy: &[(u64, u64)], size: u64, align: u64) -> u64 {
-    let mut candidate = 0u64;
-    for &(lo, hi) in busy {
-        if candidate.saturating_add(size) <= lo {
-            return candidate;
-        }
-        if hi > candidate {
-            candidate = align_up(hi, align).unwrap_or(u64::MAX);
-        }
-    }
-    candidate
+/// [`place_in_order`] with a choice of gap rule.
+pub fn place_in_order_by(problem: &Problem, order: &[usize], rule: GapRule) -> Packing {
+    Placer::new(problem).place_with_spill(order, rule)
 }
 
-/// The largest sum of sizes (each rounded up to its alignment) live at one op: no packing
-/// of these items can be lower.
+/// The largest sum of sizes, each rounded up to its alignment, live at one op: the figure
+/// reports call the lower bound (`LB16` when every alignment is 16).
+///
+/// It is not quite a bound on the height, because the highest item needs no padding after
+/// it: two 10-byte items aligned to 16 fit in 26 bytes, not 32. [`height_lower_bound`] is
+/// the bound that no packing beats; the two are equal when every size is a multiple of its
+/// alignment.
 pub fn lower_bound(problem: &Problem) -> u64 {
     let mut events: Vec<(u32, i128)> = Vec::with_capacity(problem.items.len() * 2);
     for it in &problem.items {
+        if it.start > it.end {
+            continue;
+        }
         let size = align_up(it.size, it.align).unwrap_or(u64::MAX);
         events.push((it.start, i128::from(size)));
         if let Some(after) = it.end.checked_add(1) {
@@ -351,6 +668,85 @@ pub fn lower_bound(problem: &Problem) -> u64 {
         best = best.max(cur);
     }
     u64::try_from(best).unwrap_or(u64::MAX)
+}
+
+/// A lower bound on the height of any packing of `problem`'s items: no packing is lower.
+///
+/// At every op, the items live there sit in disjoint byte ranges. Of those whose alignment
+/// is at least `a`, each starts at a multiple of `a`, so each but the highest takes its size
+/// rounded up to `a`; the bound is the largest, over ops and over the alignments present, of
+/// the sum of the sizes so rounded less the largest rounding of one item. With `a = 1` that
+/// is the plain sum of the sizes live at one op; when every size is a multiple of its
+/// alignment it equals [`lower_bound`]. The highest end of a fixed item is a bound too.
+pub fn height_lower_bound(problem: &Problem) -> u64 {
+    lower_bound_of(problem, None)
+}
+
+/// [`lower_bound`] of the items `included` marks (all when `None`).
+pub(crate) fn lower_bound_of(problem: &Problem, included: Option<&[bool]>) -> u64 {
+    let items = &problem.items;
+    let counted = |i: usize| included.is_none_or(|m| m.get(i).copied().unwrap_or(false));
+    let mut best = items
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| counted(i))
+        .filter_map(|(_, it)| it.fixed.map(|o| o.saturating_add(it.size)))
+        .max()
+        .unwrap_or(0);
+    let live: Vec<usize> = (0..items.len())
+        .filter(|&i| counted(i) && items[i].size > 0 && items[i].start <= items[i].end)
+        .collect();
+    let mut classes: Vec<u64> = live.iter().map(|&i| items[i].align.max(1)).collect();
+    classes.push(1);
+    classes.sort_unstable();
+    classes.dedup();
+    // Per class: sum of rounded sizes live now, and how many live items have each rounding.
+    let mut sums = vec![0u128; classes.len()];
+    let mut pads: Vec<BTreeMap<u64, u32>> = vec![BTreeMap::new(); classes.len()];
+    // (time, is_start, item): at one time, ends (the op after the last) before starts.
+    let mut events: Vec<(u32, bool, usize)> = Vec::with_capacity(live.len() * 2);
+    for &i in &live {
+        events.push((items[i].start, true, i));
+        if let Some(after) = items[i].end.checked_add(1) {
+            events.push((after, false, i));
+        }
+    }
+    events.sort_unstable();
+    let mut k = 0;
+    while k < events.len() {
+        let time = events[k].0;
+        while k < events.len() && events[k].0 == time {
+            let (_, add, i) = events[k];
+            let it = &items[i];
+            for (c, &a) in classes.iter().enumerate() {
+                if a > it.align.max(1) {
+                    break;
+                }
+                let rounded = align_up(it.size, a).unwrap_or(u64::MAX);
+                let pad = rounded - it.size;
+                if add {
+                    sums[c] += u128::from(rounded);
+                    *pads[c].entry(pad).or_insert(0) += 1;
+                } else {
+                    sums[c] -= u128::from(rounded);
+                    if let Some(n) = pads[c].get_mut(&pad) {
+                        *n -= 1;
+                        if *n == 0 {
+                            pads[c].remove(&pad);
+                        }
+                    }
+                }
+            }
+            k += 1;
+        }
+        for c in 0..classes.len() {
+            if let Some((&pad, _)) = pads[c].last_key_value() {
+                let v = sums[c] - u128::from(pad);
+                best = best.max(u64::try_from(v).unwrap_or(u64::MAX));
+            }
+        }
+    }
+    best
 }
 
 #[cfg(test)]

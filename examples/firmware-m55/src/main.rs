@@ -1,0 +1,258 @@
+//! planner's Cortex-M55 firmware example, for QEMU's `mps3-an547` machine.
+//!
+//! It runs the TFLM `hello_world` model (three int8 FULLY_CONNECTED layers) through the
+//! per-op views `include_model!` generates, with scratch in DTCM spilling to SRAM, weights
+//! read in place from the QSPI flash and the first layer's weights staged into DTCM at init;
+//! prints sin(x) as the model computes it; then runs the canary over that model and every
+//! bundled model that fits the board. Output and the exit status go over semihosting: 0
+//! when every check passed.
+
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_semihosting::{debug, hprintln};
+
+mod pod;
+
+/// The models: an `include_model!` and a canary `Subject` each (see build.rs).
+mod models {
+    include!(concat!(env!("OUT_DIR"), "/models.rs"));
+}
+
+use models::hello_world;
+
+#[entry]
+fn main() -> ! {
+    hprintln!(
+        "firmware-m55: booted; {} models compiled in",
+        models::MODELS
+    );
+    #[cfg(feature = "fault-selftest")]
+    fault_selftest();
+    let Some(model) = hello_world::Model::take() else {
+        fail("the hello_world handle was taken before main")
+    };
+    // Zeroes persistent arenas and copies the staged weights from flash into DTCM.
+    let mut model = model.init();
+    report_arenas(&mut model);
+
+    // A broken plan's views alias each other; only the canary runs on it.
+    #[cfg(not(feature = "broken-plan"))]
+    inference::sweep(&mut model);
+
+    let mut failed = false;
+    let result = planner_canary::run(&mut models::HelloWorldCanary(&mut model));
+    failed |= report_canary(hello_world::MODEL, Some(result));
+    models::canary_bundled(&mut |name, result| failed |= report_canary(name, result));
+
+    if failed {
+        fail("a canary run failed")
+    }
+    hprintln!("firmware-m55: all checks passed");
+    exit(debug::EXIT_SUCCESS)
+}
+
+/// hello_world inference through the op views (left out of the broken-plan test build,
+/// whose views alias each other).
+#[cfg(not(feature = "broken-plan"))]
+mod inference {
+    use cortex_m_semihosting::hprintln;
+    use planner_example_kernels::{Activation, FullyConnected, Quant, Requantize};
+
+    use crate::models::hello_world;
+
+    /// Steps of the sin(x) sweep over [0, 2π] (as the host example: 21 points).
+    const SWEEP: u32 = 20;
+
+    /// Prints the model's sin(x) over [0, 2π].
+    pub fn sweep(model: &mut hello_world::Model) {
+        hprintln!("hello_world: sin(x) by the model, with its int8 input and output");
+        hprintln!("sweep {:>8} {:>9} {:>5} {:>5}", "x", "model", "x_q", "y_q");
+        for i in 0..=SWEEP {
+            // The host example's sweep, to the bit.
+            let x = i as f32 * core::f32::consts::TAU / SWEEP as f32;
+            let (x_q, y_q, y) = infer(model, x);
+            hprintln!("sweep {:>8.3} {:>9.4} {:>5} {:>5}", x, y, x_q, y_q);
+        }
+    }
+
+    /// Runs the model on `x`: quantises it into the input tensor, runs the three layers through
+    /// op views, and returns the quantised input, the int8 output and its real value.
+    fn infer(model: &mut hello_world::Model, x: f32) -> (i8, i8, f32) {
+        let input = hello_world::inputs::SERVING_DEFAULT_DENSE_INPUT_0;
+        let x_q = input.quant.map_or(0, |q| q.quantize(x, 0, -128, 127)) as i8;
+        model.input_serving_default_dense_input_0_mut()[0] = x_q;
+
+        let op = model.op0();
+        layer::<hello_world::ops::Op0<'_>>(
+            Activation::Relu,
+            op.input0,
+            op.input1,
+            op.input2,
+            op.output0,
+        );
+        let op = model.op1();
+        layer::<hello_world::ops::Op1<'_>>(
+            Activation::Relu,
+            op.input0,
+            op.input1,
+            op.input2,
+            op.output0,
+        );
+        let op = model.op2();
+        layer::<hello_world::ops::Op2<'_>>(
+            Activation::None,
+            op.input0,
+            op.input1,
+            op.input2,
+            op.output0,
+        );
+
+        let output = hello_world::outputs::DENSE_2;
+        let y_q = model.output_dense_2()[0];
+        let y = output
+            .quant
+            .map_or(0.0, |q| q.dequantize(i64::from(y_q), 0));
+        (x_q, y_q, y)
+    }
+
+    /// What a FULLY_CONNECTED op view's tensors are, from the generated constants.
+    trait FcOp {
+        const IO: [planner::rt::TensorInfo<i8>; 3];
+    }
+
+    macro_rules! fc_op {
+        ($($op:ident),*) => {
+            $(impl FcOp for hello_world::ops::$op<'_> {
+                const IO: [planner::rt::TensorInfo<i8>; 3] = [Self::INPUT0, Self::INPUT1, Self::OUTPUT0];
+            })*
+        };
+    }
+    fc_op!(Op0, Op1, Op2);
+
+    /// One int8 FULLY_CONNECTED layer over an op view's slices, with the plan's quantisation.
+    fn layer<Op: FcOp>(
+        act: Activation,
+        input: &[i8],
+        filter: &[i8],
+        bias: &[i32],
+        output: &mut [i8],
+    ) {
+        let [i, f, o] = Op::IO;
+        let quant = |t: &planner::rt::TensorInfo<i8>| {
+            let (scale, zero_point) = t.params().unwrap_or((1.0, 0));
+            Quant {
+                scale,
+                zero_point: zero_point as i32,
+            }
+        };
+        let fc = FullyConnected {
+            input: quant(&i),
+            filter: quant(&f),
+            output: quant(&o),
+            activation: act,
+            // The host example's arithmetic, so both print the same outputs.
+            requantize: Requantize::Double,
+        };
+        let depth = f.shape.last().copied().unwrap_or(0);
+        if let Err(e) = fc.run(depth, input, filter, Some(bias), output) {
+            hprintln!(
+                "hello_world: FULLY_CONNECTED {} -> {}: {:?}",
+                i.name,
+                o.name,
+                e
+            );
+            crate::fail("a layer's tensors do not fit together")
+        }
+    }
+}
+
+/// Prints where each arena of the inference model is.
+fn report_arenas(model: &mut hello_world::Model) {
+    print_arenas(
+        hello_world::MODEL,
+        &hello_world::ARENAS,
+        &model.arena_ptrs(),
+    );
+}
+
+/// Prints one line per arena of `model`: its name and address.
+fn print_arenas(model: &str, names: &[&str], ptrs: &[*mut u8]) {
+    for (name, ptr) in names.iter().zip(ptrs) {
+        hprintln!("{}: arena {} at {:p}", model, name, *ptr);
+    }
+}
+
+/// Prints one canary result; true when it failed.
+fn report_canary(
+    model: &str,
+    result: Option<Result<planner_canary::Summary, planner_canary::Failure>>,
+) -> bool {
+    match result {
+        Some(Ok(s)) => {
+            hprintln!(
+                "canary {}: ok, {} ops, {} tensor checks, {} bytes checked, {} filled",
+                model,
+                s.ops,
+                s.checks,
+                s.bytes_checked,
+                s.bytes_filled
+            );
+            false
+        }
+        Some(Err(f)) => {
+            hprintln!("canary {}: FAILED: {}", model, f);
+            true
+        }
+        None => {
+            hprintln!("canary {}: FAILED: its handle was taken already", model);
+            true
+        }
+    }
+}
+
+/// Reads an address no memory or device answers: a bus fault, escalated to HardFault.
+#[cfg(feature = "fault-selftest")]
+fn fault_selftest() {
+    hprintln!("firmware-m55: reading 0xf000_0000 to fault on purpose");
+    // SAFETY: the address is unmapped on mps3-an547, so the read faults before it returns
+    // anything; nothing else is touched.
+    let _ = unsafe { core::ptr::read_volatile(0xf000_0000 as *const u32) };
+}
+
+/// Reports `why` and ends the run with a failure.
+fn fail(why: &str) -> ! {
+    hprintln!("firmware-m55: FAILED: {}", why);
+    exit(debug::EXIT_FAILURE)
+}
+
+/// Ends the QEMU session with `status` (semihosting `SYS_EXIT`).
+fn exit(status: debug::ExitStatus) -> ! {
+    debug::exit(status);
+    // Only reached when no debugger listens for semihosting.
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+/// Reports the faulting frame and stops QEMU with a failure status; the default handler
+/// would spin forever.
+#[exception]
+unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+    hprintln!("firmware-m55: hard fault: {:?}", frame);
+    exit(debug::EXIT_FAILURE)
+}
+
+/// Any other exception or interrupt is unexpected in this firmware.
+#[exception]
+unsafe fn DefaultHandler(irqn: i16) {
+    hprintln!("firmware-m55: unexpected exception {}", irqn);
+    exit(debug::EXIT_FAILURE)
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    hprintln!("firmware-m55: panic: {}", info);
+    exit(debug::EXIT_FAILURE)
+}

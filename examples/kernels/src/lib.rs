@@ -1,0 +1,287 @@
+//! Reference int8 kernels for planner's examples, with TensorFlow Lite Micro's integer
+//! arithmetic, so that a host build and a Cortex-M build of the same model give the same
+//! bytes.
+//!
+//! `no_std`, no allocation, no `unsafe`: the kernels take the tensor views that
+//! `include_model!` generates (plain slices) and the quantisation parameters of the plan.
+//!
+//! Requantisation, the one step where int8 kernels differ, comes two ways ([`Requantize`]):
+//!
+//! - [`Requantize::Tflite`], the fixed-point scheme TFLite uses for int8 models: the real
+//!   multiplier `input_scale * filter_scale / output_scale` becomes a Q31 multiplier and a
+//!   power-of-two shift ([`quantize_multiplier`]), applied with a rounding doubling high
+//!   multiply and a rounding right shift ([`multiply_by_quantized_multiplier`]);
+//! - [`Requantize::Double`], the accumulator times the scales in `f64`, rounded half away
+//!   from zero: the plain reference arithmetic. On the TFLM `hello_world` sweep the two
+//!   differ by one step of the output at some inputs.
+
+#![no_std]
+#![deny(missing_docs)]
+
+/// A real multiplier as TFLite stores it: `real ≈ multiplier · 2^(shift − 31)`, with
+/// `multiplier` in `[2^30, 2^31)` (or 0 for a zero multiplier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuantizedMultiplier {
+    /// Q31 mantissa.
+    pub multiplier: i32,
+    /// Power-of-two exponent; positive shifts left.
+    pub shift: i32,
+}
+
+/// Splits `real` (finite, non-negative) into a Q31 mantissa and an exponent, rounding the
+/// mantissa half away from zero. Values too small to represent (below 2^-31 after
+/// normalising) become zero; negative or non-finite values also give zero.
+pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
+    const ZERO: QuantizedMultiplier = QuantizedMultiplier {
+        multiplier: 0,
+        shift: 0,
+    };
+    if !(real.is_finite() && real > 0.0) {
+        return ZERO;
+    }
+    let (mantissa, mut shift) = frexp(real);
+    // mantissa is in [0.5, 1), so the product is in [2^30, 2^31) and exact to well below
+    // 0.5: adding 0.5 and truncating rounds half away from zero.
+    let mut q = (mantissa * (1u64 << 31) as f64 + 0.5) as i64;
+    if q == 1i64 << 31 {
+        q /= 2;
+        shift += 1;
+    }
+    if shift < -31 {
+        return ZERO;
+    }
+    QuantizedMultiplier {
+        multiplier: q as i32,
+        shift,
+    }
+}
+
+/// `x = mantissa · 2^exponent` with `mantissa` in `[0.5, 1)`, for finite positive `x`.
+fn frexp(x: f64) -> (f64, i32) {
+    let mut bits = x.to_bits();
+    let mut exponent = ((bits >> 52) & 0x7ff) as i32;
+    let mut bias = 1022;
+    if exponent == 0 {
+        // Subnormal: scale into the normal range first.
+        bits = (x * (1u64 << 54) as f64).to_bits();
+        exponent = ((bits >> 52) & 0x7ff) as i32;
+        bias += 54;
+    }
+    let mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (mantissa, exponent - bias)
+}
+
+/// `a · b / 2^31` rounded half up (gemmlowp's nudge), saturating the one overflowing case (`i32::MIN · i32::MIN`).
+pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {
+    if a == i32::MIN && b == i32::MIN {
+        return i32::MAX;
+    }
+    let ab = i64::from(a) * i64::from(b);
+    let nudge = if ab >= 0 {
+        1i64 << 30
+    } else {
+        1 - (1i64 << 30)
+    };
+    // Division truncates toward zero, as in C++.
+    ((ab + nudge) / (1i64 << 31)) as i32
+}
+
+/// `x / 2^exponent`, rounding half away from zero; `exponent` in `0..=31`.
+pub fn rounding_divide_by_pot(x: i32, exponent: u32) -> i32 {
+    let exponent = exponent.min(31);
+    let mask = ((1i64 << exponent) - 1) as i32;
+    let remainder = x & mask;
+    let threshold = (mask >> 1) + i32::from(x < 0);
+    (x >> exponent) + i32::from(remainder > threshold)
+}
+
+/// `x · real`, where `m` is `real` as [`quantize_multiplier`] gives it.
+pub fn multiply_by_quantized_multiplier(x: i32, m: QuantizedMultiplier) -> i32 {
+    let left = m.shift.max(0) as u32;
+    let right = (-m.shift).max(0) as u32;
+    let shifted = x.wrapping_mul(1i32.wrapping_shl(left.min(31)));
+    rounding_divide_by_pot(
+        saturating_rounding_doubling_high_mul(shifted, m.multiplier),
+        right,
+    )
+}
+
+/// Quantisation of one int8 tensor: `real = scale · (q − zero_point)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Quant {
+    /// Scale.
+    pub scale: f32,
+    /// Zero point.
+    pub zero_point: i32,
+}
+
+/// The fused activation of a layer, as a clamp of the int8 output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Activation {
+    /// No clamp beyond the int8 range.
+    None,
+    /// `max(0, x)`: clamp below at the output's zero point.
+    Relu,
+}
+
+/// What [`FullyConnected::run`] refuses: slices whose lengths do not fit together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShapeError {
+    /// The input depth is zero, or does not divide the filter or the input.
+    Depth {
+        /// The input depth given.
+        depth: usize,
+        /// Elements in the filter.
+        filter: usize,
+        /// Elements in the input.
+        input: usize,
+    },
+    /// The output is not `batches × output channels`.
+    Output {
+        /// Elements in the output.
+        len: usize,
+        /// Elements it should have.
+        expected: usize,
+    },
+    /// The bias is not one `i32` per output channel.
+    Bias {
+        /// Elements in the bias.
+        len: usize,
+        /// Elements it should have.
+        expected: usize,
+    },
+}
+
+/// How an int32 accumulator becomes an int8 output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Requantize {
+    /// TFLite's fixed-point requantisation (Q31 multiplier and shift).
+    Tflite,
+    /// `round(acc · input_scale · filter_scale / output_scale)` in `f64`, evaluated left to
+    /// right, rounded half away from zero.
+    Double,
+}
+
+/// `v` rounded half away from zero, as `f64::round` then `as i64` (saturating; NaN gives
+/// 0), without `std`.
+pub fn round_half_away(v: f64) -> i64 {
+    let t = v as i64;
+    // Exact: below 2^52 the fraction is representable, above it `v` is an integer.
+    let frac = v - t as f64;
+    if frac >= 0.5 {
+        t.saturating_add(1)
+    } else if frac <= -0.5 {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
+/// Parameters of one int8 fully-connected layer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FullyConnected {
+    /// Input quantisation.
+    pub input: Quant,
+    /// Filter (weights) quantisation; per-tensor.
+    pub filter: Quant,
+    /// Output quantisation.
+    pub output: Quant,
+    /// Fused activation.
+    pub activation: Activation,
+    /// Requantisation.
+    pub requantize: Requantize,
+}
+
+impl FullyConnected {
+    /// The requantisation multiplier, `input.scale · filter.scale / output.scale`, computed
+    /// in `f64` from the `f32` scales as TFLite does.
+    pub fn multiplier(&self) -> QuantizedMultiplier {
+        let real = f64::from(self.input.scale) * f64::from(self.filter.scale)
+            / f64::from(self.output.scale);
+        quantize_multiplier(real)
+    }
+
+    /// `output[b][o] = act(requant(Σ_d (input[b][d] − zp_in) · (filter[o][d] − zp_f) + bias[o]))`
+    /// for int8 `input` (`batches × depth`), `filter` (`outputs × depth`, row-major, as
+    /// TFLite stores it), an optional int32 `bias` (`outputs`) and int8 `output`
+    /// (`batches × outputs`).
+    pub fn run(
+        &self,
+        depth: usize,
+        input: &[i8],
+        filter: &[i8],
+        bias: Option<&[i32]>,
+        output: &mut [i8],
+    ) -> Result<(), ShapeError> {
+        if depth == 0 || !filter.len().is_multiple_of(depth) || !input.len().is_multiple_of(depth) {
+            return Err(ShapeError::Depth {
+                depth,
+                filter: filter.len(),
+                input: input.len(),
+            });
+        }
+        let outputs = filter.len() / depth;
+        let batches = input.len() / depth;
+        if output.len() != batches * outputs {
+            return Err(ShapeError::Output {
+                len: output.len(),
+                expected: batches * outputs,
+            });
+        }
+        if let Some(b) = bias
+            && b.len() != outputs
+        {
+            return Err(ShapeError::Bias {
+                len: b.len(),
+                expected: outputs,
+            });
+        }
+        if outputs == 0 {
+            return Ok(());
+        }
+        let m = self.multiplier();
+        let lo = match self.activation {
+            Activation::None => i32::from(i8::MIN),
+            Activation::Relu => self.output.zero_point.max(i32::from(i8::MIN)),
+        };
+        let hi = i32::from(i8::MAX);
+        for (in_row, out_row) in input
+            .chunks_exact(depth)
+            .zip(output.chunks_exact_mut(outputs))
+        {
+            for (o, (w_row, out)) in filter
+                .chunks_exact(depth)
+                .zip(out_row.iter_mut())
+                .enumerate()
+            {
+                let mut acc: i64 = 0;
+                for (&x, &w) in in_row.iter().zip(w_row) {
+                    let x = i64::from(x) - i64::from(self.input.zero_point);
+                    let w = i64::from(w) - i64::from(self.filter.zero_point);
+                    acc += x * w;
+                }
+                if let Some(b) = bias {
+                    acc += i64::from(b[o]);
+                }
+                let scaled = match self.requantize {
+                    // TFLite accumulates in int32.
+                    Requantize::Tflite => {
+                        i64::from(multiply_by_quantized_multiplier(acc as i32, m))
+                    }
+                    Requantize::Double => round_half_away(
+                        acc as f64 * f64::from(self.input.scale) * f64::from(self.filter.scale)
+                            / f64::from(self.output.scale),
+                    ),
+                };
+                let y = scaled
+                    .saturating_add(i64::from(self.output.zero_point))
+                    .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+                *out = y.clamp(lo, hi) as i8;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,187 @@
+//! The pure part: manifest, graph and plan in, every output file's bytes out. Nothing here
+//! touches the file system or prints.
+
+use std::collections::BTreeMap;
+
+use planner::manifest::Manifest;
+use planner::plan::MemoryConstraint;
+use planner::planfile::{Layout, PlanFile, naming};
+use planner::{Error, Planned};
+
+use crate::{header, linker};
+
+/// Which outputs to make besides the plan file and blobs (which the macro always needs).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Make the linker-script fragment.
+    pub linker_fragment: bool,
+    /// Make the C header.
+    pub c_header: bool,
+    /// Linker region for each memory whose region is named otherwise.
+    pub regions: BTreeMap<String, String>,
+    /// Place each output section in its memory's region (`> REGION`); off for hosts,
+    /// whose default linker script has no `MEMORY` block.
+    pub place_in_regions: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            linker_fragment: true,
+            c_header: true,
+            regions: BTreeMap::new(),
+            place_in_regions: true,
+        }
+    }
+}
+
+/// Everything one model's build produces.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// The plan file's content.
+    pub plan: PlanFile,
+    /// Output files by name: plan file, blobs, linker fragment, C header.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// The planner's warnings and the blob layout's.
+    pub warnings: Vec<String>,
+    /// The plan hash.
+    pub plan_hash: u64,
+}
+
+/// The platform facts the plan file records that the `MemoryPlan` does not.
+pub(crate) fn layout(manifest: &Manifest) -> Layout {
+    Layout {
+        min_alignment: manifest.platform.min_alignment,
+        constraints: manifest
+            .platform
+            .memories
+            .iter()
+            .map(|m| MemoryConstraint {
+                name: m.name.clone(),
+                max_size: manifest.budget(&m.name),
+                arena_alignment: Some(manifest.memory_alignment(&m.name)),
+            })
+            .collect(),
+    }
+}
+
+/// Computes every output of one model from its plan: same inputs, same bytes. The graph is
+/// the one the plan was made for (`planned.graph`: ops in the planned order, aliases and
+/// slabs added), not the imported one.
+pub fn generate(
+    manifest: &Manifest,
+    planned: &Planned,
+    options: &Options,
+) -> Result<Generated, Error> {
+    let graph = &planned.graph;
+    let plan = PlanFile::from_plan(graph, &planned.plan, &layout(manifest))?;
+    let blobs = plan.blobs(graph)?;
+    let plan_hash = plan.hash_value().unwrap_or_else(|| plan.hash());
+    let mut files = BTreeMap::new();
+    files.insert(naming::plan_file(&plan.model), plan.to_bytes());
+    for (a, bytes) in blobs.blobs {
+        if let Some(blob) = &plan.arenas[a].blob {
+            files.insert(blob.file.clone(), bytes);
+        }
+    }
+    let source = manifest.path.display().to_string();
+    if options.linker_fragment {
+        files.insert(
+            naming::linker_file(&plan.model),
+            linker::fragment(&plan, &source, options).into_bytes(),
+        );
+    }
+    if options.c_header {
+        files.insert(
+            naming::header_file(&plan.model),
+            header::header(&plan, &source).into_bytes(),
+        );
+    }
+    let mut warnings = planned.warnings.clone();
+    warnings.extend(blobs.warnings);
+    Ok(Generated {
+        plan,
+        files,
+        warnings,
+        plan_hash,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    const MANIFEST: &str = r#"
+[model]
+name = "det"
+tensors = [
+  { id = "x", dtype = "i8", shape = [1, 64] },
+  { id = "w", dtype = "i8", shape = [64, 64], constant = true },
+  { id = "h", dtype = "i8", shape = [1, 64] },
+  { id = "y", dtype = "i8", shape = [1, 64] },
+]
+ops = [
+  { opcode = "FULLY_CONNECTED", inputs = ["x", "w"], outputs = ["h"] },
+  { opcode = "RELU", inputs = ["h"], outputs = ["y"] },
+]
+
+[platform]
+preset = "mps3-an547"
+
+[memory]
+planner = "hill_climb"
+planner_options = { iterations = 50, seed = 3 }
+constraints = [{ name = "DTCM", max_size = "8K" }, { name = "SRAM" }]
+tensors = [{ type = "constant", attributes = { memory = "FLASH", constant_destination_memory = "DTCM" } }]
+"#;
+
+    fn run() -> Generated {
+        let manifest = Manifest::parse(MANIFEST, Path::new("det.toml")).unwrap();
+        let graph = planner::import::load(&manifest).unwrap();
+        let planned = planner::plan_graph(&manifest, &graph).unwrap();
+        generate(&manifest, &planned, &Options::default()).unwrap()
+    }
+
+    #[test]
+    fn same_input_same_bytes() {
+        let (a, b) = (run(), run());
+        assert_eq!(a.files, b.files);
+        let names: Vec<&str> = a.files.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "det.constant.dtcm.bin",
+                "det.plan.json",
+                "planner_det.h",
+                "planner_det.x"
+            ]
+        );
+        // The staged blob goes to FLASH under its own section, the copy to DTCM.
+        let x = std::str::from_utf8(&a.files["planner_det.x"]).unwrap();
+        assert!(
+            x.contains("KEEP(*(.rodata.planner.det.constant.flash.to_dtcm));"),
+            "{x}"
+        );
+        assert!(
+            x.contains("KEEP(*(.bss.planner.det.constant.dtcm));"),
+            "{x}"
+        );
+        let h = std::str::from_utf8(&a.files["planner_det.h"]).unwrap();
+        assert!(
+            h.contains(&format!("UINT64_C(0x{:016x})", a.plan_hash)),
+            "{h}"
+        );
+        assert!(
+            a.warnings.iter().any(|w| w.contains("staged")),
+            "{:?}",
+            a.warnings
+        );
+        // Constants declared without data: zero blob and a warning naming the tensor.
+        assert!(
+            a.warnings.iter().any(|w| w.contains("`w`")),
+            "{:?}",
+            a.warnings
+        );
+    }
+}

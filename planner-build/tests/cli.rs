@@ -1,0 +1,232 @@
+//! The `planner` command end to end: exit codes, outputs that parse, errors with positions.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn planner(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the planner binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn tmp(name: &str, contents: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("planner-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+#[test]
+fn plans_a_real_model_as_table_and_json() {
+    let out = planner(&["plan", "models/tiny_kws_dscnn_int8.tflite"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let table = text(&out.stdout);
+    assert!(table.contains("model tiny_kws_dscnn_int8"), "{table}");
+    assert!(table.contains("lower bound"), "{table}");
+    let out = planner(&[
+        "plan",
+        "models/tiny_kws_dscnn_int8.tflite",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    for k in [
+        "format_version",
+        "model",
+        "planner",
+        "tensor_allocs",
+        "arena_usages",
+        "persistent_arenas",
+        "constant_arenas",
+        "tensor_lifetimes",
+    ] {
+        assert!(keys.contains(&k), "missing {k} in {keys:?}");
+    }
+    let scratch = &v["arena_usages"]["SRAM"];
+    assert_eq!(scratch["role"], "scratch");
+    assert!(scratch["used"].as_u64().unwrap() >= 16000);
+    let t0 = &v["tensor_allocs"]["0"];
+    assert_eq!(t0["tensor_id"], "0");
+    assert_eq!(t0["binding"]["memory"], t0["memory"]);
+}
+
+#[test]
+fn example_manifest_plans_with_each_planner() {
+    for p in ["greedy", "greedy_by_size", "hill_climb"] {
+        let out = planner(&[
+            "plan",
+            "examples/inline/kws.toml",
+            "--planner",
+            p,
+            "--format",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{p}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["planner"], p);
+        assert_eq!(v["constant_arenas"]["DTCM"]["source_memory"], "FLASH");
+    }
+}
+
+#[test]
+fn explain_says_why() {
+    let out = planner(&[
+        "explain",
+        "examples/inline/kws.toml",
+        "--tensor",
+        "fc/weights",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert_eq!(s.lines().count(), 1, "{s}");
+    assert!(
+        s.starts_with("fc/weights fc/weights: constant/DTCM<-FLASH @"),
+        "{s}"
+    );
+    assert!(
+        s.contains("— staged FLASH -> DTCM by memory.tensors[1]"),
+        "{s}"
+    );
+    let out = planner(&["explain", "examples/inline/kws.toml", "--tensor", "nope"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bad_manifest_exits_2_with_position() {
+    let p = tmp(
+        "bad.toml",
+        "[model]\nname = \"m\"\nsource = \"x.tflite\"\n[memory]\nplannr = \"greedy\"\n",
+    );
+    let out = planner(&["plan", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let e = text(&out.stderr);
+    assert!(e.contains("unknown field `plannr`"), "{e}");
+    assert!(e.contains("bad.toml:5:1"), "{e}");
+    assert!(e.contains("did you mean `planner`?"), "{e}");
+    let out = planner(&[
+        "plan",
+        "models/tiny_kws_dscnn_int8.tflite",
+        "--planner",
+        "gredy",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("did you mean `greedy`?"));
+    let out = planner(&["frobnicate"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn model_that_does_not_fit_exits_1() {
+    let model = root().join("models/tiny_kws_dscnn_int8.tflite");
+    let p = tmp(
+        "small.toml",
+        &format!(
+            "[model]\nname = \"kws\"\nsource = {:?}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = \"8K\" }}]\n",
+            model.to_str().unwrap()
+        ),
+    );
+    let out = planner(&["plan", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(e.contains("memory DTCM is full: tensor"), "{e}");
+    assert!(e.contains("raise the max_size of DTCM"), "{e}");
+}
+
+#[test]
+fn compare_lists_every_planner() {
+    let out = planner(&["compare", "models/tflm_person_detect_int8.tflite"]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = text(&out.stdout);
+    for p in ["greedy ", "greedy_by_size", "hill_climb"] {
+        assert!(s.contains(p), "{s}");
+    }
+    assert!(s.contains("55296"), "{s}");
+}
+
+#[test]
+fn imported_starter_manifest_plans_as_is() {
+    let model = root().join("models/tflm_micro_speech_lstm.tflite");
+    let out = planner(&["import", model.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let manifest = tmp("starter.toml", &text(&out.stdout));
+    let out = planner(&["plan", manifest.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("persistent"));
+}
+
+#[test]
+fn csv_problems_round_trip_with_capacity_exit_codes() {
+    let out = planner(&["plan", "bench/examples/input.12.csv", "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let rows = text(&out.stdout);
+    assert!(rows.starts_with("id,lower,upper,size,offset\n"), "{rows}");
+    assert_eq!(rows.lines().count(), 6);
+    // The output is itself a valid problem with every offset fixed, and plans as it is.
+    let fixed = tmp("fixed.csv", &rows);
+    let again = planner(&["plan", fixed.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(text(&again.stdout), rows);
+    // Fits at the capacity in the file name; provably not one byte lower.
+    let out = planner(&["plan", "bench/examples/input.12.csv", "--capacity", "12"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let out = planner(&["plan", "bench/examples/input.12.csv", "--capacity", "11"]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(e.contains("does not fit below 11 bytes"), "{e}");
+    assert!(e.contains("the best height found is 12"), "{e}");
+    // Fixed offsets are honoured.
+    let pinned = tmp(
+        "pinned.csv",
+        "id,lower,upper,size,offset\na,0,2,4,8\nb,1,3,4,\n",
+    );
+    let out = planner(&["plan", pinned.to_str().unwrap(), "--format", "csv"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "id,lower,upper,size,offset\na,0,2,4,8\nb,1,3,4,0\n"
+    );
+    // A bad row is rejected with its position.
+    let bad = tmp("bad.csv", "id,lower,upper,size\na,0,2,4\nb,3,1,4\n");
+    let out = planner(&["plan", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("bad.csv:3:"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = planner(&[
+        "plan",
+        "models/tiny_kws_dscnn_int8.tflite",
+        "--capacity",
+        "1K",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn bundled_csv_instances_plan_and_verify() {
+    for f in [
+        "tflm_person_detection",
+        "tvm_usmp_simple",
+        "tvm_usmp_five",
+        "tvm_usmp_alloc_max",
+        "tvm_usmp_deep_speech",
+    ] {
+        let out = planner(&["plan", &format!("bench/small/{f}.csv"), "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{f}: {}", text(&out.stderr));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["arena_usages"]["MEM"]["used"].as_u64().unwrap() > 0);
+    }
+}

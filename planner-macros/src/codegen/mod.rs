@@ -1,0 +1,180 @@
+//! Code generation: one file per group of generated items, assembled here into the model's
+//! module. Every name comes from `planner::planfile::naming`.
+
+mod arenas;
+mod handle;
+mod ops;
+mod stub;
+mod table;
+mod tensors;
+
+use planner::graph::DType;
+use planner::plan::ArenaRole;
+use planner::planfile::naming;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::quote;
+
+use crate::load::{self, Loaded};
+use crate::parse::Args;
+
+/// Parses, loads and generates; on error, a `compile_error!` at the literal plus stub items
+/// so the error is not followed by one "cannot find" error per use of the model.
+pub(crate) fn expand(input: TokenStream) -> TokenStream {
+    let args: Args = match syn::parse2(input) {
+        Ok(a) => a,
+        Err(e) => return e.to_compile_error(),
+    };
+    match load::load(&args.target) {
+        Ok(loaded) => generate(&Ctx::new(&loaded, &args)),
+        Err(e) => {
+            let error = e.to_compile_error();
+            let stub = stub::stub(&load::stub_name(&args.target.value()), &args);
+            quote!(#error #stub)
+        }
+    }
+}
+
+/// What every codegen file needs: the plan, the paths to `planner`, and the tables that
+/// map tensors to slots and identifiers.
+pub(crate) struct Ctx<'a> {
+    pub(crate) l: &'a Loaded,
+    /// `::planner::rt`.
+    pub(crate) rt: TokenStream,
+    /// `::planner::__private`.
+    pub(crate) pv: TokenStream,
+    /// Tensor indices in slot order: sorted by (arena, offset, index), as the checker
+    /// wants them.
+    pub(crate) order: Vec<usize>,
+    /// Slot position of each tensor.
+    pub(crate) slot: Vec<usize>,
+    /// Unique identifier of each tensor.
+    pub(crate) idents: Vec<String>,
+}
+
+impl<'a> Ctx<'a> {
+    fn new(l: &'a Loaded, args: &Args) -> Ctx<'a> {
+        let krate = &args.krate;
+        let tensors = &l.file.tensors;
+        let mut order: Vec<usize> = (0..tensors.len()).collect();
+        order.sort_by_key(|&i| (tensors[i].arena, tensors[i].offset, i));
+        let mut slot = vec![0; tensors.len()];
+        for (pos, &i) in order.iter().enumerate() {
+            slot[i] = pos;
+        }
+        Ctx {
+            l,
+            rt: quote!(#krate::rt),
+            pv: quote!(#krate::__private),
+            order,
+            slot,
+            idents: naming::unique_idents(tensors.iter().map(|t| t.name.as_str())),
+        }
+    }
+
+    pub(crate) fn model(&self) -> &str {
+        &self.l.file.model
+    }
+
+    /// True when views into arena `a` may be mutable.
+    pub(crate) fn writable(&self, a: usize) -> bool {
+        self.l.file.arenas[a].role != ArenaRole::Constant
+    }
+
+    /// The element type of tensor `t`'s views.
+    pub(crate) fn elem(&self, t: usize) -> TokenStream {
+        elem_type(self.l.file.tensors[t].dtype)
+    }
+
+    /// `const { PLAN.slots[s] }` expression pieces for tensor `t`: (arena, offset, len).
+    pub(crate) fn slot_exprs(&self, t: usize) -> (TokenStream, TokenStream, TokenStream) {
+        let s = self.slot[t];
+        (
+            quote!(const { PLAN.slots[#s].arena as usize }),
+            quote!(const { PLAN.slots[#s].offset as usize }),
+            quote!(const { PLAN.slots[#s].elements as usize }),
+        )
+    }
+
+    /// One-line description of tensor `t` for docs.
+    pub(crate) fn describe(&self, t: usize) -> String {
+        let e = &self.l.file.tensors[t];
+        let arena = &self.l.file.arenas[e.arena as usize];
+        format!(
+            "`{}` (id `{}`): {} {:?}, bytes {}..{} of arena {}, live at ops {}..={}",
+            e.name,
+            e.id,
+            e.dtype.name(),
+            e.shape,
+            e.offset,
+            e.offset.saturating_add(e.size),
+            arena.name,
+            e.lifetime.start_op,
+            e.lifetime.end_op
+        )
+    }
+}
+
+/// Rust element type for a dtype: numbers as themselves, half floats as `u16` bits,
+/// complex numbers as pairs, everything else as raw bytes.
+pub(crate) fn elem_type(d: DType) -> TokenStream {
+    match d {
+        DType::F32 => quote!(f32),
+        DType::F64 => quote!(f64),
+        DType::I8 => quote!(i8),
+        DType::U8 | DType::Bool => quote!(u8),
+        DType::I16 => quote!(i16),
+        DType::U16 | DType::F16 | DType::Bf16 => quote!(u16),
+        DType::I32 => quote!(i32),
+        DType::U32 => quote!(u32),
+        DType::I64 => quote!(i64),
+        DType::U64 => quote!(u64),
+        DType::Complex64 => quote!([f32; 2]),
+        DType::Complex128 => quote!([f64; 2]),
+        DType::I4 | DType::String | DType::Resource | DType::Variant => quote!(u8),
+    }
+}
+
+pub(crate) fn ident(name: &str) -> Ident {
+    Ident::new(name, Span::call_site())
+}
+
+pub(crate) fn lit_u64(v: u64) -> Literal {
+    Literal::u64_suffixed(v)
+}
+
+fn generate(cx: &Ctx<'_>) -> TokenStream {
+    let module = ident(&naming::model_module(cx.model()));
+    let model = cx.model();
+    let hash = cx.l.file.hash_value().unwrap_or_else(|| cx.l.file.hash());
+    let plan_path = cx.l.path.display().to_string();
+    let pv = &cx.pv;
+    let table = table::table(cx);
+    let arenas = arenas::statics(cx);
+    let handle = handle::handle(cx);
+    let tensors = tensors::tensors(cx);
+    let ops = ops::ops(cx);
+    let doc = format!(
+        "Model `{model}`, from the plan {plan_path} ({} arenas, {} tensors, {} ops). Generated by `include_model!`.",
+        cx.l.file.arenas.len(),
+        cx.l.file.tensors.len(),
+        cx.l.file.ops.len()
+    );
+    quote! {
+        #[doc = #doc]
+        #[allow(dead_code, non_upper_case_globals, clippy::all)]
+        pub mod #module {
+            /// The model's name.
+            pub const MODEL: &str = #model;
+            /// The plan hash (FNV-1a 64), also in the C header: code built against another
+            /// plan has another hash.
+            pub const PLAN_HASH: u64 = #hash;
+            /// The plan file's bytes. Including them makes rustc rebuild when the plan changes.
+            pub const PLAN_FILE: &[u8] = #pv::include_bytes!(#plan_path);
+            #table
+            #arenas
+            #handle
+            #tensors
+            #ops
+        }
+    }
+}

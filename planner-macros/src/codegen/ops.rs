@@ -1,0 +1,147 @@
+//! Per-operator views: `ops::Op<k>` with shared slices of op *k*'s inputs and mutable
+//! slices of its outputs and scratch, and the `op<k>()` method that builds it.
+
+use std::collections::BTreeSet;
+
+use planner::planfile::naming;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Ctx, ident};
+
+/// View fields: (field name, tensor index).
+pub(crate) type Fields = Vec<(String, usize)>;
+
+/// The tensors op `k`'s view holds, with their field names: reads (inputs) and writes
+/// (outputs, then scratch). A tensor whose bytes are another's (an alias, or the same
+/// tensor listed twice) is written once, and not also read: the view never holds two
+/// references to the same bytes when one of them is mutable.
+pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
+    let op = &cx.l.file.ops[k];
+    let root = |t: u32| cx.l.roots[t as usize];
+    let mut written = BTreeSet::new();
+    let mut writes = Vec::new();
+    let outs = op
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(j, &t)| (format!("output{j}"), t));
+    let scratch = op
+        .scratch
+        .iter()
+        .enumerate()
+        .map(|(j, &t)| (format!("scratch{j}"), t));
+    for (name, t) in outs.chain(scratch) {
+        if written.insert(root(t)) {
+            writes.push((name, t as usize));
+        }
+    }
+    let reads = op
+        .inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(j, t)| t.map(|t| (format!("input{j}"), t)))
+        .filter(|&(_, t)| !written.contains(&root(t)))
+        .map(|(n, t)| (n, t as usize))
+        .collect();
+    (reads, writes)
+}
+
+pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    let pv = &cx.pv;
+    let f = &cx.l.file;
+    let mut structs = Vec::new();
+    let mut methods = Vec::new();
+    for (k, op) in f.ops.iter().enumerate() {
+        let (method, name) = naming::op_view(k);
+        let (method, name) = (ident(&method), ident(&name));
+        let (reads, writes) = op_tensors(cx, k);
+        let opcode = &op.opcode;
+        let mut fields = Vec::new();
+        let mut infos = Vec::new();
+        let mut inits = Vec::new();
+        for (mutable, list) in [(false, &reads), (true, &writes)] {
+            for (field, t) in list {
+                let t = *t;
+                let fid = ident(field);
+                let elem = cx.elem(t);
+                let doc = format!("{field}: tensor {}.", cx.describe(t));
+                let (arena, offset, len) = cx.slot_exprs(t);
+                if mutable {
+                    fields.push(quote!(#[doc = #doc] pub #fid: &'a mut [#elem],));
+                    inits.push(quote!(#fid: b[#arena].slice_mut::<#elem>(#offset, #len),));
+                } else {
+                    fields.push(quote!(#[doc = #doc] pub #fid: &'a [#elem],));
+                    inits.push(quote!(#fid: b[#arena].slice::<#elem>(#offset, #len),));
+                }
+                let c = ident(&field.to_ascii_uppercase());
+                let tc = ident(&cx.idents[t].to_ascii_uppercase());
+                let cdoc = format!("What `{field}` is: shape, element count, quantisation.");
+                infos.push(quote!(#[doc = #cdoc] pub const #c: #rt::TensorInfo<#elem> = super::tensors::#tc;));
+            }
+        }
+        let skipped: Vec<String> = op
+            .inputs
+            .iter()
+            .enumerate()
+            .filter_map(|(j, t)| t.map(|t| (j, t as usize)))
+            .filter(|(_, t)| !reads.iter().any(|(_, r)| r == t))
+            .map(|(j, _)| format!("input{j}"))
+            .collect();
+        let mut doc =
+            format!("Op {k}: `{opcode}`, its inputs shared and its outputs and scratch mutable.");
+        if !skipped.is_empty() {
+            doc.push_str(&format!(
+                " {} share bytes with an output and appear only as that output.",
+                skipped.join(", ")
+            ));
+        }
+        structs.push(quote! {
+            #[doc = #doc]
+            pub struct #name<'a> {
+                #(#fields)*
+                pub(super) _handle: #pv::PhantomData<&'a mut ()>,
+            }
+            impl #name<'_> {
+                /// The operator's name.
+                pub const OPCODE: &'static str = #opcode;
+                #(#infos)*
+            }
+        });
+        let mdoc = format!("The view of op {k} (`{opcode}`).");
+        methods.push(quote! {
+            #[doc = #mdoc]
+            pub fn #method(&mut self) -> ops::#name<'_> {
+                let b = &self.bases;
+                // SAFETY: every tensor of op #k is live at op #k (the plan check proves each
+                // lifetime covers it), and the check proves that tensors live at the same op
+                // in one writable arena share no byte unless one is the other's alias; the
+                // view holds each alias group once, and never a shared and a mutable view of
+                // one group. Tensors in different arenas are in different statics or
+                // distinct `&'static mut` buffers. So the mutable slices are disjoint from
+                // each other and from the shared ones. Constant tensors are only viewed
+                // shared, and mutable views are only of writable arenas (checked too).
+                // Every slot is inside its arena and aligned (checked). `&mut self` borrows
+                // the only handle for the view's lifetime, so nothing else reads or writes
+                // these bytes meanwhile.
+                unsafe {
+                    ops::#name { #(#inits)* _handle: #pv::PhantomData }
+                }
+            }
+        });
+    }
+    let opcodes = f.ops.iter().map(|o| o.opcode.as_str());
+    let n = f.ops.len();
+    quote! {
+        /// The operators' names, in execution order.
+        pub const OPCODES: [&str; #n] = [#(#opcodes),*];
+        /// One view struct per operator.
+        pub mod ops {
+            #(#structs)*
+        }
+        impl Model<#rt::Ready> {
+            #(#methods)*
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! The `PLAN` table and the `const` item that checks it.
+
+use planner::planfile::naming;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::{Ctx, ident, lit_u64, ops::op_tensors};
+
+pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    let pv = &cx.pv;
+    let f = &cx.l.file;
+    let model = cx.model();
+    let none = quote!(#rt::check::NONE);
+    let opt = |v: Option<u64>| v.map_or(none.clone(), |v| lit_u64(v).into_token_stream());
+    let memories = f.memories.iter().map(|m| {
+        let name = &m.name;
+        let budget = opt(m.budget);
+        quote!(#rt::check::MemoryRow { name: #name, budget: #budget })
+    });
+    let arenas = f.arenas.iter().enumerate().map(|(a, arena)| {
+        let name = &arena.name;
+        // `load` checked the memory is listed.
+        let index = |name: &str| f.memories.iter().position(|m| m.name == name).unwrap_or(0) as u32;
+        let memory = index(&arena.memory);
+        let source = index(&arena.source_memory);
+        let size = lit_u64(arena.size);
+        let budget = opt(arena.budget);
+        let align = lit_u64(arena.alignment);
+        let writable = cx.writable(a);
+        let blob_len = match &arena.blob {
+            Some(_) => {
+                let bytes = ident(&format!("{}_BYTES", naming::blob_static(&arena.memory)));
+                quote!(#bytes.len() as u64)
+            }
+            None => none.clone(),
+        };
+        quote! {
+            #rt::check::ArenaRow {
+                name: #name, memory: #memory, source: #source, size: #size, budget: #budget, align: #align,
+                writable: #writable, blob_len: #blob_len,
+            }
+        }
+    });
+    let slots = cx.order.iter().map(|&t| {
+        let e = &f.tensors[t];
+        let id = &e.id;
+        let arena = e.arena;
+        let offset = lit_u64(e.offset);
+        let size = lit_u64(e.size);
+        let align = lit_u64(e.alignment);
+        let elem = cx.elem(t);
+        let elements = lit_u64(cx.l.elements[t]);
+        let start = e.lifetime.start_op;
+        let end = e.lifetime.end_op;
+        let root = cx.slot[cx.l.roots[t]] as u32;
+        quote! {
+            #rt::check::SlotRow {
+                id: #id, arena: #arena, offset: #offset, size: #size, align: #align,
+                elem_size: #pv::size_of::<#elem>() as u64,
+                elem_align: #pv::align_of::<#elem>() as u64,
+                elements: #elements, start: #start, end: #end, root: #root,
+            }
+        }
+    });
+    let ops = (0..f.ops.len()).map(|k| {
+        let opcode = &f.ops[k].opcode;
+        let (reads, writes) = op_tensors(cx, k);
+        let reads = reads.iter().map(|(_, t)| cx.slot[*t] as u32);
+        let writes = writes.iter().map(|(_, t)| cx.slot[*t] as u32);
+        quote!(#rt::check::OpRow { opcode: #opcode, reads: &[#(#reads),*], writes: &[#(#writes),*] })
+    });
+    let check_doc = format!(
+        "Makes rustc check the plan of model `{model}`: slots inside their arenas and aligned, live tensors disjoint, budgets kept, blobs as long as their arenas."
+    );
+    // The `skip-plan-check` feature (test-only) leaves the check out.
+    let check = if cfg!(feature = "skip-plan-check") {
+        quote!()
+    } else {
+        quote! {
+            #[doc = #check_doc]
+            const _: () = #rt::check::check(&PLAN);
+        }
+    };
+    quote! {
+        /// The plan as `const` data: what the check below proves, and what every view uses.
+        #[doc(hidden)]
+        pub const PLAN: #rt::check::PlanTable = #rt::check::PlanTable {
+            model: #model,
+            memories: &[#(#memories),*],
+            arenas: &[#(#arenas),*],
+            slots: &[#(#slots),*],
+            ops: &[#(#ops),*],
+        };
+        #check
+    }
+}
+
+use quote::ToTokens;

@@ -1,0 +1,71 @@
+//! `include_model!`: turns the memory plan `planner-build` wrote into `static` arenas,
+//! typed tensor views and `const` items that make rustc check the plan.
+//!
+//! The firmware crate's `build.rs` runs the planner:
+//!
+//! ```ignore
+//! fn main() {
+//!     planner_build::compile("model.toml");
+//! }
+//! ```
+//!
+//! and its source includes the model by name (or by the plan file's path, relative to the
+//! source file, as `include_bytes!` resolves paths):
+//!
+//! ```ignore
+//! planner_macros::include_model!("hello_world");
+//!
+//! let model = hello_world::Model::take().unwrap(); // the only handle to the arenas
+//! let mut model = model.init(); // zero persistent arenas, copy staged weights
+//! model.input_x_mut().fill(0);
+//! let op = model.op0(); // op 0's inputs (shared) and outputs (mutable)
+//! ```
+//!
+//! The expansion is a module named after the model. See the `planner` crate's `rt` module
+//! for the types it uses, and [`include_model!`] for the items it makes.
+//!
+//! The crate is split by job: [`parse`](crate) reads the macro's arguments, `load` finds,
+//! reads and checks the plan file, and `codegen` makes one group of items per file, with
+//! every name from `planner::planfile::naming`.
+#![deny(missing_docs)]
+
+mod codegen;
+mod load;
+mod parse;
+
+use proc_macro::TokenStream;
+
+/// Expands to a module named after the model with the plan's statics, handle, views and
+/// checks.
+///
+/// Arguments: the model's name (`"kws"`, looked up in the directory `planner-build` names
+/// in `PLANNER_PLAN_DIR`) or the path of a plan file (`"plans/kws.plan.json"`, relative to
+/// the invoking source file); optionally `crate = path` when `planner` is not a direct
+/// dependency under that name.
+///
+/// The module holds:
+///
+/// - `MODEL`, `PLAN_HASH` (the hash the C header carries too), `PLAN_FILE` (the plan's
+///   bytes through `include_bytes!`, so editing the plan recompiles);
+/// - one `static` per arena in the section the plan names (`.bss.planner.<model>.<role>.
+///   <memory>` for zero-filled arenas, `.rodata.planner.<model>.constant.<memory>` for
+///   weight blobs, read with `include_bytes!`), aligned as the plan says; no `static mut`;
+/// - `Model<S>`: the handle. `Model::take()` gives the one handle to the statics (`None`
+///   the second time); `Model::from_buffers(Buffers { .. })` and `bind_<arena>(..)` use
+///   buffers the application allocates, checking their size and alignment and naming the
+///   arena in the error. Both give a `Model<Uninit>`, which has no tensor access;
+///   `init()` zeroes persistent arenas, copies staged constants into their runtime arena,
+///   and returns `Model<Ready>` (the default, so `Model` alone means a ready handle);
+/// - on `Model<Ready>`: `tensor_<name>()` / `tensor_<name>_mut()` per tensor (`_mut` only
+///   for writable arenas), `input_<signature name>[_mut]()`, `output_<name>[_mut]()`, and
+///   `op<k>()` returning `ops::Op<k>`, a struct with shared slices of op *k*'s inputs and
+///   mutable slices of its outputs and scratch, all borrowed from `&mut Model`;
+/// - `tensors::<NAME>`, `inputs::<NAME>`, `outputs::<NAME>`: `planner::rt::TensorInfo`
+///   constants with shape, element count, dtype and quantisation;
+/// - a `const` item evaluating `planner::rt::check::check` on the plan, which fails the
+///   build when slots overlap while live, pass their arena, are misaligned, an arena passes
+///   its budget or a blob's length differs from its arena's.
+#[proc_macro]
+pub fn include_model(input: TokenStream) -> TokenStream {
+    codegen::expand(input.into()).into()
+}

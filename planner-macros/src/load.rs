@@ -1,0 +1,314 @@
+//! Finds the plan file, reads it and checks what code generation relies on (indices in
+//! range, numbers representable). The layout rules themselves (overlaps, alignment,
+//! budgets, blob lengths) are left to the generated `const` check, so that rustc is the
+//! judge and a hand-edited plan fails there with the model's and tensors' names.
+
+use std::path::{Path, PathBuf};
+
+use planner::graph::DType;
+use planner::planfile::{PlanFile, naming};
+use syn::LitStr;
+
+/// The environment variable `planner-build` sets (with `cargo::rustc-env`) to the directory
+/// holding the plan files.
+pub(crate) const PLAN_DIR_VAR: &str = "PLANNER_PLAN_DIR";
+
+/// A plan file ready for code generation.
+pub(crate) struct Loaded {
+    /// The plan.
+    pub(crate) file: PlanFile,
+    /// Its absolute path, for `include_bytes!`.
+    pub(crate) path: PathBuf,
+    /// Absolute path of each arena's blob file (`None` for arenas without a blob).
+    pub(crate) blobs: Vec<Option<PathBuf>>,
+    /// Elements each tensor's view has.
+    pub(crate) elements: Vec<u64>,
+    /// For each tensor, the tensor whose bytes it is (itself unless an alias).
+    pub(crate) roots: Vec<usize>,
+}
+
+/// True when the literal names a file rather than a model.
+pub(crate) fn is_path(target: &str) -> bool {
+    target.contains('/') || target.contains('\\') || target.ends_with(".json")
+}
+
+/// The module name stubs use when the plan cannot be loaded.
+pub(crate) fn stub_name(target: &str) -> String {
+    let stem = Path::new(target)
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or(target);
+    let stem = stem.strip_suffix(".json").unwrap_or(stem);
+    let stem = stem.strip_suffix(".plan").unwrap_or(stem);
+    naming::model_module(stem)
+}
+
+pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
+    let target = lit.value();
+    let err = |msg: String| syn::Error::new(lit.span(), msg);
+    let path = if is_path(&target) {
+        resolve_relative(Path::new(&target))
+    } else {
+        let Some(dir) = std::env::var_os(PLAN_DIR_VAR) else {
+            return Err(err(format!(
+                "no plan for model `{target}`: {PLAN_DIR_VAR} is not set, so planner-build did not run for this crate; call planner_build::compile(\"model.toml\") from build.rs, or give the plan file's path"
+            )));
+        };
+        PathBuf::from(dir).join(naming::plan_file(&target))
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) => {
+            let mut msg = format!(
+                "cannot read the plan of `{target}` at {}: {e}",
+                path.display()
+            );
+            if !is_path(&target) {
+                let known = known_models(path.parent());
+                if known.is_empty() {
+                    msg.push_str(
+                        "; planner-build wrote no plan there, check the model name in the manifest",
+                    );
+                } else {
+                    msg.push_str(&format!("; plans there: {}", known.join(", ")));
+                }
+            } else {
+                msg.push_str("; the path is relative to this source file");
+            }
+            return Err(err(msg));
+        }
+    };
+    let file =
+        PlanFile::parse(&text, &path.display().to_string()).map_err(|e| err(e.to_string()))?;
+    if !is_path(&target) && naming::model_module(&file.model) != naming::model_module(&target) {
+        return Err(err(format!(
+            "the plan at {} is for model `{}`, not `{target}`; use include_model!(\"{}\")",
+            path.display(),
+            file.model,
+            file.model
+        )));
+    }
+    check_indices(&file).map_err(|m| {
+        err(format!(
+            "bad plan file {}: {m}; regenerate it with planner-build",
+            path.display()
+        ))
+    })?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let blobs = file
+        .arenas
+        .iter()
+        .map(|a| a.blob.as_ref().map(|b| dir.join(&b.file)))
+        .collect::<Vec<_>>();
+    for (a, blob) in file.arenas.iter().zip(&blobs) {
+        if let Some(p) = blob
+            && !p.is_file()
+        {
+            return Err(err(format!(
+                "the blob of arena {} of model `{}` is missing: {} does not exist; re-run the build so planner-build writes it",
+                a.name,
+                file.model,
+                p.display()
+            )));
+        }
+    }
+    let mut elements = Vec::new();
+    for t in &file.tensors {
+        let n = view_elements(t.dtype, &t.shape, t.size).ok_or_else(|| {
+            err(format!(
+                "tensor `{}` of model `{}` has shape {:?}, whose element count overflows; fix the shape",
+                t.id, file.model, t.shape
+            ))
+        })?;
+        elements.push(n);
+    }
+    let roots = (0..file.tensors.len())
+        .map(|i| {
+            let mut r = i;
+            for _ in 0..file.tensors.len() {
+                match file.tensors[r].alias_of {
+                    Some(next) if next as usize != r => r = next as usize,
+                    _ => break,
+                }
+            }
+            r
+        })
+        .collect();
+    Ok(Loaded {
+        file,
+        path,
+        blobs,
+        elements,
+        roots,
+    })
+}
+
+/// A relative plan path is relative to the source file holding the macro call, as for
+/// `include_bytes!`; made absolute so the expansion's `include_bytes!` finds it from any
+/// file.
+fn resolve_relative(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    let source_dir = proc_macro::Span::call_site()
+        .local_file()
+        .and_then(|f| f.parent().map(Path::to_path_buf));
+    let base = match source_dir {
+        Some(d) => d,
+        None => std::env::var_os("CARGO_MANIFEST_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_default(),
+    };
+    let joined = base.join(p);
+    if joined.is_absolute() {
+        joined
+    } else {
+        std::env::current_dir()
+            .map(|cwd| cwd.join(&joined))
+            .unwrap_or(joined)
+    }
+}
+
+fn known_models(dir: Option<&Path>) -> Vec<String> {
+    let mut out: Vec<String> = dir
+        .and_then(|d| std::fs::read_dir(d).ok())
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter_map(|n| n.strip_suffix(".plan.json").map(str::to_string))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Elements a view of the tensor has: the shape's product for types with a Rust
+/// counterpart, the byte size for types viewed as raw bytes.
+pub(crate) fn view_elements(dtype: DType, shape: &[u64], size: u64) -> Option<u64> {
+    match dtype {
+        DType::I4 | DType::String | DType::Resource | DType::Variant => Some(size),
+        _ => shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)),
+    }
+}
+
+/// Everything code generation indexes must be in range, and every number it prints
+/// must be a valid literal.
+fn check_indices(f: &PlanFile) -> Result<(), String> {
+    let nt = f.tensors.len();
+    let na = f.arenas.len();
+    let in_range = |t: u32, what: &str| {
+        if (t as usize) < nt {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} names tensor #{t}, but the plan has {nt} tensors"
+            ))
+        }
+    };
+    for a in &f.arenas {
+        for memory in [&a.memory, &a.source_memory] {
+            if !f.memories.iter().any(|m| &m.name == memory) {
+                return Err(format!(
+                    "arena {} uses memory `{memory}`, which the plan does not list",
+                    a.name
+                ));
+            }
+        }
+        if a.role != planner::plan::ArenaRole::Constant && a.section.is_none() {
+            return Err(format!("arena {} has no section", a.name));
+        }
+        if a.role == planner::plan::ArenaRole::Constant && a.blob.is_none() {
+            return Err(format!("constant arena {} has no blob", a.name));
+        }
+        if a.is_staged() && a.section.is_none() {
+            return Err(format!(
+                "staged constant arena {} has no runtime section",
+                a.name
+            ));
+        }
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for a in &f.arenas {
+        if !names.insert((a.role, naming::arena_field(a.role, &a.memory))) {
+            return Err(format!("arena {} is listed twice", a.name));
+        }
+    }
+    for t in &f.tensors {
+        if t.arena as usize >= na {
+            return Err(format!(
+                "tensor `{}` names arena #{}, but the plan has {na} arenas",
+                t.id, t.arena
+            ));
+        }
+        if let Some(a) = t.alias_of {
+            in_range(a, &format!("tensor `{}`", t.id))?;
+        }
+        if let Some(q) = &t.quantization
+            && q.scale.iter().any(|s| !s.is_finite())
+        {
+            return Err(format!(
+                "tensor `{}` has a scale that is not a finite number",
+                t.id
+            ));
+        }
+    }
+    for (k, op) in f.ops.iter().enumerate() {
+        let what = format!("op {k} ({})", op.opcode);
+        for t in op
+            .inputs
+            .iter()
+            .flatten()
+            .chain(&op.outputs)
+            .chain(&op.scratch)
+        {
+            in_range(*t, &what)?;
+        }
+    }
+    for io in f.inputs.iter().chain(&f.outputs) {
+        in_range(io.tensor, &format!("input/output `{}`", io.name))?;
+    }
+    if nt > u32::MAX as usize / 2 || f.ops.len() > u32::MAX as usize / 2 {
+        return Err("the plan has too many tensors or ops".to_string());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_paths_are_told_apart() {
+        assert!(!is_path("kws"));
+        assert!(is_path("plans/kws.plan.json"));
+        assert!(is_path("kws.plan.json"));
+        assert_eq!(
+            stub_name("../plans/no-such-model.plan.json"),
+            "no_such_model"
+        );
+        assert_eq!(stub_name("hello_world"), "hello_world");
+    }
+
+    #[test]
+    fn raw_byte_types_view_their_bytes() {
+        assert_eq!(view_elements(DType::I8, &[2, 3], 6), Some(6));
+        assert_eq!(view_elements(DType::I4, &[2, 3], 3), Some(3));
+        assert_eq!(view_elements(DType::F32, &[], 4), Some(1));
+        assert_eq!(view_elements(DType::I8, &[u64::MAX, 2], 0), None);
+    }
+
+    #[test]
+    fn out_of_range_indices_are_errors_not_panics() {
+        let (g, p, l) = planner::planfile::fixture::tiny();
+        let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        assert_eq!(check_indices(&f), Ok(()));
+        f.ops[0].outputs[0] = 99;
+        let e = check_indices(&f).unwrap_err();
+        assert!(e.contains("op 0 (FULLY_CONNECTED) names tensor #99"), "{e}");
+        let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        f.tensors[0].arena = 7;
+        assert!(check_indices(&f).unwrap_err().contains("names arena #7"));
+        let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        f.arenas[0].memory = "NOPE".into();
+        assert!(check_indices(&f).unwrap_err().contains("`NOPE`"));
+    }
+}

@@ -1,0 +1,221 @@
+//! Lifetimes: the ops over which each tensor's bytes must stay intact.
+//!
+//! A tensor lives from the first op that touches it to the last; model inputs from op 0,
+//! model outputs to the last op; constants and variables for the whole run. Aliases (a
+//! reshape's output is its input's bytes) share one slot, so their lifetimes merge. Two
+//! tensors may share bytes only when one ends strictly before the other starts.
+
+use std::vec::Vec;
+
+use crate::error::{Error, Result};
+use crate::graph::{Graph, TensorIndex, TensorKind};
+
+/// Lifetimes of every tensor of a graph.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lifetimes {
+    /// Number of ops in the schedule (at least 1, so a graph without ops has op 0).
+    pub ops: u32,
+    /// Per tensor: `(start_op, end_op)` inclusive, or `None` when nothing uses it.
+    pub live: Vec<Option<(u32, u32)>>,
+    /// Per tensor: the tensor whose slot it uses (itself unless it is an alias).
+    pub slot_of: Vec<TensorIndex>,
+}
+
+impl Lifetimes {
+    /// Lifetimes given directly (a CSV problem): every tensor its own slot.
+    pub fn explicit(live: Vec<Option<(u32, u32)>>) -> Lifetimes {
+        let ops = live
+            .iter()
+            .flatten()
+            .map(|&(_, e)| e.saturating_add(1))
+            .max()
+            .unwrap_or(1)
+            .max(1);
+        let slot_of = (0..live.len()).map(|i| TensorIndex(i as u32)).collect();
+        Lifetimes { ops, live, slot_of }
+    }
+
+    /// True when `t` shares another tensor's slot.
+    pub fn is_alias(&self, t: TensorIndex) -> bool {
+        self.slot_of[t.get()] != t
+    }
+}
+
+/// Computes every tensor's lifetime from the op order.
+pub fn compute(graph: &Graph) -> Result<Lifetimes> {
+    let n = graph.tensors.len();
+    let ops = u32::try_from(graph.ops.len())
+        .map_err(|_| Error::model(format!("model `{}` has more than 2^32 ops", graph.name)))?;
+    let last = ops.saturating_sub(1);
+    let mut live: Vec<Option<(u32, u32)>> = vec![None; n];
+    let touch = |live: &mut Vec<Option<(u32, u32)>>, t: TensorIndex, op: u32| {
+        let slot = &mut live[t.get()];
+        *slot = Some(match *slot {
+            None => (op, op),
+            Some((s, e)) => (s.min(op), e.max(op)),
+        });
+    };
+    for (k, op) in graph.ops.iter().enumerate() {
+        for t in op.tensors() {
+            touch(&mut live, t, k as u32);
+        }
+    }
+    for io in &graph.inputs {
+        touch(&mut live, io.tensor, 0);
+    }
+    for io in &graph.outputs {
+        touch(&mut live, io.tensor, last);
+    }
+    for (i, t) in graph.tensors.iter().enumerate() {
+        if t.kind != TensorKind::Activation {
+            live[i] = Some((0, last));
+        }
+    }
+    // Aliases: one slot per group, the group's lifetime the union of its members'.
+    let mut slot_of: Vec<TensorIndex> = (0..n).map(|i| TensorIndex(i as u32)).collect();
+    fn root(slot_of: &[TensorIndex], mut t: TensorIndex) -> TensorIndex {
+        while slot_of[t.get()] != t {
+            t = slot_of[t.get()];
+        }
+        t
+    }
+    for &(alias, target) in &graph.aliases {
+        let (ra, rt) = (root(&slot_of, alias), root(&slot_of, target));
+        if ra == rt {
+            continue;
+        }
+        let (a, b) = (&graph.tensors[ra.get()], &graph.tensors[rt.get()]);
+        if a.kind != b.kind {
+            return Err(Error::model(format!(
+                "tensor `{}` aliases `{}`, but one is {:?} and the other {:?}; only tensors of one kind can share bytes",
+                a.id, b.id, a.kind, b.kind
+            )));
+        }
+        slot_of[ra.get()] = rt;
+    }
+    for i in 0..n {
+        let r = root(&slot_of, TensorIndex(i as u32));
+        slot_of[i] = r;
+    }
+    for i in 0..n {
+        let r = slot_of[i].get();
+        if r != i
+            && let Some((s, e)) = live[i]
+        {
+            live[r] = Some(match live[r] {
+                None => (s, e),
+                Some((rs, re)) => (rs.min(s), re.max(e)),
+            });
+        }
+    }
+    for i in 0..n {
+        let r = slot_of[i].get();
+        if r != i && live[i].is_some() {
+            live[i] = live[r];
+        }
+    }
+    Ok(Lifetimes {
+        ops: ops.max(1),
+        live,
+        slot_of,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{DType, IoName, Op, Tensor};
+    use std::string::ToString;
+
+    fn t(id: &str, kind: TensorKind) -> Tensor {
+        Tensor {
+            id: id.to_string(),
+            name: id.to_string(),
+            dtype: DType::I8,
+            shape: vec![4],
+            size: 4,
+            kind,
+            quantization: None,
+            align_hint: None,
+            data: None,
+        }
+    }
+
+    fn graph() -> Graph {
+        use TensorKind::*;
+        let i = |x: u32| TensorIndex(x);
+        Graph {
+            name: "g".into(),
+            tensors: vec![
+                t("in", Activation),
+                t("w", Constant),
+                t("a", Activation),
+                t("b", Activation),
+                t("out", Activation),
+                t("unused", Activation),
+                t("state", Variable),
+            ],
+            ops: vec![
+                Op {
+                    opcode: "A".into(),
+                    inputs: vec![Some(i(0)), Some(i(1))],
+                    outputs: vec![i(2)],
+                    scratch: vec![],
+                },
+                Op {
+                    opcode: "B".into(),
+                    inputs: vec![Some(i(2)), None],
+                    outputs: vec![i(3)],
+                    scratch: vec![],
+                },
+                Op {
+                    opcode: "C".into(),
+                    inputs: vec![Some(i(3))],
+                    outputs: vec![i(4)],
+                    scratch: vec![],
+                },
+                Op {
+                    opcode: "D".into(),
+                    inputs: vec![Some(i(0))],
+                    outputs: vec![],
+                    scratch: vec![],
+                },
+            ],
+            inputs: vec![IoName {
+                name: "in".into(),
+                tensor: i(0),
+            }],
+            outputs: vec![IoName {
+                name: "out".into(),
+                tensor: i(4),
+            }],
+            aliases: vec![],
+        }
+    }
+
+    #[test]
+    fn rules() {
+        let l = compute(&graph()).unwrap();
+        assert_eq!(l.ops, 4);
+        assert_eq!(l.live[0], Some((0, 3)));
+        assert_eq!(l.live[1], Some((0, 3)));
+        assert_eq!(l.live[2], Some((0, 1)));
+        assert_eq!(l.live[3], Some((1, 2)));
+        assert_eq!(l.live[4], Some((2, 3)), "outputs live to the last op");
+        assert_eq!(l.live[5], None);
+        assert_eq!(l.live[6], Some((0, 3)));
+    }
+
+    #[test]
+    fn aliases_merge() {
+        let mut g = graph();
+        g.aliases.push((TensorIndex(3), TensorIndex(2)));
+        let l = compute(&g).unwrap();
+        assert_eq!(l.slot_of[3], TensorIndex(2));
+        assert!(l.is_alias(TensorIndex(3)));
+        assert_eq!(l.live[2], Some((0, 2)));
+        assert_eq!(l.live[3], Some((0, 2)));
+        g.aliases.push((TensorIndex(1), TensorIndex(2)));
+        assert!(compute(&g).is_err());
+    }
+}

@@ -1,0 +1,390 @@
+//! The placement engine every heuristic shares: items go in one at a time, each at an aligned
+//! gap among the already placed items that overlap it in time.
+//!
+//! Finding those items is what costs time on large problems, so the engine indexes the
+//! problem's lifetimes once: an adjacency list of time-overlapping items when the number of
+//! overlapping pairs is moderate (the usual case: most activations live a few ops), and
+//! otherwise a static interval tree (items sorted by start, with the largest end of every
+//! subtree), whose memory stays linear even when every item overlaps every other. Placing one
+//! item then costs its number of neighbours in time (times a log), never a scan of all items.
+
+use std::vec::Vec;
+
+use super::{Item, Packing, Problem};
+use crate::plan::align_up;
+
+/// How a gap is chosen among the free ranges where an item fits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GapRule {
+    /// The lowest aligned offset where the item fits (first fit).
+    Lowest,
+    /// The smallest free range between placed items where the item fits (best fit), lowest
+    /// first among equal ones; above everything when no such range exists.
+    BestFit,
+}
+
+/// Overlapping pairs above which the adjacency list gives way to the interval tree
+/// (4 bytes per pair and direction: 64 MiB).
+const MAX_LISTED_PAIRS: usize = 8 << 20;
+
+/// Which items overlap which in time.
+#[derive(Debug, Clone)]
+pub(crate) enum Overlaps {
+    /// `adj[first[i]..first[i + 1]]` are the items overlapping item `i`.
+    Lists { first: Vec<usize>, adj: Vec<u32> },
+    /// Items sorted by start; `max_end[node]` is the largest end in a subtree of the implicit
+    /// segment tree over that order (`leaves` a power of two).
+    Tree {
+        by_start: Vec<usize>,
+        starts: Vec<u32>,
+        ends: Vec<u32>,
+        max_end: Vec<u32>,
+        leaves: usize,
+    },
+}
+
+impl Overlaps {
+    /// Indexes the lifetimes of `items`.
+    pub(crate) fn new(items: &[Item]) -> Overlaps {
+        let mut by_start: Vec<usize> = (0..items.len()).collect();
+        by_start.sort_unstable_by_key(|&i| (items[i].start, i));
+        // Items sorted by start: the later items overlapping item `a` are exactly the ones
+        // after it whose start is at most its end, a contiguous run.
+        let run = |a: usize| {
+            let end = items[by_start[a]].end;
+            by_start[a + 1..]
+                .iter()
+                .take_while(move |&&b| items[b].start <= end)
+        };
+        let mut pairs = 0usize;
+        let mut listable = u32::try_from(items.len()).is_ok();
+        for a in 0..by_start.len() {
+            if !listable {
+                break;
+            }
+            pairs += run(a).count();
+            listable = pairs <= MAX_LISTED_PAIRS;
+        }
+        if listable {
+            let mut degree = vec![0usize; items.len() + 1];
+            for a in 0..by_start.len() {
+                for &b in run(a) {
+                    degree[by_start[a]] += 1;
+                    degree[b] += 1;
+                }
+            }
+            let mut first = Vec::with_capacity(items.len() + 1);
+            let mut total = 0usize;
+            for d in &degree {
+                first.push(total);
+                total += d;
+            }
+            let mut fill = first.clone();
+            let mut adj = vec![0u32; total];
+            for (a, &i) in by_start.iter().enumerate() {
+                for &b in run(a) {
+                    // Both fit in u32: `listable` checked the item count.
+                    adj[fill[i]] = b as u32;
+                    fill[i] += 1;
+                    adj[fill[b]] = i as u32;
+                    fill[b] += 1;
+                }
+            }
+            return Overlaps::Lists { first, adj };
+        }
+        Overlaps::tree(items, by_start)
+    }
+
+    /// The interval tree over `by_start` (item indices sorted by start).
+    fn tree(items: &[Item], by_start: Vec<usize>) -> Overlaps {
+        let starts: Vec<u32> = by_start.iter().map(|&i| items[i].start).collect();
+        let ends: Vec<u32> = by_start.iter().map(|&i| items[i].end).collect();
+        let leaves = items.len().next_power_of_two().max(1);
+        let mut max_end = vec![0u32; 2 * leaves];
+        for (k, &e) in ends.iter().enumerate() {
+            max_end[leaves + k] = e;
+        }
+        for node in (1..leaves).rev() {
+            max_end[node] = max_end[2 * node].max(max_end[2 * node + 1]);
+        }
+        Overlaps::Tree {
+            by_start,
+            starts,
+            ends,
+            max_end,
+            leaves,
+        }
+    }
+
+    /// Calls `f` with every item other than `i` that overlaps item `i` in time.
+    pub(crate) fn for_each(&self, items: &[Item], i: usize, mut f: impl FnMut(usize)) {
+        match self {
+            Overlaps::Lists { first, adj } => {
+                for &j in &adj[first[i]..first[i + 1]] {
+                    f(j as usize);
+                }
+            }
+            Overlaps::Tree {
+                by_start,
+                starts,
+                ends,
+                max_end,
+                leaves,
+            } => {
+                let (s, e) = (items[i].start, items[i].end);
+                // Candidates start at or before `e`: a prefix of the start order.
+                let hi = starts.partition_point(|&x| x <= e);
+                let mut stack = vec![(1usize, 0usize, *leaves)];
+                while let Some((node, lo, len)) = stack.pop() {
+                    if lo >= hi || max_end[node] < s {
+                        continue;
+                    }
+                    if len == 1 {
+                        let j = by_start[lo];
+                        if j != i && ends[lo] >= s {
+                            f(j);
+                        }
+                        continue;
+                    }
+                    let half = len / 2;
+                    stack.push((2 * node + 1, lo + half, half));
+                    stack.push((2 * node, lo, half));
+                }
+            }
+        }
+    }
+
+    /// Number of items overlapping item `i` in time.
+    pub(crate) fn degree(&self, items: &[Item], i: usize) -> usize {
+        match self {
+            Overlaps::Lists { first, .. } => first[i + 1] - first[i],
+            Overlaps::Tree { .. } => {
+                let mut n = 0;
+                self.for_each(items, i, |_| n += 1);
+                n
+            }
+        }
+    }
+}
+
+/// The placement engine for one problem: its overlap index and a reusable buffer.
+#[derive(Debug, Clone)]
+pub(crate) struct Placer<'p> {
+    pub(crate) problem: &'p Problem,
+    pub(crate) overlaps: Overlaps,
+    busy: Vec<(u64, u64)>,
+    /// Items placed so far.
+    pub(crate) placements: u64,
+    /// Items placed plus neighbours examined so far: a deterministic measure of work for
+    /// search budgets, roughly proportional to time.
+    pub(crate) work: u64,
+}
+
+impl<'p> Placer<'p> {
+    pub(crate) fn new(problem: &'p Problem) -> Placer<'p> {
+        Placer {
+            problem,
+            overlaps: Overlaps::new(&problem.items),
+            busy: Vec::new(),
+            placements: 0,
+            work: 0,
+        }
+    }
+
+    /// The offset `rule` picks for item `i` among the placed items of `offsets`.
+    pub(crate) fn fit(&mut self, i: usize, offsets: &[Option<u64>], rule: GapRule) -> u64 {
+        let items = &self.problem.items;
+        let busy = &mut self.busy;
+        busy.clear();
+        self.overlaps.for_each(items, i, |j| {
+            if let Some(o) = offsets[j]
+                && items[j].size > 0
+            {
+                busy.push((o, o.saturating_add(items[j].size)));
+            }
+        });
+        busy.sort_unstable();
+        self.placements += 1;
+        self.work += 1 + busy.len() as u64;
+        choose_gap(busy, items[i].size, items[i].align, rule)
+    }
+
+    /// Places fixed items at their offsets, then the unspillable items of `order`, then its
+    /// spillable ones, each by `rule`; a spillable item whose end would pass the capacity is
+    /// spilled. Items not in `order` and not fixed are left out (spilled).
+    pub(crate) fn place_with_spill(&mut self, order: &[usize], rule: GapRule) -> Packing {
+        let problem = self.problem;
+        let items = &problem.items;
+        let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
+        let mut height = 0u64;
+        for (i, it) in items.iter().enumerate() {
+            if let Some(off) = it.fixed {
+                offsets[i] = Some(off);
+                height = height.max(off.saturating_add(it.size));
+            }
+        }
+        let free = |spillable: bool| {
+            order
+                .iter()
+                .copied()
+                .filter(move |&i| items[i].fixed.is_none() && items[i].spillable == spillable)
+        };
+        for i in free(false).chain(free(true)) {
+            let it = &items[i];
+            let off = self.fit(i, &offsets, rule);
+            let end = off.saturating_add(it.size);
+            if it.spillable && problem.capacity.is_some_and(|c| end > c) {
+                continue;
+            }
+            offsets[i] = Some(off);
+            height = height.max(end);
+        }
+        Packing { offsets, height }
+    }
+
+    /// Places `order[from..]` by `rule` into `offsets`, which must hold the fixed items and
+    /// `order[..from]` and nothing of `order[from..]`; `height` is their height. Returns the
+    /// new height, or `None` as soon as it passes `limit` or a spillable item passes the
+    /// capacity (the caller then restores `offsets`).
+    pub(crate) fn place_from(
+        &mut self,
+        order: &[usize],
+        from: usize,
+        offsets: &mut [Option<u64>],
+        mut height: u64,
+        rule: GapRule,
+        limit: u64,
+    ) -> Option<u64> {
+        let capacity = self.problem.capacity;
+        for &i in &order[from..] {
+            let off = self.fit(i, offsets, rule);
+            let it = &self.problem.items[i];
+            let end = off.saturating_add(it.size);
+            if end > limit || (it.spillable && capacity.is_some_and(|c| end > c)) {
+                return None;
+            }
+            offsets[i] = Some(off);
+            height = height.max(end);
+        }
+        Some(height)
+    }
+}
+
+/// Picks an aligned offset for `size` bytes among `busy` ranges sorted by start.
+pub(crate) fn choose_gap(busy: &[(u64, u64)], size: u64, align: u64, rule: GapRule) -> u64 {
+    if size == 0 {
+        return 0; // takes no bytes, overlaps nothing
+    }
+    // `top` is the end of everything seen so far: free space runs from it to the next start.
+    let mut top = 0u64;
+    let mut best: Option<(u64, u64)> = None; // (gap length, offset)
+    for &(lo, hi) in busy {
+        if lo > top {
+            let off = align_up(top, align).unwrap_or(u64::MAX);
+            if off.saturating_add(size) <= lo {
+                match rule {
+                    GapRule::Lowest => return off,
+                    GapRule::BestFit => {
+                        let gap = lo - top;
+                        if best.is_none_or(|(g, _)| gap < g) {
+                            best = Some((gap, off));
+                        }
+                    }
+                }
+            }
+        }
+        top = top.max(hi);
+    }
+    match best {
+        Some((_, off)) => off,
+        None => align_up(top, align).unwrap_or(u64::MAX),
+    }
+}
+
+/// Item indices in lifetime-start order (then larger first, then index).
+pub fn greedy_order(problem: &Problem) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..problem.items.len()).collect();
+    order.sort_by_key(|&i| {
+        let it = &problem.items[i];
+        (it.start, std::cmp::Reverse(it.size), i)
+    });
+    order
+}
+
+/// Item indices largest first, then earliest start, then index.
+pub fn size_order(problem: &Problem) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..problem.items.len()).collect();
+    order.sort_by_key(|&i| {
+        let it = &problem.items[i];
+        (std::cmp::Reverse(it.size), it.start, i)
+    });
+    order
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(size: u64, start: u32, end: u32) -> Item {
+        Item {
+            size,
+            start,
+            end,
+            align: 1,
+            fixed: None,
+            spillable: false,
+        }
+    }
+
+    fn neighbours(o: &Overlaps, items: &[Item], i: usize) -> Vec<usize> {
+        let mut v = Vec::new();
+        o.for_each(items, i, |j| v.push(j));
+        v.sort_unstable();
+        v
+    }
+
+    #[test]
+    fn lists_and_tree_agree_with_brute_force() {
+        let mut items = Vec::new();
+        let mut x = 12345u64;
+        for _ in 0..200 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let start = ((x >> 33) % 50) as u32;
+            let len = ((x >> 20) % 12) as u32;
+            items.push(item(8, start, start + len));
+        }
+        let lists = Overlaps::new(&items);
+        assert!(matches!(lists, Overlaps::Lists { .. }));
+        let mut by_start: Vec<usize> = (0..items.len()).collect();
+        by_start.sort_unstable_by_key(|&i| (items[i].start, i));
+        let tree = Overlaps::tree(&items, by_start);
+        for i in 0..items.len() {
+            let brute: Vec<usize> = (0..items.len())
+                .filter(|&j| j != i && items[i].overlaps_in_time(&items[j]))
+                .collect();
+            assert_eq!(neighbours(&lists, &items, i), brute, "lists, item {i}");
+            assert_eq!(neighbours(&tree, &items, i), brute, "tree, item {i}");
+            assert_eq!(tree.degree(&items, i), brute.len());
+        }
+    }
+
+    #[test]
+    fn gap_rules() {
+        // Free: [0,10) of 10, [20,24) of 4, [30,..).
+        let busy = [(10, 20), (24, 30)];
+        assert_eq!(choose_gap(&busy, 4, 1, GapRule::Lowest), 0);
+        assert_eq!(choose_gap(&busy, 4, 1, GapRule::BestFit), 20);
+        assert_eq!(choose_gap(&busy, 5, 1, GapRule::BestFit), 0);
+        assert_eq!(choose_gap(&busy, 11, 1, GapRule::BestFit), 30);
+        assert_eq!(choose_gap(&busy, 4, 16, GapRule::Lowest), 0);
+        assert_eq!(choose_gap(&[(0, 3)], 4, 16, GapRule::Lowest), 16);
+        // Overlapping busy ranges merge.
+        assert_eq!(
+            choose_gap(&[(0, 10), (2, 5), (12, 14)], 2, 1, GapRule::Lowest),
+            10
+        );
+        assert_eq!(choose_gap(&[], 7, 8, GapRule::BestFit), 0);
+    }
+}

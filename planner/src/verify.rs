@@ -1,0 +1,323 @@
+//! The independent checker every plan must pass.
+//!
+//! Written apart from the packers and the pipeline: it reads only the graph, the plan and
+//! the platform's rules, and re-derives everything it checks. No two tensors that are live at
+//! a common op share bytes in one arena (unless one aliases the other), every slot is aligned
+//! and inside its arena, `used` and `total_size` agree, every budget is kept, every used
+//! tensor is bound, every constant arena has one source memory.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::string::String;
+use std::vec::Vec;
+
+use crate::graph::{Graph, TensorKind};
+use crate::manifest::Manifest;
+use crate::plan::{ArenaRole, MemoryPlan};
+
+/// One thing wrong with a plan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    message: String,
+}
+
+impl Violation {
+    fn new(message: String) -> Violation {
+        Violation { message }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What the platform asks of a plan beyond the graph itself.
+#[derive(Debug, Clone, Default)]
+pub struct VerifyRules {
+    /// Every slot's offset must be a multiple of this.
+    pub min_alignment: u64,
+    /// Per memory: extra slot alignment (a constraint's `arena_alignment`).
+    pub memory_alignment: BTreeMap<String, u64>,
+    /// Per memory: the most bytes all its arenas may take together.
+    pub budgets: BTreeMap<String, u64>,
+}
+
+impl VerifyRules {
+    /// The rules a manifest implies.
+    pub fn from_manifest(m: &Manifest) -> VerifyRules {
+        let mut r = VerifyRules {
+            min_alignment: m.platform.min_alignment,
+            ..VerifyRules::default()
+        };
+        for mem in &m.platform.memories {
+            r.memory_alignment
+                .insert(mem.name.clone(), m.memory_alignment(&mem.name));
+            if let Some(b) = m.budget(&mem.name) {
+                r.budgets.insert(mem.name.clone(), b);
+            }
+        }
+        r
+    }
+}
+
+/// Checks `plan` against `graph` alone: alignment from dtypes and hints, no budgets.
+pub fn verify(graph: &Graph, plan: &MemoryPlan) -> Result<(), Vec<Violation>> {
+    verify_with(graph, plan, &VerifyRules::default())
+}
+
+/// Checks `plan` against `graph` and the platform's rules.
+pub fn verify_with(
+    graph: &Graph,
+    plan: &MemoryPlan,
+    rules: &VerifyRules,
+) -> Result<(), Vec<Violation>> {
+    let mut v: Vec<Violation> = Vec::new();
+    let mut bad = |m: String| v.push(Violation::new(m));
+
+    // Which tensors need bytes: constants, variables, and activations some op or the model
+    // interface touches. Their true use must lie inside the plan's lifetime.
+    let n_ops = graph.ops.len() as u64;
+    let mut used: Vec<Option<(u64, u64)>> = vec![None; graph.tensors.len()];
+    let mut touch = |i: usize, op: u64| {
+        used[i] = Some(match used[i] {
+            None => (op, op),
+            Some((s, e)) => (s.min(op), e.max(op)),
+        });
+    };
+    for (k, op) in graph.ops.iter().enumerate() {
+        for t in op.tensors() {
+            touch(t.get(), k as u64);
+        }
+    }
+    for io in &graph.inputs {
+        touch(io.tensor.get(), 0);
+    }
+    for io in &graph.outputs {
+        touch(io.tensor.get(), n_ops.saturating_sub(1));
+    }
+    let alias_group = alias_groups(graph);
+    for (i, t) in graph.tensors.iter().enumerate() {
+        let needs = t.kind != TensorKind::Activation || used[i].is_some();
+        let Some(alloc) = plan.tensor_allocs.get(&t.id) else {
+            if needs {
+                bad(format!(
+                    "tensor `{}` ({}) is used but has no allocation",
+                    t.id, t.name
+                ));
+            }
+            continue;
+        };
+        let Some(b) = &alloc.binding else {
+            bad(format!("tensor `{}` has no binding", t.id));
+            continue;
+        };
+        if alloc.offset != b.offset || alloc.memory != b.memory {
+            bad(format!(
+                "tensor `{}`: allocation says {}@{}, binding says {}@{}",
+                t.id, alloc.memory, alloc.offset, b.memory, b.offset
+            ));
+        }
+        if alloc.size != t.size {
+            bad(format!(
+                "tensor `{}` is {} bytes but its slot is {}",
+                t.id, t.size, alloc.size
+            ));
+        }
+        let want_role = match t.kind {
+            TensorKind::Activation => ArenaRole::Scratch,
+            TensorKind::Constant => ArenaRole::Constant,
+            TensorKind::Variable => ArenaRole::Persistent,
+        };
+        if b.role != want_role {
+            bad(format!(
+                "tensor `{}` is {:?} but bound as {}",
+                t.id,
+                t.kind,
+                b.role.name()
+            ));
+        }
+        if b.role != ArenaRole::Constant && b.source_memory != b.memory {
+            bad(format!(
+                "{} tensor `{}` has a source memory different from its memory",
+                b.role.name(),
+                t.id
+            ));
+        }
+        let align = t
+            .dtype
+            .align()
+            .max(t.align_hint.unwrap_or(1))
+            .max(rules.min_alignment.max(1))
+            .max(rules.memory_alignment.get(&b.memory).copied().unwrap_or(1));
+        if b.offset % align != 0 {
+            bad(format!(
+                "tensor `{}` at offset {} in {} is not {align}-aligned",
+                t.id, b.offset, b.memory
+            ));
+        }
+        match plan.arena(b.role, &b.memory) {
+            None => bad(format!(
+                "tensor `{}` is bound to a {} arena in {} that the plan lacks",
+                t.id,
+                b.role.name(),
+                b.memory
+            )),
+            Some(a) => {
+                if b.offset.checked_add(t.size).is_none_or(|end| end > a.used) {
+                    bad(format!(
+                        "tensor `{}` at {}+{} passes the end of the {} arena in {} ({} bytes)",
+                        t.id,
+                        b.offset,
+                        t.size,
+                        a.role.name(),
+                        a.memory,
+                        a.used
+                    ));
+                }
+                if a.role == ArenaRole::Constant && a.source_memory != b.source_memory {
+                    bad(format!(
+                        "constant `{}` comes from {} but its arena in {} is staged from {}",
+                        t.id, b.source_memory, a.memory, a.source_memory
+                    ));
+                }
+                if a.alignment < align || !a.alignment.is_power_of_two() {
+                    bad(format!(
+                        "arena {} {} is aligned to {}, below slot alignment {align}",
+                        a.role.name(),
+                        a.memory,
+                        a.alignment
+                    ));
+                }
+            }
+        }
+        let Some(lt) = plan.tensor_lifetimes.get(&t.id) else {
+            bad(format!("tensor `{}` has no lifetime in the plan", t.id));
+            continue;
+        };
+        if lt.start_op > lt.end_op {
+            bad(format!(
+                "tensor `{}` has lifetime {}..={}, which ends before it starts",
+                t.id, lt.start_op, lt.end_op
+            ));
+        }
+        let whole = t.kind != TensorKind::Activation;
+        let need = if whole {
+            Some((0, n_ops.saturating_sub(1)))
+        } else {
+            used[i]
+        };
+        if let Some((s, e)) = need
+            && (u64::from(lt.start_op) > s || u64::from(lt.end_op) < e)
+        {
+            bad(format!(
+                "tensor `{}` is used over ops {s}..={e} but the plan keeps it only over {}..={}",
+                t.id, lt.start_op, lt.end_op
+            ));
+        }
+    }
+    for (id, _) in plan.tensor_allocs.iter() {
+        if graph.find(id).is_none() {
+            bad(format!(
+                "the plan places `{id}`, which the graph does not have"
+            ));
+        }
+    }
+
+    // Arenas: used within total, budgets per memory.
+    let mut per_memory: BTreeMap<&str, u64> = BTreeMap::new();
+    for a in plan.arenas() {
+        if a.used > a.total_size {
+            bad(format!(
+                "{} arena in {} uses {} of {} bytes",
+                a.role.name(),
+                a.memory,
+                a.used,
+                a.total_size
+            ));
+        }
+        *per_memory.entry(a.memory.as_str()).or_insert(0) += a.used;
+        if a.is_staged() {
+            *per_memory.entry(a.source_memory.as_str()).or_insert(0) += a.used;
+        }
+    }
+    for (m, total) in per_memory {
+        if let Some(&cap) = rules.budgets.get(m)
+            && total > cap
+        {
+            bad(format!(
+                "memory {m} holds {total} bytes of arenas, over its budget of {cap}"
+            ));
+        }
+    }
+
+    // No two tensors live at a common op share bytes in one arena (aliases excepted).
+    // Per arena: (start, end, tensor index) of every slot.
+    type Slots = Vec<(u64, u64, usize)>;
+    let mut arenas: BTreeMap<(ArenaRole, &str), Slots> = BTreeMap::new();
+    for (i, t) in graph.tensors.iter().enumerate() {
+        if t.size == 0 {
+            continue;
+        }
+        if let Some(b) = plan
+            .tensor_allocs
+            .get(&t.id)
+            .and_then(|a| a.binding.as_ref())
+        {
+            arenas
+                .entry((b.role, b.memory.as_str()))
+                .or_default()
+                .push((b.offset, b.offset.saturating_add(t.size), i));
+        }
+    }
+    for ((role, memory), mut slots) in arenas {
+        slots.sort_unstable();
+        for (k, &(start, end, i)) in slots.iter().enumerate() {
+            for &(s2, e2, j) in &slots[k + 1..] {
+                if s2 >= end {
+                    break;
+                }
+                let (a, b) = (&graph.tensors[i], &graph.tensors[j]);
+                let (la, lb) = (
+                    plan.tensor_lifetimes.get(&a.id),
+                    plan.tensor_lifetimes.get(&b.id),
+                );
+                let together = match (la, lb) {
+                    (Some(x), Some(y)) => x.overlaps(y),
+                    _ => true,
+                };
+                let aliased = alias_group[i] == alias_group[j] && start == s2;
+                if together && !aliased {
+                    bad(format!(
+                        "tensors `{}` [{start}, {end}) and `{}` [{s2}, {e2}) share bytes in the {} arena of {memory} while both are live",
+                        a.id,
+                        b.id,
+                        role.name()
+                    ));
+                }
+            }
+        }
+    }
+    if v.is_empty() { Ok(()) } else { Err(v) }
+}
+
+/// Per tensor, the smallest index of its alias group.
+fn alias_groups(graph: &Graph) -> Vec<usize> {
+    let mut g: Vec<usize> = (0..graph.tensors.len()).collect();
+    fn find(g: &mut [usize], mut x: usize) -> usize {
+        while g[x] != x {
+            g[x] = g[g[x]];
+            x = g[x];
+        }
+        x
+    }
+    for &(a, b) in &graph.aliases {
+        let (ra, rb) = (find(&mut g, a.get()), find(&mut g, b.get()));
+        let (lo, hi) = (ra.min(rb), ra.max(rb));
+        g[hi] = lo;
+    }
+    (0..g.len()).map(|i| find(&mut g, i)).collect()
+}
+
+impl std::error::Error for Violation {}

@@ -1,0 +1,268 @@
+//! End-to-end tests of the pipeline on manifests: the example inline graph, placement rules,
+//! budgets, spills, staged constants, errors, determinism.
+
+use std::path::{Path, PathBuf};
+
+use planner::manifest::{Manifest, ModelSource};
+use planner::plan::ArenaRole;
+use planner::{Planned, plan_graph};
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/inline/kws.toml")
+}
+
+fn graph_of(m: &Manifest) -> planner::graph::Graph {
+    match &m.source {
+        ModelSource::Inline(g) => (**g).clone(),
+        ModelSource::File(p) => panic!("expected an inline graph, got {}", p.display()),
+    }
+}
+
+fn plan_text(text: &str) -> planner::Result<Planned> {
+    let m = Manifest::parse(text, Path::new("test.toml"))?;
+    plan_graph(&m, &graph_of(&m))
+}
+
+fn with_planner(text: &str, planner: &str) -> String {
+    text.replace(
+        "planner = \"hill_climb\"\nplanner_options = { iterations = 300, seed = 0, max_stall_iterations = 50 }",
+        &format!("planner = \"{planner}\""),
+    )
+}
+
+#[test]
+fn example_plans_with_every_planner_over_three_banks() {
+    let text = std::fs::read_to_string(example()).unwrap();
+    let m = planner::manifest::load(&example()).unwrap();
+    let g = graph_of(&m);
+    assert!(g.tensors.len() >= 20, "{} tensors", g.tensors.len());
+    let mut heights = Vec::new();
+    for name in ["greedy", "greedy_by_size", "hill_climb"] {
+        let t = if name == "hill_climb" {
+            text.clone()
+        } else {
+            with_planner(&text, name)
+        };
+        let p = plan_text(&t).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(p.planner, name);
+        planner::verify::verify(&g, &p.plan).unwrap();
+        let memories: std::collections::BTreeSet<&str> = p
+            .plan
+            .tensor_allocs
+            .values()
+            .map(|a| a.memory.as_str())
+            .collect();
+        assert_eq!(
+            memories.into_iter().collect::<Vec<_>>(),
+            ["DTCM", "FLASH", "SRAM"],
+            "{name}"
+        );
+        let dtcm = p.plan.arena_usages.get("DTCM").map_or(0, |a| a.used);
+        let sram = p.plan.arena_usages.get("SRAM").map_or(0, |a| a.used);
+        heights.push((name, dtcm, sram));
+        // Staged constants: the fc weights run from DTCM, sourced from FLASH.
+        let fc = p.plan.get_allocation("fc/weights").unwrap();
+        let b = fc.binding.as_ref().unwrap();
+        assert_eq!(
+            (b.memory.as_str(), b.source_memory.as_str()),
+            ("DTCM", "FLASH")
+        );
+        assert!(b.is_staged());
+        // Variable state is persistent, pinned to SRAM.
+        let st = p.plan.get_allocation("state/frames").unwrap();
+        assert_eq!(st.binding.as_ref().unwrap().role, ArenaRole::Persistent);
+        assert_eq!(st.memory, "SRAM");
+        // DTCM keeps its 16 KiB budget across the staged constants and scratch.
+        let dtcm_total: u64 = p
+            .plan
+            .arenas()
+            .filter(|a| a.memory == "DTCM")
+            .map(|a| a.used)
+            .sum();
+        assert!(dtcm_total <= 16 * 1024, "{name}: DTCM {dtcm_total}");
+    }
+    let gbs = heights[1];
+    let hc = heights[2];
+    assert!(
+        hc.1 + hc.2 <= gbs.1 + gbs.2,
+        "hill_climb {hc:?} worse than greedy_by_size {gbs:?}"
+    );
+}
+
+#[test]
+fn pinned_tensors_are_placed_before_unpinned_ones() {
+    // DTCM capped at 128 B; two unpinned 64 B tensors and one 64 B tensor pinned to DTCM,
+    // all live together: an unpinned one spills, the pinned one does not fail.
+    let text = r#"
+[model]
+name = "pin"
+tensors = [
+  { id = "a", dtype = "u8", shape = [64] },
+  { id = "b", dtype = "u8", shape = [64] },
+  { id = "p", dtype = "u8", shape = [64] },
+  { id = "out", dtype = "u8", shape = [64] },
+]
+ops = [ { opcode = "ADD3", inputs = ["a", "b", "p"], outputs = ["out"] } ]
+[platform]
+memories = [
+  { name = "DTCM", size = "128", writable = true },
+  { name = "SRAM", size = "4K", writable = true },
+]
+[memory]
+planner = "greedy"
+constraints = [ { name = "DTCM" }, { name = "SRAM" } ]
+tensors = [ { id = "p", attributes = { memory = "DTCM" } } ]
+"#;
+    for planner in ["greedy", "greedy_by_size", "hill_climb"] {
+        let p =
+            plan_text(&text.replace("planner = \"greedy\"", &format!("planner = \"{planner}\"")))
+                .unwrap();
+        assert_eq!(p.plan.get_allocation("p").unwrap().memory, "DTCM");
+        let in_dtcm = ["a", "b", "out"]
+            .iter()
+            .filter(|id| p.plan.get_allocation(id).unwrap().memory == "DTCM")
+            .count();
+        assert_eq!(in_dtcm, 1, "{planner}: DTCM fits one more 64 B tensor");
+        let spilled: Vec<_> = p
+            .decisions
+            .iter()
+            .flatten()
+            .filter(|d| {
+                d.reason
+                    .starts_with("spilled: DTCM full at op 0 (needs 64, 0 left)")
+            })
+            .collect();
+        assert_eq!(spilled.len(), 2, "{planner}: {:?}", p.decisions);
+    }
+}
+
+const TWO_BANKS: &str = r#"
+[model]
+name = "m"
+tensors = [
+  { id = "in", dtype = "i8", shape = [256] },
+  { id = "w1", dtype = "i8", shape = [1024], constant = true },
+  { id = "w2", dtype = "i8", shape = [512], constant = true },
+  { id = "out", dtype = "i8", shape = [256] },
+]
+ops = [ { opcode = "FC", inputs = ["in", "w1", "w2"], outputs = ["out"] } ]
+[platform]
+memories = [
+  { name = "DTCM", size = "4K", writable = true },
+  { name = "MRAM", size = "64K", writable = false },
+  { name = "FLASH", size = "64K", writable = false },
+]
+"#;
+
+#[test]
+fn staged_constants_charge_source_and_destination() {
+    let text = format!(
+        "{TWO_BANKS}[memory]\nconstraints = [{{ name = \"DTCM\", max_size = 2048 }}, {{ name = \"FLASH\", max_size = 1200 }}]\ntensors = [{{ type = \"constant\", attributes = {{ memory = \"FLASH\", constant_destination_memory = \"DTCM\" }} }}]\n"
+    );
+    // 1536 bytes of weights fit FLASH's 1200? No: the staged blob charges FLASH too.
+    let e = plan_text(&text).unwrap_err();
+    assert!(e.is_infeasible());
+    assert!(
+        e.message()
+            .contains("memory FLASH is full before any scratch: 1536 bytes needed"),
+        "{e}"
+    );
+    // With room in FLASH, DTCM holds 1536 of constants and 512 of scratch: exactly 2048.
+    let ok = text.replace("max_size = 1200", "max_size = 1536");
+    let p = plan_text(&ok).unwrap();
+    let c = &p.plan.constant_arenas["DTCM"];
+    assert!(c.is_staged());
+    assert_eq!((c.used, c.source_memory.as_str()), (1536, "FLASH"));
+    assert_eq!(p.plan.arena_usages["DTCM"].used, 512);
+    // One byte less in DTCM and the scratch no longer fits.
+    let tight = ok.replace("max_size = 2048", "max_size = 2047");
+    let e = plan_text(&tight).unwrap_err();
+    assert!(e.message().contains("memory DTCM is full: tensor"), "{e}");
+}
+
+#[test]
+fn several_sources_into_one_destination_is_one_error_listing_all() {
+    let text = format!(
+        "{TWO_BANKS}[memory]\ntensors = [\n  {{ type = \"constant\", attributes = {{ memory = \"FLASH\", constant_destination_memory = \"DTCM\" }} }},\n  {{ id = \"w2\", attributes = {{ memory = \"MRAM\", constant_destination_memory = \"DTCM\" }} }},\n]\n"
+    );
+    let e = plan_text(&text).unwrap_err();
+    assert!(!e.is_infeasible());
+    let msg = e.message();
+    assert!(
+        msg.contains("constant arenas with more than one source memory"),
+        "{msg}"
+    );
+    assert!(msg.contains("from FLASH: w1"), "{msg}");
+    assert!(msg.contains("from MRAM: w2"), "{msg}");
+}
+
+#[test]
+fn rules_follow_precedence_and_unmatched_rules_warn() {
+    let text = format!(
+        "{TWO_BANKS}[memory]\ntensors = [\n  {{ id = \"w*\", type = \"constant\", attributes = {{ memory = \"MRAM\" }} }},\n  {{ type = \"constant\", attributes = {{ memory = \"FLASH\" }} }},\n  {{ id = \"nothing\", attributes = {{ memory = \"DTCM\" }} }},\n]\n"
+    );
+    let p = plan_text(&text).unwrap();
+    // type+id beats type-only even though it comes first.
+    assert_eq!(p.plan.get_allocation("w1").unwrap().memory, "MRAM");
+    let w = p.warnings.join("\n");
+    assert!(
+        w.contains("memory.tensors[2] (id \"nothing\") at test.toml:"),
+        "{w}"
+    );
+    assert!(w.contains("matches no tensor"), "{w}");
+    assert!(w.contains("memory.tensors[1] (type constant)"), "{w}");
+}
+
+#[test]
+fn planning_twice_gives_identical_bytes() {
+    let text = std::fs::read_to_string(example()).unwrap();
+    for planner in ["greedy", "greedy_by_size", "hill_climb"] {
+        let t = if planner == "hill_climb" {
+            text.clone()
+        } else {
+            with_planner(&text, planner)
+        };
+        let a = serde_json::to_vec(&plan_text(&t).unwrap().plan).unwrap();
+        let b = serde_json::to_vec(&plan_text(&t).unwrap().plan).unwrap();
+        assert_eq!(a, b, "{planner}");
+    }
+}
+
+#[test]
+fn slabs_are_reserved_in_the_plan() {
+    let text = format!(
+        "{TWO_BANKS}[memory]\nslabs = [\n  {{ name = \"pre\", size = \"1K\", memory = \"DTCM\", role = \"scratch\" }},\n  {{ name = \"keep\", size = 100, memory = \"DTCM\", alignment = 64 }},\n]\n"
+    );
+    let m = Manifest::parse(&text, Path::new("slabs.toml")).unwrap();
+    let g = planner::import::load(&m).unwrap();
+    let p = plan_graph(&m, &g).unwrap();
+    planner::verify::verify(&g, &p.plan).unwrap();
+    let pre = p.plan.get_allocation("slab/pre").unwrap();
+    assert_eq!((pre.memory.as_str(), pre.size), ("DTCM", 1024));
+    assert_eq!(pre.binding.as_ref().unwrap().role, ArenaRole::Scratch);
+    // A scratch slab is live only between runs: it shares bytes with the model's scratch.
+    let lt = &p.plan.tensor_lifetimes["slab/pre"];
+    assert_eq!((lt.start_op, lt.end_op), (1, 1));
+    assert_eq!(
+        p.plan.arena_usages["DTCM"].used, 1024,
+        "in and out (512) overlap the slab"
+    );
+    let keep = p.plan.get_allocation("slab/keep").unwrap();
+    assert_eq!(keep.binding.as_ref().unwrap().role, ArenaRole::Persistent);
+    assert_eq!(keep.offset % 64, 0);
+    assert_eq!(p.ops, 1);
+    let explain = planner::report::explain(&p, &g, Some("slab/pre"));
+    assert!(
+        explain.contains("step-scope slab `pre` from memory.slabs[0]"),
+        "{explain}"
+    );
+    // A slab in read-only memory is rejected at its position.
+    let bad = text.replace("memory = \"DTCM\", role", "memory = \"FLASH\", role");
+    let e = Manifest::parse(&bad, Path::new("slabs.toml")).unwrap_err();
+    assert!(
+        e.message()
+            .contains("puts slab pre in FLASH, which is read-only"),
+        "{e}"
+    );
+    assert_eq!(e.location().unwrap().1, 19);
+}

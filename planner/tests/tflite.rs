@@ -1,0 +1,864 @@
+//! The TFLite reader on the bundled real models (`models/`, see `models/NOTICE`) and on
+//! models built here with the flatbuffers builder.
+#![cfg(feature = "std")]
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use flatbuffers::{FlatBufferBuilder, WIPOffset, field_index_to_field_offset as field};
+use planner::graph::{DType, Graph, TensorKind};
+use planner::import::tflite;
+use planner::lifetimes;
+use planner::manifest::Manifest;
+use planner::pack::{Item, Problem, lower_bound};
+use planner::verify;
+
+/// One bundled model and its published figures (`../shared/models/README.md`).
+struct Figures {
+    name: &'static str,
+    ops: usize,
+    tensors: usize,
+    /// Bytes of constant data, each buffer counted once.
+    weights: u64,
+    /// Largest sum of live activation bytes at one op.
+    lb: u64,
+    /// The same with every size rounded up to 16.
+    lb16: u64,
+}
+
+const MODELS: [Figures; 12] = [
+    Figures {
+        name: "tflm_hello_world_int8",
+        ops: 3,
+        tensors: 10,
+        weights: 420,
+        lb: 32,
+        lb16: 32,
+    },
+    Figures {
+        name: "tflm_micro_speech_int8",
+        ops: 4,
+        tensors: 10,
+        weights: 16_704,
+        lb: 5_960,
+        lb16: 5_968,
+    },
+    Figures {
+        name: "tflm_keyword_scrambled_8bit",
+        ops: 15,
+        tensors: 54,
+        weights: 22_728,
+        lb: 288,
+        lb16: 288,
+    },
+    Figures {
+        name: "tflm_mnist_lstm_int8",
+        ops: 4,
+        tensors: 27,
+        weights: 9_808,
+        lb: 1_344,
+        lb16: 1_344,
+    },
+    Figures {
+        name: "tflm_person_detect_int8",
+        ops: 31,
+        tensors: 89,
+        weights: 218_928,
+        lb: 55_296,
+        lb16: 55_296,
+    },
+    Figures {
+        name: "tflm_micro_speech_lstm",
+        ops: 4,
+        tensors: 27,
+        weights: 120_900,
+        lb: 16_513,
+        lb16: 16_528,
+    },
+    Figures {
+        name: "tiny_kws_dscnn_int8",
+        ops: 13,
+        tensors: 35,
+        weights: 24_376,
+        lb: 16_000,
+        lb16: 16_000,
+    },
+    Figures {
+        name: "tiny_ad01_int8",
+        ops: 10,
+        tensors: 31,
+        weights: 270_880,
+        lb: 768,
+        lb16: 768,
+    },
+    Figures {
+        name: "tiny_ic_resnet8_int8",
+        ops: 16,
+        tensors: 38,
+        weights: 78_752,
+        lb: 49_152,
+        lb16: 49_152,
+    },
+    Figures {
+        name: "tiny_str_ww_int8",
+        ops: 11,
+        tensors: 31,
+        weights: 48_396,
+        lb: 6_656,
+        lb16: 6_656,
+    },
+    Figures {
+        name: "te_mcunet_vww",
+        ops: 63,
+        tensors: 163,
+        weights: 445_128,
+        lb: 161_472,
+        lb16: 161_472,
+    },
+    Figures {
+        name: "te_mcunetv2_large",
+        ops: 163,
+        tensors: 380,
+        weights: 1_850_546,
+        lb: 2_451_840,
+        lb16: 2_451_840,
+    },
+];
+
+fn model_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../models")
+        .join(format!("{name}.tflite"))
+}
+
+/// Constant bytes, each shared buffer counted once.
+fn weight_bytes(g: &Graph) -> u64 {
+    let mut seen = BTreeSet::new();
+    g.tensors
+        .iter()
+        .filter_map(|t| t.data.as_ref())
+        .filter(|d| seen.insert(d.as_ptr() as usize))
+        .map(|d| d.len() as u64)
+        .sum()
+}
+
+/// The lower bound as the models README defines it: activations only (constants and
+/// variables left out), each live over its lifetime ([`lifetimes::compute`]: first to last op
+/// that uses it, inputs from op 0, outputs to the last op), unaligned and rounded to 16.
+fn lower_bounds(g: &Graph) -> (u64, u64) {
+    let lt = lifetimes::compute(g).unwrap();
+    let bound = |align: u64| {
+        let items = g
+            .tensors
+            .iter()
+            .zip(&lt.live)
+            .filter(|(t, _)| t.kind == TensorKind::Activation)
+            .filter_map(|(t, live)| {
+                live.map(|(start, end)| Item {
+                    size: t.size,
+                    start,
+                    end,
+                    align,
+                    fixed: None,
+                    spillable: false,
+                })
+            })
+            .collect();
+        lower_bound(&Problem {
+            items,
+            capacity: None,
+        })
+    };
+    (bound(1), bound(16))
+}
+
+#[test]
+fn bundled_models_match_published_figures() {
+    for m in &MODELS {
+        let path = model_path(m.name);
+        let g = tflite::read(&path).unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        let (lb, lb16) = lower_bounds(&g);
+        println!(
+            "{}: ops {} tensors {} weights {} lb {lb} lb16 {lb16}",
+            m.name,
+            g.ops.len(),
+            g.tensors.len(),
+            weight_bytes(&g)
+        );
+        assert_eq!(g.name, m.name);
+        assert_eq!(g.ops.len(), m.ops, "{}: ops", m.name);
+        assert_eq!(g.tensors.len(), m.tensors, "{}: tensors", m.name);
+        assert_eq!(weight_bytes(&g), m.weights, "{}: weight bytes", m.name);
+        assert_eq!(lb, m.lb, "{}: LB", m.name);
+        assert_eq!(lb16, m.lb16, "{}: LB16", m.name);
+        let planned = planner::plan_graph(&Manifest::for_model_file(&path), &g)
+            .unwrap_or_else(|e| panic!("{}: {e}", m.name));
+        verify::verify(&g, &planned.plan).unwrap_or_else(|v| panic!("{}: {v:?}", m.name));
+    }
+}
+
+/// Deterministic pseudo-random numbers (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % u64::try_from(n).unwrap()).unwrap()
+    }
+}
+
+/// Every error names the file; a success is a graph whose indices are in range, and which
+/// plans under the default platform with a plan the verifier passes (the pipeline runs it),
+/// unless planning reports an error.
+fn check_outcome(result: Result<Graph, planner::Error>, path: &Path, what: &str) -> bool {
+    match result {
+        Err(e) => {
+            assert!(
+                e.message().contains(&path.display().to_string()),
+                "{what}: error does not name the file: {e}"
+            );
+            false
+        }
+        Ok(g) => {
+            g.validate().unwrap();
+            for t in &g.tensors {
+                if let Some(d) = &t.data {
+                    assert_eq!(t.kind, TensorKind::Constant, "{what}");
+                    assert_eq!(t.size, d.len() as u64, "{what}");
+                }
+            }
+            if let Ok(planned) = planner::plan_graph(&Manifest::for_model_file(path), &g) {
+                verify::verify(&g, &planned.plan).unwrap_or_else(|v| panic!("{what}: {v:?}"));
+            }
+            true
+        }
+    }
+}
+
+/// Positions of the bytes outside constant data. Each constant's bytes are found where the
+/// flatbuffer keeps a vector: a little-endian `u32` length, then the bytes.
+fn structure_positions(bytes: &[u8], g: &Graph) -> Vec<usize> {
+    let mut data = vec![false; bytes.len()];
+    for d in g.tensors.iter().filter_map(|t| t.data.as_ref()) {
+        let len = u32::try_from(d.len()).unwrap().to_le_bytes();
+        let found = (4..bytes.len().saturating_sub(d.len()))
+            .step_by(4)
+            .find(|&p| bytes[p - 4..p] == len && bytes[p..p + d.len()] == d[..])
+            .expect("constant bytes are in the file");
+        data[found..found + d.len()].fill(true);
+    }
+    (0..bytes.len()).filter(|&p| !data[p]).collect()
+}
+
+#[test]
+fn corrupted_models_are_errors_not_panics() {
+    let mut rng = Rng(0x5EED_7F11_7E00_0003);
+    for m in &MODELS {
+        let path = model_path(m.name);
+        let bytes = std::fs::read(&path).unwrap();
+        let n = bytes.len();
+        // Truncation: the first bytes one by one, then points spread over the file.
+        let mut cuts: Vec<usize> = (0..12).collect();
+        cuts.extend((0..48).map(|_| rng.below(n)));
+        cuts.push(n - 1);
+        for cut in cuts {
+            // A cut into trailing padding may leave a readable model; any other is an error.
+            let r = tflite::parse(&bytes[..cut], &path);
+            assert!(
+                cut >= 8 || r.is_err(),
+                "{}: truncated to {cut} bytes but read",
+                m.name
+            );
+            check_outcome(r, &path, &format!("{} cut at {cut}", m.name));
+        }
+        // Flips: two in three in the flatbuffer's structure (tables, vtables, offsets,
+        // shapes, names, quantisation: every byte outside constant data), the rest anywhere.
+        // A flip in a name, a scale or an unused byte may still read.
+        let structure = structure_positions(&bytes, &tflite::parse(&bytes, &path).unwrap());
+        let mut copy = bytes.clone();
+        let mut read = 0;
+        let flips = 128;
+        for k in 0..flips {
+            let pos = if k % 3 == 2 {
+                rng.below(n)
+            } else {
+                structure[rng.below(structure.len())]
+            };
+            let old = copy[pos];
+            let mask = u8::try_from(1 + rng.below(255)).unwrap();
+            copy[pos] ^= mask;
+            let r = tflite::parse(&copy, &path);
+            if check_outcome(r, &path, &format!("{} byte {pos} ^ {mask:#x}", m.name)) {
+                read += 1;
+            }
+            copy[pos] = old;
+        }
+        // Most flips in the structure must be caught; a flip in a name, a scale or an
+        // unused byte may still read.
+        // Some of the flips must have been caught: they did reach the structure.
+        assert!(read < flips, "{}: all {flips} flipped files read", m.name);
+        // Several flips at once.
+        for _ in 0..8 {
+            let mut copy = bytes.clone();
+            for _ in 0..8 {
+                let pos = rng.below(n);
+                copy[pos] = u8::try_from(rng.below(256)).unwrap();
+            }
+            check_outcome(tflite::parse(&copy, &path), &path, m.name);
+        }
+    }
+}
+
+// ---- Models built with the flatbuffers builder --------------------------------------------
+//
+// Field ids as in the TFLite schema (the same ones the reader documents).
+
+#[derive(Clone)]
+struct TensorSpec {
+    name: &'static str,
+    shape: Vec<i32>,
+    signature: Option<Vec<i32>>,
+    ty: i8,
+    buffer: u32,
+    variable: bool,
+    /// `(scale, zero_point, quantized_dimension)`.
+    quantization: Option<(Vec<f32>, Vec<i64>, i32)>,
+    /// Writes an (empty) `sparsity` table.
+    sparse: bool,
+}
+
+fn tensor(name: &'static str, shape: &[i32], buffer: u32) -> TensorSpec {
+    TensorSpec {
+        name,
+        shape: shape.to_vec(),
+        signature: None,
+        ty: 9, // INT8
+        buffer,
+        variable: false,
+        quantization: None,
+        sparse: false,
+    }
+}
+
+#[derive(Clone)]
+struct OpSpec {
+    code: u32,
+    inputs: Vec<i32>,
+    outputs: Vec<i32>,
+    intermediates: Vec<i32>,
+}
+
+fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> OpSpec {
+    OpSpec {
+        code,
+        inputs: inputs.to_vec(),
+        outputs: outputs.to_vec(),
+        intermediates: Vec::new(),
+    }
+}
+
+#[derive(Clone)]
+struct SubgraphSpec {
+    tensors: Vec<TensorSpec>,
+    ops: Vec<OpSpec>,
+    inputs: Vec<i32>,
+    outputs: Vec<i32>,
+}
+
+#[derive(Clone)]
+enum BufferSpec {
+    Empty,
+    Data(Vec<u8>),
+    External { offset: u64, size: u64 },
+}
+
+#[derive(Clone)]
+struct CodeSpec {
+    deprecated: i8,
+    builtin: i32,
+    custom: Option<&'static str>,
+}
+
+fn code(builtin: i32) -> CodeSpec {
+    CodeSpec {
+        deprecated: i8::try_from(builtin.min(127)).unwrap(),
+        builtin,
+        custom: None,
+    }
+}
+
+/// Signature names: `(name, tensor index)`.
+type Names = Vec<(&'static str, u32)>;
+
+#[derive(Clone)]
+struct ModelSpec {
+    version: u32,
+    codes: Vec<CodeSpec>,
+    subgraphs: Vec<SubgraphSpec>,
+    buffers: Vec<BufferSpec>,
+    /// Signature input and output names of subgraph 0.
+    signature: Option<(Names, Names)>,
+}
+
+/// Input `x` [1, 4] → FULLY_CONNECTED (weights [4, 4], no bias) → `h` → SOFTMAX → `y`.
+fn small_model() -> ModelSpec {
+    ModelSpec {
+        version: 3,
+        codes: vec![code(9), code(25)],
+        subgraphs: vec![SubgraphSpec {
+            tensors: vec![
+                tensor("x", &[1, 4], 0),
+                tensor("w", &[4, 4], 1),
+                tensor("h", &[1, 4], 0),
+                tensor("y", &[1, 4], 0),
+            ],
+            ops: vec![op(0, &[0, 1, -1], &[2]), op(1, &[2], &[3])],
+            inputs: vec![0],
+            outputs: vec![3],
+        }],
+        buffers: vec![BufferSpec::Empty, BufferSpec::Data((0..16).collect())],
+        signature: None,
+    }
+}
+
+fn build(m: &ModelSpec) -> Vec<u8> {
+    let mut b = FlatBufferBuilder::new();
+    let mut codes = Vec::new();
+    for c in &m.codes {
+        let custom = c.custom.map(|s| b.create_string(s));
+        let t = b.start_table();
+        b.push_slot_always(field(0), c.deprecated);
+        if let Some(s) = custom {
+            b.push_slot_always(field(1), s);
+        }
+        b.push_slot_always(field(3), c.builtin);
+        codes.push(b.end_table(t));
+    }
+    let mut subgraphs = Vec::new();
+    for sg in &m.subgraphs {
+        let mut tensors = Vec::new();
+        for t in &sg.tensors {
+            let shape = b.create_vector(&t.shape);
+            let signature = t.signature.as_ref().map(|s| b.create_vector(s));
+            let name = b.create_string(t.name);
+            let quantization = t.quantization.as_ref().map(|(scale, zero, axis)| {
+                let scale = b.create_vector(scale);
+                let zero = b.create_vector(zero);
+                let q = b.start_table();
+                b.push_slot_always(field(2), scale);
+                b.push_slot_always(field(3), zero);
+                b.push_slot_always(field(6), *axis);
+                b.end_table(q)
+            });
+            let sparsity = t.sparse.then(|| {
+                let sp = b.start_table();
+                b.end_table(sp)
+            });
+            let table = b.start_table();
+            b.push_slot_always(field(0), shape);
+            b.push_slot_always(field(1), t.ty);
+            b.push_slot_always(field(2), t.buffer);
+            b.push_slot_always(field(3), name);
+            if let Some(q) = quantization {
+                b.push_slot_always(field(4), q);
+            }
+            if t.variable {
+                b.push_slot_always(field(5), true);
+            }
+            if let Some(sp) = sparsity {
+                b.push_slot_always(field(6), sp);
+            }
+            if let Some(s) = signature {
+                b.push_slot_always(field(7), s);
+            }
+            tensors.push(b.end_table(table));
+        }
+        let mut ops = Vec::new();
+        for o in &sg.ops {
+            let inputs = b.create_vector(&o.inputs);
+            let outputs = b.create_vector(&o.outputs);
+            let intermediates = b.create_vector(&o.intermediates);
+            let table = b.start_table();
+            b.push_slot_always(field(0), o.code);
+            b.push_slot_always(field(1), inputs);
+            b.push_slot_always(field(2), outputs);
+            b.push_slot_always(field(8), intermediates);
+            ops.push(b.end_table(table));
+        }
+        let tensors = b.create_vector(&tensors);
+        let inputs = b.create_vector(&sg.inputs);
+        let outputs = b.create_vector(&sg.outputs);
+        let ops = b.create_vector(&ops);
+        let table = b.start_table();
+        b.push_slot_always(field(0), tensors);
+        b.push_slot_always(field(1), inputs);
+        b.push_slot_always(field(2), outputs);
+        b.push_slot_always(field(3), ops);
+        subgraphs.push(b.end_table(table));
+    }
+    let mut buffers = Vec::new();
+    for buf in &m.buffers {
+        let data = match buf {
+            BufferSpec::Data(d) => Some(b.create_vector(d)),
+            _ => None,
+        };
+        let table = b.start_table();
+        if let Some(d) = data {
+            b.push_slot_always(field(0), d);
+        }
+        if let BufferSpec::External { offset, size } = buf {
+            b.push_slot_always(field(1), *offset);
+            b.push_slot_always(field(2), *size);
+        }
+        buffers.push(b.end_table(table));
+    }
+    let signatures = m.signature.as_ref().map(|(ins, outs)| {
+        let mut maps = |list: &[(&str, u32)]| {
+            let mut v: Vec<WIPOffset<_>> = Vec::new();
+            for &(name, index) in list {
+                let name = b.create_string(name);
+                let t = b.start_table();
+                b.push_slot_always(field(0), name);
+                b.push_slot_always(field(1), index);
+                v.push(b.end_table(t));
+            }
+            b.create_vector(&v)
+        };
+        let ins = maps(ins);
+        let outs = maps(outs);
+        let t = b.start_table();
+        b.push_slot_always(field(0), ins);
+        b.push_slot_always(field(1), outs);
+        b.push_slot_always(field(4), 0u32);
+        let sig = b.end_table(t);
+        b.create_vector(&[sig])
+    });
+    let codes = b.create_vector(&codes);
+    let subgraphs = b.create_vector(&subgraphs);
+    let buffers = b.create_vector(&buffers);
+    let root = b.start_table();
+    b.push_slot_always(field(0), m.version);
+    b.push_slot_always(field(1), codes);
+    b.push_slot_always(field(2), subgraphs);
+    b.push_slot_always(field(4), buffers);
+    if let Some(s) = signatures {
+        b.push_slot_always(field(7), s);
+    }
+    let root = b.end_table(root);
+    b.finish(root, Some("TFL3"));
+    b.finished_data().to_vec()
+}
+
+const BUILT: &str = "built.tflite";
+
+fn read_built(m: &ModelSpec) -> Result<Graph, planner::Error> {
+    tflite::parse(&build(m), Path::new(BUILT))
+}
+
+/// The error's message, checked to name the file.
+fn error_of(m: &ModelSpec) -> String {
+    let e = read_built(m).expect_err("the model should be rejected");
+    let msg = e.message().to_string();
+    assert!(msg.starts_with(BUILT), "{msg}");
+    assert!(e.help_text().is_some(), "{msg}");
+    msg
+}
+
+#[test]
+fn built_model_reads() {
+    let mut m = small_model();
+    m.signature = Some((vec![("audio", 0)], vec![("scores", 3)]));
+    let g = read_built(&m).unwrap();
+    assert_eq!(g.name, "built");
+    let ids: Vec<&str> = g.tensors.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["0", "1", "2", "3"]);
+    assert_eq!(g.tensors[1].name, "w");
+    assert_eq!(g.tensors[1].kind, TensorKind::Constant);
+    assert_eq!(g.tensors[1].dtype, DType::I8);
+    assert_eq!(g.tensors[1].size, 16);
+    assert_eq!(
+        g.tensors[1].data.as_deref(),
+        Some(&(0..16).collect::<Vec<u8>>()[..])
+    );
+    assert_eq!(g.tensors[0].kind, TensorKind::Activation);
+    assert_eq!(g.tensors[0].data, None);
+    assert_eq!(g.ops[0].opcode, "FULLY_CONNECTED");
+    assert_eq!(g.ops[1].opcode, "SOFTMAX");
+    assert_eq!(g.ops[0].inputs[2], None);
+    assert_eq!(g.ops[0].outputs.len(), 1);
+    assert_eq!(g.inputs[0].name, "audio");
+    assert_eq!(g.outputs[0].name, "scores");
+    // Without a signature the tensor names are used.
+    let g = read_built(&small_model()).unwrap();
+    assert_eq!(
+        (g.inputs[0].name.as_str(), g.outputs[0].name.as_str()),
+        ("x", "y")
+    );
+}
+
+#[test]
+fn dynamic_dimensions_are_rejected_with_the_tensor_name() {
+    // An unknown sequence length.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].signature = Some(vec![1, -1]);
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("tensor 2 `h`") && msg.contains("dynamic"),
+        "{msg}"
+    );
+    // An unknown dimension in the shape itself.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[0].shape = vec![1, -1];
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("tensor 0 `x`") && msg.contains("dynamic"),
+        "{msg}"
+    );
+    // "Any batch" over an exported batch of 1 is what converters write: planned as 1.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[0].signature = Some(vec![-1, 4]);
+    assert_eq!(read_built(&m).unwrap().tensors[0].shape, [1, 4]);
+}
+
+#[test]
+fn ops_that_run_other_subgraphs_are_rejected_by_name() {
+    // WHILE (119) with a cond and a body subgraph.
+    let body = SubgraphSpec {
+        tensors: vec![tensor("i", &[1], 0), tensor("o", &[1], 0)],
+        ops: vec![],
+        inputs: vec![0],
+        outputs: vec![1],
+    };
+    let mut m = small_model();
+    m.codes.push(code(119));
+    m.subgraphs[0].ops.push(op(2, &[3], &[3]));
+    m.subgraphs.push(body.clone());
+    m.subgraphs.push(body);
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("op 2 is WHILE") && msg.contains("3 subgraphs"),
+        "{msg}"
+    );
+    // CALL_ONCE (129) through the extended builtin_code field.
+    let mut m2 = m.clone();
+    m2.codes[2] = CodeSpec {
+        deprecated: 127,
+        builtin: 129,
+        custom: None,
+    };
+    assert!(error_of(&m2).contains("CALL_ONCE"));
+    // An operator code this reader does not know, in a model with several subgraphs.
+    m2.codes[2] = CodeSpec {
+        deprecated: 127,
+        builtin: 400,
+        custom: None,
+    };
+    assert!(error_of(&m2).contains("code 400"));
+    // The same unknown code with one subgraph cannot run another one: read.
+    let mut m3 = m2.clone();
+    m3.subgraphs.truncate(1);
+    assert_eq!(read_built(&m3).unwrap().ops[2].opcode, "BUILTIN:400");
+}
+
+#[test]
+fn operator_codes() {
+    let mut m = small_model();
+    // Old files have only the deprecated byte; new ones past 127 only the extended field.
+    m.codes[0] = CodeSpec {
+        deprecated: 3,
+        builtin: 0,
+        custom: None,
+    };
+    m.codes[1] = CodeSpec {
+        deprecated: 127,
+        builtin: 150,
+        custom: None,
+    };
+    let g = read_built(&m).unwrap();
+    assert_eq!(
+        (g.ops[0].opcode.as_str(), g.ops[1].opcode.as_str()),
+        ("CONV_2D", "GELU")
+    );
+    m.codes[1] = CodeSpec {
+        deprecated: 32,
+        builtin: 32,
+        custom: Some("TFLite_Detection_PostProcess"),
+    };
+    assert_eq!(
+        read_built(&m).unwrap().ops[1].opcode,
+        "CUSTOM:TFLite_Detection_PostProcess"
+    );
+    m.codes[1].custom = None;
+    assert!(error_of(&m).contains("custom operator without a custom_code"));
+    let mut m = small_model();
+    m.subgraphs[0].ops[1].code = 7;
+    assert!(error_of(&m).contains("op 1 uses operator code 7, but the model has 2"));
+}
+
+#[test]
+fn indices_out_of_range_are_errors() {
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].buffer = 7;
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("tensor 1 `w` names buffer 7, but the model has 2 buffers"),
+        "{msg}"
+    );
+    let mut m = small_model();
+    m.subgraphs[0].ops[1].inputs = vec![9];
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("op 1 (SOFTMAX) input 0 names tensor 9"),
+        "{msg}"
+    );
+    let mut m = small_model();
+    m.subgraphs[0].ops[1].outputs = vec![-1];
+    assert!(error_of(&m).contains("output 0 names tensor -1"));
+    let mut m = small_model();
+    m.subgraphs[0].outputs = vec![4];
+    assert!(error_of(&m).contains("subgraph 0 output 0 names tensor 4"));
+    let mut m = small_model();
+    m.subgraphs.clear();
+    assert!(error_of(&m).contains("no subgraph"));
+}
+
+#[test]
+fn sizes_are_checked() {
+    // A shape whose byte count passes 2^64.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].shape = vec![i32::MAX, i32::MAX, i32::MAX];
+    m.subgraphs[0].tensors[2].ty = 4; // INT64
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("tensor 2 `h`") && msg.contains("more than 2^64"),
+        "{msg}"
+    );
+    // A constant whose buffer does not match its shape.
+    let mut m = small_model();
+    m.buffers[1] = BufferSpec::Data(vec![1; 15]);
+    assert!(error_of(&m).contains("needs 16 bytes, but its buffer holds 15"));
+    // Packed INT4: three elements in two bytes.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].shape = vec![3];
+    m.subgraphs[0].tensors[1].ty = 17;
+    m.buffers[1] = BufferSpec::Data(vec![0x21, 0x03]);
+    let g = read_built(&m).unwrap();
+    assert_eq!((g.tensors[1].dtype, g.tensors[1].size), (DType::I4, 2));
+    // Size-0 intermediates take no bytes.
+    let mut m = small_model();
+    m.subgraphs[0].tensors.push(tensor("scratch", &[0], 0));
+    m.subgraphs[0].ops[0].intermediates = vec![4];
+    let g = read_built(&m).unwrap();
+    assert_eq!(g.ops[0].scratch, [planner::graph::TensorIndex(4)]);
+    assert_eq!(g.tensors[4].size, 0);
+    // FLOAT32 is 4 bytes an element.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].ty = 0;
+    assert_eq!(read_built(&m).unwrap().tensors[2].size, 16);
+    // A type with no size here.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].ty = 19;
+    assert!(error_of(&m).contains("INT2 (19)"));
+}
+
+#[test]
+fn strings_and_variables() {
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].ty = 5; // STRING activation: size unknown
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("tensor 2 `h` has type string but is not constant"),
+        "{msg}"
+    );
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].ty = 5; // STRING constant: its bytes
+    let g = read_built(&m).unwrap();
+    assert_eq!(
+        (g.tensors[1].kind, g.tensors[1].size),
+        (TensorKind::Constant, 16)
+    );
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].variable = true;
+    assert_eq!(
+        read_built(&m).unwrap().tensors[2].kind,
+        TensorKind::Variable
+    );
+}
+
+#[test]
+fn quantization_and_sparsity() {
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].quantization =
+        Some((vec![0.5, 0.25, 0.125, 1.0], vec![0, 1, 2, 3], 0));
+    m.subgraphs[0].tensors[2].quantization = Some((vec![0.75], vec![-128], 0));
+    let g = read_built(&m).unwrap();
+    let q = g.tensors[1].quantization.as_ref().unwrap();
+    assert_eq!(
+        (q.scale.as_slice(), q.zero_point.as_slice(), q.axis),
+        (&[0.5, 0.25, 0.125, 1.0][..], &[0, 1, 2, 3][..], 0)
+    );
+    let q = g.tensors[2].quantization.as_ref().unwrap();
+    assert_eq!(
+        (q.scale.as_slice(), q.zero_point.as_slice()),
+        (&[0.75][..], &[-128][..])
+    );
+    assert_eq!(g.tensors[0].quantization, None);
+    // A sparse constant is planned at its stored bytes, not its dense shape.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[1].sparse = true;
+    m.buffers[1] = BufferSpec::Data(vec![7; 6]);
+    assert_eq!(read_built(&m).unwrap().tensors[1].size, 6);
+    // A sparse activation has no size before run time.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].sparse = true;
+    assert!(error_of(&m).contains("tensor 2 `h` is sparse but is not constant"));
+}
+
+#[test]
+fn external_buffers_are_read_at_their_offset() {
+    // Files over 2 GiB keep buffers after the flatbuffer, at `offset`/`size`; a small file
+    // laid out the same way exercises the same path.
+    let mut m = small_model();
+    let offset = 1u64 << 16;
+    m.buffers[1] = BufferSpec::External { offset, size: 16 };
+    let mut bytes = build(&m);
+    assert!(bytes.len() < 1 << 16);
+    bytes.resize(1 << 16, 0);
+    bytes.extend(100..116u8);
+    let g = tflite::parse(&bytes, Path::new(BUILT)).unwrap();
+    assert_eq!(
+        g.tensors[1].data.as_deref(),
+        Some(&(100..116).collect::<Vec<u8>>()[..])
+    );
+    // Past the end of the file.
+    bytes.truncate(bytes.len() - 1);
+    let e = tflite::parse(&bytes, Path::new(BUILT)).unwrap_err();
+    assert!(
+        e.message()
+            .contains("buffer 1 of tensor 1 `w` lies at bytes 65536..65552"),
+        "{e}"
+    );
+}
+
+#[test]
+fn not_a_model() {
+    let path = Path::new(BUILT);
+    let e = tflite::parse(b"TFL3", path).unwrap_err();
+    assert!(e.message().contains("too short"), "{e}");
+    let mut bytes = build(&small_model());
+    bytes[4..8].copy_from_slice(b"ONNX");
+    let e = tflite::parse(&bytes, path).unwrap_err();
+    assert!(e.message().contains("file identifier is \"ONNX\""), "{e}");
+    let mut m = small_model();
+    m.version = 2;
+    assert!(error_of(&m).contains("schema version is 2"));
+    let e = tflite::read(Path::new("does/not/exist.tflite")).unwrap_err();
+    assert!(e.is_io(), "{e}");
+}

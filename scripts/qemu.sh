@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Builds the Cortex-M55 firmware (examples/firmware-m55), checks the linked ELF against the
+# memory map and every model's plan, and runs it on QEMU's mps3-an547 machine: hello_world
+# inference (compared with the host example's output) and the canary run of every bundled
+# model that fits the board. Then proves the checks are real: a HardFault must be reported
+# and fail the run, and a plan with one live tensor moved onto another must be rejected by
+# rustc and, with the plan check left out, caught by the canary on the board.
+#
+# Exits with the firmware's status (semihosting SYS_EXIT: 0 on success, 1 on failure; 124
+# if QEMU had to be killed by the timeout), or 1 when a check around it fails.
+#
+# Installs what it needs when missing: Debian's qemu-system-arm, the rustup target.
+# QEMU_TIMEOUT (seconds, default 60) bounds every QEMU run: a fault the firmware cannot
+# report would otherwise hang it.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+fw="$root/examples/firmware-m55"
+target=thumbv8m.main-none-eabihf
+elf="$fw/target/$target/release/firmware-m55"
+out="$fw/target/qemu"
+qemu_timeout="${QEMU_TIMEOUT:-60}"
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+die() {
+    echo "qemu.sh: $*" >&2
+    exit 1
+}
+
+if ! command -v qemu-system-arm >/dev/null 2>&1; then
+    echo "== installing qemu-system-arm"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
+fi
+if ! rustup target list --installed | grep -qx "$target"; then
+    echo "== adding rust target $target"
+    rustup target add "$target"
+fi
+echo "== $(qemu-system-arm --version | head -n 1)"
+mkdir -p "$out"
+
+# Runs an image on the Cortex-M55 board; its semihosting output goes to stdout.
+run_qemu() {
+    timeout "$qemu_timeout" qemu-system-arm -M mps3-an547 -nographic \
+        -semihosting-config enable=on,target=native -kernel "$1" </dev/null
+}
+
+# Builds the firmware with the given cargo arguments; prints the build script's OUT_DIR.
+build() {
+    (cd "$fw" && cargo build --release --message-format=json-render-diagnostics "$@") |
+        sed -n 's/.*"reason":"build-script-executed".*"package_id":"[^"]*firmware-m55[^"]*".*"out_dir":"\([^"]*\)".*/\1/p' |
+        tail -n 1
+}
+
+# 0. The firmware is outside the workspace, so the workspace's fmt and clippy miss it.
+echo "== fmt and clippy (firmware)"
+(cd "$fw" && cargo fmt --check && cargo clippy --release --quiet -- -D warnings)
+
+# 1. The fault handler must end the run with a failure, not hang QEMU.
+echo "== fault self-test"
+build --features fault-selftest >/dev/null
+cp "$elf" "$out/fault-selftest.elf"
+status=0
+run_qemu "$out/fault-selftest.elf" >"$out/fault-selftest.log" 2>&1 || status=$?
+cat "$out/fault-selftest.log"
+if [ "$status" -ne 1 ] || ! grep -q "hard fault" "$out/fault-selftest.log"; then
+    die "fault self-test: expected a reported hard fault and exit status 1, got status $status"
+fi
+echo "fault self-test: the fault was reported and QEMU exited with status 1, as it should"
+
+# 2. A plan with a live tensor moved onto another: rustc must reject it.
+echo "== broken plan: rustc must reject it"
+if (cd "$fw" && cargo build --release --features broken-plan) >"$out/broken-build.log" 2>&1; then
+    die "the broken plan compiled; the plan check let it through"
+fi
+grep -E "are both live at op [0-9]+ and share bytes" "$out/broken-build.log" ||
+    { cat "$out/broken-build.log"; die "the broken plan failed to build, but not on the plan check"; }
+
+# 3. The same plan with the check left out: the canary on the board must catch it.
+echo "== broken plan, plan check left out: the canary must catch it"
+build --features broken-plan,skip-plan-check >/dev/null
+cp "$elf" "$out/broken-plan.elf"
+status=0
+run_qemu "$out/broken-plan.elf" >"$out/broken-plan.log" 2>&1 || status=$?
+grep -E "canary hello_world: FAILED" "$out/broken-plan.log" || true
+if [ "$status" -ne 1 ] || ! grep -q "canary hello_world: FAILED: .*live tensor" "$out/broken-plan.log"; then
+    cat "$out/broken-plan.log"
+    die "the canary did not catch the broken plan (status $status)"
+fi
+
+# 4. The real firmware.
+echo "== build"
+start="$(now)"
+out_dir="$(build)"
+build_s="$(since "$start")"
+[ -n "$out_dir" ] || die "cargo reported no OUT_DIR for firmware-m55's build script"
+cp "$elf" "$out/firmware-m55.elf"
+
+echo "== ELF check"
+(cd "$root" && cargo run --quiet -p firmware-elf --bin firmware-elf-check -- \
+    "$out/firmware-m55.elf" --script "$fw/memory.x" --plan-dir "$out_dir/planner")
+
+echo "== run on qemu-system-arm -M mps3-an547"
+start="$(now)"
+status=0
+# With pipefail, the pipeline's status is QEMU's (tee succeeds).
+run_qemu "$out/firmware-m55.elf" | tee "$out/firmware-m55.log" || status=$?
+run_s="$(since "$start")"
+echo "== firmware exit status $status (build ${build_s}s, QEMU run ${run_s}s)"
+[ "$status" -eq 0 ] || exit "$status"
+
+# 5. The firmware's hello_world outputs must equal the host example's.
+echo "== hello_world: firmware vs host example"
+awk '$1 == "sweep" && $2 != "x" { print $2, $3 }' "$out/firmware-m55.log" >"$out/sweep-firmware.txt"
+(cd "$root" && cargo run --quiet -p host) |
+    awk 'NF == 4 && $1 ~ /^[0-9.]+$/ { print $1, $2 }' >"$out/sweep-host.txt"
+[ -s "$out/sweep-host.txt" ] || die "the host example printed no sweep"
+if ! diff "$out/sweep-firmware.txt" "$out/sweep-host.txt"; then
+    die "the firmware's hello_world outputs differ from the host example's (above: < firmware, > host)"
+fi
+echo "hello_world: the firmware's $(wc -l <"$out/sweep-firmware.txt") outputs equal the host example's"
+exit 0

@@ -1,0 +1,153 @@
+//! The arenas of a plan file (`<model>.plan.json`, written by `planner-build`), as the ELF
+//! check expects to find them in the image.
+//!
+//! Only the fields the check needs are read, and unknown fields are ignored, so the check
+//! keeps working while the plan file grows; the format version is still checked.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::{Contents, ExpectedArena};
+
+/// The plan-file format version this reader understands.
+pub const FORMAT_VERSION: u32 = 1;
+
+#[derive(Deserialize)]
+struct PlanFile {
+    format_version: u32,
+    model: String,
+    arenas: Vec<Arena>,
+}
+
+#[derive(Deserialize)]
+struct Arena {
+    name: String,
+    memory: String,
+    source_memory: String,
+    size: u64,
+    alignment: u64,
+    section: Option<String>,
+    blob: Option<Blob>,
+}
+
+#[derive(Deserialize)]
+struct Blob {
+    file: String,
+    section: String,
+    size: u64,
+}
+
+/// The linker output section that holds an input section: the input name without its
+/// `.bss`/`.rodata` prefix (the naming rule of `planner::planfile::naming`).
+pub fn output_section(section: &str) -> String {
+    section
+        .strip_prefix(".bss")
+        .or_else(|| section.strip_prefix(".rodata"))
+        .unwrap_or(section)
+        .to_string()
+}
+
+/// The linker symbol the fragment defines at the start or the end of an output section.
+pub fn linker_symbol(section: &str, end: bool) -> String {
+    let body = output_section(section)
+        .trim_start_matches('.')
+        .replace('.', "_");
+    format!("__{body}_{}", if end { "end" } else { "start" })
+}
+
+/// One model's expected arenas.
+#[derive(Debug, Clone)]
+pub struct ModelArenas {
+    /// The model's name.
+    pub model: String,
+    /// The plan file it came from.
+    pub plan: PathBuf,
+    /// Every arena the image must hold: each writable arena (scratch, persistent, a staged
+    /// constant's runtime copy) and each constant blob, in the memory it is read from.
+    pub arenas: Vec<ExpectedArena>,
+}
+
+/// Reads the plan file at `path` and the blobs beside it.
+pub fn load(path: &Path) -> Result<ModelArenas, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read plan file {}: {e}", path.display()))?;
+    let plan: PlanFile = serde_json::from_str(&text).map_err(|e| {
+        format!(
+            "plan file {} is not a plan this check can read: {e}",
+            path.display()
+        )
+    })?;
+    if plan.format_version != FORMAT_VERSION {
+        return Err(format!(
+            "plan file {} has format version {}, this check reads version {FORMAT_VERSION}; \
+             update tests/firmware-elf with planner-build",
+            path.display(),
+            plan.format_version
+        ));
+    }
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut arenas = Vec::new();
+    for a in &plan.arenas {
+        if let Some(section) = &a.section {
+            arenas.push(ExpectedArena {
+                section: output_section(section),
+                region: a.memory.clone(),
+                size: a.size,
+                align: a.alignment,
+                contents: Contents::Zeroed,
+                start_symbols: vec![linker_symbol(section, false)],
+                end_symbols: vec![linker_symbol(section, true)],
+            });
+        }
+        if let Some(blob) = &a.blob {
+            let file = dir.join(&blob.file);
+            let bytes = std::fs::read(&file).map_err(|e| {
+                format!(
+                    "cannot read the blob of arena {} of model {}: {}: {e}; rebuild the firmware",
+                    a.name,
+                    plan.model,
+                    file.display()
+                )
+            })?;
+            if bytes.len() as u64 != blob.size {
+                return Err(format!(
+                    "blob {} is {} bytes, its plan file says {}; rebuild the firmware",
+                    file.display(),
+                    bytes.len(),
+                    blob.size
+                ));
+            }
+            arenas.push(ExpectedArena {
+                section: output_section(&blob.section),
+                region: a.source_memory.clone(),
+                size: blob.size,
+                align: a.alignment,
+                contents: Contents::Blob(bytes),
+                start_symbols: vec![linker_symbol(&blob.section, false)],
+                end_symbols: vec![linker_symbol(&blob.section, true)],
+            });
+        }
+    }
+    Ok(ModelArenas {
+        model: plan.model,
+        plan: path.to_path_buf(),
+        arenas,
+    })
+}
+
+/// Every `*.plan.json` in `dir`, in name order.
+pub fn find(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot list plan directory {}: {e}", dir.display()))?;
+    let mut plans: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.ends_with(".plan.json"))
+        })
+        .collect();
+    plans.sort();
+    Ok(plans)
+}

@@ -1,0 +1,559 @@
+//! The checker against small ELF images written here byte by byte, one fault each.
+
+use super::*;
+
+/// A section of the synthetic image.
+struct Sec {
+    name: &'static str,
+    addr: u32,
+    size: u32,
+    nobits: bool,
+    data: Vec<u8>,
+    /// Load address, when it differs from `addr` (an `AT>` section).
+    load_at: Option<u32>,
+}
+
+fn zeroed(name: &'static str, addr: u32, size: u32) -> Sec {
+    Sec {
+        name,
+        addr,
+        size,
+        nobits: true,
+        data: Vec::new(),
+        load_at: None,
+    }
+}
+
+fn progbits(name: &'static str, addr: u32, data: Vec<u8>) -> Sec {
+    Sec {
+        name,
+        addr,
+        size: data.len() as u32,
+        nobits: false,
+        data,
+        load_at: None,
+    }
+}
+
+/// Writes an ELF32 little-endian ARM executable: one PT_LOAD per section, a data symbol of
+/// the section's size at each section start, plus the extra absolute `symbols`.
+fn image(sections: &[Sec], symbols: &[(&str, u32)]) -> Vec<u8> {
+    fn u16le(v: &mut Vec<u8>, x: u16) {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    fn u32le(v: &mut Vec<u8>, x: u32) {
+        v.extend_from_slice(&x.to_le_bytes());
+    }
+    // String tables.
+    let mut shstr = vec![0u8];
+    let mut sec_names = Vec::new();
+    for s in sections
+        .iter()
+        .map(|s| s.name)
+        .chain([".symtab", ".strtab", ".shstrtab"])
+    {
+        sec_names.push(shstr.len() as u32);
+        shstr.extend_from_slice(s.as_bytes());
+        shstr.push(0);
+    }
+    let mut strtab = vec![0u8];
+    let mut syms: Vec<(u32, u32, u32, u8, u16)> = vec![(0, 0, 0, 0, 0)];
+    for (i, s) in sections.iter().enumerate() {
+        let off = strtab.len() as u32;
+        strtab.extend_from_slice(format!("ARENA_{i}").as_bytes());
+        strtab.push(0);
+        // STB_GLOBAL << 4 | STT_OBJECT
+        syms.push((off, s.addr, s.size, 0x11, (i + 1) as u16));
+    }
+    for (name, value) in symbols {
+        let off = strtab.len() as u32;
+        strtab.extend_from_slice(name.as_bytes());
+        strtab.push(0);
+        // STB_GLOBAL << 4 | STT_NOTYPE, SHN_ABS
+        syms.push((off, *value, 0, 0x10, 0xfff1));
+    }
+
+    let n_ph = sections.len() as u32;
+    let ph_off = 52u32;
+    let mut data_off = ph_off + 32 * n_ph;
+    let mut offsets = Vec::new();
+    for s in sections {
+        offsets.push(data_off);
+        if !s.nobits {
+            data_off += s.data.len() as u32;
+        }
+    }
+    let symtab_off = data_off;
+    let symtab_len = 16 * syms.len() as u32;
+    let strtab_off = symtab_off + symtab_len;
+    let shstr_off = strtab_off + strtab.len() as u32;
+    let sh_off = (shstr_off + shstr.len() as u32).next_multiple_of(4);
+    let n_sh = sections.len() as u32 + 4;
+
+    let mut v = Vec::new();
+    v.extend_from_slice(&[0x7f, b'E', b'L', b'F', 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    u16le(&mut v, 2); // ET_EXEC
+    u16le(&mut v, 40); // EM_ARM
+    u32le(&mut v, 1);
+    u32le(&mut v, 0x101); // e_entry
+    u32le(&mut v, ph_off);
+    u32le(&mut v, sh_off);
+    u32le(&mut v, 0x0500_0400);
+    u16le(&mut v, 52);
+    u16le(&mut v, 32);
+    u16le(&mut v, n_ph as u16);
+    u16le(&mut v, 40);
+    u16le(&mut v, n_sh as u16);
+    u16le(&mut v, (n_sh - 1) as u16);
+    for (s, off) in sections.iter().zip(&offsets) {
+        u32le(&mut v, 1); // PT_LOAD
+        u32le(&mut v, *off);
+        u32le(&mut v, s.addr);
+        u32le(&mut v, s.load_at.unwrap_or(s.addr));
+        u32le(&mut v, if s.nobits { 0 } else { s.size });
+        u32le(&mut v, s.size);
+        u32le(&mut v, 6);
+        u32le(&mut v, 4);
+    }
+    for s in sections.iter().filter(|s| !s.nobits) {
+        v.extend_from_slice(&s.data);
+    }
+    for (name, value, size, info, shndx) in &syms {
+        u32le(&mut v, *name);
+        u32le(&mut v, *value);
+        u32le(&mut v, *size);
+        v.push(*info);
+        v.push(0);
+        u16le(&mut v, *shndx);
+    }
+    v.extend_from_slice(&strtab);
+    v.extend_from_slice(&shstr);
+    v.resize(sh_off as usize, 0);
+    v.extend_from_slice(&[0; 40]);
+    let shdr = |v: &mut Vec<u8>, name, ty, flags, addr, off, size, link, info, align, ent| {
+        for x in [name, ty, flags, addr, off, size, link, info, align, ent] {
+            u32le(v, x);
+        }
+    };
+    for ((s, off), name) in sections.iter().zip(&offsets).zip(&sec_names) {
+        let ty = if s.nobits { 8 } else { 1 };
+        shdr(&mut v, *name, ty, 3, s.addr, *off, s.size, 0, 0, 4, 0);
+    }
+    let n = sections.len();
+    let strtab_index = n as u32 + 2;
+    shdr(
+        &mut v,
+        sec_names[n],
+        2,
+        0,
+        0,
+        symtab_off,
+        symtab_len,
+        strtab_index,
+        1,
+        4,
+        16,
+    );
+    shdr(
+        &mut v,
+        sec_names[n + 1],
+        3,
+        0,
+        0,
+        strtab_off,
+        strtab.len() as u32,
+        0,
+        0,
+        1,
+        0,
+    );
+    shdr(
+        &mut v,
+        sec_names[n + 2],
+        3,
+        0,
+        0,
+        shstr_off,
+        shstr.len() as u32,
+        0,
+        0,
+        1,
+        0,
+    );
+    v
+}
+
+fn regions() -> Vec<Region> {
+    memory_regions(
+        "MEMORY {\n  DTCM : ORIGIN = 0x20000000, LENGTH = 512K\n  \
+         SRAM : ORIGIN = 0x01000000, LENGTH = 2M\n  QSPI (rx) : ORIGIN = 0x28000000, LENGTH = 8M\n}",
+    )
+    .unwrap()
+}
+
+fn scratch(size: u64) -> ExpectedArena {
+    ExpectedArena {
+        section: ".planner.m.scratch.dtcm".into(),
+        region: "DTCM".into(),
+        size,
+        align: 16,
+        contents: Contents::Zeroed,
+        start_symbols: vec!["__m_scratch_dtcm_start".into()],
+        end_symbols: vec!["__m_scratch_dtcm_end".into()],
+    }
+}
+
+fn weights(blob: Vec<u8>) -> ExpectedArena {
+    ExpectedArena {
+        section: ".planner.m.constant.qspi".into(),
+        region: "QSPI".into(),
+        size: blob.len() as u64,
+        align: 16,
+        contents: Contents::Blob(blob),
+        start_symbols: vec![],
+        end_symbols: vec![],
+    }
+}
+
+fn blob() -> Vec<u8> {
+    (0..48u8).collect()
+}
+
+fn good_sections() -> Vec<Sec> {
+    vec![
+        zeroed(".planner.m.scratch.dtcm", 0x2000_0000, 100),
+        progbits(".planner.m.constant.qspi", 0x2800_0000, blob()),
+    ]
+}
+
+fn good_symbols() -> Vec<(&'static str, u32)> {
+    vec![
+        ("__m_scratch_dtcm_start", 0x2000_0000),
+        ("__m_scratch_dtcm_end", 0x2000_0064),
+    ]
+}
+
+fn run(
+    sections: &[Sec],
+    symbols: &[(&str, u32)],
+    arenas: &[ExpectedArena],
+) -> Result<Vec<ArenaReport>, Violations> {
+    check(&image(sections, symbols), &regions(), arenas)
+}
+
+fn fails_with(result: Result<Vec<ArenaReport>, Violations>, needle: &str) {
+    match result {
+        Ok(r) => panic!("expected a violation containing {needle:?}, got reports {r:?}"),
+        Err(v) => assert!(
+            v.0.iter().any(|line| line.contains(needle)),
+            "no violation contains {needle:?}: {v}"
+        ),
+    }
+}
+
+#[test]
+fn a_correct_image_passes_and_reports_where_arenas_are() {
+    let reports = run(
+        &good_sections(),
+        &good_symbols(),
+        &[scratch(100), weights(blob())],
+    )
+    .unwrap();
+    assert_eq!(reports[0].address, 0x2000_0000);
+    assert_eq!(reports[0].region, "DTCM");
+    assert_eq!(reports[0].file_bytes, 0);
+    assert_eq!(reports[0].symbol, "ARENA_0");
+    assert_eq!(reports[1].file_bytes, 48);
+}
+
+#[test]
+fn padding_to_the_alignment_is_accepted() {
+    let mut s = good_sections();
+    s[0].size = 112;
+    // The end symbol marks the end of the padded section.
+    let syms = [
+        ("__m_scratch_dtcm_start", 0x2000_0000),
+        ("__m_scratch_dtcm_end", 0x2000_0070),
+    ];
+    assert!(run(&s, &syms, &[scratch(100)]).is_ok());
+    fails_with(
+        run(&s, &good_symbols(), &[scratch(100)]),
+        "__m_scratch_dtcm_end",
+    );
+    // Padding past the alignment is not.
+    s[0].size = 128;
+    let syms = [
+        ("__m_scratch_dtcm_start", 0x2000_0000),
+        ("__m_scratch_dtcm_end", 0x2000_0080),
+    ];
+    fails_with(run(&s, &syms, &[scratch(100)]), "is 128 bytes in the image");
+}
+
+#[test]
+fn an_arena_in_the_wrong_region_fails() {
+    let mut s = good_sections();
+    s[0].addr = 0x0100_0000;
+    let syms = [
+        ("__m_scratch_dtcm_start", 0x0100_0000),
+        ("__m_scratch_dtcm_end", 0x0100_0064),
+    ];
+    fails_with(run(&s, &syms, &[scratch(100)]), "outside memory DTCM");
+}
+
+#[test]
+fn an_arena_running_off_its_region_fails() {
+    let mut s = good_sections();
+    s[0].addr = 0x2008_0000 - 64;
+    let syms = [
+        ("__m_scratch_dtcm_start", 0x2008_0000 - 64),
+        ("__m_scratch_dtcm_end", 0x2008_0000 + 36),
+    ];
+    fails_with(run(&s, &syms, &[scratch(100)]), "outside memory DTCM");
+}
+
+#[test]
+fn a_misaligned_arena_fails() {
+    let mut s = good_sections();
+    s[0].addr = 0x2000_0008;
+    let syms = [
+        ("__m_scratch_dtcm_start", 0x2000_0008),
+        ("__m_scratch_dtcm_end", 0x2000_006c),
+    ];
+    fails_with(
+        run(&s, &syms, &[scratch(100)]),
+        "not aligned to the plan's 16 bytes",
+    );
+}
+
+#[test]
+fn a_size_other_than_planned_fails() {
+    fails_with(
+        run(&good_sections(), &good_symbols(), &[scratch(80)]),
+        "the plan says 80",
+    );
+}
+
+#[test]
+fn a_missing_section_or_symbol_fails() {
+    fails_with(
+        run(&good_sections()[1..], &[], &[scratch(100)]),
+        "is missing from the image",
+    );
+    fails_with(
+        run(&good_sections(), &good_symbols()[..1], &[scratch(100)]),
+        "symbol __m_scratch_dtcm_end",
+    );
+    let moved = [
+        ("__m_scratch_dtcm_start", 0x2000_0000),
+        ("__m_scratch_dtcm_end", 0x2000_0070),
+    ];
+    fails_with(
+        run(&good_sections(), &moved, &[scratch(100)]),
+        "fragment and the plan disagree",
+    );
+}
+
+#[test]
+fn a_zero_filled_arena_with_file_bytes_fails() {
+    let mut s = good_sections();
+    s[0] = progbits(".planner.m.scratch.dtcm", 0x2000_0000, vec![0; 100]);
+    let r = run(&s, &good_symbols(), &[scratch(100)]);
+    fails_with(r.clone(), "is PROGBITS");
+    fails_with(r, "adds 100 bytes to the file");
+}
+
+#[test]
+fn constants_must_be_in_read_only_memory_and_read_in_place() {
+    let mut s = good_sections();
+    s[1].addr = 0x0100_0000;
+    let mut w = weights(blob());
+    w.region = "SRAM".into();
+    fails_with(run(&s, &good_symbols(), &[w]), "writable memory SRAM");
+
+    let mut s = good_sections();
+    s[1].load_at = Some(0x2800_1000);
+    fails_with(
+        run(&s, &good_symbols(), &[weights(blob())]),
+        "read in place",
+    );
+}
+
+#[test]
+fn stale_or_missing_weights_fail() {
+    let mut stale = blob();
+    stale[17] ^= 1;
+    fails_with(
+        run(&good_sections(), &good_symbols(), &[weights(stale)]),
+        "differs from its blob at byte 17",
+    );
+    let mut s = good_sections();
+    s[1] = zeroed(".planner.m.constant.qspi", 0x2800_0000, 48);
+    fails_with(run(&s, &good_symbols(), &[weights(blob())]), "is NOLOAD");
+}
+
+#[test]
+fn overlapping_arenas_in_different_regions_fail() {
+    let mut s = good_sections();
+    s.push(zeroed(".planner.m.scratch.sram", 0x2000_0020, 32));
+    let mut other = scratch(32);
+    other.section = ".planner.m.scratch.sram".into();
+    other.start_symbols.clear();
+    other.end_symbols.clear();
+    fails_with(run(&s, &good_symbols(), &[scratch(100), other]), "overlap");
+}
+
+#[test]
+fn a_segment_outside_every_region_fails() {
+    let mut s = good_sections();
+    s.push(progbits(".stray", 0x4000_0000, vec![1, 2, 3, 4]));
+    fails_with(
+        run(&s, &good_symbols(), &[scratch(100)]),
+        "lies in no memory region",
+    );
+}
+
+#[test]
+fn garbage_is_an_error_not_a_panic() {
+    let r = check(b"not an elf", &regions(), &[scratch(1)]);
+    fails_with(r, "not a 32-bit little-endian ELF");
+}
+
+#[test]
+fn memory_blocks_are_read_with_suffixes_attributes_and_comments() {
+    let r = memory_regions(
+        "/* map */ MEMORY\n{\n FLASH (rx!w) : ORIGIN = 0x00000000, LENGTH = 512K /* ITCM */\n \
+         RAM (rwx) : ORIGIN = 0x21000000, LENGTH = 4M\n DDR : org = 1610612736, len = 0x100\n}\n\
+         SECTIONS { }",
+    )
+    .unwrap();
+    assert_eq!(r.len(), 3);
+    assert_eq!(
+        (r[0].name.as_str(), r[0].origin, r[0].length, r[0].writable),
+        ("FLASH", 0, 512 * 1024, false)
+    );
+    assert_eq!(
+        (r[1].origin, r[1].length, r[1].writable),
+        (0x2100_0000, 4 << 20, true)
+    );
+    assert_eq!(
+        (r[2].origin, r[2].length, r[2].writable),
+        (0x6000_0000, 0x100, true)
+    );
+    assert!(
+        memory_regions("MEMORY { X : ORIGIN = zz, LENGTH = 1 }")
+            .unwrap_err()
+            .contains("zz")
+    );
+}
+
+/// A fresh directory under the system temp dir, unique to this test.
+fn temp_dir(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("firmware-elf-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+const PLAN: &str = r#"{
+  "format_version": 1,
+  "generator": "planner test",
+  "model": "m",
+  "plan_hash": "fnv1a64:0000000000000000",
+  "arenas": [
+    { "name": "scratch.DTCM", "role": "scratch", "memory": "DTCM", "source_memory": "DTCM",
+      "size": 100, "budget": null, "alignment": 16,
+      "section": ".bss.planner.m.scratch.dtcm", "blob": null },
+    { "name": "constant.DTCM", "role": "constant", "memory": "DTCM", "source_memory": "QSPI",
+      "size": 48, "budget": null, "alignment": 16,
+      "section": ".bss.planner.m.constant.dtcm",
+      "blob": { "file": "m.constant.dtcm.bin", "section": ".rodata.planner.m.constant.qspi",
+                "size": 48, "hash": "fnv1a64:0" } }
+  ],
+  "tensors": [], "ops": [], "inputs": [], "outputs": [], "memories": []
+}"#;
+
+#[test]
+fn a_plan_file_gives_each_writable_arena_and_each_blob() {
+    let dir = temp_dir("plan");
+    std::fs::write(dir.join("m.plan.json"), PLAN).unwrap();
+    std::fs::write(dir.join("m.constant.dtcm.bin"), blob()).unwrap();
+    let found = plan::find(&dir).unwrap();
+    assert_eq!(found, [dir.join("m.plan.json")]);
+    let m = plan::load(&found[0]).unwrap();
+    assert_eq!(m.model, "m");
+    let names: Vec<(&str, &str)> = m
+        .arenas
+        .iter()
+        .map(|a| (a.section.as_str(), a.region.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            (".planner.m.scratch.dtcm", "DTCM"),
+            (".planner.m.constant.dtcm", "DTCM"),
+            (".planner.m.constant.qspi", "QSPI"),
+        ]
+    );
+    assert_eq!(
+        m.arenas[0].start_symbols,
+        ["__planner_m_scratch_dtcm_start"]
+    );
+    assert_eq!(m.arenas[2].contents, Contents::Blob(blob()));
+
+    // The image with the staged copy's section added passes against this plan.
+    let mut sections = good_sections();
+    sections.push(zeroed(".planner.m.constant.dtcm", 0x2000_0070, 48));
+    let syms = [
+        ("__planner_m_scratch_dtcm_start", 0x2000_0000),
+        ("__planner_m_scratch_dtcm_end", 0x2000_0064),
+        ("__planner_m_constant_dtcm_start", 0x2000_0070),
+        ("__planner_m_constant_dtcm_end", 0x2000_00a0),
+        ("__planner_m_constant_qspi_start", 0x2800_0000),
+        ("__planner_m_constant_qspi_end", 0x2800_0030),
+    ];
+    sections[0].name = ".planner.m.scratch.dtcm";
+    sections[1].name = ".planner.m.constant.qspi";
+    let reports = run(&sections, &syms, &m.arenas).unwrap();
+    assert_eq!(reports.len(), 3);
+}
+
+#[test]
+fn plan_files_of_another_version_or_with_stale_blobs_are_refused() {
+    let dir = temp_dir("version");
+    std::fs::write(
+        dir.join("m.plan.json"),
+        PLAN.replace("\"format_version\": 1", "\"format_version\": 9"),
+    )
+    .unwrap();
+    let e = plan::load(&dir.join("m.plan.json")).unwrap_err();
+    assert!(e.contains("format version 9"), "{e}");
+
+    let dir = temp_dir("stale");
+    std::fs::write(dir.join("m.plan.json"), PLAN).unwrap();
+    std::fs::write(dir.join("m.constant.dtcm.bin"), [0u8; 3]).unwrap();
+    let e = plan::load(&dir.join("m.plan.json")).unwrap_err();
+    assert!(e.contains("is 3 bytes, its plan file says 48"), "{e}");
+    std::fs::remove_file(dir.join("m.constant.dtcm.bin")).unwrap();
+    let e = plan::load(&dir.join("m.plan.json")).unwrap_err();
+    assert!(
+        e.contains("cannot read the blob of arena constant.DTCM"),
+        "{e}"
+    );
+}
+
+#[test]
+fn cortex_m_rt_bss_bounds_must_stay_in_one_region() {
+    let mut s = good_sections();
+    s.push(zeroed(".bss", 0x0100_0000, 16));
+    let mut syms = good_symbols();
+    syms.push(("__sbss", 0x0100_0000));
+    syms.push(("__ebss", 0x0100_0010));
+    assert!(run(&s, &syms, &[scratch(100)]).is_ok());
+    // What `INSERT AFTER .bss` of a DTCM section does to cortex-m-rt's `__ebss`.
+    syms.pop();
+    syms.push(("__ebss", 0x2000_0070));
+    fails_with(
+        run(&s, &syms, &[scratch(100)]),
+        "insert the planner's sections BEFORE .bss",
+    );
+}
