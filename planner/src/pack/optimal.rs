@@ -420,6 +420,9 @@ fn components(problem: &Problem, free: &[usize]) -> Vec<Vec<usize>> {
     out
 }
 
+/// Failed states: (state hash, first section, end section) to (floor, floor rank).
+type Memo = HashMap<(u64, u64, u32, u32), (u64, u32)>;
+
 enum Res {
     Found,
     Fail,
@@ -486,12 +489,9 @@ struct Component {
     /// The same state with a floor at or above fails too (it has fewer choices).
     /// One table per branching order (floor ranks mean different things in each), kept
     /// across restarts.
-    memos: Vec<FailMemo>,
+    memos: Vec<Memo>,
     order: usize,
 }
-
-/// Failed states: (hash, first and last section) to (floor, floor rank).
-type FailMemo = HashMap<(u64, u64, u32, u32), (u64, u32)>;
 
 impl Component {
     fn new(problem: &Problem, group: &[usize], fixed: &[usize], cap: u64) -> Component {
