@@ -32,7 +32,8 @@ pub struct ArenaReport {
     pub used: u64,
     /// Bytes it may take (`None`: unlimited).
     pub budget: Option<u64>,
-    /// Largest sum of aligned sizes live at one op among the tensors placed there.
+    /// Largest sum of aligned sizes live at one op among the tensors placed there (the
+    /// figure TFLM-style reports use; a packing can beat it by sharing padding).
     pub lower_bound: u64,
     /// `used - lower_bound`.
     pub fragmentation: u64,
@@ -483,8 +484,9 @@ pub fn plan_with(
             budget: capacity,
             lower_bound,
             fragmentation: used.saturating_sub(lower_bound),
-            // The height reaches a bound no packing beats, or the exact search proved it.
-            optimal: used <= lower_bound || pack_report.certificate.optimal,
+            // The height reaches a true lower bound (padding counted), or the exact search
+            // proved it; the aligned sum above is for comparison with other planners only.
+            optimal: pack_report.certificate.optimal,
         });
         let _ = n_banks;
     }

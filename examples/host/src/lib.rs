@@ -99,6 +99,52 @@ pub fn infer(model: &mut hello_world::Model, x: f32) -> f32 {
         .map_or(f32::from(y), |q| q.dequantize(i64::from(y), 0))
 }
 
+/// What the pre-processing's step scopes took from the `pre` slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlabFigures {
+    /// Bytes of the slab.
+    pub capacity: usize,
+    /// The most bytes one step took.
+    pub high_water: usize,
+    /// The most bytes one step asked for: the slab size that serves every step.
+    pub needed: usize,
+    /// Bytes the largest step asked for beyond the slab.
+    pub overflow: usize,
+}
+
+/// Pre-processing: the sweep's inputs, `x_i = 2π i / (n - 1)`, computed step by step in the
+/// step-scope slab the plan reserves (scratch slab `pre`, which shares the scratch arena
+/// between runs). Each step handles eight inputs in slab temporaries and keeps its results
+/// with `retain`; the slab is reset between steps. Returns the slab's figures, or the first
+/// overflow.
+pub fn sweep_inputs(
+    model: &mut hello_world::Model,
+    out: &mut [f32],
+) -> Result<SlabFigures, planner::rt::slab::Overflow> {
+    let n = out.len();
+    model.with_slab_pre(|slab| {
+        for (chunk, dst) in out.chunks_mut(8).enumerate() {
+            slab.scope(|s| -> Result<(), planner::rt::slab::Overflow> {
+                let index = s.alloc_with(dst.len(), |k| (chunk * 8 + k) as f32)?;
+                let x = s.alloc::<f32>(dst.len())?;
+                let last = (n.max(2) - 1) as f32;
+                for (xi, &i) in x.iter_mut().zip(index.iter()) {
+                    *xi = i * std::f32::consts::TAU / last;
+                }
+                // Lengths match by construction: the chunk is the slice's length.
+                let _ = s.retain(x, dst);
+                Ok(())
+            })?;
+        }
+        Ok(SlabFigures {
+            capacity: slab.capacity(),
+            high_water: slab.high_water(),
+            needed: slab.needed(),
+            overflow: slab.overflow(),
+        })
+    })
+}
+
 /// One line per arena: name, size, alignment.
 pub fn describe() -> String {
     let mut s = format!(

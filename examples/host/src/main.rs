@@ -9,10 +9,20 @@ fn main() {
         }
     };
     println!("{}", host::describe());
-    println!("{:>8} {:>9} {:>9} {:>7}", "x", "model", "sin(x)", "error");
     let mut worst = 0.0f32;
-    for i in 0..=20 {
-        let x = i as f32 * std::f32::consts::TAU / 20.0;
+    let mut xs = [0.0f32; 21];
+    match host::sweep_inputs(&mut model, &mut xs) {
+        Ok(f) => println!(
+            "step scope 'pre': {} of {} bytes at the high-water mark, {} needed, {} over",
+            f.high_water, f.capacity, f.needed, f.overflow
+        ),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
+    println!("{:>8} {:>9} {:>9} {:>7}", "x", "model", "sin(x)", "error");
+    for x in xs {
         let y = host::infer(&mut model, x);
         let err = y - x.sin();
         worst = worst.max(err.abs());

@@ -3,6 +3,20 @@
 #[test]
 fn hello_world_tracks_sin_over_a_period() {
     let mut model = host::hello_world::Model::take().unwrap().init();
+    // The handle is taken once per process, so this test also covers pre-processing in the
+    // planned step-scope slab: each step keeps two f32 temporaries for eight inputs, 64
+    // bytes of the 192-byte slab.
+    let mut xs = [0.0f32; 21];
+    let f = host::sweep_inputs(&mut model, &mut xs).unwrap();
+    assert_eq!(
+        (f.capacity, f.high_water, f.needed, f.overflow),
+        (192, 64, 64, 0)
+    );
+    for (i, x) in xs.iter().enumerate() {
+        assert_eq!(*x, i as f32 * std::f32::consts::TAU / 20.0);
+    }
+    // The slab's bytes are zeroed again afterwards.
+    assert!(model.tensor_pre().iter().all(|&b| b == 0));
     let mut total = 0.0f32;
     let mut worst = 0.0f32;
     let n = 100;

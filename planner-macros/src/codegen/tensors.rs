@@ -69,6 +69,31 @@ fn accessors(cx: &Ctx<'_>, t: usize, name: &str, doc: &str) -> TokenStream {
     }
 }
 
+/// For a step-scope slab that the manifest reserves (`memory.slabs`, tensor id `slab/<name>`):
+/// `with_slab_<name>(|slab| ...)`, a [`planner::rt::Slab`] over its bytes for the closure.
+fn slab_scope(cx: &Ctx<'_>, t: usize) -> TokenStream {
+    let e = &cx.l.file.tensors[t];
+    let writable = cx.writable(e.arena as usize);
+    if !e.id.starts_with("slab/") || e.dtype != planner::graph::DType::U8 || !writable {
+        return TokenStream::new();
+    }
+    let rt = &cx.rt;
+    let name = ident(&format!("with_slab_{}", cx.idents[t]));
+    let get_mut = ident(&format!("tensor_{}_mut", cx.idents[t]));
+    let doc = format!(
+        "Runs `f` with a step-scope slab over the {} bytes reserved for slab `{}`; the bytes are \
+         zeroed again when `f` returns. Borrowing the model mutably, it cannot run while any \
+         tensor view is alive, so a scratch slab never meets a live tensor.",
+        e.size, e.name
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn #name<R>(&mut self, f: impl FnOnce(&mut #rt::Slab<'_>) -> R) -> R {
+            #rt::slab::with_bytes(self.#get_mut(), f)
+        }
+    }
+}
+
 pub(crate) fn tensors(cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.rt;
     let f = &cx.l.file;
@@ -81,6 +106,7 @@ pub(crate) fn tensors(cx: &Ctx<'_>) -> TokenStream {
         let doc = format!("Tensor {}.", cx.describe(t));
         consts.push(quote!(#[doc = #doc] pub const #c: #rt::TensorInfo<#elem> = #value;));
         methods.push(accessors(cx, t, &format!("tensor_{}", cx.idents[t]), &doc));
+        methods.push(slab_scope(cx, t));
     }
     let mut io_mods = Vec::new();
     for (kind, list) in [("input", &f.inputs), ("output", &f.outputs)] {

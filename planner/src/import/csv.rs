@@ -10,7 +10,7 @@
 //! takes `size` bytes; an `offset` value pins it there (an empty `offset` field leaves it
 //! free). Columns may come in any order; ids are strings and must be unique. The packing
 //! problem gets one [`Item`] per row: `start = lower`, `end = upper - 1` (inclusive), alignment
-//! 1, not spillable, `fixed` from `offset`. [`write`] prints the same rows with an `offset`
+//! 1, not spillable, `fixed` from `offset`. [`write()`] prints the same rows with an `offset`
 //! column, the format MiniMalloc writes its solutions in.
 
 use std::path::Path;

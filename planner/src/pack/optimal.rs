@@ -20,9 +20,16 @@
 //! - **Decomposition.** Where no item crosses a time boundary, the two sides are independent
 //!   problems, solved one after the other. During the search, an item whose time-overlapping
 //!   items are all placed is placed at once at its lowest offset and leaves the search.
-//! - **Branching order.** Candidates go lowest offset first, then by a static rank that puts
-//!   items of the most loaded sections, then larger ones, first. Identical items (same
-//!   lifetime, size and alignment) are placed in index order only.
+//! - **Equivalent partial packings.** Two partial packings that leave the same unplaced items
+//!   with the same lowest offsets leave the same problem, however the holes below are
+//!   arranged. Failed states are remembered by a 128-bit Zobrist hash, with the floor they
+//!   failed at: the same state with a floor at or above it fails too.
+//! - **Branching order.** Candidates go lowest offset first, then by a static rank. Items at
+//!   equal offsets never overlap in time, so only rising rank is explored among them;
+//!   identical items (same lifetime, size and alignment) go in index order. Five static ranks
+//!   (larger area in time sections, longer, larger, more loaded sections first...) take turns
+//!   with node limits that double every round: search times are heavy-tailed, and an order
+//!   that stalls on one instance is often quick with another.
 //!
 //! The search counts nodes: with the same problem and options it explores the same nodes and
 //! returns the same offsets on every machine. A wall-clock limit is an optional extra stop.
@@ -421,7 +428,7 @@ enum Res {
 
 const NONE: u32 = u32::MAX;
 /// Branching orders tried in turn (see `Component::rank_by`).
-const ORDERS: u32 = 4;
+const ORDERS: u32 = 5;
 /// Failed states remembered per branching order (then forgotten all at once; each table
 /// takes about 20 MB when full).
 const MEMO_ENTRIES: usize = 1 << 19;
@@ -479,9 +486,12 @@ struct Component {
     /// The same state with a floor at or above fails too (it has fewer choices).
     /// One table per branching order (floor ranks mean different things in each), kept
     /// across restarts.
-    memos: Vec<HashMap<(u64, u64, u32, u32), (u64, u32)>>,
+    memos: Vec<FailMemo>,
     order: usize,
 }
+
+/// Failed states: (hash, first and last section) to (floor, floor rank).
+type FailMemo = HashMap<(u64, u64, u32, u32), (u64, u32)>;
 
 impl Component {
     fn new(problem: &Problem, group: &[usize], fixed: &[usize], cap: u64) -> Component {
@@ -662,22 +672,26 @@ impl Component {
         }
     }
 
-    /// Sets the static rank, the tie-break among candidates at one offset.
-    /// 0: items of the most loaded sections first, then larger, then longer;
-    /// 1: longer first, then larger; 2: larger area (bytes times lifetime) first;
-    /// 3: larger first, then longer.
+    /// Sets the static rank, the tie-break among candidates at one offset. With `n` the
+    /// number of time sections an item spans and `peak` the largest load among them:
+    /// 0: `n` times size, then peak; 1: `n` times peak, then size; 2: lifetime length, then
+    /// size; 3: `n` first, then peak, then size; 4: lifetime length times size. Larger first
+    /// in every key. (Measured on MiniMalloc's challenging instances, each order solves some
+    /// quickly that the others do not.)
     fn rank_by(&mut self, order: u32) {
         let n = self.size.len();
         let (size, peak, width) = (&self.size, &self.peak, &self.width);
+        let span: Vec<u64> = (0..n).map(|k| u64::from(self.sb[k] - self.sa[k])).collect();
         let mut items: Vec<u32> = (0..n as u32).collect();
         items.sort_by_key(|&k| {
             let k = k as usize;
             let r = std::cmp::Reverse;
             match order {
-                0 => (r(peak[k]), r(size[k]), r(width[k]), k),
-                1 => (r(width[k]), r(size[k]), r(0), k),
-                2 => (r(width[k].saturating_mul(size[k])), r(size[k]), r(0), k),
-                _ => (r(size[k]), r(width[k]), r(0), k),
+                0 => (r(span[k].saturating_mul(size[k])), r(peak[k]), r(0), k),
+                1 => (r(span[k].saturating_mul(peak[k])), r(size[k]), r(0), k),
+                2 => (r(width[k]), r(size[k]), r(0), k),
+                3 => (r(span[k]), r(peak[k]), r(size[k]), k),
+                _ => (r(width[k].saturating_mul(size[k])), r(size[k]), r(0), k),
             }
         });
         for (r, &k) in items.iter().enumerate() {
