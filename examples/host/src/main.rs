@@ -30,3 +30,15 @@ fn main() {
     }
     println!("largest error: {worst:.4}");
 }
+
+#[cfg(test)]
+mod tests {
+    // The binary, its test harness included, links with the plan's linker fragment, whose
+    // ASSERTs require the arenas in the binary: this test uses them.
+    #[test]
+    fn the_harness_links_the_arenas_too() {
+        let mut model = host::hello_world::Model::take().unwrap().init();
+        let y = host::infer(&mut model, std::f32::consts::FRAC_PI_2);
+        assert!((y - 1.0).abs() < 0.1, "sin(pi/2) = {y}");
+    }
+}
