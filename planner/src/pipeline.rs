@@ -363,7 +363,6 @@ pub fn plan_with(
     let mut reports = Vec::new();
     let mut carry: Vec<usize> = unpinned;
     let mut spill_notes: BTreeMap<usize, Vec<String>> = BTreeMap::new();
-    let n_banks = scratch_banks.len();
     for (bi, bank) in scratch_banks.iter().enumerate() {
         let in_preference = bi < banks.len();
         let pins = pinned.get(bank).cloned().unwrap_or_default();
@@ -433,11 +432,12 @@ pub fn plan_with(
             && packing.height > cap
         {
             // Only unspillable items can pass the capacity: name the highest.
-            let (k, o) = members
+            let k = members
                 .iter()
                 .enumerate()
                 .filter_map(|(k, _)| packing.offsets[k].map(|o| (k, o)))
                 .max_by_key(|&(k, o)| (o + problem.items[k].size, std::cmp::Reverse(k)))
+                .map(|(k, _)| k)
                 .ok_or_else(|| internal("height without items"))?;
             let i = members[k];
             let it = &problem.items[k];
@@ -453,7 +453,6 @@ pub fn plan_with(
             } else {
                 format!("raise the max_size of {bank}, or add a bank to memory.constraints")
             };
-            let _ = o;
             return Err(Error::infeasible(format!(
                 "memory {bank} is full: tensor {} ({}) needs {} bytes at op {op}, {left} left; {fix}",
                 graph.tensors[i].id, graph.tensors[i].name, it.size
@@ -488,7 +487,6 @@ pub fn plan_with(
             // proved it; the aligned sum above is for comparison with other planners only.
             optimal: pack_report.certificate.optimal,
         });
-        let _ = n_banks;
     }
     if let Some(&i) = carry.first() {
         let t = &graph.tensors[i];
@@ -558,13 +556,13 @@ pub fn plan_with(
     for i in 0..graph.tensors.len() {
         let r = lifetimes.slot_of[i].get();
         if r != i
-            && let (Some(d), Some(rd)) = (decisions[i].clone(), decisions[r].clone())
+            && decisions[i].is_some()
+            && let Some(rd) = decisions[r].clone()
         {
             decisions[i] = Some(Decision {
                 reason: format!("alias of `{}`: shares its slot", graph.tensors[r].id),
                 ..rd
             });
-            let _ = d;
         }
     }
 
