@@ -193,30 +193,15 @@ pub fn plan_with(
             .as_ref()
             .and_then(|d| d.source_memory.clone())
             .unwrap_or_else(|| dest.clone());
-        let align = tensors
-            .iter()
-            .map(|&i| slot_align(i, dest))
-            .max()
-            .unwrap_or(1);
-        let base = arena_base_align(manifest, dest, align);
-        let mut arena = ArenaUsage::new(
-            dest.clone(),
-            ArenaRole::Constant,
-            source.clone(),
-            u64::MAX,
-            base,
-        );
-        for &i in tensors {
-            let off = arena
-                .allocate(slot_size[i], slot_align(i, dest))
-                .map_err(|_| {
-                    Error::infeasible(format!(
-                        "constant arena in {dest} overflows the address space at tensor `{}`",
-                        graph.tensors[i].id
-                    ))
-                })?;
-            offsets.insert(i, off);
-        }
+        let arena = bump_arena(
+            (ArenaRole::Constant, dest, &source),
+            tensors,
+            &slot_size,
+            &slot_align,
+            manifest,
+            graph,
+            &mut offsets,
+        )?;
         charge(&mut charged, dest, arena.used);
         if source != *dest {
             charge(&mut charged, &source, arena.used);
@@ -270,30 +255,15 @@ pub fn plan_with(
         persistent.entry(memory).or_default().push(i);
     }
     for (memory, tensors) in &persistent {
-        let align = tensors
-            .iter()
-            .map(|&i| slot_align(i, memory))
-            .max()
-            .unwrap_or(1);
-        let base = arena_base_align(manifest, memory, align);
-        let mut arena = ArenaUsage::new(
-            memory.clone(),
-            ArenaRole::Persistent,
-            memory.clone(),
-            u64::MAX,
-            base,
-        );
-        for &i in tensors {
-            let off = arena
-                .allocate(slot_size[i], slot_align(i, memory))
-                .map_err(|_| {
-                    Error::infeasible(format!(
-                        "persistent arena in {memory} overflows the address space at tensor `{}`",
-                        graph.tensors[i].id
-                    ))
-                })?;
-            offsets.insert(i, off);
-        }
+        let arena = bump_arena(
+            (ArenaRole::Persistent, memory, memory),
+            tensors,
+            &slot_size,
+            &slot_align,
+            manifest,
+            graph,
+            &mut offsets,
+        )?;
         charge(&mut charged, memory, arena.used);
         plan.persistent_arenas.insert(memory.clone(), arena);
     }
@@ -585,6 +555,39 @@ pub fn plan_with(
         warnings,
         ops,
     })
+}
+
+/// Lays out a bump-allocated arena (constants or persistent state) of `role` in `memory`,
+/// sourced from `source`: every tensor in order at its slot alignment, offsets recorded.
+fn bump_arena(
+    (role, memory, source): (ArenaRole, &str, &str),
+    tensors: &[usize],
+    slot_size: &[u64],
+    slot_align: &dyn Fn(usize, &str) -> u64,
+    manifest: &Manifest,
+    graph: &Graph,
+    offsets: &mut BTreeMap<usize, u64>,
+) -> Result<ArenaUsage> {
+    let align = tensors
+        .iter()
+        .map(|&i| slot_align(i, memory))
+        .max()
+        .unwrap_or(1);
+    let base = arena_base_align(manifest, memory, align);
+    let mut arena = ArenaUsage::new(memory, role, source, u64::MAX, base);
+    for &i in tensors {
+        let off = arena
+            .allocate(slot_size[i], slot_align(i, memory))
+            .map_err(|_| {
+                Error::infeasible(format!(
+                    "{} arena in {memory} overflows the address space at tensor `{}`",
+                    role.name(),
+                    graph.tensors[i].id
+                ))
+            })?;
+        offsets.insert(i, off);
+    }
+    Ok(arena)
 }
 
 fn internal(what: &str) -> Error {
