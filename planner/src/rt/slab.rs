@@ -597,8 +597,10 @@ fn padding(addr: usize, align: usize) -> usize {
 ///
 /// ```
 /// use planner::rt::slab::with_bytes;
-/// let mut arena = [7u8; 64];
-/// let needed = with_bytes(&mut arena, |slab| {
+/// #[repr(align(16))]
+/// struct Aligned([u8; 64]);
+/// let mut arena = Aligned([7; 64]);
+/// let needed = with_bytes(&mut arena.0, |slab| {
 ///     slab.scope(|s| {
 ///         let frame = s.alloc::<i16>(8).unwrap();
 ///         frame[0] = -3;
@@ -606,7 +608,7 @@ fn padding(addr: usize, align: usize) -> usize {
 ///     slab.needed()
 /// });
 /// assert_eq!(needed, 16);
-/// assert!(arena.iter().all(|&b| b == 0));
+/// assert!(arena.0.iter().all(|&b| b == 0));
 /// ```
 pub fn with_bytes<R>(bytes: &mut [u8], f: impl FnOnce(&mut Slab<'_>) -> R) -> R {
     /// Zeroes the region on drop, so it runs on return and on unwind alike.
@@ -713,8 +715,12 @@ mod tests {
 
     #[test]
     fn with_bytes_zeroes_the_region_after_use() {
-        let mut bytes = [0xAAu8; 48];
-        let (high, overflow) = super::with_bytes(&mut bytes, |slab| {
+        // Aligned, so the figures do not depend on where the stack puts the buffer.
+        #[repr(align(16))]
+        struct Aligned([u8; 48]);
+        let mut buf = Aligned([0xAA; 48]);
+        let bytes = &mut buf.0;
+        let (high, overflow) = super::with_bytes(bytes, |slab| {
             slab.scope(|s| {
                 let a = s.alloc_uninit::<u32>(4).unwrap();
                 a[0] = core::mem::MaybeUninit::new(7);
