@@ -38,23 +38,8 @@ struct Blob {
     size: u64,
 }
 
-/// The linker output section that holds an input section: the input name without its
-/// `.bss`/`.rodata` prefix (the naming rule of `planner::planfile::naming`).
-pub fn output_section(section: &str) -> String {
-    section
-        .strip_prefix(".bss")
-        .or_else(|| section.strip_prefix(".rodata"))
-        .unwrap_or(section)
-        .to_string()
-}
-
-/// The linker symbol the fragment defines at the start or the end of an output section.
-pub fn linker_symbol(section: &str, end: bool) -> String {
-    let body = output_section(section)
-        .trim_start_matches('.')
-        .replace('.', "_");
-    format!("__{body}_{}", if end { "end" } else { "start" })
-}
+// Section and symbol names come from the planner's one naming module, as the fragment's do.
+pub use planner::planfile::naming::{linker_symbol, output_section};
 
 /// One model's expected arenas.
 #[derive(Debug, Clone)]
