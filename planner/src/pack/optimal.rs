@@ -121,8 +121,11 @@ pub fn fits_with_stats(
 ///
 /// Starts from the best of the greedy orders and `upper_bound_hint` (used when it is a
 /// complete, valid packing), tries the lower bound first, then bisects between the highest
-/// height proven not to fit and the best height found. Without proof (budget spent) the
-/// packing is the best found and the flag is `false`; it is also `false` when fixed items overlap (then no packing is valid). `problem.capacity` is not used.
+/// height ruled out and the best height found. Each probe may use half the nodes left, so a
+/// height the budget cannot decide (then taken as ruled out, unproven) leaves nodes for
+/// the heights above it. Without proof the packing is the best found and the flag is
+/// `false`; it is also `false` when fixed items overlap (then no packing is valid).
+/// `problem.capacity` is not used.
 pub fn minimize(
     problem: &Problem,
     opts: &OptimalOptions,
@@ -158,10 +161,20 @@ pub fn minimize_with_stats(
             lo + (best.height - lo - 1) / 2
         };
         first = false;
-        match fits_inner(problem, mid, &mut budget, best.clone()) {
+        // Each probe gets half the nodes left (all of them once few are left), so a height
+        // that cannot be decided does not starve the probes above it.
+        let left = budget.limit.saturating_sub(budget.used);
+        let total = budget.limit;
+        budget.limit = budget
+            .used
+            .saturating_add(if left > PROBE_MIN { left / 2 } else { left });
+        let outcome = fits_inner(problem, mid, &mut budget, best.clone());
+        budget.limit = total;
+        match outcome {
             Outcome::Fits(p) => best = p,
             Outcome::DoesNotFit => lo = mid + 1,
             Outcome::Unknown(_) => {
+                // Not a proof: heights above are still worth a probe.
                 proven = false;
                 if budget.exhausted() {
                     break;
@@ -448,6 +461,8 @@ const ORDERS: u32 = 5;
 /// Failed states remembered per branching order (then forgotten all at once; each table
 /// takes about 20 MB when full).
 const MEMO_ENTRIES: usize = 1 << 19;
+/// Below this many nodes left, a probe of [`minimize`] gets them all rather than half.
+const PROBE_MIN: u64 = 4_000;
 /// Nodes of the first run of each order; doubled every round.
 const RESTART_NODES: u64 = 2_000;
 
