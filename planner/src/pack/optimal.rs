@@ -19,7 +19,9 @@
 //!   of them can take, so `lowest + their sizes > capacity` cuts the node; and those that
 //!   cannot go that low stack above the next lowest offset, which is checked the same way.
 //!   (Checking every such offset, not just two, cut no more nodes on MiniMalloc's
-//!   challenging instances and cost a sort per node.)
+//!   challenging instances and cost a sort per node.) Nearly every check fails, so the
+//!   section that failed last and those of the item just placed are tried alone first.
+//!   Sections that belong to other sides are left out: their floor is not this side's.
 //! - **Decomposition.** Where no item crosses a time boundary, the two sides are independent
 //!   problems, solved one after the other. When a placement leaves a boundary uncrossed, the
 //!   whole range is first checked with the current floor; then each side is searched as a
@@ -508,6 +510,15 @@ struct Component {
     cut: Vec<u32>,
     /// Set when a placement brings some `cut` to 0: the range falls apart.
     new_cut: bool,
+    /// The items live in each section (CSR).
+    sec_at: Vec<u32>,
+    sec_items: Vec<u32>,
+    /// The item placed last by `place`, and the section that failed the last check: where
+    /// the next check looks first.
+    last_placed: u32,
+    last_fail: u32,
+    /// Set when `search` has just checked the sections of the side `branch` is entered on.
+    checked: bool,
     floor: u64,
     /// One more than the rank of the last item placed at `floor` (0: none). Items at equal
     /// offsets never overlap in time, so their order is free: only rising rank is explored.
@@ -597,6 +608,23 @@ impl Component {
                 load[t as usize] = load[t as usize].saturating_add(size[k]);
             }
         }
+        let mut sec_at = vec![0u32; sections + 1];
+        for k in 0..n {
+            for t in sa[k]..sb[k] {
+                sec_at[t as usize + 1] += 1;
+            }
+        }
+        for t in 0..sections {
+            sec_at[t + 1] += sec_at[t];
+        }
+        let mut sec_items = vec![0u32; sec_at[sections] as usize];
+        let mut fill = sec_at.clone();
+        for k in 0..n {
+            for t in sa[k]..sb[k] {
+                sec_items[fill[t as usize] as usize] = k as u32;
+                fill[t as usize] += 1;
+            }
+        }
         let mut cut = vec![0u32; sections + 1];
         for k in 0..n {
             for b in sa[k] + 1..sb[k] {
@@ -649,6 +677,11 @@ impl Component {
             load,
             cut,
             new_cut: false,
+            checked: false,
+            sec_at,
+            sec_items,
+            last_placed: NONE,
+            last_fail: 0,
             floor: 0,
             floor_rank: 0,
             remaining: n,
@@ -796,6 +829,7 @@ impl Component {
     fn place(&mut self, v: usize) -> bool {
         let x = self.low[v];
         self.new_cut = false;
+        self.last_placed = v as u32;
         self.floor = x;
         self.floor_rank = self.rank[v] + 1;
         self.set(v, x);
@@ -903,6 +937,22 @@ impl Component {
     /// above the lowest offset any of them can take; and those that cannot go that low stack
     /// above the next lowest offset any of them can take.
     fn sections_ok(&mut self, lo: u32, hi: u32) -> bool {
+        // Nearly every check fails, mostly in the section that failed last or in one the
+        // last placement touched: trying those alone first is much cheaper than the full
+        // pass, and decides the same.
+        let last = self.last_placed;
+        let likely = [self.last_fail].into_iter().chain(
+            (last != NONE)
+                .then(|| self.sa[last as usize]..self.sb[last as usize])
+                .into_iter()
+                .flatten(),
+        );
+        for t in likely {
+            if (lo..hi).contains(&t) && self.section_fails(t as usize) {
+                self.last_fail = t;
+                return false;
+            }
+        }
         let (lo, hi) = (lo as usize, hi as usize);
         self.scratch[lo..hi].fill((u64::MAX, 0, u64::MAX));
         let mut node = self.first_unplaced(lo as u32, hi as u32);
@@ -921,14 +971,43 @@ impl Component {
                 }
             }
         }
-        self.scratch[lo..hi]
+        let failed = self.scratch[lo..hi]
             .iter()
             .zip(&self.load[lo..hi])
-            .all(|(&(l1, s1, l2), &load)| {
-                load == 0
-                    || (l1.saturating_add(load) <= self.cap
-                        && (l2 == u64::MAX || l2.saturating_add(load - s1) <= self.cap))
-            })
+            .position(|(&(l1, s1, l2), &load)| !self.stack_fits(l1, s1, l2, load));
+        if let Some(t) = failed {
+            self.last_fail = (lo + t) as u32;
+        }
+        failed.is_none()
+    }
+
+    /// The section check for one section: `l1` the lowest offset its unplaced items can take
+    /// (at or above the floor), `s1` the bytes of those that can take no higher one, `l2` the
+    /// next lowest offset, `load` the bytes of all of them.
+    fn stack_fits(&self, l1: u64, s1: u64, l2: u64, load: u64) -> bool {
+        load == 0
+            || (l1.saturating_add(load) <= self.cap
+                && (l2 == u64::MAX || l2.saturating_add(load - s1) <= self.cap))
+    }
+
+    /// The section check of [`Component::sections_ok`] on section `t` alone.
+    fn section_fails(&self, t: usize) -> bool {
+        let (mut l1, mut s1, mut l2) = (u64::MAX, 0, u64::MAX);
+        for &k in &self.sec_items[self.sec_at[t] as usize..self.sec_at[t + 1] as usize] {
+            let k = k as usize;
+            if self.placed[k] {
+                continue;
+            }
+            let v = self.low[k].max(self.floor);
+            if v < l1 {
+                (l1, s1, l2) = (v, self.size[k], l1);
+            } else if v == l1 {
+                s1 += self.size[k];
+            } else if v < l2 {
+                l2 = v;
+            }
+        }
+        !self.stack_fits(l1, s1, l2, self.load[t])
     }
 
     /// Places every unplaced item of sections `lo..hi`. Where no unplaced item crosses a
@@ -958,7 +1037,8 @@ impl Component {
         let fresh = std::mem::take(&mut self.new_cut);
         // The sides are checked together, with the floor this prefix has reached, before
         // each is searched from floor 0 (a part's own check sees only its own range).
-        if (fresh || self.parts.len() - base > 1) && !self.sections_ok(lo, hi) {
+        let checked = fresh || self.parts.len() - base > 1;
+        if checked && !self.sections_ok(lo, hi) {
             self.parts.truncate(base);
             return Res::Fail;
         }
@@ -977,6 +1057,8 @@ impl Component {
                 self.rerank(s, e);
                 self.epoch = self.hash.0 ^ mix(u64::from(s) << 32 | u64::from(e));
             }
+            // Solving one side changes nothing the check saw on the others.
+            self.checked = checked;
             res = self.branch(s, e, budget);
             while self.rank_trail.len() > ranks {
                 let Some((k, r)) = self.rank_trail.pop() else {
@@ -995,6 +1077,7 @@ impl Component {
 
     /// Branches on the next item of one connected group of sections `lo..hi`.
     fn branch(&mut self, lo: u32, hi: u32, budget: &mut Budget) -> Res {
+        let checked = std::mem::take(&mut self.checked);
         if !budget.tick() {
             return Res::Abort;
         }
@@ -1007,7 +1090,7 @@ impl Component {
         {
             return Res::Fail;
         }
-        if !self.sections_ok(lo, hi) {
+        if !checked && !self.sections_ok(lo, hi) {
             return Res::Fail;
         }
         // The two lowest tops any unplaced item can reach: nothing may start at or above
