@@ -937,9 +937,15 @@ impl Component {
     /// above the lowest offset any of them can take; and those that cannot go that low stack
     /// above the next lowest offset any of them can take.
     fn sections_ok(&mut self, lo: u32, hi: u32) -> bool {
-        // Nearly every check fails, mostly in the section that failed last or in one the
-        // last placement touched: trying those alone first is much cheaper than the full
-        // pass, and decides the same.
+        if self.likely_fails(lo, hi) {
+            return false;
+        }
+        self.full_check(lo, hi)
+    }
+
+    /// Nearly every check fails, mostly in the section that failed last or in one the last
+    /// placement touched: trying those alone is much cheaper than the full pass.
+    fn likely_fails(&mut self, lo: u32, hi: u32) -> bool {
         let last = self.last_placed;
         let likely = [self.last_fail].into_iter().chain(
             (last != NONE)
@@ -950,9 +956,14 @@ impl Component {
         for t in likely {
             if (lo..hi).contains(&t) && self.section_fails(t as usize) {
                 self.last_fail = t;
-                return false;
+                return true;
             }
         }
+        false
+    }
+
+    /// The section check over every section of `lo..hi`.
+    fn full_check(&mut self, lo: u32, hi: u32) -> bool {
         let (lo, hi) = (lo as usize, hi as usize);
         self.scratch[lo..hi].fill((u64::MAX, 0, u64::MAX));
         let mut node = self.first_unplaced(lo as u32, hi as u32);
@@ -1015,6 +1026,11 @@ impl Component {
     /// cannot be mended by another order on the other side. When the last placement opened
     /// such a boundary, each side starts afresh: floor 0, ranks from the loads left.
     fn search(&mut self, lo: u32, hi: u32, budget: &mut Budget) -> Res {
+        // Most placements fail the section check at once: find that before splitting the
+        // range (the check over all of it, with this floor, is sound). It counts as a node.
+        if self.likely_fails(lo, hi) {
+            return if budget.tick() { Res::Fail } else { Res::Abort };
+        }
         let base = self.parts.len();
         let mut cur: Option<(u32, u32)> = None;
         let mut node = self.first_unplaced(lo, hi);
