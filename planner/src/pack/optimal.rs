@@ -1,7 +1,8 @@
 //! Exact packing: "does every item fit below this capacity?" and "what is the lowest height?".
 //!
-//! The search follows the ideas published for MiniMalloc (Moffitt, ASPLOS 2024); the code is
-//! written from that description, not ported.
+//! The search follows the ideas published for MiniMalloc (Moffitt, ASPLOS 2024). The code is
+//! written from that description and from comparing the two searches' placements on the same
+//! instances; none of MiniMalloc's code is ported.
 //!
 //! - **Canonical solutions.** Push every item of any packing down as far as it goes (repeat
 //!   until nothing moves) and sort the items by offset: each one then sits at the lowest
@@ -41,7 +42,7 @@
 //!   that stalls on one instance is often quick with another. They combine, larger first,
 //!   the heaviest load among an item's time sections (recomputed whenever a side is ranked
 //!   afresh), its lifetime length, its area (size times lifetime) and the number of
-//!   sections it spans; the first three are the preorders the MiniMalloc paper found best.
+//!   sections it spans; the first three are MiniMalloc's default preorders.
 //!
 //! The search counts nodes: with the same problem and options it explores the same nodes and
 //! returns the same offsets on every machine. A wall-clock limit is an optional extra stop.
