@@ -10,33 +10,19 @@
 //!
 //! `cargo run --release -p planner --example optimal_tilings [COUNT] [NODE_BUDGET] [--write DIR]`
 
+#[path = "../benches/support/mod.rs"]
+mod support;
+
 use std::time::Instant;
 
 use planner::pack::optimal::{self, OptimalOptions, Outcome};
 use planner::pack::{Item, Problem};
+use support::Rng;
 
 /// 1 MiB: the capacity, and the length of the time axis.
 const SIDE: u64 = 1 << 20;
 /// Cuts fall on multiples of this, in time and in bytes.
 const GRID: u64 = 1024;
-
-/// splitmix64: a small deterministic generator, so the instances are the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (`n > 0`).
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// A rectangle `[t0, t1) x [o0, o1)`: time units by bytes.
 type Rect = (u64, u64, u64, u64);

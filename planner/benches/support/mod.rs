@@ -66,18 +66,20 @@ pub fn csv_set(set: &str) -> Vec<Instance> {
     out
 }
 
-/// SplitMix64, so the synthetic graphs are the same everywhere.
-struct Rng(u64);
+/// SplitMix64, so the synthetic graphs (and the examples' instances) are the same
+/// everywhere.
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    /// Uniform enough in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
