@@ -934,16 +934,6 @@ impl Component {
         a..b
     }
 
-    /// Section inference over sections `lo..hi`: the unplaced items live in a section stack
-    /// above the lowest offset any of them can take; and those that cannot go that low stack
-    /// above the next lowest offset any of them can take.
-    fn sections_ok(&mut self, lo: u32, hi: u32) -> bool {
-        if self.likely_fails(lo, hi) {
-            return false;
-        }
-        self.full_check(lo, hi)
-    }
-
     /// Nearly every check fails, mostly in the section that failed last or in one the last
     /// placement touched: trying those alone is much cheaper than the full pass.
     fn likely_fails(&mut self, lo: u32, hi: u32) -> bool {
@@ -963,7 +953,10 @@ impl Component {
         false
     }
 
-    /// The section check over every section of `lo..hi`.
+    /// Section inference over sections `lo..hi`: the unplaced items live in a section stack
+    /// above the lowest offset any of them can take; and those that cannot go that low stack
+    /// above the next lowest offset any of them can take. `search` tries the likely sections
+    /// (`likely_fails`) before it, at every node, so this pass does not repeat them.
     fn full_check(&mut self, lo: u32, hi: u32) -> bool {
         let (lo, hi) = (lo as usize, hi as usize);
         self.scratch[lo..hi].fill((u64::MAX, 0, u64::MAX));
@@ -1002,7 +995,7 @@ impl Component {
                 && (l2 == u64::MAX || l2.saturating_add(load - s1) <= self.cap))
     }
 
-    /// The section check of [`Component::sections_ok`] on section `t` alone.
+    /// The section check of [`Component::full_check`] on section `t` alone.
     fn section_fails(&self, t: usize) -> bool {
         let (mut l1, mut s1, mut l2) = (u64::MAX, 0, u64::MAX);
         for &k in &self.sec_items[self.sec_at[t] as usize..self.sec_at[t + 1] as usize] {
@@ -1055,7 +1048,7 @@ impl Component {
         // The sides are checked together, with the floor this prefix has reached, before
         // each is searched from floor 0 (a part's own check sees only its own range).
         let checked = fresh || self.parts.len() - base > 1;
-        if checked && !self.sections_ok(lo, hi) {
+        if checked && !self.full_check(lo, hi) {
             self.parts.truncate(base);
             return Res::Fail;
         }
@@ -1107,7 +1100,7 @@ impl Component {
         {
             return Res::Fail;
         }
-        if !checked && !self.sections_ok(lo, hi) {
+        if !checked && !self.full_check(lo, hi) {
             return Res::Fail;
         }
         // The two lowest tops any unplaced item can reach: nothing may start at or above
