@@ -26,7 +26,12 @@ use crate::graph::{DType, Graph, Quantization, TensorIndex, TensorKind};
 use crate::plan::{ArenaRole, MemoryConstraint, MemoryPlan};
 
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+///
+/// History (older versions are refused with a message saying to rebuild):
+/// - 1: one model; arenas, tensors, ops (opcode, inputs, outputs, scratch), inputs, outputs.
+/// - 2: this release. Every addition of this release goes under version 2 (see the fields'
+///   docs); it is bumped once per release, not once per field.
+pub const FORMAT_VERSION: u32 = 2;
 
 /// A plan file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -874,11 +879,13 @@ mod tests {
     fn rejects_other_versions_and_garbage() {
         let e = PlanFile::parse(r#"{"format_version": 99}"#, "x.plan.json").unwrap_err();
         assert!(e.message().contains("version 99"), "{}", e.message());
-        assert!(e.message().contains("reads only version 1"));
+        assert!(e.message().contains("reads only version 2"));
+        let e = PlanFile::parse(r#"{"format_version": 1}"#, "old.plan.json").unwrap_err();
+        assert!(e.message().contains("rebuild"), "{}", e.message());
         let e = PlanFile::parse("{}", "x.plan.json").unwrap_err();
         assert!(e.message().contains("no format_version"));
         assert!(PlanFile::parse("nope", "x").is_err());
-        let e = PlanFile::parse(r#"{"format_version": 1, "model": 3}"#, "x").unwrap_err();
+        let e = PlanFile::parse(r#"{"format_version": 2, "model": 3}"#, "x").unwrap_err();
         assert!(e.message().contains("not a valid plan file"));
     }
 

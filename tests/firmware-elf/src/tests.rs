@@ -455,7 +455,7 @@ fn temp_dir(test: &str) -> std::path::PathBuf {
 }
 
 const PLAN: &str = r#"{
-  "format_version": 1,
+  "format_version": 2,
   "generator": "planner test",
   "model": "m",
   "plan_hash": "fnv1a64:0000000000000000",
