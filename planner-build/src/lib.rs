@@ -64,7 +64,7 @@ use planner::{Error, import};
 pub use generate::{Generated, Options, generate};
 
 /// The environment variable that tells `include_model!` where the plan files are.
-pub const PLAN_DIR_VAR: &str = "PLANNER_PLAN_DIR";
+pub use planner::planfile::PLAN_DIR_VAR;
 
 /// Plans the model of the manifest at `manifest` (relative to `CARGO_MANIFEST_DIR`) and
 /// writes its outputs into `$OUT_DIR/planner`; on error, prints it and exits the build

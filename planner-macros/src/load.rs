@@ -9,9 +9,7 @@ use planner::graph::DType;
 use planner::planfile::{PlanFile, naming};
 use syn::LitStr;
 
-/// The environment variable `planner-build` sets (with `cargo::rustc-env`) to the directory
-/// holding the plan files.
-pub(crate) const PLAN_DIR_VAR: &str = "PLANNER_PLAN_DIR";
+use planner::planfile::PLAN_DIR_VAR;
 
 /// A plan file ready for code generation.
 pub(crate) struct Loaded {
@@ -124,14 +122,9 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
     }
     let roots = (0..file.tensors.len())
         .map(|i| {
-            let mut r = i;
-            for _ in 0..file.tensors.len() {
-                match file.tensors[r].alias_of {
-                    Some(next) if next as usize != r => r = next as usize,
-                    _ => break,
-                }
-            }
-            r
+            planner::graph::alias_root(i, file.tensors.len(), |r| {
+                file.tensors[r].alias_of.map(|n| n as usize)
+            })
         })
         .collect();
     Ok(Loaded {

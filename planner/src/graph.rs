@@ -263,6 +263,21 @@ pub struct Graph {
     pub aliases: Vec<(TensorIndex, TensorIndex)>,
 }
 
+/// Follows alias links from `start` to the root of its alias group: `next(i)` is the tensor
+/// `i` shares bytes with (or `None`, or `i` itself, at a root). At most `limit` steps, so a
+/// cycle in a hand-edited file ends the walk instead of hanging it. The one place aliases are
+/// chased, for graphs, plan files and generated code alike.
+pub fn alias_root(start: usize, limit: usize, next: impl Fn(usize) -> Option<usize>) -> usize {
+    let mut i = start;
+    for _ in 0..limit {
+        match next(i) {
+            Some(t) if t != i => i = t,
+            _ => break,
+        }
+    }
+    i
+}
+
 impl Graph {
     /// The tensor at `index`.
     pub fn tensor(&self, index: TensorIndex) -> &Tensor {

@@ -73,11 +73,9 @@ pub fn compute(graph: &Graph) -> Result<Lifetimes> {
     }
     // Aliases: one slot per group, the group's lifetime the union of its members'.
     let mut slot_of: Vec<TensorIndex> = (0..n).map(|i| TensorIndex(i as u32)).collect();
-    fn root(slot_of: &[TensorIndex], mut t: TensorIndex) -> TensorIndex {
-        while slot_of[t.get()] != t {
-            t = slot_of[t.get()];
-        }
-        t
+    fn root(slot_of: &[TensorIndex], t: TensorIndex) -> TensorIndex {
+        let r = crate::graph::alias_root(t.get(), slot_of.len(), |i| Some(slot_of[i].get()));
+        TensorIndex(r as u32)
     }
     for &(alias, target) in &graph.aliases {
         let (ra, rt) = (root(&slot_of, alias), root(&slot_of, target));

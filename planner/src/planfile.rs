@@ -189,6 +189,10 @@ pub struct Layout {
     pub constraints: Vec<MemoryConstraint>,
 }
 
+/// The environment variable `planner-build` sets (with `cargo::rustc-env`) to the
+/// directory holding the plan files, which `include_model!` reads.
+pub const PLAN_DIR_VAR: &str = "PLANNER_PLAN_DIR";
+
 /// FNV-1a, 64-bit: the plan hash. Stable across machines and releases.
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -257,14 +261,8 @@ impl PlanFile {
             .iter()
             .map(|&(a, t)| (a.get(), t.get()))
             .collect();
-        let root = |mut i: usize| {
-            for _ in 0..graph.tensors.len() {
-                match alias_target.get(&i) {
-                    Some(&t) if t != i => i = t,
-                    _ => break,
-                }
-            }
-            i
+        let root = |i: usize| {
+            crate::graph::alias_root(i, graph.tensors.len(), |i| alias_target.get(&i).copied())
         };
         let mut number: BTreeMap<usize, u32> = BTreeMap::new();
         let mut tensors = Vec::new();

@@ -1,42 +1,19 @@
 //! The arenas of a plan file (`<model>.plan.json`, written by `planner-build`), as the ELF
 //! check expects to find them in the image.
 //!
-//! Only the fields the check needs are read, and unknown fields are ignored, so the check
-//! keeps working while the plan file grows; the format version is still checked.
+//! The file is read with the planner's own schema and version check
+//! ([`planner::planfile::PlanFile::parse`]), so the check and the macro can never disagree
+//! about what a plan file says.
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use planner::planfile::PlanFile;
 
 use crate::{Contents, ExpectedArena};
 
-/// The plan-file format version this reader understands.
-pub const FORMAT_VERSION: u32 = 1;
-
-#[derive(Deserialize)]
-struct PlanFile {
-    format_version: u32,
-    model: String,
-    arenas: Vec<Arena>,
-}
-
-#[derive(Deserialize)]
-struct Arena {
-    name: String,
-    memory: String,
-    source_memory: String,
-    size: u64,
-    alignment: u64,
-    section: Option<String>,
-    blob: Option<Blob>,
-}
-
-#[derive(Deserialize)]
-struct Blob {
-    file: String,
-    section: String,
-    size: u64,
-}
+/// The plan-file format version this reader understands: the planner's own, since the plan
+/// is read with the planner's one schema ([`PlanFile::parse`]).
+pub const FORMAT_VERSION: u32 = planner::planfile::FORMAT_VERSION;
 
 // Section and symbol names come from the planner's one naming module, as the fragment's do.
 pub use planner::planfile::naming::{linker_symbol, output_section};
@@ -57,20 +34,7 @@ pub struct ModelArenas {
 pub fn load(path: &Path) -> Result<ModelArenas, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read plan file {}: {e}", path.display()))?;
-    let plan: PlanFile = serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "plan file {} is not a plan this check can read: {e}",
-            path.display()
-        )
-    })?;
-    if plan.format_version != FORMAT_VERSION {
-        return Err(format!(
-            "plan file {} has format version {}, this check reads version {FORMAT_VERSION}; \
-             update tests/firmware-elf with planner-build",
-            path.display(),
-            plan.format_version
-        ));
-    }
+    let plan = PlanFile::parse(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut arenas = Vec::new();
     for a in &plan.arenas {

@@ -522,7 +522,7 @@ fn plan_files_of_another_version_or_with_stale_blobs_are_refused() {
     let dir = temp_dir("version");
     std::fs::write(
         dir.join("m.plan.json"),
-        PLAN.replace("\"format_version\": 1", "\"format_version\": 9"),
+        PLAN.replace("\"format_version\": 2", "\"format_version\": 9"),
     )
     .unwrap();
     let e = plan::load(&dir.join("m.plan.json")).unwrap_err();
