@@ -32,8 +32,9 @@ pub struct ArenaReport {
     pub used: u64,
     /// Bytes it may take (`None`: unlimited).
     pub budget: Option<u64>,
-    /// Largest sum of aligned sizes live at one op among the tensors placed there (the
-    /// figure TFLM-style reports use; a packing can beat it by sharing padding).
+    /// No packing of the tensors placed there is lower ([`pack::height_lower_bound`]:
+    /// the sizes live at one op, padding counted only where alignment forces it), so
+    /// `used >= lower_bound` always.
     pub lower_bound: u64,
     /// `used - lower_bound`.
     pub fragmentation: u64,
@@ -428,14 +429,8 @@ pub fn plan_with(
                 graph.tensors[i].id, graph.tensors[i].name, it.size
             )));
         }
-        let lb_problem = Problem {
-            items: placed_items
-                .iter()
-                .map(|&k| problem.items[k].clone())
-                .collect(),
-            capacity: None,
-        };
-        let lower_bound = pack::lower_bound(&lb_problem);
+        // The bound of the placed items, the one the certificate's `optimal` rests on.
+        let lower_bound = pack_report.certificate.lower_bound;
         let used = packing.height;
         let align = placed_items
             .iter()
@@ -453,8 +448,7 @@ pub fn plan_with(
             budget: capacity,
             lower_bound,
             fragmentation: used.saturating_sub(lower_bound),
-            // The height reaches a true lower bound (padding counted), or the exact search
-            // proved it; the aligned sum above is for comparison with other planners only.
+            // The height reaches the lower bound, or the exact search proved it.
             optimal: pack_report.certificate.optimal,
         });
     }
