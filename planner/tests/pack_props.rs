@@ -171,8 +171,9 @@ fn naive(problem: &Problem, order: &[usize]) -> Packing {
 /// offsets, then the others largest first, the later-added first among equal sizes; each
 /// walks the placed buffers that overlap it in time in offset order and takes the first gap
 /// between the highest end so far and the next buffer's offset that holds it, else the top.
-/// Unspillable items go before spillable ones, and a spillable item passing the capacity is
-/// left out (the planner's own rules; TFLM has neither).
+/// Empty buffers are no obstacle (TFLM does not plan them). Unspillable items go before
+/// spillable ones, and a spillable item passing the capacity is left out (the planner's own
+/// rules; TFLM has neither).
 fn naive_tflm(problem: &Problem) -> Packing {
     let unit = problem.items.iter().map(|it| it.align).fold(16, u64::max);
     let size = |k: usize| problem.items[k].size.div_ceil(unit) * unit;
@@ -185,7 +186,7 @@ fn naive_tflm(problem: &Problem) -> Packing {
     for spillable in [false, true] {
         for &k in order.iter().filter(|&&k| items[k].spillable == spillable) {
             let mut placed: Vec<(u64, u64)> = (0..items.len())
-                .filter(|&j| j != k && items[j].overlaps_in_time(&items[k]))
+                .filter(|&j| j != k && size(j) > 0 && items[j].overlaps_in_time(&items[k]))
                 .filter_map(|j| offsets[j].map(|o| (o, o + size(j))))
                 .collect();
             placed.sort_unstable();
