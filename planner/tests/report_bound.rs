@@ -83,8 +83,8 @@ proptest! {
     #[test]
     fn printed_lower_bound_is_at_most_used(csv in arb_problem()) {
         for kind in planners() {
-            let (manifest, graph, lifetimes, fixed) = planner::problem_input(&csv, "random", &kind);
-            let planned = planner::plan_with(&manifest, &graph, &lifetimes, &fixed)
+            let planned = planner::problem_input(&csv, "random", &kind)
+                .plan()
                 .map_err(|e| TestCaseError::fail(format!("{}: {e}", kind.name())))?;
             let table = report::table(&planned, &planned.graph);
             for r in &planned.scratch_reports {
