@@ -56,7 +56,8 @@ enum Command {
         #[arg(long)]
         planner: Option<String>,
     },
-    /// Every planner side by side: bytes per scratch arena, lower bound, ratio, time.
+    /// Every planner side by side: bytes per scratch arena, lower bound, ratio, time; and
+    /// what TensorFlow Lite Micro's planner would need (`tflm`) beside the manifest's.
     Compare {
         /// The manifest, model or problem file.
         input: PathBuf,
@@ -376,7 +377,33 @@ fn compare(inp: &Input) -> Result<String, Error> {
         s.push_str(line.join("  ").trim_end());
         s.push('\n');
     }
+    s.push_str(&tflm_line(inp));
     Ok(s)
+}
+
+/// "TFLM would need X bytes here": the `tflm` planner's scratch bytes beside the manifest
+/// planner's.
+fn tflm_line(inp: &Input) -> String {
+    let bytes = |r: Result<Planned, Error>| {
+        r.map(|p| p.scratch_reports.iter().map(|r| r.used).sum::<u64>())
+    };
+    let mut m = inp.manifest.clone();
+    m.planner = PlannerKind::Tflm;
+    let tflm = match bytes(plan_as(inp, &m)) {
+        Ok(b) => format!("TFLM would need {b} bytes of scratch here"),
+        Err(e) => format!("TFLM's planner finds no plan here ({})", e.message()),
+    };
+    let name = inp.manifest.planner.name();
+    let ours = match bytes(plan(inp)) {
+        Ok(b) => format!("planner `{name}` (this manifest's) needs {b}"),
+        Err(e) => format!(
+            "planner `{name}` (this manifest's) finds no plan ({})",
+            e.message()
+        ),
+    };
+    format!(
+        "\n{tflm} (GreedyMemoryPlanner, planner `tflm`; kernel scratch buffers not counted); {ours}.\n"
+    )
 }
 
 fn import(model: &Path) -> Result<String, Error> {

@@ -230,3 +230,59 @@ fn bundled_csv_instances_plan_and_verify() {
         assert!(v["arena_usages"]["MEM"]["used"].as_u64().unwrap() > 0);
     }
 }
+
+/// True when `actual` is `shown` with each `...` line of `shown` standing for any number of
+/// lines (the README's documented abridgement).
+fn matches_abridged(shown: &[&str], actual: &[&str]) -> bool {
+    match shown.split_first() {
+        None => actual.is_empty(),
+        Some((&"...", rest)) => (0..=actual.len()).any(|k| matches_abridged(rest, &actual[k..])),
+        Some((line, rest)) => actual.first() == Some(line) && matches_abridged(rest, &actual[1..]),
+    }
+}
+
+#[test]
+fn readme_first_output_is_the_first_commands_output() {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    // The first shell block's first command, and the first text block after it.
+    let sh = readme.split("```sh\n").nth(1).expect("a sh block");
+    let command = sh
+        .lines()
+        .find(|l| l.starts_with("cargo run"))
+        .expect("a cargo run line");
+    let args: Vec<&str> = command
+        .split(" -- ")
+        .nth(1)
+        .expect("arguments after --")
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        command,
+        "cargo run -p planner-build --features cli --bin planner -- plan examples/kws/kws.toml"
+    );
+    let after = &readme[readme.find(command).unwrap()..];
+    let shown = after
+        .split("```text\n")
+        .nth(1)
+        .and_then(|b| b.split("\n```").next())
+        .expect("a text block after the command");
+    let out = planner(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let actual = text(&out.stdout);
+    let shown: Vec<&str> = shown.lines().collect();
+    let lines: Vec<&str> = actual.lines().collect();
+    assert!(
+        matches_abridged(&shown, &lines),
+        "README.md's first output block is not what `{command}` prints; it prints:\n{actual}"
+    );
+    // Every printed lower bound is at most the bytes used.
+    let arena_rows = lines
+        .iter()
+        .map(|l| l.split_whitespace().collect::<Vec<&str>>())
+        .filter(|c| c.len() == 8 && c[1] == "scratch");
+    for cells in arena_rows {
+        let row = cells.join(" ");
+        let (used, bound): (u64, u64) = (cells[3].parse().unwrap(), cells[5].parse().unwrap());
+        assert!(bound <= used, "{row}");
+    }
+}

@@ -6,9 +6,10 @@
 
 use std::collections::BTreeMap;
 
+use planner::pack::tflm;
 use planner::pack::{
-    Item, OptionValue, Packing, PlannerKind, Problem, certify, greedy_order, height_lower_bound,
-    lower_bound, pack, pack_report, size_order,
+    Item, OptionValue, Packing, PlannerKind, Problem, aligned_live_sum, certify, greedy_order,
+    height_lower_bound, pack, pack_report, size_order,
 };
 use proptest::prelude::*;
 
@@ -165,6 +166,49 @@ fn naive(problem: &Problem, order: &[usize]) -> Packing {
     Packing { offsets, height }
 }
 
+/// TensorFlow Lite Micro's GreedyMemoryPlanner as its source describes it, quadratic and
+/// obvious: sizes rounded up to 16 (or the largest alignment), fixed items at their
+/// offsets, then the others largest first, the later-added first among equal sizes; each
+/// walks the placed buffers that overlap it in time in offset order and takes the first gap
+/// between the highest end so far and the next buffer's offset that holds it, else the top.
+/// Empty buffers are no obstacle (TFLM does not plan them). Unspillable items go before
+/// spillable ones, and a spillable item passing the capacity is left out (the planner's own
+/// rules; TFLM has neither).
+fn naive_tflm(problem: &Problem) -> Packing {
+    let unit = problem.items.iter().map(|it| it.align).fold(16, u64::max);
+    let size = |k: usize| problem.items[k].size.div_ceil(unit) * unit;
+    let items = &problem.items;
+    let mut offsets: Vec<Option<u64>> = items.iter().map(|it| it.fixed).collect();
+    let mut order: Vec<usize> = (0..items.len())
+        .filter(|&k| items[k].fixed.is_none())
+        .collect();
+    order.sort_by(|&a, &b| size(b).cmp(&size(a)).then(b.cmp(&a)));
+    for spillable in [false, true] {
+        for &k in order.iter().filter(|&&k| items[k].spillable == spillable) {
+            let mut placed: Vec<(u64, u64)> = (0..items.len())
+                .filter(|&j| j != k && size(j) > 0 && items[j].overlaps_in_time(&items[k]))
+                .filter_map(|j| offsets[j].map(|o| (o, o + size(j))))
+                .collect();
+            placed.sort_unstable();
+            let mut candidate = 0;
+            for &(offset, end) in &placed {
+                if offset >= candidate && offset - candidate >= size(k) {
+                    break;
+                }
+                candidate = candidate.max(end);
+            }
+            if !(spillable && problem.capacity.is_some_and(|c| candidate + size(k) > c)) {
+                offsets[k] = Some(candidate);
+            }
+        }
+    }
+    let height = (0..items.len())
+        .filter_map(|k| offsets[k].map(|o| o + size(k)))
+        .max()
+        .unwrap_or(0);
+    Packing { offsets, height }
+}
+
 prop_compose! {
     fn arb_item()(
         size in prop_oneof![Just(0u64), 1u64..200, 200u64..2000],
@@ -208,8 +252,11 @@ proptest! {
             let who = format!("{kind:?}");
             let report = pack_report(&kind, &problem);
             let p = &report.packing;
-            let greedy = matches!(kind, PlannerKind::Greedy | PlannerKind::GreedyBySize);
-            check(&problem, p, &who, greedy)?;
+            let tflm = matches!(kind, PlannerKind::Tflm);
+            let greedy = tflm || matches!(kind, PlannerKind::Greedy | PlannerKind::GreedyBySize);
+            // `tflm` packs the sizes it rounds up (to 16, as TFLM does): check it on those.
+            let packed = if tflm { tflm::rounded(&problem) } else { problem.clone() };
+            check(&packed, p, &who, greedy)?;
             prop_assert_eq!(&pack(&kind, &problem), p, "{}: two runs differ", who);
             let cert = certify(&problem, p);
             prop_assert_eq!(cert.height, report.certificate.height);
@@ -221,7 +268,7 @@ proptest! {
             if problem.items.iter().all(|it| it.fixed.is_none()) {
                 prop_assert!(cert.lower_bound <= cert.aligned_bound);
             }
-            if !matches!(kind, PlannerKind::Greedy) {
+            if !matches!(kind, PlannerKind::Greedy | PlannerKind::Tflm) {
                 prop_assert!(p.height <= reference.height, "{}: {} above greedy_by_size {}", who, p.height, reference.height);
                 let spilled = |q: &Packing| q.offsets.iter().map(Option::is_none).collect::<Vec<_>>();
                 prop_assert_eq!(spilled(p), spilled(&reference), "{}: spills differ from greedy_by_size", who);
@@ -236,12 +283,17 @@ proptest! {
     }
 
     #[test]
+    fn tflm_matches_its_description(problem in arb_problem()) {
+        prop_assert_eq!(pack(&PlannerKind::Tflm, &problem), naive_tflm(&problem));
+    }
+
+    #[test]
     fn bounds_agree_when_sizes_are_multiples(mut problem in arb_problem()) {
         for it in &mut problem.items {
             it.size = it.size.div_ceil(it.align) * it.align;
             it.fixed = None;
         }
-        prop_assert_eq!(height_lower_bound(&problem), lower_bound(&problem));
+        prop_assert_eq!(height_lower_bound(&problem), aligned_live_sum(&problem));
     }
 }
 
@@ -259,7 +311,7 @@ fn the_bound_counts_no_padding_above_the_top() {
         items: vec![item(10, 16), item(10, 16)],
         capacity: None,
     };
-    assert_eq!(lower_bound(&problem), 32);
+    assert_eq!(aligned_live_sum(&problem), 32);
     assert_eq!(height_lower_bound(&problem), 26);
     let p = pack(&PlannerKind::default(), &problem);
     assert_eq!(p.height, 26);

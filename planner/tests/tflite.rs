@@ -10,7 +10,7 @@ use planner::graph::{DType, Graph, TensorKind};
 use planner::import::tflite;
 use planner::lifetimes;
 use planner::manifest::Manifest;
-use planner::pack::{Item, Problem, lower_bound};
+use planner::pack::{Item, Problem, aligned_live_sum};
 use planner::verify;
 
 /// One bundled model and its published figures (`../shared/models/README.md`).
@@ -164,7 +164,7 @@ fn lower_bounds(g: &Graph) -> (u64, u64) {
                 })
             })
             .collect();
-        lower_bound(&Problem {
+        aligned_live_sum(&Problem {
             items,
             capacity: None,
         })

@@ -22,6 +22,7 @@ use greedy::Placer;
 pub use greedy::{GapRule, greedy_order, size_order};
 use optimal::OptimalOptions;
 pub mod optimal;
+pub mod tflm;
 
 /// One buffer to place.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,8 +86,8 @@ pub struct Certificate {
     pub height: u64,
     /// [`height_lower_bound`] of the placed items: no packing of them is lower.
     pub lower_bound: u64,
-    /// [`lower_bound`] of the placed items (sizes rounded up to their alignment), the figure
-    /// reports compare with; at most the height plus the padding of one item.
+    /// [`aligned_live_sum`] of the placed items (sizes rounded up to their alignment), for
+    /// comparison with other planners; at most the height plus the padding of one item.
     pub aligned_bound: u64,
     /// True when no lower height exists for these items: the height equals
     /// [`Certificate::lower_bound`], or an exhaustive search proved it.
@@ -95,7 +96,7 @@ pub struct Certificate {
 
 impl Certificate {
     /// The certificate of a packing whose height is `height` and whose items' bounds are
-    /// `lower_bound` ([`height_lower_bound`]) and `aligned_bound` ([`lower_bound`]): optimal
+    /// `lower_bound` ([`height_lower_bound`]) and `aligned_bound` ([`aligned_live_sum`]): optimal
     /// when the height reaches the first.
     pub fn new(height: u64, lower_bound: u64, aligned_bound: u64) -> Certificate {
         Certificate {
@@ -146,7 +147,7 @@ pub fn certify(problem: &Problem, packing: &Packing) -> Certificate {
     Certificate::new(
         packing.height,
         lower_bound_of(problem, Some(&placed)),
-        lower_bound(&placed_items),
+        aligned_live_sum(&placed_items),
     )
 }
 
@@ -278,6 +279,9 @@ pub enum PlannerKind {
     /// The default policy: greedy rules, then a bounded hill climb and a bounded exact
     /// search while the gap to the lower bound is open.
     Auto(AutoOptions),
+    /// TensorFlow Lite Micro's `GreedyMemoryPlanner` ([`tflm`]): sizes rounded up to 16,
+    /// largest first (ties to the later item), lowest gap; what TFLM would need.
+    Tflm,
 }
 
 impl Default for PlannerKind {
@@ -295,6 +299,7 @@ impl PlannerKind {
         "hill_climb",
         "optimal",
         "auto",
+        "tflm",
     ];
 
     /// The planner's manifest name.
@@ -306,6 +311,7 @@ impl PlannerKind {
             PlannerKind::HillClimb(_) => "hill_climb",
             PlannerKind::Optimal(_) => "optimal",
             PlannerKind::Auto(_) => "auto",
+            PlannerKind::Tflm => "tflm",
         }
     }
 
@@ -331,6 +337,7 @@ impl PlannerKind {
             "greedy" => no_options(PlannerKind::Greedy),
             "greedy_by_size" => no_options(PlannerKind::GreedyBySize),
             "best_of_greedy" => no_options(PlannerKind::BestOfGreedy),
+            "tflm" => no_options(PlannerKind::Tflm),
             "hill_climb" => {
                 let mut o = HillClimbOptions::default();
                 const KEYS: &[&str] = &["iterations", "seed", "max_stall_iterations"];
@@ -514,6 +521,7 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
         PlannerKind::Greedy => placer.place_with_spill(&greedy_order(problem), GapRule::Lowest),
         PlannerKind::GreedyBySize => placer.place_with_spill(&size_order(problem), GapRule::Lowest),
         PlannerKind::BestOfGreedy => search(&mut placer, None),
+        PlannerKind::Tflm => tflm::pack(problem),
         PlannerKind::HillClimb(o) => {
             let budget = hill_climb::Budget {
                 iterations: o.iterations,
@@ -641,14 +649,15 @@ pub fn place_in_order_by(problem: &Problem, order: &[usize], rule: GapRule) -> P
     Placer::new(problem).place_with_spill(order, rule)
 }
 
-/// The largest sum of sizes, each rounded up to its alignment, live at one op: the figure
-/// reports call the lower bound (`LB16` when every alignment is 16).
+/// The largest sum of sizes, each rounded up to its alignment, live at one op (`LB16` when
+/// every alignment is 16): a figure for benchmarks and for comparing with other planners'
+/// reports, not a lower bound.
 ///
-/// It is not quite a bound on the height, because the highest item needs no padding after
-/// it: two 10-byte items aligned to 16 fit in 26 bytes, not 32. [`height_lower_bound`] is
-/// the bound that no packing beats; the two are equal when every size is a multiple of its
-/// alignment.
-pub fn lower_bound(problem: &Problem) -> u64 {
+/// A packing can beat it, because the highest item needs no padding after it: two 10-byte
+/// items aligned to 16 fit in 26 bytes, not 32. [`height_lower_bound`] is the bound that no
+/// packing beats, the one reports print; the two are equal when every size is a multiple of
+/// its alignment.
+pub fn aligned_live_sum(problem: &Problem) -> u64 {
     let mut events: Vec<(u32, i128)> = Vec::with_capacity(problem.items.len() * 2);
     for it in &problem.items {
         if it.start > it.end {
@@ -677,12 +686,12 @@ pub fn lower_bound(problem: &Problem) -> u64 {
 /// rounded up to `a`; the bound is the largest, over ops and over the alignments present, of
 /// the sum of the sizes so rounded less the largest rounding of one item. With `a = 1` that
 /// is the plain sum of the sizes live at one op; when every size is a multiple of its
-/// alignment it equals [`lower_bound`]. The highest end of a fixed item is a bound too.
+/// alignment it equals [`aligned_live_sum`]. The highest end of a fixed item is a bound too.
 pub fn height_lower_bound(problem: &Problem) -> u64 {
     lower_bound_of(problem, None)
 }
 
-/// [`lower_bound`] of the items `included` marks (all when `None`).
+/// [`height_lower_bound`] of the items `included` marks (all when `None`).
 pub(crate) fn lower_bound_of(problem: &Problem, included: Option<&[bool]>) -> u64 {
     let items = &problem.items;
     let counted = |i: usize| included.is_none_or(|m| m.get(i).copied().unwrap_or(false));
@@ -773,7 +782,7 @@ mod tests {
         let k = pack(&PlannerKind::Greedy, &p);
         assert_eq!(k.offsets, vec![Some(0), Some(10), Some(0)]);
         assert_eq!(k.height, 20);
-        assert_eq!(lower_bound(&p), 20);
+        assert_eq!(aligned_live_sum(&p), 20);
     }
 
     #[test]

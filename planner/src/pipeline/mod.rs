@@ -44,8 +44,9 @@ pub struct ArenaReport {
     pub used: u64,
     /// Bytes it may take (`None`: unlimited).
     pub budget: Option<u64>,
-    /// Largest sum of aligned sizes live at one op among the tensors placed there (the
-    /// figure TFLM-style reports use; a packing can beat it by sharing padding).
+    /// No packing of the tensors placed there is lower ([`crate::pack::height_lower_bound`]:
+    /// the sizes live at one op, padding counted only where alignment forces it), so
+    /// `used >= lower_bound` always.
     pub lower_bound: u64,
     /// `used - lower_bound`.
     pub fragmentation: u64,
