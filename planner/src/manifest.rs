@@ -18,6 +18,7 @@ use crate::error::{Error, Result, Span, did_you_mean};
 use crate::graph::{DType, Graph, IoName, Op, Quantization, Tensor, TensorIndex, TensorKind};
 use crate::pack::{OptionValue, PlannerKind};
 use crate::plan::{ArenaRole, MemoryConstraint};
+use crate::planfile::naming;
 
 /// One memory of the platform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -528,6 +529,17 @@ impl Ctx<'_> {
                 "use 1, 2, 4, 8, 16, 32, ...",
             ));
         }
+        // The generated arenas are aligned by `planner::rt::Align<N>`, which stops here.
+        if a as u64 > crate::rt::MAX_ALIGN {
+            return Err(self.err(
+                v,
+                format!(
+                    "{what} is {a}, above {}, the largest alignment generated arenas support",
+                    crate::rt::MAX_ALIGN
+                ),
+                format!("use a power of two up to {}", crate::rt::MAX_ALIGN),
+            ));
+        }
         Ok(a as u64)
     }
 }
@@ -822,6 +834,20 @@ fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Pl
                         "give each memory its own name",
                     ));
                 }
+                // Generated statics, sections and files name a memory in lowercase words.
+                let word = |n: &str| naming::arena_field(ArenaRole::Scratch, n);
+                if let Some(x) = memories.iter().find(|x| word(&x.name) == word(name)) {
+                    return Err(ctx.err(
+                        &m.name,
+                        format!(
+                            "memories {} and {name} get the same name in generated code ({})",
+                            x.name,
+                            word(name)
+                        ),
+                        "give the memories names that differ in more than case and `_`",
+                    ));
+                }
+                check_address_range(ctx, m)?;
                 memories.push(Memory {
                     name: name.clone(),
                     size: m.size.as_ref().map(|s| s.get_ref().0),
@@ -863,6 +889,29 @@ fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Pl
             .help("mark at least one memory `writable = true`; activations need one"));
     }
     Ok(platform)
+}
+
+/// A memory with an `origin` must lie in the 32-bit address space of the targets.
+fn check_address_range(ctx: &Ctx<'_>, m: &RawMemoryDef) -> Result<()> {
+    const SPACE: u64 = 1 << 32;
+    let Some(origin) = &m.origin else {
+        return Ok(());
+    };
+    let start = origin.get_ref().0;
+    let size = m.size.as_ref().map_or(0, |s| s.get_ref().0);
+    if start.checked_add(size).is_none_or(|end| end > SPACE) || start >= SPACE {
+        return Err(ctx.err(
+            origin,
+            format!(
+                "memory {} at origin {start:#x} with {size} bytes ends past the 32-bit address space (0x1_0000_0000)",
+                m.name.get_ref()
+            ),
+            format!(
+                "lower the origin or the size so origin + size is at most {SPACE:#x}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn unreachable_platform() -> Platform {

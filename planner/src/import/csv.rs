@@ -44,12 +44,19 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
     let text: Arc<str> = Arc::from(text);
     let path = path.to_path_buf();
     let mut lines = split_lines(&text).filter(|(_, l)| !l.trim().is_empty());
-    let Some((hstart, header)) = lines.next() else {
+    let Some((mut hstart, mut header)) = lines.next() else {
         return Err(Error::input(format!(
             "{} has no header row; the first line must be `id,lower,upper,size` (optionally `,offset`)",
             path.display()
         )));
     };
+    // A byte-order mark (spreadsheets write one) is not part of the first column's name.
+    if hstart == 0
+        && let Some(rest) = header.strip_prefix('\u{feff}')
+    {
+        header = rest;
+        hstart = '\u{feff}'.len_utf8();
+    }
     let at = |range: std::ops::Range<usize>| Span {
         path: path.clone(),
         text: text.clone(),

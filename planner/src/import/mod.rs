@@ -8,6 +8,7 @@
 //! - [`csv`]: MiniMalloc's offset-assignment CSV (`id,lower,upper,size[,offset]`).
 
 pub mod csv;
+mod limited;
 pub mod tflite;
 
 use std::path::Path;
