@@ -255,7 +255,14 @@ pub struct Manifest {
     pub aliasing: Aliasing,
     /// Operator order.
     pub schedule: Schedule,
+    /// Most bytes of constants given by size alone (zero-filled) the plan may hold
+    /// (`memory.max_zero_constants`, default [`DEFAULT_MAX_ZERO_CONSTANTS`]): their blob is
+    /// written and compiled into the firmware like any weights.
+    pub max_zero_constants: u64,
 }
+
+/// Default of `memory.max_zero_constants`: 16 MiB.
+pub const DEFAULT_MAX_ZERO_CONSTANTS: u64 = 16 * M;
 
 /// A step-scope slab reserved as a tensor of the plan (`memory.slabs`): a byte region for
 /// code that runs outside the model graph (pre- and post-processing), handed to
@@ -368,6 +375,7 @@ struct RawMemory {
     #[serde(default)]
     in_place_ops: Vec<Spanned<String>>,
     schedule: Option<Spanned<String>>,
+    max_zero_constants: Option<Spanned<Size>>,
 }
 
 #[derive(Deserialize)]
@@ -566,6 +574,7 @@ impl Manifest {
             alias_reshapes: false,
             in_place_ops: Vec::new(),
             schedule: None,
+            max_zero_constants: None,
         });
         let planner = check_planner(
             &ctx,
@@ -650,6 +659,9 @@ impl Manifest {
             slabs,
             aliasing,
             schedule,
+            max_zero_constants: memory
+                .max_zero_constants
+                .map_or(DEFAULT_MAX_ZERO_CONSTANTS, |s| s.get_ref().0),
         })
     }
 
@@ -675,6 +687,7 @@ impl Manifest {
             slabs: Vec::new(),
             aliasing: Aliasing::default(),
             schedule: Schedule::Fixed,
+            max_zero_constants: DEFAULT_MAX_ZERO_CONSTANTS,
         }
     }
 
