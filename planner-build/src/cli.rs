@@ -230,6 +230,9 @@ fn override_planner(m: &mut Manifest, name: Option<&str>) -> Result<(), Error> {
 }
 
 fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
+    if path.is_dir() {
+        return Err(directory_hint(path));
+    }
     let format = planner::import::format_of(path)?;
     if capacity.is_some() && !matches!(format.kind, FormatKind::Problem) {
         return Err(Error::invalid_input(
@@ -263,6 +266,32 @@ fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
         problem: None,
         csv: None,
     })
+}
+
+/// The error for a directory given as the input: the inputs it holds, if any.
+fn directory_hint(dir: &Path) -> Error {
+    let mut found: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.is_file()
+                && p.extension()
+                    .is_some_and(|e| ["toml", "tflite", "csv"].contains(&&*e.to_string_lossy()))
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    found.sort();
+    let hint = match found.len() {
+        0 => "it holds no .toml, .tflite or .csv file".to_string(),
+        n if n <= 5 => format!("it holds: {}", found.join(", ")),
+        n => format!("it holds {n} inputs, such as {}", found[..5].join(", ")),
+    };
+    Error::invalid_input(format!(
+        "{} is a directory; give a manifest (.toml), a model (.tflite) or a problem (.csv) file: {hint}",
+        dir.display()
+    ))
 }
 
 fn plan(inp: &Input) -> Result<Planned, Error> {
@@ -407,6 +436,9 @@ fn tflm_line(inp: &Input) -> String {
 }
 
 fn import(model: &Path) -> Result<String, Error> {
+    if model.is_dir() {
+        return Err(directory_hint(model));
+    }
     let m = Manifest::for_model_file(model);
     let graph = planner::import::load(&m)?;
     let source = model.to_string_lossy().replace('\\', "/");
@@ -423,7 +455,7 @@ fn import(model: &Path) -> Result<String, Error> {
     let mut s = String::new();
     s.push_str(&format!(
         "# Starter manifest for {} ({} ops, {} tensors: {constants} constant, {variables} variable).\n",
-        model.display(),
+        comment_text(&model.display().to_string()),
         graph.ops.len(),
         graph.tensors.len()
     ));
@@ -454,12 +486,28 @@ fn import(model: &Path) -> Result<String, Error> {
         .max_by_key(|t| (t.size, std::cmp::Reverse(t.id.clone())))
     {
         s.push_str(&format!(
-            "#   {{ type = \"constant\", id = \"{}\", attributes = {{ memory = \"FLASH\", constant_destination_memory = \"DTCM\" }} }},  # {} ({} bytes)\n",
-            t.id, t.name, t.size
+            "#   {{ type = \"constant\", id = {}, attributes = {{ memory = \"FLASH\", constant_destination_memory = \"DTCM\" }} }},  # {} ({} bytes)\n",
+            toml_string(&t.id),
+            comment_text(&t.name),
+            t.size
         ));
     }
     s.push_str("# ]\n");
     Ok(s)
+}
+
+/// Text for a TOML comment: control characters (a newline would end the comment and make
+/// the rest of the name a line of TOML) written as `\u{..}` escapes.
+fn comment_text(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                format!("\\u{{{:04X}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 fn toml_string(s: &str) -> String {

@@ -4,7 +4,7 @@
 //! `.tflite` files, MiniMalloc CSV problems) build one; nothing downstream knows where it
 //! came from.
 
-use std::string::String;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 use serde::{Deserialize, Serialize};
@@ -150,8 +150,10 @@ impl DType {
     /// Bytes taken by `elements` elements (packed 4-bit types round up to whole bytes);
     /// `None` on overflow or for types without a fixed width.
     pub fn bytes_for(self, elements: u64) -> Option<u64> {
-        let bits = elements.checked_mul(self.bits()?)?;
-        Some(bits.div_ceil(8))
+        match self.bits()? {
+            4 => Some(elements.div_ceil(2)),
+            bits => elements.checked_mul(bits / 8),
+        }
     }
 }
 
@@ -208,6 +210,60 @@ impl Tensor {
         self.shape
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+    }
+}
+
+impl Tensor {
+    /// Checks what generated code relies on: an alignment it can make, finite quantisation
+    /// scales (they become `f32` literals), and a size that is exactly the shape's elements
+    /// (a typed view of the tensor has that many elements).
+    fn validate(&self) -> Result<(), Error> {
+        let id = &self.id;
+        if let Some(a) = self.align_hint
+            && a > crate::rt::MAX_ALIGN
+        {
+            return Err(Error::model(format!(
+                "tensor `{id}` asks for alignment {a}, above {}, the largest alignment generated arenas support; use a power of two up to {}",
+                crate::rt::MAX_ALIGN,
+                crate::rt::MAX_ALIGN
+            )));
+        }
+        if let Some(q) = &self.quantization
+            && let Some(s) = q.scale.iter().find(|s| !s.is_finite())
+        {
+            return Err(Error::model(format!(
+                "tensor `{id}` has quantization scale {s}, which is not a finite number; give finite scales"
+            )));
+        }
+        if self.size > crate::plan::MAX_ARENA {
+            return Err(Error::infeasible(format!(
+                "tensor `{id}` takes {} bytes, more than {}, the largest arena a 32-bit target can address (and the largest static a host links); it does not fit any memory",
+                self.size,
+                crate::plan::MAX_ARENA
+            )));
+        }
+        let Some(bits) = self.dtype.bits() else {
+            return Ok(());
+        };
+        let want = self.elements().and_then(|e| self.dtype.bytes_for(e));
+        if want != Some(self.size) {
+            let bytes = match want {
+                Some(b) => format!("{b} bytes"),
+                None => "more bytes than fit in 64 bits".to_string(),
+            };
+            return Err(Error::model(format!(
+                "tensor `{id}` has {} bytes but its shape {:?} of {} ({bits} bits each) takes {bytes}; make the size {} times the element count",
+                self.size,
+                self.shape,
+                self.dtype.name(),
+                if bits >= 8 {
+                    (bits / 8).to_string()
+                } else {
+                    format!("{bits}/8")
+                },
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -319,6 +375,7 @@ impl Graph {
                     t.id
                 )));
             }
+            t.validate()?;
         }
         let check = |i: TensorIndex, what: &str| -> Result<(), Error> {
             if i.get() >= n {
@@ -333,6 +390,15 @@ impl Graph {
         for (k, op) in self.ops.iter().enumerate() {
             for t in op.tensors() {
                 check(t, &format!("op {k} ({})", op.opcode))?;
+            }
+            for t in op.outputs.iter().chain(&op.scratch) {
+                let t = self.tensor(*t);
+                if t.kind == TensorKind::Constant {
+                    return Err(Error::model(format!(
+                        "op {k} ({}) of model `{}` writes constant tensor `{}` ({}); constants are read-only, so the op's output must be an activation or a variable",
+                        op.opcode, self.name, t.id, t.name
+                    )));
+                }
             }
         }
         for io in self.inputs.iter().chain(&self.outputs) {

@@ -20,6 +20,7 @@ pub use crate::import::inline::InlineModel;
 use crate::import::inline::{RawOp, RawTensor};
 use crate::pack::{OptionValue, PlannerKind};
 use crate::plan::{ArenaRole, MemoryConstraint};
+use crate::planfile::naming;
 
 /// One memory of the platform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -254,7 +255,14 @@ pub struct Manifest {
     pub aliasing: Aliasing,
     /// Operator order.
     pub schedule: Schedule,
+    /// Most bytes of constants given by size alone (zero-filled) the plan may hold
+    /// (`memory.max_zero_constants`, default [`DEFAULT_MAX_ZERO_CONSTANTS`]): their blob is
+    /// written and compiled into the firmware like any weights.
+    pub max_zero_constants: u64,
 }
+
+/// Default of `memory.max_zero_constants`: 16 MiB.
+pub const DEFAULT_MAX_ZERO_CONSTANTS: u64 = 16 * M;
 
 /// A step-scope slab reserved as a tensor of the plan (`memory.slabs`): a byte region for
 /// code that runs outside the model graph (pre- and post-processing), handed to
@@ -367,6 +375,7 @@ struct RawMemory {
     #[serde(default)]
     in_place_ops: Vec<Spanned<String>>,
     schedule: Option<Spanned<String>>,
+    max_zero_constants: Option<Spanned<Size>>,
 }
 
 #[derive(Deserialize)]
@@ -501,6 +510,17 @@ impl Ctx<'_> {
                 "use 1, 2, 4, 8, 16, 32, ...",
             ));
         }
+        // The generated arenas are aligned by `planner::rt::Align<N>`, which stops here.
+        if a as u64 > crate::rt::MAX_ALIGN {
+            return Err(self.err(
+                v,
+                format!(
+                    "{what} is {a}, above {}, the largest alignment generated arenas support",
+                    crate::rt::MAX_ALIGN
+                ),
+                format!("use a power of two up to {}", crate::rt::MAX_ALIGN),
+            ));
+        }
         Ok(a as u64)
     }
 }
@@ -554,6 +574,7 @@ impl Manifest {
             alias_reshapes: false,
             in_place_ops: Vec::new(),
             schedule: None,
+            max_zero_constants: None,
         });
         let planner = check_planner(
             &ctx,
@@ -638,6 +659,9 @@ impl Manifest {
             slabs,
             aliasing,
             schedule,
+            max_zero_constants: memory
+                .max_zero_constants
+                .map_or(DEFAULT_MAX_ZERO_CONSTANTS, |s| s.get_ref().0),
         })
     }
 
@@ -663,6 +687,7 @@ impl Manifest {
             slabs: Vec::new(),
             aliasing: Aliasing::default(),
             schedule: Schedule::Fixed,
+            max_zero_constants: DEFAULT_MAX_ZERO_CONSTANTS,
         }
     }
 
@@ -800,6 +825,20 @@ fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Pl
                         "give each memory its own name",
                     ));
                 }
+                // Generated statics, sections and files name a memory in lowercase words.
+                let word = |n: &str| naming::arena_field(ArenaRole::Scratch, n);
+                if let Some(x) = memories.iter().find(|x| word(&x.name) == word(name)) {
+                    return Err(ctx.err(
+                        &m.name,
+                        format!(
+                            "memories {} and {name} get the same name in generated code ({})",
+                            x.name,
+                            word(name)
+                        ),
+                        "give the memories names that differ in more than case and `_`",
+                    ));
+                }
+                check_address_range(ctx, m)?;
                 memories.push(Memory {
                     name: name.clone(),
                     size: m.size.as_ref().map(|s| s.get_ref().0),
@@ -841,6 +880,29 @@ fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Pl
             .help("mark at least one memory `writable = true`; activations need one"));
     }
     Ok(platform)
+}
+
+/// A memory with an `origin` must lie in the 32-bit address space of the targets.
+fn check_address_range(ctx: &Ctx<'_>, m: &RawMemoryDef) -> Result<()> {
+    const SPACE: u64 = 1 << 32;
+    let Some(origin) = &m.origin else {
+        return Ok(());
+    };
+    let start = origin.get_ref().0;
+    let size = m.size.as_ref().map_or(0, |s| s.get_ref().0);
+    if start.checked_add(size).is_none_or(|end| end > SPACE) || start >= SPACE {
+        return Err(ctx.err(
+            origin,
+            format!(
+                "memory {} at origin {start:#x} with {size} bytes ends past the 32-bit address space (0x1_0000_0000)",
+                m.name.get_ref()
+            ),
+            format!(
+                "lower the origin or the size so origin + size is at most {SPACE:#x}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn unreachable_platform() -> Platform {

@@ -173,6 +173,12 @@ impl ArenaUsage {
     }
 }
 
+/// The most bytes one arena (and so one tensor) may take: `isize::MAX` of a 32-bit target,
+/// the largest object Rust allows there, and below the 2 GiB of statics a host's default
+/// code model links. Every size the pipeline adds stays far from `u64` overflow because no
+/// slot passes this.
+pub const MAX_ARENA: u64 = (1 << 31) - 1;
+
 /// Rounds `value` up to a multiple of `align` (a power of two); `None` on overflow.
 pub fn align_up(value: u64, align: u64) -> Option<u64> {
     let mask = align.max(1) - 1;

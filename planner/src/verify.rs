@@ -6,8 +6,10 @@
 //! and inside its arena, `used` and `total_size` agree, every budget is kept, every used
 //! tensor is bound, every constant arena has one source memory.
 
-use std::collections::BTreeMap;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::fmt;
+use std::ops::Bound;
 use std::string::String;
 use std::vec::Vec;
 
@@ -217,8 +219,10 @@ pub fn verify_with(
             ));
         }
     }
-    for (id, _) in plan.tensor_allocs.iter() {
-        if graph.find(id).is_none() {
+    // One set of ids, not a search of the graph per allocation: linear in the plan's size.
+    let ids: BTreeSet<&str> = graph.tensors.iter().map(|t| t.id.as_str()).collect();
+    for id in plan.tensor_allocs.keys() {
+        if !ids.contains(id.as_str()) {
             bad(format!(
                 "the plan places `{id}`, which the graph does not have"
             ));
@@ -237,9 +241,21 @@ pub fn verify_with(
                 a.total_size
             ));
         }
-        *per_memory.entry(a.memory.as_str()).or_insert(0) += a.used;
+        if a.used > crate::plan::MAX_ARENA {
+            bad(format!(
+                "{} arena in {} takes {} bytes, more than the largest arena, {}",
+                a.role.name(),
+                a.memory,
+                a.used,
+                crate::plan::MAX_ARENA
+            ));
+        }
+        // Saturating: a sum past 2^64 is over any budget, and must not wrap below one.
+        let e = per_memory.entry(a.memory.as_str()).or_insert(0);
+        *e = e.saturating_add(a.used);
         if a.is_staged() {
-            *per_memory.entry(a.source_memory.as_str()).or_insert(0) += a.used;
+            let e = per_memory.entry(a.source_memory.as_str()).or_insert(0);
+            *e = e.saturating_add(a.used);
         }
     }
     for (m, total) in per_memory {
@@ -252,54 +268,115 @@ pub fn verify_with(
         }
     }
 
-    // No two tensors live at a common op share bytes in one arena (aliases excepted).
-    // Per arena: (start, end, tensor index) of every slot.
-    type Slots = Vec<(u64, u64, usize)>;
-    let mut arenas: BTreeMap<(ArenaRole, &str), Slots> = BTreeMap::new();
+    for m in live_overlaps(graph, plan, &alias_group) {
+        bad(m);
+    }
+    if v.is_empty() { Ok(()) } else { Err(v) }
+}
+
+/// One slot for the overlap sweep: bytes `[start, end)` over ops `first..=last`.
+#[derive(Clone, Copy)]
+struct Slot {
+    start: u64,
+    end: u64,
+    first: u32,
+    last: u32,
+    tensor: usize,
+}
+
+/// Messages for every pair of tensors live at a common op that share bytes in one arena
+/// (members of one alias group at one offset excepted).
+///
+/// A sweep over ops per arena, not a comparison of all pairs at overlapping offsets: the
+/// slots live at one op are disjoint byte ranges in a map by offset, so a slot that starts
+/// need only be compared with its neighbours there. `O(n log n)` plus the faults found.
+fn live_overlaps(graph: &Graph, plan: &MemoryPlan, alias_group: &[usize]) -> Vec<String> {
+    let mut arenas: BTreeMap<(ArenaRole, &str), Vec<Slot>> = BTreeMap::new();
     for (i, t) in graph.tensors.iter().enumerate() {
         if t.size == 0 {
             continue;
         }
-        if let Some(b) = plan
+        let Some(b) = plan
             .tensor_allocs
             .get(&t.id)
             .and_then(|a| a.binding.as_ref())
-        {
-            arenas
-                .entry((b.role, b.memory.as_str()))
-                .or_default()
-                .push((b.offset, b.offset.saturating_add(t.size), i));
-        }
+        else {
+            continue;
+        };
+        // A tensor without a lifetime (already a fault) is taken as live throughout.
+        let (first, last) = plan
+            .tensor_lifetimes
+            .get(&t.id)
+            .map_or((0, u32::MAX), |l| (l.start_op, l.end_op));
+        arenas
+            .entry((b.role, b.memory.as_str()))
+            .or_default()
+            .push(Slot {
+                start: b.offset,
+                end: b.offset.saturating_add(t.size),
+                first,
+                last,
+                tensor: i,
+            });
     }
+    let mut out = Vec::new();
     for ((role, memory), mut slots) in arenas {
-        slots.sort_unstable();
-        for (k, &(start, end, i)) in slots.iter().enumerate() {
-            for &(s2, e2, j) in &slots[k + 1..] {
-                if s2 >= end {
+        slots.sort_by_key(|s| (s.first, s.start, s.tensor));
+        let report = |a: &Slot, b: &Slot| {
+            let (a, b) = if (a.start, a.tensor) <= (b.start, b.tensor) {
+                (a, b)
+            } else {
+                (b, a)
+            };
+            format!(
+                "tensors `{}` [{}, {}) and `{}` [{}, {}) share bytes in the {} arena of {memory} while both are live",
+                graph.tensors[a.tensor].id,
+                a.start,
+                a.end,
+                graph.tensors[b.tensor].id,
+                b.start,
+                b.end,
+                role.name()
+            )
+        };
+        // Live slots by (offset, alias group): each entry's members by (end, slot index).
+        let mut live: BTreeMap<(u64, usize), BTreeSet<(u64, usize)>> = BTreeMap::new();
+        let mut ending: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::new();
+        for (k, s) in slots.iter().enumerate() {
+            while let Some(&Reverse((last, j))) = ending.peek() {
+                if last >= s.first {
                     break;
                 }
-                let (a, b) = (&graph.tensors[i], &graph.tensors[j]);
-                let (la, lb) = (
-                    plan.tensor_lifetimes.get(&a.id),
-                    plan.tensor_lifetimes.get(&b.id),
-                );
-                let together = match (la, lb) {
-                    (Some(x), Some(y)) => x.overlaps(y),
-                    _ => true,
-                };
-                let aliased = alias_group[i] == alias_group[j] && start == s2;
-                if together && !aliased {
-                    bad(format!(
-                        "tensors `{}` [{start}, {end}) and `{}` [{s2}, {e2}) share bytes in the {} arena of {memory} while both are live",
-                        a.id,
-                        b.id,
-                        role.name()
-                    ));
+                ending.pop();
+                let key = (slots[j].start, alias_group[slots[j].tensor]);
+                if let Some(members) = live.get_mut(&key) {
+                    members.remove(&(slots[j].end, j));
+                    if members.is_empty() {
+                        live.remove(&key);
+                    }
                 }
             }
+            let key = (s.start, alias_group[s.tensor]);
+            let end_of = |m: &BTreeSet<(u64, usize)>| m.last().copied();
+            if let Some((_, members)) = live.range(..key).next_back()
+                && let Some((e, j)) = end_of(members)
+                && e > s.start
+            {
+                out.push(report(&slots[j], s));
+            }
+            for (_, members) in live
+                .range((Bound::Excluded(key), Bound::Unbounded))
+                .take_while(|((o, _), _)| *o < s.end)
+            {
+                if let Some((_, j)) = end_of(members) {
+                    out.push(report(&slots[j], s));
+                }
+            }
+            live.entry(key).or_default().insert((s.end, k));
+            ending.push(Reverse((s.last, k)));
         }
     }
-    if v.is_empty() { Ok(()) } else { Err(v) }
+    out
 }
 
 /// Per tensor, the smallest index of its alias group.

@@ -85,7 +85,7 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     quote! {
         /// The plan as `const` data: what the check below proves, and what every view uses.
         #[doc(hidden)]
-        pub const PLAN: #rt::check::PlanTable = #rt::check::PlanTable {
+        pub const PLAN: #rt::check::PlanTable<'static> = #rt::check::PlanTable {
             model: #model,
             memories: &[#(#memories),*],
             arenas: &[#(#arenas),*],

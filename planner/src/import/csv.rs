@@ -44,12 +44,19 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
     let text: Arc<str> = Arc::from(text);
     let path = path.to_path_buf();
     let mut lines = split_lines(&text).filter(|(_, l)| !l.trim().is_empty());
-    let Some((hstart, header)) = lines.next() else {
+    let Some((mut hstart, mut header)) = lines.next() else {
         return Err(Error::input(format!(
             "{} has no header row; the first line must be `id,lower,upper,size` (optionally `,offset`)",
             path.display()
         )));
     };
+    // A byte-order mark (spreadsheets write one) is not part of the first column's name.
+    if hstart == 0
+        && let Some(rest) = header.strip_prefix('\u{feff}')
+    {
+        header = rest;
+        hstart = '\u{feff}'.len_utf8();
+    }
     let at = |range: std::ops::Range<usize>| Span {
         path: path.clone(),
         text: text.clone(),
@@ -89,6 +96,8 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
     let mut ids: Vec<String> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
     let mut seen: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    // Where each row's offset value is, for an error about two pinned rows.
+    let mut offset_at: Vec<std::ops::Range<usize>> = Vec::new();
     for (lstart, line) in lines {
         let f = fields(line, lstart);
         if f.len() != hfields.len() {
@@ -162,6 +171,7 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
             .help("give a smaller offset"));
         }
         seen.insert(id.clone(), ids.len());
+        offset_at.push(pos[4].map_or(lstart..lstart, |c| f[c].1.clone()));
         ids.push(id.clone());
         items.push(Item {
             size,
@@ -171,6 +181,21 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
             fixed,
             spillable: false,
         });
+    }
+    if let Some((a, b)) = fixed_clash(&items) {
+        let (x, y) = (&items[a], &items[b]);
+        let (xo, yo) = (x.fixed.unwrap_or(0), y.fixed.unwrap_or(0));
+        let (lo, hi) = (xo.max(yo), (xo + x.size).min(yo + y.size));
+        return Err(Error::input(format!(
+            "rows `{}` and `{}` are pinned to offsets that share bytes {lo}..{hi} while both are live at step {}",
+            ids[a],
+            ids[b],
+            x.start.max(y.start)
+        ))
+        .at(at(offset_at[b].clone()))
+        .label("offset")
+        .note(format!("`{}` is at offset {xo} with {} bytes", ids[a], x.size))
+        .help("change one of the offsets, or leave one empty so the planner places it"));
     }
     Ok(CsvProblem {
         ids,
@@ -201,6 +226,47 @@ pub fn write(csv: &CsvProblem, packing: &Packing) -> String {
         ));
     }
     out
+}
+
+/// The first two rows with fixed offsets that share bytes while both are live (rows in
+/// `[start, end]` order, compared only with the pinned rows live at the same time: a sweep,
+/// not all pairs). Offsets plus sizes do not overflow: [`parse`] checked each.
+fn fixed_clash(items: &[Item]) -> Option<(usize, usize)> {
+    use std::cmp::Reverse;
+    use std::collections::{BTreeMap, BinaryHeap};
+    let mut pinned: Vec<usize> = (0..items.len())
+        .filter(|&i| items[i].fixed.is_some() && items[i].size > 0)
+        .collect();
+    pinned.sort_by_key(|&i| (items[i].start, i));
+    // Pinned rows live now, by offset: (end, row). Disjoint until a clash is found.
+    let mut live: BTreeMap<u64, (u64, usize)> = BTreeMap::new();
+    let mut ending: BinaryHeap<Reverse<(u32, usize)>> = BinaryHeap::new();
+    for &i in &pinned {
+        let it = &items[i];
+        while let Some(&Reverse((end, j))) = ending.peek() {
+            if end >= it.start {
+                break;
+            }
+            ending.pop();
+            let o = items[j].fixed.unwrap_or(0);
+            if live.get(&o).is_some_and(|&(_, k)| k == j) {
+                live.remove(&o);
+            }
+        }
+        let start = it.fixed.unwrap_or(0);
+        let end = start.saturating_add(it.size);
+        if let Some((_, &(e, j))) = live.range(..=start).next_back()
+            && e > start
+        {
+            return Some((j, i));
+        }
+        if let Some((_, &(_, j))) = live.range(start..end).next() {
+            return Some((j, i));
+        }
+        live.insert(start, (end, i));
+        ending.push(Reverse((it.end, i)));
+    }
+    None
 }
 
 /// Lines with the byte offset where each starts (`\r\n` and `\n` endings).
@@ -294,6 +360,25 @@ mod tests {
         };
         assert!(optimal::is_valid(&p.problem, &k.offsets, 12));
         assert_eq!(optimal::fits(&p.problem, 11, &opts), Outcome::DoesNotFit);
+    }
+
+    #[test]
+    fn pinned_rows_that_share_bytes_are_named() {
+        let e = parse_str("id,lower,upper,size,offset\na,0,2,16,0\nb,1,3,16,8\n").unwrap_err();
+        assert_eq!(
+            e.message(),
+            "rows `a` and `b` are pinned to offsets that share bytes 8..16 while both are live at step 1"
+        );
+        assert_eq!(where_(&e), (3, 10));
+        // Not live together, or side by side: fine.
+        assert!(parse_str("id,lower,upper,size,offset\na,0,1,16,0\nb,1,3,16,8\n").is_ok());
+        assert!(parse_str("id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,16,8\n").is_ok());
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_not_part_of_the_header() {
+        let p = parse_str("\u{feff}id,lower,upper,size\na,0,1,4\n").unwrap();
+        assert_eq!(p.ids, ["a"]);
     }
 
     #[test]

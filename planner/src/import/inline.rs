@@ -242,20 +242,6 @@ fn read_tensor(ctx: &Ctx<'_>, base: &Path, t: &RawTensor, id: String) -> Result<
         }
         shape.push(v as u64);
     }
-    let data = match &t.data {
-        Some(file) => {
-            let path = base.join(file.get_ref());
-            let bytes = std::fs::read(&path).map_err(|e| {
-                ctx.err(
-                    file,
-                    format!("cannot read constant data {}: {e}", path.display()),
-                    "the path is relative to the manifest's folder",
-                )
-            })?;
-            Some(Arc::<[u8]>::from(bytes))
-        }
-        None => None,
-    };
     let from_shape = if t.shape.is_some() {
         let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
         Some(elements.and_then(|e| dtype.bytes_for(e)).ok_or_else(|| {
@@ -268,8 +254,8 @@ fn read_tensor(ctx: &Ctx<'_>, base: &Path, t: &RawTensor, id: String) -> Result<
     } else {
         None
     };
-    let size = match (&t.size, from_shape, &data) {
-        (Some(s), Some(fs), _) if s.get_ref().0 != fs => {
+    let declared = match (&t.size, from_shape) {
+        (Some(s), Some(fs)) if s.get_ref().0 != fs => {
             return Err(ctx.err(
                 s,
                 format!(
@@ -280,10 +266,17 @@ fn read_tensor(ctx: &Ctx<'_>, base: &Path, t: &RawTensor, id: String) -> Result<
                 "drop `size` or make it match the shape",
             ));
         }
-        (Some(s), _, _) => s.get_ref().0,
-        (None, Some(fs), _) => fs,
-        (None, None, Some(d)) => d.len() as u64,
-        (None, None, None) => {
+        (Some(s), _) => Some(s.get_ref().0),
+        (None, fs) => fs,
+    };
+    let data = match &t.data {
+        Some(file) => Some(read_data(ctx, base, file, &id, declared)?),
+        None => None,
+    };
+    let size = match (declared, &data) {
+        (Some(n), _) => n,
+        (None, Some(d)) => d.len() as u64,
+        (None, None) => {
             return Err(ctx.err(
                 &t.id,
                 format!("tensor {id:?} has neither `shape` nor `size`"),
@@ -302,6 +295,9 @@ fn read_tensor(ctx: &Ctx<'_>, base: &Path, t: &RawTensor, id: String) -> Result<
             ),
             "fix the file or the tensor's shape",
         ));
+    }
+    if t.shape.is_none() {
+        shape = shape_of_size(ctx, t, &id, dtype, size)?;
     }
     let constant = t.constant || data.is_some();
     if constant && t.variable {
@@ -326,6 +322,15 @@ fn read_tensor(ctx: &Ctx<'_>, base: &Path, t: &RawTensor, id: String) -> Result<
                         q.zero_point.len()
                     ),
                     "give one scale and one zero point per channel (one each for per-tensor)",
+                ));
+            }
+            if let Some(bad) = q.scale.iter().find(|s| !s.is_finite()) {
+                return Err(ctx.err(
+                    &t.id,
+                    format!(
+                        "tensor {id:?} has quantization scale {bad}, which is not a finite number"
+                    ),
+                    "give finite scales: generated code keeps each as an f32 constant",
                 ));
             }
             Some(Quantization {
@@ -353,4 +358,63 @@ fn read_tensor(ctx: &Ctx<'_>, base: &Path, t: &RawTensor, id: String) -> Result<
         align_hint,
         data,
     })
+}
+
+/// Reads a constant's `data` file, at most the tensor's declared size (the largest tensor
+/// when only the file gives it): an endless or over-long file stops there.
+fn read_data(
+    ctx: &Ctx<'_>,
+    base: &Path,
+    file: &Spanned<String>,
+    id: &str,
+    declared: Option<u64>,
+) -> Result<Arc<[u8]>> {
+    let path = base.join(file.get_ref());
+    let (limit, why) = match declared {
+        Some(n) => (n, format!("tensor {id:?} takes {n} bytes")),
+        None => (
+            crate::plan::MAX_ARENA,
+            format!("a tensor takes at most {} bytes", crate::plan::MAX_ARENA),
+        ),
+    };
+    let bytes = super::limited::read(&path, limit, "constant data", &why).map_err(|e| {
+        ctx.err(
+            file,
+            e.message().to_string(),
+            "the path is relative to the manifest's folder",
+        )
+    })?;
+    Ok(Arc::from(bytes))
+}
+
+/// The shape of a tensor given by size alone: one dimension of `size` bytes' elements, so
+/// its typed view has them all. A size that is not whole elements is an error at `size`.
+fn shape_of_size(
+    ctx: &Ctx<'_>,
+    t: &RawTensor,
+    id: &str,
+    dtype: DType,
+    size: u64,
+) -> Result<Vec<u64>> {
+    let elements = match dtype.bits() {
+        None => return Ok(Vec::new()),
+        Some(4) => size.saturating_mul(2),
+        Some(bits) => {
+            let each = bits / 8;
+            if size % each != 0 {
+                let message = format!(
+                    "tensor {id:?} is {size} bytes, not a whole number of {} elements ({each} bytes each)",
+                    dtype.name()
+                );
+                let help = format!("make the size a multiple of {each}, or give its shape");
+                return Err(match (&t.size, &t.data) {
+                    (Some(s), _) => ctx.err(s, message, help),
+                    (None, Some(f)) => ctx.err(f, message, help),
+                    (None, None) => ctx.err(&t.id, message, help),
+                });
+            }
+            size / each
+        }
+    };
+    Ok(vec![elements])
 }

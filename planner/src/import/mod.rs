@@ -13,6 +13,7 @@
 
 pub mod csv;
 pub(crate) mod inline;
+mod limited;
 pub mod tflite;
 
 use std::path::Path;
@@ -95,7 +96,32 @@ pub fn load(manifest: &Manifest) -> Result<Graph> {
     };
     graph.name = manifest.name.clone();
     add_slabs(manifest, &mut graph)?;
+    check_zero_constants(manifest, &graph)?;
     Ok(graph)
+}
+
+/// Constants given by size alone are zero-filled blobs compiled into the firmware: above
+/// `memory.max_zero_constants` bytes in all, an error that says how to raise it, instead of
+/// writing and compiling a blob of hundreds of megabytes of zeros.
+fn check_zero_constants(manifest: &Manifest, graph: &Graph) -> Result<()> {
+    let zero = graph
+        .tensors
+        .iter()
+        .filter(|t| t.kind == TensorKind::Constant && t.data.is_none());
+    let total = zero.clone().fold(0u64, |a, t| a.saturating_add(t.size));
+    if total <= manifest.max_zero_constants {
+        return Ok(());
+    }
+    let largest = zero.max_by_key(|t| t.size);
+    Err(Error::input(format!(
+        "model {} has {total} bytes of constants given by size alone (zero-filled), more than memory.max_zero_constants = {}{}",
+        manifest.name,
+        manifest.max_zero_constants,
+        largest.map_or(String::new(), |t| format!("; the largest is `{}` with {} bytes", t.id, t.size))
+    ))
+    .help(format!(
+        "give the constants their `data` files, or set `max_zero_constants = {total}` in [memory] to build the zero-filled blob"
+    )))
 }
 
 /// Appends one `u8` tensor per step-scope slab of the manifest (`memory.slabs`).

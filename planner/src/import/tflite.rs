@@ -81,7 +81,7 @@ const SCHEMA_VERSION: u32 = 3;
 
 /// Reads the `.tflite` file at `path` and returns its main subgraph.
 pub fn read(path: &Path) -> Result<Graph> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, "read", e))?;
+    let bytes = super::limited::read_flatbuffer(path)?;
     parse(&bytes, path)
 }
 
@@ -474,7 +474,12 @@ impl<'p, 'b> Reader<'p, 'b> {
             outputs,
             aliases: Vec::new(),
         };
-        graph.validate().map_err(|e| self.corrupt(e.message()))?;
+        graph.validate().map_err(|e| {
+            self.err(
+                e.message(),
+                "fix the model: the converter's output cannot be planned as it is",
+            )
+        })?;
         Ok(graph)
     }
 

@@ -8,7 +8,7 @@ use std::vec::Vec;
 use super::state::State;
 use crate::error::{Error, Result};
 use crate::placement::{Decision, Home, Reason, Request};
-use crate::plan::{ArenaRole, ArenaUsage};
+use crate::plan::{ArenaRole, ArenaUsage, MAX_ARENA};
 
 /// Stage 2: one constant arena per runtime memory, each from one source memory.
 pub(super) fn constants(st: &mut State<'_>) -> Result<()> {
@@ -231,16 +231,20 @@ fn bump_arena(
         .max()
         .unwrap_or(1);
     let base = st.arena_base_align(memory, align);
-    let mut arena = ArenaUsage::new(memory, role, source, u64::MAX, base);
+    // No arena passes MAX_ARENA, so no offset in it overflows either.
+    let mut arena = ArenaUsage::new(memory, role, source, MAX_ARENA, base);
     for &i in tensors {
         let off = arena
             .allocate(st.slot_size[i], st.slot_align(i, memory))
             .map_err(|_| {
                 Error::infeasible(format!(
-                    "{} arena in {memory} overflows the address space at tensor `{}`",
+                    "the {} arena in {memory} passes {MAX_ARENA} bytes, the largest arena, at tensor `{}` ({} bytes after {} bytes of others)",
                     role.name(),
-                    st.graph.tensors[i].id
+                    st.graph.tensors[i].id,
+                    st.slot_size[i],
+                    arena.used
                 ))
+                .help("move some of these tensors to another memory with memory.tensors rules")
             })?;
         st.offsets[i] = Some(off);
     }

@@ -162,6 +162,7 @@ pub fn problem_input(csv: &CsvProblem, name: &str, planner: &pack::PlannerKind) 
         slabs: Vec::new(),
         aliasing: Aliasing::default(),
         schedule: Schedule::Fixed,
+        max_zero_constants: crate::manifest::DEFAULT_MAX_ZERO_CONSTANTS,
     };
     ProblemInput {
         manifest,

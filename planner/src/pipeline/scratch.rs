@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::graph::TensorIndex;
 use crate::pack::{self, Item, Packing, Problem};
 use crate::placement::{Decision, Home, Reason, SpillNote};
-use crate::plan::{ArenaRole, ArenaUsage};
+use crate::plan::{ArenaRole, ArenaUsage, MAX_ARENA};
 
 /// The scratch banks to fill, and who goes where.
 struct Banks {
@@ -92,8 +92,11 @@ fn fill_bank(
     }
     let members: Vec<usize> = pins.iter().chain(&movers).copied().collect();
     let capacity = st.budget_left.get(bank).copied().flatten();
+    // The packers work below the largest arena even in an unlimited memory, so no height
+    // or offset they compute can overflow.
+    let limit = capacity.map_or(MAX_ARENA, |c| c.min(MAX_ARENA));
     let last_bank = bi + 1 == banks.preferred.len() || !in_preference;
-    let problem = bank_problem(st, bank, &members, pins.len(), capacity, last_bank);
+    let problem = bank_problem(st, bank, &members, pins.len(), Some(limit), last_bank);
     let report = pack::pack_report(&st.manifest.planner, &problem);
     let packing = report.packing;
     let mut placed = Vec::new();
@@ -105,20 +108,18 @@ fn fill_bank(
                 decide(st, i, bank, spills.remove(&i));
             }
             None => {
-                let (op, left) = fullest_op(&problem, &packing.offsets, k, capacity.unwrap_or(0));
+                let (op, left) = fullest_op(&problem, &packing.offsets, k, limit);
                 spills.entry(i).or_default().push(SpillNote {
                     bank: bank.clone(),
                     op,
-                    needs: problem.items[k].size,
+                    needs: padded(&problem.items[k]),
                     left,
                 });
                 carry.push(i);
             }
         }
     }
-    if let Some(cap) = capacity
-        && packing.height > cap
-    {
+    if packing.height > limit {
         return Err(bank_full(
             st,
             banks,
@@ -127,7 +128,7 @@ fn fill_bank(
             pins.len(),
             &problem,
             &packing,
-            cap,
+            limit,
         ));
     }
     // The bound of the placed items, the one the certificate's `optimal` rests on.
@@ -223,14 +224,23 @@ fn bank_full(
 ) -> Error {
     let Some(k) = (0..members.len())
         .filter_map(|k| packing.offsets[k].map(|o| (k, o)))
-        .max_by_key(|&(k, o)| (o + problem.items[k].size, std::cmp::Reverse(k)))
+        .max_by_key(|&(k, o)| {
+            (
+                o.saturating_add(problem.items[k].size),
+                std::cmp::Reverse(k),
+            )
+        })
         .map(|(k, _)| k)
     else {
         return internal("height without items");
     };
     let i = members[k];
     let (op, left) = fullest_op(problem, &packing.offsets, k, cap);
-    let fix = if k < pins {
+    let fix = if cap == MAX_ARENA {
+        format!(
+            "an arena holds at most {MAX_ARENA} bytes (the largest object of a 32-bit target); move tensors to another bank with memory.tensors rules"
+        )
+    } else if k < pins {
         let next = banks.preferred.iter().find(|b| *b != bank);
         format!(
             "raise the max_size of {bank}{}",
@@ -241,10 +251,40 @@ fn bank_full(
         format!("raise the max_size of {bank}, or add a bank to memory.constraints")
     };
     let t = &st.graph.tensors[i];
+    let it = &problem.items[k];
     Error::infeasible(format!(
-        "memory {bank} is full: tensor {} ({}) needs {} bytes at op {op}, {left} left; {fix}",
-        t.id, t.name, problem.items[k].size
+        "memory {bank} is full: tensor {} ({}) needs {} bytes{} at op {op}, {left} left; {fix}",
+        t.id,
+        t.name,
+        it.size,
+        padding_note(st, bank, it)
     ))
+}
+
+/// Bytes an item takes with the padding its alignment can cost: its size rounded up to
+/// its alignment (what the packers reserve in the worst case).
+fn padded(it: &Item) -> u64 {
+    crate::plan::align_up(it.size, it.align).unwrap_or(u64::MAX)
+}
+
+/// ` (N with padding to its A-byte alignment, from arena_alignment A of BANK)` when the
+/// alignment costs bytes: a bank can be full of padding, not of data.
+fn padding_note(st: &State<'_>, bank: &str, it: &Item) -> String {
+    let with = padded(it);
+    if with == it.size {
+        return String::new();
+    }
+    let source = if st.manifest.memory_alignment(bank) >= it.align {
+        format!(
+            ", from min_alignment or the arena_alignment of {bank}; lower it to save the padding"
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        " ({with} with padding to its {}-byte alignment{source})",
+        it.align
+    )
 }
 
 /// A scratch tensor that fits no bank.
@@ -277,7 +317,7 @@ fn fullest_op(problem: &Problem, offsets: &[Option<u64>], k: usize, capacity: u6
         let (s, e) = (other.start.max(it.start), other.end.min(it.end));
         for op in s..=e {
             let b = live.entry(op).or_insert(0);
-            *b = b.saturating_add(other.size);
+            *b = b.saturating_add(padded(other));
         }
     }
     for (&op, &bytes) in &live {

@@ -76,12 +76,21 @@ fn is_keyword(s: &str) -> bool {
 
 /// Unique identifiers for a list of names, in order: [`ident`] of each, with `_<index>`
 /// appended to every name whose identifier another name also makes.
+///
+/// Generated code uses each identifier `x` as `x` and as `x_mut` (`tensor_x`,
+/// `tensor_x_mut`), so an identifier that is another's plus `_mut` counts as taken too: `a`
+/// and `a_mut` become `a` and `a_mut_1`, and no two accessors ever share a name.
 pub fn unique_idents<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
     let base: Vec<String> = names.into_iter().map(ident).collect();
     let mut seen = BTreeSet::new();
     let mut dup = BTreeSet::new();
     for b in &base {
         if !seen.insert(b.as_str()) {
+            dup.insert(b.clone());
+        }
+    }
+    for b in &base {
+        if b.strip_suffix("_mut").is_some_and(|x| seen.contains(x)) {
             dup.insert(b.clone());
         }
     }
@@ -92,10 +101,12 @@ pub fn unique_idents<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String
             if !dup.contains(b) {
                 return b.clone();
             }
+            // Ends in a digit or `_`, so it is never another name plus `_mut`.
             let mut n = format!("{}_{i}", b.trim_end_matches('_'));
-            while !taken.insert(n.clone()) {
+            while taken.contains(&n) || taken.contains(&format!("{n}_mut")) {
                 n.push('_');
             }
+            taken.insert(n.clone());
             n
         })
         .collect()
@@ -235,6 +246,12 @@ mod tests {
     fn duplicates_get_index_suffixes() {
         assert_eq!(unique_idents(["a:0", "a/0", "b"]), ["a_0_0", "a_0_1", "b"]);
         assert_eq!(unique_idents(["x", "x", "x_1"]), ["x_0", "x_1_", "x_1"]);
+        assert_eq!(unique_idents(["a", "a_mut", "b"]), ["a", "a_mut_1", "b"]);
+        assert_eq!(unique_idents(["a_mut", "A"]), ["a_mut_0", "a"]);
+        assert_eq!(
+            unique_idents(["a", "a_mut", "a_mut_1_mut"]),
+            ["a", "a_mut_1_", "a_mut_1_mut"]
+        );
     }
 
     #[test]

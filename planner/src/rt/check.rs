@@ -20,33 +20,33 @@ pub const NONE: u64 = u64::MAX;
 
 /// The plan, as `const` data.
 #[derive(Clone, Copy, Debug)]
-pub struct PlanTable {
+pub struct PlanTable<'a> {
     /// The model's name, for messages.
-    pub model: &'static str,
+    pub model: &'a str,
     /// Memories with a budget.
-    pub memories: &'static [MemoryRow],
+    pub memories: &'a [MemoryRow<'a>],
     /// Arenas.
-    pub arenas: &'static [ArenaRow],
+    pub arenas: &'a [ArenaRow<'a>],
     /// Tensor slots, sorted by (arena, offset, index).
-    pub slots: &'static [SlotRow],
+    pub slots: &'a [SlotRow<'a>],
     /// Operators in execution order.
-    pub ops: &'static [OpRow],
+    pub ops: &'a [OpRow<'a>],
 }
 
 /// A memory's budget over all its arenas.
 #[derive(Clone, Copy, Debug)]
-pub struct MemoryRow {
+pub struct MemoryRow<'a> {
     /// The memory's name.
-    pub name: &'static str,
+    pub name: &'a str,
     /// Most bytes its arenas may take together ([`NONE`]: no limit).
     pub budget: u64,
 }
 
 /// One arena.
 #[derive(Clone, Copy, Debug)]
-pub struct ArenaRow {
+pub struct ArenaRow<'a> {
     /// `role.MEMORY`, for messages.
-    pub name: &'static str,
+    pub name: &'a str,
     /// Index in [`PlanTable::memories`] of its runtime memory.
     pub memory: u32,
     /// Index in [`PlanTable::memories`] of the memory its blob is in; equal to `memory`
@@ -66,9 +66,9 @@ pub struct ArenaRow {
 
 /// One tensor's slot.
 #[derive(Clone, Copy, Debug)]
-pub struct SlotRow {
+pub struct SlotRow<'a> {
     /// The tensor's id, for messages.
-    pub id: &'static str,
+    pub id: &'a str,
     /// Index in [`PlanTable::arenas`].
     pub arena: u32,
     /// Byte offset in the arena.
@@ -93,24 +93,24 @@ pub struct SlotRow {
 
 /// One operator: the slots it reads and writes.
 #[derive(Clone, Copy, Debug)]
-pub struct OpRow {
+pub struct OpRow<'a> {
     /// The opcode, for messages.
-    pub opcode: &'static str,
+    pub opcode: &'a str,
     /// Slots it reads (inputs).
-    pub reads: &'static [u32],
+    pub reads: &'a [u32],
     /// Slots it writes (outputs and op scratch).
-    pub writes: &'static [u32],
+    pub writes: &'a [u32],
 }
 
 /// Checks the whole table; panics (a compile error in a `const` item) on the first fault.
-pub const fn check(plan: &PlanTable) {
+pub const fn check(plan: &PlanTable<'_>) {
     check_memories(plan);
     check_slots(plan);
     check_overlaps(plan);
     check_ops(plan);
 }
 
-const fn check_memories(p: &PlanTable) {
+const fn check_memories(p: &PlanTable<'_>) {
     let mut a = 0;
     while a < p.arenas.len() {
         let arena = &p.arenas[a];
@@ -197,7 +197,7 @@ const fn check_memories(p: &PlanTable) {
     }
 }
 
-const fn check_slots(p: &PlanTable) {
+const fn check_slots(p: &PlanTable<'_>) {
     let mut i = 0;
     while i < p.slots.len() {
         let s = &p.slots[i];
@@ -232,6 +232,7 @@ const fn check_slots(p: &PlanTable) {
                 .s(", which does not exist; rebuild the plan file with planner-build")
                 .panic();
         }
+        check_alias(p, i);
         let end = match s.offset.checked_add(s.size) {
             Some(e) => e,
             None => u64::MAX,
@@ -284,7 +285,8 @@ const fn check_slots(p: &PlanTable) {
                 .s("); re-plan so the offset is aligned")
                 .panic();
         }
-        if align > arena.align && s.size > 0 {
+        // A zero-size slot still makes a view at `base + offset`, which must be aligned too.
+        if align > arena.align {
             Msg::model(p)
                 .s("tensor `")
                 .s(s.id)
@@ -330,7 +332,7 @@ const fn check_slots(p: &PlanTable) {
     }
 }
 
-const fn check_overlaps(p: &PlanTable) {
+const fn check_overlaps(p: &PlanTable<'_>) {
     let mut i = 0;
     while i < p.slots.len() {
         let a = &p.slots[i];
@@ -383,13 +385,37 @@ const fn check_overlaps(p: &PlanTable) {
     }
 }
 
+/// An alias views its root's bytes: it must sit in the root's arena at the root's offset,
+/// or its view would read other bytes than the root's and escape the overlap check.
+const fn check_alias(p: &PlanTable<'_>, i: usize) {
+    let s = &p.slots[i];
+    let r = &p.slots[resolve(p, s.root) as usize];
+    if r.arena != s.arena || r.offset != s.offset {
+        Msg::model(p)
+            .s("tensor `")
+            .s(s.id)
+            .s("` is an alias of `")
+            .s(r.id)
+            .s("` but sits at offset ")
+            .n(s.offset)
+            .s(" of arena #")
+            .n(s.arena as u64)
+            .s(", not at its offset ")
+            .n(r.offset)
+            .s(" of arena #")
+            .n(r.arena as u64)
+            .s("; an alias shares its root's slot, rebuild the plan file with planner-build")
+            .panic();
+    }
+}
+
 /// Follows `root` links to the slot that owns the bytes (bounded, so a cycle cannot hang
 /// the compiler).
-const fn resolve(p: &PlanTable, mut slot: u32) -> u32 {
+const fn resolve(p: &PlanTable<'_>, mut slot: u32) -> u32 {
     let mut steps = 0;
     while steps < p.slots.len() {
         let next = p.slots[slot as usize].root;
-        if next == slot {
+        if next == slot || next as usize >= p.slots.len() {
             return slot;
         }
         slot = next;
@@ -398,7 +424,7 @@ const fn resolve(p: &PlanTable, mut slot: u32) -> u32 {
     slot
 }
 
-const fn check_ops(p: &PlanTable) {
+const fn check_ops(p: &PlanTable<'_>) {
     let mut k = 0;
     while k < p.ops.len() {
         let op = &p.ops[k];
@@ -408,7 +434,7 @@ const fn check_ops(p: &PlanTable) {
     }
 }
 
-const fn check_op_slots(p: &PlanTable, k: usize, slots: &[u32], write: bool) {
+const fn check_op_slots(p: &PlanTable<'_>, k: usize, slots: &[u32], write: bool) {
     let op = &p.ops[k];
     let mut i = 0;
     while i < slots.len() {
@@ -464,7 +490,7 @@ struct Msg {
 }
 
 impl Msg {
-    const fn model(p: &PlanTable) -> Msg {
+    const fn model(p: &PlanTable<'_>) -> Msg {
         Msg {
             buf: [0; 512],
             len: 0,
@@ -543,7 +569,7 @@ mod tests {
         budget: 256,
     }];
 
-    fn arena(size: u64) -> ArenaRow {
+    fn arena(size: u64) -> ArenaRow<'static> {
         ArenaRow {
             name: "scratch.SRAM",
             memory: 0,
@@ -556,7 +582,14 @@ mod tests {
         }
     }
 
-    fn slot(id: &'static str, offset: u64, size: u64, start: u32, end: u32, root: u32) -> SlotRow {
+    fn slot(
+        id: &'static str,
+        offset: u64,
+        size: u64,
+        start: u32,
+        end: u32,
+        root: u32,
+    ) -> SlotRow<'static> {
         SlotRow {
             id,
             arena: 0,
@@ -573,9 +606,9 @@ mod tests {
     }
 
     fn run(
-        arenas: &'static [ArenaRow],
-        slots: &'static [SlotRow],
-        ops: &'static [OpRow],
+        arenas: &'static [ArenaRow<'static>],
+        slots: &'static [SlotRow<'static>],
+        ops: &'static [OpRow<'static>],
     ) -> String {
         let p = PlanTable {
             model: "m",
@@ -706,5 +739,35 @@ mod tests {
             &[],
         );
         assert!(m.contains("not sorted"), "{m}");
+    }
+
+    #[test]
+    fn zero_size_slots_are_aligned_too() {
+        let mut loose = arena(64);
+        loose.align = 1;
+        let mut empty = slot("e", 8, 0, 0, 0, 0);
+        empty.align = 1;
+        empty.elem_align = 8;
+        empty.elem_size = 8;
+        empty.elements = 0;
+        let m = run(leak(vec![loose]), leak(vec![empty]), &[]);
+        assert!(
+            m.contains(
+                "tensor `e` needs alignment 8 but its arena scratch.SRAM is aligned to only 1"
+            ),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn an_alias_sits_at_its_roots_offset() {
+        let slots = leak(vec![slot("a", 0, 16, 0, 1, 0), slot("b", 16, 16, 1, 2, 0)]);
+        let m = run(leak(vec![arena(64)]), slots, &[]);
+        assert!(
+            m.contains("tensor `b` is an alias of `a` but sits at offset 16 of arena #0, not at its offset 0 of arena #0"),
+            "{m}"
+        );
+        let slots = leak(vec![slot("a", 0, 16, 0, 1, 0), slot("b", 0, 16, 1, 2, 0)]);
+        assert_eq!(run(leak(vec![arena(64)]), slots, &[]), "");
     }
 }

@@ -28,7 +28,9 @@ pub mod check;
 pub mod slab;
 mod tensor;
 
-pub use arena::{Align, Alignment, Arena, Base, BindError, BindFault, Blob, Once, bind, copy_blob};
+pub use arena::{
+    Align, Alignment, Arena, Base, BindError, BindFault, Blob, MAX_ALIGN, Once, bind, copy_blob,
+};
 pub use slab::{Slab, StepScope};
 pub use tensor::{Quant, TensorInfo};
 

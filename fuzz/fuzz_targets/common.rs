@@ -1,0 +1,226 @@
+//! What every target checks on an accepted plan: the independent verifier passes, the plan
+//! file round-trips, and the plan table `include_model!` would build passes the `const`
+//! checker (`planner::rt::check::check`), run here at run time: an accepted plan that the
+//! macro's check refuses aborts the run.
+//!
+//! The table is built as `planner-macros/src/codegen/table.rs` builds it (slots sorted by
+//! arena, offset and index; roots through `alias_of`; element sizes of the view types).
+
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+
+use planner::graph::DType;
+use planner::manifest::Manifest;
+use planner::plan::ArenaRole;
+use planner::planfile::{Layout, PlanFile};
+use planner::rt::check::{self, ArenaRow, MemoryRow, OpRow, PlanTable, SlotRow};
+use planner::verify::{self, VerifyRules};
+use planner::{Error, Planned};
+
+/// An error the planner may return for bad or infeasible input; an internal error is a bug.
+pub fn expected(e: &Error) {
+    assert!(
+        !e.message().contains("internal planner error"),
+        "internal error: {e}"
+    );
+}
+
+/// Checks an accepted plan as the build helper and the macro would use it.
+pub fn accepted(manifest: &Manifest, planned: &Planned) {
+    let rules = VerifyRules::from_manifest(manifest);
+    if let Err(v) = verify::verify_with(&planned.graph, &planned.plan, &rules) {
+        panic!("accepted plan fails verification: {v:?}");
+    }
+    let layout = layout(manifest);
+    let file = match PlanFile::from_plan(&planned.graph, &planned.plan, &layout) {
+        Ok(f) => f,
+        Err(e) => panic!("accepted plan has no plan file: {e}"),
+    };
+    plan_file(&file, true);
+}
+
+/// The build helper's layout (planner-build's `generate::layout`).
+pub fn layout(manifest: &Manifest) -> Layout {
+    Layout {
+        min_alignment: manifest.platform.min_alignment,
+        constraints: manifest
+            .platform
+            .memories
+            .iter()
+            .map(|m| planner::plan::MemoryConstraint {
+                name: m.name.clone(),
+                max_size: manifest.budget(&m.name),
+                arena_alignment: Some(manifest.memory_alignment(&m.name)),
+            })
+            .collect(),
+    }
+}
+
+/// Round-trips `file` through its text; with `must_pass`, runs the `const` checker on its
+/// table (a plan file from the planner must pass it).
+pub fn plan_file(file: &PlanFile, must_pass: bool) {
+    let text = file.to_bytes();
+    let text = std::str::from_utf8(&text).expect("plan file is UTF-8");
+    let back = PlanFile::parse(text, "round-trip").expect("plan file parses back");
+    assert_eq!(&back, file, "plan file round trip");
+    if must_pass {
+        with_table(file, |t| check::check(t));
+    }
+}
+
+/// `size_of` and `align_of` of the element type the macro's views use (`codegen::elem_type`).
+pub fn elem_layout(d: DType) -> (u64, u64) {
+    match d {
+        DType::F32 | DType::I32 | DType::U32 => (4, 4),
+        DType::F64 | DType::I64 | DType::U64 => (8, 8),
+        DType::I16 | DType::U16 | DType::F16 | DType::Bf16 => (2, 2),
+        DType::Complex64 => (8, 4),
+        DType::Complex128 => (16, 8),
+        DType::I8
+        | DType::U8
+        | DType::Bool
+        | DType::I4
+        | DType::String
+        | DType::Resource
+        | DType::Variant => (1, 1),
+    }
+}
+
+/// Builds the table the macro would and calls `f` with it; `None` when the file has indices
+/// out of range (the macro's load refuses those before any table).
+pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Option<R> {
+    let nt = f.tensors.len();
+    if f.tensors.iter().any(|t| t.arena as usize >= f.arenas.len())
+        || f.tensors
+            .iter()
+            .any(|t| t.alias_of.is_some_and(|a| a as usize >= nt))
+    {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..nt).collect();
+    order.sort_by_key(|&i| (f.tensors[i].arena, f.tensors[i].offset, i));
+    let mut slot = vec![0usize; nt];
+    for (pos, &i) in order.iter().enumerate() {
+        slot[i] = pos;
+    }
+    let root = |i: usize| {
+        let mut r = i;
+        for _ in 0..nt {
+            match f.tensors[r].alias_of {
+                Some(next) if next as usize != r => r = next as usize,
+                _ => break,
+            }
+        }
+        r
+    };
+    let memories: Vec<MemoryRow<'_>> = f
+        .memories
+        .iter()
+        .map(|m| MemoryRow {
+            name: &m.name,
+            budget: m.budget.unwrap_or(check::NONE),
+        })
+        .collect();
+    let index = |name: &str| f.memories.iter().position(|m| m.name == name);
+    let mut arenas = Vec::new();
+    for a in &f.arenas {
+        arenas.push(ArenaRow {
+            name: &a.name,
+            memory: index(&a.memory)? as u32,
+            source: index(&a.source_memory)? as u32,
+            size: a.size,
+            budget: a.budget.unwrap_or(check::NONE),
+            align: a.alignment,
+            writable: a.role != ArenaRole::Constant,
+            blob_len: a.blob.as_ref().map_or(check::NONE, |b| b.size),
+        });
+    }
+    let mut slots = Vec::new();
+    for &t in &order {
+        let e = &f.tensors[t];
+        let (elem_size, elem_align) = elem_layout(e.dtype);
+        let elements = match e.dtype {
+            DType::I4 | DType::String | DType::Resource | DType::Variant => e.size,
+            _ => e.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?,
+        };
+        slots.push(SlotRow {
+            id: &e.id,
+            arena: e.arena,
+            offset: e.offset,
+            size: e.size,
+            align: e.alignment,
+            elem_size,
+            elem_align,
+            elements,
+            start: e.lifetime.start_op,
+            end: e.lifetime.end_op,
+            root: slot[root(t)] as u32,
+        });
+    }
+    let mut lists: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+    for op in &f.ops {
+        let all = op
+            .inputs
+            .iter()
+            .flatten()
+            .chain(&op.outputs)
+            .chain(&op.scratch);
+        if all.clone().any(|&t| t as usize >= nt) {
+            return None;
+        }
+        let mut written = BTreeSet::new();
+        let mut writes = Vec::new();
+        for &t in op.outputs.iter().chain(&op.scratch) {
+            if written.insert(root(t as usize)) {
+                writes.push(slot[t as usize] as u32);
+            }
+        }
+        let reads = op
+            .inputs
+            .iter()
+            .flatten()
+            .filter(|&&t| !written.contains(&root(t as usize)))
+            .map(|&t| slot[t as usize] as u32)
+            .collect();
+        lists.push((reads, writes));
+    }
+    let ops: Vec<OpRow<'_>> = f
+        .ops
+        .iter()
+        .zip(&lists)
+        .map(|(op, (r, w))| OpRow {
+            opcode: &op.opcode,
+            reads: r,
+            writes: w,
+        })
+        .collect();
+    let table = PlanTable {
+        model: &f.model,
+        memories: &memories,
+        arenas: &arenas,
+        slots: &slots,
+        ops: &ops,
+    };
+    Some(run(&table))
+}
+
+/// Imports and plans a parsed manifest; its planner, when it takes options, is replaced by
+/// the default (whose searches are bounded), so a run is not as long as a manifest asks.
+pub fn plan(mut manifest: Manifest) {
+    use planner::pack::PlannerKind;
+    if !matches!(
+        manifest.planner,
+        PlannerKind::Greedy | PlannerKind::GreedyBySize | PlannerKind::BestOfGreedy
+    ) {
+        manifest.planner = PlannerKind::default();
+    }
+    let graph = match planner::import::load(&manifest) {
+        Ok(g) => g,
+        Err(e) => return expected(&e),
+    };
+    match planner::plan_graph(&manifest, &graph) {
+        Ok(planned) => accepted(&manifest, &planned),
+        Err(e) => expected(&e),
+    }
+}

@@ -1,0 +1,120 @@
+//! Reading input files with a bound on the bytes read.
+//!
+//! A path can name something endless (`/dev/zero`, a pipe that never closes) or something
+//! far larger than the planner needs. Each reader says how many bytes it can use at most,
+//! and reading stops one byte past that: an over-long input is an error that names the file,
+//! the limit and what decides it, never a read until memory runs out.
+
+use std::io::Read as _;
+use std::path::Path;
+use std::string::ToString;
+use std::vec::Vec;
+
+use crate::error::{Error, Result};
+
+/// Reads at most `limit` bytes of `path`. `what` names the file in errors ("model",
+/// "constant data") and `why` says what sets the limit ("tensor `w` takes 4096 bytes").
+///
+/// A directory or a device is refused before any read; a regular file longer than `limit`
+/// is refused by its length; a pipe is read up to `limit + 1` bytes.
+pub(crate) fn read(path: &Path, limit: u64, what: &str, why: &str) -> Result<Vec<u8>> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &format!("read {what}"), e))?;
+    if meta.is_dir() {
+        return Err(Error::input(format!(
+            "{what} {} is a directory, not a file",
+            path.display()
+        ))
+        .help(format!("give the path of the {what} file itself")));
+    }
+    if !meta.is_file() && !is_fifo(&meta) {
+        return Err(Error::input(format!(
+            "{what} {} is not a regular file (a device or socket)",
+            path.display()
+        ))
+        .help(format!("give the path of the {what} file itself")));
+    }
+    if meta.is_file() && meta.len() > limit {
+        return Err(too_long(path, what, meta.len(), limit, why));
+    }
+    let file =
+        std::fs::File::open(path).map_err(|e| Error::io(path, &format!("read {what}"), e))?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io(path, &format!("read {what}"), e))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_long(path, what, bytes.len() as u64, limit, why));
+    }
+    Ok(bytes)
+}
+
+/// The largest flatbuffer: its offsets are signed 32-bit, so no `.tflite` file is longer.
+pub(crate) const MAX_FLATBUFFER: u64 = (1 << 31) - 1;
+
+/// Reads a `.tflite` file, at most [`MAX_FLATBUFFER`] bytes.
+pub(crate) fn read_flatbuffer(path: &Path) -> Result<Vec<u8>> {
+    read(
+        path,
+        MAX_FLATBUFFER,
+        "model",
+        "a .tflite flatbuffer is at most 2147483647 bytes (2 GiB - 1)",
+    )
+}
+
+fn too_long(path: &Path, what: &str, seen: u64, limit: u64, why: &str) -> Error {
+    // A regular file's length is known; a pipe was read only one byte past the limit.
+    let seen = if seen > limit.saturating_add(1) {
+        seen.to_string()
+    } else {
+        format!("more than {limit}")
+    };
+    Error::input(format!(
+        "{what} {} is {seen} bytes, but {why}",
+        path.display()
+    ))
+    .help(format!("give the right {what} file"))
+}
+
+#[cfg(unix)]
+fn is_fifo(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::FileTypeExt as _;
+    meta.file_type().is_fifo()
+}
+
+#[cfg(not(unix))]
+fn is_fifo(_: &std::fs::Metadata) -> bool {
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endless_and_long_inputs_stop_at_the_limit() {
+        #[cfg(unix)]
+        {
+            let e = read(Path::new("/dev/zero"), 4096, "constant data", "x").unwrap_err();
+            assert_eq!(
+                e.message(),
+                "constant data /dev/zero is not a regular file (a device or socket)"
+            );
+        }
+        let dir = std::env::temp_dir().join(format!("planner-limited-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let e = read(&dir, 10, "model", "x").unwrap_err();
+        assert!(e.message().ends_with("is a directory, not a file"), "{e}");
+        let f = dir.join("f.bin");
+        std::fs::write(&f, [0u8; 20]).unwrap();
+        assert_eq!(read(&f, 20, "model", "x").unwrap().len(), 20);
+        let e = read(&f, 18, "constant data", "tensor `w` takes 18 bytes").unwrap_err();
+        assert_eq!(
+            e.message(),
+            format!(
+                "constant data {} is 20 bytes, but tensor `w` takes 18 bytes",
+                f.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
