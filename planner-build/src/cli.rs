@@ -216,7 +216,7 @@ fn print(s: &str) {
 }
 
 fn warn(planned: &Planned) {
-    for w in &planned.warnings {
+    for w in planned.graph.warnings.iter().chain(&planned.warnings) {
         eprintln!("warning: {w}");
     }
 }

@@ -190,6 +190,7 @@ mod tests {
                 tensor: i(4),
             }],
             aliases: vec![],
+            warnings: vec![],
         }
     }
 

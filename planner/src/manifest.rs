@@ -1404,6 +1404,7 @@ fn inline_graph(ctx: &Ctx<'_>, base: &Path, name: &str, model: RawModel) -> Resu
         inputs: Vec::new(),
         outputs: Vec::new(),
         aliases: Vec::new(),
+        warnings: Vec::new(),
     };
     // Without explicit lists: inputs are activations read but never written, outputs are
     // activations written but never read.
