@@ -742,22 +742,14 @@ impl<'p, 'b> Reader<'p, 'b> {
     }
 
     /// One tensor of subgraph 0.
-    fn tensor(
+    /// The planned shape of a tensor: `shape`, checked against `shape_signature`.
+    fn shape(
         &self,
-        i: usize,
-        t: TensorTable<'b>,
-        buffers: &[Buffer<'b>],
+        label: &str,
+        shape_raw: Vector<'b, i32>,
+        signature: Vector<'b, i32>,
         shared: &mut Shared,
-    ) -> Result<Tensor> {
-        let id = i.to_string();
-        let name = t
-            .name()
-            .filter(|n| !n.is_empty())
-            .map_or_else(|| id.clone(), |n| n.to_string());
-        let label = format!("tensor {i} `{name}`");
-
-        let shape_raw = t.shape().unwrap_or_default();
-        let signature = t.shape_signature().unwrap_or_default();
+    ) -> Result<Vec<u64>> {
         // A `-1` in the signature over a concrete size in `shape` is planned with that size:
         // the exported size is the one a microcontroller runs. A batch (first) dimension is
         // what converters write for "any batch" and is planned silently; elsewhere the
@@ -808,6 +800,26 @@ impl<'p, 'b> Reader<'p, 'b> {
                     .join(", ")
             ));
         }
+        Ok(shape)
+    }
+
+    fn tensor(
+        &self,
+        i: usize,
+        t: TensorTable<'b>,
+        buffers: &[Buffer<'b>],
+        shared: &mut Shared,
+    ) -> Result<Tensor> {
+        let id = i.to_string();
+        let name = t
+            .name()
+            .filter(|n| !n.is_empty())
+            .map_or_else(|| id.clone(), |n| n.to_string());
+        let label = format!("tensor {i} `{name}`");
+
+        let shape_raw = t.shape().unwrap_or_default();
+        let signature = t.shape_signature().unwrap_or_default();
+        let shape = self.shape(&label, shape_raw, signature, shared)?;
 
         let type_code = t.tensor_type().unwrap_or(0);
         let dtype = dtype(type_code).map_err(|ty| {
