@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand, ValueEnum};
 use planner::graph::Graph;
 use planner::import::FormatKind;
-use planner::manifest::{self, Manifest};
+use planner::manifest::{self, Manifest, Schedule};
 use planner::pack::PlannerKind;
 use planner::{Error, Planned, ProblemOutcome, report};
 
@@ -162,7 +162,10 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             };
             warn(&planned);
             let out = match format {
-                Format::Table => report::table(&planned, &planned.graph),
+                Format::Table => {
+                    report::table(&planned, &planned.graph)
+                        + &report::order_summary(&planned, inp.manifest.platform.min_alignment)
+                }
                 Format::Json => report::json(&planned) + "\n",
                 Format::Csv => csv_out(&inp, &planned),
             };
@@ -216,7 +219,7 @@ fn print(s: &str) {
 }
 
 fn warn(planned: &Planned) {
-    for w in &planned.warnings {
+    for w in planned.graph.warnings.iter().chain(&planned.warnings) {
         eprintln!("warning: {w}");
     }
 }
@@ -385,6 +388,9 @@ fn compare(inp: &Input) -> Result<String, Error> {
             ]),
         }
     }
+    if inp.lifetimes.is_none() {
+        rows.extend(reordered_rows(inp));
+    }
     let mut widths = vec![0usize; rows[0].len()];
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -433,6 +439,56 @@ fn tflm_line(inp: &Input) -> String {
     format!(
         "\n{tflm} (GreedyMemoryPlanner, planner `tflm`; kernel scratch buffers not counted); {ours}.\n"
     )
+}
+
+/// Rows for the manifest's planner with the other op order (`schedule = "memory"` when the
+/// manifest keeps the model's order, the model's order when it asks for memory).
+fn reordered_rows(inp: &Input) -> Vec<Vec<String>> {
+    let mut m = inp.manifest.clone();
+    let label = match m.schedule {
+        Schedule::Fixed => {
+            m.schedule = Schedule::Memory;
+            format!("{} schedule=memory", m.planner.name())
+        }
+        Schedule::Memory => {
+            m.schedule = Schedule::Fixed;
+            format!("{} schedule=fixed", m.planner.name())
+        }
+    };
+    let start = Instant::now();
+    let result = plan_as(inp, &m);
+    let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);
+    match result {
+        Ok(p) => p
+            .scratch_reports
+            .iter()
+            .map(|r| {
+                let ratio = if r.lower_bound == 0 {
+                    1.0
+                } else {
+                    r.used as f64 / r.lower_bound as f64
+                };
+                vec![
+                    label.clone(),
+                    r.memory.clone(),
+                    r.used.to_string(),
+                    r.lower_bound.to_string(),
+                    format!("{ratio:.4}"),
+                    if r.optimal { "yes" } else { "-" }.to_string(),
+                    took.clone(),
+                ]
+            })
+            .collect(),
+        Err(e) => vec![vec![
+            label,
+            "-".into(),
+            format!("failed: {}", e.message()),
+            String::new(),
+            String::new(),
+            String::new(),
+            took,
+        ]],
+    }
 }
 
 fn import(model: &Path) -> Result<String, Error> {

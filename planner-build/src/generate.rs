@@ -97,7 +97,8 @@ pub fn generate(
             header::header(&plan, &source).into_bytes(),
         );
     }
-    let mut warnings = planned.warnings.clone();
+    let mut warnings = planned.graph.warnings.clone();
+    warnings.extend(planned.warnings.iter().cloned());
     warnings.extend(blobs.warnings);
     Ok(Generated {
         plan,

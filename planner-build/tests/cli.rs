@@ -286,3 +286,62 @@ fn readme_first_output_is_the_first_commands_output() {
         assert!(bound <= used, "{row}");
     }
 }
+
+#[test]
+fn reordered_plans_report_their_op_order() {
+    let manifest = "[model]\nname = \"br\"\ntensors = [\n\
+        { id = \"in\", dtype = \"u8\", shape = [16] },\n\
+        { id = \"a1\", dtype = \"u8\", shape = [1024] },\n\
+        { id = \"b1\", dtype = \"u8\", shape = [1024] },\n\
+        { id = \"a2\", dtype = \"u8\", shape = [16] },\n\
+        { id = \"b2\", dtype = \"u8\", shape = [16] },\n\
+        { id = \"out\", dtype = \"u8\", shape = [16] },\n]\nops = [\n\
+        { opcode = \"A1\", inputs = [\"in\"], outputs = [\"a1\"] },\n\
+        { opcode = \"B1\", inputs = [\"in\"], outputs = [\"b1\"] },\n\
+        { opcode = \"A2\", inputs = [\"a1\"], outputs = [\"a2\"] },\n\
+        { opcode = \"B2\", inputs = [\"b1\"], outputs = [\"b2\"] },\n\
+        { opcode = \"JOIN\", inputs = [\"a2\", \"b2\"], outputs = [\"out\"] },\n]\n\
+        [platform]\npreset = \"generic\"\nmin_alignment = 16\n";
+    let fixed = tmp("order_fixed.toml", manifest);
+    let memory = tmp(
+        "order_memory.toml",
+        &format!("{manifest}[memory]\nschedule = \"memory\"\n"),
+    );
+    let json = |p: &Path| {
+        let out = planner(&["plan", p.to_str().unwrap(), "--format", "json"]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    assert_eq!(json(&fixed)["op_order"], serde_json::json!([0, 1, 2, 3, 4]));
+    assert_eq!(
+        json(&memory)["op_order"],
+        serde_json::json!([0, 2, 1, 3, 4])
+    );
+    let out = planner(&["plan", memory.to_str().unwrap()]);
+    let table = text(&out.stdout);
+    assert!(
+        table.contains("op order: peak of live bytes 1056 (2 ops moved), model order 2064, lower bound over all orders 1040; this order is optimal"),
+        "{table}"
+    );
+    let out = planner(&["explain", memory.to_str().unwrap()]);
+    let s = text(&out.stdout);
+    assert!(
+        s.starts_with("op order: 2 of 5 ops run at another step than in the model\n"),
+        "{s}"
+    );
+    assert!(
+        s.contains("op 2 A2: step 2 in the model, runs at step 1"),
+        "{s}"
+    );
+    let out = planner(&["explain", fixed.to_str().unwrap()]);
+    assert!(text(&out.stdout).starts_with("op order: model order kept\n"));
+    let out = planner(&["compare", fixed.to_str().unwrap()]);
+    let s = text(&out.stdout);
+    let row = s
+        .lines()
+        .find(|l| l.contains("schedule=memory"))
+        .unwrap_or_else(|| panic!("{s}"));
+    assert!(row.contains(" 1056 "), "{row}");
+    let out = planner(&["compare", memory.to_str().unwrap()]);
+    assert!(text(&out.stdout).contains("schedule=fixed"));
+}

@@ -317,6 +317,10 @@ pub struct Graph {
     /// Aliases: `(alias, target)` pairs where `alias` is `target`'s bytes (a reshape's output
     /// is its input). The alias takes the target's slot; lifetimes merge.
     pub aliases: Vec<(TensorIndex, TensorIndex)>,
+    /// What the importer accepted with a caveat (a dynamic signature dimension planned with
+    /// the size in `shape`); reports print these beside the plan's own warnings.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Follows alias links from `start` to the root of its alias group: `next(i)` is the tensor

@@ -188,6 +188,7 @@ mod tests {
                 tensor: i(4),
             }],
             aliases: vec![],
+            warnings: vec![],
         }
     }
 

@@ -631,6 +631,7 @@ pub mod fixture {
                 tensor: t(6),
             }],
             aliases: vec![],
+            warnings: vec![],
         };
         let mut plan = MemoryPlan::default();
         let mut place =
@@ -763,6 +764,7 @@ pub mod fixture {
                 tensor: t(4),
             }],
             aliases: vec![(t(3), t(2))],
+            warnings: vec![],
         };
         let mut plan = MemoryPlan::default();
         place(

@@ -2,7 +2,9 @@
 //!
 //! The JSON object's keys are the [`MemoryPlan`](crate::plan::MemoryPlan) fields
 //! (`tensor_allocs`, `arena_usages`, `persistent_arenas`, `constant_arenas`,
-//! `tensor_lifetimes`) plus `format_version`, `model` and `planner`.
+//! `tensor_lifetimes`) plus `format_version`, `model`, `planner` and `op_order`: the model's
+//! op indices in the order the plan runs them (present whether or not the order differs from
+//! the model's), so a checker can recompute every lifetime from the model and the order.
 
 use std::fmt::Write as _;
 use std::string::{String, ToString};
@@ -21,6 +23,7 @@ pub fn json(planned: &Planned) -> String {
         format_version: u32,
         model: &'a str,
         planner: &'a str,
+        op_order: &'a [u32],
         #[serde(flatten)]
         plan: &'a crate::plan::MemoryPlan,
     }
@@ -28,6 +31,7 @@ pub fn json(planned: &Planned) -> String {
         format_version: JSON_FORMAT_VERSION,
         model: &planned.model,
         planner: &planned.planner,
+        op_order: &planned.order,
         plan: &planned.plan,
     };
     // Serialising plain maps, strings and integers cannot fail.
@@ -165,6 +169,9 @@ fn write_rows<const N: usize>(s: &mut String, rows: &[[String; N]]) {
 /// `<id> <name>: <role>/<memory>[<-source>] @<offset> +<size> — <why>`.
 pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
     let mut s = String::new();
+    if only.is_none() {
+        s.push_str(&moved_ops(planned));
+    }
     for (i, t) in graph.tensors.iter().enumerate() {
         if only.is_some_and(|o| o != t.id && o != t.name) {
             continue;
@@ -198,6 +205,66 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
                 );
             }
         }
+    }
+    s
+}
+
+/// The planned graph with its ops back in model order and without in-place aliases: the
+/// graph the scheduler saw.
+fn in_model_order(planned: &Planned) -> Option<Graph> {
+    let g = &planned.graph;
+    if planned.order.len() != g.ops.len() {
+        return None;
+    }
+    let mut ops: Vec<Option<crate::graph::Op>> = vec![None; g.ops.len()];
+    for (k, &o) in planned.order.iter().enumerate() {
+        *ops.get_mut(o as usize)? = Some(g.ops[k].clone());
+    }
+    let mut model = g.clone();
+    model.ops = ops.into_iter().collect::<Option<Vec<_>>>()?;
+    model.aliases.clear();
+    Some(model)
+}
+
+/// One line on the op order: the peak of live bytes (sizes rounded to `align`, before
+/// in-place aliasing) in the plan's order and in the model's, the lower bound over every
+/// order, and "this order is optimal" when no order is lower. Empty for graphs without ops.
+pub fn order_summary(planned: &Planned, align: u64) -> String {
+    match in_model_order(planned) {
+        Some(model) if !model.ops.is_empty() => {
+            crate::schedule::summary(&model, &planned.order, align) + "\n"
+        }
+        _ => String::new(),
+    }
+}
+
+/// Which ops the plan's order moved from their model position: `op order: model order kept`,
+/// or a count and one line per moved op,
+/// `op <model index> <opcode>: step <model index> in the model, runs at step <step>`.
+pub fn moved_ops(planned: &Planned) -> String {
+    let moved = crate::schedule::moved(&planned.order);
+    if moved.is_empty() {
+        return if planned.graph.ops.is_empty() {
+            String::new()
+        } else {
+            "op order: model order kept\n".into()
+        };
+    }
+    let mut s = format!(
+        "op order: {} of {} ops run at another step than in the model\n",
+        moved.len(),
+        planned.order.len()
+    );
+    for (o, step) in moved {
+        let opcode = planned
+            .graph
+            .ops
+            .get(step as usize)
+            .map_or("?", |op| op.opcode.as_str());
+        let _ = writeln!(
+            s,
+            "op {o} {opcode}: step {o} in the model, runs at step {step}"
+        );
     }
     s
 }

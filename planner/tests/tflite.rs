@@ -605,14 +605,6 @@ fn built_model_reads() {
 
 #[test]
 fn dynamic_dimensions_are_rejected_with_the_tensor_name() {
-    // An unknown sequence length.
-    let mut m = small_model();
-    m.subgraphs[0].tensors[2].signature = Some(vec![1, -1]);
-    let msg = error_of(&m);
-    assert!(
-        msg.contains("tensor 2 `h`") && msg.contains("dynamic"),
-        "{msg}"
-    );
     // An unknown dimension in the shape itself.
     let mut m = small_model();
     m.subgraphs[0].tensors[0].shape = vec![1, -1];
@@ -621,10 +613,54 @@ fn dynamic_dimensions_are_rejected_with_the_tensor_name() {
         msg.contains("tensor 0 `x`") && msg.contains("dynamic"),
         "{msg}"
     );
-    // "Any batch" over an exported batch of 1 is what converters write: planned as 1.
+    // A dynamic signature dimension over an empty (0) or missing size in `shape`.
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].shape = vec![1, 0];
+    m.subgraphs[0].tensors[2].signature = Some(vec![1, -1]);
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("tensor 2 `h`") && msg.contains("[1, -1]"),
+        "{msg}"
+    );
+    let mut m = small_model();
+    m.subgraphs[0].tensors[2].signature = Some(vec![1, -1, 4]);
+    let msg = error_of(&m);
+    assert!(msg.contains("tensor 2 `h`"), "{msg}");
+    // "Any batch" over an exported batch of 1 is what converters write: planned as 1,
+    // silently.
     let mut m = small_model();
     m.subgraphs[0].tensors[0].signature = Some(vec![-1, 4]);
-    assert_eq!(read_built(&m).unwrap().tensors[0].shape, [1, 4]);
+    let g = read_built(&m).unwrap();
+    assert_eq!(g.tensors[0].shape, [1, 4]);
+    assert!(g.warnings.is_empty(), "{:?}", g.warnings);
+}
+
+/// A `-1` in the signature where `shape` has a concrete size (an unrolled LSTM's
+/// `[49, 1, 10]` under `[49, -1, 10]`) plans with `shape`'s size and warns, wherever it is.
+#[test]
+fn dynamic_signature_over_a_concrete_shape_plans_with_a_warning() {
+    let mut m = small_model();
+    let ts = &mut m.subgraphs[0].tensors;
+    ts[0].shape = vec![49, 1, 4];
+    ts[0].signature = Some(vec![49, -1, 4]);
+    ts[2].shape = vec![49, 1, 4];
+    ts[2].signature = Some(vec![-1, 1, -1]);
+    ts[3].shape = vec![49, 1, 4];
+    let g = read_built(&m).unwrap();
+    assert_eq!(g.tensors[0].shape, [49, 1, 4]);
+    assert_eq!(g.tensors[0].size, 196);
+    assert_eq!(g.tensors[2].shape, [49, 1, 4]);
+    assert_eq!(g.warnings.len(), 1, "{:?}", g.warnings);
+    let w = &g.warnings[0];
+    assert!(w.starts_with(BUILT), "{w}");
+    assert!(
+        w.contains("tensor 0 `x`") && w.contains("[49, -1, 4]") && w.contains("[49, 1, 4]"),
+        "{w}"
+    );
+    assert!(w.contains("1 more"), "{w}");
+    let planned = planner::plan_graph(&Manifest::for_model_file(Path::new(BUILT)), &g).unwrap();
+    assert_eq!(planned.graph.warnings, g.warnings);
+    verify::verify(&planned.graph, &planned.plan).unwrap();
 }
 
 #[test]

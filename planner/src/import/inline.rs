@@ -178,6 +178,7 @@ pub(crate) fn read(model: &InlineModel, name: &str) -> Result<Graph> {
         inputs: Vec::new(),
         outputs: Vec::new(),
         aliases: Vec::new(),
+        warnings: Vec::new(),
     };
     let (default_inputs, default_outputs) = default_io(&graph);
     graph.inputs = inputs.unwrap_or(default_inputs);

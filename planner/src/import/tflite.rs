@@ -35,10 +35,11 @@
 //! - Size = bytes per element × product of the shape, checked for overflow. `INT4` packs two
 //!   elements per byte (rounded up). A sparse constant's size is its stored bytes. A shape
 //!   with a `0` dimension (the empty intermediates of LSTM operators) takes no bytes.
-//! - `shape` gives the dimensions. A `-1` in `shape_signature` is accepted in one place
-//!   only: the batch (first) dimension of a tensor of rank 2 or more whose `shape` has a
-//!   concrete batch there. That is what converters write for "any batch size", and the
-//!   exported batch is the one a microcontroller runs.
+//! - `shape` gives the dimensions. A `-1` in `shape_signature` where `shape` has a concrete
+//!   size is planned with that size (TFLM and Vela do the same): the exported size is the one
+//!   a microcontroller runs. On the batch (first) dimension of a tensor of rank 2 or more,
+//!   what converters write for "any batch size", this is silent; anywhere else the graph
+//!   carries a warning ([`Graph::warnings`]) naming the tensors.
 //! - Input and output names come from the signature of subgraph 0 where the model has one,
 //!   otherwise from the tensor names.
 //!
@@ -46,7 +47,8 @@
 //!
 //! A file that is too short, lacks the `TFL3` identifier, fails the verifier, or has a schema
 //! version other than 3; an index (buffer, tensor, operator code) out of range; a dynamic
-//! dimension (`-1` in `shape`, or in `shape_signature` other than the batch above); a size that overflows 64 bits; a
+//! dimension (`-1` in `shape`, or a `-1` in `shape_signature` where `shape` gives no size:
+//! `0`, `-1`, or a rank that differs); a size that overflows 64 bits; a
 //! constant whose bytes do not match its shape; a `STRING`, `RESOURCE` or `VARIANT` tensor
 //! that is not constant (its size is only known at run time); a tensor type this planner has
 //! no size for; and an operator that runs other subgraphs (`WHILE`, `IF`, `CALL_ONCE`,
@@ -473,6 +475,9 @@ impl<'p, 'b> Reader<'p, 'b> {
             inputs,
             outputs,
             aliases: Vec::new(),
+            warnings: relaxed_warning(self.path, &shared.relaxed)
+                .into_iter()
+                .collect(),
         };
         graph.validate().map_err(|e| {
             self.err(
@@ -742,36 +747,28 @@ impl<'p, 'b> Reader<'p, 'b> {
     }
 
     /// One tensor of subgraph 0.
-    fn tensor(
+    /// The planned shape of a tensor: `shape`, checked against `shape_signature`.
+    fn shape(
         &self,
-        i: usize,
-        t: TensorTable<'b>,
-        buffers: &[Buffer<'b>],
+        label: &str,
+        shape_raw: Vector<'b, i32>,
+        signature: Vector<'b, i32>,
         shared: &mut Shared,
-    ) -> Result<Tensor> {
-        let id = i.to_string();
-        let name = t
-            .name()
-            .filter(|n| !n.is_empty())
-            .map_or_else(|| id.clone(), |n| n.to_string());
-        let label = format!("tensor {i} `{name}`");
-
-        let shape_raw = t.shape().unwrap_or_default();
-        let signature = t.shape_signature().unwrap_or_default();
-        // A `-1` batch dimension in the signature, over a concrete batch in `shape`, is what
-        // the converter writes for "any batch"; the exported batch is the one a
-        // microcontroller runs, so it is planned. Any other unknown dimension is not guessed.
-        let batch_only = |j: usize| {
-            j == 0
-                && shape_raw.len() >= 2
-                && signature.len() == shape_raw.len()
-                && element(&shape_raw, 0).is_some_and(|b| b > 0)
-        };
+    ) -> Result<Vec<u64>> {
+        // A `-1` in the signature over a concrete size in `shape` is planned with that size:
+        // the exported size is the one a microcontroller runs. A batch (first) dimension is
+        // what converters write for "any batch" and is planned silently; elsewhere the
+        // tensor is noted for a warning. A size `shape` does not give is not guessed.
         let dynamic = shape_raw.iter().any(|d| d < 0)
+            || (signature.len() != shape_raw.len() && signature.iter().any(|d| d < 0))
             || signature
                 .iter()
-                .enumerate()
-                .any(|(j, d)| d < 0 && !batch_only(j));
+                .zip(shape_raw.iter())
+                .any(|(s, d)| s < 0 && d <= 0);
+        let relaxed = signature
+            .iter()
+            .enumerate()
+            .any(|(j, d)| d < 0 && (j > 0 || shape_raw.len() < 2));
         if dynamic {
             let dims = |v: Vector<'b, i32>| {
                 v.iter()
@@ -793,6 +790,41 @@ impl<'p, 'b> Reader<'p, 'b> {
             ));
         }
         let shape: Vec<u64> = shape_raw.iter().map(|d| d.unsigned_abs().into()).collect();
+        if relaxed {
+            shared.relaxed.push(format!(
+                "{label}: shape_signature [{}] planned as shape [{}]",
+                signature
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                shape
+                    .iter()
+                    .map(|d| d.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Ok(shape)
+    }
+
+    fn tensor(
+        &self,
+        i: usize,
+        t: TensorTable<'b>,
+        buffers: &[Buffer<'b>],
+        shared: &mut Shared,
+    ) -> Result<Tensor> {
+        let id = i.to_string();
+        let name = t
+            .name()
+            .filter(|n| !n.is_empty())
+            .map_or_else(|| id.clone(), |n| n.to_string());
+        let label = format!("tensor {i} `{name}`");
+
+        let shape_raw = t.shape().unwrap_or_default();
+        let signature = t.shape_signature().unwrap_or_default();
+        let shape = self.shape(&label, shape_raw, signature, shared)?;
 
         let type_code = t.tensor_type().unwrap_or(0);
         let dtype = dtype(type_code).map_err(|ty| {
@@ -875,11 +907,26 @@ impl<'p, 'b> Reader<'p, 'b> {
     }
 }
 
+/// One warning for every tensor planned with `shape` under a dynamic `shape_signature`.
+fn relaxed_warning(path: &Path, relaxed: &[String]) -> Option<String> {
+    let first = relaxed.first()?;
+    let more = match relaxed.len() {
+        1 => String::new(),
+        n => format!(" (and {} more tensors)", n - 1),
+    };
+    Some(format!(
+        "{}: {first}{more}; the model accepts other sizes there, this plan holds only the sizes in `shape`; fix the dimension when converting to silence this",
+        path.display()
+    ))
+}
+
 /// Copies of constant bytes, keyed by their range in the file.
 #[derive(Default)]
 struct Shared {
     copies: BTreeMap<(usize, usize), Arc<[u8]>>,
     total: usize,
+    /// Tensors whose dynamic signature dimensions were planned with `shape`'s sizes.
+    relaxed: Vec<String>,
 }
 
 /// A resolved operator code.
