@@ -1380,6 +1380,7 @@ fn inline_graph(ctx: &Ctx<'_>, base: &Path, name: &str, model: RawModel) -> Resu
             inputs,
             outputs,
             scratch,
+            options: Default::default(),
         });
     }
     let io = |list: Option<Vec<Spanned<String>>>, what: &str| -> Result<Option<Vec<IoName>>> {
