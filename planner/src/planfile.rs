@@ -758,7 +758,9 @@ pub mod fixture {
                     inputs: vec![Some(t(2))],
                     outputs: vec![t(3)],
                     scratch: vec![],
-                    options: crate::graph::OpOptions::Reshape(crate::rt::options::ReshapeOptions { new_shape: crate::rt::options::Dims::new(&[4]).unwrap_or_default() }),
+                    options: crate::graph::OpOptions::Reshape(crate::rt::options::ReshapeOptions {
+                        new_shape: crate::rt::options::Dims::new(&[4]).unwrap_or_default(),
+                    }),
                 },
                 Op {
                     opcode: "ADD".to_string(),

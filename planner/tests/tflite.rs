@@ -977,7 +977,9 @@ fn options_are_read_and_checked() {
     );
     // No options table: the schema's defaults.
     let g = read_built(&small_model()).unwrap();
-    assert!(matches!(g.ops[0].options, OpOptions::FullyConnected(o) if o.activation == Activation::None));
+    assert!(
+        matches!(g.ops[0].options, OpOptions::FullyConnected(o) if o.activation == Activation::None)
+    );
     assert!(matches!(g.ops[1].options, OpOptions::Softmax(o) if o.beta == 0.0));
     // An enum value outside the schema names the op and the field.
     let msg = error_of(&with_fc_options(8, Some(vec![(0, 9)])));
@@ -990,7 +992,9 @@ fn options_are_read_and_checked() {
     // Options of another op kind, or of a type this reader does not know.
     let msg = error_of(&with_fc_options(1, Some(vec![(0, 1)])));
     assert!(
-        msg.contains("type 1 (Conv2DOptions), but a FULLY_CONNECTED op has FullyConnectedOptions (8)"),
+        msg.contains(
+            "type 1 (Conv2DOptions), but a FULLY_CONNECTED op has FullyConnectedOptions (8)"
+        ),
         "{msg}"
     );
     let msg = error_of(&with_fc_options(200, Some(vec![])));
@@ -1025,14 +1029,35 @@ fn options_of_every_bundled_model_survive_the_plan_file() {
     for m in &MODELS {
         let path = model_path(m.name);
         let g = tflite::read(&path).unwrap();
-        let typed = g.ops.iter().filter(|o| o.options != planner::graph::OpOptions::None);
-        assert_eq!(typed.count(), g.ops.len(), "{}: an op without typed options", m.name);
+        let typed = g
+            .ops
+            .iter()
+            .filter(|o| o.options != planner::graph::OpOptions::None);
+        assert_eq!(
+            typed.count(),
+            g.ops.len(),
+            "{}: an op without typed options",
+            m.name
+        );
         let planned = planner::plan_graph(&Manifest::for_model_file(&path), &g).unwrap();
-        let file = PlanFile::from_plan(&g, &planned.plan, &Layout { min_alignment: 16, constraints: vec![] }).unwrap();
+        let file = PlanFile::from_plan(
+            &g,
+            &planned.plan,
+            &Layout {
+                min_alignment: 16,
+                constraints: vec![],
+            },
+        )
+        .unwrap();
         let back = PlanFile::parse(std::str::from_utf8(&file.to_bytes()).unwrap(), "t").unwrap();
         for (k, (op, entry)) in g.ops.iter().zip(&back.ops).enumerate() {
             assert_eq!(op.options, entry.options, "{} op {k}", m.name);
-            assert_eq!(op.options.opcode(), Some(op.opcode.as_str()), "{} op {k}", m.name);
+            assert_eq!(
+                op.options.opcode(),
+                Some(op.opcode.as_str()),
+                "{} op {k}",
+                m.name
+            );
         }
     }
 }

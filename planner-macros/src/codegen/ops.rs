@@ -53,6 +53,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
     let f = &cx.l.file;
     let mut structs = Vec::new();
     let mut methods = Vec::new();
+    let mut wrapped = Vec::new();
     for (k, op) in f.ops.iter().enumerate() {
         let (method, name) = naming::op_view(k);
         let (method, name) = (ident(&method), ident(&name));
@@ -97,6 +98,21 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                 skipped.join(", ")
             ));
         }
+        let options = match super::run::options(cx, k) {
+            Some(super::run::OpKind {
+                kind, ty, value, ..
+            }) => {
+                wrapped.push(quote!(#rt::options::OpOptions::#kind(ops::#name::OPTIONS)));
+                quote! {
+                    /// The operator's typed options (strides, padding, activation, ...).
+                    pub const OPTIONS: #ty = #value;
+                }
+            }
+            None => {
+                wrapped.push(quote!(#rt::options::OpOptions::None));
+                TokenStream::new()
+            }
+        };
         structs.push(quote! {
             #[doc = #doc]
             pub struct #name<'a> {
@@ -106,6 +122,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
             impl #name<'_> {
                 /// The operator's name.
                 pub const OPCODE: &'static str = #opcode;
+                #options
                 #(#infos)*
             }
         });
@@ -136,6 +153,9 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
     quote! {
         /// The operators' names, in execution order.
         pub const OPCODES: [&str; #n] = [#(#opcodes),*];
+        /// The operators' typed options, in execution order (each is also its op's
+        /// `ops::Op<k>::OPTIONS`).
+        pub const OPTIONS: [#rt::options::OpOptions; #n] = [#(#wrapped),*];
         /// One view struct per operator.
         pub mod ops {
             #(#structs)*

@@ -543,7 +543,12 @@ mod tests {
         let text = serde_json::to_string(&m).unwrap();
         assert!(text.contains("\"axes\":[1,2]"), "{text}");
         assert_eq!(serde_json::from_str::<OpOptions>(&text).unwrap(), m);
-        assert!(serde_json::from_str::<OpOptions>(r#"{"kind":"mean","axes":[0,0,0,0,0,0,0,0,0],"keep_dims":true}"#).is_err());
+        assert!(
+            serde_json::from_str::<OpOptions>(
+                r#"{"kind":"mean","axes":[0,0,0,0,0,0,0,0,0],"keep_dims":true}"#
+            )
+            .is_err()
+        );
         assert_eq!(
             serde_json::from_str::<OpOptions>(r#"{"kind":"none"}"#).unwrap(),
             OpOptions::None

@@ -396,10 +396,9 @@ impl<'b> Ctx<'_, '_, 'b> {
             .flatten()
             .and_then(|t| self.tensors.get(t.get()));
         let Some(t) = t else {
-            return Err(self.r.corrupt(format_args!(
-                "{} has no input {j} ({what})",
-                self.what()
-            )));
+            return Err(self
+                .r
+                .corrupt(format_args!("{} has no input {j} ({what})", self.what())));
         };
         let Some(data) = t.data.as_deref() else {
             return Err(self.r.err(
@@ -489,10 +488,7 @@ impl<'b> Reader<'_, 'b> {
                 activation: cx.activation(cx.table::<Mul>()?.and_then(|t| t.activation()))?,
             }),
             "SOFTMAX" => OpOptions::Softmax(SoftmaxOptions {
-                beta: cx
-                    .table::<Softmax>()?
-                    .and_then(|t| t.beta())
-                    .unwrap_or(0.0),
+                beta: cx.table::<Softmax>()?.and_then(|t| t.beta()).unwrap_or(0.0),
             }),
             "RESHAPE" => OpOptions::Reshape(reshape(&cx)?),
             "CONCATENATION" => {
