@@ -31,6 +31,7 @@ const SUPPORTED: &[&str] = &[
     "TRANSPOSE",
     "QUANTIZE",
     "DEQUANTIZE",
+    "SVDF",
 ];
 
 fn main() {

@@ -51,15 +51,21 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     let (reads, writes) = op_tensors(cx, k);
     let root = |t: usize| cx.l.roots[t];
     let mut inputs = Vec::new();
+    let mut variables = Vec::new();
     for (j, t) in op.inputs.iter().enumerate() {
         let Some(t) = t.map(|t| t as usize) else {
             inputs.push(quote!(#pv::None));
             continue;
         };
         let field = format!("input{j}");
-        if reads.iter().any(|(f, _)| *f == field) {
-            let (f, c) = (ident(&field), ident(&field.to_ascii_uppercase()));
+        let (f, c) = (ident(&field), ident(&field.to_ascii_uppercase()));
+        if reads.iter().any(|(r, _)| *r == field) {
             inputs.push(quote!(#pv::Some(#rt::kernel::In::new(view.#f, &ops::#name::#c))));
+        } else if writes.iter().any(|(w, _)| *w == field) {
+            // A variable input: the kernel updates it through `variables`.
+            let at = variables.len();
+            variables.push(quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c)));
+            inputs.push(quote!(#pv::Some(#rt::kernel::In::variable(#at, &ops::#name::#c))));
         } else {
             // The input's bytes are an output's: the kernel reads them there.
             let out = writes
@@ -78,11 +84,11 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
         let out = quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c));
         if field.starts_with("output") {
             outputs.push(out);
-        } else {
+        } else if field.starts_with("scratch") {
             scratch.push(out);
         }
     }
-    let (ni, no, ns) = (inputs.len(), outputs.len(), scratch.len());
+    let (ni, no, ns, nv) = (inputs.len(), outputs.len(), scratch.len(), variables.len());
     let opcode = &op.opcode;
     let call = match options(cx, k) {
         Some(OpKind { kind, method, .. }) => {
@@ -96,6 +102,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
             let inputs: [#pv::Option<#rt::kernel::In<'_>>; #ni] = [#(#inputs),*];
             let mut outputs: [#rt::kernel::Out<'_>; #no] = [#(#outputs),*];
             let mut scratch: [#rt::kernel::Out<'_>; #ns] = [#(#scratch),*];
+            let mut variables: [#rt::kernel::Out<'_>; #nv] = [#(#variables),*];
             hooks.before_op(#k, #opcode);
             let op_view = #rt::kernel::OpView {
                 index: #k,
@@ -103,6 +110,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
                 inputs: &inputs,
                 outputs: &mut outputs,
                 scratch: &mut scratch,
+                variables: &mut variables,
             };
             if let #pv::Err(error) = #call {
                 return #pv::Err(#rt::kernel::RunError { op: #k, opcode: #opcode, error });

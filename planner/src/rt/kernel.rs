@@ -45,6 +45,9 @@ macro_rules! data {
             /// The input's bytes are those of output `n` (the plan made the op work in
             /// place): read them there.
             InPlace(usize),
+            /// A variable input (state the op updates, such as an SVDF's or an LSTM's):
+            /// it is [`OpView::variables`]`[n]`, mutable.
+            Variable(usize),
         }
 
         /// The elements of an output or scratch tensor, by element type.
@@ -111,6 +114,15 @@ impl<'a> In<'a> {
     pub fn in_place<T>(output: usize, info: &TensorInfo<T>) -> Self {
         In {
             data: Data::InPlace(output),
+            shape: info.shape,
+            quant: info.quant,
+        }
+    }
+
+    /// A variable input, which is `variables[at]` of the op's view.
+    pub fn variable<T>(at: usize, info: &TensorInfo<T>) -> Self {
+        In {
+            data: Data::Variable(at),
             shape: info.shape,
             quant: info.quant,
         }
@@ -219,12 +231,23 @@ pub struct OpView<'v, 'a> {
     pub outputs: &'v mut [Out<'a>],
     /// Op-local scratch tensors (TFLite intermediates).
     pub scratch: &'v mut [Out<'a>],
+    /// Variable inputs (state the op reads and updates), in input order; their entries in
+    /// `inputs` are [`Data::Variable`].
+    pub variables: &'v mut [Out<'a>],
 }
 
 impl<'a> OpView<'_, 'a> {
     /// Input `i`, when present.
     pub fn input(&self, i: usize) -> Option<In<'a>> {
         self.inputs.get(i).copied().flatten()
+    }
+
+    /// Input `i` as the mutable variable it is, when it is one.
+    pub fn variable(&mut self, i: usize) -> Option<&mut Out<'a>> {
+        match self.input(i)?.data {
+            Data::Variable(at) => self.variables.get_mut(at),
+            _ => None,
+        }
     }
 }
 

@@ -4,8 +4,8 @@
 //! Each op kind is a trait of `planner::rt::kernel`; [`Reference`] implements the kinds the
 //! bundled int8 models use: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED`,
 //! `AVERAGE_POOL_2D`, `MAX_POOL_2D`, `ADD`, `MUL`, `SOFTMAX`, `RESHAPE`, `PAD`, `MEAN`,
-//! `TRANSPOSE`, `QUANTIZE` (float or int16 to int8, int16 to int32) and `DEQUANTIZE` (int8
-//! to float). A model with any other op kind does not compile against it (the trait bound of
+//! `TRANSPOSE`, `QUANTIZE` (float or int16 to int8, int16 to int32), `DEQUANTIZE` (int8
+//! to float) and `SVDF` (int8 or int16 state). A model with any other op kind does not compile against it (the trait bound of
 //! `run()` names the op).
 //!
 //! The arithmetic follows the operators' definitions in TFLite's integer scheme: int32
@@ -21,6 +21,7 @@ mod fc;
 mod pool;
 mod shape;
 mod softmax;
+mod svdf;
 
 use core::fmt;
 
@@ -120,6 +121,7 @@ kinds! {
     Transpose::transpose(o::TransposeOptions) => shape::transpose;
     Quantize::quantize(o::NoOptions) => |op, _| elementwise::quantize(op);
     Dequantize::dequantize(o::NoOptions) => |op, _| elementwise::dequantize(op);
+    Svdf::svdf(o::SvdfOptions) => svdf::svdf;
 }
 
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.

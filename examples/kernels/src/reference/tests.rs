@@ -43,6 +43,7 @@ fn run<'a>(
         inputs,
         outputs: &mut outputs,
         scratch: &mut [],
+        variables: &mut [],
     })
 }
 
@@ -329,4 +330,50 @@ fn quantize_and_dequantize() {
         .map(|&q| (0.1f32 as f64 * f64::from(q)) as f32)
         .collect();
     assert_eq!(z.to_vec(), want);
+}
+
+#[test]
+fn svdf_steps_its_state_and_sums_it_against_the_time_weights() {
+    // Features: [1, 1]·[1, 2] = 3 and [1, -1]·[1, 2] = -1 become the newest step of each
+    // filter's memory, after the state moved one step back: [5, 6 | 7, 8] → [6, 3 | 8, -1].
+    // Time weights [1, 2 | 3, 4]: 6 + 6 = 12 and 24 - 4 = 20, plus the bias [1, 2].
+    let x = [1i8, 2];
+    let wf = [1i8, 1, 1, -1];
+    let wt = [1i8, 2, 3, 4];
+    let bias = [1i32, 2];
+    let mut state = [5i8, 6, 7, 8];
+    let mut y = [0i8; 2];
+    let xi = info::<i8>(&[1, 2], &[1.0], &[0]);
+    let wfi = info::<i8>(&[2, 2], &[1.0], &[0]);
+    let wti = info::<i8>(&[2, 2], &[1.0], &[0]);
+    let bi = info::<i32>(&[2], &[1.0], &[0]);
+    let si = info::<i8>(&[1, 4], &[1.0], &[0]);
+    let yi = info::<i8>(&[1, 2], &[1.0], &[0]);
+    let inputs = [
+        Some(In::new(&x, &xi)),
+        Some(In::new(&wf, &wfi)),
+        Some(In::new(&wt, &wti)),
+        Some(In::new(&bias, &bi)),
+        Some(In::variable(0, &si)),
+    ];
+    let mut outputs = [Out::new(&mut y, &yi)];
+    let mut variables = [Out::new(&mut state, &si)];
+    let o = planner::rt::options::SvdfOptions {
+        rank: 1,
+        ..Default::default()
+    };
+    super::svdf::svdf(
+        OpView {
+            index: 0,
+            opcode: "SVDF",
+            inputs: &inputs,
+            outputs: &mut outputs,
+            scratch: &mut [],
+            variables: &mut variables,
+        },
+        &o,
+    )
+    .unwrap();
+    assert_eq!(y, [13, 22]);
+    assert_eq!(state, [6, 3, 8, -1]);
 }
