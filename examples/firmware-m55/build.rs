@@ -124,6 +124,61 @@ fn write_if_changed(path: &Path, bytes: &[u8]) {
     }
 }
 
+/// The bundled models the firmware runs end to end through `run()` with the reference
+/// kernels, on the golden inputs, and compares with TFLite Micro's outputs
+/// (`tests/run-models/goldens/<model>.json`, written by `scripts/tflm_goldens.py`).
+const GOLDEN_MODELS: [&str; 2] = ["tflm_person_detect_int8", "tiny_kws_dscnn_int8"];
+
+/// `golden_<module>(&mut Model) -> Result<bool, ..>` for a model of [`GOLDEN_MODELS`]: fills
+/// each input from its seeded stream, runs the model, and compares the outputs' bytes.
+fn golden(p: &PlanFile) -> Option<String> {
+    let stem = p.model.strip_prefix("canary_")?;
+    if !GOLDEN_MODELS.contains(&stem) {
+        return None;
+    }
+    let crate_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR")?);
+    let path = crate_dir.join(format!("../../tests/run-models/goldens/{stem}.json"));
+    println!("cargo::rerun-if-changed={}", path.display());
+    let text = fs::read_to_string(&path).expect("the golden file exists");
+    let g: serde_json::Value = serde_json::from_str(&text).expect("the golden file is JSON");
+    let module = naming::model_module(&p.model);
+    let mut body = String::new();
+    let inputs = naming::unique_idents(p.inputs.iter().map(|io| io.name.as_str()));
+    for (name, i) in inputs.iter().zip(g["inputs"].as_array()?) {
+        if i["dtype"].as_str() != Some("int8") {
+            return None;
+        }
+        let _ = writeln!(
+            body,
+            "    crate::golden::fill_i8(m.input_{name}_mut(), {});",
+            i["seed"].as_u64()?
+        );
+    }
+    let _ = writeln!(
+        body,
+        "    m.run(&mut planner_example_kernels::reference::Reference)?;\n    let mut same = true;"
+    );
+    let outputs = naming::unique_idents(p.outputs.iter().map(|io| io.name.as_str()));
+    for (name, o) in outputs.iter().zip(g["outputs"].as_array()?) {
+        let hex = o["hex"].as_str()?;
+        let bytes: Vec<String> = (0..hex.len() / 2)
+            .map(|k| format!("0x{}", &hex[2 * k..2 * k + 2]))
+            .collect();
+        let _ = writeln!(
+            body,
+            "    same &= crate::golden::compare({module}::MODEL, {name:?}, crate::pod::bytes(m.output_{name}()), &[{}]);",
+            bytes.join(", ")
+        );
+    }
+    Some(format!(
+        "/// Runs `{model}` on its golden inputs through `run()` and the reference kernels; true\n\
+         /// when every output equals TFLite Micro's.\n\
+         pub fn golden_{module}(m: &mut {module}::Model) -> Result<bool, planner::rt::kernel::RunError<planner_example_kernels::reference::KernelError>> {{\n\
+         {body}    Ok(same)\n}}\n\n",
+        model = p.model
+    ))
+}
+
 /// A copy of `m`'s plan, in `dir`, in which the first output of op 1 is moved onto the
 /// first input of op 1, which is live at op 1 too: the plan check must reject it, and with
 /// the check skipped, the canary run must catch it on the board.
@@ -371,6 +426,14 @@ fn rust(models: &[Model]) -> String {
         }
         let _ = writeln!(s, "    }}\n}}\n");
     }
+    // Models run end to end through `run()` and compared with TFLite Micro's outputs.
+    let mut goldens = Vec::new();
+    for m in models.iter().skip(1) {
+        if let Some(g) = golden(&m.plan) {
+            goldens.push(naming::model_module(&m.plan.model));
+            s.push_str(&g);
+        }
+    }
     // Every model but the first (which the firmware runs inference on and passes in).
     let _ = writeln!(
         s,
@@ -379,11 +442,16 @@ fn rust(models: &[Model]) -> String {
          &mut dyn FnMut(&'static str, Option<Result<planner_canary::Summary, planner_canary::Failure>>)) {{"
     );
     for (module, ty) in subjects.iter().skip(1) {
+        let golden = if goldens.contains(module) {
+            format!("crate::golden::report({module}::MODEL, golden_{module}(&mut m));\n        ")
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
             "    let result = {module}::Model::take().map(|m| {{\n        let mut m = m.init();\n        \
              crate::print_arenas({module}::MODEL, &{module}::ARENAS, &m.arena_ptrs());\n        \
-             planner_canary::run(&mut {ty}(&mut m))\n    }});\n    report({module}::MODEL, result);"
+             {golden}planner_canary::run(&mut {ty}(&mut m))\n    }});\n    report({module}::MODEL, result);"
         );
     }
     if subjects.len() <= 1 {

@@ -19,6 +19,7 @@
 //! let mut model = model.init(); // zero persistent arenas, copy staged weights
 //! model.input_x_mut().fill(0);
 //! let op = model.op0(); // op 0's inputs (shared) and outputs (mutable)
+//! model.run(&mut kernels)?; // or every op through a kernel set
 //! ```
 //!
 //! The expansion is a module named after the model. See the `planner` crate's `rt` module
@@ -62,6 +63,13 @@ use proc_macro::TokenStream;
 ///   mutable slices of its outputs and scratch, all borrowed from `&mut Model`;
 /// - `tensors::<NAME>`, `inputs::<NAME>`, `outputs::<NAME>`: `planner::rt::TensorInfo`
 ///   constants with shape, element count, dtype and quantisation;
+/// - `ops::Op<k>::OPTIONS`, the op's typed options (`planner::rt::options::Conv2dOptions`,
+///   ...; none for an op without typed options), and `OPTIONS`, every op's
+///   `planner::rt::options::OpOptions` in order;
+/// - on `Model<Ready>`: `run(&mut kernels)` and `run_with(&mut kernels, &mut hooks)`, which
+///   run every op in plan order through the `planner::rt::kernel` trait of its kind, with the
+///   op's tensors, options and quantisation. The bounds name exactly the kinds the model
+///   uses, so a kernel set that lacks one is a compile error naming the op;
 /// - a `const` item evaluating `planner::rt::check::check` on the plan, which fails the
 ///   build when slots overlap while live, pass their arena, are misaligned, an arena passes
 ///   its budget or a blob's length differs from its arena's.

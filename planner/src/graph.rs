@@ -10,6 +10,7 @@ use std::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
+pub use crate::rt::options::OpOptions;
 
 /// Index of a tensor in [`Graph::tensors`]. Plans name tensors by [`Tensor::id`] instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -268,7 +269,7 @@ impl Tensor {
 }
 
 /// One operator, in execution order.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Op {
     /// Operator name: the builtin name (`"CONV_2D"`) or `"CUSTOM:<code>"`.
     pub opcode: String,
@@ -278,6 +279,10 @@ pub struct Op {
     pub outputs: Vec<TensorIndex>,
     /// Op-local tensors (TFLite intermediates, kernel scratch): live only during this op.
     pub scratch: Vec<TensorIndex>,
+    /// Typed options (strides, padding, activation, axes, ...); [`OpOptions::None`] when the
+    /// importer reads none for this op (inline and CSV graphs, custom ops).
+    #[serde(default)]
+    pub options: OpOptions,
 }
 
 impl Op {

@@ -159,24 +159,28 @@ mod tests {
                     inputs: vec![Some(i(0)), Some(i(1))],
                     outputs: vec![i(2)],
                     scratch: vec![],
+                    options: Default::default(),
                 },
                 Op {
                     opcode: "B".into(),
                     inputs: vec![Some(i(2)), None],
                     outputs: vec![i(3)],
                     scratch: vec![],
+                    options: Default::default(),
                 },
                 Op {
                     opcode: "C".into(),
                     inputs: vec![Some(i(3))],
                     outputs: vec![i(4)],
                     scratch: vec![],
+                    options: Default::default(),
                 },
                 Op {
                     opcode: "D".into(),
                     inputs: vec![Some(i(0))],
                     outputs: vec![],
                     scratch: vec![],
+                    options: Default::default(),
                 },
             ],
             inputs: vec![IoName {

@@ -22,7 +22,7 @@ use std::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::graph::{DType, Graph, Quantization, TensorIndex, TensorKind};
+use crate::graph::{DType, Graph, OpOptions, Quantization, TensorIndex, TensorKind};
 use crate::plan::{ArenaRole, MemoryConstraint, MemoryPlan};
 
 /// The format version this build writes and reads.
@@ -30,7 +30,9 @@ use crate::plan::{ArenaRole, MemoryConstraint, MemoryPlan};
 /// History (older versions are refused with a message saying to rebuild):
 /// - 1: one model; arenas, tensors, ops (opcode, inputs, outputs, scratch), inputs, outputs.
 /// - 2: this release. Every addition of this release goes under version 2 (see the fields'
-///   docs); it is bumped once per release, not once per field.
+///   docs); it is bumped once per release, not once per field. Added so far: each op's
+///   typed `options` ([`OpEntry::options`]: strides, padding, activation, axes, ... and the
+///   constant operands that parameterise the op).
 pub const FORMAT_VERSION: u32 = 2;
 
 /// A plan file.
@@ -157,7 +159,7 @@ pub struct TensorEntry {
 }
 
 /// An operator; tensor numbers index [`PlanFile::tensors`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OpEntry {
     /// Operator name (`FULLY_CONNECTED`, `CUSTOM:...`).
@@ -168,6 +170,10 @@ pub struct OpEntry {
     pub outputs: Vec<u32>,
     /// Op-local scratch tensors.
     pub scratch: Vec<u32>,
+    /// Typed options (since version 2): `{"kind": "conv2d", "padding": "same", ...}`, or
+    /// `{"kind": "none"}` for an op without typed options. Left out, it reads as none.
+    #[serde(default)]
+    pub options: OpOptions,
 }
 
 /// A named model input or output.
@@ -363,6 +369,7 @@ impl PlanFile {
                     .iter()
                     .map(|&t| renumber(t, &what))
                     .collect::<Result<_>>()?,
+                options: op.options,
             });
         }
         let io = |list: &[crate::graph::IoName], kind: &str| -> Result<Vec<IoEntry>> {
@@ -614,12 +621,14 @@ pub mod fixture {
                     inputs: vec![Some(t(0)), Some(t(1)), Some(t(2))],
                     outputs: vec![t(3)],
                     scratch: vec![],
+                    options: crate::graph::OpOptions::FullyConnected(Default::default()),
                 },
                 Op {
                     opcode: "FULLY_CONNECTED".to_string(),
                     inputs: vec![Some(t(3)), Some(t(4)), Some(t(5))],
                     outputs: vec![t(6)],
                     scratch: vec![],
+                    options: crate::graph::OpOptions::FullyConnected(Default::default()),
                 },
             ],
             inputs: vec![IoName {
@@ -741,18 +750,23 @@ pub mod fixture {
                     inputs: vec![Some(t(0)), Some(t(1)), None],
                     outputs: vec![t(2)],
                     scratch: vec![],
+                    options: crate::graph::OpOptions::FullyConnected(Default::default()),
                 },
                 Op {
                     opcode: "RESHAPE".to_string(),
                     inputs: vec![Some(t(2))],
                     outputs: vec![t(3)],
                     scratch: vec![],
+                    options: crate::graph::OpOptions::Reshape(crate::rt::options::ReshapeOptions {
+                        new_shape: crate::rt::options::Dims::new(&[4]).unwrap_or_default(),
+                    }),
                 },
                 Op {
                     opcode: "ADD".to_string(),
                     inputs: vec![Some(t(3)), Some(t(4))],
                     outputs: vec![t(4)],
                     scratch: vec![],
+                    options: crate::graph::OpOptions::Add(Default::default()),
                 },
             ],
             inputs: vec![IoName {

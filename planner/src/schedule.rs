@@ -315,6 +315,7 @@ mod tests {
             inputs: ins.iter().map(|&i| Some(TensorIndex(i))).collect(),
             outputs: outs.iter().map(|&i| TensorIndex(i)).collect(),
             scratch: vec![],
+            options: Default::default(),
         }
     }
 

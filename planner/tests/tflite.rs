@@ -353,6 +353,9 @@ struct OpSpec {
     inputs: Vec<i32>,
     outputs: Vec<i32>,
     intermediates: Vec<i32>,
+    /// `builtin_options_type` and, when `Some`, the options table's fields as
+    /// `(field id, value)`, each written as an `i32` (a byte or bool field reads its low byte).
+    options: Option<(u8, Option<Vec<(u16, i32)>>)>,
 }
 
 fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> OpSpec {
@@ -361,6 +364,7 @@ fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> OpSpec {
         inputs: inputs.to_vec(),
         outputs: outputs.to_vec(),
         intermediates: Vec::new(),
+        options: None,
     }
 }
 
@@ -485,10 +489,24 @@ fn build(m: &ModelSpec) -> Vec<u8> {
             let inputs = b.create_vector(&o.inputs);
             let outputs = b.create_vector(&o.outputs);
             let intermediates = b.create_vector(&o.intermediates);
+            let options = o.options.as_ref().and_then(|(_, fields)| {
+                let fields = fields.as_ref()?;
+                let t = b.start_table();
+                for &(id, v) in fields {
+                    b.push_slot_always(field(id), v);
+                }
+                Some(b.end_table(t))
+            });
             let table = b.start_table();
             b.push_slot_always(field(0), o.code);
             b.push_slot_always(field(1), inputs);
             b.push_slot_always(field(2), outputs);
+            if let Some((key, _)) = &o.options {
+                b.push_slot_always(field(3), *key);
+            }
+            if let Some(t) = options {
+                b.push_slot_always(field(4), t);
+            }
             b.push_slot_always(field(8), intermediates);
             ops.push(b.end_table(table));
         }
@@ -708,7 +726,7 @@ fn operator_codes() {
     let mut m = small_model();
     // Old files have only the deprecated byte; new ones past 127 only the extended field.
     m.codes[0] = CodeSpec {
-        deprecated: 3,
+        deprecated: 8,
         builtin: 0,
         custom: None,
     };
@@ -720,7 +738,7 @@ fn operator_codes() {
     let g = read_built(&m).unwrap();
     assert_eq!(
         (g.ops[0].opcode.as_str(), g.ops[1].opcode.as_str()),
-        ("CONV_2D", "GELU")
+        ("FLOOR", "GELU")
     );
     m.codes[1] = CodeSpec {
         deprecated: 32,
@@ -897,4 +915,185 @@ fn not_a_model() {
     assert!(error_of(&m).contains("schema version is 2"));
     let e = tflite::read(Path::new("does/not/exist.tflite")).unwrap_err();
     assert!(e.is_io(), "{e}");
+}
+
+/// Byte positions of every operator's options in a model: the union's type byte, the offset
+/// to the table, and the table with its vtable (raw reads; the file is a valid model).
+fn options_positions(bytes: &[u8]) -> Vec<usize> {
+    options_layout(bytes).0
+}
+
+/// [`options_positions`], and the position of each operator's offset to its options table.
+fn options_layout(bytes: &[u8]) -> (Vec<usize>, Vec<usize>) {
+    let u32_at = |p: usize| u32::from_le_bytes(bytes[p..p + 4].try_into().unwrap()) as usize;
+    let u16_at = |p: usize| u16::from_le_bytes(bytes[p..p + 2].try_into().unwrap()) as usize;
+    let vtable = |t: usize| {
+        let soffset = i32::from_le_bytes(bytes[t..t + 4].try_into().unwrap());
+        (t as i64 - i64::from(soffset)) as usize
+    };
+    let field_at = |t: usize, id: usize| {
+        let vt = vtable(t);
+        let slot = 4 + 2 * id;
+        (slot < u16_at(vt) && u16_at(vt + slot) != 0).then(|| t + u16_at(vt + slot))
+    };
+    let deref = |p: usize| p + u32_at(p);
+    let root = u32_at(0);
+    let subgraphs = deref(field_at(root, 2).unwrap());
+    let main = deref(subgraphs + 4);
+    let ops = deref(field_at(main, 3).unwrap());
+    let mut out = Vec::new();
+    let mut offsets = Vec::new();
+    for i in 0..u32_at(ops) {
+        let op = deref(ops + 4 + 4 * i);
+        if let Some(key) = field_at(op, 3) {
+            out.push(key);
+        }
+        let Some(value) = field_at(op, 4) else {
+            continue;
+        };
+        out.extend(value..value + 4);
+        offsets.push(value);
+        let t = deref(value);
+        let vt = vtable(t);
+        out.extend(vt..vt + u16_at(vt));
+        out.extend(t..t + u16_at(vt + 2));
+    }
+    out.sort_unstable();
+    out.dedup();
+    (out, offsets)
+}
+
+#[test]
+fn corrupted_options_are_errors_not_panics() {
+    let mut rng = Rng(0x0B71_0115_0000_0012);
+    for m in &MODELS {
+        let path = model_path(m.name);
+        let bytes = std::fs::read(&path).unwrap();
+        let positions = options_positions(&bytes);
+        assert!(!positions.is_empty(), "{}: no options found", m.name);
+        let mut copy = bytes.clone();
+        let mut errors = 0;
+        let flips = 96;
+        for _ in 0..flips {
+            let pos = positions[rng.below(positions.len())];
+            let old = copy[pos];
+            copy[pos] ^= u8::try_from(1 + rng.below(255)).unwrap();
+            let what = format!("{} options byte {pos}", m.name);
+            if !check_outcome(tflite::parse(&copy, &path), &path, &what) {
+                errors += 1;
+            }
+            copy[pos] = old;
+        }
+        // A flipped option value may still be a valid one (a stride of 3, a padding of
+        // VALID); a flipped type, offset or vtable mostly is not.
+        assert!(errors > 0, "{}: no options flip was caught", m.name);
+    }
+}
+
+/// `small_model` with options on op 0 (FULLY_CONNECTED).
+fn with_fc_options(key: u8, fields: Option<Vec<(u16, i32)>>) -> ModelSpec {
+    let mut m = small_model();
+    m.subgraphs[0].ops[0].options = Some((key, fields));
+    m
+}
+
+#[test]
+fn options_are_read_and_checked() {
+    use planner::graph::OpOptions;
+    use planner::rt::options::{Activation, FullyConnectedOptions, WeightsFormat};
+    let g = read_built(&with_fc_options(8, Some(vec![(0, 3), (2, 1)]))).unwrap();
+    assert_eq!(
+        g.ops[0].options,
+        OpOptions::FullyConnected(FullyConnectedOptions {
+            activation: Activation::Relu6,
+            weights_format: WeightsFormat::Default,
+            keep_num_dims: true,
+            asymmetric_quantize_inputs: false,
+        })
+    );
+    // No options table: the schema's defaults.
+    let g = read_built(&small_model()).unwrap();
+    assert!(
+        matches!(g.ops[0].options, OpOptions::FullyConnected(o) if o.activation == Activation::None)
+    );
+    assert!(matches!(g.ops[1].options, OpOptions::Softmax(o) if o.beta == 0.0));
+    // An enum value outside the schema names the op and the field.
+    let msg = error_of(&with_fc_options(8, Some(vec![(0, 9)])));
+    assert!(
+        msg.contains("op 0 (FULLY_CONNECTED) has fused_activation_function 9"),
+        "{msg}"
+    );
+    let msg = error_of(&with_fc_options(8, Some(vec![(1, 4)])));
+    assert!(msg.contains("weights_format 4"), "{msg}");
+    // Options of another op kind, or of a type this reader does not know.
+    let msg = error_of(&with_fc_options(1, Some(vec![(0, 1)])));
+    assert!(
+        msg.contains(
+            "type 1 (Conv2DOptions), but a FULLY_CONNECTED op has FullyConnectedOptions (8)"
+        ),
+        "{msg}"
+    );
+    let msg = error_of(&with_fc_options(200, Some(vec![])));
+    assert!(msg.contains("type 200 (unknown)"), "{msg}");
+    // A type without its table.
+    let msg = error_of(&with_fc_options(8, None));
+    assert!(msg.contains("has no options table"), "{msg}");
+    // A conv op with a stride of 0 or an unknown padding.
+    let mut m = small_model();
+    m.codes[0] = code(3);
+    m.subgraphs[0].ops[0].options = Some((1, Some(vec![(0, 1), (1, 0), (2, 1)])));
+    let msg = error_of(&m);
+    assert!(msg.contains("op 0 (CONV_2D) has stride_w 0"), "{msg}");
+    m.subgraphs[0].ops[0].options = Some((1, Some(vec![(0, 2), (1, 1), (2, 1)])));
+    assert!(error_of(&m).contains("padding 2"));
+    // An op kind without typed options keeps none, whatever its options.
+    let mut m = small_model();
+    m.codes[0] = code(36); // GATHER
+    m.subgraphs[0].ops[0].options = Some((23, Some(vec![(0, 1)])));
+    assert_eq!(read_built(&m).unwrap().ops[0].options, OpOptions::None);
+    // A table whose offset leaves the file fails verification.
+    let mut bytes = build(&with_fc_options(8, Some(vec![(0, 1)])));
+    let at = options_layout(&bytes).1[0];
+    bytes[at + 3] = 0x7f;
+    let e = tflite::parse(&bytes, Path::new(BUILT)).unwrap_err();
+    assert!(e.message().contains("verification"), "{}", e.message());
+}
+
+#[test]
+fn options_of_every_bundled_model_survive_the_plan_file() {
+    use planner::planfile::{Layout, PlanFile};
+    for m in &MODELS {
+        let path = model_path(m.name);
+        let g = tflite::read(&path).unwrap();
+        let typed = g
+            .ops
+            .iter()
+            .filter(|o| o.options != planner::graph::OpOptions::None);
+        assert_eq!(
+            typed.count(),
+            g.ops.len(),
+            "{}: an op without typed options",
+            m.name
+        );
+        let planned = planner::plan_graph(&Manifest::for_model_file(&path), &g).unwrap();
+        let file = PlanFile::from_plan(
+            &g,
+            &planned.plan,
+            &Layout {
+                min_alignment: 16,
+                constraints: vec![],
+            },
+        )
+        .unwrap();
+        let back = PlanFile::parse(std::str::from_utf8(&file.to_bytes()).unwrap(), "t").unwrap();
+        for (k, (op, entry)) in g.ops.iter().zip(&back.ops).enumerate() {
+            assert_eq!(op.options, entry.options, "{} op {k}", m.name);
+            assert_eq!(
+                op.options.opcode(),
+                Some(op.opcode.as_str()),
+                "{} op {k}",
+                m.name
+            );
+        }
+    }
 }

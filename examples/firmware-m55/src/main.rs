@@ -4,7 +4,9 @@
 //! per-op views `include_model!` generates, with scratch in DTCM spilling to SRAM, weights
 //! read in place from the QSPI flash and the first layer's weights staged into DTCM at init;
 //! prints sin(x) as the model computes it; then runs the canary over that model and every
-//! bundled model that fits the board. Output and the exit status go over semihosting: 0
+//! bundled model that fits the board. Person detection and keyword spotting (DS-CNN) also run
+//! end to end through their generated `run()` with the reference kernels, on the golden
+//! inputs, and their outputs are compared with TFLite Micro's (`golden`). Output and the exit status go over semihosting: 0
 //! when every check passed.
 
 #![no_std]
@@ -13,7 +15,11 @@
 use cortex_m_rt::{ExceptionFrame, entry, exception};
 use cortex_m_semihosting::{debug, hprintln};
 
+mod golden;
 mod pod;
+
+/// Set when a golden run's outputs differ from TFLite Micro's.
+static GOLDEN_FAILED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
 /// The models: an `include_model!` and a canary `Subject` each (see build.rs).
 mod models {
@@ -45,6 +51,9 @@ fn main() -> ! {
     let result = planner_canary::run(&mut models::HelloWorldCanary(&mut model));
     failed |= report_canary(hello_world::MODEL, Some(result));
     models::canary_bundled(&mut |name, result| failed |= report_canary(name, result));
+    if GOLDEN_FAILED.load(core::sync::atomic::Ordering::Relaxed) {
+        fail("a golden run differs from TFLite Micro")
+    }
 
     if failed {
         fail("a canary run failed")

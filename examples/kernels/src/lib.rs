@@ -18,6 +18,8 @@
 #![no_std]
 #![deny(missing_docs)]
 
+pub mod reference;
+
 /// A real multiplier as TFLite stores it: `real ≈ multiplier · 2^(shift − 31)`, with
 /// `multiplier` in `[2^30, 2^31)` (or 0 for a zero multiplier).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

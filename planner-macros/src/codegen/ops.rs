@@ -3,8 +3,9 @@
 
 use std::collections::BTreeSet;
 
+use planner::graph::TensorKind;
 use planner::planfile::naming;
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{Ctx, ident};
@@ -13,7 +14,7 @@ use super::{Ctx, ident};
 pub(crate) type Fields = Vec<(String, usize)>;
 
 /// The tensors op `k`'s view holds, with their field names: reads (inputs) and writes
-/// (outputs, then scratch). A tensor whose bytes are another's (an alias, or the same
+/// (outputs, then scratch, then variable inputs, which the op updates). A tensor whose bytes are another's (an alias, or the same
 /// tensor listed twice) is written once, and not also read: the view never holds two
 /// references to the same bytes when one of them is mutable.
 pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
@@ -31,7 +32,14 @@ pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
         .iter()
         .enumerate()
         .map(|(j, &t)| (format!("scratch{j}"), t));
-    for (name, t) in outs.chain(scratch) {
+    // Variable inputs (an LSTM's or SVDF's state) are state the op updates: mutable too.
+    let variables = op
+        .inputs
+        .iter()
+        .enumerate()
+        .filter_map(|(j, t)| t.map(|t| (format!("input{j}"), t)))
+        .filter(|&(_, t)| cx.l.file.tensors[t as usize].kind == TensorKind::Variable);
+    for (name, t) in outs.chain(scratch).chain(variables) {
         if written.insert(root(t)) {
             writes.push((name, t as usize));
         }
@@ -53,6 +61,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
     let f = &cx.l.file;
     let mut structs = Vec::new();
     let mut methods = Vec::new();
+    let mut wrapped = Vec::new();
     for (k, op) in f.ops.iter().enumerate() {
         let (method, name) = naming::op_view(k);
         let (method, name) = (ident(&method), ident(&name));
@@ -97,6 +106,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                 skipped.join(", ")
             ));
         }
+        let options = options_const(cx, k, &name, &mut wrapped);
         structs.push(quote! {
             #[doc = #doc]
             pub struct #name<'a> {
@@ -106,6 +116,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
             impl #name<'_> {
                 /// The operator's name.
                 pub const OPCODE: &'static str = #opcode;
+                #options
                 #(#infos)*
             }
         });
@@ -136,12 +147,41 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
     quote! {
         /// The operators' names, in execution order.
         pub const OPCODES: [&str; #n] = [#(#opcodes),*];
+        /// The operators' typed options, in execution order (each is also its op's
+        /// `ops::Op<k>::OPTIONS`).
+        pub const OPTIONS: [#rt::options::OpOptions; #n] = [#(#wrapped),*];
         /// One view struct per operator.
         pub mod ops {
             #(#structs)*
         }
         impl Model<#rt::Ready> {
             #(#methods)*
+        }
+    }
+}
+
+/// The `OPTIONS` const of op `k`'s view struct `name` (nothing for an op without typed
+/// options), and its entry of the model's `OPTIONS` array, pushed to `wrapped`.
+fn options_const(
+    cx: &Ctx<'_>,
+    k: usize,
+    name: &Ident,
+    wrapped: &mut Vec<TokenStream>,
+) -> TokenStream {
+    let rt = &cx.rt;
+    match super::run::options(cx, k) {
+        Some(super::run::OpKind {
+            kind, ty, value, ..
+        }) => {
+            wrapped.push(quote!(#rt::options::OpOptions::#kind(ops::#name::OPTIONS)));
+            quote! {
+                /// The operator's typed options (strides, padding, activation, ...).
+                pub const OPTIONS: #ty = #value;
+            }
+        }
+        None => {
+            wrapped.push(quote!(#rt::options::OpOptions::None));
+            TokenStream::new()
         }
     }
 }

@@ -28,6 +28,14 @@ pub(crate) fn stub(module: &str, args: &Args) -> TokenStream {
                     Model(::core::marker::PhantomData)
                 }
             }
+            impl Model<#rt::Ready> {
+                pub fn run<K: #rt::kernel::Kernel>(
+                    &mut self,
+                    _kernels: &mut K,
+                ) -> ::core::result::Result<(), #rt::kernel::RunError<K::Error>> {
+                    ::core::result::Result::Ok(())
+                }
+            }
         }
     }
 }

@@ -153,6 +153,7 @@ pub(crate) fn read(model: &InlineModel, name: &str) -> Result<Graph> {
             inputs,
             outputs,
             scratch,
+            options: Default::default(),
         });
     }
     let io = |list: &Option<Vec<Spanned<String>>>, what: &str| -> Result<Option<Vec<IoName>>> {

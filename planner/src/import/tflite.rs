@@ -11,8 +11,9 @@
 //! one verifier per table below that checks every field this module reads, at the type it
 //! is read as. Only then are fields read, by field id, through the crate's [`Table`] API.
 //! The schema is not compiled into this crate: the few tables and fields read are declared
-//! here by hand, and everything else in the file (operator options, sparsity details,
-//! metadata, the description) is skipped without being interpreted.
+//! here by hand, and everything else in the file (the options of op kinds without typed
+//! options, sparsity details, metadata, the description) is skipped without being
+//! interpreted.
 //!
 //! | table | field (id) | used for |
 //! |---|---|---|
@@ -21,7 +22,7 @@
 //! | `SubGraph` | `tensors` (0), `inputs` (1), `outputs` (2), `operators` (3) | tensors, [`Graph::inputs`], [`Graph::outputs`], ops |
 //! | `Tensor` | `shape` (0), `type` (1), `buffer` (2), `name` (3), `quantization` (4), `is_variable` (5), `sparsity` (6, presence only), `shape_signature` (7) | [`Tensor`] |
 //! | `QuantizationParameters` | `scale` (2), `zero_point` (3), `quantized_dimension` (6) | [`Quantization`] |
-//! | `Operator` | `opcode_index` (0), `inputs` (1), `outputs` (2), `intermediates` (8) | [`Op`]; input `-1` is an absent optional input; intermediates become [`Op::scratch`] |
+//! | `Operator` | `opcode_index` (0), `inputs` (1), `outputs` (2), `builtin_options_type` (3), `builtin_options` (4), `intermediates` (8) | [`Op`]; input `-1` is an absent optional input; intermediates become [`Op::scratch`]; the options union becomes [`Op::options`] (see the `options` module for the tables read) |
 //! | `Buffer` | `data` (0), `offset` (1), `size` (2) | constant bytes, inline or, for files over 2 GiB, at `offset`/`size` from the start of the file |
 //! | `SignatureDef` | `inputs` (0), `outputs` (1), `subgraph_index` (4) | input and output names ([`IoName`]) |
 //! | `TensorMap` | `name` (0), `tensor_index` (1) | the same |
@@ -69,7 +70,9 @@ use flatbuffers::{
 };
 
 use crate::error::{Error, Result};
-use crate::graph::{DType, Graph, IoName, Op, Quantization, Tensor, TensorIndex, TensorKind};
+use crate::graph::{
+    DType, Graph, IoName, Op, OpOptions, Quantization, Tensor, TensorIndex, TensorKind,
+};
 
 /// The file identifier of TFLite flatbuffers, at bytes 4..8.
 const IDENTIFIER: &[u8; 4] = b"TFL3";
@@ -106,10 +109,14 @@ const fn field_offset(id: VOffsetT) -> VOffsetT {
 /// [`Verifiable`] implementation that checks exactly those fields at exactly those types,
 /// and one accessor per field. Declaring both from one list keeps them in step, which is
 /// what makes the `unsafe` reads in the accessors sound.
+///
+/// A table with a union field adds `union <key id> / <value id> => <verifier>;` after the
+/// fields: the key is verified as `u8` (declare it as a field too), the value by the
+/// verifier function, given the key and the position of the value's offset.
 macro_rules! table {
     ($(#[$doc:meta])* $name:ident<$lt:lifetime> {
         $($(#[$fdoc:meta])* $id:literal $field:ident: $ty:ty,)*
-    }) => {
+    } $(union $kid:literal / $vid:literal => $verify:path;)?) => {
         $(#[$doc])*
         #[derive(Clone, Copy)]
         struct $name<$lt>(Table<$lt>);
@@ -128,9 +135,19 @@ macro_rules! table {
                 v: &mut Verifier<'_, '_>,
                 pos: usize,
             ) -> core::result::Result<(), InvalidFlatbuffer> {
-                v.visit_table(pos)?
-                    $(.visit_field::<$ty>(stringify!($field), field_offset($id), false)?)*
-                    .finish();
+                #[allow(unused_mut)]
+                let mut t = v.visit_table(pos)?
+                    $(.visit_field::<$ty>(stringify!($field), field_offset($id), false)?)*;
+                $(
+                    let key = match t.deref(field_offset($kid))? {
+                        Some(at) => t.verifier().get_u8(at)?,
+                        None => 0,
+                    };
+                    if let Some(at) = t.deref(field_offset($vid))? {
+                        $verify(key, t.verifier(), at)?;
+                    }
+                )?
+                t.finish();
                 Ok(())
             }
         }
@@ -223,8 +240,10 @@ table! {
         0 opcode_index: u32,
         1 inputs: Scalars<'a, i32>,
         2 outputs: Scalars<'a, i32>,
+        3 builtin_options_type: u8,
         8 intermediates: Scalars<'a, i32>,
     }
+    union 3 / 4 => options::verify_builtin_options;
 }
 
 table! {
@@ -252,6 +271,9 @@ table! {
         1 tensor_index: u32,
     }
 }
+
+// After `table!`, which it uses.
+mod options;
 
 /// Element `i` of a verified vector, `None` when out of range (never panics).
 fn element<'a, T: Follow<'a> + 'a>(v: &Vector<'a, T>, i: usize) -> Option<T::Inner> {
@@ -456,7 +478,9 @@ impl<'p, 'b> Reader<'p, 'b> {
         }
         let mut ops = Vec::new();
         for (k, op) in main.operators().unwrap_or_default().iter().enumerate() {
-            ops.push(self.op(k, op, &opcodes, tensors.len(), subgraphs.len())?);
+            let mut read = self.op(k, op, &opcodes, tensors.len(), subgraphs.len())?;
+            read.options = self.options(k, &read, op, &tensors)?;
+            ops.push(read);
         }
         let names = self.signature_names(&model);
         let inputs = self.io(main.inputs(), "input", &tensors, &names)?;
@@ -609,6 +633,7 @@ impl<'p, 'b> Reader<'p, 'b> {
             inputs,
             outputs,
             scratch,
+            options: OpOptions::None,
         })
     }
 

@@ -19,12 +19,16 @@
 //! - [`check`]: the `const fn` plan checker. The expansion builds a [`check::PlanTable`] from
 //!   the plan file and evaluates [`check::check`] on it in a `const` item, so rustc itself
 //!   rejects a plan whose slots overlap, overflow, are misaligned or pass their budget.
+//! - [`options`] and [`kernel`]: each op's typed options, and the kernel traits (one per
+//!   op kind) that the generated `run()` calls in plan order.
 //! - [`Uninit`] and [`Ready`]: the two states of a handle. Tensor access exists only on a
 //!   `Ready` handle, which `init()` returns; a handle straight from `take()` cannot touch a
 //!   tensor (the typestate, rather than a run-time error, is the refusal).
 
 mod arena;
 pub mod check;
+pub mod kernel;
+pub mod options;
 pub mod slab;
 mod tensor;
 

@@ -1,0 +1,73 @@
+//! `FULLY_CONNECTED`, int8 with an optional int32 bias: `y[b][o] = act(requant(Σ_d (x[b][d]
+//! − x_zero) · (w[o][d] − w_zero) + bias[o]))`, per-tensor or per-channel weights.
+
+use planner::rt::kernel::OpView;
+use planner::rt::options::{FullyConnectedOptions, WeightsFormat};
+
+use super::conv::channel_multiplier;
+use super::{KernelError, activation_range, input_i8, output, params};
+use crate::multiply_by_quantized_multiplier;
+
+pub(crate) fn fully_connected(
+    mut op: OpView<'_, '_>,
+    o: &FullyConnectedOptions,
+) -> Result<(), KernelError> {
+    if o.weights_format != WeightsFormat::Default {
+        return Err(KernelError::Options {
+            what: "shuffled fully-connected weights",
+        });
+    }
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let (w, wi) = input_i8(&op, 1, "input 1 (weights)")?;
+    let (in_scale, in_zero) = params(xi.quant, "input 0")?;
+    let wq = wi.quant.ok_or(KernelError::Quantization {
+        tensor: "input 1 (weights)",
+    })?;
+    let (_, w_zero) = params(wi.quant, "input 1 (weights)")?;
+    let (units, depth) = match wi.shape {
+        [units, depth] => (*units, *depth),
+        _ => {
+            return Err(KernelError::Shape {
+                what: "weights are not [units, depth]",
+            });
+        }
+    };
+    let bias = match op.input(2) {
+        Some(b) => Some(b.i32().ok_or(KernelError::Type {
+            tensor: "input 2 (bias)",
+        })?),
+        None => None,
+    };
+    let out = output(&mut op)?;
+    let (out_scale, out_zero) = params(out.quant, "output 0")?;
+    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    if depth == 0 || x.len() % depth != 0 || w.len() != units * depth {
+        return Err(KernelError::Shape {
+            what: "input length is not a multiple of the weights' depth",
+        });
+    }
+    let batches = x.len() / depth;
+    if y.len() != batches * units || bias.is_some_and(|b| b.len() != units) {
+        return Err(KernelError::Shape {
+            what: "output or bias length differs from batches x units",
+        });
+    }
+    let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
+    for u in 0..units {
+        let m = channel_multiplier(in_scale, &wq, out_scale, u);
+        let row = &w[u * depth..(u + 1) * depth];
+        for b in 0..batches {
+            let mut acc: i32 = 0;
+            for (xv, wv) in x[b * depth..(b + 1) * depth].iter().zip(row) {
+                acc = acc.wrapping_add((i32::from(*xv) - in_zero) * (i32::from(*wv) - w_zero));
+            }
+            if let Some(bias) = bias {
+                acc = acc.wrapping_add(bias[u]);
+            }
+            y[b * units + u] = multiply_by_quantized_multiplier(acc, m)
+                .saturating_add(out_zero)
+                .clamp(lo, hi) as i8;
+        }
+    }
+    Ok(())
+}

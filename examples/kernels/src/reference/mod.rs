@@ -1,0 +1,213 @@
+//! [`Reference`]: the int8 kernel set that a model's generated `run()` takes, with TFLite
+//! Micro's reference arithmetic, op by op.
+//!
+//! Each op kind is a trait of `planner::rt::kernel`; [`Reference`] implements the kinds the
+//! bundled int8 models use: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED`,
+//! `AVERAGE_POOL_2D`, `MAX_POOL_2D`, `ADD`, `MUL`, `SOFTMAX`, `RESHAPE`, `PAD`, `MEAN`,
+//! `TRANSPOSE`, `QUANTIZE` (float or int16 to int8, int16 to int32), `DEQUANTIZE` (int8
+//! to float) and `SVDF` (int8 or int16 state). A model with any other op kind does not compile against it (the trait bound of
+//! `run()` names the op).
+//!
+//! The arithmetic follows the operators' definitions in TFLite's integer scheme: int32
+//! accumulation of `(x - input_zero_point) · w`, the bias, then the real multiplier
+//! `input_scale · filter_scale / output_scale` (per output channel where the filter has
+//! several scales) applied as a Q31 multiplier and a shift ([`crate::quantize_multiplier`],
+//! [`crate::multiply_by_quantized_multiplier`]), the output zero point, and the fused
+//! activation as a clamp.
+
+mod conv;
+mod elementwise;
+mod fc;
+mod pool;
+mod shape;
+mod softmax;
+mod svdf;
+
+use core::fmt;
+
+use planner::rt::Quant;
+use planner::rt::kernel::{In, Kernel, OpView, Out};
+use planner::rt::options::Activation;
+
+/// The reference kernel set. Holds nothing: every kernel works in the tensors it is given.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Reference;
+
+/// Why a reference kernel refused an op.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelError {
+    /// A tensor has an element type (or combination of types) this kernel does not handle.
+    Type {
+        /// Which tensor (`"input 0"`, `"output 0"`, ...).
+        tensor: &'static str,
+    },
+    /// A tensor the op needs is missing, or its bytes are an output's (in place), which
+    /// this kernel does not handle.
+    Missing {
+        /// Which tensor.
+        tensor: &'static str,
+    },
+    /// A tensor has no quantisation parameters but the kernel needs them.
+    Quantization {
+        /// Which tensor.
+        tensor: &'static str,
+    },
+    /// Shapes or lengths that do not fit together.
+    Shape {
+        /// What does not fit.
+        what: &'static str,
+    },
+    /// Options this kernel does not implement (a fused activation other than none, RELU,
+    /// RELU_N1_TO_1 and RELU6; shuffled weights).
+    Options {
+        /// Which option.
+        what: &'static str,
+    },
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KernelError::Type { tensor } => {
+                write!(
+                    f,
+                    "{tensor} has an element type this kernel does not handle"
+                )
+            }
+            KernelError::Missing { tensor } => write!(
+                f,
+                "{tensor} is missing or shares its bytes with an output; plan the op without in-place aliasing"
+            ),
+            KernelError::Quantization { tensor } => {
+                write!(f, "{tensor} has no quantisation parameters")
+            }
+            KernelError::Shape { what } => write!(f, "shapes do not fit: {what}"),
+            KernelError::Options { what } => write!(f, "option not supported: {what}"),
+        }
+    }
+}
+
+impl Kernel for Reference {
+    type Error = KernelError;
+}
+
+/// Implements kernel traits by calling the op's function.
+macro_rules! kinds {
+    ($($kind:ident :: $method:ident ($options:ty) => $f:expr;)*) => {
+        $(
+            impl planner::rt::kernel::$kind for Reference {
+                fn $method(&mut self, op: OpView<'_, '_>, options: &$options) -> Result<(), KernelError> {
+                    $f(op, options)
+                }
+            }
+        )*
+    };
+}
+
+use planner::rt::options as o;
+
+kinds! {
+    Conv2d::conv_2d(o::Conv2dOptions) => conv::conv_2d;
+    DepthwiseConv2d::depthwise_conv_2d(o::DepthwiseConv2dOptions) => conv::depthwise_conv_2d;
+    FullyConnected::fully_connected(o::FullyConnectedOptions) => fc::fully_connected;
+    AveragePool2d::average_pool_2d(o::Pool2dOptions) => |op, o| pool::pool_2d(op, o, pool::Pool::Average);
+    MaxPool2d::max_pool_2d(o::Pool2dOptions) => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
+    Add::add(o::AddOptions) => elementwise::add;
+    Mul::mul(o::MulOptions) => elementwise::mul;
+    Softmax::softmax(o::SoftmaxOptions) => softmax::softmax;
+    Reshape::reshape(o::ReshapeOptions) => shape::reshape;
+    Pad::pad(o::PadOptions) => shape::pad;
+    Mean::mean(o::MeanOptions) => shape::mean;
+    Transpose::transpose(o::TransposeOptions) => shape::transpose;
+    Quantize::quantize(o::NoOptions) => |op, _| elementwise::quantize(op);
+    Dequantize::dequantize(o::NoOptions) => |op, _| elementwise::dequantize(op);
+    Svdf::svdf(o::SvdfOptions) => svdf::svdf;
+}
+
+/// Per-tensor quantisation of one tensor: `(scale, zero point)`.
+pub(crate) fn params(q: Option<Quant>, tensor: &'static str) -> Result<(f32, i32), KernelError> {
+    let (scale, zero) = q
+        .and_then(|q| q.params(0))
+        .ok_or(KernelError::Quantization { tensor })?;
+    let zero = i32::try_from(zero).map_err(|_| KernelError::Quantization { tensor })?;
+    Ok((scale, zero))
+}
+
+/// Input `i` as int8 with its shape and quantisation.
+pub(crate) fn input_i8<'a>(
+    op: &OpView<'_, 'a>,
+    i: usize,
+    tensor: &'static str,
+) -> Result<(&'a [i8], In<'a>), KernelError> {
+    let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
+    match x.i8() {
+        Some(d) => Ok((d, x)),
+        None => Err(kind_error(&x, tensor)),
+    }
+}
+
+/// `Missing` for an in-place input, `Type` otherwise.
+pub(crate) fn kind_error(x: &In<'_>, tensor: &'static str) -> KernelError {
+    match x.data {
+        planner::rt::kernel::Data::InPlace(_) => KernelError::Missing { tensor },
+        _ => KernelError::Type { tensor },
+    }
+}
+
+/// Output 0 of the op.
+pub(crate) fn output<'o, 'a>(op: &'o mut OpView<'_, 'a>) -> Result<&'o mut Out<'a>, KernelError> {
+    op.outputs
+        .first_mut()
+        .ok_or(KernelError::Missing { tensor: "output 0" })
+}
+
+/// The int8 range an activation leaves: TFLite's `CalculateActivationRangeQuantized`, with
+/// the bounds quantised as `zero_point + round(real / scale)` in `f32`.
+pub(crate) fn activation_range(
+    activation: Activation,
+    scale: f32,
+    zero: i32,
+) -> Result<(i32, i32), KernelError> {
+    let q = |real: f32| zero.saturating_add(round_f32(real / scale));
+    let (lo, hi) = (i32::from(i8::MIN), i32::from(i8::MAX));
+    Ok(match activation {
+        Activation::None => (lo, hi),
+        Activation::Relu => (lo.max(q(0.0)), hi),
+        Activation::Relu6 => (lo.max(q(0.0)), hi.min(q(6.0))),
+        Activation::ReluN1To1 => (lo.max(q(-1.0)), hi.min(q(1.0))),
+        Activation::Tanh | Activation::SignBit => {
+            return Err(KernelError::Options {
+                what: "fused activation TANH or SIGN_BIT",
+            });
+        }
+    })
+}
+
+/// `x` rounded half away from zero, saturating to `i32` (NaN gives 0), without `std`.
+pub(crate) fn round_f32(x: f32) -> i32 {
+    let t = x as i32;
+    let frac = x - t as f32;
+    if frac >= 0.5 {
+        t.saturating_add(1)
+    } else if frac <= -0.5 {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
+}
+
+/// A shape as 4 dimensions, leading ones added (`None` past rank 4).
+pub(crate) fn dims4(shape: &[usize]) -> Option<[usize; 4]> {
+    let pad = 4usize.checked_sub(shape.len())?;
+    let mut out = [1; 4];
+    out[pad..].copy_from_slice(shape);
+    Some(out)
+}
+
+/// Product of a shape.
+pub(crate) fn elements(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,83 @@
+//! `AVERAGE_POOL_2D` and `MAX_POOL_2D`, int8, NHWC. The window is clipped to the input
+//! (padding never counts as a value); the average rounds half away from zero.
+
+use planner::rt::kernel::OpView;
+use planner::rt::options::Pool2dOptions;
+
+use super::conv::pad_before;
+use super::{KernelError, activation_range, dims4, input_i8, output, params};
+
+/// Which pool.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pool {
+    Average,
+    Max,
+}
+
+pub(crate) fn pool_2d(
+    mut op: OpView<'_, '_>,
+    o: &Pool2dOptions,
+    pool: Pool,
+) -> Result<(), KernelError> {
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let out = output(&mut op)?;
+    let (out_scale, out_zero) = params(out.quant, "output 0")?;
+    let shape = |s: &[usize]| {
+        dims4(s).ok_or(KernelError::Shape {
+            what: "rank above 4",
+        })
+    };
+    let [n, in_h, in_w, c] = shape(xi.shape)?;
+    let [on, out_h, out_w, oc] = shape(out.shape)?;
+    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    if on != n || oc != c || x.len() != n * in_h * in_w * c || y.len() != n * out_h * out_w * c {
+        return Err(KernelError::Shape {
+            what: "pool input and output do not fit",
+        });
+    }
+    let get = |v: i32, what| {
+        usize::try_from(v)
+            .ok()
+            .filter(|&v| v > 0)
+            .ok_or(KernelError::Options { what })
+    };
+    let (s_h, s_w) = (get(o.stride_h, "stride")?, get(o.stride_w, "stride")?);
+    let (f_h, f_w) = (get(o.filter_h, "filter")?, get(o.filter_w, "filter")?);
+    let pad_h = pad_before(o.padding, s_h, 1, in_h, f_h, out_h)?;
+    let pad_w = pad_before(o.padding, s_w, 1, in_w, f_w, out_w)?;
+    let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
+    for b in 0..n {
+        for oy in 0..out_h {
+            // The window's rows inside the input: [y0, y1).
+            let origin_y = (oy * s_h) as isize - pad_h as isize;
+            let y0 = origin_y.max(0) as usize;
+            let y1 = ((origin_y + f_h as isize).min(in_h as isize)).max(0) as usize;
+            for ox in 0..out_w {
+                let origin_x = (ox * s_w) as isize - pad_w as isize;
+                let x0 = origin_x.max(0) as usize;
+                let x1 = ((origin_x + f_w as isize).min(in_w as isize)).max(0) as usize;
+                for ch in 0..c {
+                    let mut sum: i32 = 0;
+                    let mut max = i32::from(i8::MIN);
+                    let mut count: i32 = 0;
+                    for iy in y0..y1 {
+                        for ix in x0..x1 {
+                            let v = i32::from(x[((b * in_h + iy) * in_w + ix) * c + ch]);
+                            sum += v;
+                            max = max.max(v);
+                            count += 1;
+                        }
+                    }
+                    let v = match pool {
+                        Pool::Max => max,
+                        Pool::Average if count == 0 => 0,
+                        Pool::Average if sum > 0 => (sum + count / 2) / count,
+                        Pool::Average => (sum - count / 2) / count,
+                    };
+                    y[((b * out_h + oy) * out_w + ox) * c + ch] = v.clamp(lo, hi) as i8;
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! Ops that move int8 values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`),
+//! and `MEAN`.
+
+use planner::rt::kernel::{Data, OpView};
+use planner::rt::options::{MeanOptions, PadOptions, ReshapeOptions, TransposeOptions};
+
+use super::{KernelError, elements, input_i8, output, params, round_f32};
+
+/// Most dimensions these ops handle.
+const RANK: usize = 6;
+
+/// Row-major strides of `shape`.
+fn strides(shape: &[usize]) -> [usize; RANK] {
+    let mut s = [0; RANK];
+    let mut stride = 1;
+    for (d, &n) in shape.iter().enumerate().rev() {
+        s[d] = stride;
+        stride *= n;
+    }
+    s
+}
+
+/// Advances a multi-index over `shape`; false after the last one.
+fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
+    for d in (0..shape.len()).rev() {
+        index[d] += 1;
+        if index[d] < shape[d] {
+            return true;
+        }
+        index[d] = 0;
+    }
+    false
+}
+
+/// `RESHAPE`: the same bytes under another shape (nothing to do when the plan made the
+/// output the input's bytes).
+pub(crate) fn reshape(mut op: OpView<'_, '_>, _: &ReshapeOptions) -> Result<(), KernelError> {
+    let x = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    if let Data::InPlace(_) = x.data {
+        return Ok(());
+    }
+    let out = output(&mut op)?;
+    macro_rules! copy {
+        ($($v:ident),*) => {
+            match (x.data, &mut out.data) {
+                $((Data::$v(a), planner::rt::kernel::DataMut::$v(b)) if a.len() == b.len() => b.copy_from_slice(a),)*
+                _ => return Err(KernelError::Type { tensor: "output 0" }),
+            }
+        };
+    }
+    copy!(I8, U8, I16, U16, I32, U32, I64, U64, F32, F64);
+    Ok(())
+}
+
+/// `PAD`: the input at offset `before` in an output filled with the output's zero point.
+pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelError> {
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let out = output(&mut op)?;
+    let (_, zero) = params(out.quant, "output 0")?;
+    let out_shape = out.shape;
+    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let rank = xi.shape.len();
+    let before = o.before.as_slice();
+    let fits = rank <= RANK
+        && before.len() == rank
+        && out_shape.len() == rank
+        && x.len() == elements(xi.shape)
+        && y.len() == elements(out_shape)
+        && (0..rank)
+            .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + xi.shape[d] <= out_shape[d]));
+    if !fits {
+        return Err(KernelError::Shape {
+            what: "pad amounts do not fit the input and output",
+        });
+    }
+    y.fill(zero.clamp(-128, 127) as i8);
+    if x.is_empty() {
+        return Ok(());
+    }
+    let out_strides = strides(out_shape);
+    let mut index = [0usize; RANK];
+    for &v in x {
+        let at: usize = (0..rank)
+            .map(|d| (index[d] + before[d] as usize) * out_strides[d])
+            .sum();
+        y[at] = v;
+        next(&mut index, xi.shape);
+    }
+    Ok(())
+}
+
+/// `TRANSPOSE`: output dimension `i` is input dimension `perm[i]`.
+pub(crate) fn transpose(mut op: OpView<'_, '_>, o: &TransposeOptions) -> Result<(), KernelError> {
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let out = output(&mut op)?;
+    let out_shape = out.shape;
+    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let rank = xi.shape.len();
+    let perm = o.perm.as_slice();
+    let mut seen = [false; RANK];
+    let fits = rank <= RANK
+        && perm.len() == rank
+        && out_shape.len() == rank
+        && x.len() == elements(xi.shape)
+        && y.len() == x.len()
+        && perm.iter().enumerate().all(|(i, &p)| {
+            usize::try_from(p).is_ok_and(|p| {
+                p < rank && !core::mem::replace(&mut seen[p], true) && xi.shape[p] == out_shape[i]
+            })
+        });
+    if !fits {
+        return Err(KernelError::Shape {
+            what: "the permutation does not fit the input and output",
+        });
+    }
+    if y.is_empty() {
+        return Ok(());
+    }
+    let in_strides = strides(xi.shape);
+    let mut index = [0usize; RANK];
+    for v in y.iter_mut() {
+        let at: usize = (0..rank)
+            .map(|i| index[i] * in_strides[perm[i] as usize])
+            .sum();
+        *v = x[at];
+        next(&mut index, out_shape);
+    }
+    Ok(())
+}
+
+/// `MEAN` over the given axes: the int32 sum of the raw values over each output position,
+/// then `round(sum / count · s + bias) + output_zero_point` in `f32`, with `s =
+/// input_scale / output_scale` and `bias = -input_zero_point · s`, saturated to int8.
+pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), KernelError> {
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let (si, zi) = params(xi.quant, "input 0")?;
+    let out = output(&mut op)?;
+    let (so, zo) = params(out.quant, "output 0")?;
+    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let rank = xi.shape.len();
+    let bad = KernelError::Shape {
+        what: "mean axes do not fit the input and output",
+    };
+    if rank > RANK || x.len() != elements(xi.shape) {
+        return Err(bad);
+    }
+    let mut reduced = [false; RANK];
+    for &a in o.axes.as_slice() {
+        let a = if a < 0 { a + rank as i32 } else { a };
+        let a = usize::try_from(a).ok().filter(|&a| a < rank).ok_or(bad)?;
+        reduced[a] = true;
+    }
+    // Each output sums the box of the reduced dimensions at its kept coordinates.
+    let in_strides = strides(xi.shape);
+    let mut outputs = 1usize;
+    let mut count = 1usize;
+    let mut kept = [1usize; RANK];
+    let mut boxed = [1usize; RANK];
+    for d in 0..rank {
+        if reduced[d] {
+            count *= xi.shape[d];
+            boxed[d] = xi.shape[d];
+        } else {
+            outputs *= xi.shape[d];
+            kept[d] = xi.shape[d];
+        }
+    }
+    if y.len() != outputs || count == 0 {
+        return Err(bad);
+    }
+    let s = si / so;
+    let bias = -(zi as f32) * s;
+    let mut at = [0usize; RANK];
+    for out in y.iter_mut() {
+        let mut sum: i32 = 0;
+        let mut r = [0usize; RANK];
+        loop {
+            let i: usize = (0..rank).map(|d| (at[d] + r[d]) * in_strides[d]).sum();
+            sum = sum.wrapping_add(i32::from(x[i]));
+            if !next(&mut r, &boxed[..rank]) {
+                break;
+            }
+        }
+        next(&mut at, &kept[..rank]);
+        let mean = sum as f32 / count as f32;
+        let v = round_f32(mean * s + bias).saturating_add(zo);
+        *out = v.clamp(-128, 127) as i8;
+    }
+    Ok(())
+}

@@ -1,0 +1,379 @@
+//! Edge cases of the reference kernels, with values worked out by hand.
+
+extern crate std;
+
+use std::vec::Vec;
+
+use planner::rt::kernel::{In, OpView, Out};
+use planner::rt::options::{
+    Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions, MeanOptions,
+    PadOptions, Padding, Pool2dOptions, SoftmaxOptions, TransposeOptions,
+};
+use planner::rt::{Quant, TensorInfo};
+
+use super::{KernelError, conv, elementwise, fc, pool, shape, softmax};
+
+fn info<T>(shape: &'static [usize], scale: &'static [f32], zero: &'static [i64]) -> TensorInfo<T> {
+    TensorInfo {
+        id: "t",
+        name: "t",
+        dtype: "",
+        shape,
+        elements: shape.iter().product(),
+        size: 0,
+        quant: Some(Quant {
+            scale,
+            zero_point: zero,
+            axis: 0,
+        }),
+        element: core::marker::PhantomData,
+    }
+}
+
+/// Runs `f` on an op with `inputs` and one output.
+fn run<'a>(
+    inputs: &[Option<In<'a>>],
+    output: Out<'a>,
+    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
+    let mut outputs = [output];
+    f(OpView {
+        index: 0,
+        opcode: "TEST",
+        inputs,
+        outputs: &mut outputs,
+        scratch: &mut [],
+        variables: &mut [],
+    })
+}
+
+fn conv_opts(padding: Padding, stride: i32) -> Conv2dOptions {
+    Conv2dOptions {
+        padding,
+        stride_w: stride,
+        stride_h: stride,
+        dilation_w: 1,
+        dilation_h: 1,
+        activation: Activation::None,
+    }
+}
+
+#[test]
+fn conv_same_padding_on_an_odd_size_with_stride_two() {
+    // 5x5 ones, 3x3 ones, stride 2: SAME pads one on each side, so corners see 4 taps,
+    // edges 6, the centre 9.
+    let x = [1i8; 25];
+    let w = [1i8; 9];
+    let mut y = [0i8; 9];
+    let xi = info::<i8>(&[1, 5, 5, 1], &[1.0], &[0]);
+    let wi = info::<i8>(&[1, 3, 3, 1], &[1.0], &[0]);
+    let yi = info::<i8>(&[1, 3, 3, 1], &[1.0], &[0]);
+    let inputs = [Some(In::new(&x, &xi)), Some(In::new(&w, &wi)), None];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        conv::conv_2d(op, &conv_opts(Padding::Same, 2))
+    })
+    .unwrap();
+    assert_eq!(y, [4, 6, 4, 6, 9, 6, 4, 6, 4]);
+    // VALID on the same input: only the windows inside, 2x2 outputs of 9.
+    let yi = info::<i8>(&[1, 2, 2, 1], &[1.0], &[0]);
+    let mut y = [0i8; 4];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        conv::conv_2d(op, &conv_opts(Padding::Valid, 2))
+    })
+    .unwrap();
+    assert_eq!(y, [9; 4]);
+    // An output size the padding does not give is refused.
+    let mut y = [0i8; 9];
+    let yi = info::<i8>(&[1, 3, 3, 1], &[1.0], &[0]);
+    let e = run(&inputs, Out::new(&mut y, &yi), |op| {
+        conv::conv_2d(op, &conv_opts(Padding::Valid, 2))
+    });
+    assert!(matches!(e, Err(KernelError::Shape { .. })));
+}
+
+#[test]
+fn conv_per_channel_scales_zero_points_and_saturation() {
+    // Input zero point -3: q = -1 is real 2 (scale 1). Two output channels with filter
+    // scales 1 and 0.25, bias 1 and 100 (in accumulator units), output scale 1, zero point
+    // 10: channel 0 = 2·1·4 taps + 1 = 9 → 19; channel 1 = (2·2·4 + 100)·0.25 = 29 → 39.
+    let x = [-1i8; 4];
+    let w = [1i8, 1, 1, 1, 2, 2, 2, 2];
+    let bias = [1i32, 100];
+    let mut y = [0i8; 2];
+    let xi = info::<i8>(&[1, 2, 2, 1], &[1.0], &[-3]);
+    let wi = info::<i8>(&[2, 2, 2, 1], &[1.0, 0.25], &[0, 0]);
+    let bi = info::<i32>(&[2], &[1.0, 0.25], &[0, 0]);
+    let yi = info::<i8>(&[1, 1, 1, 2], &[1.0], &[10]);
+    let inputs = [
+        Some(In::new(&x, &xi)),
+        Some(In::new(&w, &wi)),
+        Some(In::new(&bias, &bi)),
+    ];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        conv::conv_2d(op, &conv_opts(Padding::Valid, 1))
+    })
+    .unwrap();
+    assert_eq!(y, [19, 39]);
+    // Large accumulators saturate at 127 and -128.
+    let x = [127i8; 4];
+    let w = [127i8, 127, 127, 127, -128, -128, -128, -128];
+    let xi = info::<i8>(&[1, 2, 2, 1], &[1.0], &[0]);
+    let inputs = [Some(In::new(&x, &xi)), Some(In::new(&w, &wi)), None];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        conv::conv_2d(op, &conv_opts(Padding::Valid, 1))
+    })
+    .unwrap();
+    assert_eq!(y, [127, -128]);
+    // RELU6 with output scale 0.5 and zero point 10: clamps to [10, 22].
+    let mut o = conv_opts(Padding::Valid, 1);
+    o.activation = Activation::Relu6;
+    let yi = info::<i8>(&[1, 1, 1, 2], &[0.5], &[10]);
+    run(&inputs, Out::new(&mut y, &yi), |op| conv::conv_2d(op, &o)).unwrap();
+    assert_eq!(y, [22, 10]);
+}
+
+#[test]
+fn depthwise_with_a_multiplier_of_two() {
+    // Two input channels [1, 2] at every pixel of 2x2, multiplier 2, 2x2 filter of ones
+    // scaled per output channel by [1, 2, 1, 0.5]: sums 4 and 8 per input channel.
+    let x = [1i8, 2, 1, 2, 1, 2, 1, 2];
+    let w = [1i8; 16];
+    let mut y = [0i8; 4];
+    let xi = info::<i8>(&[1, 2, 2, 2], &[1.0], &[0]);
+    let wi = info::<i8>(&[1, 2, 2, 4], &[1.0, 2.0, 1.0, 0.5], &[0, 0, 0, 0]);
+    let yi = info::<i8>(&[1, 1, 1, 4], &[1.0], &[0]);
+    let inputs = [Some(In::new(&x, &xi)), Some(In::new(&w, &wi)), None];
+    let o = DepthwiseConv2dOptions {
+        padding: Padding::Valid,
+        stride_w: 1,
+        stride_h: 1,
+        depth_multiplier: 2,
+        dilation_w: 1,
+        dilation_h: 1,
+        activation: Activation::None,
+    };
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        conv::depthwise_conv_2d(op, &o)
+    })
+    .unwrap();
+    assert_eq!(y, [4, 8, 8, 4]);
+}
+
+#[test]
+fn average_pool_rounds_half_away_from_zero_and_skips_padding() {
+    // 1x3x3x1, 2x2 windows, stride 2, SAME: windows of 4, 2, 2 and 1 values.
+    let x = [1i8, 2, 3, 4, 5, -6, 7, -8, -9];
+    let mut y = [0i8; 4];
+    let xi = info::<i8>(&[1, 3, 3, 1], &[1.0], &[0]);
+    let yi = info::<i8>(&[1, 2, 2, 1], &[1.0], &[0]);
+    let o = Pool2dOptions {
+        padding: Padding::Same,
+        stride_w: 2,
+        stride_h: 2,
+        filter_w: 2,
+        filter_h: 2,
+        activation: Activation::None,
+    };
+    let inputs = [Some(In::new(&x, &xi))];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        pool::pool_2d(op, &o, pool::Pool::Average)
+    })
+    .unwrap();
+    // (1+2+4+5)/4 = 3; (3-6)/2 = -1.5 → -2; (7-8)/2 = -0.5 → -1; -9.
+    assert_eq!(y, [3, -2, -1, -9]);
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        pool::pool_2d(op, &o, pool::Pool::Max)
+    })
+    .unwrap();
+    assert_eq!(y, [5, 3, 7, -9]);
+}
+
+#[test]
+fn fully_connected_relu_clamps_at_the_output_zero_point() {
+    let x = [1i8, 2, 3];
+    let w = [1i8, 1, 1, -1, -1, -1];
+    let mut y = [0i8; 2];
+    let xi = info::<i8>(&[1, 3], &[1.0], &[0]);
+    let wi = info::<i8>(&[2, 3], &[1.0], &[0]);
+    let yi = info::<i8>(&[1, 2], &[1.0], &[-5]);
+    let o = FullyConnectedOptions {
+        activation: Activation::Relu,
+        ..FullyConnectedOptions::default()
+    };
+    let inputs = [Some(In::new(&x, &xi)), Some(In::new(&w, &wi)), None];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        fc::fully_connected(op, &o)
+    })
+    .unwrap();
+    // 6 - 5 = 1; -6 - 5 = -11, clamped to the zero point -5.
+    assert_eq!(y, [1, -5]);
+}
+
+#[test]
+fn softmax_of_equal_values_is_uniform() {
+    let x = [7i8; 4];
+    let mut y = [0i8; 4];
+    let xi = info::<i8>(&[1, 4], &[0.1], &[0]);
+    let yi = info::<i8>(&[1, 4], &[1.0 / 256.0], &[-128]);
+    let inputs = [Some(In::new(&x, &xi))];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        softmax::softmax(op, &SoftmaxOptions { beta: 1.0 })
+    })
+    .unwrap();
+    // 1/4 is 64/256: -128 + 64.
+    assert_eq!(y, [-64; 4]);
+    // One large value takes (nearly) everything.
+    let x = [127i8, -128, -128, -128];
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        softmax::softmax(op, &SoftmaxOptions { beta: 1.0 })
+    })
+    .unwrap();
+    assert_eq!(y, [127, -128, -128, -128]);
+}
+
+#[test]
+fn add_and_mul_broadcast_and_respect_zero_points() {
+    // a: [2, 2] real values 1..4 (zero point 1); b: [2] = [10, 20] (zero point 0).
+    let a = [2i8, 3, 4, 5];
+    let b = [10i8, 20];
+    let mut y = [0i8; 4];
+    let ai = info::<i8>(&[2, 2], &[1.0], &[1]);
+    let bi = info::<i8>(&[2], &[1.0], &[0]);
+    let yi = info::<i8>(&[2, 2], &[1.0], &[0]);
+    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        elementwise::add(op, &Default::default())
+    })
+    .unwrap();
+    assert_eq!(y, [11, 22, 13, 24]);
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        elementwise::mul(op, &Default::default())
+    })
+    .unwrap();
+    assert_eq!(y, [10, 40, 30, 80]);
+    // Saturation.
+    let b = [100i8, 100];
+    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
+    run(&inputs, Out::new(&mut y, &yi), |op| {
+        elementwise::mul(op, &Default::default())
+    })
+    .unwrap();
+    assert_eq!(y, [100, 127, 127, 127]);
+}
+
+#[test]
+fn pad_transpose_and_mean() {
+    let x = [1i8, 2, 3, 4, 5, 6];
+    let xi = info::<i8>(&[2, 3], &[1.0], &[0]);
+    let mut y = [0i8; 12];
+    let yi = info::<i8>(&[3, 4], &[1.0], &[-7]);
+    let o = PadOptions {
+        before: Dims::new(&[1, 0]).unwrap(),
+        after: Dims::new(&[0, 1]).unwrap(),
+    };
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        shape::pad(op, &o)
+    })
+    .unwrap();
+    assert_eq!(y, [-7, -7, -7, -7, 1, 2, 3, -7, 4, 5, 6, -7]);
+
+    let mut y = [0i8; 6];
+    let yi = info::<i8>(&[3, 2], &[1.0], &[0]);
+    let o = TransposeOptions {
+        perm: Dims::new(&[1, 0]).unwrap(),
+    };
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        shape::transpose(op, &o)
+    })
+    .unwrap();
+    assert_eq!(y, [1, 4, 2, 5, 3, 6]);
+
+    // Mean over axis 1 (and -1, the same axis): (1+2+3)/3 = 2, (4+5+6)/3 = 5; with input
+    // zero point 1 and output scale 2: (2-1)/2 = 0.5 → 1, (5-1)/2 = 2.
+    let xi = info::<i8>(&[2, 3], &[1.0], &[1]);
+    let mut y = [0i8; 2];
+    let yi = info::<i8>(&[2, 1], &[2.0], &[0]);
+    let o = MeanOptions {
+        axes: Dims::new(&[1, -1]).unwrap(),
+        keep_dims: true,
+    };
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        shape::mean(op, &o)
+    })
+    .unwrap();
+    assert_eq!(y, [1, 2]);
+}
+
+#[test]
+fn quantize_and_dequantize() {
+    let x = [0.5f32, -0.26, 100.0, -100.0];
+    let xi = info::<f32>(&[4], &[1.0], &[0]);
+    let mut y = [0i8; 4];
+    let yi = info::<i8>(&[4], &[0.1], &[3]);
+    run(
+        &[Some(In::new(&x, &xi))],
+        Out::new(&mut y, &yi),
+        elementwise::quantize,
+    )
+    .unwrap();
+    assert_eq!(y, [8, 0, 127, -128]);
+    let mut z = [0f32; 4];
+    let zi = info::<f32>(&[4], &[1.0], &[0]);
+    run(
+        &[Some(In::new(&y, &yi))],
+        Out::new(&mut z, &zi),
+        elementwise::dequantize,
+    )
+    .unwrap();
+    let want: Vec<f32> = [5, -3, 124, -131]
+        .iter()
+        .map(|&q| (0.1f32 as f64 * f64::from(q)) as f32)
+        .collect();
+    assert_eq!(z.to_vec(), want);
+}
+
+#[test]
+fn svdf_steps_its_state_and_sums_it_against_the_time_weights() {
+    // Features: [1, 1]·[1, 2] = 3 and [1, -1]·[1, 2] = -1 become the newest step of each
+    // filter's memory, after the state moved one step back: [5, 6 | 7, 8] → [6, 3 | 8, -1].
+    // Time weights [1, 2 | 3, 4]: 6 + 6 = 12 and 24 - 4 = 20, plus the bias [1, 2].
+    let x = [1i8, 2];
+    let wf = [1i8, 1, 1, -1];
+    let wt = [1i8, 2, 3, 4];
+    let bias = [1i32, 2];
+    let mut state = [5i8, 6, 7, 8];
+    let mut y = [0i8; 2];
+    let xi = info::<i8>(&[1, 2], &[1.0], &[0]);
+    let wfi = info::<i8>(&[2, 2], &[1.0], &[0]);
+    let wti = info::<i8>(&[2, 2], &[1.0], &[0]);
+    let bi = info::<i32>(&[2], &[1.0], &[0]);
+    let si = info::<i8>(&[1, 4], &[1.0], &[0]);
+    let yi = info::<i8>(&[1, 2], &[1.0], &[0]);
+    let inputs = [
+        Some(In::new(&x, &xi)),
+        Some(In::new(&wf, &wfi)),
+        Some(In::new(&wt, &wti)),
+        Some(In::new(&bias, &bi)),
+        Some(In::variable(0, &si)),
+    ];
+    let mut outputs = [Out::new(&mut y, &yi)];
+    let mut variables = [Out::new(&mut state, &si)];
+    let o = planner::rt::options::SvdfOptions {
+        rank: 1,
+        ..Default::default()
+    };
+    super::svdf::svdf(
+        OpView {
+            index: 0,
+            opcode: "SVDF",
+            inputs: &inputs,
+            outputs: &mut outputs,
+            scratch: &mut [],
+            variables: &mut variables,
+        },
+        &o,
+    )
+    .unwrap();
+    assert_eq!(y, [13, 22]);
+    assert_eq!(state, [6, 3, 8, -1]);
+}

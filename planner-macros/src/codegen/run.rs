@@ -1,0 +1,172 @@
+//! The dispatch: `Model::run(&mut kernels)` and `Model::run_with(&mut kernels, &mut hooks)`,
+//! which run every op in plan order through the kernel trait of its kind, and the typed
+//! `OPTIONS` of each op.
+
+use std::collections::BTreeSet;
+use std::str::FromStr;
+
+use planner::planfile::naming;
+use proc_macro2::TokenStream;
+use quote::quote;
+
+use super::ops::op_tensors;
+use super::{Ctx, ident};
+
+/// The typed options of one op, as tokens.
+pub(crate) struct OpKind {
+    /// The op kind: the `OpOptions` variant and the kernel trait's name.
+    pub(crate) kind: TokenStream,
+    /// The kernel trait's method.
+    pub(crate) method: TokenStream,
+    /// The options type.
+    pub(crate) ty: TokenStream,
+    /// The options value.
+    pub(crate) value: TokenStream,
+}
+
+/// The kind and options of op `k`; `None` for an op without typed options.
+pub(crate) fn options(cx: &Ctx<'_>, k: usize) -> Option<OpKind> {
+    let rt = cx.rt.to_string().replace(' ', "");
+    let (kind, method, ty, value) = cx.l.file.ops[k].options.codegen(&rt)?;
+    // The value is written by `planner` from its own types; it always parses.
+    let value = TokenStream::from_str(&value).unwrap_or_default();
+    let (kind, method, ty) = (ident(kind), ident(method), ident(ty));
+    let rt = &cx.rt;
+    Some(OpKind {
+        kind: quote!(#kind),
+        method: quote!(#method),
+        ty: quote!(#rt::options::#ty),
+        value,
+    })
+}
+
+/// The statement that runs op `k`: its view, its tensors as kernel inputs and outputs, the
+/// hooks around the kernel call.
+fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
+    let rt = &cx.rt;
+    let pv = &cx.pv;
+    let op = &cx.l.file.ops[k];
+    let (method, name) = naming::op_view(k);
+    let (method, name) = (ident(&method), ident(&name));
+    let (reads, writes) = op_tensors(cx, k);
+    let root = |t: usize| cx.l.roots[t];
+    let mut inputs = Vec::new();
+    let mut variables = Vec::new();
+    for (j, t) in op.inputs.iter().enumerate() {
+        let Some(t) = t.map(|t| t as usize) else {
+            inputs.push(quote!(#pv::None));
+            continue;
+        };
+        let field = format!("input{j}");
+        let (f, c) = (ident(&field), ident(&field.to_ascii_uppercase()));
+        if reads.iter().any(|(r, _)| *r == field) {
+            inputs.push(quote!(#pv::Some(#rt::kernel::In::new(view.#f, &ops::#name::#c))));
+        } else if writes.iter().any(|(w, _)| *w == field) {
+            // A variable input: the kernel updates it through `variables`.
+            let at = variables.len();
+            variables.push(quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c)));
+            inputs.push(quote!(#pv::Some(#rt::kernel::In::variable(#at, &ops::#name::#c))));
+        } else {
+            // The input's bytes are an output's: the kernel reads them there.
+            let out = writes
+                .iter()
+                .filter(|(f, _)| f.starts_with("output"))
+                .position(|&(_, w)| root(w) == root(t))
+                .unwrap_or(0);
+            let tc = ident(&cx.idents[t].to_ascii_uppercase());
+            inputs.push(quote!(#pv::Some(#rt::kernel::In::in_place(#out, &tensors::#tc))));
+        }
+    }
+    let mut outputs = Vec::new();
+    let mut scratch = Vec::new();
+    for (field, _) in &writes {
+        let (f, c) = (ident(field), ident(&field.to_ascii_uppercase()));
+        let out = quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c));
+        if field.starts_with("output") {
+            outputs.push(out);
+        } else if field.starts_with("scratch") {
+            scratch.push(out);
+        }
+    }
+    let (ni, no, ns, nv) = (inputs.len(), outputs.len(), scratch.len(), variables.len());
+    let opcode = &op.opcode;
+    let call = match options(cx, k) {
+        Some(OpKind { kind, method, .. }) => {
+            quote!(#rt::kernel::#kind::#method(kernels, op_view, &ops::#name::OPTIONS))
+        }
+        None => quote!(#rt::kernel::Other::other(kernels, op_view)),
+    };
+    quote! {
+        {
+            let view = self.#method();
+            let inputs: [#pv::Option<#rt::kernel::In<'_>>; #ni] = [#(#inputs),*];
+            let mut outputs: [#rt::kernel::Out<'_>; #no] = [#(#outputs),*];
+            let mut scratch: [#rt::kernel::Out<'_>; #ns] = [#(#scratch),*];
+            let mut variables: [#rt::kernel::Out<'_>; #nv] = [#(#variables),*];
+            hooks.before_op(#k, #opcode);
+            let op_view = #rt::kernel::OpView {
+                index: #k,
+                opcode: #opcode,
+                inputs: &inputs,
+                outputs: &mut outputs,
+                scratch: &mut scratch,
+                variables: &mut variables,
+            };
+            if let #pv::Err(error) = #call {
+                return #pv::Err(#rt::kernel::RunError { op: #k, opcode: #opcode, error });
+            }
+            hooks.after_op(#k, #opcode);
+        }
+    }
+}
+
+/// `run` and `run_with`, bounded by the kernel traits of the kinds the model uses.
+pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    let pv = &cx.pv;
+    let n = cx.l.file.ops.len();
+    let mut kinds = BTreeSet::new();
+    let mut bounds = Vec::new();
+    let mut steps = Vec::new();
+    for k in 0..n {
+        let kind = match options(cx, k) {
+            Some(OpKind { kind, .. }) => quote!(#rt::kernel::#kind),
+            None => quote!(#rt::kernel::Other),
+        };
+        if kinds.insert(kind.to_string()) {
+            bounds.push(kind);
+        }
+        steps.push(run_op(cx, k));
+    }
+    let doc = format!(
+        "Runs the model's {n} ops in plan order, each through the kernel trait of its kind in \
+         `kernels` (the bounds list the kinds this model uses: a kernel set without one does \
+         not compile). Fill the inputs first (`input_*_mut`), read the outputs after. Stops at \
+         the first kernel error, naming the op."
+    );
+    quote! {
+        impl Model<#rt::Ready> {
+            #[doc = #doc]
+            pub fn run<K>(&mut self, kernels: &mut K) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
+            where
+                K: #rt::kernel::Kernel #(+ #bounds)*,
+            {
+                self.run_with(kernels, &mut ())
+            }
+
+            /// [`Model::run`], with `hooks` called before and after every op (timing,
+            /// tracing, canaries).
+            pub fn run_with<K, H: #rt::kernel::Hooks + ?Sized>(
+                &mut self,
+                kernels: &mut K,
+                hooks: &mut H,
+            ) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
+            where
+                K: #rt::kernel::Kernel #(+ #bounds)*,
+            {
+                #(#steps)*
+                #pv::Ok(())
+            }
+        }
+    }
+}

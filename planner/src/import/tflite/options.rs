@@ -1,0 +1,685 @@
+//! Operator options: the `Operator.builtin_options` union and the constant operands that
+//! parameterise an op, read into [`OpOptions`].
+//!
+//! The union is verified with the rest of the file: [`verify_builtin_options`] checks the
+//! value as the table its type key names, for every type listed here; a value of any other
+//! type is left unverified and never read. [`Reader::options`] then reads, for each op kind
+//! of [`OpOptions`], the one options type that kind has: another type is an error naming the
+//! op and both types, an enum value outside the schema an error naming the field, and a
+//! stride, dilation or window below 1 an error too. An op of a kind outside the list keeps
+//! [`OpOptions::None`] and is still planned.
+//!
+//! | union type (key) | fields read (id) |
+//! |---|---|
+//! | `Conv2DOptions` (1) | padding (0), stride_w (1), stride_h (2), fused_activation_function (3), dilation_w_factor (4), dilation_h_factor (5) |
+//! | `DepthwiseConv2DOptions` (2) | padding (0), stride_w (1), stride_h (2), depth_multiplier (3), fused_activation_function (4), dilation_w_factor (5), dilation_h_factor (6) |
+//! | `Pool2DOptions` (5) | padding (0), stride_w (1), stride_h (2), filter_width (3), filter_height (4), fused_activation_function (5) |
+//! | `SVDFOptions` (6) | rank (0), fused_activation_function (1), asymmetric_quantize_inputs (2) |
+//! | `FullyConnectedOptions` (8) | fused_activation_function (0), weights_format (1), keep_num_dims (2), asymmetric_quantize_inputs (3) |
+//! | `SoftmaxOptions` (9) | beta (0) |
+//! | `ConcatenationOptions` (10) | axis (0), fused_activation_function (1) |
+//! | `AddOptions` (11), `SubOptions` (28) | fused_activation_function (0), pot_scale_int16 (1) |
+//! | `ReshapeOptions` (17) | new_shape (0) |
+//! | `MulOptions` (21) | fused_activation_function (0) |
+//! | `ReducerOptions` (27) | keep_dims (0) |
+//! | `StridedSliceOptions` (32) | begin_mask (0) .. shrink_axis_mask (4), offset (5) |
+//! | `UnidirectionalSequenceLSTMOptions` (71) | fused_activation_function (0), cell_clip (1), proj_clip (2), time_major (3), asymmetric_quantize_inputs (4), diagonal_recurrent_tensors (5) |
+//! | `PadOptions` (22), `TransposeOptions` (26), `DequantizeOptions` (38), `QuantizeOptions` (89), `HardSwishOptions` (91) | none |
+//!
+//! Constant operands: `RESHAPE` input 1 (when the options have no shape; else the output's
+//! shape), `PAD` input 1 (`[rank, 2]`), `MEAN` input 1, `TRANSPOSE` input 1,
+//! `STRIDED_SLICE` inputs 1 to 3; int32 or int64. A `PAD`, `MEAN`, `TRANSPOSE` or
+//! `STRIDED_SLICE` whose operand is not constant is an error: its kernel needs the values
+//! before run time.
+
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use flatbuffers::{
+    Follow, ForwardsUOffset, InvalidFlatbuffer, Table, VOffsetT, Vector, Verifiable, Verifier,
+};
+
+use super::{Operator, Reader, Scalars, field_offset};
+use crate::error::Result;
+use crate::graph::{DType, Op, Tensor};
+use crate::rt::options::{
+    Activation, AddOptions, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
+    FullyConnectedOptions, MeanOptions, MulOptions, NoOptions, OpOptions, PadOptions, Padding,
+    Pool2dOptions, ReshapeOptions, SoftmaxOptions, StridedSliceOptions, SvdfOptions,
+    TransposeOptions, UnidirectionalSequenceLstmOptions, WeightsFormat,
+};
+
+/// A table type that is a member of the `BuiltinOptions` union: its key and name.
+pub(super) trait UnionMember<'a>: Follow<'a, Inner = Self> + Verifiable + 'a {
+    /// The union's type key for this table.
+    const KEY: u8;
+    /// The schema's name of the table.
+    const NAME: &'static str;
+}
+
+/// Declares the union members: each table's [`UnionMember`] key, and the verifier of the
+/// union's value, which checks it as the table its key names. Both come from one list, which
+/// is what makes [`Operator::builtin_options`] sound.
+macro_rules! members {
+    ($($key:literal $ty:ident = $name:literal,)*) => {
+        $(
+            impl<'a> UnionMember<'a> for $ty<'a> {
+                const KEY: u8 = $key;
+                const NAME: &'static str = $name;
+            }
+        )*
+
+        /// Verifies the union value at `pos` (the position of its offset) as the table key
+        /// `key` names; other keys are not verified (and never read).
+        pub(super) fn verify_builtin_options(
+            key: u8,
+            v: &mut Verifier<'_, '_>,
+            pos: usize,
+        ) -> core::result::Result<(), InvalidFlatbuffer> {
+            match key {
+                $($key => v.verify_union_variant::<ForwardsUOffset<$ty<'_>>>($name, pos),)*
+                _ => Ok(()),
+            }
+        }
+
+        /// The schema's name of union type `key`, for errors.
+        fn member_name(key: u8) -> Option<&'static str> {
+            match key {
+                $($key => Some($name),)*
+                _ => None,
+            }
+        }
+    };
+}
+
+table! {
+    /// `Conv2DOptions`.
+    Conv2D<'a> {
+        0 padding: i8,
+        1 stride_w: i32,
+        2 stride_h: i32,
+        3 activation: i8,
+        4 dilation_w: i32,
+        5 dilation_h: i32,
+    }
+}
+
+table! {
+    /// `DepthwiseConv2DOptions`.
+    DepthwiseConv2D<'a> {
+        0 padding: i8,
+        1 stride_w: i32,
+        2 stride_h: i32,
+        3 depth_multiplier: i32,
+        4 activation: i8,
+        5 dilation_w: i32,
+        6 dilation_h: i32,
+    }
+}
+
+table! {
+    /// `Pool2DOptions`.
+    Pool2D<'a> {
+        0 padding: i8,
+        1 stride_w: i32,
+        2 stride_h: i32,
+        3 filter_w: i32,
+        4 filter_h: i32,
+        5 activation: i8,
+    }
+}
+
+table! {
+    /// `SVDFOptions`.
+    Svdf<'a> {
+        0 rank: i32,
+        1 activation: i8,
+        2 asymmetric_quantize_inputs: bool,
+    }
+}
+
+table! {
+    /// `FullyConnectedOptions`.
+    FullyConnected<'a> {
+        0 activation: i8,
+        1 weights_format: i8,
+        2 keep_num_dims: bool,
+        3 asymmetric_quantize_inputs: bool,
+    }
+}
+
+table! {
+    /// `SoftmaxOptions`.
+    Softmax<'a> {
+        0 beta: f32,
+    }
+}
+
+table! {
+    /// `ConcatenationOptions`.
+    Concatenation<'a> {
+        0 axis: i32,
+        1 activation: i8,
+    }
+}
+
+table! {
+    /// `AddOptions` (and `SubOptions`, which has the same fields).
+    Add<'a> {
+        0 activation: i8,
+        1 pot_scale_int16: bool,
+    }
+}
+
+table! {
+    /// `SubOptions`.
+    Sub<'a> {
+        0 activation: i8,
+        1 pot_scale_int16: bool,
+    }
+}
+
+table! {
+    /// `ReshapeOptions`.
+    Reshape<'a> {
+        0 new_shape: Scalars<'a, i32>,
+    }
+}
+
+table! {
+    /// `MulOptions`.
+    Mul<'a> {
+        0 activation: i8,
+    }
+}
+
+table! {
+    /// `ReducerOptions`.
+    Reducer<'a> {
+        0 keep_dims: bool,
+    }
+}
+
+table! {
+    /// `StridedSliceOptions`.
+    StridedSlice<'a> {
+        0 begin_mask: i32,
+        1 end_mask: i32,
+        2 ellipsis_mask: i32,
+        3 new_axis_mask: i32,
+        4 shrink_axis_mask: i32,
+        5 offset: bool,
+    }
+}
+
+table! {
+    /// `UnidirectionalSequenceLSTMOptions`.
+    SequenceLstm<'a> {
+        0 activation: i8,
+        1 cell_clip: f32,
+        2 proj_clip: f32,
+        3 time_major: bool,
+        4 asymmetric_quantize_inputs: bool,
+        5 diagonal_recurrent_tensors: bool,
+    }
+}
+
+table! {
+    /// `PadOptions`.
+    PadT<'a> {}
+}
+table! {
+    /// `TransposeOptions`.
+    TransposeT<'a> {}
+}
+table! {
+    /// `DequantizeOptions`.
+    DequantizeT<'a> {}
+}
+table! {
+    /// `QuantizeOptions`.
+    QuantizeT<'a> {}
+}
+table! {
+    /// `HardSwishOptions`.
+    HardSwishT<'a> {}
+}
+
+members! {
+    1 Conv2D = "Conv2DOptions",
+    2 DepthwiseConv2D = "DepthwiseConv2DOptions",
+    5 Pool2D = "Pool2DOptions",
+    6 Svdf = "SVDFOptions",
+    8 FullyConnected = "FullyConnectedOptions",
+    9 Softmax = "SoftmaxOptions",
+    10 Concatenation = "ConcatenationOptions",
+    11 Add = "AddOptions",
+    17 Reshape = "ReshapeOptions",
+    21 Mul = "MulOptions",
+    22 PadT = "PadOptions",
+    26 TransposeT = "TransposeOptions",
+    27 Reducer = "ReducerOptions",
+    28 Sub = "SubOptions",
+    32 StridedSlice = "StridedSliceOptions",
+    38 DequantizeT = "DequantizeOptions",
+    71 SequenceLstm = "UnidirectionalSequenceLSTMOptions",
+    89 QuantizeT = "QuantizeOptions",
+    91 HardSwishT = "HardSwishOptions",
+}
+
+impl<'a> Operator<'a> {
+    /// The options table as `T`, when the union holds a `T`.
+    fn builtin_options<T: UnionMember<'a>>(&self) -> Option<T> {
+        if self.builtin_options_type() != Some(T::KEY) {
+            return None;
+        }
+        // SAFETY: the root passed the verifier, whose `Operator` verifier ran
+        // `verify_builtin_options` on this field with this key, which verified the value as
+        // `ForwardsUOffset<T>` (the `members!` list maps `T::KEY` to `T` and nothing else).
+        unsafe { self.0.get::<ForwardsUOffset<T>>(field_offset(4), None) }
+    }
+}
+
+/// What one op's options read needs: the op, its table, the graph's tensors.
+struct Ctx<'r, 'p, 'b> {
+    r: &'r Reader<'p, 'b>,
+    k: usize,
+    op: &'r Op,
+    table: Operator<'b>,
+    tensors: &'r [Tensor],
+}
+
+impl<'b> Ctx<'_, '_, 'b> {
+    fn what(&self) -> String {
+        format!("op {} ({})", self.k, self.op.opcode)
+    }
+
+    /// The options as `T`: `None` when the op has no options table (all fields take their
+    /// schema defaults), an error when it has a table of another type.
+    fn table<T: UnionMember<'b>>(&self) -> Result<Option<T>> {
+        let key = self.table.builtin_options_type().unwrap_or(0);
+        if key == 0 {
+            return Ok(None);
+        }
+        if key != T::KEY {
+            let name = member_name(key).map_or_else(|| "unknown".to_string(), str::to_string);
+            return Err(self.r.corrupt(format_args!(
+                "{} has builtin options of type {key} ({name}), but a {} op has {} ({})",
+                self.what(),
+                self.op.opcode,
+                T::NAME,
+                T::KEY
+            )));
+        }
+        match self.table.builtin_options::<T>() {
+            Some(t) => Ok(Some(t)),
+            None => Err(self.r.corrupt(format_args!(
+                "{} names builtin options type {} but has no options table",
+                self.what(),
+                T::NAME
+            ))),
+        }
+    }
+
+    /// No options table, or an empty one of type `T`.
+    fn none<T: UnionMember<'b>>(&self) -> Result<NoOptions> {
+        self.table::<T>().map(|_| NoOptions {})
+    }
+
+    /// An op kind whose schema has no options table: any options type is an error.
+    fn no_table(&self) -> Result<NoOptions> {
+        match self.table.builtin_options_type().unwrap_or(0) {
+            0 => Ok(NoOptions {}),
+            key => {
+                let name = member_name(key).unwrap_or("unknown");
+                Err(self.r.corrupt(format_args!(
+                    "{} has builtin options of type {key} ({name}), but a {} op has no options",
+                    self.what(),
+                    self.op.opcode
+                )))
+            }
+        }
+    }
+
+    fn bad_enum(&self, field: &str, value: i8, allowed: &str) -> crate::Error {
+        self.r.corrupt(format_args!(
+            "{} has {field} {value}, which the TFLite schema does not define (allowed: {allowed})",
+            self.what()
+        ))
+    }
+
+    fn padding(&self, v: Option<i8>) -> Result<Padding> {
+        match v.unwrap_or(0) {
+            0 => Ok(Padding::Same),
+            1 => Ok(Padding::Valid),
+            x => Err(self.bad_enum("padding", x, "0 SAME, 1 VALID")),
+        }
+    }
+
+    fn activation(&self, v: Option<i8>) -> Result<Activation> {
+        Ok(match v.unwrap_or(0) {
+            0 => Activation::None,
+            1 => Activation::Relu,
+            2 => Activation::ReluN1To1,
+            3 => Activation::Relu6,
+            4 => Activation::Tanh,
+            5 => Activation::SignBit,
+            x => {
+                return Err(self.bad_enum(
+                    "fused_activation_function",
+                    x,
+                    "0 NONE, 1 RELU, 2 RELU_N1_TO_1, 3 RELU6, 4 TANH, 5 SIGN_BIT",
+                ));
+            }
+        })
+    }
+
+    /// A stride, dilation or window size: at least 1.
+    fn positive(&self, field: &str, v: Option<i32>, default: i32) -> Result<i32> {
+        let v = v.unwrap_or(default);
+        if v < 1 {
+            return Err(self.r.corrupt(format_args!(
+                "{} has {field} {v}; it must be at least 1",
+                self.what()
+            )));
+        }
+        Ok(v)
+    }
+
+    /// The integers of constant input `j` (`what` names it), int32 or int64.
+    fn ints(&self, j: usize, what: &str) -> Result<Vec<i32>> {
+        let t = self
+            .op
+            .inputs
+            .get(j)
+            .copied()
+            .flatten()
+            .and_then(|t| self.tensors.get(t.get()));
+        let Some(t) = t else {
+            return Err(self
+                .r
+                .corrupt(format_args!("{} has no input {j} ({what})", self.what())));
+        };
+        let Some(data) = t.data.as_deref() else {
+            return Err(self.r.err(
+                format_args!(
+                    "{} takes its {what} from tensor `{}`, which is not constant; kernels need it before run time",
+                    self.what(),
+                    t.name
+                ),
+                "fold the computation of the operand into a constant when converting the model",
+            ));
+        };
+        let out: Option<Vec<i32>> = match t.dtype {
+            DType::I32 => data
+                .chunks_exact(4)
+                .map(|c| c.try_into().ok().map(i32::from_le_bytes))
+                .collect(),
+            DType::I64 => data
+                .chunks_exact(8)
+                .map(|c| {
+                    let v = i64::from_le_bytes(c.try_into().ok()?);
+                    i32::try_from(v).ok()
+                })
+                .collect(),
+            _ => None,
+        };
+        out.ok_or_else(|| {
+            self.r.corrupt(format_args!(
+                "{} takes its {what} from tensor `{}` of type {}; expected int32 or int64 values that fit 32 bits",
+                self.what(),
+                t.name,
+                t.dtype.name()
+            ))
+        })
+    }
+
+    /// A short list, or an error naming the field when it is longer than [`Dims`] holds.
+    fn dims(&self, what: &str, v: &[i32]) -> Result<Dims> {
+        Dims::new(v).ok_or_else(|| {
+            self.r.corrupt(format_args!(
+                "{} has {} {what} values; kernels take at most {}",
+                self.what(),
+                v.len(),
+                crate::rt::options::MAX_DIMS
+            ))
+        })
+    }
+}
+
+impl<'b> Reader<'_, 'b> {
+    /// The typed options of op `k` (`op`, read from `table`); [`OpOptions::None`] for an op
+    /// kind without typed options.
+    pub(super) fn options(
+        &self,
+        k: usize,
+        op: &Op,
+        table: Operator<'b>,
+        tensors: &[Tensor],
+    ) -> Result<OpOptions> {
+        let cx = Ctx {
+            r: self,
+            k,
+            op,
+            table,
+            tensors,
+        };
+        Ok(match op.opcode.as_str() {
+            "CONV_2D" => OpOptions::Conv2d(conv(&cx)?),
+            "DEPTHWISE_CONV_2D" => OpOptions::DepthwiseConv2d(depthwise(&cx)?),
+            "FULLY_CONNECTED" => OpOptions::FullyConnected(fully_connected(&cx)?),
+            "AVERAGE_POOL_2D" => OpOptions::AveragePool2d(pool(&cx)?),
+            "MAX_POOL_2D" => OpOptions::MaxPool2d(pool(&cx)?),
+            "ADD" => {
+                let t = cx.table::<Add>()?;
+                OpOptions::Add(AddOptions {
+                    activation: cx.activation(t.and_then(|t| t.activation()))?,
+                    pot_scale_int16: t.and_then(|t| t.pot_scale_int16()).unwrap_or(true),
+                })
+            }
+            "SUB" => {
+                let t = cx.table::<Sub>()?;
+                OpOptions::Sub(AddOptions {
+                    activation: cx.activation(t.and_then(|t| t.activation()))?,
+                    pot_scale_int16: t.and_then(|t| t.pot_scale_int16()).unwrap_or(true),
+                })
+            }
+            "MUL" => OpOptions::Mul(MulOptions {
+                activation: cx.activation(cx.table::<Mul>()?.and_then(|t| t.activation()))?,
+            }),
+            "SOFTMAX" => OpOptions::Softmax(SoftmaxOptions {
+                beta: cx.table::<Softmax>()?.and_then(|t| t.beta()).unwrap_or(0.0),
+            }),
+            "RESHAPE" => OpOptions::Reshape(reshape(&cx)?),
+            "CONCATENATION" => {
+                let t = cx.table::<Concatenation>()?;
+                OpOptions::Concatenation(ConcatenationOptions {
+                    axis: t.and_then(|t| t.axis()).unwrap_or(0),
+                    activation: cx.activation(t.and_then(|t| t.activation()))?,
+                })
+            }
+            "PAD" => OpOptions::Pad(pad(&cx)?),
+            "MEAN" => OpOptions::Mean(MeanOptions {
+                keep_dims: cx
+                    .table::<Reducer>()?
+                    .and_then(|t| t.keep_dims())
+                    .unwrap_or(false),
+                axes: cx.dims("axis", &cx.ints(1, "axes")?)?,
+            }),
+            "TRANSPOSE" => {
+                cx.table::<TransposeT>()?;
+                OpOptions::Transpose(TransposeOptions {
+                    perm: cx.dims("perm", &cx.ints(1, "permutation")?)?,
+                })
+            }
+            "STRIDED_SLICE" => OpOptions::StridedSlice(strided_slice(&cx)?),
+            "SVDF" => {
+                let t = cx.table::<Svdf>()?;
+                OpOptions::Svdf(SvdfOptions {
+                    rank: cx.positive("rank", t.and_then(|t| t.rank()), 0)?,
+                    activation: cx.activation(t.and_then(|t| t.activation()))?,
+                    asymmetric_quantize_inputs: t
+                        .and_then(|t| t.asymmetric_quantize_inputs())
+                        .unwrap_or(false),
+                })
+            }
+            "UNIDIRECTIONAL_SEQUENCE_LSTM" => OpOptions::UnidirectionalSequenceLstm(lstm(&cx)?),
+            "QUANTIZE" => OpOptions::Quantize(cx.none::<QuantizeT>()?),
+            "DEQUANTIZE" => OpOptions::Dequantize(cx.none::<DequantizeT>()?),
+            "HARD_SWISH" => OpOptions::HardSwish(cx.none::<HardSwishT>()?),
+            "LOGISTIC" => OpOptions::Logistic(cx.no_table()?),
+            "TANH" => OpOptions::Tanh(cx.no_table()?),
+            "RELU" => OpOptions::Relu(cx.no_table()?),
+            "RELU6" => OpOptions::Relu6(cx.no_table()?),
+            _ => OpOptions::None,
+        })
+    }
+}
+
+fn conv(cx: &Ctx<'_, '_, '_>) -> Result<Conv2dOptions> {
+    let t = cx.table::<Conv2D>()?;
+    Ok(Conv2dOptions {
+        padding: cx.padding(t.and_then(|t| t.padding()))?,
+        stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
+        stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
+        dilation_w: cx.positive("dilation_w_factor", t.and_then(|t| t.dilation_w()), 1)?,
+        dilation_h: cx.positive("dilation_h_factor", t.and_then(|t| t.dilation_h()), 1)?,
+        activation: cx.activation(t.and_then(|t| t.activation()))?,
+    })
+}
+
+fn depthwise(cx: &Ctx<'_, '_, '_>) -> Result<DepthwiseConv2dOptions> {
+    let t = cx.table::<DepthwiseConv2D>()?;
+    let multiplier = t.and_then(|t| t.depth_multiplier()).unwrap_or(0);
+    if multiplier < 0 {
+        return Err(cx.r.corrupt(format_args!(
+            "{} has depth_multiplier {multiplier}; it must not be negative",
+            cx.what()
+        )));
+    }
+    Ok(DepthwiseConv2dOptions {
+        padding: cx.padding(t.and_then(|t| t.padding()))?,
+        stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
+        stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
+        depth_multiplier: multiplier,
+        dilation_w: cx.positive("dilation_w_factor", t.and_then(|t| t.dilation_w()), 1)?,
+        dilation_h: cx.positive("dilation_h_factor", t.and_then(|t| t.dilation_h()), 1)?,
+        activation: cx.activation(t.and_then(|t| t.activation()))?,
+    })
+}
+
+fn fully_connected(cx: &Ctx<'_, '_, '_>) -> Result<FullyConnectedOptions> {
+    let t = cx.table::<FullyConnected>()?;
+    let weights_format = match t.and_then(|t| t.weights_format()).unwrap_or(0) {
+        0 => WeightsFormat::Default,
+        1 => WeightsFormat::Shuffled4x16Int8,
+        x => {
+            return Err(cx.bad_enum("weights_format", x, "0 DEFAULT, 1 SHUFFLED4x16INT8"));
+        }
+    };
+    Ok(FullyConnectedOptions {
+        activation: cx.activation(t.and_then(|t| t.activation()))?,
+        weights_format,
+        keep_num_dims: t.and_then(|t| t.keep_num_dims()).unwrap_or(false),
+        asymmetric_quantize_inputs: t
+            .and_then(|t| t.asymmetric_quantize_inputs())
+            .unwrap_or(false),
+    })
+}
+
+fn pool(cx: &Ctx<'_, '_, '_>) -> Result<Pool2dOptions> {
+    let t = cx.table::<Pool2D>()?;
+    Ok(Pool2dOptions {
+        padding: cx.padding(t.and_then(|t| t.padding()))?,
+        stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
+        stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
+        filter_w: cx.positive("filter_width", t.and_then(|t| t.filter_w()), 0)?,
+        filter_h: cx.positive("filter_height", t.and_then(|t| t.filter_h()), 0)?,
+        activation: cx.activation(t.and_then(|t| t.activation()))?,
+    })
+}
+
+fn reshape(cx: &Ctx<'_, '_, '_>) -> Result<ReshapeOptions> {
+    let from_options: Vec<i32> = cx
+        .table::<Reshape>()?
+        .and_then(|t| t.new_shape())
+        .map(|v: Vector<'_, i32>| v.iter().collect())
+        .unwrap_or_default();
+    let shape_input = cx
+        .op
+        .inputs
+        .get(1)
+        .copied()
+        .flatten()
+        .and_then(|t| cx.tensors.get(t.get()))
+        .is_some_and(|t| t.data.is_some());
+    let shape = if !from_options.is_empty() {
+        from_options
+    } else if shape_input {
+        cx.ints(1, "shape")?
+    } else {
+        let out = cx.op.outputs.first().and_then(|t| cx.tensors.get(t.get()));
+        out.map(|t| {
+            t.shape
+                .iter()
+                .map(|&d| i32::try_from(d).unwrap_or(i32::MAX))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    Ok(ReshapeOptions {
+        new_shape: cx.dims("new_shape", &shape)?,
+    })
+}
+
+fn pad(cx: &Ctx<'_, '_, '_>) -> Result<PadOptions> {
+    cx.table::<PadT>()?;
+    let v = cx.ints(1, "paddings")?;
+    if v.len() % 2 != 0 {
+        return Err(cx.r.corrupt(format_args!(
+            "{} has {} padding values; expected two per dimension",
+            cx.what(),
+            v.len()
+        )));
+    }
+    if let Some(&x) = v.iter().find(|&&x| x < 0) {
+        return Err(cx.r.corrupt(format_args!(
+            "{} has a negative padding {x}; pads are at least 0",
+            cx.what()
+        )));
+    }
+    let before: Vec<i32> = v.iter().step_by(2).copied().collect();
+    let after: Vec<i32> = v.iter().skip(1).step_by(2).copied().collect();
+    Ok(PadOptions {
+        before: cx.dims("paddings", &before)?,
+        after: cx.dims("paddings", &after)?,
+    })
+}
+
+fn strided_slice(cx: &Ctx<'_, '_, '_>) -> Result<StridedSliceOptions> {
+    let t = cx.table::<StridedSlice>()?;
+    Ok(StridedSliceOptions {
+        begin_mask: t.and_then(|t| t.begin_mask()).unwrap_or(0),
+        end_mask: t.and_then(|t| t.end_mask()).unwrap_or(0),
+        ellipsis_mask: t.and_then(|t| t.ellipsis_mask()).unwrap_or(0),
+        new_axis_mask: t.and_then(|t| t.new_axis_mask()).unwrap_or(0),
+        shrink_axis_mask: t.and_then(|t| t.shrink_axis_mask()).unwrap_or(0),
+        offset: t.and_then(|t| t.offset()).unwrap_or(false),
+        begin: cx.dims("begin", &cx.ints(1, "begin")?)?,
+        end: cx.dims("end", &cx.ints(2, "end")?)?,
+        strides: cx.dims("strides", &cx.ints(3, "strides")?)?,
+    })
+}
+
+fn lstm(cx: &Ctx<'_, '_, '_>) -> Result<UnidirectionalSequenceLstmOptions> {
+    let t = cx.table::<SequenceLstm>()?;
+    let flag = |v: Option<bool>| v.unwrap_or(false);
+    Ok(UnidirectionalSequenceLstmOptions {
+        activation: cx.activation(t.and_then(|t| t.activation()))?,
+        cell_clip: t.and_then(|t| t.cell_clip()).unwrap_or(0.0),
+        proj_clip: t.and_then(|t| t.proj_clip()).unwrap_or(0.0),
+        time_major: flag(t.and_then(|t| t.time_major())),
+        asymmetric_quantize_inputs: flag(t.and_then(|t| t.asymmetric_quantize_inputs())),
+        diagonal_recurrent_tensors: flag(t.and_then(|t| t.diagonal_recurrent_tensors())),
+    })
+}

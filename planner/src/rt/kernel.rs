@@ -1,0 +1,283 @@
+//! The interface between a model's generated `run()` and a kernel set.
+//!
+//! `include_model!` generates `Model::run(&mut self, kernels: &mut K)`, which walks the ops
+//! in plan order and calls, for each, the method of the kernel trait of its kind
+//! ([`Conv2d::conv_2d`], [`FullyConnected::fully_connected`], ...) with an [`OpView`] (the
+//! op's inputs shared, its outputs and scratch mutable, each with shape and quantisation)
+//! and the op's typed options. `run` asks `K` for exactly the kinds the model uses, so a
+//! kernel set without one is a compile error that names the op. Ops without typed options
+//! (custom ops, builtin ops outside [`OpOptions`](super::options::OpOptions)) go to
+//! [`Other::other`].
+//!
+//! [`Hooks`] see every op before and after it runs (timing, tracing, canaries), through
+//! `run_with`.
+
+use super::tensor::{Element, Quant, TensorInfo};
+
+pub use super::options::kind_traits::*;
+
+/// A kernel set: the error its kernels return. The op kinds it runs are the traits of this
+/// module it implements.
+pub trait Kernel {
+    /// What a kernel returns when it cannot run an op (an element type it lacks, shapes
+    /// that do not fit).
+    type Error;
+}
+
+/// Runs ops that have no typed options: custom ops and builtin kinds outside
+/// [`OpOptions`](super::options::OpOptions).
+#[diagnostic::on_unimplemented(
+    message = "the kernel set `{Self}` has no kernel for ops without typed options, and the model has one (see the model's `OPCODES`)",
+    label = "no `Other` kernel",
+    note = "implement `planner::rt::kernel::Other` for `{Self}`"
+)]
+pub trait Other: Kernel {
+    /// Runs one op; `op.opcode` names it.
+    fn other(&mut self, op: OpView<'_, '_>) -> Result<(), Self::Error>;
+}
+
+macro_rules! data {
+    ($($variant:ident($t:ty),)*) => {
+        /// The elements of an input, by element type.
+        #[derive(Debug, Clone, Copy)]
+        pub enum Data<'a> {
+            $(#[doc = concat!("`", stringify!($t), "` elements.")] $variant(&'a [$t]),)*
+            /// The input's bytes are those of output `n` (the plan made the op work in
+            /// place): read them there.
+            InPlace(usize),
+            /// A variable input (state the op updates, such as an SVDF's or an LSTM's):
+            /// it is [`OpView::variables`]`[n]`, mutable.
+            Variable(usize),
+        }
+
+        /// The elements of an output or scratch tensor, by element type.
+        #[derive(Debug)]
+        pub enum DataMut<'a> {
+            $(#[doc = concat!("`", stringify!($t), "` elements.")] $variant(&'a mut [$t]),)*
+        }
+
+        $(
+            impl<'a> From<&'a [$t]> for Data<'a> {
+                fn from(s: &'a [$t]) -> Self {
+                    Data::$variant(s)
+                }
+            }
+            impl<'a> From<&'a mut [$t]> for DataMut<'a> {
+                fn from(s: &'a mut [$t]) -> Self {
+                    DataMut::$variant(s)
+                }
+            }
+        )*
+    };
+}
+
+data! {
+    I8(i8),
+    U8(u8),
+    I16(i16),
+    U16(u16),
+    I32(i32),
+    U32(u32),
+    I64(i64),
+    U64(u64),
+    F32(f32),
+    F64(f64),
+    C64([f32; 2]),
+    C128([f64; 2]),
+}
+
+/// One input of an op.
+#[derive(Debug, Clone, Copy)]
+pub struct In<'a> {
+    /// Its elements.
+    pub data: Data<'a>,
+    /// Its shape.
+    pub shape: &'static [usize],
+    /// Its quantisation.
+    pub quant: Option<Quant>,
+}
+
+impl<'a> In<'a> {
+    /// The view of `data`, described by `info`.
+    pub fn new<T: Element>(data: &'a [T], info: &TensorInfo<T>) -> Self
+    where
+        Data<'a>: From<&'a [T]>,
+    {
+        In {
+            data: Data::from(data),
+            shape: info.shape,
+            quant: info.quant,
+        }
+    }
+
+    /// An input whose bytes are output `output`'s.
+    pub fn in_place<T>(output: usize, info: &TensorInfo<T>) -> Self {
+        In {
+            data: Data::InPlace(output),
+            shape: info.shape,
+            quant: info.quant,
+        }
+    }
+
+    /// A variable input, which is `variables[at]` of the op's view.
+    pub fn variable<T>(at: usize, info: &TensorInfo<T>) -> Self {
+        In {
+            data: Data::Variable(at),
+            shape: info.shape,
+            quant: info.quant,
+        }
+    }
+
+    /// The elements as `i8`, when they are.
+    pub fn i8(&self) -> Option<&'a [i8]> {
+        match self.data {
+            Data::I8(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The elements as `i16`, when they are.
+    pub fn i16(&self) -> Option<&'a [i16]> {
+        match self.data {
+            Data::I16(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The elements as `i32`, when they are.
+    pub fn i32(&self) -> Option<&'a [i32]> {
+        match self.data {
+            Data::I32(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The elements as `f32`, when they are.
+    pub fn f32(&self) -> Option<&'a [f32]> {
+        match self.data {
+            Data::F32(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// One output (or scratch tensor) of an op.
+#[derive(Debug)]
+pub struct Out<'a> {
+    /// Its elements.
+    pub data: DataMut<'a>,
+    /// Its shape.
+    pub shape: &'static [usize],
+    /// Its quantisation.
+    pub quant: Option<Quant>,
+}
+
+impl<'a> Out<'a> {
+    /// The view of `data`, described by `info`.
+    pub fn new<T: Element>(data: &'a mut [T], info: &TensorInfo<T>) -> Self
+    where
+        DataMut<'a>: From<&'a mut [T]>,
+    {
+        Out {
+            data: DataMut::from(data),
+            shape: info.shape,
+            quant: info.quant,
+        }
+    }
+
+    /// The elements as `i8`, when they are.
+    pub fn i8(&mut self) -> Option<&mut [i8]> {
+        match &mut self.data {
+            DataMut::I8(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The elements as `i16`, when they are.
+    pub fn i16(&mut self) -> Option<&mut [i16]> {
+        match &mut self.data {
+            DataMut::I16(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The elements as `i32`, when they are.
+    pub fn i32(&mut self) -> Option<&mut [i32]> {
+        match &mut self.data {
+            DataMut::I32(d) => Some(d),
+            _ => None,
+        }
+    }
+
+    /// The elements as `f32`, when they are.
+    pub fn f32(&mut self) -> Option<&mut [f32]> {
+        match &mut self.data {
+            DataMut::F32(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// What a kernel gets of one op: its place in the plan and its tensors.
+#[derive(Debug)]
+pub struct OpView<'v, 'a> {
+    /// The op's index in plan order.
+    pub index: usize,
+    /// The op's name (`"CONV_2D"`, `"CUSTOM:..."`).
+    pub opcode: &'static str,
+    /// Inputs, in the model's order; `None` for an optional input left out.
+    pub inputs: &'v [Option<In<'a>>],
+    /// Outputs, in the model's order.
+    pub outputs: &'v mut [Out<'a>],
+    /// Op-local scratch tensors (TFLite intermediates).
+    pub scratch: &'v mut [Out<'a>],
+    /// Variable inputs (state the op reads and updates), in input order; their entries in
+    /// `inputs` are [`Data::Variable`].
+    pub variables: &'v mut [Out<'a>],
+}
+
+impl<'a> OpView<'_, 'a> {
+    /// Input `i`, when present.
+    pub fn input(&self, i: usize) -> Option<In<'a>> {
+        self.inputs.get(i).copied().flatten()
+    }
+
+    /// Input `i` as the mutable variable it is, when it is one.
+    pub fn variable(&mut self, i: usize) -> Option<&mut Out<'a>> {
+        match self.input(i)?.data {
+            Data::Variable(at) => self.variables.get_mut(at),
+            _ => None,
+        }
+    }
+}
+
+/// Sees every op before and after it runs. `()` sees nothing.
+pub trait Hooks {
+    /// Called before op `index` (`opcode`) runs.
+    fn before_op(&mut self, index: usize, opcode: &'static str) {
+        let _ = (index, opcode);
+    }
+    /// Called after op `index` (`opcode`) ran without error.
+    fn after_op(&mut self, index: usize, opcode: &'static str) {
+        let _ = (index, opcode);
+    }
+}
+
+impl Hooks for () {}
+
+/// A kernel's error, with the op it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunError<E> {
+    /// The op's index in plan order.
+    pub op: usize,
+    /// The op's name.
+    pub opcode: &'static str,
+    /// What the kernel returned.
+    pub error: E,
+}
+
+impl<E: core::fmt::Display> core::fmt::Display for RunError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "op {} ({}) failed: {}", self.op, self.opcode, self.error)
+    }
+}

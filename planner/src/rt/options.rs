@@ -1,0 +1,570 @@
+//! Typed operator options: what a kernel needs besides the tensors (strides, padding,
+//! dilation, fused activation, axes, ...).
+//!
+//! The TFLite importer reads them from each operator's builtin options table, and from the
+//! constant operands that parameterise an op (a reshape's shape, a pad's amounts, a mean's
+//! axes, a transpose's permutation); the plan file carries them (as [`OpOptions`]); and
+//! `include_model!` emits them as a typed `const` per op (`ops::Op3::OPTIONS`) and passes them
+//! to the kernel trait of the op's kind ([`super::kernel`]).
+//!
+//! Every type here is plain `Copy` data without allocation, so the constants live in flash.
+
+/// Most dimensions a [`Dims`] holds: TFLite kernels handle up to 6, rarely more.
+pub const MAX_DIMS: usize = 8;
+
+/// A short list of integers (a shape, axes, a permutation, pad amounts), stored inline.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Dims {
+    len: u8,
+    dims: [i32; MAX_DIMS],
+}
+
+impl Dims {
+    /// The empty list.
+    pub const EMPTY: Dims = Dims {
+        len: 0,
+        dims: [0; MAX_DIMS],
+    };
+
+    /// The list `v`; `None` when it has more than [`MAX_DIMS`] entries.
+    pub const fn new(v: &[i32]) -> Option<Dims> {
+        if v.len() > MAX_DIMS {
+            return None;
+        }
+        let mut dims = [0; MAX_DIMS];
+        let mut i = 0;
+        while i < v.len() {
+            dims[i] = v[i];
+            i += 1;
+        }
+        Some(Dims {
+            len: v.len() as u8,
+            dims,
+        })
+    }
+
+    /// The entries.
+    pub fn as_slice(&self) -> &[i32] {
+        &self.dims[..usize::from(self.len).min(MAX_DIMS)]
+    }
+
+    /// Number of entries.
+    pub const fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// True when there are no entries.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Default for Dims {
+    fn default() -> Self {
+        Dims::EMPTY
+    }
+}
+
+impl core::fmt::Debug for Dims {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.as_slice()).finish()
+    }
+}
+
+#[cfg(feature = "std")]
+impl serde::Serialize for Dims {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.as_slice())
+    }
+}
+
+#[cfg(feature = "std")]
+impl<'de> serde::Deserialize<'de> for Dims {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = <std::vec::Vec<i32>>::deserialize(d)?;
+        Dims::new(&v).ok_or_else(|| {
+            serde::de::Error::custom(format_args!(
+                "a list of {} integers where at most {MAX_DIMS} fit",
+                v.len()
+            ))
+        })
+    }
+}
+
+/// How the rust expression of an option value is written, for `include_model!`.
+#[cfg(feature = "std")]
+#[doc(hidden)]
+pub trait RustExpr {
+    /// A Rust expression of this value; `rt` is the path of this runtime module's parent.
+    fn rust_expr(&self, rt: &str) -> std::string::String;
+}
+
+#[cfg(feature = "std")]
+impl RustExpr for Dims {
+    fn rust_expr(&self, rt: &str) -> std::string::String {
+        let items: std::vec::Vec<_> = self.as_slice().iter().map(|d| format!("{d}i32")).collect();
+        format!(
+            "match {rt}::options::Dims::new(&[{}]) {{ Some(d) => d, None => {rt}::options::Dims::EMPTY }}",
+            items.join(", ")
+        )
+    }
+}
+
+#[cfg(feature = "std")]
+impl RustExpr for i32 {
+    fn rust_expr(&self, _: &str) -> std::string::String {
+        format!("{self}i32")
+    }
+}
+
+#[cfg(feature = "std")]
+impl RustExpr for bool {
+    fn rust_expr(&self, _: &str) -> std::string::String {
+        format!("{self}")
+    }
+}
+
+#[cfg(feature = "std")]
+impl RustExpr for f32 {
+    fn rust_expr(&self, _: &str) -> std::string::String {
+        // Bit-exact, and valid for every value (NaN and infinities too).
+        format!("f32::from_bits({:#010x}u32)", self.to_bits())
+    }
+}
+
+/// Declares a fieldless enum of option values with its plan-file spelling.
+macro_rules! value_enum {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "std", derive(serde::Serialize, serde::Deserialize))]
+        pub enum $name {
+            #[default]
+            $($(#[$vdoc])* #[cfg_attr(feature = "std", serde(rename = $text))] $variant,)*
+        }
+
+        #[cfg(feature = "std")]
+        impl RustExpr for $name {
+            fn rust_expr(&self, rt: &str) -> std::string::String {
+                match self {
+                    $($name::$variant => format!(concat!("{}::options::", stringify!($name), "::", stringify!($variant)), rt),)*
+                }
+            }
+        }
+    };
+}
+
+value_enum! {
+    /// How a window op pads its input (TFLite `Padding`).
+    Padding {
+        /// Output size `ceil(input / stride)`, zero padding split evenly (extra at the end).
+        Same = "same",
+        /// No padding: output size `ceil((input - filter_extent + 1) / stride)`.
+        Valid = "valid",
+    }
+}
+
+value_enum! {
+    /// The activation fused into an op's output (TFLite `ActivationFunctionType`).
+    Activation {
+        /// None.
+        None = "none",
+        /// `max(0, x)`.
+        Relu = "relu",
+        /// `clamp(x, -1, 1)`.
+        ReluN1To1 = "relu_n1_to_1",
+        /// `clamp(x, 0, 6)`.
+        Relu6 = "relu6",
+        /// `tanh(x)`.
+        Tanh = "tanh",
+        /// The sign bit.
+        SignBit = "sign_bit",
+    }
+}
+
+value_enum! {
+    /// Layout of a fully-connected op's weights (TFLite `FullyConnectedOptionsWeightsFormat`).
+    WeightsFormat {
+        /// Row-major `[outputs, depth]`.
+        Default = "default",
+        /// Shuffled in 4x16 int8 blocks.
+        Shuffled4x16Int8 = "shuffled4x16_int8",
+    }
+}
+
+/// Declares option structs: plain `Copy` data, serialisable under `std`, and writable as a
+/// Rust expression for the generated constants.
+macro_rules! options_struct {
+    ($($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident: $ty:ty,)* })*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Clone, Copy, Debug, Default, PartialEq)]
+            #[cfg_attr(feature = "std", derive(serde::Serialize, serde::Deserialize))]
+            #[cfg_attr(feature = "std", serde(deny_unknown_fields))]
+            pub struct $name {
+                $($(#[$fdoc])* pub $field: $ty,)*
+            }
+
+            #[cfg(feature = "std")]
+            impl RustExpr for $name {
+                #[allow(unused_variables)]
+                fn rust_expr(&self, rt: &str) -> std::string::String {
+                    let fields: std::vec::Vec<std::string::String> = std::vec![
+                        $(format!(concat!(stringify!($field), ": {}"), self.$field.rust_expr(rt)),)*
+                    ];
+                    format!(concat!("{}::options::", stringify!($name), " {{ {} }}"), rt, fields.join(", "))
+                }
+            }
+        )*
+    };
+}
+
+options_struct! {
+    /// Options of an op that takes none (`QUANTIZE`, `DEQUANTIZE`, `LOGISTIC`, `TANH`, `RELU`,
+    /// `RELU6`, `HARD_SWISH`).
+    NoOptions {}
+
+    /// `CONV_2D`.
+    Conv2dOptions {
+        /// Padding.
+        padding: Padding,
+        /// Stride along the width (at least 1).
+        stride_w: i32,
+        /// Stride along the height (at least 1).
+        stride_h: i32,
+        /// Dilation along the width (at least 1).
+        dilation_w: i32,
+        /// Dilation along the height (at least 1).
+        dilation_h: i32,
+        /// Fused activation.
+        activation: Activation,
+    }
+
+    /// `DEPTHWISE_CONV_2D`.
+    DepthwiseConv2dOptions {
+        /// Padding.
+        padding: Padding,
+        /// Stride along the width (at least 1).
+        stride_w: i32,
+        /// Stride along the height (at least 1).
+        stride_h: i32,
+        /// Output channels per input channel, as the file states it (0 when left out; the
+        /// filter's shape then decides).
+        depth_multiplier: i32,
+        /// Dilation along the width (at least 1).
+        dilation_w: i32,
+        /// Dilation along the height (at least 1).
+        dilation_h: i32,
+        /// Fused activation.
+        activation: Activation,
+    }
+
+    /// `FULLY_CONNECTED`.
+    FullyConnectedOptions {
+        /// Fused activation.
+        activation: Activation,
+        /// Weights layout.
+        weights_format: WeightsFormat,
+        /// Keep the input's leading dimensions in the output.
+        keep_num_dims: bool,
+        /// Hybrid models: quantise float inputs asymmetrically.
+        asymmetric_quantize_inputs: bool,
+    }
+
+    /// `AVERAGE_POOL_2D` and `MAX_POOL_2D`.
+    Pool2dOptions {
+        /// Padding.
+        padding: Padding,
+        /// Stride along the width (at least 1).
+        stride_w: i32,
+        /// Stride along the height (at least 1).
+        stride_h: i32,
+        /// Window width (at least 1).
+        filter_w: i32,
+        /// Window height (at least 1).
+        filter_h: i32,
+        /// Fused activation.
+        activation: Activation,
+    }
+
+    /// `ADD` and `SUB`.
+    AddOptions {
+        /// Fused activation.
+        activation: Activation,
+        /// int16 only: the scales are powers of two.
+        pot_scale_int16: bool,
+    }
+
+    /// `MUL`.
+    MulOptions {
+        /// Fused activation.
+        activation: Activation,
+    }
+
+    /// `SOFTMAX`.
+    SoftmaxOptions {
+        /// The input's multiplier before the exponential.
+        beta: f32,
+    }
+
+    /// `RESHAPE`: the new shape, from the options or the constant shape operand, else the
+    /// output tensor's shape.
+    ReshapeOptions {
+        /// The new shape (one entry may be `-1` in the file; the output's shape resolves it).
+        new_shape: Dims,
+    }
+
+    /// `CONCATENATION`.
+    ConcatenationOptions {
+        /// The axis (negative counts from the end).
+        axis: i32,
+        /// Fused activation.
+        activation: Activation,
+    }
+
+    /// `PAD` and `PADV2`: the amounts, from the constant `paddings` operand.
+    PadOptions {
+        /// Elements added before each dimension.
+        before: Dims,
+        /// Elements added after each dimension.
+        after: Dims,
+    }
+
+    /// `MEAN` (TFLite `ReducerOptions` and the constant `axis` operand).
+    MeanOptions {
+        /// Axes reduced (negative counts from the end), as the file lists them.
+        axes: Dims,
+        /// Keep reduced dimensions with size 1.
+        keep_dims: bool,
+    }
+
+    /// `TRANSPOSE`: the permutation, from the constant `perm` operand.
+    TransposeOptions {
+        /// Output dimension `i` is input dimension `perm[i]`.
+        perm: Dims,
+    }
+
+    /// `STRIDED_SLICE`, with the constant `begin`, `end` and `strides` operands.
+    StridedSliceOptions {
+        /// Begin mask.
+        begin_mask: i32,
+        /// End mask.
+        end_mask: i32,
+        /// Ellipsis mask.
+        ellipsis_mask: i32,
+        /// New-axis mask.
+        new_axis_mask: i32,
+        /// Shrink-axis mask.
+        shrink_axis_mask: i32,
+        /// `end` is an offset from `begin`.
+        offset: bool,
+        /// Begin indices.
+        begin: Dims,
+        /// End indices.
+        end: Dims,
+        /// Strides.
+        strides: Dims,
+    }
+
+    /// `SVDF`.
+    SvdfOptions {
+        /// Rank of the decomposition (at least 1).
+        rank: i32,
+        /// Fused activation.
+        activation: Activation,
+        /// Hybrid models: quantise float inputs asymmetrically.
+        asymmetric_quantize_inputs: bool,
+    }
+
+    /// `UNIDIRECTIONAL_SEQUENCE_LSTM`.
+    UnidirectionalSequenceLstmOptions {
+        /// Activation of the cell output.
+        activation: Activation,
+        /// Clip of the cell state (0: none).
+        cell_clip: f32,
+        /// Clip of the projection (0: none).
+        proj_clip: f32,
+        /// Inputs are `[time, batch, ...]` rather than `[batch, time, ...]`.
+        time_major: bool,
+        /// Hybrid models: quantise float inputs asymmetrically.
+        asymmetric_quantize_inputs: bool,
+        /// Recurrent weights are diagonal.
+        diagonal_recurrent_tensors: bool,
+    }
+}
+
+/// Lists every op kind with typed options: the `OpOptions` variant (also the kernel trait's
+/// name), the TFLite opcode, the options type, and the kernel method.
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $variant:ident = $opcode:literal, $ty:ident, $method:ident, $missing:literal;)*) => {
+        /// An operator's typed options, by op kind; `None` for an op whose options the
+        /// importer does not read (custom ops, and builtin ops outside this list).
+        #[derive(Clone, Copy, Debug, Default, PartialEq)]
+        #[cfg_attr(feature = "std", derive(serde::Serialize, serde::Deserialize))]
+        #[cfg_attr(feature = "std", serde(tag = "kind", rename_all = "snake_case"))]
+        pub enum OpOptions {
+            /// No typed options (an op kind outside this list).
+            #[default]
+            None,
+            $($(#[$doc])* $variant($ty),)*
+        }
+
+        impl OpOptions {
+            /// The opcodes with typed options, in declaration order.
+            pub const OPCODES: &'static [&'static str] = &[$($opcode),*];
+
+            /// The TFLite opcode these options belong to; `None` for [`OpOptions::None`].
+            pub fn opcode(&self) -> Option<&'static str> {
+                match self {
+                    OpOptions::None => None,
+                    $(OpOptions::$variant(_) => Some($opcode),)*
+                }
+            }
+
+            /// For generated code: `(kernel trait, kernel method, options type, value
+            /// expression)`; `rt` is the path of the runtime module. `None` for
+            /// [`OpOptions::None`].
+            #[cfg(feature = "std")]
+            #[doc(hidden)]
+            pub fn codegen(&self, rt: &str) -> Option<(&'static str, &'static str, &'static str, std::string::String)> {
+                match self {
+                    OpOptions::None => None,
+                    $(OpOptions::$variant(o) => Some((
+                        stringify!($variant),
+                        stringify!($method),
+                        stringify!($ty),
+                        o.rust_expr(rt),
+                    )),)*
+                }
+            }
+        }
+
+        /// One kernel trait per op kind: `include_model!`'s `run()` asks for exactly the
+        /// kinds the model uses, so a missing kernel is a compile error naming the op.
+        pub(crate) mod kind_traits {
+            use super::*;
+            use crate::rt::kernel::{Kernel, OpView};
+            $(
+                #[doc = concat!("Runs `", $opcode, "` ops.")]
+                #[diagnostic::on_unimplemented(
+                    message = $missing,
+                    label = "the model runs an op this kernel set has no kernel for",
+                    note = "implement the op's trait of `planner::rt::kernel` for `{Self}`, or run the model with a kernel set that has it"
+                )]
+                pub trait $variant: Kernel {
+                    #[doc = concat!("Runs one `", $opcode, "` op: its tensors in `op`, its options in `options`.")]
+                    fn $method(&mut self, op: OpView<'_, '_>, options: &$ty) -> Result<(), Self::Error>;
+                }
+            )*
+        }
+    };
+}
+
+kinds! {
+    /// `CONV_2D`.
+    Conv2d = "CONV_2D", Conv2dOptions, conv_2d, "the kernel set `{Self}` has no CONV_2D kernel, and the model runs CONV_2D";
+    /// `DEPTHWISE_CONV_2D`.
+    DepthwiseConv2d = "DEPTHWISE_CONV_2D", DepthwiseConv2dOptions, depthwise_conv_2d, "the kernel set `{Self}` has no DEPTHWISE_CONV_2D kernel, and the model runs DEPTHWISE_CONV_2D";
+    /// `FULLY_CONNECTED`.
+    FullyConnected = "FULLY_CONNECTED", FullyConnectedOptions, fully_connected, "the kernel set `{Self}` has no FULLY_CONNECTED kernel, and the model runs FULLY_CONNECTED";
+    /// `AVERAGE_POOL_2D`.
+    AveragePool2d = "AVERAGE_POOL_2D", Pool2dOptions, average_pool_2d, "the kernel set `{Self}` has no AVERAGE_POOL_2D kernel, and the model runs AVERAGE_POOL_2D";
+    /// `MAX_POOL_2D`.
+    MaxPool2d = "MAX_POOL_2D", Pool2dOptions, max_pool_2d, "the kernel set `{Self}` has no MAX_POOL_2D kernel, and the model runs MAX_POOL_2D";
+    /// `ADD`.
+    Add = "ADD", AddOptions, add, "the kernel set `{Self}` has no ADD kernel, and the model runs ADD";
+    /// `SUB`.
+    Sub = "SUB", AddOptions, sub, "the kernel set `{Self}` has no SUB kernel, and the model runs SUB";
+    /// `MUL`.
+    Mul = "MUL", MulOptions, mul, "the kernel set `{Self}` has no MUL kernel, and the model runs MUL";
+    /// `SOFTMAX`.
+    Softmax = "SOFTMAX", SoftmaxOptions, softmax, "the kernel set `{Self}` has no SOFTMAX kernel, and the model runs SOFTMAX";
+    /// `RESHAPE`.
+    Reshape = "RESHAPE", ReshapeOptions, reshape, "the kernel set `{Self}` has no RESHAPE kernel, and the model runs RESHAPE";
+    /// `CONCATENATION`.
+    Concatenation = "CONCATENATION", ConcatenationOptions, concatenation, "the kernel set `{Self}` has no CONCATENATION kernel, and the model runs CONCATENATION";
+    /// `PAD`.
+    Pad = "PAD", PadOptions, pad, "the kernel set `{Self}` has no PAD kernel, and the model runs PAD";
+    /// `MEAN`.
+    Mean = "MEAN", MeanOptions, mean, "the kernel set `{Self}` has no MEAN kernel, and the model runs MEAN";
+    /// `TRANSPOSE`.
+    Transpose = "TRANSPOSE", TransposeOptions, transpose, "the kernel set `{Self}` has no TRANSPOSE kernel, and the model runs TRANSPOSE";
+    /// `STRIDED_SLICE`.
+    StridedSlice = "STRIDED_SLICE", StridedSliceOptions, strided_slice, "the kernel set `{Self}` has no STRIDED_SLICE kernel, and the model runs STRIDED_SLICE";
+    /// `SVDF`.
+    Svdf = "SVDF", SvdfOptions, svdf, "the kernel set `{Self}` has no SVDF kernel, and the model runs SVDF";
+    /// `UNIDIRECTIONAL_SEQUENCE_LSTM`.
+    UnidirectionalSequenceLstm = "UNIDIRECTIONAL_SEQUENCE_LSTM", UnidirectionalSequenceLstmOptions, unidirectional_sequence_lstm, "the kernel set `{Self}` has no UNIDIRECTIONAL_SEQUENCE_LSTM kernel, and the model runs UNIDIRECTIONAL_SEQUENCE_LSTM";
+    /// `QUANTIZE`.
+    Quantize = "QUANTIZE", NoOptions, quantize, "the kernel set `{Self}` has no QUANTIZE kernel, and the model runs QUANTIZE";
+    /// `DEQUANTIZE`.
+    Dequantize = "DEQUANTIZE", NoOptions, dequantize, "the kernel set `{Self}` has no DEQUANTIZE kernel, and the model runs DEQUANTIZE";
+    /// `LOGISTIC`.
+    Logistic = "LOGISTIC", NoOptions, logistic, "the kernel set `{Self}` has no LOGISTIC kernel, and the model runs LOGISTIC";
+    /// `TANH`.
+    Tanh = "TANH", NoOptions, tanh, "the kernel set `{Self}` has no TANH kernel, and the model runs TANH";
+    /// `RELU`.
+    Relu = "RELU", NoOptions, relu, "the kernel set `{Self}` has no RELU kernel, and the model runs RELU";
+    /// `RELU6`.
+    Relu6 = "RELU6", NoOptions, relu6, "the kernel set `{Self}` has no RELU6 kernel, and the model runs RELU6";
+    /// `HARD_SWISH`.
+    HardSwish = "HARD_SWISH", NoOptions, hard_swish, "the kernel set `{Self}` has no HARD_SWISH kernel, and the model runs HARD_SWISH";
+}
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dims_hold_up_to_eight() {
+        assert_eq!(Dims::new(&[1, -1, 3]).unwrap().as_slice(), &[1, -1, 3]);
+        assert!(Dims::new(&[0; 9]).is_none());
+        assert!(Dims::EMPTY.is_empty());
+    }
+
+    #[test]
+    fn options_serialise_and_read_back() {
+        let o = OpOptions::Conv2d(Conv2dOptions {
+            padding: Padding::Valid,
+            stride_w: 2,
+            stride_h: 1,
+            dilation_w: 1,
+            dilation_h: 1,
+            activation: Activation::Relu6,
+        });
+        let text = serde_json::to_string(&o).unwrap();
+        assert!(text.contains("\"kind\":\"conv2d\""), "{text}");
+        assert!(text.contains("\"padding\":\"valid\""), "{text}");
+        assert_eq!(serde_json::from_str::<OpOptions>(&text).unwrap(), o);
+        let m = OpOptions::Mean(MeanOptions {
+            axes: Dims::new(&[1, 2]).unwrap(),
+            keep_dims: true,
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains("\"axes\":[1,2]"), "{text}");
+        assert_eq!(serde_json::from_str::<OpOptions>(&text).unwrap(), m);
+        assert!(
+            serde_json::from_str::<OpOptions>(
+                r#"{"kind":"mean","axes":[0,0,0,0,0,0,0,0,0],"keep_dims":true}"#
+            )
+            .is_err()
+        );
+        assert_eq!(
+            serde_json::from_str::<OpOptions>(r#"{"kind":"none"}"#).unwrap(),
+            OpOptions::None
+        );
+    }
+
+    #[test]
+    fn codegen_names_trait_method_and_type() {
+        let o = OpOptions::Softmax(SoftmaxOptions { beta: 1.0 });
+        let (t, m, ty, v) = o.codegen("::planner::rt").unwrap();
+        assert_eq!((t, m, ty), ("Softmax", "softmax", "SoftmaxOptions"));
+        assert_eq!(
+            v,
+            "::planner::rt::options::SoftmaxOptions { beta: f32::from_bits(0x3f800000u32) }"
+        );
+        assert_eq!(OpOptions::None.codegen("x"), None);
+        assert_eq!(OpOptions::OPCODES.len(), 24);
+    }
+}

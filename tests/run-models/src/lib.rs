@@ -1,0 +1,120 @@
+//! Every bundled model, planned for the host and run through its generated `run()` with the
+//! reference kernels (`planner_example_kernels::reference`), for the golden tests
+//! (`tests/goldens.rs`, outputs of TFLite Micro's reference kernels written by
+//! `scripts/tflm_goldens.py`) and the benchmark (`examples/bench.rs`).
+//!
+//! Inputs are made here exactly as the golden script makes them ([`input`]).
+
+use planner::rt::kernel::Hooks;
+use planner_example_kernels::reference::Reference;
+
+/// One planned model.
+pub trait Runner {
+    /// The model's name (its file stem).
+    fn name(&self) -> &'static str;
+    /// Its plan file's bytes.
+    fn plan_file(&self) -> &'static [u8];
+    /// The generated options of each op (`<model>::OPTIONS`).
+    fn options(&self) -> &'static [planner::rt::options::OpOptions];
+    /// True when the reference kernels have every op kind the model uses.
+    fn supported(&self) -> bool;
+    /// Fills input `j` with `inputs[j]` (little-endian bytes), runs the model with `hooks`,
+    /// and returns each output's bytes.
+    fn run(
+        &self,
+        inputs: &[&[u8]],
+        kernels: &mut Reference,
+        hooks: &mut dyn Hooks,
+    ) -> Result<Vec<Vec<u8>>, String>;
+}
+
+/// Element types whose little-endian bytes fill a tensor view.
+pub trait Le: Copy {
+    /// Bytes per element.
+    const SIZE: usize;
+    /// The element of `bytes` (exactly `SIZE` of them).
+    fn from_le(bytes: &[u8]) -> Self;
+    /// Appends the element's bytes.
+    fn push_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! le {
+    ($($t:ty),*) => {
+        $(
+            impl Le for $t {
+                const SIZE: usize = core::mem::size_of::<$t>();
+                fn from_le(bytes: &[u8]) -> Self {
+                    let mut a = [0u8; core::mem::size_of::<$t>()];
+                    a.copy_from_slice(bytes);
+                    <$t>::from_le_bytes(a)
+                }
+                fn push_le(self, out: &mut Vec<u8>) {
+                    out.extend_from_slice(&self.to_le_bytes());
+                }
+            }
+        )*
+    };
+}
+le!(i8, u8, i16, u16, i32, u32, i64, u64, f32, f64);
+
+/// Copies `bytes` into `dst`; an error when the lengths differ.
+pub fn fill<T: Le>(dst: &mut [T], bytes: &[u8]) -> Result<(), String> {
+    if bytes.len() != dst.len() * T::SIZE {
+        return Err(format!(
+            "input has {} bytes, the tensor takes {}",
+            bytes.len(),
+            dst.len() * T::SIZE
+        ));
+    }
+    for (d, b) in dst.iter_mut().zip(bytes.chunks_exact(T::SIZE)) {
+        *d = T::from_le(b);
+    }
+    Ok(())
+}
+
+/// The bytes of a view.
+pub fn bytes<T: Le>(src: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(src.len() * T::SIZE);
+    for &v in src {
+        v.push_le(&mut out);
+    }
+    out
+}
+
+/// SplitMix64, the input stream the golden script uses.
+pub struct SplitMix64(pub u64);
+
+impl Iterator for SplitMix64 {
+    type Item = u64;
+    fn next(&mut self) -> Option<u64> {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        Some(z ^ (z >> 31))
+    }
+}
+
+/// The bytes of an input of `count` elements of `dtype` (`int8`, `int16`, `float32`) from
+/// the stream at `seed`: `(next >> 56)` as a signed byte, `(next >> 48)` as a signed 16-bit
+/// value, `(next >> 40) / 2^24 * 2 - 1` as a float.
+pub fn input(dtype: &str, count: usize, seed: u64) -> Option<Vec<u8>> {
+    let stream = SplitMix64(seed).take(count);
+    let mut out = Vec::new();
+    match dtype {
+        "int8" => stream.for_each(|v| ((v >> 56) as u8).push_le(&mut out)),
+        "int16" => stream.for_each(|v| ((v >> 48) as u16).push_le(&mut out)),
+        "float32" => stream.for_each(|v| {
+            (((v >> 40) as f64 / f64::from(1u32 << 24) * 2.0 - 1.0) as f32).push_le(&mut out);
+        }),
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// FNV-1a 64 of `bytes`, as the golden files spell it.
+pub fn fnv1a64(bytes: &[u8]) -> String {
+    format!("{:016x}", planner::planfile::fnv1a64(bytes))
+}
+
+include!(concat!(env!("OUT_DIR"), "/models.rs"));

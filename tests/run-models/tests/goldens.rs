@@ -1,0 +1,114 @@
+//! Every bundled model through its generated `run()` with the reference kernels, compared
+//! byte for byte with TFLite Micro's reference kernels on the same inputs (the goldens in
+//! `goldens/`, written by `scripts/tflm_goldens.py`).
+
+use std::path::PathBuf;
+
+use planner::planfile::PlanFile;
+use planner_example_kernels::reference::Reference;
+use run_models::{MODELS, Runner, fnv1a64, input};
+use serde_json::Value;
+
+fn golden(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("goldens")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/tflm_goldens.py", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The golden inputs of a model, made from their seeds and checked against their hashes.
+fn inputs(g: &Value) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for i in g["inputs"].as_array().unwrap() {
+        let count: u64 = i["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .product();
+        let bytes = input(
+            i["dtype"].as_str().unwrap(),
+            count as usize,
+            i["seed"].as_u64().unwrap(),
+        )
+        .expect("an input type the generator knows");
+        assert_eq!(
+            fnv1a64(&bytes),
+            i["fnv1a64"].as_str().unwrap(),
+            "input differs from the script's"
+        );
+        out.push(bytes);
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs one model on its golden inputs; `Ok(true)` when the outputs are the goldens' bytes.
+fn check(model: &dyn Runner) -> Result<bool, String> {
+    let g = golden(model.name());
+    let inputs = inputs(&g);
+    let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let outputs = model.run(&refs, &mut Reference, &mut ())?;
+    let want = g["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), want.len(), "{}: outputs", model.name());
+    let mut same = true;
+    for (k, (got, want)) in outputs.iter().zip(want).enumerate() {
+        let want = want["hex"].as_str().unwrap();
+        if hex(got) != want {
+            eprintln!(
+                "{} output {k}:\n  got  {}\n  want {want}",
+                model.name(),
+                hex(got)
+            );
+            same = false;
+        }
+    }
+    Ok(same)
+}
+
+#[test]
+fn models_match_tflite_micro_bit_for_bit() {
+    let mut exact = Vec::new();
+    let mut unsupported = Vec::new();
+    let mut differ = Vec::new();
+    for model in MODELS {
+        match check(*model) {
+            Ok(true) => exact.push(model.name()),
+            Ok(false) => differ.push(model.name()),
+            Err(e) => {
+                assert!(!model.supported(), "{}: {e}", model.name());
+                unsupported.push(format!("{} ({e})", model.name()));
+            }
+        }
+    }
+    println!("bit-exact: {} of {}: {exact:?}", exact.len(), MODELS.len());
+    println!("not run: {unsupported:?}");
+    assert!(
+        differ.is_empty(),
+        "outputs differ from TFLite Micro: {differ:?}"
+    );
+    // Every model the kernels support is bit-exact; the others are named above.
+    assert!(exact.len() >= 9, "only {} models bit-exact", exact.len());
+}
+
+#[test]
+fn generated_options_are_the_plan_files() {
+    for model in MODELS {
+        let text = std::str::from_utf8(model.plan_file()).unwrap();
+        let plan = PlanFile::parse(text, model.name()).unwrap();
+        let from_plan: Vec<_> = plan.ops.iter().map(|o| o.options).collect();
+        assert_eq!(model.options(), &from_plan[..], "{}", model.name());
+        // And the importer's, read again from the model file.
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../models")
+            .join(format!("{}.tflite", model.name()));
+        let graph = planner::import::tflite::read(&path).unwrap();
+        let imported: Vec<_> = graph.ops.iter().map(|o| o.options).collect();
+        assert_eq!(model.options(), &imported[..], "{}", model.name());
+    }
+}
