@@ -573,7 +573,7 @@ pub struct Export {
 /// Plans the model `bytes` (the file `manifest` names; its platform should have one
 /// writable memory for scratch and keep the op order), leaving room for the reference
 /// kernels' scratch and `extra`, writes the offline plan into it, and checks the result
-/// with [`check`].
+/// with [`verify_export`].
 pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Result<Export> {
     let path = match &manifest.source {
         ModelSource::File(p) => p.clone(),
@@ -591,7 +591,7 @@ pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Resu
     let planned = crate::plan_graph(manifest, &graph)?;
     let offline = plan_for(bytes, &planned)?;
     let out = write(bytes, &offline)?;
-    let fixed = check(bytes, &out, &planned)?;
+    let fixed = verify_export(bytes, &out, &planned)?;
     Ok(Export {
         bytes: out,
         offline,
@@ -604,7 +604,7 @@ pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Resu
 /// A check of an exported model against its plan: the model's graph reads back unchanged
 /// and its offline offsets are the plan's (`planned` may hold kernel scratch tensors after
 /// the model's own). Returns the number of offsets that are not `-1`.
-pub fn check(original: &[u8], exported: &[u8], planned: &Planned) -> Result<usize> {
+pub fn verify_export(original: &[u8], exported: &[u8], planned: &Planned) -> Result<usize> {
     let path = std::path::Path::new(&planned.model);
     let before = crate::import::tflite::parse(original, path)?;
     let after = crate::import::tflite::parse(exported, path)?;
