@@ -10,8 +10,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use planner::graph::{Graph, TensorIndex};
-use planner::lifetimes::Lifetimes;
+use planner::graph::Graph;
+use planner::import::FormatKind;
 use planner::manifest::{self, Manifest};
 use planner::pack::PlannerKind;
 use planner::{Error, Planned, ProblemOutcome, report};
@@ -100,9 +100,8 @@ enum Format {
 struct Input {
     manifest: Manifest,
     graph: Graph,
-    /// Lifetimes given by the input itself (CSV problems); `None`: from the op order.
-    lifetimes: Option<Lifetimes>,
-    fixed: BTreeMap<TensorIndex, u64>,
+    /// The problem with its own lifetimes and fixed offsets, for CSV inputs.
+    problem: Option<planner::ProblemInput>,
     /// The problem, for CSV inputs.
     csv: Option<planner::import::csv::CsvProblem>,
 }
@@ -253,19 +252,15 @@ fn override_planner(m: &mut Manifest, name: Option<&str>) -> Result<(), Error> {
 }
 
 fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    if capacity.is_some() && ext != "csv" {
+    let format = planner::import::format_of(path)?;
+    if capacity.is_some() && !matches!(format.kind, FormatKind::Problem) {
         return Err(Error::invalid_input(
             "--capacity is for CSV problems; a manifest sets budgets with memory.constraints",
         ));
     }
-    let manifest = match ext.as_str() {
-        "toml" => manifest::load(path)?,
-        "tflite" => Manifest::for_model_file(path),
-        "csv" => {
+    let manifest = match format.kind {
+        FormatKind::Manifest => manifest::load(path)?,
+        FormatKind::Problem => {
             let csv = planner::import::csv::read(path)?;
             let name = manifest::sanitize_name(
                 &path
@@ -273,29 +268,21 @@ fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {
                     .map(|s| s.to_string_lossy().into_owned())
                     .unwrap_or_default(),
             );
-            let (manifest, graph, lifetimes, fixed) =
-                planner::problem_input(&csv, &name, &PlannerKind::default());
+            let problem = planner::problem_input(&csv, &name, &PlannerKind::default());
             return Ok(Input {
-                manifest,
-                graph,
-                lifetimes: Some(lifetimes),
-                fixed,
+                manifest: problem.manifest.clone(),
+                graph: problem.graph.clone(),
+                problem: Some(problem),
                 csv: Some(csv),
             });
         }
-        _ => {
-            return Err(Error::invalid_input(format!(
-                "{} is neither a manifest (.toml), a model (.tflite) nor a problem (.csv)",
-                path.display()
-            )));
-        }
+        _ => Manifest::for_model_file(path),
     };
     let graph = planner::import::load(&manifest)?;
     Ok(Input {
         manifest,
         graph,
-        lifetimes: None,
-        fixed: BTreeMap::new(),
+        problem: None,
         csv: None,
     })
 }
@@ -305,8 +292,8 @@ fn plan(inp: &Input) -> Result<Planned, Error> {
 }
 
 fn plan_as(inp: &Input, manifest: &Manifest) -> Result<Planned, Error> {
-    match &inp.lifetimes {
-        Some(l) => planner::plan_with(manifest, &inp.graph, l, &inp.fixed),
+    match &inp.problem {
+        Some(p) => p.plan_as(manifest),
         None => planner::plan_graph(manifest, &inp.graph),
     }
 }

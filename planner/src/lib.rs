@@ -13,8 +13,12 @@
 //! 5. [`placement`]: each tensor's role, memory and source memory, with the reason
 //!    ([`placement::resolve`]).
 //! 6. [`pack`]: offsets within each arena ([`pack::pack`]).
-//! 7. [`plan`]: the [`plan::MemoryPlan`] data model, assembled by [`plan_graph`].
+//! 7. [`plan`](mod@plan): the [`plan::MemoryPlan`] data model, assembled by the pipeline's
+//!    stages (constant arenas, persistent arenas, budgets, scratch fill with spill, binding).
 //! 8. [`verify`]: the independent checker every plan passes ([`verify::verify`]).
+//!
+//! The facade: [`plan()`] plans the model a manifest names; [`plan_graph`] plans a graph
+//! already imported; [`plan_problem`] plans a MiniMalloc CSV problem.
 //!
 //! [`rt`] is the `no_std` runtime that generated code uses; everything else needs the
 //! default `std` feature.
@@ -62,7 +66,8 @@ pub mod verify;
 pub use error::{Error, Result};
 #[cfg(feature = "std")]
 pub use pipeline::{
-    ArenaReport, Planned, ProblemOutcome, plan_graph, plan_problem, plan_with, problem_input,
+    ArenaReport, Planned, ProblemInput, ProblemOutcome, plan, plan_graph, plan_problem,
+    problem_input,
 };
 
 /// Re-exports for code that `include_model!` generates, so it names only `::planner`

@@ -15,7 +15,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Error, Result, Span, did_you_mean};
-use crate::graph::{DType, Graph, IoName, Op, Quantization, Tensor, TensorIndex, TensorKind};
+use crate::graph::Graph;
+pub use crate::import::inline::InlineModel;
+use crate::import::inline::{RawOp, RawTensor};
 use crate::pack::{OptionValue, PlannerKind};
 use crate::plan::{ArenaRole, MemoryConstraint};
 
@@ -218,11 +220,15 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
 
 /// Where the model comes from.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub enum ModelSource {
     /// A model file (`.tflite`), resolved against the manifest's folder.
     File(PathBuf),
-    /// A graph described in the manifest.
-    Inline(Box<Graph>),
+    /// A graph described in the manifest (`model.tensors`, `model.ops`), read by the import
+    /// stage ([`crate::import::load`]).
+    Inline(Box<InlineModel>),
+    /// A graph built in code (a CSV problem, a test).
+    Graph(Box<Graph>),
 }
 
 /// A checked manifest.
@@ -320,44 +326,6 @@ struct RawModel {
     ops: Option<Vec<Spanned<RawOp>>>,
     inputs: Option<Vec<Spanned<String>>>,
     outputs: Option<Vec<Spanned<String>>>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawTensor {
-    id: Spanned<String>,
-    name: Option<String>,
-    dtype: Spanned<String>,
-    shape: Option<Vec<Spanned<i64>>>,
-    size: Option<Spanned<Size>>,
-    data: Option<Spanned<String>>,
-    #[serde(default)]
-    constant: bool,
-    #[serde(default)]
-    variable: bool,
-    alignment: Option<Spanned<i64>>,
-    quantization: Option<RawQuant>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawQuant {
-    scale: Vec<f32>,
-    zero_point: Vec<i64>,
-    #[serde(default)]
-    axis: i32,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawOp {
-    opcode: String,
-    #[serde(default)]
-    inputs: Vec<Spanned<String>>,
-    #[serde(default)]
-    outputs: Vec<Spanned<String>>,
-    #[serde(default)]
-    scratch: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -501,13 +469,13 @@ pub fn parse_size(s: &str) -> Option<u64> {
 
 // ---- checking ---------------------------------------------------------------------------
 
-struct Ctx<'a> {
-    path: &'a Path,
-    text: &'a Arc<str>,
+pub(crate) struct Ctx<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) text: &'a Arc<str>,
 }
 
 impl Ctx<'_> {
-    fn span(&self, range: std::ops::Range<usize>) -> Span {
+    pub(crate) fn span(&self, range: std::ops::Range<usize>) -> Span {
         Span {
             path: self.path.to_path_buf(),
             text: self.text.clone(),
@@ -515,11 +483,16 @@ impl Ctx<'_> {
         }
     }
 
-    fn err<T>(&self, s: &Spanned<T>, message: impl Into<String>, help: impl Into<String>) -> Error {
+    pub(crate) fn err<T>(
+        &self,
+        s: &Spanned<T>,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) -> Error {
         Error::input(message).at(self.span(s.span())).help(help)
     }
 
-    fn alignment(&self, v: &Spanned<i64>, what: &str) -> Result<u64> {
+    pub(crate) fn alignment(&self, v: &Spanned<i64>, what: &str) -> Result<u64> {
         let a = *v.get_ref();
         if a <= 0 || !(a as u64).is_power_of_two() {
             return Err(self.err(
@@ -632,9 +605,14 @@ impl Manifest {
                 }
                 ModelSource::File(base.join(src.get_ref()))
             }
-            (None, Some(_)) => {
-                ModelSource::Inline(Box::new(inline_graph(&ctx, base, &name, model)?))
-            }
+            (None, Some(_)) => ModelSource::Inline(Box::new(InlineModel {
+                path: path.to_path_buf(),
+                text: text.clone(),
+                tensors: model.tensors.unwrap_or_default(),
+                ops: model.ops.unwrap_or_default(),
+                inputs: model.inputs,
+                outputs: model.outputs,
+            })),
             (Some(src), Some(_)) => {
                 return Err(ctx.err(
                     src,
@@ -1175,273 +1153,17 @@ fn check_slabs(
     Ok(out)
 }
 
-fn inline_graph(ctx: &Ctx<'_>, base: &Path, name: &str, model: RawModel) -> Result<Graph> {
-    let raw_tensors = model.tensors.unwrap_or_default();
-    let mut tensors: Vec<Tensor> = Vec::with_capacity(raw_tensors.len());
-    let mut index: BTreeMap<String, TensorIndex> = BTreeMap::new();
-    for (i, t) in raw_tensors.iter().enumerate() {
-        let t = t.get_ref();
-        let id = t.id.get_ref().clone();
-        if id.is_empty() {
-            return Err(ctx.err(
-                &t.id,
-                "tensor id is empty",
-                "give every tensor a non-empty id",
-            ));
-        }
-        if index.contains_key(&id) {
-            return Err(ctx.err(
-                &t.id,
-                format!("tensor id {id:?} is used twice"),
-                "give each tensor its own id",
-            ));
-        }
-        let dtype = DType::from_name(t.dtype.get_ref()).ok_or_else(|| {
-            let names: Vec<&str> = DType::ALL.iter().map(|d| d.name()).collect();
-            let hint = did_you_mean(t.dtype.get_ref(), names.iter().copied())
-                .map(|s| format!("did you mean `{s}`? "))
-                .unwrap_or_default();
-            ctx.err(
-                &t.dtype,
-                format!("tensor {id:?} has unknown dtype {:?}", t.dtype.get_ref()),
-                format!("{hint}dtypes: {}", names.join(", ")),
-            )
-        })?;
-        let mut shape = Vec::new();
-        for d in t.shape.iter().flatten() {
-            let v = *d.get_ref();
-            if v < 0 {
-                return Err(ctx.err(
-                    d,
-                    format!("tensor {id:?} has dimension {v}"),
-                    "dimensions must be >= 0 (dynamic sizes cannot be planned statically)",
-                ));
-            }
-            shape.push(v as u64);
-        }
-        let data = match &t.data {
-            Some(file) => {
-                let path = base.join(file.get_ref());
-                let bytes = std::fs::read(&path).map_err(|e| {
-                    ctx.err(
-                        file,
-                        format!("cannot read constant data {}: {e}", path.display()),
-                        "the path is relative to the manifest's folder",
-                    )
-                })?;
-                Some(Arc::<[u8]>::from(bytes))
-            }
-            None => None,
-        };
-        let from_shape = if t.shape.is_some() {
-            let elements = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
-            Some(elements.and_then(|e| dtype.bytes_for(e)).ok_or_else(|| {
-                ctx.err(
-                    &t.id,
-                    format!("tensor {id:?}: the byte size of shape {shape:?} of {} overflows or is undefined", dtype.name()),
-                    "give `size` in bytes, or a smaller shape",
-                )
-            })?)
-        } else {
-            None
-        };
-        let size = match (&t.size, from_shape, &data) {
-            (Some(s), Some(fs), _) if s.get_ref().0 != fs => {
-                return Err(ctx.err(
-                    s,
-                    format!(
-                        "tensor {id:?} has size {} but its shape {shape:?} of {} makes {fs} bytes",
-                        s.get_ref().0,
-                        dtype.name()
-                    ),
-                    "drop `size` or make it match the shape",
-                ));
-            }
-            (Some(s), _, _) => s.get_ref().0,
-            (None, Some(fs), _) => fs,
-            (None, None, Some(d)) => d.len() as u64,
-            (None, None, None) => {
-                return Err(ctx.err(
-                    &t.id,
-                    format!("tensor {id:?} has neither `shape` nor `size`"),
-                    "give its shape (e.g. `shape = [1, 49, 10]`) or its size in bytes",
-                ));
-            }
-        };
-        if let (Some(d), Some(file)) = (&data, &t.data)
-            && d.len() as u64 != size
-        {
-            return Err(ctx.err(
-                file,
-                format!(
-                    "constant data for tensor {id:?} has {} bytes, the tensor has {size}",
-                    d.len()
-                ),
-                "fix the file or the tensor's shape",
-            ));
-        }
-        let constant = t.constant || data.is_some();
-        if constant && t.variable {
-            return Err(ctx.err(
-                &t.id,
-                format!("tensor {id:?} is both constant and variable"),
-                "a variable tensor is writable state; drop one of the two",
-            ));
-        }
-        let align_hint = match &t.alignment {
-            Some(a) => Some(ctx.alignment(a, &format!("tensor {id:?} alignment"))?),
-            None => None,
-        };
-        let quantization = match &t.quantization {
-            Some(q) => {
-                if q.scale.is_empty() || q.scale.len() != q.zero_point.len() {
-                    return Err(ctx.err(
-                        &t.id,
-                        format!(
-                            "tensor {id:?} quantization has {} scales and {} zero points",
-                            q.scale.len(),
-                            q.zero_point.len()
-                        ),
-                        "give one scale and one zero point per channel (one each for per-tensor)",
-                    ));
-                }
-                Some(Quantization {
-                    scale: q.scale.clone(),
-                    zero_point: q.zero_point.clone(),
-                    axis: q.axis,
-                })
-            }
-            None => None,
-        };
-        index.insert(id.clone(), TensorIndex(i as u32));
-        tensors.push(Tensor {
-            name: t.name.clone().unwrap_or_else(|| id.clone()),
-            id,
-            dtype,
-            shape,
-            size,
-            kind: if constant {
-                TensorKind::Constant
-            } else if t.variable {
-                TensorKind::Variable
-            } else {
-                TensorKind::Activation
-            },
-            quantization,
-            align_hint,
-            data,
-        });
-    }
-    let lookup = |s: &Spanned<String>, what: &str| -> Result<TensorIndex> {
-        index.get(s.get_ref()).copied().ok_or_else(|| {
-            let hint = did_you_mean(s.get_ref(), index.keys().map(|k| k.as_str()))
-                .map(|x| format!("did you mean {x:?}? "))
-                .unwrap_or_default();
-            ctx.err(
-                s,
-                format!(
-                    "{what} names tensor {:?}, which model.tensors does not declare",
-                    s.get_ref()
-                ),
-                format!("{hint}declare it in model.tensors or fix the id"),
-            )
-        })
-    };
-    let mut ops = Vec::new();
-    for (k, op) in model.ops.unwrap_or_default().iter().enumerate() {
-        let op = op.get_ref();
-        let what = format!("op {k} ({})", op.opcode);
-        let inputs = op
-            .inputs
-            .iter()
-            .map(|s| lookup(s, &what).map(Some))
-            .collect::<Result<Vec<_>>>()?;
-        let outputs = op
-            .outputs
-            .iter()
-            .map(|s| lookup(s, &what))
-            .collect::<Result<Vec<_>>>()?;
-        let scratch = op
-            .scratch
-            .iter()
-            .map(|s| lookup(s, &what))
-            .collect::<Result<Vec<_>>>()?;
-        for (s, &o) in op.outputs.iter().zip(&outputs) {
-            if tensors[o.get()].kind == TensorKind::Constant {
-                return Err(ctx.err(
-                    s,
-                    format!("{what} writes constant tensor {:?}", s.get_ref()),
-                    "constants are read-only; make the output an activation or a variable",
-                ));
-            }
-        }
-        ops.push(Op {
-            opcode: op.opcode.clone(),
-            inputs,
-            outputs,
-            scratch,
-        });
-    }
-    let io = |list: Option<Vec<Spanned<String>>>, what: &str| -> Result<Option<Vec<IoName>>> {
-        list.map(|l| {
-            l.iter()
-                .map(|s| {
-                    lookup(s, what).map(|t| IoName {
-                        name: tensors[t.get()].name.clone(),
-                        tensor: t,
-                    })
-                })
-                .collect()
-        })
-        .transpose()
-    };
-    let inputs = io(model.inputs, "model.inputs")?;
-    let outputs = io(model.outputs, "model.outputs")?;
-    let mut graph = Graph {
-        name: name.to_string(),
-        tensors,
-        ops,
-        inputs: Vec::new(),
-        outputs: Vec::new(),
-        aliases: Vec::new(),
-    };
-    // Without explicit lists: inputs are activations read but never written, outputs are
-    // activations written but never read.
-    let n = graph.tensors.len();
-    let mut read = vec![false; n];
-    let mut written = vec![false; n];
-    for op in &graph.ops {
-        for t in op.inputs.iter().flatten() {
-            read[t.get()] = true;
-        }
-        for t in &op.outputs {
-            written[t.get()] = true;
-        }
-    }
-    let activation = |i: usize| graph.tensors[i].kind == TensorKind::Activation;
-    let default_io = |pred: &dyn Fn(usize) -> bool| -> Vec<IoName> {
-        (0..n)
-            .filter(|&i| activation(i) && pred(i))
-            .map(|i| IoName {
-                name: graph.tensors[i].name.clone(),
-                tensor: TensorIndex(i as u32),
-            })
-            .collect()
-    };
-    let default_inputs = default_io(&|i| read[i] && !written[i]);
-    let default_outputs = default_io(&|i| written[i] && !read[i]);
-    graph.inputs = inputs.unwrap_or(default_inputs);
-    graph.outputs = outputs.unwrap_or(default_outputs);
-    graph.validate()?;
-    Ok(graph)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::TensorKind;
 
+    /// Parses and reads the inline graph, as `planner-build` does, so that inline-graph
+    /// errors count too.
     fn parse(text: &str) -> Result<Manifest> {
-        Manifest::parse(text, Path::new("m.toml"))
+        let m = Manifest::parse(text, Path::new("m.toml"))?;
+        crate::import::load(&m)?;
+        Ok(m)
     }
 
     fn err(text: &str) -> Error {
@@ -1487,9 +1209,7 @@ ops = [ { opcode = "FULLY_CONNECTED", inputs = ["in", "w"], outputs = ["out"] } 
     #[test]
     fn inline_graph_defaults() {
         let m = parse(GRAPH).unwrap();
-        let ModelSource::Inline(g) = &m.source else {
-            panic!()
-        };
+        let g = crate::import::load(&m).unwrap();
         assert_eq!(g.tensors.len(), 3);
         assert_eq!(g.tensors[1].kind, TensorKind::Constant);
         assert_eq!(g.tensors[1].size, 256);

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use planner::manifest::{Manifest, ModelSource};
+use planner::manifest::Manifest;
 use planner::plan::ArenaRole;
 use planner::{Planned, plan_graph};
 
@@ -12,15 +12,12 @@ fn example() -> PathBuf {
 }
 
 fn graph_of(m: &Manifest) -> planner::graph::Graph {
-    match &m.source {
-        ModelSource::Inline(g) => (**g).clone(),
-        ModelSource::File(p) => panic!("expected an inline graph, got {}", p.display()),
-    }
+    planner::import::load(m).expect("the inline graph reads")
 }
 
 fn plan_text(text: &str) -> planner::Result<Planned> {
     let m = Manifest::parse(text, Path::new("test.toml"))?;
-    plan_graph(&m, &graph_of(&m))
+    plan_graph(&m, &planner::import::load(&m)?)
 }
 
 fn with_planner(text: &str, planner: &str) -> String {
@@ -129,6 +126,7 @@ tensors = [ { id = "p", attributes = { memory = "DTCM" } } ]
             .flatten()
             .filter(|d| {
                 d.reason
+                    .to_string()
                     .starts_with("spilled: DTCM full at op 0 (needs 64, 0 left)")
             })
             .collect();

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use planner::manifest::{Manifest, ModelSource};
+use planner::manifest::Manifest;
 use planner::verify::{VerifyRules, verify_with};
 use proptest::prelude::*;
 
@@ -127,10 +127,7 @@ fn plan(
     planner::Result<planner::Planned>,
 ) {
     let m = Manifest::parse(text, Path::new("prop.toml")).expect("generated manifests parse");
-    let g = match &m.source {
-        ModelSource::Inline(g) => (**g).clone(),
-        ModelSource::File(_) => unreachable!(),
-    };
+    let g = planner::import::load(&m).expect("generated graphs read");
     let p = planner::plan_graph(&m, &g);
     (m, g, p)
 }

@@ -6,16 +6,13 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use planner::graph::Graph;
-use planner::manifest::{Manifest, ModelSource};
+use planner::manifest::Manifest;
 use planner::schedule;
 use proptest::prelude::*;
 
 fn parse(text: &str) -> (Manifest, Graph) {
     let m = Manifest::parse(text, Path::new("t.toml")).expect("test manifests parse");
-    let g = match &m.source {
-        ModelSource::Inline(g) => (**g).clone(),
-        ModelSource::File(_) => unreachable!(),
-    };
+    let g = planner::import::load(&m).expect("test graphs read");
     (m, g)
 }
 

@@ -6,22 +6,91 @@
 //!
 //! - [`tflite`]: TensorFlow Lite flatbuffers (`.tflite`), main subgraph.
 //! - [`csv`]: MiniMalloc's offset-assignment CSV (`id,lower,upper,size[,offset]`).
+//! - `inline`: the graph a manifest describes in `model.tensors` and `model.ops`.
+//!
+//! [`FORMATS`] is the one registry of input files by extension; the `planner` command and
+//! [`load`] both dispatch through it ([`format_of`]).
 
 pub mod csv;
+pub(crate) mod inline;
 pub mod tflite;
 
 use std::path::Path;
+use std::string::String;
+use std::vec::Vec;
 
 use crate::error::{Error, Result};
 use crate::graph::{DType, Graph, Tensor, TensorKind};
 use crate::manifest::{Manifest, ModelSource};
 use crate::plan::ArenaRole;
 
+/// What an input file is.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum FormatKind {
+    /// A manifest (`.toml`).
+    Manifest,
+    /// A model file, read into a [`Graph`].
+    Model(fn(&Path) -> Result<Graph>),
+    /// A MiniMalloc offset-assignment problem.
+    Problem,
+}
+
+/// One input format: its extension, what it is, and how it is read.
+#[derive(Debug, Clone, Copy)]
+pub struct Format {
+    /// Lowercase extension without the dot.
+    pub extension: &'static str,
+    /// What it is, for messages (`a model`).
+    pub what: &'static str,
+    /// How it is read.
+    pub kind: FormatKind,
+}
+
+/// Every input format the planner reads.
+pub const FORMATS: &[Format] = &[
+    Format {
+        extension: "toml",
+        what: "a manifest",
+        kind: FormatKind::Manifest,
+    },
+    Format {
+        extension: "tflite",
+        what: "a model",
+        kind: FormatKind::Model(tflite::read),
+    },
+    Format {
+        extension: "csv",
+        what: "a MiniMalloc problem",
+        kind: FormatKind::Problem,
+    },
+];
+
+/// The format of `path`, by its extension (case-insensitive).
+pub fn format_of(path: &Path) -> Result<&'static Format> {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    FORMATS.iter().find(|f| f.extension == ext).ok_or_else(|| {
+        let known: Vec<String> = FORMATS
+            .iter()
+            .map(|f| format!("{} (.{})", f.what, f.extension))
+            .collect();
+        Error::input(format!(
+            "{} has extension {ext:?}, which the planner cannot read",
+            path.display()
+        ))
+        .help(format!("give {}", known.join(", ")))
+    })
+}
+
 /// The graph a manifest names: its inline graph, or the model file it points at (by
-/// extension: `.tflite`). The graph takes the manifest's model name.
+/// extension, through [`FORMATS`]). The graph takes the manifest's model name.
 pub fn load(manifest: &Manifest) -> Result<Graph> {
     let mut graph = match &manifest.source {
-        ModelSource::Inline(g) => (**g).clone(),
+        ModelSource::Inline(m) => inline::read(m, &manifest.name)?,
+        ModelSource::Graph(g) => (**g).clone(),
         ModelSource::File(path) => read_model_file(path, &manifest.path)?,
     };
     graph.name = manifest.name.clone();
@@ -63,16 +132,15 @@ fn add_slabs(manifest: &Manifest, graph: &mut Graph) -> Result<()> {
 }
 
 fn read_model_file(path: &Path, manifest: &Path) -> Result<Graph> {
-    let ext = path
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase())
-        .unwrap_or_default();
-    match ext.as_str() {
-        "tflite" => tflite::read(path),
+    match format_of(path).map(|f| f.kind) {
+        Ok(FormatKind::Model(read)) => read(path),
         _ => Err(Error::input(format!(
-            "model {} (from {}) has extension {ext:?}, which the planner cannot read",
+            "model {} (from {}) has extension {:?}, which the planner cannot read",
             path.display(),
-            manifest.display()
+            manifest.display(),
+            path.extension()
+                .map(|e| e.to_string_lossy().to_ascii_lowercase())
+                .unwrap_or_default()
         ))
         .help("give a `.tflite` file, or describe the graph inline in the manifest")),
     }

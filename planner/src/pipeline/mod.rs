@@ -1,0 +1,150 @@
+//! The pipeline for one graph: lifetimes → placement → packing → plan → verify, as stage
+//! functions over one explicit [`State`](state::State):
+//!
+//! 1. [`state::State::new`]: lifetimes (with scratch slabs between runs), the resolver's
+//!    requests, slot sizes of alias groups.
+//! 2. [`arenas::constants`]: one bump-allocated constant arena per runtime memory, each
+//!    with one source memory (a staged arena charges its source memory for the blob and its
+//!    destination for the copy).
+//! 3. [`arenas::persistent`]: state, pinned or in the first bank with room.
+//! 4. [`arenas::budgets`]: constants and state within budget; each arena's share.
+//! 5. [`scratch::fill`]: scratch fills the banks in preference order, pinned tensors first;
+//!    an unpinned tensor that does not fit spills to the next bank.
+//! 6. [`bind::bind`]: every used tensor bound (aliases take their slot's binding).
+//! 7. [`crate::verify`]: the independent checker.
+
+mod arenas;
+mod bind;
+mod problem;
+mod scratch;
+mod state;
+
+use std::collections::BTreeMap;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::alias;
+use crate::error::{Error, Result};
+use crate::graph::{Graph, TensorIndex};
+use crate::lifetimes::{self, Lifetimes};
+use crate::manifest::{Manifest, Schedule};
+use crate::placement::Decision;
+use crate::plan::MemoryPlan;
+use crate::schedule;
+use crate::verify::{self, VerifyRules};
+
+pub use problem::{ProblemInput, ProblemOutcome, plan_problem, problem_input};
+
+/// Quality figures of one scratch arena.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArenaReport {
+    /// Memory of the scratch arena.
+    pub memory: String,
+    /// Bytes the arena takes.
+    pub used: u64,
+    /// Bytes it may take (`None`: unlimited).
+    pub budget: Option<u64>,
+    /// Largest sum of aligned sizes live at one op among the tensors placed there (the
+    /// figure TFLM-style reports use; a packing can beat it by sharing padding).
+    pub lower_bound: u64,
+    /// `used - lower_bound`.
+    pub fragmentation: u64,
+    /// True when no packing of these tensors is lower: `used` reaches a lower bound, or an
+    /// exhaustive search proved it.
+    pub optimal: bool,
+}
+
+/// A finished plan with everything the reports and code generators need.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Planned {
+    /// The graph as planned: ops in the plan's order, aliases added. Code generators and
+    /// reports read this one, not the imported graph.
+    pub graph: Graph,
+    /// `order[k]` is the model's index of the op that runs k-th (the identity unless
+    /// `schedule = "memory"` found a better order).
+    pub order: Vec<u32>,
+    /// Model name.
+    pub model: String,
+    /// Planner that packed the scratch arenas.
+    pub planner: String,
+    /// The plan itself.
+    pub plan: MemoryPlan,
+    /// Per tensor (by index): where it went and why; `None` for unused tensors.
+    pub decisions: Vec<Option<Decision>>,
+    /// Per scratch arena, in bank order.
+    pub scratch_reports: Vec<ArenaReport>,
+    /// Rules that matched nothing, spills, staged constants.
+    pub warnings: Vec<String>,
+    /// Number of ops in the schedule.
+    pub ops: u32,
+}
+
+/// Plans the model a manifest names: imports it, then [`plan_graph`]. The one entry point
+/// for users of the library.
+pub fn plan(manifest: &Manifest) -> Result<Planned> {
+    let graph = crate::import::load(manifest)?;
+    plan_graph(manifest, &graph)
+}
+
+/// Plans `graph` under `manifest`: reorders its ops when the manifest asks
+/// (`schedule = "memory"`), adds the in-place aliases it allows, then plans with lifetimes
+/// from the resulting op order.
+pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
+    graph.validate()?;
+    let (mut g, order) = match manifest.schedule {
+        Schedule::Fixed => (graph.clone(), (0..graph.ops.len() as u32).collect()),
+        Schedule::Memory => {
+            let s = schedule::reorder(graph, manifest.platform.min_alignment);
+            (s.graph, s.order)
+        }
+    };
+    let found = alias::detect(&g, &manifest.aliasing);
+    g.aliases.extend(found);
+    let lifetimes = lifetimes::compute(&g)?;
+    let mut planned = plan_lifetimes(manifest, &g, &lifetimes, &BTreeMap::new())?;
+    planned.order = order;
+    Ok(planned)
+}
+
+/// Plans `graph` with given lifetimes and fixed scratch offsets (a CSV problem's `offset`
+/// column): the stages in order.
+pub(crate) fn plan_lifetimes(
+    manifest: &Manifest,
+    graph: &Graph,
+    lifetimes: &Lifetimes,
+    fixed: &BTreeMap<TensorIndex, u64>,
+) -> Result<Planned> {
+    let mut st = state::State::new(manifest, graph, lifetimes, fixed)?;
+    arenas::constants(&mut st)?;
+    arenas::persistent(&mut st)?;
+    arenas::budgets(&mut st)?;
+    scratch::fill(&mut st)?;
+    let (plan, decisions) = bind::bind(&st)?;
+    let rules = VerifyRules::from_manifest(manifest);
+    if let Err(violations) = verify::verify_with(graph, &plan, &rules) {
+        let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+        return Err(internal(&format!(
+            "the plan failed verification: {}",
+            list.join("; ")
+        )));
+    }
+    Ok(Planned {
+        graph: graph.clone(),
+        order: (0..graph.ops.len() as u32).collect(),
+        model: manifest.name.clone(),
+        planner: manifest.planner.name().to_string(),
+        plan,
+        decisions,
+        scratch_reports: st.reports,
+        warnings: st.warnings,
+        ops: lifetimes.ops,
+    })
+}
+
+/// An error that only a bug in the planner can cause.
+fn internal(what: &str) -> Error {
+    Error::input(format!(
+        "internal planner error: {what}; please report it with the manifest and model"
+    ))
+}

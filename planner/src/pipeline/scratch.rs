@@ -1,0 +1,293 @@
+//! Stage 5: scratch. Pinned tensors are packed first in their banks; the rest fill the banks
+//! in preference order, and a tensor that does not fit spills to the next bank.
+
+use std::collections::BTreeMap;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use super::state::State;
+use super::{ArenaReport, internal};
+use crate::error::{Error, Result};
+use crate::graph::TensorIndex;
+use crate::pack::{self, Item, Packing, Problem};
+use crate::placement::{Decision, Home, Reason, SpillNote};
+use crate::plan::{ArenaRole, ArenaUsage};
+
+/// The scratch banks to fill, and who goes where.
+struct Banks {
+    /// Preference order (`memory.constraints`, or every writable memory).
+    preferred: Vec<String>,
+    /// The preferred banks, then any bank only pinned tensors use.
+    all: Vec<String>,
+    /// Pinned tensors per bank.
+    pinned: BTreeMap<String, Vec<usize>>,
+}
+
+/// Fills the scratch banks; errors when a bank overflows with pinned tensors or when a
+/// tensor fits no bank.
+pub(super) fn fill(st: &mut State<'_>) -> Result<()> {
+    let preferred: Vec<String> = st
+        .manifest
+        .scratch_banks()
+        .iter()
+        .map(|m| m.name.clone())
+        .collect();
+    let mut banks = Banks {
+        all: preferred.clone(),
+        preferred,
+        pinned: BTreeMap::new(),
+    };
+    let mut carry: Vec<usize> = Vec::new();
+    for (i, r) in st.roots_of(ArenaRole::Scratch) {
+        match &r.home {
+            Home::Memory { memory, .. } => {
+                if !banks.all.contains(memory) {
+                    banks.all.push(memory.clone());
+                }
+                banks.pinned.entry(memory.clone()).or_default().push(i);
+            }
+            Home::FirstBankWithRoom => carry.push(i),
+        }
+    }
+    let mut spills: BTreeMap<usize, Vec<SpillNote>> = BTreeMap::new();
+    for bi in 0..banks.all.len() {
+        carry = fill_bank(st, &banks, bi, carry, &mut spills)?;
+    }
+    if let Some(&i) = carry.first() {
+        return Err(no_room(st, i, spills.get(&i).map_or(&[], |v| v)));
+    }
+    let spilled = st
+        .decided
+        .iter()
+        .flatten()
+        .filter(|d| matches!(d.reason, Reason::Spilled { .. }))
+        .count();
+    if spilled > 0 {
+        st.warnings.push(format!(
+            "{spilled} scratch tensors spilled past their preferred bank (see `planner explain`)"
+        ));
+    }
+    Ok(())
+}
+
+/// Packs bank `bi`: its pinned tensors and, for a preferred bank, everything carried from
+/// the banks before it. Returns what did not fit.
+fn fill_bank(
+    st: &mut State<'_>,
+    banks: &Banks,
+    bi: usize,
+    mut carry: Vec<usize>,
+    spills: &mut BTreeMap<usize, Vec<SpillNote>>,
+) -> Result<Vec<usize>> {
+    let bank = &banks.all[bi];
+    let in_preference = bi < banks.preferred.len();
+    let pins: &[usize] = banks.pinned.get(bank).map_or(&[], |v| v);
+    let movers: Vec<usize> = if in_preference {
+        std::mem::take(&mut carry)
+    } else {
+        Vec::new()
+    };
+    if pins.is_empty() && movers.is_empty() {
+        return Ok(carry);
+    }
+    let members: Vec<usize> = pins.iter().chain(&movers).copied().collect();
+    let capacity = st.budget_left.get(bank).copied().flatten();
+    let last_bank = bi + 1 == banks.preferred.len() || !in_preference;
+    let problem = bank_problem(st, bank, &members, pins.len(), capacity, last_bank);
+    let report = pack::pack_report(&st.manifest.planner, &problem);
+    let packing = report.packing;
+    let mut placed = Vec::new();
+    for (k, (&i, off)) in members.iter().zip(&packing.offsets).enumerate() {
+        match off {
+            Some(o) => {
+                st.offsets[i] = Some(*o);
+                placed.push(k);
+                decide(st, i, bank, spills.remove(&i));
+            }
+            None => {
+                let (op, left) = fullest_op(&problem, &packing.offsets, k, capacity.unwrap_or(0));
+                spills.entry(i).or_default().push(SpillNote {
+                    bank: bank.clone(),
+                    op,
+                    needs: problem.items[k].size,
+                    left,
+                });
+                carry.push(i);
+            }
+        }
+    }
+    if let Some(cap) = capacity
+        && packing.height > cap
+    {
+        return Err(bank_full(
+            st,
+            banks,
+            bank,
+            &members,
+            pins.len(),
+            &problem,
+            &packing,
+            cap,
+        ));
+    }
+    let lb_problem = Problem {
+        items: placed.iter().map(|&k| problem.items[k].clone()).collect(),
+        capacity: None,
+    };
+    let lower_bound = pack::lower_bound(&lb_problem);
+    let used = packing.height;
+    let align = placed
+        .iter()
+        .map(|&k| problem.items[k].align)
+        .max()
+        .unwrap_or(1);
+    let base = st.arena_base_align(bank, align);
+    let mut arena = ArenaUsage::new(bank.clone(), ArenaRole::Scratch, bank.clone(), 0, base);
+    arena.used = used;
+    arena.total_size = st.share(bank, used);
+    st.plan.arena_usages.insert(bank.clone(), arena);
+    st.reports.push(ArenaReport {
+        memory: bank.clone(),
+        used,
+        budget: capacity,
+        lower_bound,
+        fragmentation: used.saturating_sub(lower_bound),
+        // The height reaches a true lower bound (padding counted), or the exact search
+        // proved it; the aligned sum above is for comparison with other planners only.
+        optimal: report.certificate.optimal,
+    });
+    Ok(carry)
+}
+
+/// The packing problem of one bank: pinned members first (never spilled), then movers,
+/// which may spill unless this is the last bank they can go to.
+fn bank_problem(
+    st: &State<'_>,
+    bank: &str,
+    members: &[usize],
+    pins: usize,
+    capacity: Option<u64>,
+    last_bank: bool,
+) -> Problem {
+    let last = st.last_op();
+    Problem {
+        items: members
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| {
+                let (start, end) = st.lifetimes.live[i].unwrap_or((0, last));
+                Item {
+                    size: st.slot_size[i],
+                    start,
+                    end,
+                    align: st.slot_align(i, bank),
+                    fixed: st.fixed.get(&TensorIndex(i as u32)).copied(),
+                    spillable: k >= pins && !last_bank,
+                }
+            })
+            .collect(),
+        capacity,
+    }
+}
+
+/// Records that scratch tensor `i` went to `bank`: pinned ones keep their reason, movers
+/// say whether they spilled.
+fn decide(st: &mut State<'_>, i: usize, bank: &str, notes: Option<Vec<SpillNote>>) {
+    let Some(r) = &st.requests[i] else { return };
+    let reason = match &r.home {
+        Home::Memory { reason, .. } => reason.clone(),
+        Home::FirstBankWithRoom => match notes {
+            Some(notes) if !notes.is_empty() => Reason::Spilled { notes },
+            _ => Reason::FirstBank {
+                role: ArenaRole::Scratch,
+                bank: bank.into(),
+            },
+        },
+    };
+    st.decided[i] = Some(Decision {
+        role: r.role,
+        memory: bank.into(),
+        source_memory: bank.into(),
+        rule: r.rule,
+        reason,
+    });
+}
+
+/// A bank whose unspillable tensors pass its capacity: names the highest one.
+#[allow(clippy::too_many_arguments)]
+fn bank_full(
+    st: &State<'_>,
+    banks: &Banks,
+    bank: &str,
+    members: &[usize],
+    pins: usize,
+    problem: &Problem,
+    packing: &Packing,
+    cap: u64,
+) -> Error {
+    let Some(k) = (0..members.len())
+        .filter_map(|k| packing.offsets[k].map(|o| (k, o)))
+        .max_by_key(|&(k, o)| (o + problem.items[k].size, std::cmp::Reverse(k)))
+        .map(|(k, _)| k)
+    else {
+        return internal("height without items");
+    };
+    let i = members[k];
+    let (op, left) = fullest_op(problem, &packing.offsets, k, cap);
+    let fix = if k < pins {
+        let next = banks.preferred.iter().find(|b| *b != bank);
+        format!(
+            "raise the max_size of {bank}{}",
+            next.map(|n| format!(" or let it spill to {n} (unpin it)"))
+                .unwrap_or_default()
+        )
+    } else {
+        format!("raise the max_size of {bank}, or add a bank to memory.constraints")
+    };
+    let t = &st.graph.tensors[i];
+    Error::infeasible(format!(
+        "memory {bank} is full: tensor {} ({}) needs {} bytes at op {op}, {left} left; {fix}",
+        t.id, t.name, problem.items[k].size
+    ))
+}
+
+/// A scratch tensor that fits no bank.
+fn no_room(st: &State<'_>, i: usize, notes: &[SpillNote]) -> Error {
+    let t = &st.graph.tensors[i];
+    let live = st.lifetimes.live[i];
+    let notes: Vec<String> = notes.iter().map(|n| n.to_string()).collect();
+    Error::infeasible(format!(
+        "no memory has room for tensor {} ({}): {} bytes over ops {}..={}; {}",
+        t.id,
+        t.name,
+        st.slot_size[i],
+        live.map_or(0, |l| l.0),
+        live.map_or(0, |l| l.1),
+        notes.join("; ")
+    ))
+    .help("raise max_size in memory.constraints, or add another writable bank to it")
+}
+
+/// The op in item `k`'s lifetime where the placed items take the most bytes, and how many
+/// bytes of `capacity` are left there.
+fn fullest_op(problem: &Problem, offsets: &[Option<u64>], k: usize, capacity: u64) -> (u32, u64) {
+    let it = &problem.items[k];
+    let mut best = (it.start, 0u64);
+    let mut live: BTreeMap<u32, u64> = BTreeMap::new();
+    for (j, other) in problem.items.iter().enumerate() {
+        if j == k || offsets[j].is_none() || !it.overlaps_in_time(other) {
+            continue;
+        }
+        let (s, e) = (other.start.max(it.start), other.end.min(it.end));
+        for op in s..=e {
+            let b = live.entry(op).or_insert(0);
+            *b = b.saturating_add(other.size);
+        }
+    }
+    for (&op, &bytes) in &live {
+        if bytes > best.1 {
+            best = (op, bytes);
+        }
+    }
+    (best.0, capacity.saturating_sub(best.1))
+}

@@ -1,0 +1,179 @@
+//! The state the stages share: inputs, the resolver's requests, and what each stage has
+//! decided so far.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::string::String;
+use std::vec::Vec;
+
+use super::ArenaReport;
+use crate::error::{Error, Result};
+use crate::graph::{Graph, TensorIndex};
+use crate::lifetimes::Lifetimes;
+use crate::manifest::Manifest;
+use crate::placement::{self, Decision, Request};
+use crate::plan::{ArenaRole, MemoryPlan};
+
+/// Everything the stages read and write, in one place.
+pub(super) struct State<'a> {
+    pub(super) manifest: &'a Manifest,
+    pub(super) graph: &'a Graph,
+    /// Lifetimes, with scratch slabs moved one step past the last op.
+    pub(super) lifetimes: Cow<'a, Lifetimes>,
+    /// Fixed scratch offsets (a CSV problem's `offset` column).
+    pub(super) fixed: &'a BTreeMap<TensorIndex, u64>,
+    /// The resolver's request per tensor; `None` for unused tensors.
+    pub(super) requests: Vec<Option<Request>>,
+    /// Final decisions of slot roots, filled in by the stages.
+    pub(super) decided: Vec<Option<Decision>>,
+    /// Bytes of each slot root (an alias group takes its largest member's size).
+    pub(super) slot_size: Vec<u64>,
+    /// Used tensors that are not aliases, in graph order.
+    pub(super) roots: Vec<usize>,
+    /// Offsets of slot roots in their arenas.
+    pub(super) offsets: Vec<Option<u64>>,
+    /// Bytes charged to each memory by constant and persistent arenas.
+    pub(super) charged: BTreeMap<String, u64>,
+    /// What each memory's budget has left (`None`: unlimited).
+    pub(super) budget_left: BTreeMap<String, Option<u64>>,
+    /// The plan's arenas so far.
+    pub(super) plan: MemoryPlan,
+    /// Scratch arena figures, in bank order.
+    pub(super) reports: Vec<ArenaReport>,
+    /// Warnings for the user.
+    pub(super) warnings: Vec<String>,
+}
+
+impl<'a> State<'a> {
+    /// Checks the inputs and runs the resolver.
+    pub(super) fn new(
+        manifest: &'a Manifest,
+        graph: &'a Graph,
+        lifetimes: &'a Lifetimes,
+        fixed: &'a BTreeMap<TensorIndex, u64>,
+    ) -> Result<State<'a>> {
+        graph.validate()?;
+        if lifetimes.live.len() != graph.tensors.len() {
+            return Err(Error::input(format!(
+                "lifetimes cover {} tensors but the graph has {}",
+                lifetimes.live.len(),
+                graph.tensors.len()
+            )));
+        }
+        let lifetimes = with_slabs(manifest, graph, lifetimes);
+        let placement = placement::resolve(manifest, graph, &lifetimes)?;
+        let requests = placement.requests;
+        let n = graph.tensors.len();
+        let roots: Vec<usize> = (0..n)
+            .filter(|&i| requests[i].is_some() && !lifetimes.is_alias(TensorIndex(i as u32)))
+            .collect();
+        // Alias groups take the largest member's size.
+        let mut slot_size: Vec<u64> = graph.tensors.iter().map(|t| t.size).collect();
+        for (i, r) in requests.iter().enumerate() {
+            let root = lifetimes.slot_of[i].get();
+            if root != i && r.is_some() {
+                slot_size[root] = slot_size[root].max(graph.tensors[i].size);
+            }
+        }
+        let budget_left = manifest
+            .platform
+            .memories
+            .iter()
+            .map(|m| (m.name.clone(), manifest.budget(&m.name)))
+            .collect();
+        Ok(State {
+            manifest,
+            graph,
+            lifetimes,
+            fixed,
+            requests,
+            decided: vec![None; n],
+            slot_size,
+            roots,
+            offsets: vec![None; n],
+            charged: BTreeMap::new(),
+            budget_left,
+            plan: MemoryPlan::default(),
+            reports: Vec::new(),
+            warnings: placement.warnings,
+        })
+    }
+
+    /// Slot alignment of tensor `t` in `memory`: max(the memory's alignment, the dtype's
+    /// size, the tensor's hint).
+    pub(super) fn slot_align(&self, t: usize, memory: &str) -> u64 {
+        let tensor = &self.graph.tensors[t];
+        self.manifest
+            .memory_alignment(memory)
+            .max(tensor.dtype.align())
+            .max(tensor.align_hint.unwrap_or(1))
+    }
+
+    /// Arena base alignment: max(16, min_alignment, arena_alignment, largest slot
+    /// alignment).
+    pub(super) fn arena_base_align(&self, memory: &str, largest_slot: u64) -> u64 {
+        16u64
+            .max(self.manifest.memory_alignment(memory))
+            .max(largest_slot)
+    }
+
+    /// The last op of the schedule (slabs included).
+    pub(super) fn last_op(&self) -> u32 {
+        self.lifetimes.ops.saturating_sub(1)
+    }
+
+    /// Slot roots whose request has `role`.
+    pub(super) fn roots_of(&self, role: ArenaRole) -> impl Iterator<Item = (usize, &Request)> {
+        self.roots.iter().filter_map(move |&i| {
+            self.requests[i]
+                .as_ref()
+                .filter(|r| r.role == role)
+                .map(|r| (i, r))
+        })
+    }
+
+    /// Charges `bytes` of `memory` to constants or state.
+    pub(super) fn charge(&mut self, memory: &str, bytes: u64) {
+        let e = self.charged.entry(memory.into()).or_insert(0);
+        *e = e.saturating_add(bytes);
+    }
+
+    /// Takes `used` bytes of `memory`'s remaining budget and returns the arena's
+    /// `total_size`: what was left for it (its `used` when the memory is unlimited).
+    pub(super) fn share(&mut self, memory: &str, used: u64) -> u64 {
+        match self.budget_left.get_mut(memory) {
+            Some(Some(l)) => {
+                let total = (*l).max(used);
+                *l = l.saturating_sub(used);
+                total
+            }
+            _ => used,
+        }
+    }
+}
+
+/// Scratch slabs live "between runs": one step past the last op, so they share bytes with
+/// every scratch tensor of the model and with nothing that is live during a run.
+fn with_slabs<'a>(
+    manifest: &Manifest,
+    graph: &Graph,
+    lifetimes: &'a Lifetimes,
+) -> Cow<'a, Lifetimes> {
+    let mut scratch_slabs = manifest
+        .slabs
+        .iter()
+        .filter(|s| s.role == ArenaRole::Scratch)
+        .peekable();
+    if scratch_slabs.peek().is_none() {
+        return Cow::Borrowed(lifetimes);
+    }
+    let mut l = lifetimes.clone();
+    let between = lifetimes.ops;
+    for s in scratch_slabs {
+        if let Some(t) = graph.find(&s.tensor_id()) {
+            l.live[t.get()] = Some((between, between));
+        }
+    }
+    l.ops = between + 1;
+    Cow::Owned(l)
+}
