@@ -1,6 +1,8 @@
 //! The `planner` command. Exit codes: 0 planned, 1 valid input that cannot be planned (it
 //! does not fit), 2 input rejected (bad manifest, model, option or file).
 
+mod export;
+
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -69,6 +71,17 @@ enum Command {
     Import {
         /// The model.
         model: PathBuf,
+        /// Write the manifest here (its `source` is then relative to this file's folder)
+        /// instead of printing it (its `source` is then the model's file name: save it
+        /// beside the model).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Write a plan in another tool's format (`export tflm MODEL.tflite -o OUT.tflite`).
+    Export {
+        /// The format.
+        #[command(subcommand)]
+        target: export::Target,
     },
 }
 
@@ -80,6 +93,8 @@ enum Format {
     Json,
     /// For CSV problems: the input rows plus an `offset` column.
     Csv,
+    /// A memory map picture: one panel per arena, x = op, y = offset.
+    Svg,
 }
 
 /// A loaded input: what to plan and how.
@@ -168,6 +183,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 }
                 Format::Json => report::json(&planned) + "\n",
                 Format::Csv => csv_out(&inp, &planned),
+                Format::Svg => planner::export::svg::svg(&planned),
             };
             print(&out);
             Ok(ExitCode::SUCCESS)
@@ -201,10 +217,17 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             print(&compare(&inp)?);
             Ok(ExitCode::SUCCESS)
         }
-        Command::Import { model } => {
-            print(&import(&model)?);
+        Command::Import { model, output } => {
+            let text = import(&model, output.as_deref())?;
+            match output {
+                Some(out) => {
+                    std::fs::write(&out, text).map_err(|e| Error::file(&out, "write", e))?
+                }
+                None => print(&text),
+            }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Export { target } => export::run(target),
     }
 }
 
@@ -491,13 +514,13 @@ fn reordered_rows(inp: &Input) -> Vec<Vec<String>> {
     }
 }
 
-fn import(model: &Path) -> Result<String, Error> {
+fn import(model: &Path, output: Option<&Path>) -> Result<String, Error> {
     if model.is_dir() {
         return Err(directory_hint(model));
     }
     let m = Manifest::for_model_file(model);
     let graph = planner::import::load(&m)?;
-    let source = model.to_string_lossy().replace('\\', "/");
+    let source = manifest_source(model, output)?;
     let constants = graph
         .tensors
         .iter()
@@ -528,7 +551,7 @@ fn import(model: &Path) -> Result<String, Error> {
     );
     s.push_str("# min_alignment = 16\n\n");
     s.push_str("[memory]\n");
-    s.push_str("planner = \"greedy_by_size\"   # greedy, greedy_by_size, hill_climb\n");
+    s.push_str("planner = \"auto\"   # the default; or greedy, greedy_by_size, best_of_greedy, hill_climb, optimal\n");
     s.push_str("# constraints = [                 # bank preference order for scratch\n");
     s.push_str("#   { name = \"DTCM\", max_size = \"256K\", arena_alignment = 32 },\n");
     s.push_str("#   { name = \"SRAM\" },\n");
@@ -564,6 +587,60 @@ fn comment_text(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The `source` of a manifest for `model`: relative to the folder of `output`, the file
+/// the manifest is written to; the model's file name when printed (saved beside it).
+fn manifest_source(model: &Path, output: Option<&Path>) -> Result<String, Error> {
+    let name = || {
+        model
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let Some(out) = output else {
+        return Ok(name());
+    };
+    let abs = |p: &Path| -> Result<PathBuf, Error> {
+        std::path::absolute(p).map_err(|e| Error::file(p, "resolve", e))
+    };
+    let model_abs = abs(model)?;
+    let out_dir = abs(out)?
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    Ok(relative_path(&model_abs, &out_dir)
+        .to_string_lossy()
+        .replace('\\', "/"))
+}
+
+/// `target` relative to the folder `base` (both absolute): `..` up to their common
+/// ancestor, then down.
+fn relative_path(target: &Path, base: &Path) -> PathBuf {
+    use std::path::Component;
+    fn clean(p: &Path) -> Vec<Component<'_>> {
+        let mut out: Vec<Component<'_>> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::CurDir => {}
+                Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                    out.pop();
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+    let (t, b) = (clean(target), clean(base));
+    let common = t.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &t[common..] {
+        out.push(c.as_os_str());
+    }
+    out
 }
 
 fn toml_string(s: &str) -> String {

@@ -8,6 +8,7 @@ use planner::plan::MemoryConstraint;
 use planner::planfile::{Layout, PlanFile, naming};
 use planner::{Error, Planned};
 
+use crate::memory_x::{self, MemoryXLayout};
 use crate::{header, linker};
 
 /// Which outputs to make besides the plan file and blobs (which the macro always needs).
@@ -22,6 +23,11 @@ pub struct Options {
     /// Place each output section in its memory's region (`> REGION`); off for hosts,
     /// whose default linker script has no `MEMORY` block.
     pub place_in_regions: bool,
+    /// Draw the plan as `<model>.svg` ([`planner::export::svg`]).
+    pub svg: bool,
+    /// Write `memory.x` from the manifest's memories, with these memories as cortex-m-rt's
+    /// `FLASH` and `RAM` regions (the linker fragment then uses those region names too).
+    pub memory_x: Option<MemoryXLayout>,
 }
 
 impl Default for Options {
@@ -31,6 +37,8 @@ impl Default for Options {
             c_header: true,
             regions: BTreeMap::new(),
             place_in_regions: true,
+            svg: false,
+            memory_x: None,
         }
     }
 }
@@ -46,6 +54,14 @@ pub struct Generated {
     pub warnings: Vec<String>,
     /// The plan hash.
     pub plan_hash: u64,
+}
+
+/// Memories holding an arena or a blob of `plan`.
+pub(crate) fn used_memories(plan: &PlanFile) -> std::collections::BTreeSet<String> {
+    plan.arenas
+        .iter()
+        .flat_map(|a| [a.memory.clone(), a.source_memory.clone()])
+        .collect()
 }
 
 /// The platform facts the plan file records that the `MemoryPlan` does not.
@@ -76,7 +92,7 @@ pub fn generate(
     let graph = &planned.graph;
     let plan = PlanFile::from_plan(graph, &planned.plan, &layout(manifest))?;
     let blobs = plan.blobs(graph)?;
-    let plan_hash = plan.hash_value().unwrap_or_else(|| plan.hash());
+    let plan_hash = plan.hash();
     let mut files = BTreeMap::new();
     files.insert(naming::plan_file(&plan.model), plan.to_bytes());
     for (a, bytes) in blobs.blobs {
@@ -85,10 +101,29 @@ pub fn generate(
         }
     }
     let source = manifest.path.display().to_string();
+    let mut options = options.clone();
+    if let Some(layout) = &options.memory_x {
+        options.regions = memory_x::regions_for(layout, &options.regions);
+        let text = memory_x::write(
+            manifest,
+            &plan.model,
+            layout,
+            &options.regions,
+            &used_memories(&plan),
+        )?;
+        files.insert("memory.x".to_string(), text.into_bytes());
+    }
+    let options = &options;
     if options.linker_fragment {
         files.insert(
             naming::linker_file(&plan.model),
             linker::fragment(&plan, &source, options).into_bytes(),
+        );
+    }
+    if options.svg {
+        files.insert(
+            format!("{}.svg", plan.model),
+            planner::export::svg::svg(planned).into_bytes(),
         );
     }
     if options.c_header {

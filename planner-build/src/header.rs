@@ -40,7 +40,8 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
         comment(source),
         comment(&plan.model)
     );
-    let hash = plan.hash_value().unwrap_or_else(|| plan.hash());
+    // Recomputed from the content, as `include_model!` does: Rust and C carry one value.
+    let hash = plan.hash();
     let _ = writeln!(h, "#define {p}_PLAN_HASH UINT64_C(0x{hash:016x})\n");
     let _ = writeln!(h, "enum {lower}_region {{");
     let region_names: Vec<String> = plan

@@ -52,6 +52,7 @@ pub mod cli;
 mod generate;
 mod header;
 mod linker;
+mod memory_x;
 mod write;
 
 use std::collections::BTreeMap;
@@ -62,6 +63,7 @@ use planner::pack::PlannerKind;
 use planner::{Error, import};
 
 pub use generate::{Generated, Options, generate};
+pub use memory_x::MemoryXLayout;
 
 /// The environment variable that tells `include_model!` where the plan files are.
 pub use planner::planfile::PLAN_DIR_VAR;
@@ -82,6 +84,7 @@ pub struct Builder {
     out_dir: Option<PathBuf>,
     options: Options,
     cargo: bool,
+    check_memory_x: Option<PathBuf>,
 }
 
 impl Default for Builder {
@@ -114,6 +117,7 @@ impl Builder {
             out_dir: None,
             options: Options::default(),
             cargo: true,
+            check_memory_x: None,
         }
     }
 
@@ -162,6 +166,34 @@ impl Builder {
     /// script has no `MEMORY` regions: the sections then follow `.bss` and `.rodata`.
     pub fn place_in_regions(&mut self, on: bool) -> &mut Self {
         self.options.place_in_regions = on;
+        self
+    }
+
+    /// Also draw the plan as `<model>.svg` beside the plan file (default: no): one panel
+    /// per arena, x = op, y = offset, one rectangle per tensor.
+    pub fn svg(&mut self, on: bool) -> &mut Self {
+        self.options.svg = on;
+        self
+    }
+
+    /// Writes `memory.x` into the output directory from the manifest's memories (each
+    /// with its `origin` and `size`), memory `flash` as cortex-m-rt's `FLASH` region and
+    /// `ram` as its `RAM` (stack, `.data`, `.bss`), the others under their own names, and
+    /// `INCLUDE`s the linker fragment; the directory is on the linker's search path, so
+    /// `-Tlink.x` finds it. The sizes are then written once, in the manifest.
+    pub fn write_memory_x(&mut self, flash: &str, ram: &str) -> &mut Self {
+        self.options.memory_x = Some(MemoryXLayout {
+            flash: flash.to_string(),
+            ram: ram.to_string(),
+        });
+        self
+    }
+
+    /// Checks a hand-written `memory.x` (relative to `CARGO_MANIFEST_DIR`) against the
+    /// manifest: each memory holding an arena must be a region (named as [`Builder::region`]
+    /// maps it) with the manifest's origin and size, or the build fails with both figures.
+    pub fn check_memory_x(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.check_memory_x = Some(path.as_ref().to_path_buf());
         self
     }
 
@@ -231,7 +263,19 @@ impl Builder {
         let graph = import::load(&manifest)?;
         let planned = planner::plan_graph(&manifest, &graph)?;
         let generated = generate(&manifest, &planned, &self.options)?;
+        if let Some(p) = &self.check_memory_x {
+            let path = base.join(p);
+            self.directive(&format!("rerun-if-changed={}", path.display()));
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, "read", e))?;
+            let used = generate::used_memories(&generated.plan);
+            memory_x::check(&manifest, &self.options.regions, &text, &path, &used)?;
+            inputs.push(path);
+        }
         let files = write::write_all(&out_dir, &generated.files)?;
+        if self.options.linker_fragment || self.options.memory_x.is_some() {
+            // memory.x and the fragment it INCLUDEs are found on the search path.
+            self.directive(&format!("rustc-link-search={}", out_dir.display()));
+        }
         for w in &generated.warnings {
             self.directive(&format!("warning=planner: {w}"));
         }

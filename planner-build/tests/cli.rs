@@ -159,9 +159,14 @@ fn compare_lists_every_planner() {
 #[test]
 fn imported_starter_manifest_plans_as_is() {
     let model = root().join("models/tflm_micro_speech_lstm.tflite");
-    let out = planner(&["import", model.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(0));
-    let manifest = tmp("starter.toml", &text(&out.stdout));
+    let manifest = tmp("starter.toml", "");
+    let out = planner(&[
+        "import",
+        model.to_str().unwrap(),
+        "-o",
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let out = planner(&["plan", manifest.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("persistent"));
@@ -344,4 +349,44 @@ fn reordered_plans_report_their_op_order() {
     assert!(row.contains(" 1056 "), "{row}");
     let out = planner(&["compare", memory.to_str().unwrap()]);
     assert!(text(&out.stdout).contains("schedule=fixed"));
+}
+
+/// `planner import dir/model.tflite` run from dir's parent: printed, the manifest names the
+/// model by file name, so saved beside it, it plans; written with `-o`, its source is
+/// relative to the manifest's folder, wherever that is.
+#[test]
+fn import_source_is_relative_to_the_manifest() {
+    let base = std::env::temp_dir().join(format!("planner-import-{}", std::process::id()));
+    let dir = base.join("dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(
+        root().join("models/tflm_hello_world_int8.tflite"),
+        dir.join("model.tflite"),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_planner"))
+            .args(args)
+            .current_dir(&base)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["import", "dir/model.tflite"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let starter = text(&out.stdout);
+    assert!(starter.contains("source = \"model.tflite\""), "{starter}");
+    assert!(starter.contains("planner = \"auto\""), "{starter}");
+    std::fs::write(dir.join("model.toml"), &starter).unwrap();
+    let out = run(&["plan", "dir/model.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::create_dir_all(base.join("manifests/deep")).unwrap();
+    let out = run(&["import", "dir/model.tflite", "-o", "manifests/deep/m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(base.join("manifests/deep/m.toml")).unwrap();
+    assert!(
+        written.contains("source = \"../../dir/model.tflite\""),
+        "{written}"
+    );
+    let out = run(&["plan", "manifests/deep/m.toml"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }

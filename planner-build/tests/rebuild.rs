@@ -1,7 +1,7 @@
 //! Rebuild tracking, end to end: a scratch firmware-like crate (build.rs calling
 //! `planner_build::compile`, `include_model!` in main.rs) is run with cargo; changing the
 //! manifest re-plans and the program sees the new plan; editing the plan file alone
-//! recompiles the crate (the expansion's `include_bytes!` of it); an unchanged tree rebuilds
+//! recompiles the crate (the expansion's `include_bytes!` of it) and is refused (its hash); an unchanged tree rebuilds
 //! nothing; a broken manifest fails the build with the rendered error and no panic.
 
 use std::path::{Path, PathBuf};
@@ -144,7 +144,7 @@ fn manifest_and_plan_changes_rebuild_and_errors_fail_cleanly() {
     assert_ne!(hash(&first), hash(&second));
 
     // Editing the plan file alone recompiles (rustc tracks it through include_bytes!), and
-    // the const check judges the edit: a slot moved past its arena fails the build.
+    // the macro refuses the edit: the plan's content no longer has its stated hash.
     let plan = plan_file();
     let text = std::fs::read_to_string(&plan).unwrap();
     let edited = text.replacen("\"offset\": 0,", "\"offset\": 1048576,", 1);
@@ -154,7 +154,8 @@ fn manifest_and_plan_changes_rebuild_and_errors_fail_cleanly() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
-        stderr.contains("model `probe`") && stderr.contains("re-plan or grow the arena"),
+        stderr.contains("was edited after planner-build wrote it")
+            && stderr.contains("cargo clean -p"),
         "{stderr}"
     );
 

@@ -86,6 +86,7 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
             file.model
         )));
     }
+    check_hash(&file, &path).map_err(err)?;
     check_indices(&file).map_err(|m| {
         err(format!(
             "bad plan file {}: {m}; regenerate it with planner-build",
@@ -108,6 +109,11 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
                 file.model,
                 p.display()
             )));
+        }
+    }
+    for (a, blob) in file.arenas.iter().zip(&blobs) {
+        if let (Some(p), Some(entry)) = (blob, &a.blob) {
+            check_blob_hash(&file.model, &a.name, p, &entry.hash).map_err(err)?;
         }
     }
     let mut elements = Vec::new();
@@ -134,6 +140,42 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
         elements,
         roots,
     })
+}
+
+/// The fix for a plan file or blob that is not what planner-build wrote.
+const REBUILD: &str = "rebuild so planner-build writes it again (touch the manifest, or `cargo clean -p <your crate>`), and change the manifest rather than the plan";
+
+/// The plan hash the file states must be the hash of its content: a hand edit, even one
+/// that keeps the plan valid, would make the Rust views and the C header (and anything
+/// else built from the written plan) disagree while both report the same `PLAN_HASH`.
+fn check_hash(file: &PlanFile, path: &Path) -> Result<(), String> {
+    let content = file.hash();
+    if file.hash_value() == Some(content) {
+        return Ok(());
+    }
+    Err(format!(
+        "the plan file {} was edited after planner-build wrote it: it states plan_hash {:?} but its content hashes to \"fnv1a64:{content:016x}\"; {REBUILD}",
+        path.display(),
+        file.plan_hash
+    ))
+}
+
+/// A blob's bytes must hash to what the plan (whose hash covers it) says.
+fn check_blob_hash(model: &str, arena: &str, path: &Path, want: &str) -> Result<(), String> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        format!(
+            "cannot read the blob of arena {arena} of model `{model}` at {}: {e}; {REBUILD}",
+            path.display()
+        )
+    })?;
+    let got = format!("fnv1a64:{:016x}", planner::planfile::fnv1a64(&bytes));
+    if got == want {
+        return Ok(());
+    }
+    Err(format!(
+        "the blob of arena {arena} of model `{model}` at {} was changed after planner-build wrote it: the plan says {want:?} but its bytes hash to {got:?}; {REBUILD}",
+        path.display()
+    ))
 }
 
 /// A relative plan path is relative to the source file holding the macro call, as for

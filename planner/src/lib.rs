@@ -36,6 +36,8 @@ pub mod alias;
 #[cfg(feature = "std")]
 mod error;
 #[cfg(feature = "std")]
+pub mod export;
+#[cfg(feature = "std")]
 pub mod graph;
 #[cfg(feature = "std")]
 pub mod import;

@@ -101,20 +101,23 @@ pub fn table(planned: &Planned, graph: &Graph) -> String {
     }
     write_rows(&mut s, &rows);
     let _ = writeln!(s);
-    let mut rows: Vec<[String; 7]> = vec![[
+    let accessors = accessor_names(planned, graph);
+    let mut rows: Vec<[String; 8]> = vec![[
         "id".into(),
         "name".into(),
+        "accessor".into(),
         "role".into(),
         "memory".into(),
         "offset".into(),
         "size".into(),
         "ops".into(),
     ]];
-    for t in &graph.tensors {
+    for (i, t) in graph.tensors.iter().enumerate() {
         let Some(a) = planned.plan.tensor_allocs.get(&t.id) else {
             continue;
         };
         let Some(b) = &a.binding else { continue };
+        let accessor = accessors[i].clone().unwrap_or_default();
         let lt = planned.plan.tensor_lifetimes.get(&t.id);
         let memory = if b.is_staged() {
             format!("{}<-{}", b.memory, b.source_memory)
@@ -124,6 +127,7 @@ pub fn table(planned: &Planned, graph: &Graph) -> String {
         rows.push([
             t.id.clone(),
             truncate(&t.name, 48),
+            accessor,
             b.role.name().into(),
             memory,
             b.offset.to_string(),
@@ -133,6 +137,50 @@ pub fn table(planned: &Planned, graph: &Graph) -> String {
     }
     write_rows(&mut s, &rows);
     s
+}
+
+/// Per tensor of `graph`: the method of `include_model!`'s ready `Model` that returns its
+/// view (`tensor_<name>`, then `input_<name>`/`output_<name>` for model inputs and outputs),
+/// named as the macro names them; `None` for tensors the plan does not place.
+pub fn accessor_names(planned: &Planned, graph: &Graph) -> Vec<Option<String>> {
+    use crate::planfile::naming::unique_idents;
+    // As the plan file lists them: placed tensors, and aliases placed through their target.
+    let target: std::collections::BTreeMap<usize, usize> = graph
+        .aliases
+        .iter()
+        .map(|&(a, t)| (a.get(), t.get()))
+        .collect();
+    let placed_at = |mut i: usize| {
+        for _ in 0..=graph.tensors.len() {
+            if planned
+                .plan
+                .tensor_allocs
+                .contains_key(&graph.tensors[i].id)
+            {
+                return true;
+            }
+            match target.get(&i) {
+                Some(&t) if t != i && t < graph.tensors.len() => i = t,
+                _ => return false,
+            }
+        }
+        false
+    };
+    let placed: Vec<usize> = (0..graph.tensors.len()).filter(|&i| placed_at(i)).collect();
+    let idents = unique_idents(placed.iter().map(|&i| graph.tensors[i].name.as_str()));
+    let mut out = vec![None; graph.tensors.len()];
+    for (&i, ident) in placed.iter().zip(&idents) {
+        out[i] = Some(format!("tensor_{ident}"));
+    }
+    for (kind, list) in [("input", &graph.inputs), ("output", &graph.outputs)] {
+        let names = unique_idents(list.iter().map(|io| io.name.as_str()));
+        for (io, name) in list.iter().zip(&names) {
+            if let Some(Some(a)) = out.get_mut(io.tensor.get()) {
+                let _ = write!(a, ", {kind}_{name}");
+            }
+        }
+    }
+    out
 }
 
 fn truncate(s: &str, n: usize) -> String {

@@ -16,6 +16,8 @@
 //!   and the size and alignment checks for arenas the application allocates itself.
 //! - [`TensorInfo`] and [`Quant`]: per-tensor constants (shape, element count,
 //!   quantisation) and the arithmetic kernels need.
+//! - [`ArenaInfo`] and [`TensorSlot`]: the generated `ARENA_INFO` and `TENSOR_LIST`, each
+//!   arena's size, alignment and sections and each tensor's arena, offset and accessor.
 //! - [`check`]: the `const fn` plan checker. The expansion builds a [`check::PlanTable`] from
 //!   the plan file and evaluates [`check::check`] on it in a `const` item, so rustc itself
 //!   rejects a plan whose slots overlap, overflow, are misaligned or pass their budget.
@@ -27,6 +29,7 @@
 
 mod arena;
 pub mod check;
+mod info;
 pub mod kernel;
 pub mod options;
 pub mod slab;
@@ -35,6 +38,7 @@ mod tensor;
 pub use arena::{
     Align, Alignment, Arena, Base, BindError, BindFault, Blob, MAX_ALIGN, Once, bind, copy_blob,
 };
+pub use info::{ArenaInfo, TensorSlot};
 pub use slab::{Slab, StepScope};
 pub use tensor::{Quant, TensorInfo};
 

@@ -1,0 +1,99 @@
+//! `planner export`: a plan in another tool's format.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use planner::Error;
+use planner::export::tflm;
+use planner::manifest::Manifest;
+
+/// What to export to.
+#[derive(Subcommand)]
+pub(super) enum Target {
+    /// The model with our plan as TFLM's `OfflineMemoryAllocation` metadata: a TFLM
+    /// application loading it uses our offsets for its arena's non-persistent section.
+    Tflm {
+        /// The `.tflite` model (planned on the `generic` preset, one scratch arena).
+        model: PathBuf,
+        /// Where to write the exported model.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Use this planner instead of the default (`auto`).
+        #[arg(long)]
+        planner: Option<String>,
+        /// Room for a kernel scratch buffer of BYTES during op OP (`OP=BYTES`, repeatable),
+        /// beyond those of TFLM's reference kernels the exporter knows: TFLM plans kernel
+        /// scratch at run time around the offline offsets, above them when the plan leaves
+        /// no room at that op.
+        #[arg(long, value_name = "OP=BYTES")]
+        kernel_scratch: Vec<String>,
+    },
+}
+
+/// Runs `planner export ...`.
+pub(super) fn run(target: Target) -> Result<ExitCode, Error> {
+    match target {
+        Target::Tflm {
+            model,
+            output,
+            planner,
+            kernel_scratch,
+        } => {
+            let extra = kernel_scratch
+                .iter()
+                .map(|s| parse_scratch(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            let msg = tflm_export(&model, &output, planner.as_deref(), &extra)?;
+            println!("{msg}");
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Plans `model`, writes it with the offline plan to `output`, reads it back and checks it;
+/// returns the summary line.
+fn tflm_export(
+    model: &Path,
+    output: &Path,
+    planner: Option<&str>,
+    extra: &[(usize, u64)],
+) -> Result<String, Error> {
+    let bytes = std::fs::read(model).map_err(|e| Error::file(model, "read", e))?;
+    let mut manifest = Manifest::for_model_file(model);
+    super::override_planner(&mut manifest, planner)?;
+    let done = tflm::export(&bytes, &manifest, extra)?;
+    super::warn(&done.planned);
+    std::fs::write(output, &done.bytes).map_err(|e| Error::file(output, "write", e))?;
+    let head = done
+        .planned
+        .plan
+        .arena_usages
+        .values()
+        .next()
+        .map_or(0, |a| a.used);
+    let reserved: u64 = done.kernel_scratch.iter().map(|s| s.1).sum();
+    Ok(format!(
+        "wrote {}: {} of {} tensors at offline offsets, {} kernel scratch buffers ({reserved} bytes) left room for, non-persistent head {head} bytes (planner {}), {} bytes ({} more than the model)",
+        output.display(),
+        done.fixed,
+        done.offline.offsets.len(),
+        done.kernel_scratch.len(),
+        done.planned.planner,
+        done.bytes.len(),
+        done.bytes.len() - bytes.len()
+    ))
+}
+
+/// `OP=BYTES` of `--kernel-scratch`.
+fn parse_scratch(s: &str) -> Result<(usize, u64), Error> {
+    let bad = || {
+        Error::invalid_input(format!(
+            "--kernel-scratch {s:?} is not OP=BYTES; write the op index and the bytes, such as 3=1024"
+        ))
+    };
+    let (op, bytes) = s.split_once('=').ok_or_else(bad)?;
+    let op = op.trim().parse().map_err(|_| bad())?;
+    let bytes = planner::manifest::parse_size(bytes.trim()).ok_or_else(bad)?;
+    Ok((op, bytes))
+}

@@ -1,0 +1,105 @@
+//! `memory.x`: written from the manifest's memories, and a hand-written one checked against
+//! them (a fixture that agrees passes, one with DTCM at 128K fails with both figures).
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn out(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("planner-memory-x-{}-{name}", std::process::id()))
+}
+
+fn builder(name: &str) -> planner_build::Builder {
+    let mut b = planner_build::Builder::new();
+    b.manifest(root().join("examples/kws/kws.toml"))
+        .out_dir(out(name))
+        .cargo_directives(false);
+    b
+}
+
+#[test]
+fn matching_memory_x_passes() {
+    let fixture = root().join("tests/data/memory_x/mps3-an547.x");
+    builder("ok")
+        .check_memory_x(&fixture)
+        .try_compile()
+        .unwrap();
+}
+
+#[test]
+fn mismatched_memory_x_fails_with_both_figures() {
+    let fixture = root().join("tests/data/memory_x/mps3-an547-dtcm-128k.x");
+    let e = builder("bad")
+        .check_memory_x(&fixture)
+        .try_compile()
+        .unwrap_err();
+    let m = e.message();
+    assert!(
+        m.contains("memory `DTCM` is 524288 bytes (512K) at 0x20000000 in the manifest"),
+        "{m}"
+    );
+    assert!(
+        m.contains("mps3-an547-dtcm-128k.x:6 is 131072 bytes (128K) at 0x20000000"),
+        "{m}"
+    );
+    assert!(m.contains("Builder::write_memory_x"), "{m}");
+    assert!(!m.contains("SRAM"), "SRAM agrees (2M = 2048K): {m}");
+    // A region the plan needs that is missing.
+    let missing = out("missing.x");
+    std::fs::write(
+        &missing,
+        "MEMORY\n{\n  FLASH : ORIGIN = 0x28000000, LENGTH = 8M\n}\n",
+    )
+    .unwrap();
+    let e = builder("missing")
+        .check_memory_x(&missing)
+        .try_compile()
+        .unwrap_err();
+    assert!(
+        e.message()
+            .contains("add `DTCM (rwx) : ORIGIN = 0x20000000, LENGTH = 512K`"),
+        "{e}"
+    );
+}
+
+#[test]
+fn written_memory_x_has_the_manifests_memories_and_passes_its_own_check() {
+    let outputs = builder("write")
+        .write_memory_x("FLASH", "DTCM")
+        .svg(true)
+        .try_compile()
+        .unwrap();
+    let text = std::fs::read_to_string(outputs.dir.join("memory.x")).unwrap();
+    assert!(
+        text.contains("  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 512K\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  FLASH (rx) : ORIGIN = 0x28000000, LENGTH = 8M\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  SRAM (rwx) : ORIGIN = 0x01000000, LENGTH = 2M\n"),
+        "{text}"
+    );
+    assert!(text.contains("INCLUDE planner_kws.x"), "{text}");
+    // The fragment places DTCM's arenas in the region the memory became.
+    let fragment = std::fs::read_to_string(outputs.dir.join("planner_kws.x")).unwrap();
+    assert!(fragment.contains("> RAM"), "{fragment}");
+    assert!(!fragment.contains("> DTCM"), "{fragment}");
+    assert!(outputs.dir.join("kws.svg").is_file());
+    // The written file agrees with the manifest.
+    builder("recheck")
+        .region("DTCM", "RAM")
+        .check_memory_x(outputs.dir.join("memory.x"))
+        .try_compile()
+        .unwrap();
+    // A memory the layout names must exist.
+    let e = builder("nope")
+        .write_memory_x("FLASH", "TCM")
+        .try_compile()
+        .unwrap_err();
+    assert!(e.message().contains("names memory `TCM`"), "{e}");
+}

@@ -1,0 +1,342 @@
+//! A memory map of a plan as an SVG picture.
+//!
+//! One panel per arena (scratch, then persistent, then constant, each by memory), stacked
+//! top to bottom. In a panel, x is the op (one column per op of the schedule) and y the byte
+//! offset (0 at the bottom); each placed tensor is one `<rect class="tensor ...">` from its
+//! first to its last op and from its offset to its end, coloured by role (model input,
+//! model output, activation, state, constant, staged constant, slab), with a `<title>`
+//! giving its id, name, size, offset and lifetime (browsers show it on hover). An alias
+//! (a tensor sharing another's bytes) is drawn dashed over its target. Scratch panels mark
+//! the lower bound (a dashed line: no placement can be lower) and the peak op (the op with
+//! the most live bytes, shaded). Output is deterministic: same plan, same bytes.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::string::String;
+use std::vec::Vec;
+
+use crate::graph::{Graph, TensorIndex, TensorKind};
+use crate::pipeline::Planned;
+use crate::plan::{ArenaRole, ArenaUsage};
+
+/// Width of the op axis, in pixels.
+const PLOT_W: f64 = 960.0;
+/// Height of one panel's plot, in pixels.
+const PLOT_H: f64 = 260.0;
+/// Left margin (offset labels).
+const LEFT: f64 = 90.0;
+/// Space above each panel's plot (its title).
+const TITLE_H: f64 = 44.0;
+/// Space below each panel's plot (op labels).
+const AXIS_H: f64 = 30.0;
+
+/// One tensor's colour class and legend text.
+const ROLES: [(&str, &str, &str); 7] = [
+    ("input", "#2e7d32", "model input"),
+    ("output", "#ef6c00", "model output"),
+    ("activation", "#1565c0", "activation"),
+    ("state", "#6a1b9a", "persistent state"),
+    ("constant", "#757575", "constant"),
+    ("staged", "#8d6e63", "staged constant (copied at init)"),
+    ("slab", "#f9a825", "step-scope slab"),
+];
+
+/// Escapes text for an XML attribute or element.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\t' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// One tensor drawn in a panel.
+struct Bar {
+    index: usize,
+    offset: u64,
+    size: u64,
+    start: u32,
+    end: u32,
+    class: &'static str,
+    alias: bool,
+}
+
+fn class_of(planned: &Planned, g: &Graph, i: usize, staged: bool) -> &'static str {
+    let t = &g.tensors[i];
+    let ti = TensorIndex(i as u32);
+    if t.id.starts_with("slab/") {
+        "slab"
+    } else if staged {
+        "staged"
+    } else {
+        match t.kind {
+            TensorKind::Constant => "constant",
+            TensorKind::Variable => "state",
+            TensorKind::Activation if g.inputs.iter().any(|io| io.tensor == ti) => "input",
+            TensorKind::Activation if g.outputs.iter().any(|io| io.tensor == ti) => "output",
+            TensorKind::Activation => {
+                let persistent = planned
+                    .plan
+                    .tensor_allocs
+                    .get(&t.id)
+                    .and_then(|a| a.binding.as_ref())
+                    .is_some_and(|b| b.role == ArenaRole::Persistent);
+                if persistent { "state" } else { "activation" }
+            }
+        }
+    }
+}
+
+/// The tensors of the arena (`role`, `memory`), in graph order.
+fn bars(planned: &Planned, arena: &ArenaUsage) -> Vec<Bar> {
+    let g = &planned.graph;
+    let last = planned.ops.saturating_sub(1);
+    let aliases: BTreeSet<usize> = g.aliases.iter().map(|(a, _)| a.get()).collect();
+    let mut out = Vec::new();
+    for (i, t) in g.tensors.iter().enumerate() {
+        let Some(a) = planned.plan.tensor_allocs.get(&t.id) else {
+            continue;
+        };
+        let Some(b) = &a.binding else { continue };
+        if b.role != arena.role || b.memory != arena.memory {
+            continue;
+        }
+        let (start, end) = planned
+            .plan
+            .tensor_lifetimes
+            .get(&t.id)
+            .map_or((0, last), |l| (l.start_op, l.end_op));
+        out.push(Bar {
+            index: i,
+            offset: b.offset,
+            size: a.size,
+            start,
+            end,
+            class: class_of(planned, g, i, b.is_staged()),
+            alias: aliases.contains(&i),
+        });
+    }
+    out
+}
+
+/// The op with the most live bytes among `bars` (aliases counted once), and that sum.
+fn peak(bars: &[Bar], ops: u32) -> (u32, u64) {
+    let mut best = (0, 0);
+    for op in 0..ops.max(1) {
+        let live: u64 = bars
+            .iter()
+            .filter(|b| !b.alias && b.start <= op && op <= b.end)
+            .map(|b| b.size)
+            .fold(0u64, u64::saturating_add);
+        if live > best.1 {
+            best = (op, live);
+        }
+    }
+    best
+}
+
+/// The picture of `planned`: one panel per arena.
+pub fn svg(planned: &Planned) -> String {
+    let arenas: Vec<&ArenaUsage> = planned.plan.arenas().collect();
+    let panel_h = TITLE_H + PLOT_H + AXIS_H;
+    let legend_h = 40.0;
+    let width = LEFT + PLOT_W + 20.0;
+    let height = legend_h + panel_h * arenas.len() as f64 + 10.0;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\">"
+    );
+    let _ = writeln!(
+        s,
+        "<title>memory map of model {} (planner {})</title>",
+        esc(&planned.model),
+        esc(&planned.planner)
+    );
+    let _ = writeln!(
+        s,
+        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
+    );
+    legend(&mut s);
+    for (k, arena) in arenas.iter().enumerate() {
+        panel(&mut s, planned, arena, legend_h + panel_h * k as f64);
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn legend(s: &mut String) {
+    let mut x = LEFT;
+    for (class, colour, text) in ROLES {
+        let _ = writeln!(
+            s,
+            "<rect class=\"legend {class}\" x=\"{x}\" y=\"12\" width=\"14\" height=\"14\" fill=\"{colour}\"/><text x=\"{}\" y=\"24\">{text}</text>",
+            x + 18.0
+        );
+        x += 24.0 + 7.0 * text.len() as f64;
+    }
+}
+
+fn colour(class: &str) -> &'static str {
+    ROLES
+        .iter()
+        .find(|(c, _, _)| *c == class)
+        .map_or("#000000", |(_, colour, _)| colour)
+}
+
+fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
+    let bars = bars(planned, arena);
+    let ops = planned.ops.max(1);
+    let height = arena.used.max(1) as f64;
+    let col = PLOT_W / f64::from(ops);
+    let y0 = top + TITLE_H;
+    let y_of = |offset: u64| y0 + PLOT_H - offset as f64 / height * PLOT_H;
+    let name = if arena.is_staged() {
+        format!(
+            "{} {} (staged from {})",
+            arena.role.name(),
+            arena.memory,
+            arena.source_memory
+        )
+    } else {
+        format!("{} {}", arena.role.name(), arena.memory)
+    };
+    let report = planned
+        .scratch_reports
+        .iter()
+        .find(|r| arena.role == ArenaRole::Scratch && r.memory == arena.memory);
+    let (peak_op, peak_bytes) = peak(&bars, ops);
+    let mut title = format!(
+        "{name}: {} bytes, {} tensors, aligned to {}",
+        arena.used,
+        bars.len(),
+        arena.alignment
+    );
+    if let Some(r) = report {
+        let _ = write!(
+            title,
+            "; lower bound {} bytes; peak at op {peak_op} ({peak_bytes} bytes live)",
+            r.lower_bound
+        );
+    }
+    let _ = writeln!(
+        s,
+        "<g class=\"arena\" id=\"arena-{}-{}\">",
+        arena.role.name(),
+        esc(&arena.memory)
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{LEFT}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        top + 26.0,
+        esc(&title)
+    );
+    let _ = writeln!(
+        s,
+        "<rect class=\"plot\" x=\"{LEFT}\" y=\"{y0}\" width=\"{PLOT_W}\" height=\"{PLOT_H}\" fill=\"#f5f5f5\" stroke=\"#9e9e9e\"/>"
+    );
+    if report.is_some() {
+        let _ = writeln!(
+            s,
+            "<rect class=\"peak\" x=\"{:.2}\" y=\"{y0}\" width=\"{:.2}\" height=\"{PLOT_H}\" fill=\"#ffeb3b\" fill-opacity=\"0.35\"><title>peak op {peak_op}: {peak_bytes} bytes live</title></rect>",
+            LEFT + f64::from(peak_op) * col,
+            col
+        );
+    }
+    for b in &bars {
+        tensor_rect(s, planned, b, col, &y_of);
+    }
+    if let Some(r) = report {
+        let y = y_of(r.lower_bound);
+        let _ = writeln!(
+            s,
+            "<line class=\"lower-bound\" x1=\"{LEFT}\" y1=\"{y:.2}\" x2=\"{}\" y2=\"{y:.2}\" stroke=\"#c62828\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>lower bound: {} bytes</title></line>",
+            LEFT + PLOT_W,
+            r.lower_bound
+        );
+    }
+    axes(s, arena.used, ops, y0, col);
+    s.push_str("</g>\n");
+}
+
+fn tensor_rect(s: &mut String, planned: &Planned, b: &Bar, col: f64, y_of: &dyn Fn(u64) -> f64) {
+    let t = &planned.graph.tensors[b.index];
+    let x = LEFT + f64::from(b.start) * col;
+    let w = (f64::from(b.end.saturating_sub(b.start)) + 1.0) * col;
+    let top = y_of(b.offset.saturating_add(b.size));
+    let h = (y_of(b.offset) - top).max(0.75);
+    let stroke = if b.alias {
+        "stroke=\"#000000\" stroke-dasharray=\"3 2\" fill-opacity=\"0.35\""
+    } else {
+        "stroke=\"#ffffff\" stroke-width=\"0.5\""
+    };
+    let alias = if b.alias {
+        planned
+            .graph
+            .aliases
+            .iter()
+            .find(|(a, _)| a.get() == b.index)
+            .map(|(_, target)| {
+                format!(
+                    ", alias of {}",
+                    esc(&planned.graph.tensors[target.get()].id)
+                )
+            })
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        s,
+        "<rect class=\"tensor {}{}\" data-id=\"{}\" x=\"{x:.2}\" y=\"{top:.2}\" width=\"{w:.2}\" height=\"{h:.2}\" fill=\"{}\" {stroke}><title>{} {}: {} bytes at offset {}, ops {}..={}{alias}</title></rect>",
+        b.class,
+        if b.alias { " alias" } else { "" },
+        esc(&t.id),
+        colour(b.class),
+        esc(&t.id),
+        esc(&t.name),
+        b.size,
+        b.offset,
+        b.start,
+        b.end,
+    );
+}
+
+fn axes(s: &mut String, used: u64, ops: u32, y0: f64, col: f64) {
+    for k in 0..=4u64 {
+        let offset = used / 4 * k;
+        let offset = if k == 4 { used } else { offset };
+        let y = y0 + PLOT_H - PLOT_H * k as f64 / 4.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{:.2}\" text-anchor=\"end\">{offset}</text>",
+            LEFT - 6.0,
+            y + 4.0
+        );
+    }
+    let step = (u64::from(ops) / 12).max(1) as u32;
+    let mut op = 0;
+    while op < ops {
+        let _ = writeln!(
+            s,
+            "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"middle\">{op}</text>",
+            LEFT + (f64::from(op) + 0.5) * col,
+            y0 + PLOT_H + 16.0
+        );
+        op += step;
+    }
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"end\" fill=\"#616161\">op</text>",
+        LEFT + PLOT_W,
+        y0 + PLOT_H + 28.0
+    );
+}

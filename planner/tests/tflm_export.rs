@@ -1,0 +1,179 @@
+//! `planner export tflm` on every bundled model, without Python: the exported file reads
+//! back with our own reader as the same graph, carries exactly the plan's offsets, and those
+//! offsets are valid under TFLM's own lifetime rules (checked here independently of the
+//! planner). `tests/data/tflm_export.json`, written by `scripts/tflm_export_check.py` from
+//! TFLM runs, must cover every model with identical outputs and an arena no larger.
+
+use std::path::{Path, PathBuf};
+
+use planner::export::tflm;
+use planner::graph::Graph;
+use planner::manifest::Manifest;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn models() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("models"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
+        .collect();
+    v.sort();
+    assert_eq!(v.len(), 12, "{v:?}");
+    v
+}
+
+/// TFLM's lifetimes (`micro_allocation_info.cc`): inputs from before op 0, each tensor from
+/// its first writer to its last reader, outputs to after the last op. As `(first, last)`
+/// in op scopes (op k is scope k + 1).
+fn tflm_lifetimes(g: &Graph) -> Vec<Option<(usize, usize)>> {
+    let mut live: Vec<Option<(usize, usize)>> = vec![None; g.tensors.len()];
+    let touch = |live: &mut Vec<Option<(usize, usize)>>, t: usize, s: usize| {
+        live[t] = Some(live[t].map_or((s, s), |(a, b)| (a.min(s), b.max(s))));
+    };
+    for io in &g.inputs {
+        touch(&mut live, io.tensor.get(), 0);
+    }
+    for (k, op) in g.ops.iter().enumerate() {
+        for t in op.tensors() {
+            touch(&mut live, t.get(), k + 1);
+        }
+    }
+    for io in &g.outputs {
+        touch(&mut live, io.tensor.get(), g.ops.len() + 1);
+    }
+    live
+}
+
+#[test]
+fn export_round_trips_on_every_bundled_model() {
+    for path in models() {
+        let bytes = std::fs::read(&path).unwrap();
+        let manifest = Manifest::for_model_file(&path);
+        let done = tflm::export(&bytes, &manifest, &[]).unwrap();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        // Read back with the project's reader: same graph, the plan's offsets.
+        let again = planner::import::tflite::parse(&done.bytes, &path).unwrap();
+        let before = planner::import::tflite::parse(&bytes, &path).unwrap();
+        assert_eq!(again, before, "{name}");
+        let stored = tflm::read(&done.bytes).unwrap().expect("offline plan");
+        assert_eq!(stored, done.offline, "{name}");
+        assert_eq!(stored.offsets.len(), before.tensors.len(), "{name}");
+        assert!(tflm::read(&bytes).unwrap().is_none(), "{name}");
+        let mut fixed = 0;
+        for (t, &o) in before.tensors.iter().zip(&stored.offsets) {
+            let alloc = done.planned.plan.tensor_allocs.get(&t.id);
+            let scratch = alloc
+                .and_then(|a| a.binding.as_ref())
+                .is_some_and(|b| b.role == planner::plan::ArenaRole::Scratch);
+            if o >= 0 {
+                fixed += 1;
+                assert!(scratch, "{name}: tensor {} has an offset", t.id);
+                assert_eq!(o as u64, alloc.unwrap().offset, "{name}: tensor {}", t.id);
+            } else {
+                assert!(
+                    !scratch || t.size == 0,
+                    "{name}: tensor {} left to TFLM",
+                    t.id
+                );
+            }
+        }
+        assert_eq!(fixed, done.fixed, "{name}");
+        assert!(fixed > 0, "{name}");
+        // Independently: offsets whose bytes meet belong to tensors TFLM never has live at
+        // once.
+        let live = tflm_lifetimes(&before);
+        for (i, a) in before.tensors.iter().enumerate() {
+            for (j, b) in before.tensors.iter().enumerate().skip(i + 1) {
+                let (oa, ob) = (stored.offsets[i], stored.offsets[j]);
+                if oa < 0 || ob < 0 {
+                    continue;
+                }
+                let bytes_meet =
+                    (oa as u64) < ob as u64 + b.size && (ob as u64) < oa as u64 + a.size;
+                let (Some(la), Some(lb)) = (live[i], live[j]) else {
+                    continue;
+                };
+                let live_together = la.0 <= lb.1 && lb.0 <= la.1;
+                assert!(
+                    !(bytes_meet && live_together),
+                    "{name}: tensors {} and {} share bytes while live",
+                    a.id,
+                    b.id
+                );
+            }
+        }
+        // Re-exporting an exported model replaces its plan rather than adding a second.
+        let twice = tflm::write(&done.bytes, &done.offline).unwrap();
+        assert_eq!(tflm::read(&twice).unwrap(), Some(done.offline.clone()));
+        assert_eq!(
+            planner::import::tflite::parse(&twice, &path).unwrap(),
+            before
+        );
+    }
+}
+
+#[test]
+fn stored_tflm_results_cover_every_model() {
+    let text = std::fs::read_to_string(root().join("tests/data/tflm_export.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for path in models() {
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let m = &v["models"][&name];
+        assert_eq!(
+            m["outputs_identical"], true,
+            "{name}: rerun scripts/tflm_export_check.py"
+        );
+        let total = |k: &str| m[k]["total"].as_u64().unwrap();
+        assert!(total("exported") <= total("original"), "{name}");
+        let c = &m["control_greedy"];
+        assert!(
+            c["tflm_head"].as_u64() >= c["planned_head"].as_u64(),
+            "{name}"
+        );
+        assert_eq!(c["outputs_identical"], true, "{name}");
+    }
+}
+
+#[test]
+fn kernel_scratch_and_bad_plans_are_handled() {
+    let path = root().join("models/tflm_keyword_scrambled_8bit.tflite");
+    let bytes = std::fs::read(&path).unwrap();
+    let manifest = Manifest::for_model_file(&path);
+    let g = planner::import::tflite::parse(&bytes, &path).unwrap();
+    let svdf = g.ops.iter().filter(|o| o.opcode == "SVDF").count();
+    let scratch = tflm::reference_kernel_scratch(&g);
+    assert_eq!(scratch.len(), 2 * svdf, "{scratch:?}");
+    let e = tflm::with_kernel_scratch(&g, &[(99, 16)]).unwrap_err();
+    assert!(e.to_string().contains("op 99"), "{e}");
+    // Room for an extra buffer at op 0 makes the head grow by at most its size.
+    let base = tflm::export(&bytes, &manifest, &[]).unwrap();
+    let more = tflm::export(&bytes, &manifest, &[(0, 4096)]).unwrap();
+    let head = |d: &tflm::Export| d.planned.plan.arena_usages["SRAM"].used;
+    assert!(head(&more) >= 4096 && head(&more) <= head(&base) + 4096);
+    // Two scratch arenas cannot be said to TFLM.
+    let mut two = manifest.clone();
+    two.platform.memories.push(planner::manifest::Memory {
+        name: "DTCM".into(),
+        size: Some(64),
+        writable: true,
+        readable_in_place: true,
+        origin: None,
+    });
+    two.constraints = vec![
+        planner::plan::MemoryConstraint {
+            name: "DTCM".into(),
+            max_size: Some(64),
+            arena_alignment: None,
+        },
+        planner::plan::MemoryConstraint {
+            name: "SRAM".into(),
+            max_size: None,
+            arena_alignment: None,
+        },
+    ];
+    let e = tflm::export(&bytes, &two, &[]).unwrap_err();
+    assert!(e.to_string().contains("TFLM has one arena"), "{e}");
+}
