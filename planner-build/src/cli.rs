@@ -138,6 +138,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             capacity,
             node_budget,
         } => {
+            if let Some(g) = group_of(&input, planner.as_deref())? {
+                if format != Format::Table {
+                    return Err(usage(
+                        "a group manifest is reported as a table; drop --format",
+                    ));
+                }
+                print(&planner::report::group_table(&plan_group(&g)?));
+                return Ok(ExitCode::SUCCESS);
+            }
             let mut inp = load(&input, capacity.as_deref())?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
             if format == Format::Csv && inp.csv.is_none() {
@@ -193,6 +202,11 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             tensor,
             planner,
         } => {
+            if let Some(g) = group_of(&input, planner.as_deref())? {
+                let planned = plan_group(&g)?;
+                print(&planner::report::group_explain(&planned, tensor.as_deref()));
+                return Ok(ExitCode::SUCCESS);
+            }
             let mut inp = load(&input, None)?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
             if let Some(t) = &tensor
@@ -253,6 +267,31 @@ fn override_planner(m: &mut Manifest, name: Option<&str>) -> Result<(), Error> {
             .map_err(|e| Error::invalid_input(&e.message))?;
     }
     Ok(())
+}
+
+/// A manifest that lists several models, read as a group (`None` for anything else).
+fn group_of(path: &Path, planner: Option<&str>) -> Result<Option<manifest::Group>, Error> {
+    let format = planner::import::format_of(path)?;
+    if !matches!(format.kind, FormatKind::Manifest) {
+        return Ok(None);
+    }
+    let mut g = manifest::load_group(path)?;
+    if g.models.len() < 2 {
+        return Ok(None);
+    }
+    for m in &mut g.models {
+        override_planner(m, planner)?;
+    }
+    Ok(Some(g))
+}
+
+/// Plans a group, with its warnings on stderr.
+fn plan_group(g: &manifest::Group) -> Result<planner::GroupPlanned, Error> {
+    let planned = planner::plan_group(g)?;
+    for m in &planned.models {
+        warn(m);
+    }
+    Ok(planned)
 }
 
 fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {

@@ -66,8 +66,8 @@ pub mod verify;
 pub use error::{Error, Result};
 #[cfg(feature = "std")]
 pub use pipeline::{
-    ArenaReport, Planned, ProblemInput, ProblemOutcome, plan, plan_graph, plan_problem,
-    problem_input,
+    ArenaReport, ArenaUser, GroupArena, GroupPlanned, Planned, ProblemInput, ProblemOutcome, plan,
+    plan_graph, plan_group, plan_problem, problem_input, users_of,
 };
 
 /// Re-exports for code that `include_model!` generates, so it names only `::planner`

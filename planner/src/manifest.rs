@@ -22,6 +22,9 @@ use crate::pack::{OptionValue, PlannerKind};
 use crate::plan::{ArenaRole, MemoryConstraint};
 use crate::planfile::naming;
 
+mod group;
+pub use group::{Group, load_group};
+
 /// One memory of the platform.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Memory {
@@ -145,6 +148,8 @@ pub struct Rule {
     /// For constants: the writable memory they are copied into at init.
     pub constant_destination_memory: Option<String>,
     pub(crate) span: Option<Span>,
+    /// Where the rule is written, when not in `memory.tensors`: `model.rules[0]`.
+    pub(crate) label: Option<String>,
 }
 
 impl Rule {
@@ -175,7 +180,10 @@ impl Rule {
 
     /// How `explain` names the rule: `memory.tensors[2] (id "conv_*")`.
     pub fn describe(&self) -> String {
-        let mut s = format!("memory.tensors[{}]", self.index);
+        let mut s = match &self.label {
+            Some(l) => l.clone(),
+            None => format!("memory.tensors[{}]", self.index),
+        };
         let ty = match self.rule_type {
             RuleType::Any => None,
             RuleType::Role(r) => Some(r.name()),
@@ -334,6 +342,8 @@ struct RawModel {
     ops: Option<Vec<Spanned<RawOp>>>,
     inputs: Option<Vec<Spanned<String>>>,
     outputs: Option<Vec<Spanned<String>>>,
+    /// Placement rules of this model alone, after the shared `memory.tensors`.
+    rules: Option<Vec<Spanned<RawRule>>>,
 }
 
 #[derive(Deserialize)]
@@ -558,111 +568,8 @@ impl Manifest {
         let text: Arc<str> = Arc::from(text);
         let ctx = Ctx { path, text: &text };
         let raw: RawManifest = toml::from_str(&text).map_err(|e| toml_error(e, &ctx))?;
-        let base = path.parent().unwrap_or(Path::new(""));
-
-        let model_span = raw.model.span();
-        let model = raw.model.into_inner();
-        let name = check_name(&ctx, &model.name)?;
-
-        let platform = check_platform(&ctx, raw.platform)?;
-        let memory = raw.memory.unwrap_or(RawMemory {
-            planner: None,
-            planner_options: None,
-            constraints: Vec::new(),
-            tensors: Vec::new(),
-            slabs: Vec::new(),
-            alias_reshapes: false,
-            in_place_ops: Vec::new(),
-            schedule: None,
-            max_zero_constants: None,
-        });
-        let planner = check_planner(
-            &ctx,
-            memory.planner.as_ref(),
-            memory.planner_options.as_ref(),
-        )?;
-        let constraints = check_constraints(&ctx, &platform, &memory.constraints)?;
-        let rules = check_rules(&ctx, &platform, &memory.tensors)?;
-        let slabs = check_slabs(&ctx, &platform, &memory.slabs)?;
-        let schedule = match &memory.schedule {
-            None => Schedule::Fixed,
-            Some(s) => match s.get_ref().as_str() {
-                "fixed" => Schedule::Fixed,
-                "memory" => Schedule::Memory,
-                other => {
-                    return Err(ctx.err(
-                        s,
-                        format!("memory.schedule is {other:?}"),
-                        "use \"fixed\" (the model's order) or \"memory\" (an order that lowers the peak)",
-                    ));
-                }
-            },
-        };
-        let mut in_place_ops = Vec::new();
-        for op in &memory.in_place_ops {
-            let name = op.get_ref().trim().to_ascii_uppercase();
-            if name.is_empty() {
-                return Err(ctx.err(
-                    op,
-                    "memory.in_place_ops has an empty op name",
-                    "name op types such as \"ADD\" or \"MUL\"",
-                ));
-            }
-            in_place_ops.push(name);
-        }
-        let aliasing = Aliasing {
-            reshapes: memory.alias_reshapes,
-            in_place_ops,
-        };
-
-        let source = match (&model.source, &model.tensors) {
-            (Some(src), None) => {
-                if model.ops.is_some() || model.inputs.is_some() || model.outputs.is_some() {
-                    return Err(ctx.err(
-                        src,
-                        "model.source and an inline graph (ops, inputs, outputs) are both given",
-                        "keep `source` for a model file, or describe the graph inline without it",
-                    ));
-                }
-                ModelSource::File(base.join(src.get_ref()))
-            }
-            (None, Some(_)) => ModelSource::Inline(Box::new(InlineModel {
-                path: path.to_path_buf(),
-                text: text.clone(),
-                tensors: model.tensors.unwrap_or_default(),
-                ops: model.ops.unwrap_or_default(),
-                inputs: model.inputs,
-                outputs: model.outputs,
-            })),
-            (Some(src), Some(_)) => {
-                return Err(ctx.err(
-                    src,
-                    "model.source and model.tensors are both given",
-                    "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
-                ));
-            }
-            (None, None) => {
-                return Err(Error::input("model has neither `source` nor `tensors`")
-                    .at(ctx.span(model_span))
-                    .help("add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`"));
-            }
-        };
-
-        Ok(Manifest {
-            path: path.to_path_buf(),
-            name,
-            source,
-            platform,
-            planner,
-            constraints,
-            rules,
-            slabs,
-            aliasing,
-            schedule,
-            max_zero_constants: memory
-                .max_zero_constants
-                .map_or(DEFAULT_MAX_ZERO_CONSTANTS, |s| s.get_ref().0),
-        })
+        let shared = Shared::check(&ctx, raw.platform, raw.memory)?;
+        shared.with_model(&ctx, raw.model, "model.rules")
     }
 
     /// A manifest for a model file with no manifest of its own: the `generic` preset, the
@@ -750,6 +657,156 @@ impl Manifest {
             Some(s) => e.at(s.clone()),
             None => e,
         }
+    }
+}
+
+/// What the models of one manifest share: `[platform]` and `[memory]`.
+pub(crate) struct Shared {
+    platform: Platform,
+    planner: PlannerKind,
+    constraints: Vec<MemoryConstraint>,
+    rules: Vec<Rule>,
+    slabs: Vec<SlabDef>,
+    aliasing: Aliasing,
+    schedule: Schedule,
+    max_zero_constants: u64,
+}
+
+impl Shared {
+    /// Checks `[platform]` and `[memory]`.
+    fn check(
+        ctx: &Ctx<'_>,
+        platform: Option<Spanned<RawPlatform>>,
+        memory: Option<RawMemory>,
+    ) -> Result<Shared> {
+        let platform = check_platform(ctx, platform)?;
+        let memory = memory.unwrap_or(RawMemory {
+            planner: None,
+            planner_options: None,
+            constraints: Vec::new(),
+            tensors: Vec::new(),
+            slabs: Vec::new(),
+            alias_reshapes: false,
+            in_place_ops: Vec::new(),
+            schedule: None,
+            max_zero_constants: None,
+        });
+        let planner = check_planner(
+            ctx,
+            memory.planner.as_ref(),
+            memory.planner_options.as_ref(),
+        )?;
+        let constraints = check_constraints(ctx, &platform, &memory.constraints)?;
+        let rules = check_rules(ctx, &platform, &memory.tensors, ("memory.tensors", 0))?;
+        let slabs = check_slabs(ctx, &platform, &memory.slabs)?;
+        let schedule = match &memory.schedule {
+            None => Schedule::Fixed,
+            Some(s) => match s.get_ref().as_str() {
+                "fixed" => Schedule::Fixed,
+                "memory" => Schedule::Memory,
+                other => {
+                    return Err(ctx.err(
+                        s,
+                        format!("memory.schedule is {other:?}"),
+                        "use \"fixed\" (the model's order) or \"memory\" (an order that lowers the peak)",
+                    ));
+                }
+            },
+        };
+        let mut in_place_ops = Vec::new();
+        for op in &memory.in_place_ops {
+            let name = op.get_ref().trim().to_ascii_uppercase();
+            if name.is_empty() {
+                return Err(ctx.err(
+                    op,
+                    "memory.in_place_ops has an empty op name",
+                    "name op types such as \"ADD\" or \"MUL\"",
+                ));
+            }
+            in_place_ops.push(name);
+        }
+        let aliasing = Aliasing {
+            reshapes: memory.alias_reshapes,
+            in_place_ops,
+        };
+        Ok(Shared {
+            platform,
+            planner,
+            constraints,
+            rules,
+            slabs,
+            aliasing,
+            schedule,
+            max_zero_constants: memory
+                .max_zero_constants
+                .map_or(DEFAULT_MAX_ZERO_CONSTANTS, |s| s.get_ref().0),
+        })
+    }
+
+    /// One model's manifest: the shared parts, its source, and its own rules (`rules_table`
+    /// names them in messages) after the shared ones.
+    fn with_model(
+        &self,
+        ctx: &Ctx<'_>,
+        model: Spanned<RawModel>,
+        rules_table: &str,
+    ) -> Result<Manifest> {
+        let path = ctx.path;
+        let text = ctx.text;
+        let base = path.parent().unwrap_or(Path::new(""));
+        let model_span = model.span();
+        let model = model.into_inner();
+        let name = check_name(ctx, &model.name)?;
+        let mut rules = self.rules.clone();
+        if let Some(own) = &model.rules {
+            let more = check_rules(ctx, &self.platform, own, (rules_table, rules.len()))?;
+            rules.extend(more);
+        }
+        let source = match (&model.source, &model.tensors) {
+            (Some(src), None) => {
+                if model.ops.is_some() || model.inputs.is_some() || model.outputs.is_some() {
+                    return Err(ctx.err(
+                        src,
+                        "model.source and an inline graph (ops, inputs, outputs) are both given",
+                        "keep `source` for a model file, or describe the graph inline without it",
+                    ));
+                }
+                ModelSource::File(base.join(src.get_ref()))
+            }
+            (None, Some(_)) => ModelSource::Inline(Box::new(InlineModel {
+                path: path.to_path_buf(),
+                text: text.clone(),
+                tensors: model.tensors.unwrap_or_default(),
+                ops: model.ops.unwrap_or_default(),
+                inputs: model.inputs,
+                outputs: model.outputs,
+            })),
+            (Some(src), Some(_)) => {
+                return Err(ctx.err(
+                    src,
+                    "model.source and model.tensors are both given",
+                    "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
+                ));
+            }
+            (None, None) => {
+                return Err(Error::input("model has neither `source` nor `tensors`")
+                    .at(ctx.span(model_span))
+                    .help("add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`"));
+            }
+        };
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            name,
+            source,
+            platform: self.platform.clone(),
+            planner: self.planner.clone(),
+            constraints: self.constraints.clone(),
+            rules,
+            slabs: self.slabs.clone(),
+            aliasing: self.aliasing.clone(),
+            schedule: self.schedule,
+            max_zero_constants: self.max_zero_constants,
+        })
     }
 }
 
@@ -1031,12 +1088,19 @@ fn check_constraints(
     Ok(out)
 }
 
-fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> Result<Vec<Rule>> {
+/// Checks the rules of `table` (`memory.tensors`, or a model's `rules`); their indices
+/// start at `first`.
+fn check_rules(
+    ctx: &Ctx<'_>,
+    platform: &Platform,
+    raw: &[Spanned<RawRule>],
+    (table, first): (&str, usize),
+) -> Result<Vec<Rule>> {
     let mut out = Vec::new();
     for (i, r) in raw.iter().enumerate() {
         let span = r.span();
         let r = r.get_ref();
-        let what = format!("memory.tensors[{i}]");
+        let what = format!("{table}[{i}]");
         let rule_type = match &r.rule_type {
             None => RuleType::Any,
             Some(t) => match t.get_ref().as_str() {
@@ -1129,12 +1193,13 @@ fn check_rules(ctx: &Ctx<'_>, platform: &Platform, raw: &[Spanned<RawRule>]) -> 
             }
         }
         out.push(Rule {
-            index: i,
+            index: first + i,
             rule_type,
             ids,
             memory: memory.map(|m| m.get_ref().clone()),
             constant_destination_memory: dest.map(|d| d.get_ref().clone()),
             span: Some(ctx.span(span)),
+            label: (table != "memory.tensors").then(|| what.clone()),
         });
     }
     Ok(out)

@@ -13,6 +13,9 @@ use std::vec::Vec;
 use crate::graph::Graph;
 use crate::pipeline::Planned;
 
+mod group;
+pub use group::{group_explain, group_table};
+
 /// Version of the JSON report's shape.
 pub const JSON_FORMAT_VERSION: u32 = 1;
 

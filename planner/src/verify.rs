@@ -17,6 +17,9 @@ use crate::graph::{Graph, TensorKind};
 use crate::manifest::Manifest;
 use crate::plan::{ArenaRole, MemoryPlan};
 
+mod group;
+pub use group::verify_group;
+
 /// One thing wrong with a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {

@@ -12,9 +12,13 @@
 //!    an unpinned tensor that does not fit spills to the next bank.
 //! 6. [`bind::bind`]: every used tensor bound (aliases take their slot's binding).
 //! 7. [`crate::verify`]: the independent checker.
+//!
+//! A group of models ([`plan_group`]) plans each model alone, then lays out the group's
+//! shared arenas (see `group.rs`).
 
 mod arenas;
 mod bind;
+mod group;
 mod problem;
 mod scratch;
 mod state;
@@ -33,6 +37,7 @@ use crate::plan::MemoryPlan;
 use crate::schedule;
 use crate::verify::{self, VerifyRules};
 
+pub use group::{ArenaUser, GroupArena, GroupPlanned, plan_group, users_of};
 pub use problem::{ProblemInput, ProblemOutcome, plan_problem, problem_input};
 
 /// Quality figures of one scratch arena.

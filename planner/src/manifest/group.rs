@@ -1,0 +1,301 @@
+//! Group manifests: several `[[model]]` tables over one `[platform]` and one `[memory]`.
+//!
+//! ```toml
+//! [group]
+//! name = "sensors"
+//! concurrent = [["kws", "vww"]]   # may run at the same time; by default one after another
+//!
+//! [[model]]
+//! name = "kws"
+//! source = "kws.tflite"
+//! rules = [ { type = "constant", attributes = { memory = "FLASH" } } ]
+//!
+//! [[model]]
+//! name = "vww"
+//! source = "vww.tflite"
+//! ```
+//!
+//! Each model gets the shared `memory.tensors` rules, then its own `rules` (same shape),
+//! which win at equal precedence. A single-model manifest (`[model]`) is a group of one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::string::{String, ToString};
+use std::sync::Arc;
+use std::vec::Vec;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use super::{Ctx, Manifest, RawMemory, RawModel, RawPlatform, Shared, sanitize_name, toml_error};
+use crate::error::{Error, Result, did_you_mean};
+
+/// Several models planned together: one platform, one set of bank constraints.
+#[derive(Debug, Clone)]
+pub struct Group {
+    /// The file it was read from.
+    pub path: PathBuf,
+    /// Group name (`[group] name`, else the file's stem).
+    pub name: String,
+    /// The models, in file order; each a full manifest with the shared parts.
+    pub models: Vec<Manifest>,
+    /// Sets of models (indices into `models`) that may run at the same time. Models in no
+    /// common set run one after another.
+    pub concurrent: Vec<Vec<usize>>,
+}
+
+impl Group {
+    /// A group of one model.
+    pub fn single(manifest: Manifest) -> Group {
+        Group {
+            path: manifest.path.clone(),
+            name: manifest.name.clone(),
+            models: vec![manifest],
+            concurrent: Vec::new(),
+        }
+    }
+
+    /// True when models `a` and `b` (indices) are named together in some `concurrent` set.
+    pub fn may_run_together(&self, a: usize, b: usize) -> bool {
+        a != b
+            && self
+                .concurrent
+                .iter()
+                .any(|set| set.contains(&a) && set.contains(&b))
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroupManifest {
+    group: Option<Spanned<RawGroup>>,
+    model: Vec<Spanned<RawModel>>,
+    platform: Option<Spanned<RawPlatform>>,
+    memory: Option<RawMemory>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroup {
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    concurrent: Vec<Spanned<Vec<Spanned<String>>>>,
+}
+
+/// Reads the manifest at `path` as a group: `[[model]]` tables (with an optional
+/// `[group]`), or a single `[model]` (a group of one).
+pub fn load_group(path: &Path) -> Result<Group> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    Group::parse(&text, path)
+}
+
+impl Group {
+    /// Parses group manifest text; `path` is used in messages and to resolve sources.
+    pub fn parse(text: &str, path: &Path) -> Result<Group> {
+        let many = match toml::from_str::<toml::Table>(text) {
+            Ok(t) => t.get("model").is_some_and(|m| m.is_array()) || t.contains_key("group"),
+            // Let the manifest parser report the syntax error with its position.
+            Err(_) => false,
+        };
+        if !many {
+            return Manifest::parse(text, path).map(Group::single);
+        }
+        let text: Arc<str> = Arc::from(text);
+        let ctx = Ctx { path, text: &text };
+        let raw: RawGroupManifest = toml::from_str(&text).map_err(|e| toml_error(e, &ctx))?;
+        let shared = Shared::check(&ctx, raw.platform, raw.memory)?;
+        let mut models: Vec<Manifest> = Vec::new();
+        let mut spans = Vec::new();
+        for (k, m) in raw.model.into_iter().enumerate() {
+            let name_span = m.get_ref().name.clone();
+            let manifest = shared.with_model(&ctx, m, &format!("model[{k}].rules"))?;
+            if models.iter().any(|x| x.name == manifest.name) {
+                return Err(ctx.err(
+                    &name_span,
+                    format!("model {} is listed twice in the group", manifest.name),
+                    "give each [[model]] its own name",
+                ));
+            }
+            spans.push(name_span);
+            models.push(manifest);
+        }
+        if models.is_empty() {
+            return Err(Error::input("the group lists no model")
+                .note(format!("in {}", path.display()))
+                .help("add a [[model]] table with `name` and `source`"));
+        }
+        let (name, concurrent) = match raw.group {
+            None => (default_name(path), Vec::new()),
+            Some(g) => check_group(&ctx, g.into_inner(), &models, path)?,
+        };
+        Ok(Group {
+            path: path.to_path_buf(),
+            name,
+            models,
+            concurrent,
+        })
+    }
+}
+
+fn default_name(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "group".to_string());
+    sanitize_name(&stem)
+}
+
+/// Checks `[group]`: its name, and that `concurrent` names listed models, each set at
+/// least two, none twice.
+fn check_group(
+    ctx: &Ctx<'_>,
+    g: RawGroup,
+    models: &[Manifest],
+    path: &Path,
+) -> Result<(String, Vec<Vec<usize>>)> {
+    let name = match &g.name {
+        Some(n) => super::check_name(ctx, n)?,
+        None => default_name(path),
+    };
+    let index: BTreeMap<&str, usize> = models
+        .iter()
+        .enumerate()
+        .map(|(k, m)| (m.name.as_str(), k))
+        .collect();
+    let mut sets = Vec::new();
+    for (s, set) in g.concurrent.iter().enumerate() {
+        let mut ks: Vec<usize> = Vec::new();
+        for n in set.get_ref() {
+            let Some(&k) = index.get(n.get_ref().as_str()) else {
+                let hint = did_you_mean(n.get_ref(), index.keys().copied())
+                    .map(|s| format!("did you mean `{s}`? "))
+                    .unwrap_or_default();
+                let names: Vec<&str> = index.keys().copied().collect();
+                return Err(ctx.err(
+                    n,
+                    format!(
+                        "group.concurrent[{s}] names model {:?}, which the group does not list",
+                        n.get_ref()
+                    ),
+                    format!("{hint}models: {}", names.join(", ")),
+                ));
+            };
+            if ks.contains(&k) {
+                return Err(ctx.err(
+                    n,
+                    format!("group.concurrent[{s}] names model {} twice", n.get_ref()),
+                    "name each model once per set",
+                ));
+            }
+            ks.push(k);
+        }
+        if ks.len() < 2 {
+            return Err(ctx.err(
+                set,
+                format!(
+                    "group.concurrent[{s}] names {} model(s); a set of models that may run at once needs at least two",
+                    ks.len()
+                ),
+                "list two or more model names, such as [\"kws\", \"vww\"], or remove the set",
+            ));
+        }
+        sets.push(ks);
+    }
+    Ok((name, sets))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: &str = r#"[group]
+name = "pair"
+concurrent = [["a", "b"]]
+
+[[model]]
+name = "a"
+tensors = [
+  { id = "in", dtype = "i8", shape = [1, 16] },
+  { id = "out", dtype = "i8", shape = [1, 16] },
+]
+ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
+rules = [ { type = "scratch", attributes = { memory = "SRAM" } } ]
+
+[[model]]
+name = "b"
+tensors = [
+  { id = "in", dtype = "i8", shape = [1, 32] },
+  { id = "out", dtype = "i8", shape = [1, 32] },
+]
+ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
+"#;
+
+    fn parse(text: &str) -> Result<Group> {
+        Group::parse(text, Path::new("g.toml"))
+    }
+
+    #[test]
+    fn two_models_with_own_rules() {
+        let g = parse(TWO).unwrap();
+        assert_eq!(g.name, "pair");
+        assert_eq!(g.models.len(), 2);
+        assert_eq!(g.concurrent, vec![vec![0, 1]]);
+        assert!(g.may_run_together(0, 1));
+        assert_eq!(g.models[0].rules.len(), 1);
+        assert_eq!(
+            g.models[0].rules[0].describe(),
+            "model[0].rules[0] (type scratch)"
+        );
+        assert!(g.models[1].rules.is_empty());
+    }
+
+    #[test]
+    fn single_model_is_a_group_of_one() {
+        let one = "[model]\nname = \"m\"\nsource = \"m.tflite\"\n";
+        let g = parse(one).unwrap();
+        assert_eq!((g.name.as_str(), g.models.len()), ("m", 1));
+        assert!(g.concurrent.is_empty());
+    }
+
+    #[test]
+    fn default_is_sequential_and_name_from_file() {
+        let text = TWO.replace(
+            "[group]\nname = \"pair\"\nconcurrent = [[\"a\", \"b\"]]\n",
+            "",
+        );
+        let g = parse(&text).unwrap();
+        assert_eq!(g.name, "g");
+        assert!(!g.may_run_together(0, 1));
+    }
+
+    #[test]
+    fn unknown_model_in_concurrent() {
+        let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\", \"bb\"]")).unwrap_err();
+        assert!(e.message().contains("\"bb\""), "{}", e.message());
+        assert!(e.help_text().unwrap().contains("did you mean `b`?"));
+        assert_eq!(e.location().unwrap().1, 3);
+        assert!(e.to_string().contains("g.toml:3:"), "{e}");
+    }
+
+    #[test]
+    fn duplicate_model_and_short_set() {
+        let e = parse(&TWO.replace("name = \"b\"", "name = \"a\"")).unwrap_err();
+        assert!(
+            e.message().contains("model a is listed twice"),
+            "{}",
+            e.message()
+        );
+        assert_eq!(e.location().unwrap().1, 15);
+        let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\"]")).unwrap_err();
+        assert!(e.message().contains("at least two"), "{}", e.message());
+        let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\", \"a\"]")).unwrap_err();
+        assert!(e.message().contains("twice"), "{}", e.message());
+    }
+
+    #[test]
+    fn model_rule_errors_name_the_model_table() {
+        let e = parse(&TWO.replace("memory = \"SRAM\"", "memory = \"SRAN\"")).unwrap_err();
+        assert!(e.message().contains("model[0].rules[0]"), "{}", e.message());
+        assert_eq!(e.location().unwrap().1, 12);
+    }
+}
