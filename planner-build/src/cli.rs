@@ -46,6 +46,11 @@ enum Command {
         /// visit when the heuristics land above the capacity (deterministic).
         #[arg(long, default_value_t = 20_000_000)]
         node_budget: u64,
+        /// Plan for about this long (`500ms`, `5s`, `2m`) instead of counting work, with the
+        /// `auto` or `optimal` planner: the best plan found in that time, which depends on
+        /// the machine and its load (without it, plans never do).
+        #[arg(long)]
+        time_limit: Option<String>,
     },
     /// One line per tensor: where it goes and why.
     Explain {
@@ -137,6 +142,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             format,
             capacity,
             node_budget,
+            time_limit,
         } => {
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 if format != Format::Table {
@@ -149,6 +155,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
             let mut inp = load(&input, capacity.as_deref())?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
+            if let Some(t) = &time_limit {
+                set_time_limit(&mut inp.manifest, t)?;
+            }
             if format == Format::Csv && inp.csv.is_none() {
                 return Err(usage("--format csv is for CSV problems; use table or json"));
             }
@@ -185,10 +194,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 _ => plan(&inp)?,
             };
             warn(&planned);
+            let state = time_limit.as_ref().map(|t| certificate_state(&planned, t));
+            if let (Some(state), false) = (&state, format == Format::Table) {
+                eprint!("{state}");
+            }
             let out = match format {
                 Format::Table => {
                     report::table(&planned, &planned.graph)
                         + &report::order_summary(&planned, inp.manifest.platform.min_alignment)
+                        + state.as_deref().unwrap_or("")
                 }
                 Format::Json => report::json(&planned) + "\n",
                 Format::Csv => csv_out(&inp, &planned),
@@ -292,6 +306,64 @@ fn plan_group(g: &manifest::Group) -> Result<planner::GroupPlanned, Error> {
         warn(m);
     }
     Ok(planned)
+}
+
+/// Sets a `--time-limit` on the manifest's planner (`auto` or `optimal`).
+fn set_time_limit(m: &mut Manifest, limit: &str) -> Result<(), Error> {
+    let d = parse_duration(limit).ok_or_else(|| {
+        Error::invalid_input(format!(
+            "--time-limit {limit:?} is not a duration; write a number with ms, s or m (\"500ms\", \"5s\")"
+        ))
+    })?;
+    match &mut m.planner {
+        PlannerKind::Auto(o) => o.time_limit = Some(d),
+        PlannerKind::Optimal(o) => o.time_limit = Some(d),
+        other => {
+            return Err(Error::invalid_input(format!(
+                "--time-limit is for the auto and optimal planners, but the planner is `{}`; drop --time-limit or pick --planner auto",
+                other.name()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `500ms`, `5s`, `2m` or a plain number of seconds.
+fn parse_duration(s: &str) -> Option<std::time::Duration> {
+    let s = s.trim();
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && v >= 0.0 && v * scale < 1e9)
+        .then(|| std::time::Duration::from_secs_f64(v * scale))
+}
+
+/// Where a plan made under `--time-limit` stands: per scratch arena, at the lower bound or
+/// how far above it.
+fn certificate_state(planned: &Planned, limit: &str) -> String {
+    let mut s = String::new();
+    for r in &planned.scratch_reports {
+        let line = if r.optimal {
+            format!("{}: at the lower bound (optimal)", r.memory)
+        } else {
+            let ratio = r.used as f64 / r.lower_bound.max(1) as f64;
+            format!(
+                "{}: {} bytes above the lower bound {} (ratio {ratio:.6})",
+                r.memory,
+                r.used.saturating_sub(r.lower_bound),
+                r.lower_bound
+            )
+        };
+        s.push_str(&format!("time limit {limit}: {line}\n"));
+    }
+    s
 }
 
 fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {

@@ -148,3 +148,129 @@ pub fn synthetic_set() -> Vec<Instance> {
         })
         .collect()
 }
+
+impl Rng {
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+    /// Log-uniform in `[lo, hi]` (`0 < lo <= hi`).
+    pub fn log_uniform(&mut self, lo: u64, hi: u64) -> u64 {
+        let (a, b) = ((lo as f64).ln(), (hi as f64).ln());
+        ((a + (b - a) * self.unit()).exp() as u64).clamp(lo, hi)
+    }
+}
+
+fn buffer(size: u64, start: u32, end: u32) -> Item {
+    Item {
+        size,
+        start,
+        end,
+        align: 1,
+        fixed: None,
+        spillable: false,
+    }
+}
+
+/// A problem shaped like the allocation traces of compiler-scheduled networks (the MiniMalloc
+/// CSV kind): `n` buffers over about `n / 3` ops, alignment 1.
+///
+/// - 1 % parameters live over the whole program, 64 B to 64 MiB (log-uniform);
+/// - 5 % prefetched weights, 64 B to 64 MiB, loaded 1 to 1000 ops (heavy tail) before the
+///   op that uses them;
+/// - 94 % activations, 4 B to 256 MiB, mostly live 1 to 3 ops, 20 % of them 4 to 30 ops,
+///   8 % 30 to 300 and 2 % (skip connections) up to 3000.
+///
+/// So sizes spread over eight orders of magnitude, lifetimes are mostly short with a heavy
+/// tail, and the whole-program parameters take about half of the peak. The program runs in
+/// phases of 500 to 2000 ops; one buffer in 200 crosses its phase's bounds (a skip
+/// connection, an early load), so only some phase boundaries are free time boundaries.
+pub fn real_trace_like(n: usize, seed: u64) -> Problem {
+    let mut rng = Rng(seed ^ 0x7ace_0000 ^ (n as u64).rotate_left(17));
+    let ops = (n as u64 / 3).max(8) as u32;
+    let mut items = Vec::with_capacity(n);
+    let (mut phase_start, mut phase_end) = (0u32, 0u32);
+    for k in 0..n {
+        // The k-th buffer is written near op k * ops / n: a schedule in order.
+        let op = (k as u64 * u64::from(ops) / n as u64) as u32;
+        if op >= phase_end {
+            phase_start = op;
+            phase_end = op + 500 + rng.below(1500) as u32;
+        }
+        // One buffer in 200 crosses its phase's bounds (a skip connection, an early load).
+        let crosses = rng.below(200) == 0;
+        let roll = rng.below(100);
+        let item = if roll < 1 {
+            buffer(rng.log_uniform(64, 64 << 20), 0, ops - 1)
+        } else if roll < 6 {
+            let lead = heavy_tail(&mut rng, 1000);
+            let first = if crosses { 0 } else { phase_start };
+            let start = op.saturating_sub(lead).max(first);
+            buffer(rng.log_uniform(64, 64 << 20), start, op)
+        } else {
+            let r = rng.below(100);
+            let len = if r < 70 {
+                1 + rng.below(3) as u32
+            } else if r < 90 {
+                4 + rng.below(27) as u32
+            } else if r < 98 {
+                30 + rng.below(271) as u32
+            } else {
+                heavy_tail(&mut rng, 3000)
+            };
+            let last = if crosses { ops - 1 } else { phase_end - 1 };
+            let end = (op + len - 1).min(last).min(ops - 1).max(op);
+            buffer(rng.log_uniform(4, 256 << 20), op, end)
+        };
+        items.push(item);
+    }
+    Problem {
+        items,
+        capacity: None,
+    }
+}
+
+/// 1 to `max`, heavy-tailed (log-uniform).
+fn heavy_tail(rng: &mut Rng, max: u64) -> u32 {
+    rng.log_uniform(1, max) as u32
+}
+
+/// The random problems: `n` buffers over `ops` ops; 80 % live 1 to 20 ops, the rest
+/// 1 to 1000; sizes log-uniform from 64 B to 1 MiB; starts uniform.
+pub fn random_problem(n: usize, ops: u32, seed: u64) -> Problem {
+    let mut rng = Rng(seed ^ 0xa11d_0000 ^ (n as u64).rotate_left(29));
+    let items = (0..n)
+        .map(|_| {
+            let len = if rng.below(10) < 8 {
+                1 + rng.below(20) as u32
+            } else {
+                1 + rng.below(1000) as u32
+            };
+            let start = rng.below(u64::from(ops)) as u32;
+            let end = (start + len - 1).min(ops - 1);
+            buffer(rng.log_uniform(64, 1 << 20), start, end)
+        })
+        .collect();
+    Problem {
+        items,
+        capacity: None,
+    }
+}
+
+/// Writes `problem` as a MiniMalloc CSV (`id,lower,upper,size`, live over `[lower, upper)`),
+/// which `planner plan` reads.
+pub fn write_csv(problem: &Problem, path: &Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(out, "id,lower,upper,size")?;
+    for (i, it) in problem.items.iter().enumerate() {
+        writeln!(
+            out,
+            "{i},{},{},{}",
+            it.start,
+            u64::from(it.end) + 1,
+            it.size
+        )?;
+    }
+    out.flush()
+}

@@ -40,14 +40,16 @@ pub(crate) fn fixed_only(placer: &Placer<'_>) -> (Vec<Option<u64>>, u64) {
     (offsets, height)
 }
 
-/// `greedy_by_size`, then, unless it already reaches the lower bound, every order of
-/// [`ORDERS`] with each gap rule over the items it placed; the lowest wins, earlier on ties.
-pub(crate) fn seed(placer: &mut Placer<'_>) -> Seed {
+/// `greedy_by_size`, then, unless it already reaches the lower bound (or `target`), every
+/// order of [`ORDERS`] with each gap rule over the items it placed; the lowest wins, earlier
+/// on ties. The seed's `lower_bound` is the larger of the bound and `target`: where searches
+/// from it stop.
+pub(crate) fn seed(placer: &mut Placer<'_>, target: u64) -> Seed {
     let problem = placer.problem;
     let items = &problem.items;
     let reference = placer.place_with_spill(&size_order(problem), GapRule::Lowest);
     let placed: Vec<bool> = reference.offsets.iter().map(Option::is_some).collect();
-    let lower_bound = lower_bound_of(problem, Some(&placed));
+    let lower_bound = lower_bound_of(problem, Some(&placed)).max(target);
     // The reference order, as the searches see it: unspillable items first, as placed.
     let mut order: Vec<usize> = size_order(problem)
         .into_iter()
@@ -65,21 +67,18 @@ pub(crate) fn seed(placer: &mut Placer<'_>) -> Seed {
         return best;
     }
     let working = best.order.clone();
-    let (base, base_height) = fixed_only(placer);
     for (name, order) in orders(placer, &working) {
         for rule in [GapRule::Lowest, GapRule::BestFit] {
             if (name, rule) == ("size", GapRule::Lowest) {
                 continue; // the reference itself
             }
-            let mut offsets = base.clone();
             let limit = best.packing.height - 1; // height > lower_bound >= 0
-            if let Some(height) =
-                placer.place_from(&order, 0, &mut offsets, base_height, rule, limit)
-            {
+            if let Some(packing) = placer.place_fresh(&order, rule, limit, false) {
+                let height = packing.height;
                 best = Seed {
                     order: order.clone(),
                     rule,
-                    packing: Packing { offsets, height },
+                    packing,
                     lower_bound,
                     origin: (name, rule),
                 };

@@ -10,6 +10,7 @@
 
 use std::vec::Vec;
 
+use super::busy::BusyTree;
 use super::{Item, Packing, Problem};
 use crate::plan::align_up;
 
@@ -40,6 +41,8 @@ pub(crate) enum Overlaps {
         ends: Vec<u32>,
         max_end: Vec<u32>,
         leaves: usize,
+        /// Every end, sorted (for [`Overlaps::degree`]).
+        sorted_ends: Vec<u32>,
     },
 }
 
@@ -107,12 +110,19 @@ impl Overlaps {
         for node in (1..leaves).rev() {
             max_end[node] = max_end[2 * node].max(max_end[2 * node + 1]);
         }
+        // Left empty when some lifetime is inverted: counting then takes the slow way.
+        let mut sorted_ends = Vec::new();
+        if items.iter().all(|it| it.start <= it.end) {
+            sorted_ends = ends.clone();
+            sorted_ends.sort_unstable();
+        }
         Overlaps::Tree {
             by_start,
             starts,
             ends,
             max_end,
             leaves,
+            sorted_ends,
         }
     }
 
@@ -130,6 +140,7 @@ impl Overlaps {
                 ends,
                 max_end,
                 leaves,
+                ..
             } => {
                 let (s, e) = (items[i].start, items[i].end);
                 // Candidates start at or before `e`: a prefix of the start order.
@@ -158,10 +169,22 @@ impl Overlaps {
     pub(crate) fn degree(&self, items: &[Item], i: usize) -> usize {
         match self {
             Overlaps::Lists { first, .. } => first[i + 1] - first[i],
-            Overlaps::Tree { .. } => {
-                let mut n = 0;
-                self.for_each(items, i, |_| n += 1);
-                n
+            Overlaps::Tree {
+                starts,
+                sorted_ends,
+                ..
+            } => {
+                let (s, e) = (items[i].start, items[i].end);
+                if sorted_ends.len() != starts.len() {
+                    let mut n = 0;
+                    self.for_each(items, i, |_| n += 1);
+                    return n;
+                }
+                // The others starting at or before `e`, less those ending before `s` (which
+                // started before it too).
+                let started = starts.partition_point(|&x| x <= e);
+                let ended = sorted_ends.partition_point(|&x| x < s);
+                started.saturating_sub(ended + 1)
             }
         }
     }
@@ -173,11 +196,15 @@ pub(crate) struct Placer<'p> {
     pub(crate) problem: &'p Problem,
     pub(crate) overlaps: Overlaps,
     busy: Vec<(u64, u64)>,
+    /// The busy bytes over time for passes from scratch, built on first use.
+    tree: Option<BusyTree>,
     /// Items placed so far.
     pub(crate) placements: u64,
     /// Items placed plus neighbours examined so far: a deterministic measure of work for
     /// search budgets, roughly proportional to time.
     pub(crate) work: u64,
+    /// [`Placer::place_from`] gives up (`None`) once `work` passes this.
+    pub(crate) work_cap: u64,
 }
 
 impl<'p> Placer<'p> {
@@ -186,8 +213,10 @@ impl<'p> Placer<'p> {
             problem,
             overlaps: Overlaps::new(&problem.items),
             busy: Vec::new(),
+            tree: None,
             placements: 0,
             work: 0,
+            work_cap: u64::MAX,
         }
     }
 
@@ -213,39 +242,87 @@ impl<'p> Placer<'p> {
     /// spillable ones, each by `rule`; a spillable item whose end would pass the capacity is
     /// spilled. Items not in `order` and not fixed are left out (spilled).
     pub(crate) fn place_with_spill(&mut self, order: &[usize], rule: GapRule) -> Packing {
-        let problem = self.problem;
-        let items = &problem.items;
-        let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
-        let mut height = 0u64;
-        for (i, it) in items.iter().enumerate() {
-            if let Some(off) = it.fixed {
-                offsets[i] = Some(off);
-                height = height.max(off.saturating_add(it.size));
-            }
-        }
+        let items = &self.problem.items;
         let free = |spillable: bool| {
             order
                 .iter()
                 .copied()
                 .filter(move |&i| items[i].fixed.is_none() && items[i].spillable == spillable)
         };
-        for i in free(false).chain(free(true)) {
+        let order: Vec<usize> = free(false).chain(free(true)).collect();
+        self.place_fresh(&order, rule, u64::MAX, true)
+            .unwrap_or_else(|| Packing {
+                offsets: vec![None; items.len()],
+                height: 0,
+            })
+    }
+
+    /// Places the fixed items, then `order` (no fixed item in it) by `rule`, from scratch.
+    /// A spillable item whose end would pass the capacity is spilled when `spill`, and ends
+    /// the pass (`None`) otherwise; so does any item whose end passes `limit`.
+    pub(crate) fn place_fresh(
+        &mut self,
+        order: &[usize],
+        rule: GapRule,
+        limit: u64,
+        spill: bool,
+    ) -> Option<Packing> {
+        let problem = self.problem;
+        let items = &problem.items;
+        let mut tree = match self.tree.take() {
+            Some(mut t) => {
+                t.clear();
+                t
+            }
+            None => BusyTree::new(items),
+        };
+        let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
+        let mut height = 0u64;
+        for (i, it) in items.iter().enumerate() {
+            if let Some(off) = it.fixed {
+                offsets[i] = Some(off);
+                height = height.max(off.saturating_add(it.size));
+                tree.insert(it.start, it.end, off, off.saturating_add(it.size));
+            }
+        }
+        // Best fit reads every gap among the placed items: when the overlap lists are at
+        // hand, sorting an item's placed neighbours is cheaper than the tree's gap walk.
+        let listed = rule == GapRule::BestFit && matches!(self.overlaps, Overlaps::Lists { .. });
+        let mut result = Some(());
+        for &i in order {
             let it = &items[i];
-            let off = self.fit(i, &offsets, rule);
+            let off = if listed {
+                self.fit(i, &offsets, rule)
+            } else {
+                let (off, reads) = tree.fit(it.start, it.end, it.size, it.align, rule);
+                self.placements += 1;
+                self.work += reads;
+                off
+            };
             let end = off.saturating_add(it.size);
             if it.spillable && problem.capacity.is_some_and(|c| end > c) {
-                continue;
+                if spill {
+                    continue;
+                }
+                result = None;
+                break;
+            }
+            if end > limit {
+                result = None;
+                break;
             }
             offsets[i] = Some(off);
             height = height.max(end);
+            tree.insert(it.start, it.end, off, end);
         }
-        Packing { offsets, height }
+        self.tree = Some(tree);
+        result.map(|()| Packing { offsets, height })
     }
 
     /// Places `order[from..]` by `rule` into `offsets`, which must hold the fixed items and
     /// `order[..from]` and nothing of `order[from..]`; `height` is their height. Returns the
-    /// new height, or `None` as soon as it passes `limit` or a spillable item passes the
-    /// capacity (the caller then restores `offsets`).
+    /// new height, or `None` as soon as it passes `limit`, a spillable item passes the
+    /// capacity or the work passes [`Placer::work_cap`] (the caller then restores `offsets`).
     pub(crate) fn place_from(
         &mut self,
         order: &[usize],
@@ -260,7 +337,10 @@ impl<'p> Placer<'p> {
             let off = self.fit(i, offsets, rule);
             let it = &self.problem.items[i];
             let end = off.saturating_add(it.size);
-            if end > limit || (it.spillable && capacity.is_some_and(|c| end > c)) {
+            if end > limit
+                || (it.spillable && capacity.is_some_and(|c| end > c))
+                || self.work > self.work_cap
+            {
                 return None;
             }
             offsets[i] = Some(off);

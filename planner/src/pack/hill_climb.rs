@@ -30,6 +30,9 @@ pub(crate) struct Budget {
     pub(crate) work: Option<u64>,
     /// Seed of the move generator.
     pub(crate) seed: u64,
+    /// Stop at this time (only under a user's time limit: it makes the result depend on
+    /// the machine).
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 /// What a climb did, for reports and tests.
@@ -263,6 +266,11 @@ pub(crate) fn climb(placer: &mut Placer<'_>, seed: Seed, budget: Budget) -> (Pac
     c.refresh_from(0);
     let mut rng = Rng::new(budget.seed);
     let start_work = c.placer.work;
+    // A re-pack that would pass the work budget stops there and is not kept.
+    let cap = budget
+        .work
+        .map_or(u64::MAX, |w| start_work.saturating_add(w));
+    c.placer.work_cap = cap;
     let mut best = (c.height(), c.offsets.clone());
     // Re-packs since the best last improved (for `max_stall`), and since the current state
     // last did (for widening).
@@ -273,6 +281,9 @@ pub(crate) fn climb(placer: &mut Placer<'_>, seed: Seed, budget: Budget) -> (Pac
         && best.0 > seed.lower_bound
         && budget.max_stall.is_none_or(|m| stall < m)
         && budget.work.is_none_or(|w| c.placer.work - start_work < w)
+        && budget
+            .deadline
+            .is_none_or(|d| std::time::Instant::now() < d)
     {
         stats.iterations += 1;
         let Some(peak) = c.peak(&mut rng) else {
@@ -293,6 +304,7 @@ pub(crate) fn climb(placer: &mut Placer<'_>, seed: Seed, budget: Budget) -> (Pac
             stall += 1;
         }
     }
+    c.placer.work_cap = u64::MAX;
     (
         Packing {
             offsets: best.1,

@@ -8,12 +8,14 @@
 //! Every packer is deterministic: the same problem gives the same offsets on every machine.
 
 mod best_of;
+mod busy;
 mod greedy;
 mod hill_climb;
+mod split;
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use std::vec::Vec;
 
 use crate::plan::align_up;
@@ -191,8 +193,20 @@ pub struct AutoOptions {
     /// bound is open (default 50 000; 0: no exact search).
     pub node_budget: u64,
     /// Problems with more items than this skip the exact search (default 1000): on them a
-    /// node costs more and the climb's gap is typically a few bytes.
+    /// node costs more and the climb's gap is typically a few bytes. After a decomposition
+    /// the limit applies to each part.
     pub exact_max_items: u32,
+    /// Problems with at least this many items are decomposed into independent parts (items
+    /// live over the whole span stacked at the bottom, the rest cut at time boundaries no
+    /// item crosses) and the parts planned one by one (default 2000; see [`AutoOptions::threads`]).
+    pub split_min_items: u32,
+    /// Threads planning the parts of a decomposed problem (default 0: one per core). The plan
+    /// does not depend on it.
+    pub threads: u32,
+    /// Plan for about this long instead of counting work: the climb and the exact search run
+    /// until the time is up or the lower bound is reached, whichever comes first (default
+    /// none). The plan then depends on the machine and its load; without it, it never does.
+    pub time_limit: Option<Duration>,
 }
 
 impl Default for AutoOptions {
@@ -204,6 +218,9 @@ impl Default for AutoOptions {
             budget: 4_000_000,
             node_budget: 50_000,
             exact_max_items: 1000,
+            split_min_items: 2000,
+            threads: 0,
+            time_limit: None,
         }
     }
 }
@@ -237,8 +254,24 @@ impl std::fmt::Display for OptionValue {
 pub struct OptionError {
     /// The option at fault; `None` when the planner name itself is wrong.
     pub key: Option<String>,
+    /// What is wrong.
+    pub kind: OptionErrorKind,
     /// Problem and fix.
     pub message: String,
+}
+
+/// What is wrong with a planner choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum OptionErrorKind {
+    /// No packer has that name.
+    UnknownPlanner,
+    /// Options are given to a packer that takes none.
+    TakesNoOptions,
+    /// The packer has no option of that key.
+    UnknownOption,
+    /// The value does not have the option's type or range.
+    BadValue,
 }
 
 /// Which packer to run, with its options.
@@ -290,29 +323,126 @@ impl Default for PlannerKind {
     }
 }
 
+/// One packer of the table: its manifest name, the option keys it takes, how it reads an
+/// option and how it runs.
+#[derive(Clone, Copy)]
+pub struct Packer {
+    /// The manifest name (`memory.planner`).
+    pub name: &'static str,
+    /// The keys of `memory.planner_options` it takes (empty: none).
+    pub keys: &'static [&'static str],
+    /// The planner with default options.
+    default: fn() -> PlannerKind,
+    /// Sets one option (a key of `keys`) on a planner of this packer.
+    set: fn(&mut PlannerKind, &str, &OptionValue) -> Result<(), OptionError>,
+    /// Packs with a planner of this packer.
+    run: fn(&PlannerKind, &mut Run<'_>) -> Packing,
+}
+
+impl std::fmt::Debug for Packer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Packer")
+            .field("name", &self.name)
+            .field("keys", &self.keys)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Every packer, in the order help texts list them.
+pub const PACKERS: &[Packer] = &[
+    Packer {
+        name: "greedy",
+        keys: &[],
+        default: || PlannerKind::Greedy,
+        set: set_nothing,
+        run: |_, run| {
+            let order = greedy_order(run.placer.problem);
+            run.placer.place_with_spill(&order, GapRule::Lowest)
+        },
+    },
+    Packer {
+        name: "greedy_by_size",
+        keys: &[],
+        default: || PlannerKind::GreedyBySize,
+        set: set_nothing,
+        run: |_, run| {
+            let order = size_order(run.placer.problem);
+            run.placer.place_with_spill(&order, GapRule::Lowest)
+        },
+    },
+    Packer {
+        name: "best_of_greedy",
+        keys: &[],
+        default: || PlannerKind::BestOfGreedy,
+        set: set_nothing,
+        run: |_, run| run.search(None),
+    },
+    Packer {
+        name: "tflm",
+        keys: &[],
+        default: || PlannerKind::Tflm,
+        set: set_nothing,
+        run: |_, run| tflm::pack(run.placer.problem),
+    },
+    Packer {
+        name: "hill_climb",
+        keys: &["iterations", "seed", "max_stall_iterations"],
+        default: || PlannerKind::HillClimb(HillClimbOptions::default()),
+        set: set_hill_climb,
+        run: run_hill_climb,
+    },
+    Packer {
+        name: "optimal",
+        keys: &["node_budget", "time_limit_ms"],
+        default: || PlannerKind::Optimal(OptimalOptions::default()),
+        set: set_optimal,
+        run: run_optimal,
+    },
+    Packer {
+        name: "auto",
+        keys: &[
+            "iterations",
+            "seed",
+            "max_stall_iterations",
+            "budget",
+            "node_budget",
+            "exact_max_items",
+            "split_min_items",
+            "threads",
+            "time_limit_ms",
+        ],
+        default: || PlannerKind::Auto(AutoOptions::default()),
+        set: set_auto,
+        run: run_auto,
+    },
+];
+
+const NAME_LIST: [&str; PACKERS.len()] = {
+    let mut names = [""; PACKERS.len()];
+    let mut k = 0;
+    while k < PACKERS.len() {
+        names[k] = PACKERS[k].name;
+        k += 1;
+    }
+    names
+};
+
 impl PlannerKind {
-    /// Every planner name, for help texts and did-you-mean.
-    pub const NAMES: &'static [&'static str] = &[
-        "greedy",
-        "greedy_by_size",
-        "best_of_greedy",
-        "hill_climb",
-        "optimal",
-        "auto",
-        "tflm",
-    ];
+    /// Every planner name, for help texts and did-you-mean (the names of [`PACKERS`]).
+    pub const NAMES: &'static [&'static str] = &NAME_LIST;
+
+    /// The table row of this planner.
+    pub fn packer(&self) -> &'static Packer {
+        let me = std::mem::discriminant(self);
+        PACKERS
+            .iter()
+            .find(|p| std::mem::discriminant(&(p.default)()) == me)
+            .unwrap_or(&PACKERS[0])
+    }
 
     /// The planner's manifest name.
     pub fn name(&self) -> &'static str {
-        match self {
-            PlannerKind::Greedy => "greedy",
-            PlannerKind::GreedyBySize => "greedy_by_size",
-            PlannerKind::BestOfGreedy => "best_of_greedy",
-            PlannerKind::HillClimb(_) => "hill_climb",
-            PlannerKind::Optimal(_) => "optimal",
-            PlannerKind::Auto(_) => "auto",
-            PlannerKind::Tflm => "tflm",
-        }
+        self.packer().name
     }
 
     /// Builds a planner from its name and options; options a planner does not take are
@@ -321,91 +451,88 @@ impl PlannerKind {
         name: &str,
         options: &BTreeMap<String, OptionValue>,
     ) -> Result<PlannerKind, OptionError> {
-        let no_options = |kind: PlannerKind| {
-            if let Some(key) = options.keys().next() {
-                Err(OptionError {
+        let Some(packer) = PACKERS.iter().find(|p| p.name == name) else {
+            let hint = crate::error::did_you_mean(name, PlannerKind::NAMES.iter().copied())
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            return Err(OptionError {
+                key: None,
+                kind: OptionErrorKind::UnknownPlanner,
+                message: format!(
+                    "unknown planner `{name}`{hint}; choose one of {}",
+                    PlannerKind::NAMES.join(", ")
+                ),
+            });
+        };
+        let mut kind = (packer.default)();
+        for (key, value) in options {
+            if packer.keys.is_empty() {
+                return Err(OptionError {
                     key: Some(key.clone()),
+                    kind: OptionErrorKind::TakesNoOptions,
                     message: format!(
                         "planner `{name}` takes no options, but `{key}` is given; remove memory.planner_options or pick `hill_climb` or `auto`"
                     ),
-                })
-            } else {
-                Ok(kind)
+                });
             }
-        };
-        match name {
-            "greedy" => no_options(PlannerKind::Greedy),
-            "greedy_by_size" => no_options(PlannerKind::GreedyBySize),
-            "best_of_greedy" => no_options(PlannerKind::BestOfGreedy),
-            "tflm" => no_options(PlannerKind::Tflm),
-            "hill_climb" => {
-                let mut o = HillClimbOptions::default();
-                const KEYS: &[&str] = &["iterations", "seed", "max_stall_iterations"];
-                for (key, value) in options {
-                    match key.as_str() {
-                        "iterations" => o.iterations = int_option(key, value, 0)?,
-                        "seed" => o.seed = seed_option(key, value)?,
-                        "max_stall_iterations" => {
-                            o.max_stall_iterations = stall_option(key, value)?
-                        }
-                        _ => return Err(unknown_option(name, key, KEYS)),
-                    }
-                }
-                Ok(PlannerKind::HillClimb(o))
+            if !packer.keys.contains(&key.as_str()) {
+                return Err(unknown_option(name, key, packer.keys));
             }
-            "optimal" => {
-                let mut o = OptimalOptions::default();
-                const KEYS: &[&str] = &["node_budget", "time_limit_ms"];
-                for (key, value) in options {
-                    match key.as_str() {
-                        "node_budget" => o.node_budget = seed_option(key, value)?,
-                        "time_limit_ms" => {
-                            o.time_limit = Some(Duration::from_millis(seed_option(key, value)?))
-                        }
-                        _ => return Err(unknown_option(name, key, KEYS)),
-                    }
-                }
-                Ok(PlannerKind::Optimal(o))
-            }
-            "auto" => {
-                let mut o = AutoOptions::default();
-                const KEYS: &[&str] = &[
-                    "iterations",
-                    "seed",
-                    "max_stall_iterations",
-                    "budget",
-                    "node_budget",
-                    "exact_max_items",
-                ];
-                for (key, value) in options {
-                    match key.as_str() {
-                        "iterations" => o.iterations = int_option(key, value, 0)?,
-                        "seed" => o.seed = seed_option(key, value)?,
-                        "max_stall_iterations" => {
-                            o.max_stall_iterations = stall_option(key, value)?
-                        }
-                        "budget" => o.budget = seed_option(key, value)?,
-                        "node_budget" => o.node_budget = seed_option(key, value)?,
-                        "exact_max_items" => o.exact_max_items = int_option(key, value, 0)?,
-                        _ => return Err(unknown_option(name, key, KEYS)),
-                    }
-                }
-                Ok(PlannerKind::Auto(o))
-            }
-            _ => {
-                let hint = crate::error::did_you_mean(name, PlannerKind::NAMES.iter().copied())
-                    .map(|s| format!(" (did you mean `{s}`?)"))
-                    .unwrap_or_default();
-                Err(OptionError {
-                    key: None,
-                    message: format!(
-                        "unknown planner `{name}`{hint}; choose one of {}",
-                        PlannerKind::NAMES.join(", ")
-                    ),
-                })
-            }
+            (packer.set)(&mut kind, key, value)?;
         }
+        Ok(kind)
     }
+}
+
+fn set_nothing(_: &mut PlannerKind, key: &str, _: &OptionValue) -> Result<(), OptionError> {
+    Err(unknown_option("", key, &[]))
+}
+
+fn set_hill_climb(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), OptionError> {
+    let (name, keys) = (kind.name(), kind.packer().keys);
+    let PlannerKind::HillClimb(o) = kind else {
+        return Err(unknown_option(name, key, keys));
+    };
+    match key {
+        "iterations" => o.iterations = int_option(key, v, 0)?,
+        "seed" => o.seed = seed_option(key, v)?,
+        "max_stall_iterations" => o.max_stall_iterations = stall_option(key, v)?,
+        _ => return Err(unknown_option(name, key, keys)),
+    }
+    Ok(())
+}
+
+fn set_optimal(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), OptionError> {
+    let (name, keys) = (kind.name(), kind.packer().keys);
+    let PlannerKind::Optimal(o) = kind else {
+        return Err(unknown_option(name, key, keys));
+    };
+    match key {
+        "node_budget" => o.node_budget = seed_option(key, v)?,
+        "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
+        _ => return Err(unknown_option(name, key, keys)),
+    }
+    Ok(())
+}
+
+fn set_auto(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), OptionError> {
+    let (name, keys) = (kind.name(), kind.packer().keys);
+    let PlannerKind::Auto(o) = kind else {
+        return Err(unknown_option(name, key, keys));
+    };
+    match key {
+        "iterations" => o.iterations = int_option(key, v, 0)?,
+        "seed" => o.seed = seed_option(key, v)?,
+        "max_stall_iterations" => o.max_stall_iterations = stall_option(key, v)?,
+        "budget" => o.budget = seed_option(key, v)?,
+        "node_budget" => o.node_budget = seed_option(key, v)?,
+        "exact_max_items" => o.exact_max_items = int_option(key, v, 0)?,
+        "split_min_items" => o.split_min_items = int_option(key, v, 0)?,
+        "threads" => o.threads = int_option(key, v, 0)?,
+        "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
+        _ => return Err(unknown_option(name, key, keys)),
+    }
+    Ok(())
 }
 
 fn unknown_option(planner: &str, key: &str, keys: &[&str]) -> OptionError {
@@ -415,6 +542,7 @@ fn unknown_option(planner: &str, key: &str, keys: &[&str]) -> OptionError {
     let list: Vec<String> = keys.iter().map(|k| format!("`{k}`")).collect();
     OptionError {
         key: Some(key.to_string()),
+        kind: OptionErrorKind::UnknownOption,
         message: format!(
             "planner `{planner}` has no option `{key}`{hint}; it takes {}",
             list.join(", ")
@@ -425,6 +553,7 @@ fn unknown_option(planner: &str, key: &str, keys: &[&str]) -> OptionError {
 fn bad_value(key: &str, value: &OptionValue, want: &str) -> OptionError {
     OptionError {
         key: Some(key.to_string()),
+        kind: OptionErrorKind::BadValue,
         message: format!("planner option `{key}` is {value}; it must be {want}"),
     }
 }
@@ -493,6 +622,8 @@ pub struct SearchStats {
     pub work: u64,
     /// Nodes of the exact search.
     pub nodes: u64,
+    /// Independent parts the problem was planned as (0 or 1: planned whole).
+    pub parts: u32,
 }
 
 /// The placement orders best-of-greedy tries, by name.
@@ -500,78 +631,17 @@ pub const GREEDY_ORDERS: &[&str] = best_of::ORDERS;
 
 /// Packs `problem` with the chosen planner and reports on the result.
 pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
-    let mut placer = Placer::new(problem);
-    let mut stats = SearchStats::default();
-    // Whether an exact search proved the packing optimal.
-    let mut exact_proven = false;
-    let mut search = |placer: &mut Placer<'_>, budget: Option<hill_climb::Budget>| {
-        let seed = best_of::seed(placer);
-        stats.seed = Some(seed.origin);
-        match budget {
-            Some(budget) => {
-                let (packing, climb) = hill_climb::climb(placer, seed, budget);
-                stats.iterations = climb.iterations;
-                stats.improvements = climb.improvements;
-                packing
-            }
-            None => seed.packing,
-        }
+    let mut run = Run {
+        placer: Placer::new(problem),
+        stats: SearchStats::default(),
+        proven: false,
     };
-    let packing = match kind {
-        PlannerKind::Greedy => placer.place_with_spill(&greedy_order(problem), GapRule::Lowest),
-        PlannerKind::GreedyBySize => placer.place_with_spill(&size_order(problem), GapRule::Lowest),
-        PlannerKind::BestOfGreedy => search(&mut placer, None),
-        PlannerKind::Tflm => tflm::pack(problem),
-        PlannerKind::HillClimb(o) => {
-            let budget = hill_climb::Budget {
-                iterations: o.iterations,
-                max_stall: o.max_stall_iterations,
-                work: None,
-                seed: o.seed,
-            };
-            search(&mut placer, Some(budget))
-        }
-        PlannerKind::Optimal(o) => {
-            // The better the incumbent, the less the exact search has to do: start from the
-            // default hill climb.
-            let climb = HillClimbOptions::default();
-            let budget = hill_climb::Budget {
-                iterations: climb.iterations,
-                max_stall: climb.max_stall_iterations,
-                work: None,
-                seed: climb.seed,
-            };
-            let packing = search(&mut placer, Some(budget));
-            let (packing, proven) = exact_stage(problem, packing, o, &mut stats);
-            exact_proven = proven;
-            packing
-        }
-        PlannerKind::Auto(o) => {
-            let budget = hill_climb::Budget {
-                iterations: o.iterations,
-                max_stall: o.max_stall_iterations,
-                work: Some(o.budget),
-                seed: o.seed,
-            };
-            let packing = search(&mut placer, Some(budget));
-            let small = problem.items.len() <= o.exact_max_items as usize;
-            if o.node_budget > 0 && small && !certify(problem, &packing).optimal {
-                let opts = OptimalOptions {
-                    node_budget: o.node_budget,
-                    time_limit: None,
-                };
-                let (packing, proven) = exact_stage(problem, packing, &opts, &mut stats);
-                exact_proven = proven;
-                packing
-            } else {
-                packing
-            }
-        }
-    };
-    stats.placements = placer.placements;
-    stats.work = placer.work;
+    let packing = (kind.packer().run)(kind, &mut run);
+    let mut stats = run.stats;
+    stats.placements += run.placer.placements;
+    stats.work += run.placer.work;
     let mut certificate = certify(problem, &packing);
-    if exact_proven {
+    if run.proven {
         certificate = certificate.proven_optimal();
     }
     Report {
@@ -579,6 +649,244 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
         certificate,
         stats,
     }
+}
+
+/// The state a packer runs with: the placement engine, the counts it reports, and whether an
+/// exact search proved its packing optimal.
+pub struct Run<'p> {
+    placer: Placer<'p>,
+    stats: SearchStats,
+    proven: bool,
+}
+
+impl std::fmt::Debug for Run<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("stats", &self.stats)
+            .field("proven", &self.proven)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Run<'_> {
+    /// Best-of-greedy, then the hill climb within `budget` when one is given.
+    fn search(&mut self, budget: Option<hill_climb::Budget>) -> Packing {
+        self.search_to(budget, 0)
+    }
+
+    /// [`Run::search`], stopping as soon as the height is at most `target` (or the lower
+    /// bound).
+    fn search_to(&mut self, budget: Option<hill_climb::Budget>, target: u64) -> Packing {
+        let seed = best_of::seed(&mut self.placer, target);
+        self.stats.seed = Some(seed.origin);
+        match budget {
+            Some(budget) => {
+                let (packing, climb) = hill_climb::climb(&mut self.placer, seed, budget);
+                self.stats.iterations = climb.iterations;
+                self.stats.improvements = climb.improvements;
+                packing
+            }
+            None => seed.packing,
+        }
+    }
+
+    /// The exact search from `packing` (see [`exact_stage`]).
+    fn exact(&mut self, packing: Packing, opts: &OptimalOptions) -> Packing {
+        let problem = self.placer.problem;
+        let (packing, proven) = exact_stage(problem, packing, opts, &mut self.stats);
+        self.proven = proven;
+        packing
+    }
+}
+
+fn run_hill_climb(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
+    let o = match kind {
+        PlannerKind::HillClimb(o) => o.clone(),
+        _ => HillClimbOptions::default(),
+    };
+    run.search(Some(hill_climb::Budget {
+        iterations: o.iterations,
+        max_stall: o.max_stall_iterations,
+        work: None,
+        seed: o.seed,
+        deadline: None,
+    }))
+}
+
+fn run_optimal(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
+    let o = match kind {
+        PlannerKind::Optimal(o) => o.clone(),
+        _ => OptimalOptions::default(),
+    };
+    // The better the incumbent, the less the exact search has to do: start from the
+    // default hill climb.
+    let packing = run_hill_climb(&PlannerKind::HillClimb(HillClimbOptions::default()), run);
+    run.exact(packing, &o)
+}
+
+fn run_auto(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
+    let o = match kind {
+        PlannerKind::Auto(o) => o.clone(),
+        _ => AutoOptions::default(),
+    };
+    let deadline = o.time_limit.map(|d| Instant::now() + d);
+    let problem = run.placer.problem;
+    if problem.items.len() >= o.split_min_items as usize
+        && let Some(split) = split::Split::of(problem)
+    {
+        return run_parts(problem, &split, &o, deadline, &mut run.stats);
+    }
+    auto_stages(run, &o, 0, deadline)
+}
+
+/// The stages of `auto` after any decomposition, stopping at a height of `target` (or the
+/// lower bound).
+fn auto_stages(
+    run: &mut Run<'_>,
+    o: &AutoOptions,
+    target: u64,
+    deadline: Option<Instant>,
+) -> Packing {
+    // Under a time limit the climb may take half of what is left when the exact search
+    // follows, all of it otherwise.
+    let n = run.placer.problem.items.len();
+    let exact = o.node_budget > 0 && n <= o.exact_max_items as usize;
+    let climb_until = deadline.map(|d| {
+        let now = Instant::now();
+        let left = d.saturating_duration_since(now);
+        now + if exact { left / 2 } else { left }
+    });
+    let timed = deadline.is_some();
+    let packing = run.search_to(
+        Some(hill_climb::Budget {
+            iterations: if timed { u32::MAX } else { o.iterations },
+            max_stall: if timed { None } else { o.max_stall_iterations },
+            work: if timed { None } else { Some(o.budget) },
+            seed: o.seed,
+            deadline: climb_until,
+        }),
+        target,
+    );
+    let problem = run.placer.problem;
+    if exact && packing.height > target && !certify(problem, &packing).optimal {
+        let opts = OptimalOptions {
+            node_budget: if timed { u64::MAX } else { o.node_budget },
+            time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
+        };
+        run.exact(packing, &opts)
+    } else {
+        packing
+    }
+}
+
+/// Plans the parts of `split` with `auto`'s stages, each stopping once it no longer
+/// decides the height (at the whole problem's lower bound), on up to `o.threads` threads,
+/// and puts them together.
+fn run_parts(
+    problem: &Problem,
+    split: &split::Split,
+    o: &AutoOptions,
+    deadline: Option<Instant>,
+    stats: &mut SearchStats,
+) -> Packing {
+    let bound = height_lower_bound(problem);
+    let n = split.parts.len();
+    let solve = |k: usize| {
+        let sub = split.part_problem(problem, k);
+        let mut run = Run {
+            placer: Placer::new(&sub),
+            stats: SearchStats::default(),
+            proven: false,
+        };
+        let target = bound.saturating_sub(split.parts[k].0);
+        let packing = auto_stages(&mut run, o, target, deadline);
+        let mut stats = run.stats;
+        stats.placements = run.placer.placements;
+        stats.work = run.placer.work;
+        (packing, stats)
+    };
+    let threads = match o.threads {
+        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
+        t => t as usize,
+    }
+    .clamp(1, n.max(1));
+    let mut results: Vec<Option<(Packing, SearchStats)>> = vec![None; n];
+    if threads == 1 {
+        for (k, r) in results.iter_mut().enumerate() {
+            *r = Some(solve(k));
+        }
+    } else {
+        // Largest parts first, for balance; which thread plans a part changes nothing.
+        let mut queue: Vec<usize> = (0..n).collect();
+        queue.sort_by_key(|&k| (std::cmp::Reverse(split.parts[k].1.len()), k));
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let done: Vec<Vec<(usize, (Packing, SearchStats))>> = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    s.spawn(|| {
+                        let mut mine = Vec::new();
+                        loop {
+                            let q = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some(&k) = queue.get(q) else { break };
+                            mine.push((k, solve(k)));
+                        }
+                        mine
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        for (k, r) in done.into_iter().flatten() {
+            results[k] = Some(r);
+        }
+    }
+    assemble(problem, split, results, stats)
+}
+
+/// The whole problem's packing from its parts' (a part that failed to plan, which a
+/// panicking thread would leave, is planned again here).
+fn assemble(
+    problem: &Problem,
+    split: &split::Split,
+    results: Vec<Option<(Packing, SearchStats)>>,
+    stats: &mut SearchStats,
+) -> Packing {
+    let mut offsets: Vec<Option<u64>> = vec![None; problem.items.len()];
+    let mut height = 0u64;
+    for &(i, off) in &split.stacked {
+        offsets[i] = Some(off);
+        height = height.max(off.saturating_add(problem.items[i].size));
+    }
+    let mut peak = (0u64, None);
+    for (k, r) in results.into_iter().enumerate() {
+        let (base, idx) = &split.parts[k];
+        let (packing, s) = r.unwrap_or_else(|| {
+            let sub = split.part_problem(problem, k);
+            (
+                pack(&PlannerKind::GreedyBySize, &sub),
+                SearchStats::default(),
+            )
+        });
+        for (&i, o) in idx.iter().zip(&packing.offsets) {
+            offsets[i] = o.map(|o| o.saturating_add(*base));
+        }
+        let top = base.saturating_add(packing.height);
+        height = height.max(top);
+        if top > peak.0 || peak.1.is_none() {
+            peak = (top, s.seed);
+        }
+        stats.iterations += s.iterations;
+        stats.improvements += s.improvements;
+        stats.placements += s.placements;
+        stats.work += s.work;
+        stats.nodes += s.nodes;
+    }
+    stats.seed = peak.1;
+    stats.parts = u32::try_from(split.parts.len()).unwrap_or(u32::MAX);
+    Packing { offsets, height }
 }
 
 /// The exact search over the items `packing` placed (the others stay spilled), from

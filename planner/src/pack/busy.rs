@@ -1,0 +1,351 @@
+//! The busy bytes over time, for full greedy passes: where a new item may go, found without
+//! visiting the placed items that overlap it in time one by one.
+//!
+//! A segment tree over the distinct item starts (two items overlap in time exactly when the
+//! later start lies in both lifetimes) holds, per node, two merged lists of byte ranges:
+//! `cover`, the union of the items whose lifetime covers the node's whole span and not its
+//! parent's (the node is one of the item's canonical nodes), and `sub`, the union of the items
+//! canonical at the node or below it. The items overlapping a lifetime are then those
+//! canonical at or below one of its canonical nodes, or at one of their ancestors: a query
+//! reads `O(log n)` lists, and an insertion writes `O(log n)` of them. Lists are unions, so
+//! neighbouring items merge and a dense packing keeps them short.
+//!
+//! The offsets are exactly those of [`super::greedy::choose_gap`] over the placed items that
+//! overlap in time: the lowest aligned free offset, or the smallest free range (lowest on
+//! ties) for best fit. The tree cannot remove an item, so it serves passes that place items
+//! from scratch; the hill climb's partial re-packs use the overlap index.
+
+use std::vec::Vec;
+
+use super::Item;
+use super::greedy::GapRule;
+use crate::plan::align_up;
+
+/// Merged byte ranges, sorted, neither overlapping nor touching.
+type Ranges = Vec<(u64, u64)>;
+
+/// See the module documentation.
+#[derive(Debug, Clone)]
+pub(crate) struct BusyTree {
+    /// Distinct starts, sorted: leaf `k` is the time `points[k]`.
+    points: Vec<u32>,
+    leaves: usize,
+    cover: Vec<Ranges>,
+    sub: Vec<Ranges>,
+    /// Nodes whose lists are not empty, to clear them quickly.
+    dirty: Vec<usize>,
+    /// Lists a query reads (node, whether `sub`), reused.
+    lists: Vec<(usize, bool)>,
+    /// Scratch: canonical nodes and ancestors of the current lifetime.
+    nodes: Vec<usize>,
+    ancestors: Vec<usize>,
+}
+
+impl BusyTree {
+    /// An empty tree for the lifetimes of `items`.
+    pub(crate) fn new(items: &[Item]) -> BusyTree {
+        let mut points: Vec<u32> = items.iter().map(|it| it.start).collect();
+        points.sort_unstable();
+        points.dedup();
+        let leaves = points.len().next_power_of_two().max(1);
+        BusyTree {
+            points,
+            leaves,
+            cover: vec![Vec::new(); 2 * leaves],
+            sub: vec![Vec::new(); 2 * leaves],
+            dirty: Vec::new(),
+            lists: Vec::new(),
+            nodes: Vec::new(),
+            ancestors: Vec::new(),
+        }
+    }
+
+    /// Removes every range.
+    pub(crate) fn clear(&mut self) {
+        for &node in &self.dirty {
+            self.cover[node].clear();
+            self.sub[node].clear();
+        }
+        self.dirty.clear();
+    }
+
+    /// The leaves `[lo, hi)` an item live over `start..=end` covers (empty when it starts at
+    /// no point, which only an item absent from the tree's problem does).
+    fn leaf_span(&self, start: u32, end: u32) -> (usize, usize) {
+        let lo = self.points.partition_point(|&p| p < start);
+        let hi = self.points.partition_point(|&p| p <= end);
+        (lo, hi.max(lo))
+    }
+
+    /// Canonical nodes of leaves `[lo, hi)`, bottom-up.
+    fn canonical(&self, lo: usize, hi: usize, mut f: impl FnMut(usize)) {
+        let (mut l, mut r) = (lo + self.leaves, hi + self.leaves);
+        while l < r {
+            if l & 1 == 1 {
+                f(l);
+                l += 1;
+            }
+            if r & 1 == 1 {
+                r -= 1;
+                f(r);
+            }
+            l >>= 1;
+            r >>= 1;
+        }
+    }
+
+    /// Fills `self.nodes` with the canonical nodes of `start..=end` and `self.ancestors`
+    /// with their proper ancestors (sorted, once each).
+    fn cover_nodes(&mut self, start: u32, end: u32) {
+        let (a, b) = self.leaf_span(start, end);
+        let mut nodes = std::mem::take(&mut self.nodes);
+        nodes.clear();
+        self.canonical(a, b, |n| nodes.push(n));
+        let ancestors = &mut self.ancestors;
+        ancestors.clear();
+        for &n in &nodes {
+            let mut up = n >> 1;
+            while up >= 1 {
+                ancestors.push(up);
+                up >>= 1;
+            }
+        }
+        ancestors.sort_unstable();
+        ancestors.dedup();
+        self.nodes = nodes;
+    }
+
+    /// Marks bytes `[lo, hi)` busy over `start..=end`.
+    pub(crate) fn insert(&mut self, start: u32, end: u32, lo: u64, hi: u64) {
+        if lo >= hi {
+            return;
+        }
+        self.cover_nodes(start, end);
+        for &n in &self.nodes {
+            add(&mut self.cover[n], lo, hi);
+            add(&mut self.sub[n], lo, hi);
+            self.dirty.push(n);
+        }
+        for &n in &self.ancestors {
+            add(&mut self.sub[n], lo, hi);
+            self.dirty.push(n);
+        }
+        if self.dirty.len() > 8 * self.cover.len() {
+            self.dirty.sort_unstable();
+            self.dirty.dedup();
+        }
+    }
+
+    /// Collects the lists the busy bytes over `start..=end` are the union of.
+    fn gather(&mut self, start: u32, end: u32) {
+        self.cover_nodes(start, end);
+        let mut lists = std::mem::take(&mut self.lists);
+        lists.clear();
+        lists.extend(
+            self.nodes
+                .iter()
+                .filter(|&&n| !self.sub[n].is_empty())
+                .map(|&n| (n, true)),
+        );
+        lists.extend(
+            self.ancestors
+                .iter()
+                .filter(|&&n| !self.cover[n].is_empty())
+                .map(|&n| (n, false)),
+        );
+        self.lists = lists;
+    }
+
+    fn list(&self, (node, sub): (usize, bool)) -> &Ranges {
+        if sub {
+            &self.sub[node]
+        } else {
+            &self.cover[node]
+        }
+    }
+
+    /// The first range of list `l` that ends after `y`.
+    fn next_after(&self, l: (usize, bool), y: u64) -> Option<(u64, u64)> {
+        let list = self.list(l);
+        let k = list.partition_point(|&(_, hi)| hi <= y);
+        list.get(k).copied()
+    }
+
+    /// Raises `y` until it is in no range of any list; returns it.
+    fn free_from(&self, mut y: u64) -> u64 {
+        let n = self.lists.len();
+        let (mut k, mut clean) = (0usize, 0usize);
+        while clean < n {
+            match self.next_after(self.lists[k], y) {
+                // Ranges of one list neither overlap nor touch: `hi` is free in this one.
+                Some((lo, hi)) if lo <= y => {
+                    y = hi;
+                    clean = 1;
+                }
+                _ => clean += 1,
+            }
+            k = (k + 1) % n;
+        }
+        y
+    }
+
+    /// The offset `rule` picks for `size` bytes aligned to `align` over `start..=end`, and
+    /// the number of list reads it took.
+    pub(crate) fn fit(
+        &mut self,
+        start: u32,
+        end: u32,
+        size: u64,
+        align: u64,
+        rule: GapRule,
+    ) -> (u64, u64) {
+        if size == 0 {
+            return (0, 1);
+        }
+        self.gather(start, end);
+        let n = self.lists.len();
+        if n == 0 {
+            return (0, 1);
+        }
+        match rule {
+            GapRule::Lowest => self.lowest(size, align),
+            GapRule::BestFit => self.best_fit(size, align),
+        }
+    }
+
+    fn lowest(&self, size: u64, align: u64) -> (u64, u64) {
+        let n = self.lists.len();
+        let mut y = 0u64;
+        let (mut k, mut clean, mut reads) = (0usize, 0usize, 0u64);
+        while clean < n {
+            reads += 1;
+            match self.next_after(self.lists[k], y) {
+                // Blocked: move above the range and read the same list again.
+                Some((lo, hi)) if lo < y.saturating_add(size) => {
+                    y = align_up(hi, align).unwrap_or(u64::MAX);
+                    clean = 0;
+                }
+                _ => {
+                    clean += 1;
+                    k = (k + 1) % n;
+                }
+            }
+        }
+        (y, reads)
+    }
+
+    fn best_fit(&self, size: u64, align: u64) -> (u64, u64) {
+        let n = self.lists.len() as u64;
+        let mut best: Option<(u64, u64)> = None;
+        let mut g = self.free_from(0);
+        let mut reads = n;
+        loop {
+            // The free range from `g` ends where the nearest range of any list starts.
+            let next = self
+                .lists
+                .iter()
+                .filter_map(|&l| self.next_after(l, g).map(|(lo, _)| lo))
+                .min();
+            reads += 2 * n;
+            let Some(lo) = next else {
+                break;
+            };
+            let off = align_up(g, align).unwrap_or(u64::MAX);
+            if off.saturating_add(size) <= lo {
+                let gap = lo - g;
+                if best.is_none_or(|(b, _)| gap < b) {
+                    best = Some((gap, off));
+                    if gap == size {
+                        break; // no fitting range is smaller
+                    }
+                }
+            }
+            g = self.free_from(lo);
+        }
+        let off = match best {
+            Some((_, off)) => off,
+            None => align_up(g, align).unwrap_or(u64::MAX),
+        };
+        (off, reads)
+    }
+}
+
+/// Adds `[lo, hi)` to a merged list.
+fn add(list: &mut Ranges, lo: u64, hi: u64) {
+    // Ranges that overlap or touch `[lo, hi)`: those from the first ending at or after `lo`
+    // to the last starting at or before `hi`.
+    let a = list.partition_point(|&(_, h)| h < lo);
+    let b = a + list[a..].partition_point(|&(l, _)| l <= hi);
+    if a == b {
+        list.insert(a, (lo, hi));
+        return;
+    }
+    let merged = (lo.min(list[a].0), hi.max(list[b - 1].1));
+    list[a] = merged;
+    list.drain(a + 1..b);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::greedy::choose_gap;
+
+    #[test]
+    fn merges_ranges() {
+        let mut l = Vec::new();
+        add(&mut l, 10, 20);
+        add(&mut l, 30, 40);
+        add(&mut l, 0, 5);
+        assert_eq!(l, [(0, 5), (10, 20), (30, 40)]);
+        add(&mut l, 20, 30);
+        assert_eq!(l, [(0, 5), (10, 40)]);
+        add(&mut l, 3, 50);
+        assert_eq!(l, [(0, 50)]);
+    }
+
+    /// Random lifetimes and placements: the tree's offsets equal `choose_gap` over the placed
+    /// items that overlap in time, for both rules.
+    #[test]
+    fn agrees_with_choose_gap() {
+        let mut x = 99u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for round in 0..20 {
+            let items: Vec<Item> = (0..150)
+                .map(|_| {
+                    let start = next(60) as u32;
+                    Item {
+                        size: next(40),
+                        start,
+                        end: start + next(if round % 2 == 0 { 8 } else { 50 }) as u32,
+                        align: [1, 4, 16][next(3) as usize],
+                        fixed: None,
+                        spillable: false,
+                    }
+                })
+                .collect();
+            let mut tree = BusyTree::new(&items);
+            for rule in [GapRule::Lowest, GapRule::BestFit] {
+                tree.clear();
+                let mut placed: Vec<(usize, u64)> = Vec::new();
+                for (i, it) in items.iter().enumerate() {
+                    let mut busy: Vec<(u64, u64)> = placed
+                        .iter()
+                        .filter(|&&(j, _)| items[j].overlaps_in_time(it) && items[j].size > 0)
+                        .map(|&(j, o)| (o, o + items[j].size))
+                        .collect();
+                    busy.sort_unstable();
+                    let want = choose_gap(&busy, it.size, it.align, rule);
+                    let (got, _) = tree.fit(it.start, it.end, it.size, it.align, rule);
+                    assert_eq!(got, want, "round {round}, item {i}, {rule:?}");
+                    tree.insert(it.start, it.end, got, got + it.size);
+                    placed.push((i, got));
+                }
+            }
+        }
+    }
+}

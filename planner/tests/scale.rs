@@ -1,0 +1,111 @@
+//! Large problems: decomposition into independent parts, planning in parallel, and a
+//! 60k-buffer problem within the default work budget. Every packing is checked by
+//! [`planner::pack::optimal::is_valid`], which shares no code with the packers.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::collections::BTreeMap;
+
+use planner::pack::optimal::is_valid;
+use planner::pack::{OptionValue, PlannerKind, Problem, certify, pack_report};
+
+fn auto(options: &[(&str, i64)]) -> PlannerKind {
+    let o: BTreeMap<String, OptionValue> = options
+        .iter()
+        .map(|&(k, v)| (k.to_string(), OptionValue::Int(v)))
+        .collect();
+    PlannerKind::from_name("auto", &o).unwrap()
+}
+
+/// Random problems in `phases` phases that no item crosses, with a few items live over the
+/// whole span: sizes log-uniform 64 B to 64 KiB, lifetimes 1 to 20 ops (80 %) or up to 200.
+fn phased(n: usize, phases: u32, seed: u64) -> Problem {
+    let mut rng = support::Rng(seed);
+    let len = 400u32;
+    let mut items = Vec::with_capacity(n);
+    for k in 0..n {
+        let size = rng.log_uniform(64, 64 << 10);
+        if k % 97 == 0 {
+            items.push(item(size, 0, phases * len - 1));
+            continue;
+        }
+        let phase = rng.below(u64::from(phases)) as u32;
+        let start = phase * len + rng.below(u64::from(len)) as u32;
+        let life = if rng.below(10) < 8 {
+            1 + rng.below(20)
+        } else {
+            1 + rng.below(200)
+        } as u32;
+        let end = (start + life - 1).min(phase * len + len - 1);
+        items.push(item(size, start, end));
+    }
+    Problem {
+        items,
+        capacity: None,
+    }
+}
+
+fn item(size: u64, start: u32, end: u32) -> planner::pack::Item {
+    planner::pack::Item {
+        size,
+        start,
+        end,
+        align: [1, 8, 16][(size % 3) as usize],
+        fixed: None,
+        spillable: false,
+    }
+}
+
+#[test]
+fn decomposed_plans_verify_and_are_no_higher() {
+    for seed in 0..6 {
+        let p = phased(2500, 2 + seed as u32, seed);
+        let split = pack_report(&auto(&[("threads", 1)]), &p);
+        let whole = pack_report(&auto(&[("split_min_items", i64::from(u32::MAX))]), &p);
+        assert!(split.stats.parts > 1, "seed {seed}: not decomposed");
+        assert_eq!(whole.stats.parts, 0, "seed {seed}");
+        assert!(
+            is_valid(&p, &split.packing.offsets, u64::MAX),
+            "seed {seed}"
+        );
+        assert!(
+            is_valid(&p, &whole.packing.offsets, u64::MAX),
+            "seed {seed}"
+        );
+        assert!(
+            split.packing.height <= whole.packing.height,
+            "seed {seed}: decomposed {} above whole {}",
+            split.packing.height,
+            whole.packing.height
+        );
+        assert_eq!(split.certificate, certify(&p, &split.packing));
+    }
+}
+
+#[test]
+fn thread_count_does_not_change_the_plan() {
+    for (k, p) in [phased(3000, 7, 11), support::real_trace_like(6000, 3)]
+        .iter()
+        .enumerate()
+    {
+        let one = pack_report(&auto(&[("threads", 1)]), p);
+        let four = pack_report(&auto(&[("threads", 4)]), p);
+        assert!(one.stats.parts > 1, "problem {k}: not decomposed");
+        assert!(is_valid(p, &one.packing.offsets, u64::MAX), "problem {k}");
+        // Byte-identical: the same offsets, the same height, the same counts.
+        assert_eq!(format!("{one:?}"), format!("{four:?}"), "problem {k}");
+    }
+}
+
+#[test]
+fn sixty_thousand_buffers_plan_within_the_work_budget() {
+    let p = support::real_trace_like(60_000, 1);
+    let r = pack_report(&PlannerKind::default(), &p);
+    assert!(is_valid(&p, &r.packing.offsets, u64::MAX));
+    assert_eq!(r.certificate, certify(&p, &r.packing));
+    assert!(r.certificate.height >= r.certificate.lower_bound);
+    // The work is bounded by the default budgets (placements of the greedy passes, the
+    // climb's budget and the exact search's node budget), whatever the machine.
+    assert!(r.stats.placements < 60_000 * 40, "{:?}", r.stats);
+}
