@@ -522,7 +522,7 @@ fn compare(inp: &Input) -> Result<String, Error> {
             ]),
         }
     }
-    if inp.lifetimes.is_none() {
+    if inp.problem.is_none() {
         rows.extend(reordered_rows(inp));
     }
     let mut widths = vec![0usize; rows[0].len()];

@@ -75,6 +75,7 @@ impl Builder {
             inputs: inputs.iter().map(|&i| Some(TensorIndex(i))).collect(),
             outputs: outputs.iter().map(|&i| TensorIndex(i)).collect(),
             scratch: Vec::new(),
+            options: Default::default(),
         });
     }
     fn io(&mut self, input: u32, output: u32) {

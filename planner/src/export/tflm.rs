@@ -577,7 +577,7 @@ pub struct Export {
 pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Result<Export> {
     let path = match &manifest.source {
         ModelSource::File(p) => p.clone(),
-        ModelSource::Inline(_) => {
+        ModelSource::Inline(_) | ModelSource::Graph(_) => {
             return Err(Error::input(
                 "export needs a .tflite model; this manifest has an inline graph",
             ));
