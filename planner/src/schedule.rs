@@ -6,18 +6,19 @@
 //! they have effects beyond the dataflow.
 //!
 //! The search, all of it deterministic and bounded by a budget of work rather than time:
-//! 1. start orders ([`starts`]): the model's own, demand-driven depth-first orders from the
+//! 1. start orders (`schedule/starts.rs`): the model's own, demand-driven depth-first orders from the
 //!    outputs, greedy list schedules (lowest step, most freed), as soon / as late as possible;
-//! 2. on graphs of at most 64 ops, an exact search over sets of completed ops ([`exact`]),
-//!    which proves the order optimal when it finishes within its budget;
-//! 3. local improvement of the best start ([`improve`]): exact searches over windows of ops
-//!    around the peak step, and moves of one op earlier or later within its dependencies,
-//!    judged by the peak of live bytes (then the number of steps at the peak, then the sum of
-//!    all steps).
+//! 2. on graphs of at most 64 ops, an exact search over sets of completed ops
+//!    (`schedule/exact.rs`), which proves the order optimal when it finishes within its
+//!    budget;
+//! 3. local improvement of the best start (`schedule/improve.rs`): exact searches over windows
+//!    of ops around the peak step, and moves of one op earlier or later within its
+//!    dependencies, judged by the peak of live bytes (then the number of steps at the peak,
+//!    then the sum of all steps).
 //!
 //! The model's order is kept unless another has a strictly lower peak. [`Scheduled`] also
-//! carries a lower bound over every order ([`bound`]): when the peak reaches it, no order is
-//! lower.
+//! carries a lower bound over every order (`schedule/bound.rs`, [`lower_bound`]): when the
+//! peak reaches it, no order is lower.
 
 mod bound;
 mod cost;

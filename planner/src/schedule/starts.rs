@@ -39,14 +39,14 @@ pub(crate) fn greedy(cost: &Cost, deps: &Deps, rule: Rule) -> Vec<u32> {
     let n = cost.n;
     let ns = cost.size.len();
     let mut remaining: Vec<usize> = cost.users.iter().map(Vec::len).collect();
-    let mut live = vec![false; ns];
-    let mut cur: i128 = 0;
-    for s in 0..ns {
-        if cost.input[s] && !cost.users[s].is_empty() {
-            live[s] = true;
-            cur += i128::from(cost.size[s]);
-        }
-    }
+    // Inputs some op reads are live from the start.
+    let mut live: Vec<bool> = (0..ns)
+        .map(|s| cost.input[s] && !cost.users[s].is_empty())
+        .collect();
+    let mut cur: i128 = (0..ns)
+        .filter(|&s| live[s])
+        .map(|s| i128::from(cost.size[s]))
+        .sum();
     let mut waiting: Vec<usize> = deps.preds.iter().map(Vec::len).collect();
     let mut ready: BTreeSet<usize> = (0..n).filter(|&k| waiting[k] == 0).collect();
     let mut order = Vec::with_capacity(n);
