@@ -171,6 +171,9 @@ fn suite() {
         (60_000, 0),
         (60_000, 1),
     ] {
+        if only.as_deref().is_some_and(|o| o != "real") {
+            break;
+        }
         row(
             &format!("real-like {}k #{seed}", n / 1000),
             &support::real_trace_like(n, seed),

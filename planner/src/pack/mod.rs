@@ -290,7 +290,13 @@ pub enum OptionErrorKind {
 ///    packing, for at most [`AutoOptions::node_budget`] nodes; it either proves the packing
 ///    optimal, finds a lower one, or leaves it as it is.
 ///
-/// Every limit counts work, not time, so the plan is the same on every machine.
+/// Problems of at least [`AutoOptions::split_min_items`] items are first decomposed: items
+/// live over the whole span are stacked at the bottom, the rest is cut at time boundaries no
+/// item crosses (recursively), and each part runs the stages above on its own, in parallel on
+/// [`AutoOptions::threads`] threads, stopping once it is at the whole problem's lower bound.
+///
+/// Every limit counts work, not time, so the plan is the same on every machine, unless
+/// [`AutoOptions::time_limit`] is set.
 ///
 /// Every stage keeps the items `greedy_by_size` spills spilled and replaces the best only by a
 /// strictly lower packing, so `auto`, `best_of_greedy` and `hill_climb` are never worse than
