@@ -32,6 +32,8 @@
 mod codegen;
 mod load;
 mod parse;
+#[cfg(test)]
+mod props;
 
 use proc_macro::TokenStream;
 
