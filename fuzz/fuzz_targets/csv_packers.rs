@@ -40,8 +40,8 @@ fuzz_target!(|data: &[u8]| {
         };
         match plan_problem(&csv, "fuzz", &kind, capacity, 2_000) {
             Ok(ProblemOutcome::Planned(planned)) => {
-                let (manifest, ..) = problem_input(&csv, "fuzz", &kind);
-                common::accepted(&manifest, &planned);
+                let input = problem_input(&csv, "fuzz", &kind);
+                common::accepted(&input.manifest, &planned);
             }
             Ok(ProblemOutcome::DoesNotFit { .. }) => {}
             Err(e) => common::expected(&e),

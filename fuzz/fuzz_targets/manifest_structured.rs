@@ -217,7 +217,7 @@ fn toml(inp: &Input) -> String {
     }
     s.push_str("]\ntensors = [\n");
     for (kind, m, dest) in inp.rules.iter().take(3) {
-        let kinds = ["constant", "activation", "variable"];
+        let kinds = ["constant", "scratch", "persistent"];
         let _ = write!(
             s,
             "  {{ type = \"{}\", attributes = {{ memory = \"{}\"",

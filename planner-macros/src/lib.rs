@@ -33,6 +33,8 @@
 mod codegen;
 mod load;
 mod parse;
+#[cfg(test)]
+mod props;
 
 use proc_macro::TokenStream;
 

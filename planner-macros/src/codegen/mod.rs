@@ -4,7 +4,7 @@
 mod arenas;
 mod handle;
 mod info;
-mod ops;
+pub(crate) mod ops;
 mod run;
 mod stub;
 mod table;
@@ -54,7 +54,7 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(l: &'a Loaded, args: &Args) -> Ctx<'a> {
+    pub(crate) fn new(l: &'a Loaded, args: &Args) -> Ctx<'a> {
         let krate = &args.krate;
         let tensors = &l.file.tensors;
         let mut order: Vec<usize> = (0..tensors.len()).collect();

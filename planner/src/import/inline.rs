@@ -403,7 +403,7 @@ fn shape_of_size(
         Some(4) => size.saturating_mul(2),
         Some(bits) => {
             let each = bits / 8;
-            if size % each != 0 {
+            if !size.is_multiple_of(each) {
                 let message = format!(
                     "tensor {id:?} is {size} bytes, not a whole number of {} elements ({each} bytes each)",
                     dtype.name()

@@ -1,0 +1,513 @@
+//! The rule the planner keeps for the macro: whatever `planner plan` accepts,
+//! `include_model!` compiles.
+//!
+//! Random manifests (platforms, constraints, rules, slabs, inline graphs with edge-value
+//! sizes, alignments, names that collide after sanitising) are planned; every accepted plan
+//! is written as `planner-build` writes it and run through the macro's own load and code
+//! generation in-process. The expansion must hold no `compile_error!`, no two items of one
+//! scope or one `impl` may share a name (rustc's E0428 / E0592), and the `PLAN` table the
+//! expansion makes must pass the `const` checker, evaluated here at run time on the same
+//! slot order, roots, element counts and op lists the macro uses. A sample of plans is
+//! compiled for real by the trybuild cases in `tests/ui`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use planner::graph::DType;
+use planner::manifest::Manifest;
+use planner::plan::MemoryConstraint;
+use planner::planfile::{Layout, PlanFile, naming};
+use planner::rt::check::{self, ArenaRow, MemoryRow, OpRow, PlanTable, SlotRow};
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use proptest::prelude::*;
+use quote::quote;
+
+use crate::codegen::{self, Ctx, ops::op_tensors};
+use crate::load;
+
+const EDGES: [u64; 11] = [
+    0,
+    1,
+    3,
+    16,
+    4096,
+    65_536,
+    (1 << 31) - 1,
+    1 << 32,
+    1 << 63,
+    u64::MAX - 15,
+    u64::MAX,
+];
+const NAMES: [&str; 8] = ["a", "a_mut", "A", "b", "x/y", "x_y", "In", "t0"];
+/// Memory names: the first three are distinct; `sram` and `S_RAM` clash with `SRAM` in
+/// generated names and come up now and then.
+const MEMORIES: [&str; 5] = ["SRAM", "DTCM", "FLASH", "sram", "S_RAM"];
+const DTYPES: [&str; 9] = [
+    "i8",
+    "u8",
+    "i16",
+    "f32",
+    "i32",
+    "f64",
+    "i4",
+    "complex64",
+    "bool",
+];
+
+fn size_lit(v: u64) -> String {
+    if v > i64::MAX as u64 {
+        format!("\"{v:#x}\"")
+    } else {
+        v.to_string()
+    }
+}
+
+fn num() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        6 => (0u64..300).prop_map(|v| v * 16),
+        1 => 0u64..300,
+        1 => (0..EDGES.len()).prop_map(|i| EDGES[i]),
+    ]
+}
+
+/// Mostly small, sometimes an edge value.
+fn origin() -> impl Strategy<Value = u64> {
+    prop_oneof![4 => (0u64..16).prop_map(|v| v << 24), 1 => num()]
+}
+
+/// One tensor line: name index, dtype index, shape or size, kind (0 activation, 1 constant,
+/// 2 variable), alignment exponent, scale.
+type TensorSpec = (
+    usize,
+    usize,
+    Option<Vec<u64>>,
+    Option<u64>,
+    u8,
+    Option<u32>,
+    bool,
+);
+
+fn tensor() -> impl Strategy<Value = TensorSpec> {
+    (
+        0..NAMES.len(),
+        0..DTYPES.len(),
+        prop::option::of(prop::collection::vec(0u64..9, 0..3)),
+        prop::option::of(num()),
+        0u8..3,
+        prop::option::of(0u32..18),
+        prop::bool::weighted(0.1),
+    )
+}
+
+prop_compose! {
+    fn manifest_text()(
+        tensors in prop::collection::vec(tensor(), 1..7),
+        ops in prop::collection::vec(
+            (prop::collection::vec(0usize..7, 0..3), prop::collection::vec(0usize..7, 0..2), any::<bool>()),
+            0..6,
+        ),
+        memories in prop::option::of(prop::collection::vec(
+            (prop_oneof![9 => 0usize..3, 1 => 3usize..5], prop::option::of(num()), prop::bool::weighted(0.8), prop::option::of(origin())),
+            1..4,
+        )),
+        min_alignment in prop::option::of(0u32..18),
+        constraints in prop::collection::vec(
+            (0usize..4, prop::option::of(num()), prop::option::of(0u32..18)),
+            0..3,
+        ),
+        rule in prop::option::of((0usize..3, 0usize..4)),
+        slab in prop::option::of((0usize..4, num(), any::<bool>())),
+        aliasing in (any::<bool>(), any::<bool>(), any::<bool>()),
+    ) -> String {
+        let mut s = String::from("[model]\nname = \"m\"\ntensors = [\n");
+        let id = |k: usize| format!("\"{}{k}\"", NAMES[tensors[k % tensors.len()].0]);
+        for (k, (name, dtype, shape, size, kind, align, nan)) in tensors.iter().enumerate() {
+            s.push_str(&format!("  {{ id = {}, name = \"{}\", dtype = \"{}\"", id(k), NAMES[*name], DTYPES[*dtype]));
+            match (shape, size) {
+                (Some(d), _) => s.push_str(&format!(", shape = {d:?}")),
+                (None, Some(n)) => s.push_str(&format!(", size = {}", size_lit(*n))),
+                (None, None) => s.push_str(", shape = [4]"),
+            }
+            s.push_str(["", ", constant = true", ", variable = true"][usize::from(*kind)]);
+            if let Some(a) = align {
+                s.push_str(&format!(", alignment = {}", 1u64 << a));
+            }
+            if *nan {
+                s.push_str(", quantization = { scale = [nan], zero_point = [0] }");
+            }
+            s.push_str(" },\n");
+        }
+        s.push_str("]\nops = [\n");
+        for (inputs, outputs, reshape) in &ops {
+            let list = |v: &[usize]| v.iter().map(|&k| id(k)).collect::<Vec<_>>().join(", ");
+            // Mostly no writes to constants (a write is refused; a few still test that).
+            let writable: Vec<usize> = outputs
+                .iter()
+                .copied()
+                .filter(|&k| tensors[k % tensors.len()].4 != 1 || k == 6)
+                .collect();
+            let outputs = &writable;
+            s.push_str(&format!(
+                "  {{ opcode = \"{}\", inputs = [{}], outputs = [{}] }},\n",
+                if *reshape { "RESHAPE" } else { "ADD" },
+                list(inputs),
+                list(outputs)
+            ));
+        }
+        s.push_str("]\n\n[platform]\n");
+        let mut names: Vec<&str> = Vec::new();
+        match &memories {
+            None => {
+                s.push_str("preset = \"generic\"\n");
+                names = vec!["SRAM", "FLASH"];
+            }
+            Some(list) => {
+                s.push_str("memories = [\n");
+                for (m, size, writable, origin) in list {
+                    if names.contains(&MEMORIES[*m]) {
+                        continue;
+                    }
+                    names.push(MEMORIES[*m]);
+                    s.push_str(&format!("  {{ name = \"{}\", writable = {writable}", MEMORIES[*m]));
+                    if let Some(n) = size {
+                        s.push_str(&format!(", size = {}", size_lit(*n)));
+                    }
+                    if let Some(o) = origin {
+                        s.push_str(&format!(", origin = {}", size_lit(*o)));
+                    }
+                    s.push_str(" },\n");
+                }
+                s.push_str("]\n");
+            }
+        }
+        if let Some(a) = min_alignment {
+            s.push_str(&format!("min_alignment = {}\n", 1u64 << a));
+        }
+        s.push_str("\n[memory]\nplanner = \"greedy_by_size\"\nconstraints = [\n");
+        for (m, max, align) in &constraints {
+            s.push_str(&format!("  {{ name = \"{}\"", names[*m % names.len()]));
+            if let Some(n) = max {
+                s.push_str(&format!(", max_size = {}", size_lit(*n)));
+            }
+            if let Some(a) = align {
+                s.push_str(&format!(", arena_alignment = {}", 1u64 << a));
+            }
+            s.push_str(" },\n");
+        }
+        s.push_str("]\n");
+        if let Some((kind, m)) = rule {
+            let kind = ["constant", "scratch", "persistent"][kind];
+            s.push_str(&format!("tensors = [ {{ type = \"{kind}\", attributes = {{ memory = \"{}\" }} }} ]\n", names[m % names.len()]));
+        }
+        if let Some((m, size, scratch)) = slab {
+            let role = if scratch { "scratch" } else { "persistent" };
+            s.push_str(&format!("slabs = [ {{ name = \"s\", size = {}, memory = \"{}\", role = \"{role}\" }} ]\n", size_lit(size), names[m % names.len()]));
+        }
+        s.push_str(&format!("alias_reshapes = {}\n", aliasing.0));
+        if aliasing.1 {
+            s.push_str("in_place_ops = [\"ADD\"]\n");
+        }
+        if aliasing.2 {
+            s.push_str("schedule = \"memory\"\n");
+        }
+        s
+    }
+}
+
+/// Plans `text`; for an accepted plan, writes the plan file and blobs into `dir` and
+/// returns the plan file's path.
+fn plan_into(text: &str, dir: &Path) -> Option<PathBuf> {
+    let manifest = Manifest::parse(text, &dir.join("m.toml")).ok()?;
+    let graph = planner::import::load(&manifest).ok()?;
+    let planned = match planner::plan_graph(&manifest, &graph) {
+        Ok(p) => p,
+        Err(e) => {
+            assert!(
+                !e.message().contains("internal planner error"),
+                "{e}\n{text}"
+            );
+            return None;
+        }
+    };
+    let file = PlanFile::from_plan(&planned.graph, &planned.plan, &layout(&manifest))
+        .unwrap_or_else(|e| panic!("accepted plan has no plan file: {e}\n{text}"));
+    let blobs = file
+        .blobs(&planned.graph)
+        .unwrap_or_else(|e| panic!("accepted plan has no blobs: {e}\n{text}"));
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(naming::plan_file(&file.model));
+    std::fs::write(&path, file.to_bytes()).unwrap();
+    for (a, bytes) in &blobs.blobs {
+        if let Some(b) = &file.arenas[*a].blob {
+            std::fs::write(dir.join(&b.file), bytes).unwrap();
+        }
+    }
+    Some(path)
+}
+
+/// `planner-build`'s layout: every memory with its budget and alignment.
+fn layout(m: &Manifest) -> Layout {
+    Layout {
+        min_alignment: m.platform.min_alignment,
+        constraints: m
+            .platform
+            .memories
+            .iter()
+            .map(|mem| MemoryConstraint {
+                name: mem.name.clone(),
+                max_size: m.budget(&mem.name),
+                arena_alignment: Some(m.memory_alignment(&mem.name)),
+            })
+            .collect(),
+    }
+}
+
+/// Item names defined twice in one scope: per brace group, the names after `fn`, `const`,
+/// `static`, `struct`, `mod`, `type`; `fn` names per `impl` header across blocks.
+fn duplicate_names(ts: TokenStream) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut impls: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    scan(ts, "", &mut impls, &mut out);
+    out
+}
+
+fn scan(
+    ts: TokenStream,
+    scope: &str,
+    impls: &mut BTreeMap<String, BTreeSet<String>>,
+    out: &mut Vec<String>,
+) {
+    let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    let mut header: Option<String> = None;
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Ident(i) if i == "impl" => header = Some(String::new()),
+            TokenTree::Ident(i)
+                if ["fn", "const", "static", "struct", "mod", "type", "enum"]
+                    .contains(&i.to_string().as_str()) =>
+            {
+                // `'static` is a lifetime, not an item.
+                let lifetime =
+                    k > 0 && matches!(&tokens[k - 1], TokenTree::Punct(p) if p.as_char() == '\'');
+                if let Some(TokenTree::Ident(name)) = tokens.get(k + 1).filter(|_| !lifetime) {
+                    let name = name.to_string();
+                    if name != "_" && !names.insert(format!("{i} {name}")) {
+                        out.push(format!("{scope}: {i} {name}"));
+                    }
+                    if i == "fn" && scope.starts_with("impl ") {
+                        let set = impls.entry(scope.to_string()).or_default();
+                        if !set.insert(name.clone()) {
+                            out.push(format!("{scope}: fn {name} in two impl blocks"));
+                        }
+                    }
+                }
+                if let Some(h) = &mut header {
+                    h.push_str(&t.to_string());
+                }
+            }
+            TokenTree::Group(g) if g.delimiter() == Delimiter::Brace => {
+                let inner = match header.take() {
+                    Some(h) => format!("impl {h}"),
+                    None => format!("{scope}/{{}}"),
+                };
+                scan(g.stream(), &inner, impls, out);
+            }
+            other => {
+                if let Some(h) = &mut header {
+                    h.push_str(&other.to_string());
+                }
+            }
+        }
+    }
+}
+
+/// `size_of` and `align_of` of the view element type `codegen::elem_type` picks.
+fn elem_layout(d: DType) -> (u64, u64) {
+    match d {
+        DType::F32 | DType::I32 | DType::U32 => (4, 4),
+        DType::F64 | DType::I64 | DType::U64 => (8, 8),
+        DType::I16 | DType::U16 | DType::F16 | DType::Bf16 => (2, 2),
+        DType::Complex64 => (8, 4),
+        DType::Complex128 => (16, 8),
+        _ => (1, 1),
+    }
+}
+
+/// The `PLAN` table the expansion holds, from the same context, checked at run time.
+fn check_table(cx: &Ctx<'_>) {
+    let f = &cx.l.file;
+    let memories: Vec<MemoryRow<'_>> = f
+        .memories
+        .iter()
+        .map(|m| MemoryRow {
+            name: &m.name,
+            budget: m.budget.unwrap_or(check::NONE),
+        })
+        .collect();
+    let index = |name: &str| f.memories.iter().position(|m| m.name == name).unwrap() as u32;
+    let arenas: Vec<ArenaRow<'_>> = f
+        .arenas
+        .iter()
+        .enumerate()
+        .map(|(a, e)| ArenaRow {
+            name: &e.name,
+            memory: index(&e.memory),
+            source: index(&e.source_memory),
+            size: e.size,
+            budget: e.budget.unwrap_or(check::NONE),
+            align: e.alignment,
+            writable: cx.writable(a),
+            blob_len: e.blob.as_ref().map_or(check::NONE, |b| b.size),
+        })
+        .collect();
+    let slots: Vec<SlotRow<'_>> = cx
+        .order
+        .iter()
+        .map(|&t| {
+            let e = &f.tensors[t];
+            let (elem_size, elem_align) = elem_layout(e.dtype);
+            SlotRow {
+                id: &e.id,
+                arena: e.arena,
+                offset: e.offset,
+                size: e.size,
+                align: e.alignment,
+                elem_size,
+                elem_align,
+                elements: cx.l.elements[t],
+                start: e.lifetime.start_op,
+                end: e.lifetime.end_op,
+                root: cx.slot[cx.l.roots[t]] as u32,
+            }
+        })
+        .collect();
+    let lists: Vec<(Vec<u32>, Vec<u32>)> = (0..f.ops.len())
+        .map(|k| {
+            let (r, w) = op_tensors(cx, k);
+            let slot =
+                |v: Vec<(String, usize)>| v.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
+            (slot(r), slot(w))
+        })
+        .collect();
+    let ops: Vec<OpRow<'_>> = f
+        .ops
+        .iter()
+        .zip(&lists)
+        .map(|(op, (r, w))| OpRow {
+            opcode: &op.opcode,
+            reads: r,
+            writes: w,
+        })
+        .collect();
+    check::check(&PlanTable {
+        model: &f.model,
+        memories: &memories,
+        arenas: &arenas,
+        slots: &slots,
+        ops: &ops,
+    });
+}
+
+/// Runs the macro on the plan at `path` as rustc would: load, generate, then the checks.
+fn expand_and_check(path: &Path, text: &str) {
+    let lit = path.display().to_string();
+    let expansion = codegen::expand(quote!(#lit));
+    let rendered = expansion.to_string();
+    assert!(
+        !rendered.contains("compile_error"),
+        "the macro refuses an accepted plan: {rendered:.400}\n{text}"
+    );
+    let dups = duplicate_names(expansion);
+    assert!(dups.is_empty(), "duplicate names {dups:?}\n{text}");
+    let target = syn::LitStr::new(&lit, proc_macro2::Span::call_site());
+    let loaded = load::load(&target).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let args: crate::parse::Args = syn::parse2(quote!(#lit)).unwrap();
+    check_table(&Ctx::new(&loaded, &args));
+}
+
+/// Plans `text` in a fresh folder and checks the macro on it; true when it was accepted.
+fn one_case(text: &str) -> bool {
+    let dir = std::env::temp_dir().join(format!(
+        "planner-macros-props-{}-{:016x}",
+        std::process::id(),
+        planner::planfile::fnv1a64(text.as_bytes())
+    ));
+    let accepted = plan_into(text, &dir);
+    if let Some(path) = &accepted {
+        expand_and_check(path, text);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    accepted.is_some()
+}
+
+#[test]
+fn accepted_plans_expand_and_pass_the_const_check() {
+    use proptest::test_runner::{Config, TestRunner};
+    let config = Config {
+        cases: 384,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    let accepted = std::sync::atomic::AtomicUsize::new(0);
+    let result = runner.run(&manifest_text(), |text| {
+        if one_case(&text) {
+            accepted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    // Not vacuous: a good share of the random manifests must plan.
+    let accepted = accepted.into_inner();
+    assert!(
+        accepted >= 16,
+        "only {accepted} of 384 random manifests planned"
+    );
+}
+
+#[test]
+fn the_duplicate_scan_finds_clashing_accessors() {
+    let ts = quote! {
+        mod m { impl Model { fn tensor_a_mut() {} } impl Model { fn tensor_a_mut() {} } const X: u8 = 0; const X: u8 = 1; }
+    };
+    let d = duplicate_names(ts);
+    assert!(
+        d.iter()
+            .any(|s| s.contains("fn tensor_a_mut in two impl blocks")),
+        "{d:?}"
+    );
+    assert!(d.iter().any(|s| s.ends_with("const X")), "{d:?}");
+}
+
+#[test]
+fn names_that_clashed_now_expand() {
+    // `a` and `a_mut` made `tensor_a_mut` twice before the naming fix.
+    let text = "[model]\nname = \"m\"\ntensors = [ { id = \"a\", dtype = \"i8\", shape = [4] }, { id = \"a_mut\", dtype = \"i8\", shape = [4] }, { id = \"b\", dtype = \"i8\", shape = [4] } ]\nops = [ { opcode = \"ADD\", inputs = [\"a\"], outputs = [\"a_mut\"] }, { opcode = \"ADD\", inputs = [\"a_mut\"], outputs = [\"b\"] } ]\n";
+    let dir = std::env::temp_dir().join(format!("planner-macros-names-{}", std::process::id()));
+    let path = plan_into(text, &dir).expect("plans");
+    expand_and_check(&path, text);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn models_from_the_bad_input_campaign_expand() {
+    // names.tflite: tensor names that clashed as accessors; huge.tflite: a 2^48-byte tensor,
+    // now refused as too large instead of planned into an arena no target links.
+    let repro = Path::new(env!("CARGO_MANIFEST_DIR")).join("../planner/tests/data/repro");
+    let dir = std::env::temp_dir().join(format!("planner-macros-repro-{}", std::process::id()));
+    let text = format!(
+        "[model]\nname = \"names\"\nsource = {:?}\n",
+        repro.join("names.tflite").display().to_string()
+    );
+    let path = plan_into(&text, &dir).expect("names.tflite plans");
+    expand_and_check(&path, &text);
+    let text = format!(
+        "[model]\nname = \"huge\"\nsource = {:?}\n",
+        repro.join("huge.tflite").display().to_string()
+    );
+    assert!(plan_into(&text, &dir.join("huge")).is_none());
+    let _ = std::fs::remove_dir_all(&dir);
+}

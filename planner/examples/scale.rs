@@ -1,0 +1,126 @@
+//! Planning time and peak memory on large inputs: a 100,000-op chain model and a
+//! 1,000,000-row MiniMalloc CSV problem.
+//!
+//! Run with `cargo run --release -p planner --example scale` (add `-- chain` or `-- csv`
+//! for one of them, `-- chain 10000` for another size). Each case runs in a child process so
+//! its peak resident memory (`VmHWM` from `/proc/self/status`, Linux) is its own. The chain
+//! model is manifest text (a `FULLY_CONNECTED` op per step with a weight constant given by
+//! size, and an activation), parsed, imported and planned with the default planner; the CSV
+//! problem has deterministic random lifetimes and sizes and is parsed and planned as
+//! `planner plan problem.csv` does.
+
+#[path = "../benches/support/mod.rs"]
+mod support;
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use planner::manifest::Manifest;
+use planner::pack::PlannerKind;
+
+fn chain_manifest(ops: usize) -> String {
+    let mut s = String::from("[model]\nname = \"chain\"\ntensors = [\n");
+    for k in 0..=ops {
+        let _ = writeln!(
+            s,
+            "  {{ id = \"a{k}\", dtype = \"i8\", shape = [1, 256] }},"
+        );
+    }
+    for k in 0..ops {
+        let _ = writeln!(
+            s,
+            "  {{ id = \"w{k}\", dtype = \"i8\", shape = [256, 16], constant = true }},"
+        );
+    }
+    s.push_str("]\nops = [\n");
+    for k in 0..ops {
+        let _ = writeln!(
+            s,
+            "  {{ opcode = \"FULLY_CONNECTED\", inputs = [\"a{k}\", \"w{k}\"], outputs = [\"a{}\"] }},",
+            k + 1
+        );
+    }
+    s.push_str("]\n");
+    s
+}
+
+fn csv_problem(rows: usize) -> String {
+    let mut rng = support::Rng(0x5eed_cafe);
+    let mut s = String::from("id,lower,upper,size\n");
+    let steps = rows as u64;
+    for k in 0..rows {
+        let lower = rng.below(steps);
+        let upper = lower + 1 + rng.below(64);
+        let size = 16 * (1 + rng.below(256));
+        let _ = writeln!(s, "b{k},{lower},{upper},{size}");
+    }
+    s
+}
+
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn run_chain(ops: usize) {
+    let text = chain_manifest(ops);
+    let t = Instant::now();
+    let manifest = Manifest::parse(&text, Path::new("chain.toml")).expect("manifest");
+    let graph = planner::import::load(&manifest).expect("import");
+    let parsed = t.elapsed();
+    let planned = planner::plan_graph(&manifest, &graph).expect("plan");
+    let total = t.elapsed();
+    let scratch: u64 = planned.plan.arena_usages.values().map(|a| a.used).sum();
+    report(
+        &format!("chain model, {ops} ops, {} tensors", graph.tensors.len()),
+        parsed.as_secs_f64(),
+        total.as_secs_f64(),
+        &format!("scratch {scratch} B"),
+    );
+}
+
+fn run_csv(rows: usize) {
+    let text = csv_problem(rows);
+    let t = Instant::now();
+    let csv = planner::import::csv::parse(Path::new("problem.csv"), &text).expect("csv");
+    let parsed = t.elapsed();
+    let outcome =
+        planner::plan_problem(&csv, "problem", &PlannerKind::default(), None, 0).expect("plan");
+    let total = t.elapsed();
+    let height = match outcome {
+        planner::ProblemOutcome::Planned(p) => p.plan.arena_usages.get("MEM").map_or(0, |a| a.used),
+        planner::ProblemOutcome::DoesNotFit { best_height, .. } => best_height,
+    };
+    report(
+        &format!("CSV problem, {rows} rows"),
+        parsed.as_secs_f64(),
+        total.as_secs_f64(),
+        &format!("height {height} B"),
+    );
+}
+
+fn report(what: &str, parsed: f64, total: f64, result: &str) {
+    let rss = peak_rss_kib().map_or("?".to_string(), |k| format!("{:.0} MiB", k as f64 / 1024.0));
+    println!("{what}: read {parsed:.2} s, read + plan {total:.2} s, peak RSS {rss}, {result}");
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let size = |default: usize| args.get(1).and_then(|s| s.parse().ok()).unwrap_or(default);
+    match args.first().map(String::as_str) {
+        Some("chain") => run_chain(size(100_000)),
+        Some("csv") => run_csv(size(1_000_000)),
+        _ => {
+            let me = std::env::current_exe().expect("own path");
+            for case in ["chain", "csv"] {
+                let status = Command::new(&me).arg(case).status().expect("child");
+                if !status.success() {
+                    println!("{case}: failed ({status})");
+                }
+            }
+        }
+    }
+}
