@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 """Host run() time per bundled model beside TFLite Micro's invoke(), same inputs, same run.
 
-    python3 scripts/bench_vs_tflm.py [ROUNDS]
+    python3 scripts/bench_vs_tflm.py [ROUNDS] [BENCH_BINARY]
 
 Builds and runs `cargo run --release -p run-models --example bench -- ROUNDS` (planner's
 generated run() with the reference kernels, the golden inputs), then times TFLM's Python
 interpreter (`tflite-micro` from PyPI, its reference kernels) over ROUNDS invokes of each
-model on the same inputs, and prints both in milliseconds with their ratio. Figures depend on
-the machine and its load; nothing asserts on them.
+model on the same inputs, and prints both in milliseconds with their ratio. With
+BENCH_BINARY, runs that already built bench binary instead of building a release one. Figures
+depend on the machine and its load; nothing asserts on them.
 """
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -23,8 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+    command = ["cargo", "run", "--release", "-q", "-p", "run-models", "--example", "bench", "--"]
+    if len(sys.argv) > 2:
+        command = [sys.argv[2]]
     out = subprocess.run(
-        ["cargo", "run", "--release", "-q", "-p", "run-models", "--example", "bench", "--", str(rounds)],
+        command + [str(rounds)],
         cwd=ROOT,
         check=True,
         capture_output=True,
@@ -47,5 +50,4 @@ def main():
 
 
 if __name__ == "__main__":
-    time.perf_counter()
     main()

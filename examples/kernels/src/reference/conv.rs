@@ -116,7 +116,13 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
     let (out_scale, out_zero) = params(out.quant, "output 0")?;
     let [on, out_h, out_w, oc] = shape(out.shape)?;
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    if on != n || oc != out_c || f_c == 0 || in_c % f_c != 0 || out_c % (in_c / f_c) != 0 {
+    if on != n
+        || oc != out_c
+        || f_c == 0
+        || in_c == 0
+        || in_c % f_c != 0
+        || out_c % (in_c / f_c) != 0
+    {
         return Err(KernelError::Shape {
             what: "conv channels do not fit",
         });

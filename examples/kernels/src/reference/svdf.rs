@@ -40,6 +40,9 @@ impl State for i16 {
     }
 }
 
+/// Writes the newest features through the setter it is given (position, value).
+type Features<'f> = &'f dyn Fn(&mut dyn FnMut(usize, i32));
+
 /// Sizes of one SVDF op.
 struct Dims {
     batch: usize,
@@ -139,9 +142,12 @@ pub(crate) fn svdf(mut op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), Kernel
             what: "svdf output is not batch x units",
         });
     }
-    for b in 0..d.batch {
-        for u in 0..units {
-            y[b * units + u] = multiply_by_quantized_multiplier(results[b][u], m2)
+    if units == 0 {
+        return Ok(());
+    }
+    for (row, out) in results.iter().zip(y.chunks_exact_mut(units)) {
+        for (acc, o) in row.iter().zip(out.iter_mut()) {
+            *o = multiply_by_quantized_multiplier(*acc, m2)
                 .saturating_add(z_out)
                 .clamp(-128, 127) as i8;
         }
@@ -156,7 +162,7 @@ fn step<T: State>(
     time: &[T],
     d: &Dims,
     z_state: i32,
-    features: &dyn Fn(&mut dyn FnMut(usize, i32)),
+    features: Features<'_>,
     bias: Option<&[i32]>,
     per_batch: &mut dyn FnMut(usize, &[i32]),
 ) -> Result<(), KernelError> {
