@@ -99,23 +99,7 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
         .iter()
         .map(|a| a.blob.as_ref().map(|b| dir.join(&b.file)))
         .collect::<Vec<_>>();
-    for (a, blob) in file.arenas.iter().zip(&blobs) {
-        if let Some(p) = blob
-            && !p.is_file()
-        {
-            return Err(err(format!(
-                "the blob of arena {} of model `{}` is missing: {} does not exist; re-run the build so planner-build writes it",
-                a.name,
-                file.model,
-                p.display()
-            )));
-        }
-    }
-    for (a, blob) in file.arenas.iter().zip(&blobs) {
-        if let (Some(p), Some(entry)) = (blob, &a.blob) {
-            check_blob_hash(&file.model, &a.name, p, &entry.hash).map_err(err)?;
-        }
-    }
+    check_blobs(&file, &blobs).map_err(err)?;
     let mut elements = Vec::new();
     for t in &file.tensors {
         let n = view_elements(t.dtype, &t.shape, t.size).ok_or_else(|| {
@@ -158,6 +142,25 @@ fn check_hash(file: &PlanFile, path: &Path) -> Result<(), String> {
         path.display(),
         file.plan_hash
     ))
+}
+
+/// Every blob the plan names exists and has the bytes the plan's hash covers.
+fn check_blobs(file: &PlanFile, blobs: &[Option<PathBuf>]) -> Result<(), String> {
+    for (a, blob) in file.arenas.iter().zip(blobs) {
+        let (Some(p), Some(entry)) = (blob, &a.blob) else {
+            continue;
+        };
+        if !p.is_file() {
+            return Err(format!(
+                "the blob of arena {} of model `{}` is missing: {} does not exist; re-run the build so planner-build writes it",
+                a.name,
+                file.model,
+                p.display()
+            ));
+        }
+        check_blob_hash(&file.model, &a.name, p, &entry.hash)?;
+    }
+    Ok(())
 }
 
 /// A blob's bytes must hash to what the plan (whose hash covers it) says.

@@ -412,20 +412,20 @@ impl Head {
     }
 }
 
-/// The model `bytes` with `plan` as its `OfflineMemoryAllocation` metadata (replacing one it
-/// had); every other table, vector and byte of the original is kept unchanged.
-pub fn write(bytes: &[u8], plan: &OfflinePlan) -> Result<Vec<u8>> {
-    let fb = Fb(bytes);
+/// The root table, the buffer tables and the metadata tables (without an earlier offline
+/// plan) of a model that can be shifted behind a new head: one this writer knows every
+/// root field of, without buffers at absolute file offsets.
+fn movable(fb: Fb<'_>) -> Result<(usize, Vec<usize>, Vec<usize>)> {
     let corrupt = |what: &str| {
         Error::model(format!(
             "the model's {what} cannot be read; the file is damaged"
         ))
     };
     let root = fb.root().ok_or_else(|| corrupt("root table"))?;
-    if bytes.len() > i32::MAX as usize / 2 {
+    if fb.0.len() > i32::MAX as usize / 2 {
         return Err(Error::input(format!(
             "the model has {} bytes; export writes models under 1 GiB",
-            bytes.len()
+            fb.0.len()
         )));
     }
     let (vt, vt_len) = fb.vtable(root).ok_or_else(|| corrupt("root table"))?;
@@ -457,6 +457,19 @@ pub fn write(bytes: &[u8], plan: &OfflinePlan) -> Result<Vec<u8>> {
         .into_iter()
         .filter(|&m| fb.byte_vector(m, 0) != Some(METADATA_NAME.as_bytes()))
         .collect();
+    Ok((root, buffers, metadata))
+}
+
+/// The model `bytes` with `plan` as its `OfflineMemoryAllocation` metadata (replacing one it
+/// had); every other table, vector and byte of the original is kept unchanged.
+pub fn write(bytes: &[u8], plan: &OfflinePlan) -> Result<Vec<u8>> {
+    let fb = Fb(bytes);
+    let (root, buffers, metadata) = movable(fb)?;
+    let corrupt = |what: &str| {
+        Error::model(format!(
+            "the model's {what} cannot be read; the file is damaged"
+        ))
+    };
     let offsets_of = [1u16, 2, 3, 5, 7];
     let mut fields: Vec<u16> = (0..MODEL_FIELDS)
         .filter(|&id| id == MODEL_BUFFERS || id == MODEL_METADATA || fb.field(root, id).is_some())
