@@ -567,6 +567,7 @@ impl Manifest {
     pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
         let text: Arc<str> = Arc::from(text);
         let ctx = Ctx { path, text: &text };
+        group::refuse_many(&text, path)?;
         let raw: RawManifest = toml::from_str(&text).map_err(|e| toml_error(e, &ctx))?;
         let shared = Shared::check(&ctx, raw.platform, raw.memory)?;
         shared.with_model(&ctx, raw.model, "model.rules")

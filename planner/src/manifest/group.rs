@@ -89,15 +89,31 @@ pub fn load_group(path: &Path) -> Result<Group> {
     Group::parse(&text, path)
 }
 
+/// True when the text lists several models (`[[model]]`) or has a `[group]` table.
+fn lists_many(text: &str) -> bool {
+    match toml::from_str::<toml::Table>(text) {
+        Ok(t) => t.get("model").is_some_and(|m| m.is_array()) || t.contains_key("group"),
+        // Let the manifest parser report the syntax error with its position.
+        Err(_) => false,
+    }
+}
+
+/// The error a single-model reader gives for a group manifest.
+pub(super) fn refuse_many(text: &str, path: &Path) -> Result<()> {
+    if !lists_many(text) {
+        return Ok(());
+    }
+    Err(Error::input(format!(
+        "{} is a group manifest ([[model]] tables or a [group] table), not a single model",
+        path.display()
+    ))
+    .help("plan it with `planner plan` or `planner::manifest::load_group`; for one model, keep a single [model] table"))
+}
+
 impl Group {
     /// Parses group manifest text; `path` is used in messages and to resolve sources.
     pub fn parse(text: &str, path: &Path) -> Result<Group> {
-        let many = match toml::from_str::<toml::Table>(text) {
-            Ok(t) => t.get("model").is_some_and(|m| m.is_array()) || t.contains_key("group"),
-            // Let the manifest parser report the syntax error with its position.
-            Err(_) => false,
-        };
-        if !many {
+        if !lists_many(text) {
             return Manifest::parse(text, path).map(Group::single);
         }
         let text: Arc<str> = Arc::from(text);
@@ -247,6 +263,16 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
             "model[0].rules[0] (type scratch)"
         );
         assert!(g.models[1].rules.is_empty());
+    }
+
+    #[test]
+    fn single_model_reader_refuses_a_group() {
+        let e = Manifest::parse(TWO, Path::new("g.toml")).unwrap_err();
+        assert!(
+            e.message().contains("is a group manifest"),
+            "{}",
+            e.message()
+        );
     }
 
     #[test]

@@ -295,6 +295,9 @@ fn constant_slots(p: &Planned, manifest_align: u64, memory: &str) -> Vec<Slot> {
     by.into_values().collect()
 }
 
+/// Constant buffers stored so far: (size, bytes) → (offset, model that stored it).
+type Stored = BTreeMap<(u64, Arc<[u8]>), (u64, usize)>;
+
 /// Constants: one arena per runtime memory, each model's slots in turn, identical buffers
 /// of two models stored once.
 fn constants(group: &Group, alone: &[Planned], layout: &mut Layout) -> Result<()> {
@@ -321,7 +324,7 @@ fn constants(group: &Group, alone: &[Planned], layout: &mut Layout) -> Result<()
             align,
         );
         // (size, bytes) → (offset, model that stored it).
-        let mut stored: BTreeMap<(u64, Arc<[u8]>), (u64, usize)> = BTreeMap::new();
+        let mut stored: Stored = BTreeMap::new();
         let mut users = Vec::new();
         for &(k, a) in &arenas {
             let slot_align = group.models[k].memory_alignment(&memory);
