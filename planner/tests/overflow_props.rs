@@ -115,6 +115,7 @@ fn graph(tensors: &[(u64, u8, Option<u32>)], ops: &[(usize, usize)]) -> Graph {
             inputs: vec![Some(TensorIndex(i as u32))],
             outputs: vec![TensorIndex(o as u32)],
             scratch: Vec::new(),
+            options: Default::default(),
         })
         .collect();
     Graph {
