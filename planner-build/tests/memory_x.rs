@@ -41,7 +41,7 @@ fn mismatched_memory_x_fails_with_both_figures() {
         "{m}"
     );
     assert!(
-        m.contains("mps3-an547-dtcm-128k.x:6 is 131072 bytes (128K) at 0x20000000"),
+        m.contains("mps3-an547-dtcm-128k.x:5 is 131072 bytes (128K) at 0x20000000"),
         "{m}"
     );
     assert!(m.contains("Builder::write_memory_x"), "{m}");

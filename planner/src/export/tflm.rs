@@ -270,7 +270,10 @@ impl<'a> Fb<'a> {
         if self.0.get(4..8)? != b"TFL3" {
             return None;
         }
-        self.deref(0)
+        // A root whose vtable cannot be read is damage, not a model without fields.
+        let root = self.deref(0)?;
+        self.vtable(root)?;
+        Some(root)
     }
 }
 
@@ -668,7 +671,7 @@ mod tests {
     #[test]
     fn garbage_is_an_error_not_a_panic() {
         for bytes in [&b""[..], b"\x08\0\0\0TFL3", b"\xff\xff\xff\x7fTFL3\0\0\0\0"] {
-            assert!(read(bytes).is_err());
+            assert!(read(bytes).is_err(), "{bytes:?}: {:?}", read(bytes));
             assert!(tensor_counts(bytes).is_err());
             let p = OfflinePlan {
                 version: 0,
