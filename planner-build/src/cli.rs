@@ -285,6 +285,9 @@ fn override_planner(m: &mut Manifest, name: Option<&str>) -> Result<(), Error> {
 
 /// A manifest that lists several models, read as a group (`None` for anything else).
 fn group_of(path: &Path, planner: Option<&str>) -> Result<Option<manifest::Group>, Error> {
+    if path.is_dir() {
+        return Ok(None);
+    }
     let format = planner::import::format_of(path)?;
     if !matches!(format.kind, FormatKind::Manifest) {
         return Ok(None);
