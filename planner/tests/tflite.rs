@@ -864,11 +864,11 @@ fn quantization_and_sparsity() {
         (&[0.75][..], &[-128][..])
     );
     assert_eq!(g.tensors[0].quantization, None);
-    // A sparse constant is planned at its stored bytes, not its dense shape.
+    // A sparse constant is refused: no dense view of its shape fits its stored bytes.
     let mut m = small_model();
     m.subgraphs[0].tensors[1].sparse = true;
     m.buffers[1] = BufferSpec::Data(vec![7; 6]);
-    assert_eq!(read_built(&m).unwrap().tensors[1].size, 6);
+    assert!(error_of(&m).contains("is a sparse (compressed) constant"));
     // A sparse activation has no size before run time.
     let mut m = small_model();
     m.subgraphs[0].tensors[2].sparse = true;

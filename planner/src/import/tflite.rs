@@ -34,7 +34,7 @@
 //!   [`Arc::ptr_eq`] to count weights once); an `is_variable` tensor is a [`TensorKind::Variable`] (its initial bytes, if any, are not
 //!   kept); every other tensor is an [`TensorKind::Activation`].
 //! - Size = bytes per element × product of the shape, checked for overflow. `INT4` packs two
-//!   elements per byte (rounded up). A sparse constant's size is its stored bytes. A shape
+//!   elements per byte (rounded up). A sparse constant is refused (no dense view fits it). A shape
 //!   with a `0` dimension (the empty intermediates of LSTM operators) takes no bytes.
 //! - `shape` gives the dimensions. A `-1` in `shape_signature` where `shape` has a concrete
 //!   size is planned with that size (TFLM and Vela do the same): the exported size is the one
@@ -869,6 +869,14 @@ impl<'p, 'b> Reader<'p, 'b> {
             TensorKind::Activation
         };
 
+        if kind == TensorKind::Constant && t.has(TENSOR_SPARSITY) {
+            // Its stored bytes are not its shape's: no dense view include_model! could give a
+            // kernel fits them, and the plan check would refuse the slot.
+            return Err(self.err(
+                format_args!("{label} is a sparse (compressed) constant"),
+                "the planner gives kernels dense tensors; convert the model without sparsity",
+            ));
+        }
         let size = if dtype.bits().is_none() || t.has(TENSOR_SPARSITY) {
             if kind != TensorKind::Constant {
                 let what = if dtype.bits().is_none() {
