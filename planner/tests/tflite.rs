@@ -347,6 +347,9 @@ fn tensor(name: &'static str, shape: &[i32], buffer: u32) -> TensorSpec {
     }
 }
 
+/// An options table's fields as `(field id, value)`.
+type OptionFields = Vec<(u16, i32)>;
+
 #[derive(Clone)]
 struct OpSpec {
     code: u32,
@@ -355,7 +358,7 @@ struct OpSpec {
     intermediates: Vec<i32>,
     /// `builtin_options_type` and, when `Some`, the options table's fields as
     /// `(field id, value)`, each written as an `i32` (a byte or bool field reads its low byte).
-    options: Option<(u8, Option<Vec<(u16, i32)>>)>,
+    options: Option<(u8, Option<OptionFields>)>,
 }
 
 fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> OpSpec {

@@ -4,6 +4,8 @@
 //! `scripts/tflm_goldens.py`) and the benchmark (`examples/bench.rs`).
 //!
 //! Inputs are made here exactly as the golden script makes them ([`input`]).
+// The generated runners (`models.rs`) take inputs by index and push outputs one by one.
+#![allow(clippy::get_first, clippy::vec_init_then_push)]
 
 use planner::rt::kernel::Hooks;
 use planner_example_kernels::reference::Reference;
