@@ -20,7 +20,7 @@
 //!
 //! # How the file is rewritten
 //!
-//! [`write`] keeps every byte of the original and prepends a new head: a root offset and
+//! [`write()`] keeps every byte of the original and prepends a new head: a root offset and
 //! the `TFL3` identifier, a new `Model` table whose fields point at the original's vectors
 //! (operator codes, subgraphs, description, signatures, the deprecated metadata buffer), a
 //! `buffers` vector of the original buffers plus one holding the offsets, and a `metadata`
@@ -560,7 +560,7 @@ fn words(plan: &OfflinePlan) -> Result<Vec<i32>> {
 }
 
 /// The offline plan of `planned` for the model `bytes` (one offset per tensor of all its
-/// subgraphs), ready for [`write`].
+/// subgraphs), ready for [`write()`].
 pub fn plan_for(bytes: &[u8], planned: &Planned) -> Result<OfflinePlan> {
     let counts = tensor_counts(bytes)?;
     let first = counts.first().copied().unwrap_or(0);
