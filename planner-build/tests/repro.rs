@@ -199,6 +199,8 @@ fn small_defects() {
     );
     let dir = std::env::temp_dir().join(format!("planner-repro-nl-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    // The starter names the model by file name: saved beside a copy of it, it plans.
+    std::fs::copy(repro().join("nlname.tflite"), dir.join("nlname.tflite")).unwrap();
     let manifest = dir.join("nlname.toml");
     std::fs::write(&manifest, starter).unwrap();
     planned(manifest.to_str().unwrap());
