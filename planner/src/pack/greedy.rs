@@ -406,14 +406,7 @@ mod tests {
     use super::*;
 
     fn item(size: u64, start: u32, end: u32) -> Item {
-        Item {
-            size,
-            start,
-            end,
-            align: 1,
-            fixed: None,
-            spillable: false,
-        }
+        Item::new(size, start, end)
     }
 
     fn neighbours(o: &Overlaps, items: &[Item], i: usize) -> Vec<usize> {

@@ -44,6 +44,19 @@ pub struct Item {
 }
 
 impl Item {
+    /// A buffer of `size` bytes live over ops `start..=end`: 1-byte alignment, no fixed
+    /// offset, never spilled.
+    pub fn new(size: u64, start: u32, end: u32) -> Item {
+        Item {
+            size,
+            start,
+            end,
+            align: 1,
+            fixed: None,
+            spillable: false,
+        }
+    }
+
     /// True when the two items are live at a common op.
     pub fn overlaps_in_time(&self, other: &Item) -> bool {
         self.start <= other.end && other.start <= self.end
@@ -1077,14 +1090,7 @@ mod tests {
     use super::*;
 
     fn item(size: u64, start: u32, end: u32) -> Item {
-        Item {
-            size,
-            start,
-            end,
-            align: 1,
-            fixed: None,
-            spillable: false,
-        }
+        Item::new(size, start, end)
     }
 
     #[test]

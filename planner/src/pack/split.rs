@@ -127,14 +127,7 @@ mod tests {
     use crate::pack::Item;
 
     fn item(size: u64, start: u32, end: u32) -> Item {
-        Item {
-            size,
-            start,
-            end,
-            align: 1,
-            fixed: None,
-            spillable: false,
-        }
+        Item::new(size, start, end)
     }
 
     #[test]
