@@ -143,6 +143,13 @@ fn model_that_does_not_fit_exits_1() {
     let e = text(&out.stderr);
     assert!(e.contains("memory DTCM is full: tensor"), "{e}");
     assert!(e.contains("raise the max_size of DTCM"), "{e}");
+    // It names the constraint's line and column, and what the bank would need.
+    assert!(e.contains("small.toml:7:44"), "{e}");
+    assert!(
+        e.contains("the max_size of DTCM: 8192 bytes set here"),
+        "{e}"
+    );
+    assert!(e.contains("must stay in DTCM need at least"), "{e}");
 }
 
 #[test]

@@ -267,6 +267,16 @@ pub struct Manifest {
     /// (`memory.max_zero_constants`, default [`DEFAULT_MAX_ZERO_CONSTANTS`]): their blob is
     /// written and compiled into the firmware like any weights.
     pub max_zero_constants: u64,
+    /// Where each memory's budget is written, for errors about a full bank.
+    pub(crate) budget_spans: BudgetSpans,
+}
+
+/// Where the manifest sets each memory's budget: a constraint's `max_size`, and the
+/// memory's `size` (its entry in `platform.memories`, or the `preset` line).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct BudgetSpans {
+    max_size: BTreeMap<String, Span>,
+    size: BTreeMap<String, Span>,
 }
 
 /// Default of `memory.max_zero_constants`: 16 MiB.
@@ -596,6 +606,7 @@ impl Manifest {
             aliasing: Aliasing::default(),
             schedule: Schedule::Fixed,
             max_zero_constants: DEFAULT_MAX_ZERO_CONSTANTS,
+            budget_spans: BudgetSpans::default(),
         }
     }
 
@@ -629,6 +640,29 @@ impl Manifest {
             Some(max) => Some(size.map_or(max, |s| s.min(max))),
             None => size,
         }
+    }
+
+    /// Where the budget of memory `name` is written, and what that line sets: the
+    /// constraint's `max_size` when it is the smaller limit, else the memory's size.
+    pub(crate) fn budget_source(&self, name: &str) -> Option<(Span, String)> {
+        let size = self.platform.memory(name).and_then(|m| m.size);
+        let max = self.constraint(name).and_then(|c| c.max_size);
+        if let (Some(max), Some(span)) = (max, self.budget_spans.max_size.get(name))
+            && size.is_none_or(|s| max <= s)
+        {
+            return Some((span.clone(), format!("the max_size of {name}: {max} bytes")));
+        }
+        let span = self.budget_spans.size.get(name)?;
+        let size = size?;
+        let what = if self.platform.name == "custom" {
+            format!("the size of {name}: {size} bytes")
+        } else {
+            format!(
+                "the size of {name} in preset {}: {size} bytes",
+                self.platform.name
+            )
+        };
+        Some((span.clone(), what))
     }
 
     /// Slot and arena alignment floor in memory `name`: max(min_alignment, arena_alignment).
@@ -671,6 +705,7 @@ pub(crate) struct Shared {
     aliasing: Aliasing,
     schedule: Schedule,
     max_zero_constants: u64,
+    budget_spans: BudgetSpans,
 }
 
 impl Shared {
@@ -680,7 +715,7 @@ impl Shared {
         platform: Option<Spanned<RawPlatform>>,
         memory: Option<RawMemory>,
     ) -> Result<Shared> {
-        let platform = check_platform(ctx, platform)?;
+        let (platform, size_spans) = check_platform(ctx, platform)?;
         let memory = memory.unwrap_or(RawMemory {
             planner: None,
             planner_options: None,
@@ -698,6 +733,18 @@ impl Shared {
             memory.planner_options.as_ref(),
         )?;
         let constraints = check_constraints(ctx, &platform, &memory.constraints)?;
+        let budget_spans = BudgetSpans {
+            max_size: memory
+                .constraints
+                .iter()
+                .filter_map(|c| {
+                    let c = c.get_ref();
+                    let s = c.max_size.as_ref()?;
+                    Some((c.name.get_ref().clone(), ctx.span(s.span())))
+                })
+                .collect(),
+            size: size_spans,
+        };
         let rules = check_rules(ctx, &platform, &memory.tensors, ("memory.tensors", 0))?;
         let slabs = check_slabs(ctx, &platform, &memory.slabs)?;
         let schedule = match &memory.schedule {
@@ -741,6 +788,7 @@ impl Shared {
             max_zero_constants: memory
                 .max_zero_constants
                 .map_or(DEFAULT_MAX_ZERO_CONSTANTS, |s| s.get_ref().0),
+            budget_spans,
         })
     }
 
@@ -807,6 +855,7 @@ impl Shared {
             aliasing: self.aliasing.clone(),
             schedule: self.schedule,
             max_zero_constants: self.max_zero_constants,
+            budget_spans: self.budget_spans.clone(),
         })
     }
 }
@@ -847,12 +896,34 @@ fn check_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<String> {
     Ok(n.clone())
 }
 
-fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Platform> {
+/// The platform, and where each memory's size is written (the `preset` line for a preset).
+fn check_platform(
+    ctx: &Ctx<'_>,
+    raw: Option<Spanned<RawPlatform>>,
+) -> Result<(Platform, BTreeMap<String, Span>)> {
     let Some(raw) = raw else {
-        return Ok(Platform::preset("generic").unwrap_or_else(unreachable_platform));
+        let generic = Platform::preset("generic").unwrap_or_else(unreachable_platform);
+        return Ok((generic, BTreeMap::new()));
     };
     let span = raw.span();
     let raw = raw.into_inner();
+    let size_spans = match (&raw.preset, &raw.memories) {
+        (Some(p), None) => Platform::preset(p.get_ref())
+            .map(|pl| pl.memories)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| (m.name, ctx.span(p.span())))
+            .collect(),
+        (None, Some(mems)) => mems
+            .iter()
+            .filter_map(|m| {
+                let m = m.get_ref();
+                let size = m.size.as_ref()?;
+                Some((m.name.get_ref().clone(), ctx.span(size.span())))
+            })
+            .collect(),
+        _ => BTreeMap::new(),
+    };
     let mut platform = match (&raw.preset, &raw.memories) {
         (Some(p), None) => Platform::preset(p.get_ref()).ok_or_else(|| {
             let hint = did_you_mean(p.get_ref(), Platform::PRESETS.iter().copied())
@@ -937,7 +1008,7 @@ fn check_platform(ctx: &Ctx<'_>, raw: Option<Spanned<RawPlatform>>) -> Result<Pl
             .at(ctx.span(span))
             .help("mark at least one memory `writable = true`; activations need one"));
     }
-    Ok(platform)
+    Ok((platform, size_spans))
 }
 
 /// A memory with an `origin` must lie in the 32-bit address space of the targets.

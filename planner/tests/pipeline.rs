@@ -176,6 +176,27 @@ fn staged_constants_charge_source_and_destination() {
     let tight = ok.replace("max_size = 2048", "max_size = 2047");
     let e = plan_text(&tight).unwrap_err();
     assert!(e.message().contains("memory DTCM is full: tensor"), "{e}");
+    // The error says what the bank would need beside what it has, and points at the
+    // constraint that sets the budget.
+    assert!(
+        e.message().contains(
+            "must stay in DTCM need at least 512 bytes, and DTCM has 511 for scratch (its budget of 2047 less 1536 of constants and state)"
+        ),
+        "{e}"
+    );
+    let (_, line, col) = e.location().expect("a manifest position");
+    let at = tight.lines().nth(line - 1).unwrap_or_default();
+    assert!(at[col - 1..].starts_with("2047"), "{line}:{col}: {at}\n{e}");
+    assert!(
+        e.to_string()
+            .contains("the max_size of DTCM: 2047 bytes set here"),
+        "{e}"
+    );
+    // Over budget before any scratch: the same pointer.
+    let e = plan_text(&text).unwrap_err();
+    let (_, line, col) = e.location().expect("a manifest position");
+    let at = text.lines().nth(line - 1).unwrap_or_default();
+    assert!(at[col - 1..].starts_with("1200"), "{line}:{col}: {at}\n{e}");
 }
 
 #[test]

@@ -166,13 +166,14 @@ pub(super) fn budgets(st: &mut State<'_>) -> Result<()> {
         .into_iter()
         .flatten()
         .collect();
-        return Err(Error::infeasible(format!(
+        let e = Error::infeasible(format!(
             "memory {memory} is full before any scratch: {used} bytes needed ({}), budget {cap}",
             what.join(", ")
         ))
         .help(format!(
             "raise the max_size of {memory}, or move constants or state elsewhere with memory.tensors rules"
-        )));
+        ));
+        return Err(st.at_budget(e, memory));
     }
     let staged: Vec<(String, u64)> = st
         .plan

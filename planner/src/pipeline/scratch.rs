@@ -252,13 +252,32 @@ fn bank_full(
     };
     let t = &st.graph.tensors[i];
     let it = &problem.items[k];
-    Error::infeasible(format!(
-        "memory {bank} is full: tensor {} ({}) needs {} bytes{} at op {op}, {left} left; {fix}",
+    // What the bank would need: the bound of every tensor that cannot leave it.
+    let stays: Vec<bool> = (0..members.len())
+        .map(|k| k < pins || !problem.items[k].spillable)
+        .collect();
+    let need = pack::lower_bound_of(problem, Some(&stays));
+    let count = stays.iter().filter(|&&s| s).count();
+    let e = Error::infeasible(format!(
+        "memory {bank} is full: tensor {} ({}) needs {} bytes{} at op {op}, {left} left; the {count} scratch tensors that must stay in {bank} need at least {need} bytes, and {bank} has {cap} for scratch{}; {fix}",
         t.id,
         t.name,
         it.size,
-        padding_note(st, bank, it)
-    ))
+        padding_note(st, bank, it),
+        charged_note(st, bank),
+    ));
+    st.at_budget(e, bank)
+}
+
+/// `(its budget of B less U of constants and state)` when other arenas took part of the
+/// bank's budget before scratch.
+fn charged_note(st: &State<'_>, bank: &str) -> String {
+    match (st.manifest.budget(bank), st.charged.get(bank)) {
+        (Some(budget), Some(&used)) if used > 0 => {
+            format!(" (its budget of {budget} less {used} of constants and state)")
+        }
+        _ => String::new(),
+    }
 }
 
 /// Bytes an item takes with the padding its alignment can cost: its size rounded up to
@@ -291,17 +310,21 @@ fn padding_note(st: &State<'_>, bank: &str, it: &Item) -> String {
 fn no_room(st: &State<'_>, i: usize, notes: &[SpillNote]) -> Error {
     let t = &st.graph.tensors[i];
     let live = st.lifetimes.live[i];
-    let notes: Vec<String> = notes.iter().map(|n| n.to_string()).collect();
-    Error::infeasible(format!(
+    let text: Vec<String> = notes.iter().map(|n| n.to_string()).collect();
+    let e = Error::infeasible(format!(
         "no memory has room for tensor {} ({}): {} bytes over ops {}..={}; {}",
         t.id,
         t.name,
         st.slot_size[i],
         live.map_or(0, |l| l.0),
         live.map_or(0, |l| l.1),
-        notes.join("; ")
+        text.join("; ")
     ))
-    .help("raise max_size in memory.constraints, or add another writable bank to it")
+    .help("raise max_size in memory.constraints, or add another writable bank to it");
+    match notes.last() {
+        Some(n) => st.at_budget(e, &n.bank),
+        None => e,
+    }
 }
 
 /// The op in item `k`'s lifetime where the placed items take the most bytes, and how many

@@ -132,6 +132,15 @@ impl<'a> State<'a> {
         })
     }
 
+    /// Points `e` at the manifest line that sets `bank`'s budget (a constraint's
+    /// `max_size`, a memory's `size`, or the preset), when the manifest has one.
+    pub(super) fn at_budget(&self, e: Error, bank: &str) -> Error {
+        match self.manifest.budget_source(bank) {
+            Some((span, what)) => e.at(span).label(format!("{what} set here")),
+            None => e,
+        }
+    }
+
     /// Charges `bytes` of `memory` to constants or state.
     pub(super) fn charge(&mut self, memory: &str, bytes: u64) {
         let e = self.charged.entry(memory.into()).or_insert(0);
