@@ -2,9 +2,10 @@
 # Builds the Cortex-M55 firmware (examples/firmware-m55), checks the linked ELF against the
 # memory map and every model's plan, and runs it on QEMU's mps3-an547 machine: hello_world
 # inference (compared with the host example's output) and the canary run of every bundled
-# model that fits the board. Then proves the checks are real: a HardFault must be reported
-# and fail the run, and a plan with one live tensor moved onto another must be rejected by
-# rustc and, with the plan check left out, caught by the canary on the board.
+# model that fits the board and of a model the planner reorders (models/branches.toml). Then
+# proves the checks are real: a HardFault must be reported and fail the run, and a plan with
+# one live tensor moved onto another must be rejected by rustc and, with the plan check left
+# out, caught by the canary on the board.
 #
 # Exits with the firmware's status (semihosting SYS_EXIT: 0 on success, 1 on failure; 124
 # if QEMU had to be killed by the timeout), or 1 when a check around it fails.
@@ -112,6 +113,9 @@ run_qemu "$out/firmware-m55.elf" | tee "$out/firmware-m55.log" || status=$?
 run_s="$(since "$start")"
 echo "== firmware exit status $status (build ${build_s}s, QEMU run ${run_s}s)"
 [ "$status" -eq 0 ] || exit "$status"
+# The reordered model (models/branches.toml, `schedule = "memory"`) must have run its canary.
+grep -q "canary branches: ok" "$out/firmware-m55.log" ||
+    die "no passing canary run of the reordered model (branches) in the firmware's output"
 
 # 5. The firmware's hello_world outputs must equal the host example's.
 echo "== hello_world: firmware vs host example"

@@ -1,6 +1,8 @@
 //! Plans the firmware's models into `OUT_DIR` and writes the Rust that runs them.
 //!
 //! - `models/hello_world.toml` is the model the firmware runs inference on.
+//! - `models/branches.toml` is a three-branch graph the planner reorders; the canary runs it in
+//!   the planned order.
 //! - Every bundled model (`../../models/*.tflite`) also gets a manifest for the board, written
 //!   here, and is planned; the ones that fit are compiled in for the canary run.
 //! - `models.rs` holds an `include_model!` per model and, for each, a
@@ -55,6 +57,22 @@ fn main() {
         .manifest("models/hello_world.toml")
         .compile();
     models.push(hello.dir.join(naming::plan_file("hello_world")));
+    // A model the planner reorders (`schedule = "memory"`): the canary runs it in the planned
+    // order. The build fails if it is no longer reordered, so that check cannot go stale.
+    let branches = planner_build::Builder::new()
+        .manifest("models/branches.toml")
+        .compile();
+    let manifest = planner::manifest::load(&crate_dir.join("models/branches.toml"))
+        .expect("planner-build read this manifest");
+    let order = planner::plan(&manifest)
+        .expect("planner-build planned it")
+        .order;
+    let moved = order.iter().enumerate().filter(|&(k, &o)| o as usize != k);
+    assert!(
+        moved.count() > 0,
+        "models/branches.toml is no longer reordered"
+    );
+    models.push(branches.dir.join(naming::plan_file("branches")));
 
     let corpus = crate_dir.join("../../models");
     println!("cargo::rerun-if-changed={}", corpus.display());
