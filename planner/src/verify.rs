@@ -13,7 +13,7 @@ use std::ops::Bound;
 use std::string::String;
 use std::vec::Vec;
 
-use crate::graph::{Graph, TensorKind};
+use crate::graph::{Graph, Tensor, TensorKind};
 use crate::manifest::Manifest;
 use crate::plan::{ArenaRole, MemoryPlan};
 
@@ -80,9 +80,30 @@ pub fn verify_with(
 ) -> Result<(), Vec<Violation>> {
     let mut v: Vec<Violation> = Vec::new();
     let mut bad = |m: String| v.push(Violation::new(m));
+    let used = true_use(graph);
+    for (i, t) in graph.tensors.iter().enumerate() {
+        check_tensor(graph, (t, used[i]), plan, rules, &mut bad);
+    }
+    // One set of ids, not a search of the graph per allocation: linear in the plan's size.
+    let ids: BTreeSet<&str> = graph.tensors.iter().map(|t| t.id.as_str()).collect();
+    for id in plan.tensor_allocs.keys() {
+        if !ids.contains(id.as_str()) {
+            bad(format!(
+                "the plan places `{id}`, which the graph does not have"
+            ));
+        }
+    }
 
-    // Which tensors need bytes: constants, variables, and activations some op or the model
-    // interface touches. Their true use must lie inside the plan's lifetime.
+    check_arenas(plan, rules, &mut bad);
+    for m in live_overlaps(graph, plan, &alias_groups(graph)) {
+        bad(m);
+    }
+    if v.is_empty() { Ok(()) } else { Err(v) }
+}
+
+/// Per tensor, the first and last op that touch it (the model's inputs at op 0, its outputs
+/// at the last op); `None` for a tensor nothing touches.
+fn true_use(graph: &Graph) -> Vec<Option<(u64, u64)>> {
     let n_ops = graph.ops.len() as u64;
     let mut used: Vec<Option<(u64, u64)>> = vec![None; graph.tensors.len()];
     let mut touch = |i: usize, op: u64| {
@@ -102,137 +123,140 @@ pub fn verify_with(
     for io in &graph.outputs {
         touch(io.tensor.get(), n_ops.saturating_sub(1));
     }
-    let alias_group = alias_groups(graph);
-    for (i, t) in graph.tensors.iter().enumerate() {
-        let needs = t.kind != TensorKind::Activation || used[i].is_some();
-        let Some(alloc) = plan.tensor_allocs.get(&t.id) else {
-            if needs {
+    used
+}
+
+/// One tensor's slot: allocation and binding agree, size, role, alignment, arena bounds,
+/// and a lifetime that covers its true use (`used`; constants and state: the whole run).
+fn check_tensor(
+    graph: &Graph,
+    (t, used): (&Tensor, Option<(u64, u64)>),
+    plan: &MemoryPlan,
+    rules: &VerifyRules,
+    bad: &mut impl FnMut(String),
+) {
+    let n_ops = graph.ops.len() as u64;
+    let needs = t.kind != TensorKind::Activation || used.is_some();
+    let Some(alloc) = plan.tensor_allocs.get(&t.id) else {
+        if needs {
+            bad(format!(
+                "tensor `{}` ({}) is used but has no allocation",
+                t.id, t.name
+            ));
+        }
+        return;
+    };
+    let Some(b) = &alloc.binding else {
+        bad(format!("tensor `{}` has no binding", t.id));
+        return;
+    };
+    if alloc.offset != b.offset || alloc.memory != b.memory {
+        bad(format!(
+            "tensor `{}`: allocation says {}@{}, binding says {}@{}",
+            t.id, alloc.memory, alloc.offset, b.memory, b.offset
+        ));
+    }
+    if alloc.size != t.size {
+        bad(format!(
+            "tensor `{}` is {} bytes but its slot is {}",
+            t.id, t.size, alloc.size
+        ));
+    }
+    let want_role = match t.kind {
+        TensorKind::Activation => ArenaRole::Scratch,
+        TensorKind::Constant => ArenaRole::Constant,
+        TensorKind::Variable => ArenaRole::Persistent,
+    };
+    if b.role != want_role {
+        bad(format!(
+            "tensor `{}` is {:?} but bound as {}",
+            t.id,
+            t.kind,
+            b.role.name()
+        ));
+    }
+    if b.role != ArenaRole::Constant && b.source_memory != b.memory {
+        bad(format!(
+            "{} tensor `{}` has a source memory different from its memory",
+            b.role.name(),
+            t.id
+        ));
+    }
+    let align = t
+        .dtype
+        .align()
+        .max(t.align_hint.unwrap_or(1))
+        .max(rules.min_alignment.max(1))
+        .max(rules.memory_alignment.get(&b.memory).copied().unwrap_or(1));
+    if b.offset % align != 0 {
+        bad(format!(
+            "tensor `{}` at offset {} in {} is not {align}-aligned",
+            t.id, b.offset, b.memory
+        ));
+    }
+    match plan.arena(b.role, &b.memory) {
+        None => bad(format!(
+            "tensor `{}` is bound to a {} arena in {} that the plan lacks",
+            t.id,
+            b.role.name(),
+            b.memory
+        )),
+        Some(a) => {
+            if b.offset.checked_add(t.size).is_none_or(|end| end > a.used) {
                 bad(format!(
-                    "tensor `{}` ({}) is used but has no allocation",
-                    t.id, t.name
+                    "tensor `{}` at {}+{} passes the end of the {} arena in {} ({} bytes)",
+                    t.id,
+                    b.offset,
+                    t.size,
+                    a.role.name(),
+                    a.memory,
+                    a.used
                 ));
             }
-            continue;
-        };
-        let Some(b) = &alloc.binding else {
-            bad(format!("tensor `{}` has no binding", t.id));
-            continue;
-        };
-        if alloc.offset != b.offset || alloc.memory != b.memory {
-            bad(format!(
-                "tensor `{}`: allocation says {}@{}, binding says {}@{}",
-                t.id, alloc.memory, alloc.offset, b.memory, b.offset
-            ));
-        }
-        if alloc.size != t.size {
-            bad(format!(
-                "tensor `{}` is {} bytes but its slot is {}",
-                t.id, t.size, alloc.size
-            ));
-        }
-        let want_role = match t.kind {
-            TensorKind::Activation => ArenaRole::Scratch,
-            TensorKind::Constant => ArenaRole::Constant,
-            TensorKind::Variable => ArenaRole::Persistent,
-        };
-        if b.role != want_role {
-            bad(format!(
-                "tensor `{}` is {:?} but bound as {}",
-                t.id,
-                t.kind,
-                b.role.name()
-            ));
-        }
-        if b.role != ArenaRole::Constant && b.source_memory != b.memory {
-            bad(format!(
-                "{} tensor `{}` has a source memory different from its memory",
-                b.role.name(),
-                t.id
-            ));
-        }
-        let align = t
-            .dtype
-            .align()
-            .max(t.align_hint.unwrap_or(1))
-            .max(rules.min_alignment.max(1))
-            .max(rules.memory_alignment.get(&b.memory).copied().unwrap_or(1));
-        if b.offset % align != 0 {
-            bad(format!(
-                "tensor `{}` at offset {} in {} is not {align}-aligned",
-                t.id, b.offset, b.memory
-            ));
-        }
-        match plan.arena(b.role, &b.memory) {
-            None => bad(format!(
-                "tensor `{}` is bound to a {} arena in {} that the plan lacks",
-                t.id,
-                b.role.name(),
-                b.memory
-            )),
-            Some(a) => {
-                if b.offset.checked_add(t.size).is_none_or(|end| end > a.used) {
-                    bad(format!(
-                        "tensor `{}` at {}+{} passes the end of the {} arena in {} ({} bytes)",
-                        t.id,
-                        b.offset,
-                        t.size,
-                        a.role.name(),
-                        a.memory,
-                        a.used
-                    ));
-                }
-                if a.role == ArenaRole::Constant && a.source_memory != b.source_memory {
-                    bad(format!(
-                        "constant `{}` comes from {} but its arena in {} is staged from {}",
-                        t.id, b.source_memory, a.memory, a.source_memory
-                    ));
-                }
-                if a.alignment < align || !a.alignment.is_power_of_two() {
-                    bad(format!(
-                        "arena {} {} is aligned to {}, below slot alignment {align}",
-                        a.role.name(),
-                        a.memory,
-                        a.alignment
-                    ));
-                }
+            if a.role == ArenaRole::Constant && a.source_memory != b.source_memory {
+                bad(format!(
+                    "constant `{}` comes from {} but its arena in {} is staged from {}",
+                    t.id, b.source_memory, a.memory, a.source_memory
+                ));
+            }
+            if a.alignment < align || !a.alignment.is_power_of_two() {
+                bad(format!(
+                    "arena {} {} is aligned to {}, below slot alignment {align}",
+                    a.role.name(),
+                    a.memory,
+                    a.alignment
+                ));
             }
         }
-        let Some(lt) = plan.tensor_lifetimes.get(&t.id) else {
-            bad(format!("tensor `{}` has no lifetime in the plan", t.id));
-            continue;
-        };
-        if lt.start_op > lt.end_op {
-            bad(format!(
-                "tensor `{}` has lifetime {}..={}, which ends before it starts",
-                t.id, lt.start_op, lt.end_op
-            ));
-        }
-        let whole = t.kind != TensorKind::Activation;
-        let need = if whole {
-            Some((0, n_ops.saturating_sub(1)))
-        } else {
-            used[i]
-        };
-        if let Some((s, e)) = need
-            && (u64::from(lt.start_op) > s || u64::from(lt.end_op) < e)
-        {
-            bad(format!(
-                "tensor `{}` is used over ops {s}..={e} but the plan keeps it only over {}..={}",
-                t.id, lt.start_op, lt.end_op
-            ));
-        }
     }
-    // One set of ids, not a search of the graph per allocation: linear in the plan's size.
-    let ids: BTreeSet<&str> = graph.tensors.iter().map(|t| t.id.as_str()).collect();
-    for id in plan.tensor_allocs.keys() {
-        if !ids.contains(id.as_str()) {
-            bad(format!(
-                "the plan places `{id}`, which the graph does not have"
-            ));
-        }
+    let Some(lt) = plan.tensor_lifetimes.get(&t.id) else {
+        bad(format!("tensor `{}` has no lifetime in the plan", t.id));
+        return;
+    };
+    if lt.start_op > lt.end_op {
+        bad(format!(
+            "tensor `{}` has lifetime {}..={}, which ends before it starts",
+            t.id, lt.start_op, lt.end_op
+        ));
     }
+    let whole = t.kind != TensorKind::Activation;
+    let need = if whole {
+        Some((0, n_ops.saturating_sub(1)))
+    } else {
+        used
+    };
+    if let Some((s, e)) = need
+        && (u64::from(lt.start_op) > s || u64::from(lt.end_op) < e)
+    {
+        bad(format!(
+            "tensor `{}` is used over ops {s}..={e} but the plan keeps it only over {}..={}",
+            t.id, lt.start_op, lt.end_op
+        ));
+    }
+}
 
-    // Arenas: used within total, budgets per memory.
+/// Arenas: used within total and the largest arena, and each memory within its budget.
+fn check_arenas(plan: &MemoryPlan, rules: &VerifyRules, bad: &mut impl FnMut(String)) {
     let mut per_memory: BTreeMap<&str, u64> = BTreeMap::new();
     for a in plan.arenas() {
         if a.used > a.total_size {
@@ -270,11 +294,6 @@ pub fn verify_with(
             ));
         }
     }
-
-    for m in live_overlaps(graph, plan, &alias_group) {
-        bad(m);
-    }
-    if v.is_empty() { Ok(()) } else { Err(v) }
 }
 
 /// One slot for the overlap sweep: bytes `[start, end)` over ops `first..=last`.

@@ -13,7 +13,9 @@
 //! 1, not spillable, `fixed` from `offset`. [`write()`] prints the same rows with an `offset`
 //! column, the format MiniMalloc writes its solutions in.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
 use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
@@ -41,8 +43,11 @@ pub fn read(path: &Path) -> Result<CsvProblem> {
 
 /// Parses CSV text; `path` names the file in error messages.
 pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
-    let text: Arc<str> = Arc::from(text);
-    let path = path.to_path_buf();
+    let src = Source {
+        path: path.to_path_buf(),
+        text: Arc::from(text),
+    };
+    let text = src.text.clone();
     let mut lines = split_lines(&text).filter(|(_, l)| !l.trim().is_empty());
     let Some((mut hstart, mut header)) = lines.next() else {
         return Err(Error::input(format!(
@@ -57,130 +62,18 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
         header = rest;
         hstart = '\u{feff}'.len_utf8();
     }
-    let at = |range: std::ops::Range<usize>| Span {
-        path: path.clone(),
-        text: text.clone(),
-        range,
-    };
-    // Column positions of id, lower, upper, size, offset.
-    let mut pos: [Option<usize>; 5] = [None; 5];
-    let hfields = fields(header, hstart);
-    for (c, (name, range)) in hfields.iter().enumerate() {
-        let Some(k) = COLUMNS.iter().position(|col| col == name) else {
-            let hint = crate::error::did_you_mean(name, COLUMNS)
-                .map(|s| format!(" (did you mean `{s}`?)"))
-                .unwrap_or_default();
-            return Err(Error::input(format!("unknown column `{name}`{hint}"))
-                .at(at(range.clone()))
-                .label("not a column of this format")
-                .help("the columns are id, lower, upper, size and optionally offset"));
-        };
-        if pos[k].is_some() {
-            return Err(Error::input(format!("column `{name}` appears twice"))
-                .at(at(range.clone()))
-                .label("second time")
-                .help("keep one column of each name"));
-        }
-        pos[k] = Some(c);
-    }
-    for (k, col) in COLUMNS.iter().enumerate().take(4) {
-        if pos[k].is_none() {
-            let end = hstart + header.len();
-            return Err(Error::input(format!("the header has no `{col}` column"))
-                .at(at(hstart..end))
-                .label("header")
-                .help("the header must name id, lower, upper and size (and optionally offset)"));
-        }
-    }
-    let col = |k: usize| pos[k].unwrap_or(0);
+    let header = src.header(header, hstart)?;
     let mut ids: Vec<String> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
-    let mut seen: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
     // Where each row's offset value is, for an error about two pinned rows.
-    let mut offset_at: Vec<std::ops::Range<usize>> = Vec::new();
+    let mut offset_at: Vec<Range<usize>> = Vec::new();
     for (lstart, line) in lines {
-        let f = fields(line, lstart);
-        if f.len() != hfields.len() {
-            return Err(Error::input(format!(
-                "row has {} columns, the header has {}",
-                f.len(),
-                hfields.len()
-            ))
-            .at(at(lstart..lstart + line.len()))
-            .label("this row")
-            .help(format!(
-                "give one value per header column: {}",
-                hfields
-                    .iter()
-                    .map(|(n, _)| n.as_str())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )));
-        }
-        let (id, id_range) = &f[col(0)];
-        if id.is_empty() {
-            return Err(Error::input("empty buffer id")
-                .at(at(id_range.clone()))
-                .label("id")
-                .help("give every row a unique id"));
-        }
-        if let Some(&first) = seen.get(id) {
-            return Err(Error::input(format!("duplicate buffer id `{id}`"))
-                .at(at(id_range.clone()))
-                .label("used again here")
-                .note(format!("first used on row {}", first + 1))
-                .help("give every row a unique id"));
-        }
-        let num = |k: usize, max: u64| -> Result<u64> {
-            let (v, r) = &f[col(k)];
-            number(v, COLUMNS[k], max).map_err(|(msg, help)| {
-                Error::input(msg)
-                    .at(at(r.clone()))
-                    .label(COLUMNS[k])
-                    .help(help)
-            })
-        };
-        // `end = upper - 1` must fit an op index (u32).
-        let lower = num(1, u64::from(u32::MAX) - 1)?;
-        let upper = num(2, u64::from(u32::MAX))?;
-        let size = num(3, u64::MAX)?;
-        if upper <= lower {
-            let r = f[col(2)].1.clone();
-            return Err(
-                Error::input(format!("upper {upper} is not above lower {lower}"))
-                    .at(at(r))
-                    .label("upper")
-                    .help(
-                        "lifetimes are half-open [lower, upper): upper must be at least lower + 1",
-                    ),
-            );
-        }
-        let fixed = match pos[4] {
-            Some(c) if !f[c].0.is_empty() => Some(num(4, u64::MAX)?),
-            _ => None,
-        };
-        if let Some(o) = fixed
-            && o.checked_add(size).is_none()
-        {
-            let r = f[col(4)].1.clone();
-            return Err(Error::input(format!(
-                "offset {o} plus size {size} passes the largest byte address"
-            ))
-            .at(at(r))
-            .label("offset")
-            .help("give a smaller offset"));
-        }
-        seen.insert(id.clone(), ids.len());
-        offset_at.push(pos[4].map_or(lstart..lstart, |c| f[c].1.clone()));
-        ids.push(id.clone());
-        items.push(Item {
-            size,
-            start: lower as u32,
-            end: (upper - 1) as u32,
-            align: 1,
-            fixed,
-            spillable: false,
-        });
+        let row = src.row(&header, lstart, line, &seen)?;
+        seen.insert(row.id.clone(), ids.len());
+        offset_at.push(row.offset_at);
+        ids.push(row.id);
+        items.push(row.item);
     }
     if let Some((a, b)) = fixed_clash(&items) {
         let (x, y) = (&items[a], &items[b]);
@@ -192,7 +85,7 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
             ids[b],
             x.start.max(y.start)
         ))
-        .at(at(offset_at[b].clone()))
+        .at(src.at(offset_at[b].clone()))
         .label("offset")
         .note(format!("`{}` is at offset {xo} with {} bytes", ids[a], x.size))
         .help("change one of the offsets, or leave one empty so the planner places it"));
@@ -204,6 +97,174 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
             capacity: None,
         },
     })
+}
+
+/// The file being read, for error positions.
+struct Source {
+    path: PathBuf,
+    text: Arc<str>,
+}
+
+/// The header row: its fields, and the position of each of [`COLUMNS`] among them.
+struct Header {
+    fields: Vec<(String, Range<usize>)>,
+    pos: [Option<usize>; 5],
+}
+
+impl Header {
+    /// The field index of column `k` (one of the four required ones).
+    fn col(&self, k: usize) -> usize {
+        self.pos[k].unwrap_or(0)
+    }
+}
+
+/// One row read: its id, its item, and where its offset value is.
+struct Row {
+    id: String,
+    item: Item,
+    offset_at: Range<usize>,
+}
+
+impl Source {
+    fn at(&self, range: Range<usize>) -> Span {
+        Span {
+            path: self.path.clone(),
+            text: self.text.clone(),
+            range,
+        }
+    }
+
+    /// Reads the header row (starting at byte `hstart`): every column known, none twice,
+    /// the four required ones present.
+    fn header(&self, header: &str, hstart: usize) -> Result<Header> {
+        let mut pos: [Option<usize>; 5] = [None; 5];
+        let fields = fields(header, hstart);
+        for (c, (name, range)) in fields.iter().enumerate() {
+            let Some(k) = COLUMNS.iter().position(|col| col == name) else {
+                let hint = crate::error::did_you_mean(name, COLUMNS)
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                return Err(Error::input(format!("unknown column `{name}`{hint}"))
+                    .at(self.at(range.clone()))
+                    .label("not a column of this format")
+                    .help("the columns are id, lower, upper, size and optionally offset"));
+            };
+            if pos[k].is_some() {
+                return Err(Error::input(format!("column `{name}` appears twice"))
+                    .at(self.at(range.clone()))
+                    .label("second time")
+                    .help("keep one column of each name"));
+            }
+            pos[k] = Some(c);
+        }
+        for (k, col) in COLUMNS.iter().enumerate().take(4) {
+            if pos[k].is_none() {
+                let end = hstart + header.len();
+                return Err(Error::input(format!("the header has no `{col}` column"))
+                    .at(self.at(hstart..end))
+                    .label("header")
+                    .help(
+                        "the header must name id, lower, upper and size (and optionally offset)",
+                    ));
+            }
+        }
+        Ok(Header { fields, pos })
+    }
+
+    /// Reads one row (starting at byte `lstart`); `seen` maps the ids of earlier rows to
+    /// their row index.
+    fn row(
+        &self,
+        header: &Header,
+        lstart: usize,
+        line: &str,
+        seen: &BTreeMap<String, usize>,
+    ) -> Result<Row> {
+        let f = fields(line, lstart);
+        if f.len() != header.fields.len() {
+            return Err(Error::input(format!(
+                "row has {} columns, the header has {}",
+                f.len(),
+                header.fields.len()
+            ))
+            .at(self.at(lstart..lstart + line.len()))
+            .label("this row")
+            .help(format!(
+                "give one value per header column: {}",
+                header
+                    .fields
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )));
+        }
+        let (id, id_range) = &f[header.col(0)];
+        if id.is_empty() {
+            return Err(Error::input("empty buffer id")
+                .at(self.at(id_range.clone()))
+                .label("id")
+                .help("give every row a unique id"));
+        }
+        if let Some(&first) = seen.get(id) {
+            return Err(Error::input(format!("duplicate buffer id `{id}`"))
+                .at(self.at(id_range.clone()))
+                .label("used again here")
+                .note(format!("first used on row {}", first + 1))
+                .help("give every row a unique id"));
+        }
+        let num = |k: usize, max: u64| -> Result<u64> {
+            let (v, r) = &f[header.col(k)];
+            number(v, COLUMNS[k], max).map_err(|(msg, help)| {
+                Error::input(msg)
+                    .at(self.at(r.clone()))
+                    .label(COLUMNS[k])
+                    .help(help)
+            })
+        };
+        // `end = upper - 1` must fit an op index (u32).
+        let lower = num(1, u64::from(u32::MAX) - 1)?;
+        let upper = num(2, u64::from(u32::MAX))?;
+        let size = num(3, u64::MAX)?;
+        if upper <= lower {
+            let r = f[header.col(2)].1.clone();
+            return Err(
+                Error::input(format!("upper {upper} is not above lower {lower}"))
+                    .at(self.at(r))
+                    .label("upper")
+                    .help(
+                        "lifetimes are half-open [lower, upper): upper must be at least lower + 1",
+                    ),
+            );
+        }
+        let fixed = match header.pos[4] {
+            Some(c) if !f[c].0.is_empty() => Some(num(4, u64::MAX)?),
+            _ => None,
+        };
+        if let Some(o) = fixed
+            && o.checked_add(size).is_none()
+        {
+            let r = f[header.col(4)].1.clone();
+            return Err(Error::input(format!(
+                "offset {o} plus size {size} passes the largest byte address"
+            ))
+            .at(self.at(r))
+            .label("offset")
+            .help("give a smaller offset"));
+        }
+        Ok(Row {
+            id: id.clone(),
+            item: Item {
+                size,
+                start: lower as u32,
+                end: (upper - 1) as u32,
+                align: 1,
+                fixed,
+                spillable: false,
+            },
+            offset_at: header.pos[4].map_or(lstart..lstart, |c| f[c].1.clone()),
+        })
+    }
 }
 
 /// The rows of `csv` with an `offset` column from `packing` (empty for a spilled item):
