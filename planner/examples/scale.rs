@@ -42,7 +42,9 @@ fn chain_manifest(ops: usize) -> String {
             k + 1
         );
     }
-    s.push_str("]\n");
+    // 400 MB of zero-filled weights: more than the default cap on such constants, which
+    // guards the blobs a build writes; planning alone writes none.
+    s.push_str("]\n[memory]\nmax_zero_constants = \"1G\"\n");
     s
 }
 
