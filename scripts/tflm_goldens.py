@@ -13,7 +13,9 @@ the same inputs), and each output's dtype, shape and bytes in hex.
     python3 scripts/tflm_goldens.py --time 20  # also print invoke() time per model (ms)
 
 Input values: int8 `(next >> 56)` as a signed byte; int16 `(next >> 48)` as a signed
-16-bit value; float32 `(next >> 40) / 2^24 * 2 - 1` (exact in float32, in [-1, 1)).
+16-bit value; float32 `(next >> 40) / 2^24` (exact in float32, in [0, 1): the range of
+image models' normalised pixels; inputs quantised from [0, 1] clamp negative values, so
+[-1, 1) drove te_mcunet_vww to a constant output).
 The stream starts at `seed = 0x5EED_0000 + 256 * model index + input index` (models in
 sorted file-name order) and is advanced once per element.
 
@@ -55,9 +57,7 @@ def fill(dtype, count, seed):
     if dtype == np.int16:
         return (raw >> np.uint64(48)).astype(np.uint16).view(np.int16)
     if dtype == np.float32:
-        return ((raw >> np.uint64(40)).astype(np.float64) / float(1 << 24) * 2.0 - 1.0).astype(
-            np.float32
-        )
+        return ((raw >> np.uint64(40)).astype(np.float64) / float(1 << 24)).astype(np.float32)
     raise SystemExit(f"no input generator for dtype {dtype}")
 
 

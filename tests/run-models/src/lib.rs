@@ -99,7 +99,7 @@ impl Iterator for SplitMix64 {
 
 /// The bytes of an input of `count` elements of `dtype` (`int8`, `int16`, `float32`) from
 /// the stream at `seed`: `(next >> 56)` as a signed byte, `(next >> 48)` as a signed 16-bit
-/// value, `(next >> 40) / 2^24 * 2 - 1` as a float.
+/// value, `(next >> 40) / 2^24` as a float in [0, 1).
 pub fn input(dtype: &str, count: usize, seed: u64) -> Option<Vec<u8>> {
     let stream = SplitMix64(seed).take(count);
     let mut out = Vec::new();
@@ -107,7 +107,7 @@ pub fn input(dtype: &str, count: usize, seed: u64) -> Option<Vec<u8>> {
         "int8" => stream.for_each(|v| ((v >> 56) as u8).push_le(&mut out)),
         "int16" => stream.for_each(|v| ((v >> 48) as u16).push_le(&mut out)),
         "float32" => stream.for_each(|v| {
-            (((v >> 40) as f64 / f64::from(1u32 << 24) * 2.0 - 1.0) as f32).push_le(&mut out);
+            (((v >> 40) as f64 / f64::from(1u32 << 24)) as f32).push_le(&mut out);
         }),
         _ => return None,
     }
