@@ -62,7 +62,7 @@ use planner::manifest::{self, ModelSource};
 use planner::pack::PlannerKind;
 use planner::{Error, import};
 
-pub use generate::{Generated, Options, generate};
+pub use generate::{Generated, GeneratedGroup, Options, generate, generate_group};
 pub use memory_x::MemoryXLayout;
 
 /// The environment variable that tells `include_model!` where the plan files are.
@@ -252,6 +252,9 @@ impl Builder {
         let mut inputs = vec![manifest_path.clone()];
         // Print before reading, so a manifest with an error is watched too.
         self.directive(&format!("rerun-if-changed={}", manifest_path.display()));
+        if manifest::lists_models(&manifest_path)? {
+            return self.compile_group(&base, &manifest_path, &out_dir, inputs);
+        }
         let mut manifest = manifest::load(&manifest_path)?;
         if let Some(p) = &self.planner {
             manifest.planner = p.clone();
@@ -271,15 +274,7 @@ impl Builder {
             memory_x::check(&manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
         }
-        let files = write::write_all(&out_dir, &generated.files)?;
-        if self.options.linker_fragment || self.options.memory_x.is_some() {
-            // memory.x and the fragment it INCLUDEs are found on the search path.
-            self.directive(&format!("rustc-link-search={}", out_dir.display()));
-        }
-        for w in &generated.warnings {
-            self.directive(&format!("warning=planner: {w}"));
-        }
-        self.directive(&format!("rustc-env={PLAN_DIR_VAR}={}", out_dir.display()));
+        let files = self.finish(&out_dir, &generated.files, &generated.warnings)?;
         Ok(Outputs {
             dir: out_dir,
             files,
@@ -287,6 +282,65 @@ impl Builder {
             warnings: generated.warnings,
             inputs,
         })
+    }
+
+    /// [`Builder::try_compile`] for a group manifest (`[[model]]` tables): plans the group
+    /// and writes its plan file, blobs, fragment and headers, all or nothing as for a model.
+    fn compile_group(
+        &self,
+        base: &Path,
+        manifest_path: &Path,
+        out_dir: &Path,
+        mut inputs: Vec<PathBuf>,
+    ) -> Result<Outputs, Error> {
+        let mut group = manifest::load_group(manifest_path)?;
+        for m in &mut group.models {
+            if let Some(p) = &self.planner {
+                m.planner = p.clone();
+            }
+            if let ModelSource::File(model) = &m.source {
+                self.directive(&format!("rerun-if-changed={}", model.display()));
+                inputs.push(model.clone());
+            }
+        }
+        let planned = planner::plan_group(&group)?;
+        let generated = generate::generate_group(&group, &planned, &self.options)?;
+        if let (Some(p), Some(manifest)) = (&self.check_memory_x, group.models.first()) {
+            let path = base.join(p);
+            self.directive(&format!("rerun-if-changed={}", path.display()));
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, "read", e))?;
+            let used = generate::group_memories(&generated.plan);
+            memory_x::check(manifest, &self.options.regions, &text, &path, &used)?;
+            inputs.push(path);
+        }
+        let files = self.finish(out_dir, &generated.files, &generated.warnings)?;
+        Ok(Outputs {
+            dir: out_dir.to_path_buf(),
+            files,
+            plan_hash: generated.plan_hash,
+            warnings: generated.warnings,
+            inputs,
+        })
+    }
+
+    /// Writes the outputs (only changed files, each whole or not at all) and prints the
+    /// directives that point cargo and the macro at them.
+    fn finish(
+        &self,
+        out_dir: &Path,
+        files: &BTreeMap<String, Vec<u8>>,
+        warnings: &[String],
+    ) -> Result<BTreeMap<PathBuf, bool>, Error> {
+        let written = write::write_all(out_dir, files)?;
+        if self.options.linker_fragment || self.options.memory_x.is_some() {
+            // memory.x and the fragment it INCLUDEs are found on the search path.
+            self.directive(&format!("rustc-link-search={}", out_dir.display()));
+        }
+        for w in warnings {
+            self.directive(&format!("warning=planner: {w}"));
+        }
+        self.directive(&format!("rustc-env={PLAN_DIR_VAR}={}", out_dir.display()));
+        Ok(written)
     }
 
     fn directive(&self, d: &str) {

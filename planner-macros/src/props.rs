@@ -257,6 +257,7 @@ fn layout(m: &Manifest) -> Layout {
                 name: mem.name.clone(),
                 max_size: m.budget(&mem.name),
                 arena_alignment: Some(m.memory_alignment(&mem.name)),
+                app_bound: false,
             })
             .collect(),
     }

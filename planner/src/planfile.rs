@@ -13,6 +13,7 @@
 //! [`PlanFile::parse`] reads one back and rejects a `format_version` it does not know;
 //! [`PlanFile::blobs`] lays out the weight blob of each constant arena.
 
+pub mod group;
 pub mod naming;
 
 use std::collections::BTreeMap;
@@ -32,7 +33,9 @@ use crate::plan::{ArenaRole, MemoryConstraint, MemoryPlan};
 /// - 2: this release. Every addition of this release goes under version 2 (see the fields'
 ///   docs); it is bumped once per release, not once per field. Added so far: each op's
 ///   typed `options` ([`OpEntry::options`]: strides, padding, activation, axes, ... and the
-///   constant operands that parameterise the op).
+///   constant operands that parameterise the op); group plan files ([`group::GroupPlanFile`],
+///   told apart by their `group` field: several models over shared arenas, each model's
+///   plan inside). Single-model plan files are unchanged by groups.
 pub const FORMAT_VERSION: u32 = 2;
 
 /// A plan file.
@@ -94,6 +97,11 @@ pub struct ArenaEntry {
     pub section: Option<String>,
     /// The blob that fills a constant arena.
     pub blob: Option<BlobEntry>,
+    /// True for a writable arena the application binds (`app_bound = true` on its memory's
+    /// constraint): it has no section, the macro makes no `static` (and no `take()`) and
+    /// the linker fragment reserves nothing for it. Left out when false.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub app_bound: bool,
 }
 
 impl ArenaEntry {
@@ -195,6 +203,34 @@ pub struct Layout {
     pub constraints: Vec<MemoryConstraint>,
 }
 
+impl Layout {
+    /// True when the application binds the writable arenas of `memory`.
+    pub fn app_bound(&self, memory: &str) -> bool {
+        self.constraints
+            .iter()
+            .any(|c| c.name == memory && c.app_bound)
+    }
+
+    /// The platform facts of `manifest`: its `min_alignment`, and each memory's budget and
+    /// arena alignment.
+    pub fn of(manifest: &crate::manifest::Manifest) -> Layout {
+        Layout {
+            min_alignment: manifest.platform.min_alignment,
+            constraints: manifest
+                .platform
+                .memories
+                .iter()
+                .map(|m| MemoryConstraint {
+                    name: m.name.clone(),
+                    max_size: manifest.budget(&m.name),
+                    arena_alignment: Some(manifest.memory_alignment(&m.name)),
+                    app_bound: manifest.constraint(&m.name).is_some_and(|c| c.app_bound),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The environment variable `planner-build` sets (with `cargo::rustc-env`) to the
 /// directory holding the plan files, which `include_model!` reads.
 pub const PLAN_DIR_VAR: &str = "PLANNER_PLAN_DIR";
@@ -246,6 +282,8 @@ impl PlanFile {
             if staged {
                 memories.entry(&usage.source_memory).or_insert(None);
             }
+            let app_bound = section.is_some() && layout.app_bound(&usage.memory);
+            let section = section.filter(|_| !app_bound);
             arena_index.insert((usage.role, usage.memory.clone()), arenas.len());
             arenas.push(ArenaEntry {
                 name,
@@ -257,6 +295,7 @@ impl PlanFile {
                 alignment: usage.alignment,
                 section,
                 blob,
+                app_bound,
             });
         }
 
@@ -439,28 +478,7 @@ impl PlanFile {
     /// Reads a plan file; `origin` names it in errors. Rejects a `format_version` other
     /// than [`FORMAT_VERSION`] before looking at anything else.
     pub fn parse(text: &str, origin: &str) -> Result<PlanFile> {
-        #[derive(Deserialize)]
-        struct Version {
-            format_version: Option<serde_json::Value>,
-        }
-        let version: Version = serde_json::from_str(text).map_err(|e| {
-            Error::input(format!("{origin} is not a plan file: {e}"))
-                .help("regenerate it with planner-build")
-        })?;
-        match version.format_version {
-            Some(serde_json::Value::Number(n)) if n.as_u64() == Some(u64::from(FORMAT_VERSION)) => {
-            }
-            Some(v) => {
-                return Err(Error::input(format!(
-                    "{origin} has plan format version {v}, but this planner reads only version {FORMAT_VERSION}; rebuild it with the same planner version as planner-macros (cargo clean -p <your crate>, then build)"
-                )));
-            }
-            None => {
-                return Err(Error::input(format!(
-                    "{origin} has no format_version, so it is not a plan file; regenerate it with planner-build"
-                )));
-            }
-        }
+        check_version(text, origin)?;
         serde_json::from_str(text).map_err(|e| {
             Error::input(format!("{origin} is not a valid plan file: {e}"))
                 .help("regenerate it with planner-build rather than editing it by hand")
@@ -530,6 +548,30 @@ impl PlanFile {
     /// The arena of tensor `t`, when its index is in range.
     pub fn arena_of(&self, t: &TensorEntry) -> Option<&ArenaEntry> {
         self.arenas.get(t.arena as usize)
+    }
+}
+
+/// Refuses a plan file whose `format_version` is not [`FORMAT_VERSION`], before looking at
+/// anything else.
+pub(crate) fn check_version(text: &str, origin: &str) -> Result<()> {
+    #[derive(Deserialize)]
+    struct Version {
+        format_version: Option<serde_json::Value>,
+    }
+    let version: Version = serde_json::from_str(text).map_err(|e| {
+        Error::input(format!("{origin} is not a plan file: {e}"))
+            .help("regenerate it with planner-build")
+    })?;
+    match version.format_version {
+        Some(serde_json::Value::Number(n)) if n.as_u64() == Some(u64::from(FORMAT_VERSION)) => {
+            Ok(())
+        }
+        Some(v) => Err(Error::input(format!(
+            "{origin} has plan format version {v}, but this planner reads only version {FORMAT_VERSION}; rebuild it with the same planner version as planner-macros (cargo clean -p <your crate>, then build)"
+        ))),
+        None => Err(Error::input(format!(
+            "{origin} has no format_version, so it is not a plan file; regenerate it with planner-build"
+        ))),
     }
 }
 
@@ -688,6 +730,7 @@ pub mod fixture {
                 name: String::from("SRAM"),
                 max_size: Some(2048),
                 arena_alignment: None,
+                app_bound: false,
             }],
         };
         (graph, plan, layout)
