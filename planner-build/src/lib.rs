@@ -23,6 +23,13 @@
 //! - `planner_<model>.h`: a C header with each region's size and alignment and each tensor's
 //!   region, offset, size and type, and the plan hash.
 //!
+//! A group manifest (`[[model]]` tables, see `planner::manifest::Group`) is planned as one
+//! group and writes `<group>.plan.json` (every model's plan inside, over the group's shared
+//! arenas), `<group>.constant.<memory>.bin` per constant arena, `planner_<group>.x` (one
+//! section per group arena) and `planner_<model>.h` per model; `include_model!("<group>")`
+//! expands it. Memories whose constraint says `app_bound = true` get no section in the
+//! fragment: the application binds those arenas (`Handle::from_buffers`).
+//!
 //! It prints `cargo::rerun-if-changed` for the manifest and the model, `cargo::warning=` for
 //! planner warnings (rules that match nothing, spills, staged constants), and
 //! `cargo::rustc-env=PLANNER_PLAN_DIR=...` so the macro finds the plan. Files are rewritten

@@ -30,6 +30,8 @@ pub struct ModelArenas {
     /// Every arena the image must hold: each writable arena (scratch, persistent, a staged
     /// constant's runtime copy) and each constant blob, in the memory it is read from.
     pub arenas: Vec<ExpectedArena>,
+    /// For a group: one line per writable group arena, its size against its users' needs.
+    pub notes: Vec<String>,
 }
 
 /// Reads the plan file at `path` (a model's or a group's) and the blobs beside it. A group's
@@ -38,12 +40,16 @@ pub struct ModelArenas {
 pub fn load(path: &Path) -> Result<ModelArenas, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read plan file {}: {e}", path.display()))?;
+    let mut notes = Vec::new();
     let (owner, entries) =
         match read(&text, &path.display().to_string()).map_err(|e| e.to_string())? {
             AnyPlan::Model(plan) => (plan.model, plan.arenas),
             AnyPlan::Group(group) => {
                 for a in &group.arenas {
-                    group_need(&group, a)?;
+                    let need = group_need(&group, a)?;
+                    if a.arena.role != ArenaRole::Constant {
+                        notes.push(need_note(&group, a, need));
+                    }
                 }
                 (group.group.clone(), group.arena_entries())
             }
@@ -53,6 +59,7 @@ pub fn load(path: &Path) -> Result<ModelArenas, String> {
         arenas: expected(&owner, &entries, dir)?,
         model: owner,
         plan: path.to_path_buf(),
+        notes,
     })
 }
 
@@ -81,6 +88,23 @@ pub fn group_need(group: &GroupPlanFile, a: &GroupArenaEntry) -> Result<u64, Str
         ));
     }
     Ok(need)
+}
+
+/// `group fw: arena scratch.DTCM is 16000 B, the group's need (a 288 B at 0, kws 16000 B at
+/// 0); separate arenas would take 16288 B`.
+fn need_note(group: &GroupPlanFile, a: &GroupArenaEntry, need: u64) -> String {
+    let users: Vec<String> = a
+        .users
+        .iter()
+        .map(|u| format!("{} {} B at {}", u.model, u.bytes, u.base))
+        .collect();
+    let separate: u64 = a.users.iter().map(|u| u.bytes).sum();
+    format!(
+        "group {}: arena {} is {need} B, the group's need ({}); separate arenas would take {separate} B",
+        group.group,
+        a.arena.name,
+        users.join(", ")
+    )
 }
 
 /// The sections `arenas` of `owner` must have in the image.
