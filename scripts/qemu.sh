@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the Cortex-M55 firmware (examples/firmware-m55), checks the linked ELF against the
 # memory map and every model's plan, and runs it on QEMU's mps3-an547 machine: hello_world
-# inference (compared with the host example's output) and the canary run of every bundled
-# model that fits the board and of a model the planner reorders (models/branches.toml). Then
-# proves the checks are real: a HardFault must be reported and fail the run, and a plan with
-# one live tensor moved onto another must be rejected by rustc and, with the plan check left
-# out, caught by the canary on the board.
+# inference (compared with the host example's output), the canary run of every bundled
+# model that fits the board and of a model the planner reorders (models/branches.toml), and
+# the group run (two models back to back from one shared scratch arena, each against its
+# golden, the first model's state kept; the ELF check proves the shared arena is the group's
+# need). Then proves the checks are real: a HardFault must be reported and fail the run, and
+# a plan with one live tensor moved onto another must be rejected by rustc and, with the plan
+# check left out, caught by the canary on the board.
 #
 # Exits with the firmware's status (semihosting SYS_EXIT: 0 on success, 1 on failure; 124
 # if QEMU had to be killed by the timeout), or 1 when a check around it fails.

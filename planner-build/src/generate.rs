@@ -3,10 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use planner::manifest::Manifest;
-use planner::plan::MemoryConstraint;
+use planner::manifest::{Group, Manifest};
+use planner::planfile::group::GroupPlanFile;
 use planner::planfile::{Layout, PlanFile, naming};
-use planner::{Error, Planned};
+use planner::{Error, GroupPlanned, Planned};
 
 use crate::memory_x::{self, MemoryXLayout};
 use crate::{header, linker};
@@ -66,19 +66,7 @@ pub(crate) fn used_memories(plan: &PlanFile) -> std::collections::BTreeSet<Strin
 
 /// The platform facts the plan file records that the `MemoryPlan` does not.
 pub(crate) fn layout(manifest: &Manifest) -> Layout {
-    Layout {
-        min_alignment: manifest.platform.min_alignment,
-        constraints: manifest
-            .platform
-            .memories
-            .iter()
-            .map(|m| MemoryConstraint {
-                name: m.name.clone(),
-                max_size: manifest.budget(&m.name),
-                arena_alignment: Some(manifest.memory_alignment(&m.name)),
-            })
-            .collect(),
-    }
+    Layout::of(manifest)
 }
 
 /// Computes every output of one model from its plan: same inputs, same bytes. The graph is
@@ -141,6 +129,88 @@ pub fn generate(
         warnings,
         plan_hash,
     })
+}
+
+/// Everything a group's build produces.
+#[derive(Debug, Clone)]
+pub struct GeneratedGroup {
+    /// The group plan file's content.
+    pub plan: GroupPlanFile,
+    /// Output files by name: the group plan file, the group's blobs, the linker fragment,
+    /// one C header per model.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// The planner's warnings and the blob layout's.
+    pub warnings: Vec<String>,
+    /// The group's plan hash.
+    pub plan_hash: u64,
+}
+
+/// Computes every output of a group from its plan: `<group>.plan.json` (every model's plan
+/// inside), `<group>.constant.<memory>.bin` per constant arena, `planner_<group>.x` (one
+/// section per group arena), `planner_<model>.h` per model (its regions are the group
+/// arenas it uses) and, when asked, `<model>.svg` and `memory.x`.
+pub fn generate_group(
+    group: &Group,
+    planned: &GroupPlanned,
+    options: &Options,
+) -> Result<GeneratedGroup, Error> {
+    let layouts: Vec<Layout> = group.models.iter().map(Layout::of).collect();
+    let (plan, blobs) = GroupPlanFile::from_group(planned, &layouts)?;
+    let mut files = BTreeMap::new();
+    files.insert(naming::plan_file(&plan.group), plan.to_bytes());
+    for (a, bytes) in blobs.blobs {
+        if let Some(blob) = plan.arenas.get(a).and_then(|g| g.arena.blob.as_ref()) {
+            files.insert(blob.file.clone(), bytes);
+        }
+    }
+    let source = group.path.display().to_string();
+    let mut options = options.clone();
+    if let (Some(layout), Some(manifest)) = (&options.memory_x, group.models.first()) {
+        options.regions = memory_x::regions_for(layout, &options.regions);
+        let used = group_memories(&plan);
+        let text = memory_x::write(manifest, &plan.group, layout, &options.regions, &used)?;
+        files.insert("memory.x".to_string(), text.into_bytes());
+    }
+    if options.linker_fragment {
+        files.insert(
+            naming::linker_file(&plan.group),
+            linker::group_fragment(&plan, &source, &options).into_bytes(),
+        );
+    }
+    for (file, model) in plan.models.iter().zip(&planned.models) {
+        if options.svg {
+            files.insert(
+                format!("{}.svg", file.model),
+                planner::export::svg::svg(model).into_bytes(),
+            );
+        }
+        if options.c_header {
+            files.insert(
+                naming::header_file(&file.model),
+                header::header(file, &source).into_bytes(),
+            );
+        }
+    }
+    let mut warnings = Vec::new();
+    for m in &planned.models {
+        warnings.extend(m.graph.warnings.iter().cloned());
+        warnings.extend(m.warnings.iter().cloned());
+    }
+    warnings.extend(blobs.warnings);
+    Ok(GeneratedGroup {
+        plan_hash: plan.hash(),
+        plan,
+        files,
+        warnings,
+    })
+}
+
+/// Memories holding an arena or a blob of the group.
+pub(crate) fn group_memories(plan: &GroupPlanFile) -> std::collections::BTreeSet<String> {
+    plan.arenas
+        .iter()
+        .flat_map(|a| [a.arena.memory.clone(), a.arena.source_memory.clone()])
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,6 +23,13 @@
 //! - `planner_<model>.h`: a C header with each region's size and alignment and each tensor's
 //!   region, offset, size and type, and the plan hash.
 //!
+//! A group manifest (`[[model]]` tables, see `planner::manifest::Group`) is planned as one
+//! group and writes `<group>.plan.json` (every model's plan inside, over the group's shared
+//! arenas), `<group>.constant.<memory>.bin` per constant arena, `planner_<group>.x` (one
+//! section per group arena) and `planner_<model>.h` per model; `include_model!("<group>")`
+//! expands it. Memories whose constraint says `app_bound = true` get no section in the
+//! fragment: the application binds those arenas (`Handle::from_buffers`).
+//!
 //! It prints `cargo::rerun-if-changed` for the manifest and the model, `cargo::warning=` for
 //! planner warnings (rules that match nothing, spills, staged constants), and
 //! `cargo::rustc-env=PLANNER_PLAN_DIR=...` so the macro finds the plan. Files are rewritten
@@ -62,7 +69,7 @@ use planner::manifest::{self, ModelSource};
 use planner::pack::PlannerKind;
 use planner::{Error, import};
 
-pub use generate::{Generated, Options, generate};
+pub use generate::{Generated, GeneratedGroup, Options, generate, generate_group};
 pub use memory_x::MemoryXLayout;
 
 /// The environment variable that tells `include_model!` where the plan files are.
@@ -252,6 +259,9 @@ impl Builder {
         let mut inputs = vec![manifest_path.clone()];
         // Print before reading, so a manifest with an error is watched too.
         self.directive(&format!("rerun-if-changed={}", manifest_path.display()));
+        if manifest::lists_models(&manifest_path)? {
+            return self.compile_group(&base, &manifest_path, &out_dir, inputs);
+        }
         let mut manifest = manifest::load(&manifest_path)?;
         if let Some(p) = &self.planner {
             manifest.planner = p.clone();
@@ -271,15 +281,7 @@ impl Builder {
             memory_x::check(&manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
         }
-        let files = write::write_all(&out_dir, &generated.files)?;
-        if self.options.linker_fragment || self.options.memory_x.is_some() {
-            // memory.x and the fragment it INCLUDEs are found on the search path.
-            self.directive(&format!("rustc-link-search={}", out_dir.display()));
-        }
-        for w in &generated.warnings {
-            self.directive(&format!("warning=planner: {w}"));
-        }
-        self.directive(&format!("rustc-env={PLAN_DIR_VAR}={}", out_dir.display()));
+        let files = self.finish(&out_dir, &generated.files, &generated.warnings)?;
         Ok(Outputs {
             dir: out_dir,
             files,
@@ -287,6 +289,65 @@ impl Builder {
             warnings: generated.warnings,
             inputs,
         })
+    }
+
+    /// [`Builder::try_compile`] for a group manifest (`[[model]]` tables): plans the group
+    /// and writes its plan file, blobs, fragment and headers, all or nothing as for a model.
+    fn compile_group(
+        &self,
+        base: &Path,
+        manifest_path: &Path,
+        out_dir: &Path,
+        mut inputs: Vec<PathBuf>,
+    ) -> Result<Outputs, Error> {
+        let mut group = manifest::load_group(manifest_path)?;
+        for m in &mut group.models {
+            if let Some(p) = &self.planner {
+                m.planner = p.clone();
+            }
+            if let ModelSource::File(model) = &m.source {
+                self.directive(&format!("rerun-if-changed={}", model.display()));
+                inputs.push(model.clone());
+            }
+        }
+        let planned = planner::plan_group(&group)?;
+        let generated = generate::generate_group(&group, &planned, &self.options)?;
+        if let (Some(p), Some(manifest)) = (&self.check_memory_x, group.models.first()) {
+            let path = base.join(p);
+            self.directive(&format!("rerun-if-changed={}", path.display()));
+            let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, "read", e))?;
+            let used = generate::group_memories(&generated.plan);
+            memory_x::check(manifest, &self.options.regions, &text, &path, &used)?;
+            inputs.push(path);
+        }
+        let files = self.finish(out_dir, &generated.files, &generated.warnings)?;
+        Ok(Outputs {
+            dir: out_dir.to_path_buf(),
+            files,
+            plan_hash: generated.plan_hash,
+            warnings: generated.warnings,
+            inputs,
+        })
+    }
+
+    /// Writes the outputs (only changed files, each whole or not at all) and prints the
+    /// directives that point cargo and the macro at them.
+    fn finish(
+        &self,
+        out_dir: &Path,
+        files: &BTreeMap<String, Vec<u8>>,
+        warnings: &[String],
+    ) -> Result<BTreeMap<PathBuf, bool>, Error> {
+        let written = write::write_all(out_dir, files)?;
+        if self.options.linker_fragment || self.options.memory_x.is_some() {
+            // memory.x and the fragment it INCLUDEs are found on the search path.
+            self.directive(&format!("rustc-link-search={}", out_dir.display()));
+        }
+        for w in warnings {
+            self.directive(&format!("warning=planner: {w}"));
+        }
+        self.directive(&format!("rustc-env={PLAN_DIR_VAR}={}", out_dir.display()));
+        Ok(written)
     }
 
     fn directive(&self, d: &str) {

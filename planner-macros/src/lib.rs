@@ -53,12 +53,15 @@ use proc_macro::TokenStream;
 /// - one `static` per arena in the section the plan names (`.bss.planner.<model>.<role>.
 ///   <memory>` for zero-filled arenas, `.rodata.planner.<model>.constant.<memory>` for
 ///   weight blobs, read with `include_bytes!`), aligned as the plan says; no `static mut`;
-/// - `Model<S>`: the handle. `Model::take()` gives the one handle to the statics (`None`
-///   the second time); `Model::from_buffers(Buffers { .. })` and `bind_<arena>(..)` use
-///   buffers the application allocates, checking their size and alignment and naming the
-///   arena in the error. Both give a `Model<Uninit>`, which has no tensor access;
-///   `init()` zeroes persistent arenas, copies staged constants into their runtime arena,
-///   and returns `Model<Ready>` (the default, so `Model` alone means a ready handle);
+/// - `Handle<'a, S>`: the handle, borrowing its arenas for `'a`; `Model<S>` is
+///   `Handle<'static, S>`. `Model::take()` gives the one handle to the statics (`None` the
+///   second time); `Handle::from_buffers(Buffers { .. })` and `bind_<arena>(..)` use buffers
+///   the application allocates, of any lifetime (one buffer can serve several models in
+///   turn), checking their size and alignment and naming the arena in the error. Both give
+///   a `Handle<'a, Uninit>`, which has no tensor access; `init()` zeroes persistent arenas,
+///   copies staged constants into their runtime arena, and returns `Handle<'a, Ready>` (the
+///   default, so `Model` alone means a ready handle to the statics). A model whose manifest
+///   marks a memory `app_bound` has no static for its arenas there, and so no `take()`;
 /// - on `Model<Ready>`: `tensor_<name>()` / `tensor_<name>_mut()` per tensor (`_mut` only
 ///   for writable arenas), `input_<signature name>[_mut]()`, `output_<name>[_mut]()`, and
 ///   `op<k>()` returning `ops::Op<k>`, a struct with shared slices of op *k*'s inputs and
@@ -75,6 +78,17 @@ use proc_macro::TokenStream;
 /// - a `const` item evaluating `planner::rt::check::check` on the plan, which fails the
 ///   build when slots overlap while live, pass their arena, are misaligned, an arena passes
 ///   its budget or a blob's length differs from its arena's.
+///
+/// Given a group's name (a group manifest planned by `planner-build`), it expands to a
+/// module named after the group with one `static` per group arena, one module per model
+/// (the items above, over the group's statics, without `take()`), `GROUP_PLAN` with a
+/// `const` item evaluating `planner::rt::check::check_group` (each model's arenas are the
+/// group's, models that may run at the same time share no writable byte, no two models share
+/// state), and the group handle `Handle<'a, S>` (`Group<S>` = `Handle<'static, S>`):
+/// `Group::take()`, `Handle::from_buffers`, `init()` (every model's state zeroed once), then
+/// `group.<model>()`, which lends that model's handle borrowing the group `mut` (so two
+/// models' handles cannot be held at once), and one method per `concurrent` set
+/// (`group.kws_and_vww()`) returning all its handles together.
 #[proc_macro]
 pub fn include_model(input: TokenStream) -> TokenStream {
     codegen::expand(input.into()).into()

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use planner::graph::DType;
+use planner::planfile::group::{AnyPlan, GroupPlanFile, read};
 use planner::planfile::{PlanFile, naming};
 use syn::LitStr;
 
@@ -41,7 +42,7 @@ pub(crate) fn stub_name(target: &str) -> String {
     naming::model_module(stem)
 }
 
-pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
+pub(crate) fn load(lit: &LitStr) -> syn::Result<Plan> {
     let target = lit.value();
     let err = |msg: String| syn::Error::new(lit.span(), msg);
     let path = if is_path(&target) {
@@ -76,8 +77,11 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
             return Err(err(msg));
         }
     };
-    let file =
-        PlanFile::parse(&text, &path.display().to_string()).map_err(|e| err(e.to_string()))?;
+    let origin = path.display().to_string();
+    let file = match read(&text, &origin).map_err(|e| err(e.to_string()))? {
+        AnyPlan::Model(f) => f,
+        AnyPlan::Group(g) => return load_group(g, path, &target).map(Plan::Group).map_err(err),
+    };
     if !is_path(&target) && naming::model_module(&file.model) != naming::model_module(&target) {
         return Err(err(format!(
             "the plan at {} is for model `{}`, not `{target}`; use include_model!(\"{}\")",
@@ -86,12 +90,94 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
             file.model
         )));
     }
-    check_hash(&file, &path).map_err(err)?;
+    check_hash(&file.plan_hash, file.hash(), &path).map_err(err)?;
+    prepare(file, path).map(Plan::Model).map_err(err)
+}
+
+/// A group plan file ready for code generation: the group, and each model as a [`Loaded`].
+pub(crate) struct LoadedGroup {
+    /// The group plan.
+    pub(crate) file: GroupPlanFile,
+    /// Its absolute path.
+    pub(crate) path: PathBuf,
+    /// Absolute path of each group arena's blob file.
+    pub(crate) blobs: Vec<Option<PathBuf>>,
+    /// Each model, in group order.
+    pub(crate) models: Vec<Loaded>,
+    /// For each model, the group arena of each of its arenas.
+    pub(crate) arena_map: Vec<Vec<usize>>,
+}
+
+/// What `include_model!` found: one model's plan or a group's.
+pub(crate) enum Plan {
+    /// One model.
+    Model(Loaded),
+    /// A group of models.
+    Group(LoadedGroup),
+}
+
+fn load_group(file: GroupPlanFile, path: PathBuf, target: &str) -> Result<LoadedGroup, String> {
+    if !is_path(target) && naming::model_module(&file.group) != naming::model_module(target) {
+        return Err(format!(
+            "the plan at {} is for group `{}`, not `{target}`; use include_model!(\"{}\")",
+            path.display(),
+            file.group,
+            file.group
+        ));
+    }
+    check_hash(&file.plan_hash, file.hash(), &path)?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let blobs: Vec<Option<PathBuf>> = file
+        .arenas
+        .iter()
+        .map(|a| a.arena.blob.as_ref().map(|b| dir.join(&b.file)))
+        .collect();
+    let mut models = Vec::new();
+    let mut arena_map = Vec::new();
+    for m in &file.models {
+        check_hash(&m.plan_hash, m.hash(), &path)?;
+        let mut map = Vec::new();
+        for a in &m.arenas {
+            let g = file.arenas.iter().position(|g| g.arena == *a).ok_or_else(|| {
+                format!(
+                    "bad plan file {}: arena {} of model `{}` differs from the group's arena of that name; {REBUILD}",
+                    path.display(),
+                    a.name,
+                    m.model
+                )
+            })?;
+            map.push(g);
+        }
+        arena_map.push(map);
+        models.push(prepare(m.clone(), path.clone())?);
+    }
+    let mut names = std::collections::BTreeSet::new();
+    for m in &file.models {
+        if !names.insert(naming::model_module(&m.model)) {
+            return Err(format!(
+                "bad plan file {}: two models of group `{}` are named `{}`; {REBUILD}",
+                path.display(),
+                file.group,
+                m.model
+            ));
+        }
+    }
+    Ok(LoadedGroup {
+        file,
+        path,
+        blobs,
+        models,
+        arena_map,
+    })
+}
+
+/// Checks what code generation relies on in one model's plan and computes its tables.
+fn prepare(file: PlanFile, path: PathBuf) -> Result<Loaded, String> {
     check_indices(&file).map_err(|m| {
-        err(format!(
+        format!(
             "bad plan file {}: {m}; regenerate it with planner-build",
             path.display()
-        ))
+        )
     })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let blobs = file
@@ -99,14 +185,14 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Loaded> {
         .iter()
         .map(|a| a.blob.as_ref().map(|b| dir.join(&b.file)))
         .collect::<Vec<_>>();
-    check_blobs(&file, &blobs).map_err(err)?;
+    check_blobs(&file, &blobs)?;
     let mut elements = Vec::new();
     for t in &file.tensors {
         let n = view_elements(t.dtype, &t.shape, t.size).ok_or_else(|| {
-            err(format!(
+            format!(
                 "tensor `{}` of model `{}` has shape {:?}, whose element count overflows; fix the shape",
                 t.id, file.model, t.shape
-            ))
+            )
         })?;
         elements.push(n);
     }
@@ -132,15 +218,13 @@ const REBUILD: &str = "rebuild so planner-build writes it again (touch the manif
 /// The plan hash the file states must be the hash of its content: a hand edit, even one
 /// that keeps the plan valid, would make the Rust views and the C header (and anything
 /// else built from the written plan) disagree while both report the same `PLAN_HASH`.
-fn check_hash(file: &PlanFile, path: &Path) -> Result<(), String> {
-    let content = file.hash();
-    if file.hash_value() == Some(content) {
+fn check_hash(stated: &str, content: u64, path: &Path) -> Result<(), String> {
+    if stated == format!("fnv1a64:{content:016x}") {
         return Ok(());
     }
     Err(format!(
-        "the plan file {} was edited after planner-build wrote it: it states plan_hash {:?} but its content hashes to \"fnv1a64:{content:016x}\"; {REBUILD}",
+        "the plan file {} was edited after planner-build wrote it: it states plan_hash {stated:?} but its content hashes to \"fnv1a64:{content:016x}\"; {REBUILD}",
         path.display(),
-        file.plan_hash
     ))
 }
 
@@ -251,13 +335,13 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
                 ));
             }
         }
-        if a.role != planner::plan::ArenaRole::Constant && a.section.is_none() {
+        if a.role != planner::plan::ArenaRole::Constant && a.section.is_none() && !a.app_bound {
             return Err(format!("arena {} has no section", a.name));
         }
         if a.role == planner::plan::ArenaRole::Constant && a.blob.is_none() {
             return Err(format!("constant arena {} has no blob", a.name));
         }
-        if a.is_staged() && a.section.is_none() {
+        if a.is_staged() && a.section.is_none() && !a.app_bound {
             return Err(format!(
                 "staged constant arena {} has no runtime section",
                 a.name

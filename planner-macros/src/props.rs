@@ -257,6 +257,7 @@ fn layout(m: &Manifest) -> Layout {
                 name: mem.name.clone(),
                 max_size: m.budget(&mem.name),
                 arena_alignment: Some(m.memory_alignment(&mem.name)),
+                app_bound: false,
             })
             .collect(),
     }
@@ -421,7 +422,11 @@ fn expand_and_check(path: &Path, text: &str) {
     let dups = duplicate_names(expansion);
     assert!(dups.is_empty(), "duplicate names {dups:?}\n{text}");
     let target = syn::LitStr::new(&lit, proc_macro2::Span::call_site());
-    let loaded = load::load(&target).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let loaded = match load::load(&target) {
+        Ok(load::Plan::Model(loaded)) => loaded,
+        Ok(load::Plan::Group(_)) => panic!("a model's manifest gave a group plan\n{text}"),
+        Err(e) => panic!("{e}\n{text}"),
+    };
     let args: crate::parse::Args = syn::parse2(quote!(#lit)).unwrap();
     check_table(&Ctx::new(&loaded, &args));
 }

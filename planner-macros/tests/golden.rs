@@ -10,7 +10,8 @@
 
 use std::path::PathBuf;
 
-use planner::planfile::{PlanFile, fixture};
+use planner::planfile::group::{AnyPlan, GroupPlanFile, read};
+use planner::planfile::{Layout, PlanFile, fixture, naming};
 
 fn plans_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/plans")
@@ -24,6 +25,30 @@ fn tiny_plan_and_blob_match_the_planner() {
 #[test]
 fn stateful_plan_and_blob_match_the_planner() {
     check(fixture::stateful());
+}
+
+/// The group the group UI cases include: `tests/ui/plans/pair.toml`, planned.
+#[test]
+fn pair_group_plan_and_blob_match_the_planner() {
+    let manifest = plans_dir().join("pair.toml");
+    let group = planner::manifest::load_group(&manifest).unwrap();
+    let planned = planner::plan_group(&group).unwrap();
+    let layouts: Vec<Layout> = group.models.iter().map(Layout::of).collect();
+    let (file, blobs) = GroupPlanFile::from_group(&planned, &layouts).unwrap();
+    let mut outputs = vec![(naming::plan_file(&file.group), file.to_bytes())];
+    for (a, bytes) in blobs.blobs {
+        let name = file.arenas[a].arena.blob.as_ref().unwrap().file.clone();
+        outputs.push((name, bytes));
+    }
+    compare(outputs);
+}
+
+/// The model whose SRAM arenas the application binds: `tests/ui/plans/app.toml`, planned.
+#[test]
+fn app_bound_plan_and_blob_match_the_planner() {
+    let manifest = planner::manifest::load(&plans_dir().join("app.toml")).unwrap();
+    let planned = planner::plan(&manifest).unwrap();
+    check((planned.graph, planned.plan, Layout::of(&manifest)));
 }
 
 fn check(
@@ -41,6 +66,12 @@ fn check(
         let name = file.arenas[*a].blob.as_ref().unwrap().file.clone();
         outputs.push((name, bytes.clone()));
     }
+    compare(outputs);
+}
+
+/// Each output equals the file of that name in the plans directory (rewritten with
+/// `UPDATE_GOLDEN=1`).
+fn compare(outputs: Vec<(String, Vec<u8>)>) {
     let update = std::env::var_os("UPDATE_GOLDEN").is_some();
     for (name, bytes) in outputs {
         let path = plans_dir().join(&name);
@@ -75,8 +106,14 @@ fn hand_edited_plans_state_their_content_hash() {
         let path = plans_dir().join(&name);
         let text = std::fs::read_to_string(&path).unwrap();
         // Plans that do not parse (a wrong format version) test the parser, not the hash.
-        let Ok(file) = PlanFile::parse(&text, &name) else {
-            continue;
+        let file = match read(&text, &name) {
+            Ok(AnyPlan::Model(file)) => file,
+            Ok(AnyPlan::Group(group)) => {
+                checked += 1;
+                rehash_group(&path, group, update);
+                continue;
+            }
+            Err(_) => continue,
         };
         let content = format!("fnv1a64:{:016x}", file.hash());
         if STALE_ON_PURPOSE.contains(&name.as_str()) {
@@ -98,4 +135,30 @@ fn hand_edited_plans_state_their_content_hash() {
         std::fs::write(&path, text.replace(&old, &new)).unwrap();
     }
     assert!(checked >= 5, "only {checked} plans checked");
+}
+
+/// A hand-edited group plan must state its models' and its own content hashes; with
+/// `UPDATE_GOLDEN=1` they are rewritten (the file is written back in the planner's format).
+fn rehash_group(path: &std::path::Path, mut group: GroupPlanFile, update: bool) {
+    let stale = |stated: &str, content: u64| stated != format!("fnv1a64:{content:016x}");
+    let mut any = false;
+    for m in &mut group.models {
+        if stale(&m.plan_hash, m.hash()) {
+            any = true;
+            m.plan_hash = format!("fnv1a64:{:016x}", m.hash());
+        }
+    }
+    if stale(&group.plan_hash, group.hash()) {
+        any = true;
+        group.plan_hash = format!("fnv1a64:{:016x}", group.hash());
+    }
+    if !any {
+        return;
+    }
+    assert!(
+        update,
+        "{} states stale plan hashes; run UPDATE_GOLDEN=1 cargo test -p planner-macros --test golden",
+        path.display()
+    );
+    std::fs::write(path, group.to_bytes()).unwrap();
 }

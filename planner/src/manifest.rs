@@ -23,7 +23,7 @@ use crate::plan::{ArenaRole, MemoryConstraint};
 use crate::planfile::naming;
 
 mod group;
-pub use group::{Group, load_group};
+pub use group::{Group, lists_models, load_group};
 
 /// One memory of the platform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -414,6 +414,8 @@ struct RawConstraint {
     name: Spanned<String>,
     max_size: Option<Spanned<Size>>,
     arena_alignment: Option<Spanned<i64>>,
+    #[serde(default)]
+    app_bound: bool,
 }
 
 #[derive(Deserialize)]
@@ -1155,6 +1157,7 @@ fn check_constraints(
             name: memory.name.clone(),
             max_size,
             arena_alignment,
+            app_bound: c.app_bound,
         });
     }
     Ok(out)

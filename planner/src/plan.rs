@@ -194,6 +194,10 @@ pub struct MemoryConstraint {
     pub max_size: Option<u64>,
     /// Alignment of arena bases and slots in this memory (`None`: the platform minimum).
     pub arena_alignment: Option<u64>,
+    /// The application binds the writable arenas of this memory (`from_buffers`): the plan
+    /// file gives them no section, so no `static` and no linker section is made for them.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub app_bound: bool,
 }
 
 /// The whole plan.

@@ -11,8 +11,11 @@
 //!
 //! [`PlanFile::from_plan`] builds one from a graph and its [`MemoryPlan`];
 //! [`PlanFile::parse`] reads one back and rejects a `format_version` it does not know;
-//! [`PlanFile::blobs`] lays out the weight blob of each constant arena.
+//! [`PlanFile::blobs`] lays out the weight blob of each constant arena. A group of models
+//! planned together has a group plan file ([`group::GroupPlanFile`]): the group's arenas and
+//! each model's plan file inside; [`group::read`] reads either kind.
 
+pub mod group;
 pub mod naming;
 
 use std::collections::BTreeMap;
@@ -32,7 +35,9 @@ use crate::plan::{ArenaRole, MemoryConstraint, MemoryPlan};
 /// - 2: this release. Every addition of this release goes under version 2 (see the fields'
 ///   docs); it is bumped once per release, not once per field. Added so far: each op's
 ///   typed `options` ([`OpEntry::options`]: strides, padding, activation, axes, ... and the
-///   constant operands that parameterise the op).
+///   constant operands that parameterise the op); group plan files ([`group::GroupPlanFile`],
+///   told apart by their `group` field: several models over shared arenas, each model's
+///   plan inside). Single-model plan files are unchanged by groups.
 pub const FORMAT_VERSION: u32 = 2;
 
 /// A plan file.
@@ -94,6 +99,11 @@ pub struct ArenaEntry {
     pub section: Option<String>,
     /// The blob that fills a constant arena.
     pub blob: Option<BlobEntry>,
+    /// True for a writable arena the application binds (`app_bound = true` on its memory's
+    /// constraint): it has no section, the macro makes no `static` (and no `take()`) and
+    /// the linker fragment reserves nothing for it. Left out when false.
+    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
+    pub app_bound: bool,
 }
 
 impl ArenaEntry {
@@ -195,6 +205,34 @@ pub struct Layout {
     pub constraints: Vec<MemoryConstraint>,
 }
 
+impl Layout {
+    /// True when the application binds the writable arenas of `memory`.
+    pub fn app_bound(&self, memory: &str) -> bool {
+        self.constraints
+            .iter()
+            .any(|c| c.name == memory && c.app_bound)
+    }
+
+    /// The platform facts of `manifest`: its `min_alignment`, and each memory's budget and
+    /// arena alignment.
+    pub fn of(manifest: &crate::manifest::Manifest) -> Layout {
+        Layout {
+            min_alignment: manifest.platform.min_alignment,
+            constraints: manifest
+                .platform
+                .memories
+                .iter()
+                .map(|m| MemoryConstraint {
+                    name: m.name.clone(),
+                    max_size: manifest.budget(&m.name),
+                    arena_alignment: Some(manifest.memory_alignment(&m.name)),
+                    app_bound: manifest.constraint(&m.name).is_some_and(|c| c.app_bound),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// The environment variable `planner-build` sets (with `cargo::rustc-env`) to the
 /// directory holding the plan files, which `include_model!` reads.
 pub const PLAN_DIR_VAR: &str = "PLANNER_PLAN_DIR";
@@ -220,164 +258,17 @@ impl PlanFile {
     /// does not have.
     pub fn from_plan(graph: &Graph, plan: &MemoryPlan, layout: &Layout) -> Result<PlanFile> {
         let model = graph.name.clone();
-        let mut memories: BTreeMap<&str, Option<u64>> = BTreeMap::new();
-        let mut arenas = Vec::new();
-        let mut arena_index = BTreeMap::new();
-        for usage in plan.arenas() {
-            let constraint = layout.constraints.iter().find(|c| c.name == usage.memory);
-            memories.insert(&usage.memory, constraint.and_then(|c| c.max_size));
-            let name = naming::arena_name(usage.role, &usage.memory);
-            let staged = usage.is_staged();
-            let (section, blob) = match usage.role {
-                ArenaRole::Constant => (
-                    staged.then(|| naming::zeroed_section(&model, usage.role, &usage.memory)),
-                    Some(BlobEntry {
-                        file: naming::blob_file(&model, &usage.memory),
-                        section: naming::blob_section(&model, &usage.source_memory, &usage.memory),
-                        size: usage.used,
-                        hash: String::new(),
-                    }),
-                ),
-                role => (
-                    Some(naming::zeroed_section(&model, role, &usage.memory)),
-                    None,
-                ),
-            };
-            if staged {
-                memories.entry(&usage.source_memory).or_insert(None);
-            }
-            arena_index.insert((usage.role, usage.memory.clone()), arenas.len());
-            arenas.push(ArenaEntry {
-                name,
-                role: usage.role,
-                memory: usage.memory.clone(),
-                source_memory: usage.source_memory.clone(),
-                size: usage.used,
-                budget: (usage.total_size != u64::MAX).then_some(usage.total_size),
-                alignment: usage.alignment,
-                section,
-                blob,
-            });
-        }
-
-        // Placed tensors, in graph order; aliases without their own slot take their
-        // target's.
-        let alias_target: BTreeMap<usize, usize> = graph
-            .aliases
-            .iter()
-            .map(|&(a, t)| (a.get(), t.get()))
-            .collect();
-        let root = |i: usize| {
-            crate::graph::alias_root(i, graph.tensors.len(), |i| alias_target.get(&i).copied())
-        };
-        let mut number: BTreeMap<usize, u32> = BTreeMap::new();
-        let mut tensors = Vec::new();
-        for (i, t) in graph.tensors.iter().enumerate() {
-            let own = plan.tensor_allocs.get(&t.id);
-            let alloc = own.or_else(|| plan.tensor_allocs.get(&graph.tensors[root(i)].id));
-            let Some(alloc) = alloc else { continue };
-            let binding = alloc.binding.clone().ok_or_else(|| {
-                Error::input(format!(
-                    "tensor `{}` of model `{model}` has a slot but no binding; plan it with a planner that records bindings",
-                    t.id
-                ))
-            })?;
-            let Some(&arena) = arena_index.get(&(binding.role, binding.memory.clone())) else {
-                return Err(Error::input(format!(
-                    "tensor `{}` is bound to the {} arena in {}, which the plan does not have; re-plan",
-                    t.id,
-                    binding.role.name(),
-                    binding.memory
-                )));
-            };
-            let lifetime = plan
-                .tensor_lifetimes
-                .get(&t.id)
-                .or_else(|| plan.tensor_lifetimes.get(&graph.tensors[root(i)].id))
-                .map(|l| Lifetime {
-                    start_op: l.start_op,
-                    end_op: l.end_op,
-                })
-                .unwrap_or(Lifetime {
-                    start_op: 0,
-                    end_op: u32::try_from(graph.ops.len().saturating_sub(1)).unwrap_or(u32::MAX),
-                });
-            let constraint = layout.constraints.iter().find(|c| c.name == binding.memory);
-            let alignment = [
-                layout.min_alignment,
-                t.dtype.align(),
-                t.align_hint.unwrap_or(1),
-                constraint
-                    .and_then(|c| c.arena_alignment)
-                    .map_or(1, |a| a.max(layout.min_alignment)),
-            ]
-            .into_iter()
-            .max()
-            .unwrap_or(1)
-            .max(1);
-            number.insert(i, u32::try_from(tensors.len()).unwrap_or(u32::MAX));
-            tensors.push(TensorEntry {
-                id: t.id.clone(),
-                name: t.name.clone(),
-                dtype: t.dtype,
-                shape: t.shape.clone(),
-                size: t.size,
-                kind: t.kind,
-                quantization: t.quantization.clone(),
-                lifetime,
-                arena: u32::try_from(arena).unwrap_or(u32::MAX),
-                offset: binding.offset,
-                alignment,
-                alias_of: None,
-            });
-        }
-        for (i, _) in graph.tensors.iter().enumerate() {
-            let r = root(i);
-            if r != i
-                && let (Some(&n), Some(&rn)) = (number.get(&i), number.get(&r))
-            {
-                tensors[n as usize].alias_of = Some(rn);
-            }
-        }
-
-        let renumber = |t: TensorIndex, what: &dyn Fn() -> String| {
-            number.get(&t.get()).copied().ok_or_else(|| {
-                let id = graph.tensors.get(t.get()).map_or("?", |t| t.id.as_str());
-                Error::input(format!(
-                    "{} uses tensor `{id}`, which the plan did not place; plan every tensor the model's ops touch",
-                    what()
-                ))
-            })
-        };
-        let mut ops = Vec::new();
-        for (k, op) in graph.ops.iter().enumerate() {
-            let what = || format!("op {k} ({})", op.opcode);
-            ops.push(OpEntry {
-                opcode: op.opcode.clone(),
-                inputs: op
-                    .inputs
-                    .iter()
-                    .map(|i| i.map(|t| renumber(t, &what)).transpose())
-                    .collect::<Result<_>>()?,
-                outputs: op
-                    .outputs
-                    .iter()
-                    .map(|&t| renumber(t, &what))
-                    .collect::<Result<_>>()?,
-                scratch: op
-                    .scratch
-                    .iter()
-                    .map(|&t| renumber(t, &what))
-                    .collect::<Result<_>>()?,
-                options: op.options,
-            });
-        }
+        let (memories, arenas, arena_index) = arena_entries(&model, plan, layout);
+        let (tensors, number) = tensor_entries(graph, plan, layout, &arena_index)?;
+        let ops = op_entries(graph, &number)?;
         let io = |list: &[crate::graph::IoName], kind: &str| -> Result<Vec<IoEntry>> {
             list.iter()
                 .map(|io| {
                     Ok(IoEntry {
                         name: io.name.clone(),
-                        tensor: renumber(io.tensor, &|| format!("model {kind} `{}`", io.name))?,
+                        tensor: renumber(graph, &number, io.tensor, &|| {
+                            format!("model {kind} `{}`", io.name)
+                        })?,
                     })
                 })
                 .collect()
@@ -387,13 +278,7 @@ impl PlanFile {
             generator: format!("planner {}", env!("CARGO_PKG_VERSION")),
             model: model.clone(),
             plan_hash: String::new(),
-            memories: memories
-                .into_iter()
-                .map(|(name, budget)| MemoryEntry {
-                    name: name.to_string(),
-                    budget,
-                })
-                .collect(),
+            memories,
             arenas,
             tensors,
             ops,
@@ -439,28 +324,7 @@ impl PlanFile {
     /// Reads a plan file; `origin` names it in errors. Rejects a `format_version` other
     /// than [`FORMAT_VERSION`] before looking at anything else.
     pub fn parse(text: &str, origin: &str) -> Result<PlanFile> {
-        #[derive(Deserialize)]
-        struct Version {
-            format_version: Option<serde_json::Value>,
-        }
-        let version: Version = serde_json::from_str(text).map_err(|e| {
-            Error::input(format!("{origin} is not a plan file: {e}"))
-                .help("regenerate it with planner-build")
-        })?;
-        match version.format_version {
-            Some(serde_json::Value::Number(n)) if n.as_u64() == Some(u64::from(FORMAT_VERSION)) => {
-            }
-            Some(v) => {
-                return Err(Error::input(format!(
-                    "{origin} has plan format version {v}, but this planner reads only version {FORMAT_VERSION}; rebuild it with the same planner version as planner-macros (cargo clean -p <your crate>, then build)"
-                )));
-            }
-            None => {
-                return Err(Error::input(format!(
-                    "{origin} has no format_version, so it is not a plan file; regenerate it with planner-build"
-                )));
-            }
-        }
+        check_version(text, origin)?;
         serde_json::from_str(text).map_err(|e| {
             Error::input(format!("{origin} is not a valid plan file: {e}"))
                 .help("regenerate it with planner-build rather than editing it by hand")
@@ -530,6 +394,228 @@ impl PlanFile {
     /// The arena of tensor `t`, when its index is in range.
     pub fn arena_of(&self, t: &TensorEntry) -> Option<&ArenaEntry> {
         self.arenas.get(t.arena as usize)
+    }
+}
+
+/// Memories and their budgets, each arena's entry, and (role, memory) → arena index.
+type Arenas = (
+    Vec<MemoryEntry>,
+    Vec<ArenaEntry>,
+    BTreeMap<(ArenaRole, String), usize>,
+);
+
+/// The arena entries of `plan` for model `model`: sections and blobs named from the model,
+/// budgets from `layout`.
+fn arena_entries(model: &str, plan: &MemoryPlan, layout: &Layout) -> Arenas {
+    let mut memories: BTreeMap<&str, Option<u64>> = BTreeMap::new();
+    let mut arenas = Vec::new();
+    let mut arena_index = BTreeMap::new();
+    for usage in plan.arenas() {
+        let constraint = layout.constraints.iter().find(|c| c.name == usage.memory);
+        memories.insert(&usage.memory, constraint.and_then(|c| c.max_size));
+        let name = naming::arena_name(usage.role, &usage.memory);
+        let staged = usage.is_staged();
+        let (section, blob) = match usage.role {
+            ArenaRole::Constant => (
+                staged.then(|| naming::zeroed_section(model, usage.role, &usage.memory)),
+                Some(BlobEntry {
+                    file: naming::blob_file(model, &usage.memory),
+                    section: naming::blob_section(model, &usage.source_memory, &usage.memory),
+                    size: usage.used,
+                    hash: String::new(),
+                }),
+            ),
+            role => (
+                Some(naming::zeroed_section(model, role, &usage.memory)),
+                None,
+            ),
+        };
+        if staged {
+            memories.entry(&usage.source_memory).or_insert(None);
+        }
+        let app_bound = section.is_some() && layout.app_bound(&usage.memory);
+        let section = section.filter(|_| !app_bound);
+        arena_index.insert((usage.role, usage.memory.clone()), arenas.len());
+        arenas.push(ArenaEntry {
+            name,
+            role: usage.role,
+            memory: usage.memory.clone(),
+            source_memory: usage.source_memory.clone(),
+            size: usage.used,
+            budget: (usage.total_size != u64::MAX).then_some(usage.total_size),
+            alignment: usage.alignment,
+            section,
+            blob,
+            app_bound,
+        });
+    }
+    let memories = memories
+        .into_iter()
+        .map(|(name, budget)| MemoryEntry {
+            name: name.to_string(),
+            budget,
+        })
+        .collect();
+    (memories, arenas, arena_index)
+}
+
+/// The placed tensors of `graph`, in graph order (aliases without their own slot take their
+/// target's), and graph index → plan file index.
+fn tensor_entries(
+    graph: &Graph,
+    plan: &MemoryPlan,
+    layout: &Layout,
+    arena_index: &BTreeMap<(ArenaRole, String), usize>,
+) -> Result<(Vec<TensorEntry>, BTreeMap<usize, u32>)> {
+    let model = &graph.name;
+    // Placed tensors, in graph order; aliases without their own slot take their
+    // target's.
+    let alias_target: BTreeMap<usize, usize> = graph
+        .aliases
+        .iter()
+        .map(|&(a, t)| (a.get(), t.get()))
+        .collect();
+    let root = |i: usize| {
+        crate::graph::alias_root(i, graph.tensors.len(), |i| alias_target.get(&i).copied())
+    };
+    let mut number: BTreeMap<usize, u32> = BTreeMap::new();
+    let mut tensors = Vec::new();
+    for (i, t) in graph.tensors.iter().enumerate() {
+        let own = plan.tensor_allocs.get(&t.id);
+        let alloc = own.or_else(|| plan.tensor_allocs.get(&graph.tensors[root(i)].id));
+        let Some(alloc) = alloc else { continue };
+        let binding = alloc.binding.clone().ok_or_else(|| {
+            Error::input(format!(
+                "tensor `{}` of model `{model}` has a slot but no binding; plan it with a planner that records bindings",
+                t.id
+            ))
+        })?;
+        let Some(&arena) = arena_index.get(&(binding.role, binding.memory.clone())) else {
+            return Err(Error::input(format!(
+                "tensor `{}` is bound to the {} arena in {}, which the plan does not have; re-plan",
+                t.id,
+                binding.role.name(),
+                binding.memory
+            )));
+        };
+        let lifetime = plan
+            .tensor_lifetimes
+            .get(&t.id)
+            .or_else(|| plan.tensor_lifetimes.get(&graph.tensors[root(i)].id))
+            .map(|l| Lifetime {
+                start_op: l.start_op,
+                end_op: l.end_op,
+            })
+            .unwrap_or(Lifetime {
+                start_op: 0,
+                end_op: u32::try_from(graph.ops.len().saturating_sub(1)).unwrap_or(u32::MAX),
+            });
+        let constraint = layout.constraints.iter().find(|c| c.name == binding.memory);
+        let alignment = [
+            layout.min_alignment,
+            t.dtype.align(),
+            t.align_hint.unwrap_or(1),
+            constraint
+                .and_then(|c| c.arena_alignment)
+                .map_or(1, |a| a.max(layout.min_alignment)),
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(1)
+        .max(1);
+        number.insert(i, u32::try_from(tensors.len()).unwrap_or(u32::MAX));
+        tensors.push(TensorEntry {
+            id: t.id.clone(),
+            name: t.name.clone(),
+            dtype: t.dtype,
+            shape: t.shape.clone(),
+            size: t.size,
+            kind: t.kind,
+            quantization: t.quantization.clone(),
+            lifetime,
+            arena: u32::try_from(arena).unwrap_or(u32::MAX),
+            offset: binding.offset,
+            alignment,
+            alias_of: None,
+        });
+    }
+    for (i, _) in graph.tensors.iter().enumerate() {
+        let r = root(i);
+        if r != i
+            && let (Some(&n), Some(&rn)) = (number.get(&i), number.get(&r))
+        {
+            tensors[n as usize].alias_of = Some(rn);
+        }
+    }
+    Ok((tensors, number))
+}
+
+/// The plan file index of graph tensor `t`; an error naming `what` when it was not placed.
+fn renumber(
+    graph: &Graph,
+    number: &BTreeMap<usize, u32>,
+    t: TensorIndex,
+    what: &dyn Fn() -> String,
+) -> Result<u32> {
+    number.get(&t.get()).copied().ok_or_else(|| {
+        let id = graph.tensors.get(t.get()).map_or("?", |t| t.id.as_str());
+        Error::input(format!(
+            "{} uses tensor `{id}`, which the plan did not place; plan every tensor the model's ops touch",
+            what()
+        ))
+    })
+}
+
+/// The ops of `graph` with their tensors renumbered.
+fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result<Vec<OpEntry>> {
+    let renumber = |t: TensorIndex, what: &dyn Fn() -> String| renumber(graph, number, t, what);
+    let mut ops = Vec::new();
+    for (k, op) in graph.ops.iter().enumerate() {
+        let what = || format!("op {k} ({})", op.opcode);
+        ops.push(OpEntry {
+            opcode: op.opcode.clone(),
+            inputs: op
+                .inputs
+                .iter()
+                .map(|i| i.map(|t| renumber(t, &what)).transpose())
+                .collect::<Result<_>>()?,
+            outputs: op
+                .outputs
+                .iter()
+                .map(|&t| renumber(t, &what))
+                .collect::<Result<_>>()?,
+            scratch: op
+                .scratch
+                .iter()
+                .map(|&t| renumber(t, &what))
+                .collect::<Result<_>>()?,
+            options: op.options,
+        });
+    }
+    Ok(ops)
+}
+
+/// Refuses a plan file whose `format_version` is not [`FORMAT_VERSION`], before looking at
+/// anything else.
+pub(crate) fn check_version(text: &str, origin: &str) -> Result<()> {
+    #[derive(Deserialize)]
+    struct Version {
+        format_version: Option<serde_json::Value>,
+    }
+    let version: Version = serde_json::from_str(text).map_err(|e| {
+        Error::input(format!("{origin} is not a plan file: {e}"))
+            .help("regenerate it with planner-build")
+    })?;
+    match version.format_version {
+        Some(serde_json::Value::Number(n)) if n.as_u64() == Some(u64::from(FORMAT_VERSION)) => {
+            Ok(())
+        }
+        Some(v) => Err(Error::input(format!(
+            "{origin} has plan format version {v}, but this planner reads only version {FORMAT_VERSION}; rebuild it with the same planner version as planner-macros (cargo clean -p <your crate>, then build)"
+        ))),
+        None => Err(Error::input(format!(
+            "{origin} has no format_version, so it is not a plan file; regenerate it with planner-build"
+        ))),
     }
 }
 
@@ -688,6 +774,7 @@ pub mod fixture {
                 name: String::from("SRAM"),
                 max_size: Some(2048),
                 arena_alignment: None,
+                app_bound: false,
             }],
         };
         (graph, plan, layout)

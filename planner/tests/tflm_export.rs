@@ -167,11 +167,13 @@ fn kernel_scratch_and_bad_plans_are_handled() {
             name: "DTCM".into(),
             max_size: Some(64),
             arena_alignment: None,
+            app_bound: false,
         },
         planner::plan::MemoryConstraint {
             name: "SRAM".into(),
             max_size: None,
             arena_alignment: None,
+            app_bound: false,
         },
     ];
     let e = tflm::export(&bytes, &two, &[]).unwrap_err();

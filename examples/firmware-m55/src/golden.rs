@@ -29,6 +29,14 @@ pub fn fill_i8(input: &mut [i8], seed: u64) {
     }
 }
 
+/// Fills an int16 input from the stream at `seed`: `(next >> 48)` as a signed 16-bit value.
+pub fn fill_i16(input: &mut [i16], seed: u64) {
+    let mut s = SplitMix64(seed);
+    for v in input {
+        *v = (s.next() >> 48) as u16 as i16;
+    }
+}
+
 /// Prints an output beside TFLite Micro's; true when they are equal.
 pub fn compare(model: &str, output: &str, got: &[u8], want: &[u8]) -> bool {
     let same = got == want;

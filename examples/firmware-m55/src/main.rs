@@ -6,7 +6,9 @@
 //! prints sin(x) as the model computes it; then runs the canary over that model and every
 //! bundled model that fits the board. Person detection and keyword spotting (DS-CNN) also run
 //! end to end through their generated `run()` with the reference kernels, on the golden
-//! inputs, and their outputs are compared with TFLite Micro's (`golden`). Output and the exit status go over semihosting: 0
+//! inputs, and their outputs are compared with TFLite Micro's (`golden`). Keyword_scrambled
+//! (with SVDF state) and DS-CNN keyword spotting then run back to back as a group from one
+//! shared scratch arena (`run_group`). Output and the exit status go over semihosting: 0
 //! when every check passed.
 
 #![no_std]
@@ -51,6 +53,7 @@ fn main() -> ! {
     let result = planner_canary::run(&mut models::HelloWorldCanary(&mut model));
     failed |= report_canary(hello_world::MODEL, Some(result));
     models::canary_bundled(&mut |name, result| failed |= report_canary(name, result));
+    failed |= run_group();
     if GOLDEN_FAILED.load(core::sync::atomic::Ordering::Relaxed) {
         fail("a golden run differs from TFLite Micro")
     }
@@ -60,6 +63,17 @@ fn main() -> ! {
     }
     hprintln!("firmware-m55: all checks passed");
     exit(debug::EXIT_SUCCESS)
+}
+
+/// The group run (see build.rs, `mod group`): two bundled models back to back from one
+/// shared scratch arena, each checked against its golden outputs, and the first model's
+/// state checked to survive the second model's run. True when it failed.
+fn run_group() -> bool {
+    let kept = models::run_group();
+    if !kept {
+        hprintln!("group: FAILED: the first model's state did not survive the second model's run");
+    }
+    !kept
 }
 
 /// hello_world inference through the op views (left out of the broken-plan test build,

@@ -63,3 +63,21 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
     }
     out
 }
+
+/// For a model of a group: the group's statics this model's arenas are, from `super`.
+pub(crate) fn uses(cx: &Ctx<'_>) -> TokenStream {
+    let mut names = Vec::new();
+    for arena in &cx.l.file.arenas {
+        if arena.section.is_some() {
+            names.push(ident(&naming::arena_static(arena.role, &arena.memory)));
+        }
+        if arena.blob.is_some() {
+            names.push(ident(&naming::blob_static(&arena.memory)));
+            names.push(ident(&format!(
+                "{}_BYTES",
+                naming::blob_static(&arena.memory)
+            )));
+        }
+    }
+    quote!(#[allow(unused_imports)] use super::{#(#names),*};)
+}

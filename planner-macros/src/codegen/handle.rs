@@ -1,5 +1,6 @@
-//! The handle: `Model<S>`, its singleton `take()`, `Buffers` and `bind_*` for arenas the
-//! application allocates, and `init()`.
+//! The handle: `Handle<'a, S>` (`Model<S>` is `Handle<'static, S>`), its singleton
+//! `take()`, `Buffers<'a>` and `bind_*` for arenas the application allocates (any lifetime),
+//! and `init()`. A model of a group has no `take()`: the group's handle lends it.
 
 use planner::plan::ArenaRole;
 use planner::planfile::naming;
@@ -26,51 +27,13 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
         quote!(#name.base())
     });
 
-    let mut fields = Vec::new();
-    let mut bound_bases = Vec::new();
-    let mut binds = Vec::new();
-    for (i, a) in arenas.iter().enumerate() {
-        let name = &a.name;
-        if a.section.is_none() {
-            let blob = ident(&naming::blob_static(&a.memory));
-            bound_bases.push(quote!(#blob.base()));
-            continue;
-        }
-        let field = ident(&naming::arena_field(a.role, &a.memory));
-        let bind_fn = ident(&format!("bind_{}", naming::arena_field(a.role, &a.memory)));
-        let doc = format!(
-            "Buffer for arena {name}: at least {} bytes, aligned to {}.",
-            a.size, a.alignment
-        );
-        fields.push(quote!(#[doc = #doc] pub #field: &'static mut [u8],));
-        let bind = quote! {
-            #rt::bind(
-                MODEL, #name, buffers_field,
-                const { PLAN.arenas[#i].size as usize },
-                const { PLAN.arenas[#i].align as usize },
-            )?
-        };
-        bound_bases.push(quote!({ let buffers_field = buffers.#field; #bind }));
-        let bind_doc = format!(
-            "Uses `buf` for arena {name} instead of its `static`: an error naming the arena when `buf` is shorter than {} bytes or not aligned to {}.",
-            a.size, a.alignment
-        );
-        binds.push(quote! {
-            #[doc = #bind_doc]
-            pub fn #bind_fn(&mut self, buf: &'static mut [u8]) -> #pv::Result<(), #rt::BindError> {
-                let buffers_field = buf;
-                self.bases[#i] = #bind;
-                #pv::Ok(())
-            }
-        });
-    }
-
+    let (fields, bound_bases, binds) = buffers(cx);
     let mut init = Vec::new();
     for (i, a) in arenas.iter().enumerate() {
         if a.role == ArenaRole::Persistent {
             init.push(quote! {
                 // SAFETY: `self` is the only handle to arena #i (from `take()`, which succeeds
-                // once, or from a `&'static mut` buffer it owns), an `Uninit` handle has
+                // once, or from a buffer it borrows `mut` for 'a), an `Uninit` handle has
                 // handed out no view, so no reference into the arena is alive; the arena is
                 // writable and `PLAN.arenas[#i].size` bytes long (the static's length, or
                 // checked by `bind`).
@@ -89,61 +52,106 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
     }
 
     let model = cx.model();
-    let doc = format!(
-        "The handle to model `{model}`'s arenas. `Model<Uninit>` (from [`Model::take`] or [`Model::from_buffers`]) has no tensor access; [`Model::init`] makes the `Model<Ready>` (written `Model`) that has."
-    );
-    quote! {
-        static TAKEN: #rt::Once = #rt::Once::new();
+    let take = if cx.member {
+        quote! {
+            /// A handle to the group's arenas, lent by the group's handle (which zeroed the
+            /// state and copied the weights already).
+            pub(super) fn in_group(bases: [#rt::Base; #n]) -> Handle<'a, #rt::Ready> {
+                Handle { bases, state: #pv::PhantomData, borrow: #pv::PhantomData }
+            }
+        }
+    } else {
+        quote!()
+    };
+    // An arena the application binds has no static, so only `from_buffers` makes a handle.
+    let app_bound = arenas.iter().any(|a| a.app_bound);
+    let statics = if cx.member || app_bound {
+        quote!()
+    } else {
+        quote! {
+            static TAKEN: #rt::Once = #rt::Once::new();
 
+            /// The handle to the model's `static` arenas (`Handle<'static>`), as
+            /// `Model::take()` gives it.
+            pub type Model<S = #rt::Ready> = Handle<'static, S>;
+
+            impl Handle<'static, #rt::Uninit> {
+                /// The one handle to the model's `static` arenas: `Some` the first time it is
+                /// called in the program, `None` after.
+                pub fn take() -> #pv::Option<Self> {
+                    if !TAKEN.take() {
+                        return #pv::None;
+                    }
+                    #pv::Some(Handle {
+                        bases: [#(#static_bases),*],
+                        state: #pv::PhantomData,
+                        borrow: #pv::PhantomData,
+                    })
+                }
+            }
+        }
+    };
+    let doc = format!(
+        "The handle to model `{model}`'s arenas, borrowing them for `'a`: `'static` for the statics (`Model`, from `Model::take()`), the buffers' lifetime from [`Handle::from_buffers`], or the group's borrow for a model of a group. `Handle<'a, Uninit>` has no tensor access; [`Handle::init`] makes the `Handle<'a, Ready>` that has."
+    );
+    let buffers_lifetime = if fields.is_empty() {
+        quote!(#[doc(hidden)] pub _borrow: #pv::PhantomData<&'a mut [u8]>,)
+    } else {
+        quote!()
+    };
+    quote! {
         /// Arena names in plan order (the C header's region order).
         pub const ARENAS: [&str; #n] = [#(#names),*];
 
         #[doc = #doc]
-        pub struct Model<S = #rt::Ready> {
+        pub struct Handle<'a, S = #rt::Ready> {
             bases: [#rt::Base; #n],
             state: #pv::PhantomData<S>,
+            borrow: #pv::PhantomData<&'a mut [u8]>,
         }
 
-        // SAFETY: a handle owns its writable arenas outright (the statics, which `take()`
-        // hands out once, or `&'static mut` buffers) and only reads constant blobs, so
-        // moving it to another thread moves that ownership with it.
-        unsafe impl<S> Send for Model<S> {}
-        // SAFETY: through `&Model` only shared views exist, and constant blobs never change.
-        unsafe impl<S> Sync for Model<S> {}
+        // SAFETY: a handle holds its writable arenas exclusively for 'a (the statics, which
+        // `take()` hands out once; buffers it borrows `mut`; or the group's arenas, which the
+        // group lends one handle at a time) and only reads constant blobs, so moving it to
+        // another thread moves that exclusive access with it.
+        unsafe impl<'a, S> Send for Handle<'a, S> {}
+        // SAFETY: through `&Handle` only shared views exist, and constant blobs never change.
+        unsafe impl<'a, S> Sync for Handle<'a, S> {}
 
-        /// Buffers for [`Model::from_buffers`]: one per writable arena.
-        pub struct Buffers {
+        #statics
+
+        /// Buffers for [`Handle::from_buffers`]: one per writable arena, borrowed for `'a`.
+        pub struct Buffers<'a> {
             #(#fields)*
+            #buffers_lifetime
         }
 
-        impl Model<#rt::Uninit> {
-            /// The one handle to the model's `static` arenas: `Some` the first time it is
-            /// called in the program, `None` after.
-            pub fn take() -> #pv::Option<Self> {
-                if !TAKEN.take() {
-                    return #pv::None;
-                }
-                #pv::Some(Model { bases: [#(#static_bases),*], state: #pv::PhantomData })
-            }
-
+        impl<'a> Handle<'a, #rt::Uninit> {
             /// A handle over buffers the application allocated instead of the statics
-            /// (constant blobs are still read from their statics). Errors name the arena
-            /// whose buffer is too small or misaligned.
-            pub fn from_buffers(buffers: Buffers) -> #pv::Result<Self, #rt::BindError> {
-                #pv::Ok(Model { bases: [#(#bound_bases),*], state: #pv::PhantomData })
+            /// (constant blobs are still read from their statics), borrowing them for `'a`:
+            /// one buffer can serve several models in turn. Errors name the arena whose
+            /// buffer is too small or misaligned.
+            pub fn from_buffers(buffers: Buffers<'a>) -> #pv::Result<Self, #rt::BindError> {
+                #pv::Ok(Handle {
+                    bases: [#(#bound_bases),*],
+                    state: #pv::PhantomData,
+                    borrow: #pv::PhantomData,
+                })
             }
 
             #(#binds)*
 
             /// Zeroes the persistent arenas and copies staged constants into their runtime
             /// arenas (one copy per staged arena), and gives the handle tensor access.
-            pub fn init(self) -> Model<#rt::Ready> {
+            pub fn init(self) -> Handle<'a, #rt::Ready> {
                 #(#init)*
-                Model { bases: self.bases, state: #pv::PhantomData }
+                Handle { bases: self.bases, state: #pv::PhantomData, borrow: #pv::PhantomData }
             }
         }
 
-        impl Model<#rt::Ready> {
+        impl<'a> Handle<'a, #rt::Ready> {
+            #take
+
             /// The start address of each arena, in [`ARENAS`] order, for C kernels that
             /// address tensors by the header's region and offset. Never write through the
             /// address of a constant arena.
@@ -152,4 +160,50 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
             }
         }
     }
+}
+
+/// `Buffers` fields, the base of each arena in a handle from `from_buffers`, and the
+/// `bind_*` methods.
+fn buffers(cx: &Ctx<'_>) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>) {
+    let rt = &cx.rt;
+    let pv = &cx.pv;
+    let mut fields = Vec::new();
+    let mut bound_bases = Vec::new();
+    let mut binds = Vec::new();
+    for (i, a) in cx.l.file.arenas.iter().enumerate() {
+        let name = &a.name;
+        if a.section.is_none() && !a.app_bound {
+            let blob = ident(&naming::blob_static(&a.memory));
+            bound_bases.push(quote!(#blob.base()));
+            continue;
+        }
+        let field = ident(&naming::arena_field(a.role, &a.memory));
+        let bind_fn = ident(&format!("bind_{}", naming::arena_field(a.role, &a.memory)));
+        let doc = format!(
+            "Buffer for arena {name}: at least {} bytes, aligned to {}.",
+            a.size, a.alignment
+        );
+        fields.push(quote!(#[doc = #doc] pub #field: &'a mut [u8],));
+        let bind = quote! {
+            #rt::bind(
+                MODEL, #name, buffers_field,
+                const { PLAN.arenas[#i].size as usize },
+                const { PLAN.arenas[#i].align as usize },
+            )?
+        };
+        bound_bases.push(quote!({ let buffers_field = buffers.#field; #bind }));
+        let bind_doc = format!(
+            "Uses `buf` for arena {name} instead of its `static`: an error naming the arena when `buf` is shorter than {} bytes or not aligned to {}.",
+            a.size, a.alignment
+        );
+        binds.push(quote! {
+            #[doc = #bind_doc]
+            pub fn #bind_fn(&mut self, buf: &'a mut [u8]) -> #pv::Result<(), #rt::BindError> {
+                let buffers_field = buf;
+                self.bases[#i] = #bind;
+                #pv::Ok(())
+            }
+        });
+    }
+    (fields, bound_bases, binds)
 }

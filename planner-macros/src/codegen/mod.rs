@@ -2,6 +2,7 @@
 //! module. Every name comes from `planner::planfile::naming`.
 
 mod arenas;
+mod group;
 mod handle;
 mod info;
 pub(crate) mod ops;
@@ -16,7 +17,7 @@ use planner::planfile::naming;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
-use crate::load::{self, Loaded};
+use crate::load::{self, Loaded, Plan};
 use crate::parse::Args;
 
 /// Parses, loads and generates; on error, a `compile_error!` at the literal plus stub items
@@ -27,7 +28,8 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     match load::load(&args.target) {
-        Ok(loaded) => generate(&Ctx::new(&loaded, &args)),
+        Ok(Plan::Model(loaded)) => generate(&Ctx::new(&loaded, &args)),
+        Ok(Plan::Group(loaded)) => group::group(&loaded, &args),
         Err(e) => {
             let error = e.to_compile_error();
             let stub = stub::stub(&load::stub_name(&args.target.value()), &args);
@@ -51,6 +53,9 @@ pub(crate) struct Ctx<'a> {
     pub(crate) slot: Vec<usize>,
     /// Unique identifier of each tensor.
     pub(crate) idents: Vec<String>,
+    /// True for a model of a group: its arenas are the group's statics (`super::`), and
+    /// its handles come only from the group's handle.
+    pub(crate) member: bool,
 }
 
 impl<'a> Ctx<'a> {
@@ -70,6 +75,7 @@ impl<'a> Ctx<'a> {
             order,
             slot,
             idents: naming::unique_idents(tensors.iter().map(|t| t.name.as_str())),
+            member: false,
         }
     }
 
@@ -144,14 +150,24 @@ pub(crate) fn lit_u64(v: u64) -> Literal {
     Literal::u64_suffixed(v)
 }
 
-fn generate(cx: &Ctx<'_>) -> TokenStream {
+/// `impl<'a> Handle<'a, Ready>`: the block header of every method on a ready handle.
+pub(crate) fn ready_impl(cx: &Ctx<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    quote!(impl<'a> Handle<'a, #rt::Ready>)
+}
+
+pub(crate) fn generate(cx: &Ctx<'_>) -> TokenStream {
     let module = ident(&naming::model_module(cx.model()));
     let model = cx.model();
     let hash = cx.l.file.hash_value().unwrap_or_else(|| cx.l.file.hash());
     let plan_path = cx.l.path.display().to_string();
     let pv = &cx.pv;
     let table = table::table(cx);
-    let arenas = arenas::statics(cx);
+    let arenas = if cx.member {
+        arenas::uses(cx)
+    } else {
+        arenas::statics(cx)
+    };
     let handle = handle::handle(cx);
     let tensors = tensors::tensors(cx);
     let ops = ops::ops(cx);

@@ -56,6 +56,7 @@ pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
 }
 
 pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
+    let ready = super::ready_impl(cx);
     let rt = &cx.rt;
     let pv = &cx.pv;
     let f = &cx.l.file;
@@ -154,7 +155,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
         pub mod ops {
             #(#structs)*
         }
-        impl Model<#rt::Ready> {
+        #ready {
             #(#methods)*
         }
     }

@@ -122,6 +122,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
 
 /// `run` and `run_with`, bounded by the kernel traits of the kinds the model uses.
 pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
+    let ready = super::ready_impl(cx);
     let rt = &cx.rt;
     let pv = &cx.pv;
     let n = cx.l.file.ops.len();
@@ -145,7 +146,7 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
          the first kernel error, naming the op."
     );
     quote! {
-        impl Model<#rt::Ready> {
+        #ready {
             #[doc = #doc]
             pub fn run<K>(&mut self, kernels: &mut K) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
             where
@@ -154,7 +155,7 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
                 self.run_with(kernels, &mut ())
             }
 
-            /// [`Model::run`], with `hooks` called before and after every op (timing,
+            /// [`Handle::run`], with `hooks` called before and after every op (timing,
             /// tracing, canaries).
             pub fn run_with<K, H: #rt::kernel::Hooks + ?Sized>(
                 &mut self,

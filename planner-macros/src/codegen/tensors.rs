@@ -95,6 +95,7 @@ fn slab_scope(cx: &Ctx<'_>, t: usize) -> TokenStream {
 }
 
 pub(crate) fn tensors(cx: &Ctx<'_>) -> TokenStream {
+    let ready = super::ready_impl(cx);
     let rt = &cx.rt;
     let f = &cx.l.file;
     let mut consts = Vec::new();
@@ -138,7 +139,7 @@ pub(crate) fn tensors(cx: &Ctx<'_>) -> TokenStream {
             #(#consts)*
         }
         #(#io_mods)*
-        impl Model<#rt::Ready> {
+        #ready {
             #(#methods)*
         }
     }

@@ -89,6 +89,13 @@ pub fn load_group(path: &Path) -> Result<Group> {
     Group::parse(&text, path)
 }
 
+/// True when the manifest at `path` is a group manifest (`[[model]]` tables or a
+/// `[group]` table), which `planner-build` plans as a group.
+pub fn lists_models(path: &Path) -> Result<bool> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    Ok(lists_many(&text))
+}
+
 /// True when the text lists several models (`[[model]]`) or has a `[group]` table.
 fn lists_many(text: &str) -> bool {
     match toml::from_str::<toml::Table>(text) {

@@ -293,12 +293,13 @@ impl fmt::Display for BindError {
 impl core::error::Error for BindError {}
 
 /// Checks that `buf` can hold arena `arena` of model `model` (`size` bytes aligned to
-/// `align`) and returns its base. The buffer is `'static` and `mut`, so nothing else can
-/// read or write it while a handle uses it.
+/// `align`) and returns its base. The buffer is borrowed `mut`; the generated handle that
+/// keeps the base carries the borrow's lifetime (`Handle<'a>`), so nothing else can read or
+/// write the buffer while the handle uses it.
 pub fn bind(
     model: &'static str,
     arena: &'static str,
-    buf: &'static mut [u8],
+    buf: &mut [u8],
     size: usize,
     align: usize,
 ) -> Result<Base, BindError> {

@@ -15,6 +15,9 @@
 
 use super::arena::MAX_ALIGN;
 
+mod group;
+pub use group::{GroupArenaRow, GroupModelRow, GroupTable, check_group};
+
 /// "No value" for the optional numbers of the table (budgets, blob lengths).
 pub const NONE: u64 = u64::MAX;
 

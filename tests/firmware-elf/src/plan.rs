@@ -2,17 +2,19 @@
 //! check expects to find them in the image.
 //!
 //! The file is read with the planner's own schema and version check
-//! ([`planner::planfile::PlanFile::parse`]), so the check and the macro can never disagree
+//! ([`planner::planfile::group::read`], for a model's plan file or a group's), so the check and the macro can never disagree
 //! about what a plan file says.
 
 use std::path::{Path, PathBuf};
 
-use planner::planfile::PlanFile;
+use planner::plan::ArenaRole;
+use planner::planfile::ArenaEntry;
+use planner::planfile::group::{AnyPlan, GroupArenaEntry, GroupPlanFile, read};
 
 use crate::{Contents, ExpectedArena};
 
 /// The plan-file format version this reader understands: the planner's own, since the plan
-/// is read with the planner's one schema ([`PlanFile::parse`]).
+/// is read with the planner's one schema ([`read`]).
 pub const FORMAT_VERSION: u32 = planner::planfile::FORMAT_VERSION;
 
 // Section and symbol names come from the planner's one naming module, as the fragment's do.
@@ -28,18 +30,89 @@ pub struct ModelArenas {
     /// Every arena the image must hold: each writable arena (scratch, persistent, a staged
     /// constant's runtime copy) and each constant blob, in the memory it is read from.
     pub arenas: Vec<ExpectedArena>,
+    /// For a group: one line per writable group arena, its size against its users' needs.
+    pub notes: Vec<String>,
 }
 
-/// Reads the plan file at `path` and the blobs beside it.
+/// Reads the plan file at `path` (a model's or a group's) and the blobs beside it. A group's
+/// arenas are the group's sections, each shared by its users; each must be exactly the
+/// group's need (see [`group_need`]).
 pub fn load(path: &Path) -> Result<ModelArenas, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read plan file {}: {e}", path.display()))?;
-    let plan = PlanFile::parse(&text, &path.display().to_string()).map_err(|e| e.to_string())?;
+    let mut notes = Vec::new();
+    let (owner, entries) =
+        match read(&text, &path.display().to_string()).map_err(|e| e.to_string())? {
+            AnyPlan::Model(plan) => (plan.model, plan.arenas),
+            AnyPlan::Group(group) => {
+                for a in &group.arenas {
+                    let need = group_need(&group, a)?;
+                    if a.arena.role != ArenaRole::Constant {
+                        notes.push(need_note(&group, a, need));
+                    }
+                }
+                (group.group.clone(), group.arena_entries())
+            }
+        };
     let dir = path.parent().unwrap_or(Path::new("."));
-    let mut arenas = Vec::new();
-    for a in &plan.arenas {
+    Ok(ModelArenas {
+        arenas: expected(&owner, &entries, dir)?,
+        model: owner,
+        plan: path.to_path_buf(),
+        notes,
+    })
+}
+
+/// A group arena's size must be its need: for scratch, the largest end of a user's block
+/// when no two users run at the same time (not the sum of the users), and the stacked
+/// blocks of users that may; for state, every user's block, disjoint. Errors name the arena
+/// and both figures.
+pub fn group_need(group: &GroupPlanFile, a: &GroupArenaEntry) -> Result<u64, String> {
+    let need = a
+        .users
+        .iter()
+        .map(|u| u.base.saturating_add(u.bytes))
+        .max()
+        .unwrap_or(0);
+    if a.arena.role != ArenaRole::Constant && a.arena.size != need {
+        return Err(format!(
+            "arena {} of group {} is {} bytes, but its users ({}) need {need}; rebuild the firmware",
+            a.arena.name,
+            group.group,
+            a.arena.size,
+            a.users
+                .iter()
+                .map(|u| u.model.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(need)
+}
+
+/// `group fw: arena scratch.DTCM is 16000 B, the group's need (a 288 B at 0, kws 16000 B at
+/// 0); separate arenas would take 16288 B`.
+fn need_note(group: &GroupPlanFile, a: &GroupArenaEntry, need: u64) -> String {
+    let users: Vec<String> = a
+        .users
+        .iter()
+        .map(|u| format!("{} {} B at {}", u.model, u.bytes, u.base))
+        .collect();
+    let separate: u64 = a.users.iter().map(|u| u.bytes).sum();
+    format!(
+        "group {}: arena {} is {need} B, the group's need ({}); separate arenas would take {separate} B",
+        group.group,
+        a.arena.name,
+        users.join(", ")
+    )
+}
+
+/// The sections `arenas` of `owner` must have in the image.
+fn expected(owner: &str, arenas: &[ArenaEntry], dir: &Path) -> Result<Vec<ExpectedArena>, String> {
+    let mut out = Vec::new();
+    for a in arenas {
         if let Some(section) = &a.section {
-            arenas.push(ExpectedArena {
+            out.push(ExpectedArena {
                 section: output_section(section),
                 region: a.memory.clone(),
                 size: a.size,
@@ -55,7 +128,7 @@ pub fn load(path: &Path) -> Result<ModelArenas, String> {
                 format!(
                     "cannot read the blob of arena {} of model {}: {}: {e}; rebuild the firmware",
                     a.name,
-                    plan.model,
+                    owner,
                     file.display()
                 )
             })?;
@@ -67,7 +140,7 @@ pub fn load(path: &Path) -> Result<ModelArenas, String> {
                     blob.size
                 ));
             }
-            arenas.push(ExpectedArena {
+            out.push(ExpectedArena {
                 section: output_section(&blob.section),
                 region: a.source_memory.clone(),
                 size: blob.size,
@@ -78,11 +151,7 @@ pub fn load(path: &Path) -> Result<ModelArenas, String> {
             });
         }
     }
-    Ok(ModelArenas {
-        model: plan.model,
-        plan: path.to_path_buf(),
-        arenas,
-    })
+    Ok(out)
 }
 
 /// Every `*.plan.json` in `dir`, in name order.

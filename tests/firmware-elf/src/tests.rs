@@ -557,3 +557,43 @@ fn cortex_m_rt_bss_bounds_must_stay_in_one_region() {
         "insert the planner's sections BEFORE .bss",
     );
 }
+
+/// The group plan of the UI tests (`tests/ui/plans/pair.toml`, planned by planner-macros'
+/// golden test): `a` and `b` in turn, `b` and `c` concurrent.
+fn pair_plan() -> String {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/plans/pair.plan.json");
+    std::fs::read_to_string(path).unwrap()
+}
+
+#[test]
+fn a_group_plan_gives_the_group_arenas_at_the_group_need() {
+    let dir = temp_dir("group");
+    std::fs::write(dir.join("pair.plan.json"), pair_plan()).unwrap();
+    let blob = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ui/plans/pair.constant.flash.bin"
+    );
+    std::fs::copy(blob, dir.join("pair.constant.flash.bin")).unwrap();
+    let m = plan::load(&dir.join("pair.plan.json")).unwrap();
+    assert_eq!(m.model, "pair");
+    let scratch = m
+        .arenas
+        .iter()
+        .find(|a| a.section == ".planner.pair.scratch.sram")
+        .unwrap();
+    // a needs 32, b 64, c 32 beside b: the shared arena is 96, not the sum 128.
+    assert_eq!(scratch.size, 96);
+
+    // The same plan with the scratch arena grown to the sum of its users is refused.
+    let text = pair_plan();
+    let grown = text.replacen("\"size\": 96,", "\"size\": 128,", 1);
+    assert_ne!(grown, text);
+    std::fs::write(dir.join("pair.plan.json"), grown).unwrap();
+    let e = plan::load(&dir.join("pair.plan.json")).unwrap_err();
+    assert!(
+        e.contains(
+            "arena scratch.SRAM of group pair is 128 bytes, but its users (a, b, c) need 96"
+        ),
+        "{e}"
+    );
+}

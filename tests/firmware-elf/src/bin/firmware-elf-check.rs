@@ -108,6 +108,9 @@ fn run() -> Result<(), String> {
     for r in &reports {
         println!("  {r}");
     }
+    for note in models.iter().flat_map(|m| &m.notes) {
+        println!("  {note}");
+    }
     Ok(())
 }
 

@@ -1,0 +1,433 @@
+//! The group plan file (format version 2): several models planned together
+//! ([`crate::plan_group`]), written by `planner-build` as `<group>.plan.json` and expanded
+//! by `include_model!("<group>")`.
+//!
+//! A group plan file is told from a model's by its `group` field (a model's has `model`).
+//! Its fields:
+//!
+//! - `format_version`, `generator`, `plan_hash`: as in a model's plan file; the hash covers
+//!   the whole file, the models' plans included;
+//! - `group`: the group's name, the module `include_model!` makes and the prefix of every
+//!   section (`.bss.planner.<group>.scratch.sram`);
+//! - `concurrent`: sets of model names that may run at the same time; models in no common
+//!   set run one after another, so their scratch may share bytes;
+//! - `memories`: every memory the group's arenas use, with its budget;
+//! - `arenas`: the group's arenas (`arena`: an arena entry as in a model's plan file, with
+//!   the group's size, section and blob) and their `users` (`model`, `base`: where the
+//!   model's block starts, `bytes`: the model's own need);
+//! - `models`: each model's plan file, complete (its own `plan_hash`), whose arenas are the
+//!   group arenas it uses: same name, size, section and blob, offsets in the group arenas.
+//!
+//! A single-model plan file is unchanged by all of this.
+
+use std::collections::BTreeMap;
+use std::string::String;
+use std::vec::Vec;
+
+use serde::{Deserialize, Serialize};
+
+use super::{
+    ArenaEntry, BlobEntry, Blobs, FORMAT_VERSION, Layout, MemoryEntry, PlanFile, fnv1a64,
+    hash_text, naming,
+};
+use crate::error::{Error, Result};
+use crate::pipeline::{GroupArena, GroupPlanned};
+use crate::plan::ArenaRole;
+
+/// A group plan file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupPlanFile {
+    /// [`FORMAT_VERSION`] of the writer.
+    pub format_version: u32,
+    /// The tool that wrote it; informative only.
+    pub generator: String,
+    /// The group's name.
+    pub group: String,
+    /// `fnv1a64:<16 hex digits>` over the file with this field empty.
+    pub plan_hash: String,
+    /// Sets of model names that may run at the same time.
+    pub concurrent: Vec<Vec<String>>,
+    /// Memories the group's arenas use, with their budgets.
+    pub memories: Vec<MemoryEntry>,
+    /// The group's arenas and their users.
+    pub arenas: Vec<GroupArenaEntry>,
+    /// Each model's plan, over the group's arenas.
+    pub models: Vec<PlanFile>,
+}
+
+/// One arena of the group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GroupArenaEntry {
+    /// The arena: the group's size, section and blob.
+    pub arena: ArenaEntry,
+    /// The models using it, in model order.
+    pub users: Vec<ArenaUserEntry>,
+}
+
+/// A model's part of a group arena.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArenaUserEntry {
+    /// The model's name.
+    pub model: String,
+    /// Where its block starts (constants: its lowest slot).
+    pub base: u64,
+    /// Bytes it needs planned alone.
+    pub bytes: u64,
+}
+
+/// A plan file of either kind, as [`read`] finds it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AnyPlan {
+    /// One model.
+    Model(PlanFile),
+    /// A group of models.
+    Group(GroupPlanFile),
+}
+
+/// Reads a plan file of either kind; `origin` names it in errors. The version is checked
+/// first, as [`PlanFile::parse`] does.
+pub fn read(text: &str, origin: &str) -> Result<AnyPlan> {
+    #[derive(Deserialize)]
+    struct Kind {
+        group: Option<serde_json::Value>,
+    }
+    super::check_version(text, origin)?;
+    let kind: Kind = serde_json::from_str(text)
+        .map_err(|e| Error::input(format!("{origin} is not a plan file: {e}")))?;
+    if kind.group.is_none() {
+        return PlanFile::parse(text, origin).map(AnyPlan::Model);
+    }
+    serde_json::from_str(text).map(AnyPlan::Group).map_err(|e| {
+        Error::input(format!("{origin} is not a valid group plan file: {e}"))
+            .help("regenerate it with planner-build rather than editing it by hand")
+    })
+}
+
+impl GroupPlanFile {
+    /// Builds the group's plan file and the bytes of its constant arenas' blobs (by index
+    /// into [`GroupPlanFile::arenas`]); `layouts` are the models' platform facts, in model
+    /// order. Errors when a model's plan cannot be written, or two models put different
+    /// bytes at one constant offset.
+    pub fn from_group(planned: &GroupPlanned, layouts: &[Layout]) -> Result<(Self, Blobs)> {
+        let group = planned.name.clone();
+        let mut models = Vec::new();
+        let mut model_blobs = Vec::new();
+        for (k, p) in planned.models.iter().enumerate() {
+            let layout = layouts.get(k).cloned().unwrap_or_default();
+            let mut file = PlanFile::from_plan(&p.graph, &p.plan, &layout)?;
+            let blobs = file.blobs(&p.graph)?;
+            for a in &mut file.arenas {
+                rename(a, &group);
+            }
+            model_blobs.push(blobs);
+            models.push(file);
+        }
+        let mut memories: BTreeMap<String, Option<u64>> = BTreeMap::new();
+        for m in models.iter().flat_map(|f| &f.memories) {
+            memories.entry(m.name.clone()).or_insert(m.budget);
+        }
+        let mut arenas = Vec::new();
+        let mut out = Blobs::default();
+        let shared = layouts.first().cloned().unwrap_or_default();
+        for (g, a) in planned.arenas.iter().enumerate() {
+            let mut entry = arena_entry(&group, a, &shared);
+            if entry.role == ArenaRole::Constant {
+                let bytes = merge_blob(&entry, &models, &model_blobs)?;
+                if let Some(b) = entry.blob.as_mut() {
+                    b.hash = hash_text(fnv1a64(&bytes));
+                }
+                out.blobs.insert(g, bytes);
+            }
+            let users = a
+                .users
+                .iter()
+                .map(|u| ArenaUserEntry {
+                    model: planned
+                        .models
+                        .get(u.model)
+                        .map_or_else(String::new, |m| m.model.clone()),
+                    base: u.base,
+                    bytes: u.bytes,
+                })
+                .collect();
+            arenas.push(GroupArenaEntry {
+                arena: entry,
+                users,
+            });
+        }
+        for (file, blobs) in models.iter_mut().zip(model_blobs) {
+            out.warnings.extend(blobs.warnings);
+            for a in &mut file.arenas {
+                let group_blob = arenas
+                    .iter()
+                    .find(|g| g.arena.name == a.name)
+                    .and_then(|g| g.arena.blob.as_ref());
+                if let (Some(b), Some(gb)) = (a.blob.as_mut(), group_blob) {
+                    b.hash = gb.hash.clone();
+                }
+            }
+            file.plan_hash = hash_text(file.hash());
+        }
+        let concurrent = planned
+            .concurrent
+            .iter()
+            .map(|set| {
+                set.iter()
+                    .filter_map(|&k| planned.models.get(k).map(|m| m.model.clone()))
+                    .collect()
+            })
+            .collect();
+        let mut file = GroupPlanFile {
+            format_version: FORMAT_VERSION,
+            generator: format!("planner {}", env!("CARGO_PKG_VERSION")),
+            group,
+            plan_hash: String::new(),
+            concurrent,
+            memories: memories
+                .into_iter()
+                .map(|(name, budget)| MemoryEntry { name, budget })
+                .collect(),
+            arenas,
+            models,
+        };
+        file.plan_hash = hash_text(file.hash());
+        Ok((file, out))
+    }
+
+    /// The plan hash: FNV-1a 64 over the canonical JSON with `plan_hash` empty.
+    pub fn hash(&self) -> u64 {
+        let mut canonical = self.clone();
+        canonical.plan_hash = String::new();
+        fnv1a64(&serde_json::to_vec(&canonical).unwrap_or_default())
+    }
+
+    /// The stated plan hash as a number; `None` when it is not `fnv1a64:<16 hex digits>`.
+    pub fn hash_value(&self) -> Option<u64> {
+        let hex = self.plan_hash.strip_prefix("fnv1a64:")?;
+        (hex.len() == 16)
+            .then(|| u64::from_str_radix(hex, 16).ok())
+            .flatten()
+    }
+
+    /// The file's bytes: pretty JSON with a trailing newline.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
+        out.push(b'\n');
+        out
+    }
+
+    /// Index of the model named `name`.
+    pub fn model(&self, name: &str) -> Option<usize> {
+        self.models.iter().position(|m| m.model == name)
+    }
+
+    /// The group arena entries as a list of plain arenas (for the linker fragment).
+    pub fn arena_entries(&self) -> Vec<ArenaEntry> {
+        self.arenas.iter().map(|a| a.arena.clone()).collect()
+    }
+
+    /// Pairs of model indices (low, high) that may run at the same time.
+    pub fn concurrent_pairs(&self) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        for set in &self.concurrent {
+            let ks: Vec<usize> = set.iter().filter_map(|n| self.model(n)).collect();
+            for (i, &a) in ks.iter().enumerate() {
+                for &b in &ks[i + 1..] {
+                    out.push((a.min(b), a.max(b)));
+                }
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+}
+
+/// Gives a model's arena entry the group's section and blob names.
+fn rename(a: &mut ArenaEntry, group: &str) {
+    if a.section.is_some() {
+        a.section = Some(naming::zeroed_section(group, a.role, &a.memory));
+    }
+    if let Some(b) = a.blob.as_mut() {
+        b.file = naming::blob_file(group, &a.memory);
+        b.section = naming::blob_section(group, &a.source_memory, &a.memory);
+    }
+}
+
+/// The arena entry of group arena `a`.
+fn arena_entry(group: &str, a: &GroupArena, layout: &Layout) -> ArenaEntry {
+    let u = &a.arena;
+    let staged = u.is_staged();
+    let (section, blob) = match u.role {
+        ArenaRole::Constant => (
+            staged.then(|| naming::zeroed_section(group, u.role, &u.memory)),
+            Some(BlobEntry {
+                file: naming::blob_file(group, &u.memory),
+                section: naming::blob_section(group, &u.source_memory, &u.memory),
+                size: u.used,
+                hash: String::new(),
+            }),
+        ),
+        role => (Some(naming::zeroed_section(group, role, &u.memory)), None),
+    };
+    let app_bound = section.is_some() && layout.app_bound(&u.memory);
+    ArenaEntry {
+        section: section.filter(|_| !app_bound),
+        app_bound,
+        name: naming::arena_name(u.role, &u.memory),
+        role: u.role,
+        memory: u.memory.clone(),
+        source_memory: u.source_memory.clone(),
+        size: u.used,
+        budget: (u.total_size != u64::MAX).then_some(u.total_size),
+        alignment: u.alignment,
+        blob,
+    }
+}
+
+/// The group blob of constant arena `entry`: every model's constants at their group
+/// offsets. Two models may share a slot only with identical bytes.
+fn merge_blob(entry: &ArenaEntry, models: &[PlanFile], blobs: &[Blobs]) -> Result<Vec<u8>> {
+    let size = usize::try_from(entry.size).map_err(|_| {
+        Error::input(format!(
+            "constant arena {} of {} bytes does not fit this machine's memory",
+            entry.name, entry.size
+        ))
+    })?;
+    let mut bytes = vec![0u8; size];
+    let mut owner: Vec<Option<usize>> = vec![None; size];
+    for (k, (file, b)) in models.iter().zip(blobs).enumerate() {
+        let Some(a) = file.arenas.iter().position(|x| x.name == entry.name) else {
+            continue;
+        };
+        let Some(src) = b.blobs.get(&a) else { continue };
+        for t in file.tensors.iter().filter(|t| t.arena as usize == a) {
+            let start = usize::try_from(t.offset).unwrap_or(usize::MAX);
+            let end = start.saturating_add(usize::try_from(t.size).unwrap_or(usize::MAX));
+            let (Some(from), Some(to)) = (src.get(start..end), bytes.get_mut(start..end)) else {
+                return Err(Error::input(format!(
+                    "constant `{}` of model `{}` at {start}..{end} does not fit arena {} of {size} bytes; re-plan",
+                    t.id, file.model, entry.name
+                )));
+            };
+            for (i, (d, s)) in to.iter_mut().zip(from).enumerate() {
+                match owner[start + i] {
+                    Some(o) if o != k && *d != *s => {
+                        return Err(Error::input(format!(
+                            "models `{}` and `{}` put different bytes at offset {} of arena {}; re-plan the group",
+                            models[o].model,
+                            file.model,
+                            start + i,
+                            entry.name
+                        )));
+                    }
+                    _ => {
+                        *d = *s;
+                        owner[start + i] = Some(k);
+                    }
+                }
+            }
+        }
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Group;
+
+    const PAIR: &str = r#"
+[group]
+name = "pair"
+concurrent = [["b", "c"]]
+
+[[model]]
+name = "a"
+tensors = [
+  { id = "x", dtype = "i8", shape = [1, 64] },
+  { id = "w", dtype = "i8", shape = [64, 64], constant = true },
+  { id = "y", dtype = "i8", shape = [1, 64] },
+]
+ops = [{ opcode = "FULLY_CONNECTED", inputs = ["x", "w"], outputs = ["y"] }]
+
+[[model]]
+name = "b"
+tensors = [
+  { id = "x", dtype = "i8", shape = [1, 32] },
+  { id = "y", dtype = "i8", shape = [1, 32] },
+]
+ops = [{ opcode = "RELU", inputs = ["x"], outputs = ["y"] }]
+
+[[model]]
+name = "c"
+tensors = [
+  { id = "x", dtype = "i8", shape = [1, 16] },
+  { id = "y", dtype = "i8", shape = [1, 16] },
+]
+ops = [{ opcode = "RELU", inputs = ["x"], outputs = ["y"] }]
+
+[platform]
+preset = "mps3-an547"
+
+[memory]
+constraints = [{ name = "DTCM" }, { name = "SRAM" }]
+"#;
+
+    fn pair() -> (GroupPlanFile, Blobs) {
+        let g = Group::parse(PAIR, std::path::Path::new("pair.toml")).unwrap();
+        let planned = crate::plan_group(&g).unwrap();
+        let layouts: Vec<Layout> = g.models.iter().map(Layout::of).collect();
+        GroupPlanFile::from_group(&planned, &layouts).unwrap()
+    }
+
+    #[test]
+    fn group_file_round_trips_and_models_share_the_group_arenas() {
+        let (f, blobs) = pair();
+        assert_eq!(f.models.len(), 3);
+        assert_eq!(f.concurrent_pairs(), vec![(1, 2)]);
+        let bytes = f.to_bytes();
+        let text = std::str::from_utf8(&bytes).unwrap();
+        match read(text, "pair.plan.json").unwrap() {
+            AnyPlan::Group(back) => assert_eq!(back, f),
+            AnyPlan::Model(_) => panic!("read as a model"),
+        }
+        assert_eq!(f.hash_value(), Some(f.hash()));
+        for m in &f.models {
+            assert_eq!(m.hash_value(), Some(m.hash()), "{}", m.model);
+            for a in &m.arenas {
+                let g = f.arenas.iter().find(|g| g.arena.name == a.name).unwrap();
+                assert_eq!(a.size, g.arena.size);
+                assert_eq!(a.section, g.arena.section);
+                assert_eq!(a.blob, g.arena.blob);
+            }
+        }
+        let scratch = &f.arenas[0].arena;
+        assert_eq!(
+            scratch.section.as_deref(),
+            Some(".bss.planner.pair.scratch.dtcm")
+        );
+        // a and b run in turn (a from 0), b and c are stacked.
+        let users = &f.arenas[0].users;
+        assert_eq!(users.len(), 3);
+        assert_eq!(users[0].base, 0);
+        assert!(users[2].base >= users[1].base + users[1].bytes);
+        assert_eq!(blobs.blobs.len(), 1);
+        // The same input gives the same bytes.
+        assert_eq!(pair().0.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn a_model_file_still_reads_as_a_model() {
+        let (g, p, l) = super::super::fixture::tiny();
+        let f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        let bytes = f.to_bytes();
+        let any = read(std::str::from_utf8(&bytes).unwrap(), "tiny").unwrap();
+        assert_eq!(any, AnyPlan::Model(f));
+        let e = read(r#"{"format_version": 1, "group": "g"}"#, "old").unwrap_err();
+        assert!(e.message().contains("rebuild"), "{}", e.message());
+    }
+}
