@@ -649,9 +649,11 @@ impl Manifest {
     pub(crate) fn budget_source(&self, name: &str) -> Option<(Span, String)> {
         let size = self.platform.memory(name).and_then(|m| m.size);
         let max = self.constraint(name).and_then(|c| c.max_size);
-        if let (Some(max), Some(span)) = (max, self.budget_spans.max_size.get(name))
+        if let Some(max) = max
             && size.is_none_or(|s| max <= s)
         {
+            // A limit set in code, not in the file, has no line to point at.
+            let span = self.budget_spans.max_size.get(name)?;
             return Some((span.clone(), format!("the max_size of {name}: {max} bytes")));
         }
         let span = self.budget_spans.size.get(name)?;

@@ -169,6 +169,20 @@ fn a_group_that_does_not_fit_names_bank_need_and_bound() {
         "{msg}"
     );
     assert!(msg.contains(&format!("budget {cap}")), "{msg}");
+    // A limit set in code has no manifest line to point at; one in the file does.
+    assert!(e.location().is_none(), "{e}");
+    let text = format!(
+        "[group]\nname = \"g\"\nconcurrent = [[\"{KWS}\", \"{VWW}\"]]\n\n[[model]]\nname = \"{KWS}\"\nsource = \"{KWS}.tflite\"\n\n[[model]]\nname = \"{VWW}\"\nsource = \"{VWW}.tflite\"\n\n[platform]\npreset = \"mps3-an547\"\n\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = {cap} }}]\n"
+    );
+    let e =
+        plan_group(&Group::parse(&text, &models_dir().join("group.toml")).unwrap()).unwrap_err();
+    let (_, line, _) = e.location().expect("the max_size line");
+    assert_eq!(line, 17, "{e}");
+    assert!(
+        e.to_string()
+            .contains(&format!("the max_size of DTCM: {cap} bytes set here")),
+        "{e}"
+    );
     g.concurrent.clear();
     plan_group(&g).unwrap();
 }

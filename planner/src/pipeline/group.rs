@@ -400,13 +400,17 @@ fn charge(group: &Group, manifest: &Manifest, layout: &mut Layout) -> Result<()>
             continue;
         };
         if total > cap {
-            return Err(Error::infeasible(format!(
+            let e = Error::infeasible(format!(
                 "group {} does not fit memory {memory}: it needs {total} bytes (constants {c}, persistent {p}, scratch {s}), budget {cap}, lower bound {lb}",
                 group.name
             ))
             .help(format!(
                 "raise the max_size of {memory}, move constants or state elsewhere with rules, or run fewer models concurrently"
-            )));
+            ));
+            return Err(match manifest.budget_source(memory) {
+                Some((span, what)) => e.at(span).label(format!("{what} set here")),
+                None => e,
+            });
         }
         left.insert(memory.clone(), cap);
     }
