@@ -118,6 +118,9 @@ echo "== firmware exit status $status (build ${build_s}s, QEMU run ${run_s}s)"
 # The reordered model (models/branches.toml, `schedule = "memory"`) must have run its canary.
 grep -q "canary branches: ok" "$out/firmware-m55.log" ||
     die "no passing canary run of the reordered model (branches) in the firmware's output"
+# The model whose SRAM arenas the firmware binds itself (models/app_bound.toml) must have run.
+grep -q "golden app_hello .*bit-exact" "$out/firmware-m55.log" ||
+    die "no bit-exact run of the app_bound model (app_hello) in the firmware's output"
 
 # 5. The firmware's hello_world outputs must equal the host example's.
 echo "== hello_world: firmware vs host example"

@@ -132,12 +132,55 @@ fn main() {
         let _ = writeln!(fragments, "INCLUDE {}", x.display());
     }
     let _ = writeln!(fragments, "INCLUDE {}", group.fragment.display());
+    let (app_fragment, app_rust) = app_bound(&plans);
+    let _ = writeln!(fragments, "INCLUDE {}", app_fragment.display());
     write_if_changed(&out.join("planner_models.x"), fragments.as_bytes());
-    let rust = rust(&loaded) + &group::rust(&group);
+    let rust = rust(&loaded) + &group::rust(&group) + &app_rust;
     write_if_changed(&out.join("models.rs"), rust.as_bytes());
     let memory_x = fs::read(crate_dir.join("memory.x")).expect("memory.x is next to build.rs");
     write_if_changed(&out.join("memory.x"), &memory_x);
     println!("cargo::rustc-link-search={}", out.display());
+}
+
+/// `models/app_bound.toml`: hello_world with its SRAM arenas bound by the firmware. Returns
+/// its linker fragment and its Rust: the `include_model!`, the scratch buffer's size, and its
+/// golden run.
+fn app_bound(plans: &Path) -> (PathBuf, String) {
+    let out = planner_build::Builder::new()
+        .manifest("models/app_bound.toml")
+        .compile();
+    let path = out.dir.join(naming::plan_file("app_hello"));
+    let text = fs::read_to_string(&path).expect("planner-build wrote the plan file");
+    let plan = PlanFile::parse(&text, &path.display().to_string())
+        .expect("planner-build wrote a valid plan file");
+    let scratch = plan
+        .arenas
+        .iter()
+        .find(|a| a.name == "scratch.SRAM")
+        .expect("app_bound.toml puts the scratch in SRAM");
+    assert!(
+        scratch.section.is_none(),
+        "an app_bound arena has no section"
+    );
+    let golden = golden_fn(
+        &plan,
+        "tflm_hello_world_int8",
+        "app_hello",
+        "golden_app_hello",
+        "app_hello::Handle<'_>",
+    )
+    .expect("hello_world has an int8 golden");
+    let rust = format!(
+        "planner_macros::include_model!({:?});
+
+         /// Bytes of `app_hello`'s SRAM scratch, the buffer the firmware binds.
+         pub const APP_HELLO_SCRATCH: usize = {};
+
+{golden}",
+        path.display().to_string(),
+        scratch.size
+    );
+    (plans.join(naming::linker_file("app_hello")), rust)
 }
 
 /// Two bundled models run back to back as a group (`include_model!` of a group plan): one

@@ -54,6 +54,7 @@ fn main() -> ! {
     failed |= report_canary(hello_world::MODEL, Some(result));
     models::canary_bundled(&mut |name, result| failed |= report_canary(name, result));
     failed |= run_group();
+    failed |= run_app_bound();
     if GOLDEN_FAILED.load(core::sync::atomic::Ordering::Relaxed) {
         fail("a golden run differs from TFLite Micro")
     }
@@ -74,6 +75,37 @@ fn run_group() -> bool {
         hprintln!("group: FAILED: the first model's state did not survive the second model's run");
     }
     !kept
+}
+
+/// hello_world from `models/app_bound.toml`: its SRAM scratch is `app_bound`, so the linker
+/// fragment reserves no section for it and the firmware binds a buffer on this stack with
+/// `from_buffers`; then the golden run. True when it failed.
+fn run_app_bound() -> bool {
+    #[repr(C, align(16))]
+    struct Scratch([u8; models::APP_HELLO_SCRATCH]);
+    let mut scratch = Scratch([0; models::APP_HELLO_SCRATCH]);
+    let buffers = models::app_hello::Buffers {
+        scratch_sram: &mut scratch.0,
+    };
+    let model = match models::app_hello::Handle::from_buffers(buffers) {
+        Ok(m) => m,
+        Err(e) => {
+            hprintln!("app_hello: FAILED: from_buffers: {:?}", e);
+            return true;
+        }
+    };
+    let mut model = model.init();
+    print_arenas(
+        models::app_hello::MODEL,
+        &models::app_hello::ARENAS,
+        &model.arena_ptrs(),
+    );
+    // A difference or a run error is reported and fails the firmware (`GOLDEN_FAILED`).
+    golden::report(
+        models::app_hello::MODEL,
+        models::golden_app_hello(&mut model),
+    );
+    false
 }
 
 /// hello_world inference through the op views (left out of the broken-plan test build,
