@@ -50,7 +50,9 @@ pub(crate) fn lower_peak(
     let mut height = packing.height;
     let (mut used, mut windows, mut width) = (0u64, 0u32, 0usize);
     while height > target && windows < MAX_WINDOWS && used < node_budget {
-        let Some(peak) = (0..items.len()).find(|&i| offsets[i] + items[i].size == height) else {
+        let Some(peak) =
+            (0..items.len()).find(|&i| offsets[i].saturating_add(items[i].size) == height)
+        else {
             break;
         };
         windows += 1;
@@ -97,7 +99,7 @@ fn top(items: &[Item], offsets: &[u64]) -> u64 {
     items
         .iter()
         .zip(offsets)
-        .map(|(it, &o)| o + it.size)
+        .map(|(it, &o)| o.saturating_add(it.size))
         .max()
         .unwrap_or(0)
 }
@@ -124,7 +126,7 @@ fn place_window(
             .filter(|&j| {
                 items[j].overlaps_in_time(it)
                     && items[j].fixed.is_none()
-                    && offsets[j] + items[j].size == offsets[cur]
+                    && offsets[j].saturating_add(items[j].size) == offsets[cur]
             })
             .max_by_key(|&j| (items[j].size, std::cmp::Reverse(j)))?;
     }
@@ -208,7 +210,7 @@ fn search_window(
     for (i, it) in items.iter().enumerate() {
         let inside = moves(i);
         if !inside {
-            goal = goal.max(offsets[i] + it.size);
+            goal = goal.max(offsets[i].saturating_add(it.size));
         }
         if it.end < lo || it.start > hi {
             continue;
