@@ -12,6 +12,7 @@ mod busy;
 mod greedy;
 mod hill_climb;
 mod split;
+mod window;
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
@@ -203,7 +204,8 @@ pub struct AutoOptions {
     /// where every item overlaps hundreds of others).
     pub budget: u64,
     /// Most nodes of the exact search that follows the climb while the gap to the lower
-    /// bound is open (default 50 000; 0: no exact search).
+    /// bound is open (default 50 000; 0: no exact search); on a decomposition's parts too
+    /// large for it, the most nodes of the windowed searches around the part's peak.
     pub node_budget: u64,
     /// Problems with more items than this skip the exact search (default 1000): on them a
     /// node costs more and the climb's gap is typically a few bytes. After a decomposition
@@ -307,6 +309,9 @@ pub enum OptionErrorKind {
 /// live over the whole span are stacked at the bottom, the rest is cut at time boundaries no
 /// item crosses (recursively), and each part runs the stages above on its own, in parallel on
 /// [`AutoOptions::threads`] threads, stopping once it is at the whole problem's lower bound.
+/// A part too large for step 4 gets instead exact searches in windows around its peak
+/// (`pack/window.rs`): the items live only near the item reaching the height are re-packed,
+/// the others stay fixed, within [`AutoOptions::node_budget`] nodes.
 ///
 /// Every limit counts work, not time, so the plan is the same on every machine, unless
 /// [`AutoOptions::time_limit`] is set.
@@ -755,15 +760,16 @@ fn run_auto(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
     {
         return run_parts(problem, &split, &o, deadline, &mut run.stats);
     }
-    auto_stages(run, &o, 0, deadline)
+    auto_stages(run, &o, (0, false), deadline)
 }
 
 /// The stages of `auto` after any decomposition, stopping at a height of `target` (or the
-/// lower bound).
+/// lower bound); `windows` when the problem is a decomposition's part, too large for the
+/// exact search, so [`window::lower_peak`] searches windows around its peak instead.
 fn auto_stages(
     run: &mut Run<'_>,
     o: &AutoOptions,
-    target: u64,
+    (target, windows): (u64, bool),
     deadline: Option<Instant>,
 ) -> Packing {
     // Under a time limit the climb may take half of what is left when the exact search
@@ -793,6 +799,15 @@ fn auto_stages(
             time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
         };
         run.exact(packing, &opts)
+    } else if windows && !exact && o.node_budget > 0 && packing.height > target {
+        // Too large to search whole: search windows around the peak instead. Only on the
+        // parts of a decomposition: on problems without time cuts (the random ones) every
+        // buffer overlaps hundreds of others, a node costs ten times as much and the
+        // windows were measured to gain nothing there.
+        let floor = target.max(height_lower_bound(problem));
+        let (packing, nodes) = window::lower_peak(problem, packing, floor, o.node_budget);
+        run.stats.nodes += nodes;
+        packing
     } else {
         packing
     }
@@ -818,7 +833,7 @@ fn run_parts(
             proven: false,
         };
         let target = bound.saturating_sub(split.parts[k].0);
-        let packing = auto_stages(&mut run, o, target, deadline);
+        let packing = auto_stages(&mut run, o, (target, true), deadline);
         let mut stats = run.stats;
         stats.placements = run.placer.placements;
         stats.work = run.placer.work;

@@ -360,24 +360,8 @@ fn fits_inner(problem: &Problem, capacity: u64, budget: &mut Budget, best: Packi
     let n = items.len();
     // Fixed items: inside the capacity and apart from each other, or no packing exists.
     let fixed: Vec<usize> = (0..n).filter(|&i| items[i].fixed.is_some()).collect();
-    for (k, &i) in fixed.iter().enumerate() {
-        let a = &items[i];
-        let ao = a.fixed.unwrap_or(0);
-        if ao.saturating_add(a.size) > capacity {
-            return Outcome::DoesNotFit;
-        }
-        for &j in &fixed[k + 1..] {
-            let b = &items[j];
-            let bo = b.fixed.unwrap_or(0);
-            if a.size > 0
-                && b.size > 0
-                && a.overlaps_in_time(b)
-                && ao < bo.saturating_add(b.size)
-                && bo < ao.saturating_add(a.size)
-            {
-                return Outcome::DoesNotFit;
-            }
-        }
+    if fixed_clash(items, &fixed, capacity) {
+        return Outcome::DoesNotFit;
     }
     if best.height <= capacity && is_valid(problem, &best.offsets, capacity) {
         return Outcome::Fits(best);
@@ -418,6 +402,36 @@ fn fits_inner(problem: &Problem, capacity: u64, budget: &mut Budget, best: Packi
         .max()
         .unwrap_or(0);
     Outcome::Fits(Packing { offsets, height })
+}
+
+/// True when a fixed item passes `capacity` or two time-overlapping fixed items share a
+/// byte: a sweep over the fixed items by offset, each compared only with those starting
+/// below its end.
+fn fixed_clash(items: &[super::Item], fixed: &[usize], capacity: u64) -> bool {
+    let mut spans: Vec<(u64, u64, usize)> = Vec::with_capacity(fixed.len());
+    for &i in fixed {
+        let it = &items[i];
+        let off = it.fixed.unwrap_or(0);
+        let end = off.saturating_add(it.size);
+        if end > capacity {
+            return true;
+        }
+        if it.size > 0 {
+            spans.push((off, end, i));
+        }
+    }
+    spans.sort_unstable();
+    for (k, &(_, end, i)) in spans.iter().enumerate() {
+        for &(off2, _, j) in &spans[k + 1..] {
+            if off2 >= end {
+                break;
+            }
+            if items[i].overlaps_in_time(&items[j]) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Splits the free items into groups no item's lifetime connects.
