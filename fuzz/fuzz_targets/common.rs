@@ -44,19 +44,7 @@ pub fn accepted(manifest: &Manifest, planned: &Planned) {
 
 /// The build helper's layout (planner-build's `generate::layout`).
 pub fn layout(manifest: &Manifest) -> Layout {
-    Layout {
-        min_alignment: manifest.platform.min_alignment,
-        constraints: manifest
-            .platform
-            .memories
-            .iter()
-            .map(|m| planner::plan::MemoryConstraint {
-                name: m.name.clone(),
-                max_size: manifest.budget(&m.name),
-                arena_alignment: Some(manifest.memory_alignment(&m.name)),
-            })
-            .collect(),
-    }
+    Layout::of(manifest)
 }
 
 /// Round-trips `file` through its text; with `must_pass`, runs the `const` checker on its

@@ -251,6 +251,14 @@ fn hash_text(h: u64) -> String {
     format!("fnv1a64:{h:016x}")
 }
 
+/// The hash `hash_text` wrote; `None` when `text` is not `fnv1a64:<16 hex digits>`.
+fn parse_hash(text: &str) -> Option<u64> {
+    let hex = text.strip_prefix("fnv1a64:")?;
+    (hex.len() == 16)
+        .then(|| u64::from_str_radix(hex, 16).ok())
+        .flatten()
+}
+
 impl PlanFile {
     /// Builds the plan file of `graph` planned as `plan`: one entry per placed tensor, the
     /// arenas of the plan, the ops with their tensors renumbered. Errors when an op or an
@@ -308,10 +316,7 @@ impl PlanFile {
     /// The plan hash as a number, parsed from [`PlanFile::plan_hash`]; `None` when the field
     /// is not `fnv1a64:<16 hex digits>`.
     pub fn hash_value(&self) -> Option<u64> {
-        let hex = self.plan_hash.strip_prefix("fnv1a64:")?;
-        (hex.len() == 16)
-            .then(|| u64::from_str_radix(hex, 16).ok())
-            .flatten()
+        parse_hash(&self.plan_hash)
     }
 
     /// The file's bytes: pretty JSON with a trailing newline. Same plan, same bytes.

@@ -206,10 +206,7 @@ impl GroupPlanFile {
 
     /// The stated plan hash as a number; `None` when it is not `fnv1a64:<16 hex digits>`.
     pub fn hash_value(&self) -> Option<u64> {
-        let hex = self.plan_hash.strip_prefix("fnv1a64:")?;
-        (hex.len() == 16)
-            .then(|| u64::from_str_radix(hex, 16).ok())
-            .flatten()
+        super::parse_hash(&self.plan_hash)
     }
 
     /// The file's bytes: pretty JSON with a trailing newline.
