@@ -25,14 +25,23 @@ pub enum GapRule {
 }
 
 /// Overlapping pairs above which the adjacency list gives way to the interval tree
-/// (4 bytes per pair and direction: 64 MiB).
-const MAX_LISTED_PAIRS: usize = 8 << 20;
+/// (4 bytes per pair: 256 MiB).
+const MAX_LISTED_PAIRS: usize = 64 << 20;
 
 /// Which items overlap which in time.
 #[derive(Debug, Clone)]
 pub(crate) enum Overlaps {
-    /// `adj[first[i]..first[i + 1]]` are the items overlapping item `i`.
-    Lists { first: Vec<usize>, adj: Vec<u32> },
+    /// Items numbered by rank in start order, so that items near in time are near in
+    /// memory: `of[r]` is the item of rank `r` and `rank[i]` the rank of item `i`. The later
+    /// items overlapping rank `r` are the ranks `r + 1..=r + later[r]` (they start within its
+    /// lifetime); the earlier ones are listed, `adj[first[r]..first[r + 1]]`.
+    Lists {
+        first: Vec<usize>,
+        adj: Vec<u32>,
+        later: Vec<u32>,
+        of: Vec<u32>,
+        rank: Vec<u32>,
+    },
     /// Items sorted by start; `max_end[node]` is the largest end in a subtree of the implicit
     /// segment tree over that order (`leaves` a power of two).
     Tree {
@@ -69,31 +78,40 @@ impl Overlaps {
             listable = pairs <= MAX_LISTED_PAIRS;
         }
         if listable {
-            let mut degree = vec![0usize; items.len() + 1];
-            for a in 0..by_start.len() {
-                for &b in run(a) {
-                    degree[by_start[a]] += 1;
-                    degree[b] += 1;
+            // Every rank and count fits in u32: `listable` checked the item count.
+            let later: Vec<u32> = (0..by_start.len()).map(|a| run(a).count() as u32).collect();
+            let mut earlier = vec![0usize; items.len() + 1];
+            for (a, &n) in later.iter().enumerate() {
+                for d in &mut earlier[a + 1..=a + n as usize] {
+                    *d += 1;
                 }
             }
             let mut first = Vec::with_capacity(items.len() + 1);
             let mut total = 0usize;
-            for d in &degree {
+            for d in &earlier {
                 first.push(total);
                 total += d;
             }
             let mut fill = first.clone();
             let mut adj = vec![0u32; total];
-            for (a, &i) in by_start.iter().enumerate() {
-                for &b in run(a) {
-                    // Both fit in u32: `listable` checked the item count.
-                    adj[fill[i]] = b as u32;
-                    fill[i] += 1;
-                    adj[fill[b]] = i as u32;
+            for (a, &n) in later.iter().enumerate() {
+                for b in a + 1..=a + n as usize {
+                    adj[fill[b]] = a as u32;
                     fill[b] += 1;
                 }
             }
-            return Overlaps::Lists { first, adj };
+            let of: Vec<u32> = by_start.iter().map(|&i| i as u32).collect();
+            let mut rank = vec![0u32; items.len()];
+            for (r, &i) in by_start.iter().enumerate() {
+                rank[i] = r as u32;
+            }
+            return Overlaps::Lists {
+                first,
+                adj,
+                later,
+                of,
+                rank,
+            };
         }
         Overlaps::tree(items, by_start)
     }
@@ -129,9 +147,21 @@ impl Overlaps {
     /// Calls `f` with every item other than `i` that overlaps item `i` in time.
     pub(crate) fn for_each(&self, items: &[Item], i: usize, mut f: impl FnMut(usize)) {
         match self {
-            Overlaps::Lists { first, adj } => {
-                for &j in &adj[first[i]..first[i + 1]] {
-                    f(j as usize);
+            Overlaps::Lists {
+                first,
+                adj,
+                later,
+                of,
+                rank,
+            } => {
+                let r = rank[i] as usize;
+                let after = r + 1..=r + later[r] as usize;
+                for b in adj[first[r]..first[r + 1]]
+                    .iter()
+                    .map(|&b| b as usize)
+                    .chain(after)
+                {
+                    f(of[b] as usize);
                 }
             }
             Overlaps::Tree {
@@ -168,7 +198,12 @@ impl Overlaps {
     /// Number of items overlapping item `i` in time.
     pub(crate) fn degree(&self, items: &[Item], i: usize) -> usize {
         match self {
-            Overlaps::Lists { first, .. } => first[i + 1] - first[i],
+            Overlaps::Lists {
+                first, later, rank, ..
+            } => {
+                let r = rank[i] as usize;
+                first[r + 1] - first[r] + later[r] as usize
+            }
             Overlaps::Tree {
                 starts,
                 sorted_ends,
@@ -209,9 +244,15 @@ pub(crate) struct Placer<'p> {
 
 impl<'p> Placer<'p> {
     pub(crate) fn new(problem: &'p Problem) -> Placer<'p> {
+        Placer::with_overlaps(problem, Overlaps::new(&problem.items))
+    }
+
+    /// A placer for `problem` whose lifetimes `overlaps` already indexes (those of another
+    /// problem with the same lifetimes).
+    pub(crate) fn with_overlaps(problem: &'p Problem, overlaps: Overlaps) -> Placer<'p> {
         Placer {
             problem,
-            overlaps: Overlaps::new(&problem.items),
+            overlaps,
             busy: Vec::new(),
             tree: None,
             placements: 0,
@@ -232,7 +273,7 @@ impl<'p> Placer<'p> {
                 busy.push((o, o.saturating_add(items[j].size)));
             }
         });
-        busy.sort_unstable();
+        busy.sort_unstable_by_key(|&(lo, _)| lo);
         self.placements += 1;
         self.work += 1 + busy.len() as u64;
         choose_gap(busy, items[i].size, items[i].align, rule)
@@ -267,6 +308,9 @@ impl<'p> Placer<'p> {
         limit: u64,
         spill: bool,
     ) -> Option<Packing> {
+        if let Overlaps::Lists { .. } = self.overlaps {
+            return self.place_fresh_listed(order, rule, limit, spill);
+        }
         let problem = self.problem;
         let items = &problem.items;
         let mut tree = match self.tree.take() {
@@ -285,31 +329,25 @@ impl<'p> Placer<'p> {
                 tree.insert(it.start, it.end, off, off.saturating_add(it.size));
             }
         }
-        // Best fit reads every gap among the placed items: when the overlap lists are at
-        // hand, sorting an item's placed neighbours is cheaper than the tree's gap walk.
-        let listed = rule == GapRule::BestFit && matches!(self.overlaps, Overlaps::Lists { .. });
         let mut result = Some(());
         for &i in order {
             let it = &items[i];
-            let off = if listed {
-                self.fit(i, &offsets, rule)
-            } else {
-                let (off, reads) = tree.fit(it.start, it.end, it.size, it.align, rule);
-                self.placements += 1;
-                self.work += reads;
-                off
-            };
+            let (off, reads) = tree.fit(it.start, it.end, it.size, it.align, rule);
+            self.placements += 1;
+            self.work += reads;
             let end = off.saturating_add(it.size);
-            if it.spillable && problem.capacity.is_some_and(|c| end > c) {
-                if spill {
-                    continue;
+            match admit(
+                it.spillable && problem.capacity.is_some_and(|c| end > c),
+                end,
+                limit,
+                spill,
+            ) {
+                Admit::Place => {}
+                Admit::Spill => continue,
+                Admit::Stop => {
+                    result = None;
+                    break;
                 }
-                result = None;
-                break;
-            }
-            if end > limit {
-                result = None;
-                break;
             }
             offsets[i] = Some(off);
             height = height.max(end);
@@ -317,6 +355,99 @@ impl<'p> Placer<'p> {
         }
         self.tree = Some(tree);
         result.map(|()| Packing { offsets, height })
+    }
+
+    /// [`Placer::place_fresh`] over the overlap lists: each item's placed neighbours,
+    /// sorted, give its gap. The pass works in start-rank numbering, where an item's
+    /// neighbours lie close to it in memory, which is what makes it fast on large problems.
+    fn place_fresh_listed(
+        &mut self,
+        order: &[usize],
+        rule: GapRule,
+        limit: u64,
+        spill: bool,
+    ) -> Option<Packing> {
+        let problem = self.problem;
+        let items = &problem.items;
+        let Overlaps::Lists {
+            first,
+            adj,
+            later,
+            of,
+            rank,
+        } = &self.overlaps
+        else {
+            return None;
+        };
+        /// Not placed (no placed range starts at `u64::MAX`: it would be empty).
+        const FREE: u64 = u64::MAX;
+        // By rank: the bytes every item takes, `(FREE, 0)` until it is placed.
+        let mut slot = vec![(FREE, 0u64); items.len()];
+        let mut height = 0u64;
+        for (r, &i) in of.iter().enumerate() {
+            let it = &items[i as usize];
+            if let Some(off) = it.fixed {
+                slot[r] = (off, off.saturating_add(it.size));
+                height = height.max(slot[r].1);
+            }
+        }
+        // What the loop reads of each item, gathered in order first: independent reads that
+        // the processor overlaps, where the loop's own reads would wait one by one.
+        let seq: Vec<(u32, u64, u64, bool)> = order
+            .iter()
+            .map(|&i| {
+                let it = &items[i];
+                (rank[i], it.size, it.align, it.spillable)
+            })
+            .collect();
+        let busy = &mut self.busy;
+        let mut result = Some(());
+        for &(r, size, align, spillable) in &seq {
+            let r = r as usize;
+            busy.clear();
+            let after = r + 1..=r + later[r] as usize;
+            for b in adj[first[r]..first[r + 1]]
+                .iter()
+                .map(|&b| b as usize)
+                .chain(after)
+            {
+                let (lo, hi) = slot[b];
+                if lo != FREE && hi > lo {
+                    busy.push((lo, hi));
+                }
+            }
+            busy.sort_unstable_by_key(|&(lo, _)| lo);
+            self.placements += 1;
+            self.work += 1 + busy.len() as u64;
+            let off = choose_gap(busy, size, align, rule);
+            let end = off.saturating_add(size);
+            match admit(
+                spillable && problem.capacity.is_some_and(|c| end > c),
+                end,
+                limit,
+                spill,
+            ) {
+                Admit::Place => {}
+                Admit::Spill => continue,
+                Admit::Stop => {
+                    result = None;
+                    break;
+                }
+            }
+            slot[r] = (off, end);
+            height = height.max(end);
+        }
+        result?;
+        let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
+        for (r, &i) in of.iter().enumerate() {
+            let i = i as usize;
+            if let Some(off) = items[i].fixed {
+                offsets[i] = Some(off);
+            } else if slot[r].0 != FREE {
+                offsets[i] = Some(slot[r].0);
+            }
+        }
+        Some(Packing { offsets, height })
     }
 
     /// Places `order[from..]` by `rule` into `offsets`, which must hold the fixed items and
@@ -347,6 +478,26 @@ impl<'p> Placer<'p> {
             height = height.max(end);
         }
         Some(height)
+    }
+}
+
+/// What a pass from scratch does with an item it has found an offset for.
+enum Admit {
+    Place,
+    /// Leave it out: it is spillable and would pass the capacity.
+    Spill,
+    /// End the pass.
+    Stop,
+}
+
+/// The rule of [`Placer::place_fresh`]: an item past the capacity (`over`) is spilled when
+/// `spill` and ends the pass otherwise; so does one ending past `limit`.
+fn admit(over: bool, end: u64, limit: u64, spill: bool) -> Admit {
+    match (over, spill) {
+        (true, true) => Admit::Spill,
+        (true, false) => Admit::Stop,
+        _ if end > limit => Admit::Stop,
+        _ => Admit::Place,
     }
 }
 
@@ -440,6 +591,57 @@ mod tests {
             assert_eq!(neighbours(&lists, &items, i), brute, "lists, item {i}");
             assert_eq!(neighbours(&tree, &items, i), brute, "tree, item {i}");
             assert_eq!(tree.degree(&items, i), brute.len());
+        }
+    }
+
+    /// A pass over the overlap lists (in start-rank numbering) and a pass over the busy
+    /// tree give the same packing, with fixed items, zero sizes and spills.
+    #[test]
+    fn listed_and_tree_passes_agree() {
+        let mut x = 777u64;
+        let mut next = |m: u64| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) % m
+        };
+        for round in 0..30 {
+            let items: Vec<Item> = (0..120)
+                .map(|k| {
+                    let start = next(50) as u32;
+                    let mut it = item(next(64), start, start + next(12) as u32);
+                    it.align = [1, 8, 32][next(3) as usize];
+                    it.spillable = round % 3 == 0 && k % 4 == 0;
+                    if k % 17 == 0 {
+                        it.fixed = Some(64 * next(8));
+                    }
+                    it
+                })
+                .collect();
+            let problem = Problem {
+                items,
+                capacity: (round % 3 == 0).then_some(600),
+            };
+            let mut by_start: Vec<usize> = (0..problem.items.len()).collect();
+            by_start.sort_unstable_by_key(|&i| (problem.items[i].start, i));
+            let mut listed = Placer::new(&problem);
+            assert!(matches!(listed.overlaps, Overlaps::Lists { .. }));
+            let mut tree =
+                Placer::with_overlaps(&problem, Overlaps::tree(&problem.items, by_start));
+            let order: Vec<usize> = size_order(&problem)
+                .into_iter()
+                .filter(|&i| problem.items[i].fixed.is_none())
+                .collect();
+            for rule in [GapRule::Lowest, GapRule::BestFit] {
+                let a = listed.place_with_spill(&order, rule);
+                let b = tree.place_with_spill(&order, rule);
+                assert_eq!(a, b, "round {round}, {rule:?}");
+                let limit = a.height.saturating_sub(1);
+                assert_eq!(
+                    listed.place_fresh(&order, rule, limit, false),
+                    tree.place_fresh(&order, rule, limit, false)
+                );
+            }
         }
     }
 

@@ -203,6 +203,12 @@ pub struct AutoOptions {
     /// 4 000 000; a unit costs 15 to 60 ns on the benchmark machine, the most on problems
     /// where every item overlaps hundreds of others).
     pub budget: u64,
+    /// Most items placed by the first stage's greedy passes (the reference pass, TFLM's
+    /// order and the orders of best-of-greedy), counted over whole passes: a pass is not
+    /// started once this many have been placed (default 4 000 000, twelve passes over
+    /// 300 000 items). On larger problems fewer orders are tried, which keeps planning
+    /// near-linear in the number of items.
+    pub seed_budget: u64,
     /// Most nodes of the exact search that follows the climb while the gap to the lower
     /// bound is open (default 50 000; 0: no exact search); on a decomposition's parts too
     /// large for it, the most nodes of the windowed searches around the part's peak.
@@ -231,6 +237,7 @@ impl Default for AutoOptions {
             seed: 0,
             max_stall_iterations: Some(400),
             budget: 4_000_000,
+            seed_budget: 4_000_000,
             node_budget: 50_000,
             exact_max_items: 1000,
             split_min_items: 2000,
@@ -429,6 +436,7 @@ pub const PACKERS: &[Packer] = &[
             "seed",
             "max_stall_iterations",
             "budget",
+            "seed_budget",
             "node_budget",
             "exact_max_items",
             "split_min_items",
@@ -549,6 +557,7 @@ fn set_auto(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), Op
         "seed" => o.seed = seed_option(key, v)?,
         "max_stall_iterations" => o.max_stall_iterations = stall_option(key, v)?,
         "budget" => o.budget = seed_option(key, v)?,
+        "seed_budget" => o.seed_budget = seed_option(key, v)?,
         "node_budget" => o.node_budget = seed_option(key, v)?,
         "exact_max_items" => o.exact_max_items = int_option(key, v, 0)?,
         "split_min_items" => o.split_min_items = int_option(key, v, 0)?,
@@ -695,13 +704,18 @@ impl std::fmt::Debug for Run<'_> {
 impl Run<'_> {
     /// Best-of-greedy, then the hill climb within `budget` when one is given.
     fn search(&mut self, budget: Option<hill_climb::Budget>) -> Packing {
-        self.search_to(budget, 0)
+        self.search_to(budget, 0, u64::MAX)
     }
 
     /// [`Run::search`], stopping as soon as the height is at most `target` (or the lower
-    /// bound).
-    fn search_to(&mut self, budget: Option<hill_climb::Budget>, target: u64) -> Packing {
-        let seed = best_of::seed(&mut self.placer, target);
+    /// bound), with at most `seed_budget` placements in the first stage's passes.
+    fn search_to(
+        &mut self,
+        budget: Option<hill_climb::Budget>,
+        target: u64,
+        seed_budget: u64,
+    ) -> Packing {
+        let seed = best_of::seed(&mut self.placer, target, seed_budget);
         self.stats.seed = Some(seed.origin);
         match budget {
             Some(budget) => {
@@ -791,6 +805,7 @@ fn auto_stages(
             deadline: climb_until,
         }),
         target,
+        o.seed_budget,
     );
     let problem = run.placer.problem;
     if exact && packing.height > target && !certify(problem, &packing).optimal {
