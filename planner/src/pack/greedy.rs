@@ -61,25 +61,20 @@ impl Overlaps {
         let mut by_start: Vec<usize> = (0..items.len()).collect();
         by_start.sort_unstable_by_key(|&i| (items[i].start, i));
         // Items sorted by start: the later items overlapping item `a` are exactly the ones
-        // after it whose start is at most its end, a contiguous run.
-        let run = |a: usize| {
-            let end = items[by_start[a]].end;
-            by_start[a + 1..]
-                .iter()
-                .take_while(move |&&b| items[b].start <= end)
-        };
-        let mut pairs = 0usize;
-        let mut listable = u32::try_from(items.len()).is_ok();
-        for a in 0..by_start.len() {
-            if !listable {
-                break;
-            }
-            pairs += run(a).count();
-            listable = pairs <= MAX_LISTED_PAIRS;
-        }
+        // after it whose start is at most its end, a contiguous run, found by bisection.
+        let starts: Vec<u32> = by_start.iter().map(|&i| items[i].start).collect();
+        let later: Vec<usize> = (0..by_start.len())
+            .map(|a| {
+                let end = items[by_start[a]].end;
+                let upto = a + 1 + starts[a + 1..].partition_point(|&s| s <= end);
+                upto - (a + 1)
+            })
+            .collect();
+        let pairs = later.iter().fold(0usize, |p, &n| p.saturating_add(n));
+        let listable = u32::try_from(items.len()).is_ok() && pairs <= MAX_LISTED_PAIRS;
         if listable {
             // Every rank and count fits in u32: `listable` checked the item count.
-            let later: Vec<u32> = (0..by_start.len()).map(|a| run(a).count() as u32).collect();
+            let later: Vec<u32> = later.iter().map(|&n| n as u32).collect();
             let mut earlier = vec![0usize; items.len() + 1];
             for (a, &n) in later.iter().enumerate() {
                 for d in &mut earlier[a + 1..=a + n as usize] {

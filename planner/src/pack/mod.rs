@@ -301,9 +301,10 @@ pub enum OptionErrorKind {
 /// The default ([`PlannerKind::Auto`]) is what runs when a manifest names no planner:
 ///
 /// 1. `greedy_by_size`; done if it reaches the lower bound.
-/// 2. Best-of-greedy: six orders (size, start, end, area, duration, number of conflicts)
-///    times two gap rules (lowest offset, best fit) over the items `greedy_by_size` placed;
-///    done at the lower bound.
+/// 2. Best-of-greedy: TFLM's planner's packing ([`tflm`]), then six orders (size, start,
+///    end, area, duration, number of conflicts) times two gap rules (lowest offset, best fit)
+///    over the items `greedy_by_size` placed; done at the lower bound, and no pass is
+///    started once [`AutoOptions::seed_budget`] items have been placed.
 /// 3. The hill climb from the best of those, stopping at the lower bound, after
 ///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
 ///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first.
