@@ -384,21 +384,7 @@ mod tests {
         assert_eq!(s.peak_after, s.peak_before);
     }
 
-    /// SplitMix64, for reproducible random graphs.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-    }
+    use crate::pack::Rng;
 
     /// A random DAG of `n_ops` ops: each reads one to three earlier tensors and writes one or
     /// two; some ops touch a state variable, one may have no outputs, some have scratch.
@@ -493,7 +479,7 @@ mod tests {
 
     #[test]
     fn exact_search_equals_brute_force_on_small_dags() {
-        let mut rng = Rng(14);
+        let mut rng = Rng::new(14);
         for case in 0..60 {
             let n = 2 + case % 8;
             let g = random_graph(&mut rng, n);
@@ -522,7 +508,7 @@ mod tests {
 
     #[test]
     fn reordered_orders_are_valid_never_worse_and_deterministic() {
-        let mut rng = Rng(1414);
+        let mut rng = Rng::new(1414);
         for case in 0..40 {
             let n = 5 + rng.below(120);
             let g = random_graph(&mut rng, n);

@@ -307,13 +307,8 @@ mod tests {
     /// items that overlap in time, for both rules.
     #[test]
     fn agrees_with_choose_gap() {
-        let mut x = 99u64;
-        let mut next = |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut rng = crate::pack::Rng::new(99);
+        let mut next = |m: u64| rng.below_u64(m);
         for round in 0..20 {
             let items: Vec<Item> = (0..150)
                 .map(|_| {

@@ -651,13 +651,8 @@ mod tests {
     /// tree give the same packing, with fixed items, zero sizes and spills.
     #[test]
     fn listed_and_tree_passes_agree() {
-        let mut x = 777u64;
-        let mut next = |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut rng = crate::pack::Rng::new(777);
+        let mut next = |m: u64| rng.below_u64(m);
         for round in 0..30 {
             let items: Vec<Item> = (0..120)
                 .map(|k| {
@@ -700,13 +695,8 @@ mod tests {
 
     #[test]
     fn sort_starts_sorts() {
-        let mut x = 5u64;
-        let mut next = |m: u64| {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 33) % m
-        };
+        let mut rng = crate::pack::Rng::new(5);
+        let mut next = |m: u64| rng.below_u64(m);
         let mut scratch = SortScratch::default();
         for round in 0..200u64 {
             let n = next(400) as usize;

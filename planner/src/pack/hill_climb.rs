@@ -61,10 +61,16 @@ impl Rng {
         z ^ (z >> 31)
     }
 
-    /// A number in `0..n` (`n > 0`).
+    /// A number in `0..n` (0 when `n` is 0).
     pub(crate) fn below(&mut self, n: usize) -> usize {
         // The modulo bias is below 2^-40 for any order length we see, and deterministic.
-        (self.next_u64() % n as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
+    }
+
+    /// [`Rng::below`] over `u64`, for tests.
+    #[cfg(test)]
+    pub(crate) fn below_u64(&mut self, n: u64) -> u64 {
+        self.next_u64() % n.max(1)
     }
 }
 

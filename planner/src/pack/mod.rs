@@ -23,6 +23,9 @@ use crate::plan::align_up;
 
 use greedy::Placer;
 pub use greedy::{GapRule, greedy_order, size_order};
+/// The seeded generator of the climb, for the crate's tests.
+#[cfg(test)]
+pub(crate) use hill_climb::Rng;
 use optimal::OptimalOptions;
 pub mod optimal;
 pub mod tflm;

@@ -1189,22 +1189,7 @@ mod tests {
     use super::*;
     use crate::pack::Item;
 
-    /// A small deterministic generator (splitmix64), so the tests need no seed crate.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            z ^ (z >> 31)
-        }
-
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
+    use crate::pack::Rng;
 
     fn item(size: u64, start: u32, end: u32) -> Item {
         Item {
@@ -1220,21 +1205,21 @@ mod tests {
     fn random_problem(rng: &mut Rng, n: usize, aligned: bool, fixed: bool) -> Problem {
         let mut items = Vec::new();
         // Sometimes spread over more ops, so lifetimes fall apart into sides mid-search.
-        let ops = if rng.below(2) == 0 { 6 } else { 14 };
+        let ops = if rng.below_u64(2) == 0 { 6 } else { 14 };
         for _ in 0..n {
-            let start = rng.below(ops) as u32;
-            let end = start + rng.below(4) as u32;
-            let mut it = item(1 + rng.below(9), start, end);
+            let start = rng.below_u64(ops) as u32;
+            let end = start + rng.below_u64(4) as u32;
+            let mut it = item(1 + rng.below_u64(9), start, end);
             if aligned {
-                it.align = [1, 1, 2, 4][rng.below(4) as usize];
+                it.align = [1, 1, 2, 4][rng.below_u64(4) as usize];
             }
             items.push(it);
         }
         if fixed && n > 0 {
             // Pin one item where it cannot clash with another pinned one.
-            let k = rng.below(n as u64) as usize;
+            let k = rng.below_u64(n as u64) as usize;
             let a = items[k].align;
-            items[k].fixed = Some(a * rng.below(4));
+            items[k].fixed = Some(a * rng.below_u64(4));
         }
         Problem {
             items,
@@ -1341,11 +1326,15 @@ mod tests {
 
     #[test]
     fn budget_gives_unknown_and_runs_are_identical() {
-        let mut rng = Rng(7);
+        let mut rng = Rng::new(7);
         let mut items = Vec::new();
         for _ in 0..40 {
-            let start = rng.below(20) as u32;
-            items.push(item(1 + rng.below(50), start, start + rng.below(6) as u32));
+            let start = rng.below_u64(20) as u32;
+            items.push(item(
+                1 + rng.below_u64(50),
+                start,
+                start + rng.below_u64(6) as u32,
+            ));
         }
         let p = Problem {
             items,
@@ -1380,7 +1369,7 @@ mod tests {
 
     #[test]
     fn optimum_equals_brute_force() {
-        let mut rng = Rng(1);
+        let mut rng = Rng::new(1);
         for case in 0..600 {
             let n = 1 + (case % 8);
             let p = random_problem(&mut rng, n, case % 3 == 1, case % 5 == 2);
