@@ -377,15 +377,16 @@ impl<'p> Placer<'p> {
         else {
             return None;
         };
-        /// Not placed (no placed range starts at `u64::MAX`: it would be empty).
-        const FREE: u64 = u64::MAX;
-        // By rank: the bytes every item takes, `(FREE, 0)` until it is placed.
-        let mut slot = vec![(FREE, 0u64); items.len()];
+        // By rank: the bytes every item takes, empty until it is placed (and for items that
+        // take none), and whether it is placed.
+        let mut slot = vec![(0u64, 0u64); items.len()];
+        let mut placed = vec![false; items.len()];
         let mut height = 0u64;
         for (r, &i) in of.iter().enumerate() {
             let it = &items[i as usize];
             if let Some(off) = it.fixed {
                 slot[r] = (off, off.saturating_add(it.size));
+                placed[r] = true;
                 height = height.max(slot[r].1);
             }
         }
@@ -410,7 +411,7 @@ impl<'p> Placer<'p> {
                 .chain(after)
             {
                 let (lo, hi) = slot[b];
-                if lo != FREE && hi > lo {
+                if hi > lo {
                     busy.push((lo, hi));
                 }
             }
@@ -433,16 +434,14 @@ impl<'p> Placer<'p> {
                 }
             }
             slot[r] = (off, end);
+            placed[r] = true;
             height = height.max(end);
         }
         result?;
         let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
         for (r, &i) in of.iter().enumerate() {
-            let i = i as usize;
-            if let Some(off) = items[i].fixed {
-                offsets[i] = Some(off);
-            } else if slot[r].0 != FREE {
-                offsets[i] = Some(slot[r].0);
+            if placed[r] {
+                offsets[i as usize] = Some(slot[r].0);
             }
         }
         Some(Packing { offsets, height })
@@ -690,6 +689,32 @@ mod tests {
                     tree.place_fresh(&order, rule, limit, false)
                 );
             }
+        }
+    }
+
+    /// Offsets near `u64::MAX` (saturated ends, alignments that overflow): both kinds of
+    /// pass still agree and place every item.
+    #[test]
+    fn listed_and_tree_agree_near_the_top_of_u64() {
+        let mut top = item(100, 0, 3);
+        top.fixed = Some(u64::MAX - 4);
+        let mut huge = item(8, 1, 2);
+        huge.align = 1 << 63;
+        let mut after = item(16, 0, 3);
+        after.align = 1 << 63;
+        let problem = Problem {
+            items: vec![top, item(u64::MAX - 10, 0, 3), huge, after, item(0, 1, 1)],
+            capacity: None,
+        };
+        let order: Vec<usize> = vec![1, 2, 3, 4];
+        let mut by_start: Vec<usize> = (0..problem.items.len()).collect();
+        by_start.sort_unstable_by_key(|&i| (problem.items[i].start, i));
+        let mut listed = Placer::new(&problem);
+        let mut tree = Placer::with_overlaps(&problem, Overlaps::tree(&problem.items, by_start));
+        for rule in [GapRule::Lowest, GapRule::BestFit] {
+            let a = listed.place_with_spill(&order, rule);
+            assert_eq!(a, tree.place_with_spill(&order, rule), "{rule:?}");
+            assert!(a.offsets.iter().all(Option::is_some), "{rule:?}: {a:?}");
         }
     }
 
