@@ -376,7 +376,7 @@ impl Graph {
                 self.name
             )));
         }
-        let mut ids = std::collections::BTreeSet::new();
+        let mut ids = std::collections::HashSet::with_capacity(n);
         for t in &self.tensors {
             if !ids.insert(t.id.as_str()) {
                 return Err(Error::model(format!(

@@ -285,3 +285,93 @@ fn slabs_are_reserved_in_the_plan() {
     );
     assert_eq!(e.location().unwrap().1, 19);
 }
+
+/// The checker finds every kind of tampering with a good plan, each named by tensor: an
+/// allocation of an id the graph lacks, a used tensor without an allocation or a lifetime,
+/// and two live tensors moved onto the same bytes.
+#[test]
+fn the_checker_names_each_tampering() {
+    let m = planner::manifest::load(&example()).unwrap();
+    let p = planner::plan(&m).unwrap();
+    let g = &p.graph;
+    planner::verify::verify(g, &p.plan).unwrap();
+    let messages = |plan: &planner::plan::MemoryPlan| -> Vec<String> {
+        match planner::verify::verify(g, plan) {
+            Ok(()) => Vec::new(),
+            Err(v) => v.iter().map(ToString::to_string).collect(),
+        }
+    };
+    let has = |list: &[String], want: &str| list.iter().any(|m| m.contains(want));
+
+    let mut extra = p.plan.clone();
+    let any = extra.tensor_allocs.values().next().unwrap().clone();
+    extra.tensor_allocs.insert("ghost".into(), any);
+    let v = messages(&extra);
+    assert!(
+        has(&v, "the plan places `ghost`, which the graph does not have"),
+        "{v:?}"
+    );
+
+    // Two scratch tensors live at a common op, in one memory.
+    let scratch: Vec<&planner::plan::TensorAllocation> = p
+        .plan
+        .tensor_allocs
+        .values()
+        .filter(|a| {
+            a.binding
+                .as_ref()
+                .is_some_and(|b| b.role == ArenaRole::Scratch)
+        })
+        .collect();
+    let live = |id: &str| {
+        let l = &p.plan.tensor_lifetimes[id];
+        (l.start_op, l.end_op)
+    };
+    let (a, b) = scratch
+        .iter()
+        .flat_map(|a| scratch.iter().map(move |b| (*a, *b)))
+        .find(|(a, b)| {
+            let ((s1, e1), (s2, e2)) = (live(&a.tensor_id), live(&b.tensor_id));
+            a.tensor_id < b.tensor_id
+                && a.memory == b.memory
+                && s1 <= e2
+                && s2 <= e1
+                && a.size > 0
+                && b.size > 0
+        })
+        .expect("two scratch tensors live together");
+    let mut moved = p.plan.clone();
+    let to = a.offset;
+    let slot = moved.tensor_allocs.get_mut(&b.tensor_id).unwrap();
+    slot.offset = to;
+    slot.binding.as_mut().unwrap().offset = to;
+    let v = messages(&moved);
+    let (x, y) = (
+        format!("`{}` [{to},", a.tensor_id),
+        format!("`{}` [{to},", b.tensor_id),
+    );
+    assert!(
+        v.iter()
+            .any(|m| m.contains("share bytes") && m.contains(&x) && m.contains(&y)),
+        "{v:?}"
+    );
+
+    let mut unplaced = p.plan.clone();
+    unplaced.tensor_allocs.remove(&a.tensor_id);
+    let v = messages(&unplaced);
+    assert!(
+        has(&v, &format!("tensor `{}`", a.tensor_id)) && has(&v, "is used but has no allocation"),
+        "{v:?}"
+    );
+
+    let mut timeless = p.plan.clone();
+    timeless.tensor_lifetimes.remove(&a.tensor_id);
+    let v = messages(&timeless);
+    assert!(
+        has(
+            &v,
+            &format!("tensor `{}` has no lifetime in the plan", a.tensor_id)
+        ),
+        "{v:?}"
+    );
+}

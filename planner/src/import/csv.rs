@@ -13,7 +13,7 @@
 //! 1, not spillable, `fixed` from `offset`. [`write()`] prints the same rows with an `offset`
 //! column, the format MiniMalloc writes its solutions in.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::string::{String, ToString};
@@ -65,7 +65,8 @@ pub fn parse(path: &Path, text: &str) -> Result<CsvProblem> {
     let header = src.header(header, hstart)?;
     let mut ids: Vec<String> = Vec::new();
     let mut items: Vec<Item> = Vec::new();
-    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    // A hash map: a tree's string comparisons were a third of reading 10^6 rows.
+    let mut seen: HashMap<String, usize> = HashMap::new();
     // Where each row's offset value is, for an error about two pinned rows.
     let mut offset_at: Vec<Range<usize>> = Vec::new();
     for (lstart, line) in lines {
@@ -178,7 +179,7 @@ impl Source {
         header: &Header,
         lstart: usize,
         line: &str,
-        seen: &BTreeMap<String, usize>,
+        seen: &HashMap<String, usize>,
     ) -> Result<Row> {
         let f = fields(line, lstart);
         if f.len() != header.fields.len() {

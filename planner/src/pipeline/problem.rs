@@ -1,6 +1,7 @@
 //! The problem planner: a MiniMalloc CSV problem (buffers with given lifetimes and sizes,
 //! some at fixed offsets) planned on one bank, beside the model planner.
 
+use std::borrow::Cow;
 use std::boxed::Box;
 use std::collections::BTreeMap;
 use std::string::ToString;
@@ -52,7 +53,23 @@ impl ProblemInput {
 
     /// Plans with `manifest` (the input's, with another planner).
     pub fn plan_as(&self, manifest: &Manifest) -> Result<Planned> {
-        plan_lifetimes(manifest, &self.graph, &self.lifetimes, &self.fixed)
+        plan_lifetimes(
+            manifest,
+            Cow::Borrowed(&self.graph),
+            &self.lifetimes,
+            &self.fixed,
+        )
+    }
+
+    /// Plans with the input's own manifest, moving the graph into the result instead of
+    /// copying it.
+    pub fn into_planned(self) -> Result<Planned> {
+        plan_lifetimes(
+            &self.manifest,
+            Cow::Owned(self.graph),
+            &self.lifetimes,
+            &self.fixed,
+        )
     }
 }
 
@@ -69,11 +86,11 @@ pub fn plan_problem(
     node_budget: u64,
 ) -> Result<ProblemOutcome> {
     let input = problem_input(csv, name, planner);
+    let Some(cap) = capacity else {
+        return Ok(ProblemOutcome::Planned(Box::new(input.into_planned()?)));
+    };
     let planned = input.plan()?;
     let height = planned.plan.arena_usages.get("MEM").map_or(0, |a| a.used);
-    let Some(cap) = capacity else {
-        return Ok(ProblemOutcome::Planned(Box::new(planned)));
-    };
     if height <= cap {
         return Ok(ProblemOutcome::Planned(Box::new(planned)));
     }
@@ -90,7 +107,7 @@ pub fn plan_problem(
                 }
             }
             exact.manifest.planner = pack::PlannerKind::Greedy;
-            let mut planned = exact.plan()?;
+            let mut planned = exact.into_planned()?;
             planned.planner = "optimal".to_string();
             Ok(ProblemOutcome::Planned(Box::new(planned)))
         }
