@@ -7,6 +7,8 @@
 //! `greedy_by_size`, in this arena and, because the same items spill, in the next one.
 
 use std::cmp::Reverse;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::vec::Vec;
 
 use super::greedy::{GapRule, Placer, size_order};
@@ -40,24 +42,45 @@ pub(crate) fn fixed_only(placer: &Placer<'_>) -> (Vec<Option<u64>>, u64) {
     (offsets, height)
 }
 
+/// A pass of the first stage after the reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// TFLM's packing ([`tflm_candidate`]).
+    Tflm,
+    /// An order of [`ORDERS`] with a gap rule.
+    Order(&'static str, GapRule),
+}
+
+/// What one pass found (a packing below the reference's height, or nothing), and the items
+/// it placed and the work it did.
+type PassResult = (Option<Seed>, u64, u64);
+
 /// `greedy_by_size`, then, unless it already reaches the lower bound (or `target`), TFLM's
 /// order over sizes rounded to its unit ([`super::tflm`]) and every order of [`ORDERS`] with
-/// each gap rule over the items it placed; the lowest wins, earlier on ties. Passes stop
-/// being started once `max_placements` items have been placed in all (the reference pass
-/// always runs). The seed's `lower_bound` is the larger of the bound and `target`: where
-/// searches from it stop.
-pub(crate) fn seed(placer: &mut Placer<'_>, target: u64, max_placements: u64) -> Seed {
+/// each gap rule over the items it placed; the lowest wins, earlier on ties. Passes are not
+/// started once `max_placements` items have been placed, each pass counted as placing as
+/// many items as the reference (which always runs). The passes after the reference run on
+/// up to `threads` threads; the seed and the counts do not depend on how many. The seed's
+/// `lower_bound` is the larger of the bound and `target`: where searches from it stop.
+pub(crate) fn seed(
+    placer: &mut Placer<'_>,
+    target: u64,
+    max_placements: u64,
+    threads: usize,
+) -> Seed {
     let problem = placer.problem;
     let items = &problem.items;
     let started = placer.placements;
-    let reference = placer.place_with_spill(&size_order(problem), GapRule::Lowest);
+    let by_size = size_order(problem);
+    let reference = placer.place_with_spill(&by_size, GapRule::Lowest);
     let placed: Vec<bool> = reference.offsets.iter().map(Option::is_some).collect();
     let lower_bound = lower_bound_of(problem, Some(&placed)).max(target);
     // The reference order, as the searches see it: unspillable items first, as placed.
-    let mut order: Vec<usize> = size_order(problem)
+    let plain: Vec<usize> = by_size
         .into_iter()
         .filter(|&i| placed[i] && items[i].fixed.is_none())
         .collect();
+    let mut order = plain.clone();
     order.sort_by_key(|&i| items[i].spillable);
     let mut best = Seed {
         order,
@@ -66,52 +89,149 @@ pub(crate) fn seed(placer: &mut Placer<'_>, target: u64, max_placements: u64) ->
         lower_bound,
         origin: ("size", GapRule::Lowest),
     };
-    let spent = |placer: &Placer<'_>| placer.placements - started >= max_placements;
-    if best.packing.height <= lower_bound || spent(placer) {
+    let per_pass = (placer.placements - started).max(1);
+    let room = max_placements.saturating_sub(per_pass);
+    if best.packing.height <= lower_bound || room == 0 {
         return best;
     }
-    if let Some(found) = tflm_candidate(placer, &placed, best.packing.height)
-        && found.packing.height < best.packing.height
-    {
-        best = Seed {
-            lower_bound,
-            ..found
-        };
-        if best.packing.height <= lower_bound {
-            return best;
+    let budgeted = usize::try_from(room.div_ceil(per_pass)).unwrap_or(usize::MAX);
+    let mut passes = vec![Pass::Tflm];
+    for name in ORDERS {
+        for rule in [GapRule::Lowest, GapRule::BestFit] {
+            passes.push(Pass::Order(name, rule));
         }
     }
-    let working = best.order.clone();
-    let reference: Vec<usize> = size_order(problem)
-        .into_iter()
-        .filter(|&i| placed[i] && items[i].fixed.is_none())
-        .collect();
-    for name in ORDERS {
-        if spent(placer) {
-            break;
-        }
-        let order = sorted(placer, &working, name);
-        for rule in [GapRule::Lowest, GapRule::BestFit] {
-            if rule == GapRule::Lowest && order == reference {
-                continue; // the reference itself (the size order breaks ties by start)
-            }
-            let limit = best.packing.height - 1; // height > lower_bound >= 0
-            if let Some(packing) = placer.place_fresh(&order, rule, limit, false) {
-                let height = packing.height;
-                best = Seed {
-                    order: order.clone(),
-                    rule,
-                    packing,
-                    lower_bound,
-                    origin: (name, rule),
-                };
-                if height <= lower_bound {
-                    return best;
-                }
+    // The size order with the lowest gap is the reference itself unless spillable items
+    // moved (its ties break by start, as the reference's do): not a pass then.
+    if budgeted > 1 && sorted(placer, &best.order, "size") == plain {
+        passes.retain(|&p| p != Pass::Order("size", GapRule::Lowest));
+    }
+    passes.truncate(budgeted);
+    let job = Job {
+        placed: &placed,
+        working: &best.order,
+        height: best.packing.height,
+        lower_bound,
+    };
+    for (found, placements, work) in run_passes(placer, &job, &passes, threads) {
+        placer.placements += placements;
+        placer.work += work;
+        if let Some(found) = found
+            && found.packing.height < best.packing.height
+        {
+            best = Seed {
+                lower_bound,
+                ..found
+            };
+            if best.packing.height <= lower_bound {
+                break;
             }
         }
     }
     best
+}
+
+/// What every pass after the reference reads.
+struct Job<'a> {
+    /// The items the reference placed.
+    placed: &'a [bool],
+    /// The reference order with spillable items last, which the orders sort.
+    working: &'a [usize],
+    /// The reference's height: a pass that reaches it stops.
+    height: u64,
+    /// Where the seed stops.
+    lower_bound: u64,
+}
+
+/// Runs `passes`, each with its own placer over `placer`'s overlaps, on up to `threads`
+/// threads; returns each pass's result in order, up to and including the first that
+/// reaches the lower bound (later ones are not part of the seed, whether or not a thread
+/// ran them). Each pass stops at the reference's height, not at the best so far, so its
+/// result and counts are the same whichever passes ran before it.
+fn run_passes(
+    placer: &Placer<'_>,
+    job: &Job<'_>,
+    passes: &[Pass],
+    threads: usize,
+) -> Vec<PassResult> {
+    let run = |pass: Pass| {
+        let mut own = Placer::with_overlaps(placer.problem, Arc::clone(&placer.overlaps));
+        let found = match pass {
+            Pass::Tflm => tflm_candidate(&mut own, job.placed, job.height),
+            Pass::Order(name, rule) => {
+                let order = sorted(&own, job.working, name);
+                own.place_fresh(&order, rule, job.height - 1, false)
+                    .map(|packing| Seed {
+                        order,
+                        rule,
+                        packing,
+                        lower_bound: 0,
+                        origin: (name, rule),
+                    })
+            }
+        };
+        (found, own.placements, own.work)
+    };
+    let at_bound = |r: &PassResult| {
+        r.0.as_ref()
+            .is_some_and(|s| s.packing.height <= job.lower_bound)
+    };
+    let threads = threads.clamp(1, passes.len().max(1));
+    if threads == 1 {
+        let mut out = Vec::new();
+        for &pass in passes {
+            let r = run(pass);
+            let stop = at_bound(&r);
+            out.push(r);
+            if stop {
+                break;
+            }
+        }
+        return out;
+    }
+    // Threads take passes in order; once a pass reaches the bound, later ones are not
+    // started (they cannot win).
+    let next = AtomicUsize::new(0);
+    let first_at_bound = AtomicUsize::new(usize::MAX);
+    let mut results: Vec<Option<PassResult>> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let k = next.fetch_add(1, Ordering::Relaxed);
+                        if k >= passes.len() || k > first_at_bound.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        let r = run(passes[k]);
+                        if at_bound(&r) {
+                            first_at_bound.fetch_min(k, Ordering::Relaxed);
+                        }
+                        mine.push((k, r));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        let mut results: Vec<Option<PassResult>> = vec![None; passes.len()];
+        for w in workers {
+            // A pass whose thread panicked is run again below, on this thread.
+            for (k, r) in w.join().unwrap_or_default() {
+                results[k] = Some(r);
+            }
+        }
+        results
+    });
+    let mut out = Vec::new();
+    for (k, r) in results.iter_mut().enumerate() {
+        let r = r.take().unwrap_or_else(|| run(passes[k]));
+        let stop = at_bound(&r);
+        out.push(r);
+        if stop {
+            break;
+        }
+    }
+    out
 }
 
 /// TFLM's packing ([`super::tflm`]: sizes rounded up to its unit, largest first, lowest
@@ -122,7 +242,7 @@ fn tflm_candidate(placer: &mut Placer<'_>, placed: &[bool], height: u64) -> Opti
     let items = &problem.items;
     let rounded = tflm::rounded(problem);
     let mut order = tflm::order(&rounded);
-    let mut round = Placer::with_overlaps(&rounded, placer.overlaps.clone());
+    let mut round = Placer::with_overlaps(&rounded, Arc::clone(&placer.overlaps));
     let packing = round.place_with_spill(&order, GapRule::Lowest);
     placer.placements += round.placements;
     placer.work += round.work;
@@ -255,7 +375,7 @@ mod tests {
     }
 
     fn seed_of(p: &Problem) -> Seed {
-        seed(&mut Placer::new(p), 0, u64::MAX)
+        seed(&mut Placer::new(p), 0, u64::MAX, 1)
     }
 
     /// The placement budget stops passes from being started, never the reference pass.
@@ -266,16 +386,42 @@ mod tests {
             .map(|k| {
                 let p = problem(k, 80);
                 let mut placer = Placer::new(&p);
-                let s = seed(&mut placer, 0, u64::MAX);
+                let s = seed(&mut placer, 0, u64::MAX, 1);
                 let n = placer.placements;
                 (p, (s, n))
             })
             .find(|(_, (_, n))| *n > 80)
             .expect("a problem that needs more than one pass");
         let mut placer = Placer::new(&p);
-        let s = seed(&mut placer, 0, 1);
+        let s = seed(&mut placer, 0, 1, 1);
         assert_eq!(placer.placements, 80, "the reference pass alone");
         assert_eq!(s.origin, ("size", GapRule::Lowest));
         assert!(full.0.packing.height <= s.packing.height);
+    }
+
+    /// The passes after the reference give the same seed and the same counts on any number
+    /// of threads, including budgets that cut the passes short.
+    #[test]
+    fn threads_change_nothing() {
+        for k in 0..40 {
+            let p = problem(k, 70);
+            for budget in [u64::MAX, 200, 1] {
+                let run = |threads: usize| {
+                    let mut placer = Placer::new(&p);
+                    let s = seed(&mut placer, 0, budget, threads);
+                    (
+                        s.order,
+                        s.rule,
+                        s.packing.offsets,
+                        s.origin,
+                        placer.placements,
+                        placer.work,
+                    )
+                };
+                let one = run(1);
+                assert_eq!(one, run(2), "problem {k}, budget {budget}");
+                assert_eq!(one, run(5), "problem {k}, budget {budget}");
+            }
+        }
     }
 }

@@ -8,6 +8,7 @@
 //! subtree), whose memory stays linear even when every item overlaps every other. Placing one
 //! item then costs its number of neighbours in time (times a log), never a scan of all items.
 
+use std::sync::Arc;
 use std::vec::Vec;
 
 use super::busy::BusyTree;
@@ -224,7 +225,8 @@ impl Overlaps {
 #[derive(Debug, Clone)]
 pub(crate) struct Placer<'p> {
     pub(crate) problem: &'p Problem,
-    pub(crate) overlaps: Overlaps,
+    /// Shared with the placers of the same lifetimes (the passes of one seed, on threads).
+    pub(crate) overlaps: Arc<Overlaps>,
     busy: Vec<(u64, u64)>,
     /// Scratch of [`sort_starts`].
     sort: SortScratch,
@@ -241,12 +243,12 @@ pub(crate) struct Placer<'p> {
 
 impl<'p> Placer<'p> {
     pub(crate) fn new(problem: &'p Problem) -> Placer<'p> {
-        Placer::with_overlaps(problem, Overlaps::new(&problem.items))
+        Placer::with_overlaps(problem, Arc::new(Overlaps::new(&problem.items)))
     }
 
     /// A placer for `problem` whose lifetimes `overlaps` already indexes (those of another
     /// problem with the same lifetimes).
-    pub(crate) fn with_overlaps(problem: &'p Problem, overlaps: Overlaps) -> Placer<'p> {
+    pub(crate) fn with_overlaps(problem: &'p Problem, overlaps: Arc<Overlaps>) -> Placer<'p> {
         Placer {
             problem,
             overlaps,
@@ -306,7 +308,7 @@ impl<'p> Placer<'p> {
         limit: u64,
         spill: bool,
     ) -> Option<Packing> {
-        if let Overlaps::Lists { .. } = self.overlaps {
+        if let Overlaps::Lists { .. } = *self.overlaps {
             return self.place_fresh_listed(order, rule, limit, spill);
         }
         let problem = self.problem;
@@ -373,7 +375,7 @@ impl<'p> Placer<'p> {
             later,
             of,
             rank,
-        } = &self.overlaps
+        } = &*self.overlaps
         else {
             return None;
         };
@@ -672,9 +674,9 @@ mod tests {
             let mut by_start: Vec<usize> = (0..problem.items.len()).collect();
             by_start.sort_unstable_by_key(|&i| (problem.items[i].start, i));
             let mut listed = Placer::new(&problem);
-            assert!(matches!(listed.overlaps, Overlaps::Lists { .. }));
+            assert!(matches!(*listed.overlaps, Overlaps::Lists { .. }));
             let mut tree =
-                Placer::with_overlaps(&problem, Overlaps::tree(&problem.items, by_start));
+                Placer::with_overlaps(&problem, Arc::new(Overlaps::tree(&problem.items, by_start)));
             let order: Vec<usize> = size_order(&problem)
                 .into_iter()
                 .filter(|&i| problem.items[i].fixed.is_none())
@@ -710,7 +712,8 @@ mod tests {
         let mut by_start: Vec<usize> = (0..problem.items.len()).collect();
         by_start.sort_unstable_by_key(|&i| (problem.items[i].start, i));
         let mut listed = Placer::new(&problem);
-        let mut tree = Placer::with_overlaps(&problem, Overlaps::tree(&problem.items, by_start));
+        let mut tree =
+            Placer::with_overlaps(&problem, Arc::new(Overlaps::tree(&problem.items, by_start)));
         for rule in [GapRule::Lowest, GapRule::BestFit] {
             let a = listed.place_with_spill(&order, rule);
             assert_eq!(a, tree.place_with_spill(&order, rule), "{rule:?}");

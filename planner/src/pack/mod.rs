@@ -672,6 +672,7 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
         placer: Placer::new(problem),
         stats: SearchStats::default(),
         proven: false,
+        threads: threads_for(0),
     };
     let packing = (kind.packer().run)(kind, &mut run);
     let mut stats = run.stats;
@@ -694,6 +695,16 @@ pub struct Run<'p> {
     placer: Placer<'p>,
     stats: SearchStats,
     proven: bool,
+    /// Threads for the first stage's passes (the result does not depend on it).
+    threads: usize,
+}
+
+/// Threads for `threads` as an option gives it: 0 means one per core.
+fn threads_for(threads: u32) -> usize {
+    match threads {
+        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
+        t => t as usize,
+    }
 }
 
 impl std::fmt::Debug for Run<'_> {
@@ -719,7 +730,7 @@ impl Run<'_> {
         target: u64,
         seed_budget: u64,
     ) -> Packing {
-        let seed = best_of::seed(&mut self.placer, target, seed_budget);
+        let seed = best_of::seed(&mut self.placer, target, seed_budget, self.threads);
         self.stats.seed = Some(seed.origin);
         match budget {
             Some(budget) => {
@@ -772,6 +783,7 @@ fn run_auto(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
         _ => AutoOptions::default(),
     };
     let deadline = o.time_limit.map(|d| Instant::now() + d);
+    run.threads = threads_for(o.threads);
     let problem = run.placer.problem;
     if problem.items.len() >= o.split_min_items as usize
         && let Some(split) = split::Split::of(problem)
@@ -846,10 +858,12 @@ fn run_parts(
     let n = split.parts.len();
     let solve = |k: usize| {
         let sub = split.part_problem(problem, k);
+        // The parts already share the threads: each part's passes run on its own.
         let mut run = Run {
             placer: Placer::new(&sub),
             stats: SearchStats::default(),
             proven: false,
+            threads: 1,
         };
         let target = bound.saturating_sub(split.parts[k].0);
         let packing = auto_stages(&mut run, o, (target, true), deadline);
@@ -858,11 +872,7 @@ fn run_parts(
         stats.work = run.placer.work;
         (packing, stats)
     };
-    let threads = match o.threads {
-        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
-        t => t as usize,
-    }
-    .clamp(1, n.max(1));
+    let threads = threads_for(o.threads).clamp(1, n.max(1));
     let mut results: Vec<Option<(Packing, SearchStats)>> = vec![None; n];
     if threads == 1 {
         for (k, r) in results.iter_mut().enumerate() {
