@@ -57,9 +57,9 @@ type PassResult = (Option<Seed>, u64, u64);
 
 /// `greedy_by_size`, then, unless it already reaches the lower bound (or `target`), TFLM's
 /// order over sizes rounded to its unit ([`super::tflm`]) and every order of [`ORDERS`] with
-/// each gap rule over the items it placed; the lowest wins, earlier on ties. Passes are not
-/// started once `max_placements` items have been placed, each pass counted as placing as
-/// many items as the reference (which always runs). The passes after the reference run on
+/// each gap rule over the items it placed; the lowest wins, earlier on ties. The reference
+/// always runs; a later pass only while what is left of `max_placements` covers as many
+/// items as the reference placed. The passes after the reference run on
 /// up to `threads` threads; the seed and the counts do not depend on how many. The seed's
 /// `lower_bound` is the larger of the bound and `target`: where searches from it stop.
 pub(crate) fn seed(
@@ -91,10 +91,10 @@ pub(crate) fn seed(
     };
     let per_pass = (placer.placements - started).max(1);
     let room = max_placements.saturating_sub(per_pass);
-    if best.packing.height <= lower_bound || room == 0 {
+    if best.packing.height <= lower_bound || room < per_pass {
         return best;
     }
-    let budgeted = usize::try_from(room.div_ceil(per_pass)).unwrap_or(usize::MAX);
+    let budgeted = usize::try_from(room / per_pass).unwrap_or(usize::MAX);
     let mut passes = vec![Pass::Tflm];
     for name in ORDERS {
         for rule in [GapRule::Lowest, GapRule::BestFit] {
@@ -405,7 +405,7 @@ mod tests {
     fn threads_change_nothing() {
         for k in 0..40 {
             let p = problem(k, 70);
-            for budget in [u64::MAX, 200, 1] {
+            for budget in [u64::MAX, 300, 1] {
                 let run = |threads: usize| {
                     let mut placer = Placer::new(&p);
                     let s = seed(&mut placer, 0, budget, threads);

@@ -221,6 +221,21 @@ impl Overlaps {
     }
 }
 
+/// What a listed pass reads of the item it places next.
+struct Next {
+    rank: usize,
+    /// Its earlier neighbours, a range of the adjacency list.
+    earlier: std::ops::Range<usize>,
+    /// How many items after it in start order it overlaps.
+    later: usize,
+    size: u64,
+    align: u64,
+    spillable: bool,
+}
+
+/// How many items ahead a listed pass touches the memory it will read.
+const AHEAD: usize = 4;
+
 /// The placement engine for one problem: its overlap index and a reusable buffer.
 #[derive(Debug, Clone)]
 pub(crate) struct Placer<'p> {
@@ -393,24 +408,47 @@ impl<'p> Placer<'p> {
             }
         }
         // What the loop reads of each item, gathered in order first: independent reads that
-        // the processor overlaps, where the loop's own reads would wait one by one.
-        let seq: Vec<(u32, u64, u64, bool)> = order
+        // the processor overlaps, where the loop's own reads would wait one by one (on 10^6
+        // items, the loads of `first`, `later` and `adj` missed the cache once per item each).
+        let seq: Vec<Next> = order
             .iter()
             .map(|&i| {
                 let it = &items[i];
-                (rank[i], it.size, it.align, it.spillable)
+                let r = rank[i] as usize;
+                Next {
+                    rank: r,
+                    earlier: first[r]..first[r + 1],
+                    later: later[r] as usize,
+                    size: it.size,
+                    align: it.align,
+                    spillable: it.spillable,
+                }
             })
             .collect();
         let busy = &mut self.busy;
         let mut result = Some(());
-        for &(r, size, align, spillable) in &seq {
-            let r = r as usize;
+        for (k, next) in seq.iter().enumerate() {
+            // Touch what an item a few places on will read first, so that its cache misses
+            // overlap this item's work (a load whose value is unused, not a prefetch hint).
+            if let Some(ahead) = seq.get(k + AHEAD) {
+                std::hint::black_box((
+                    adj.get(ahead.earlier.start),
+                    slot.get(ahead.rank.saturating_sub(8)),
+                ));
+            }
+            let &Next {
+                rank: r,
+                ref earlier,
+                later,
+                size,
+                align,
+                spillable,
+            } = next;
             busy.clear();
-            let after = r + 1..=r + later[r] as usize;
-            for b in adj[first[r]..first[r + 1]]
+            for b in adj[earlier.clone()]
                 .iter()
                 .map(|&b| b as usize)
-                .chain(after)
+                .chain(r + 1..=r + later)
             {
                 let (lo, hi) = slot[b];
                 if hi > lo {

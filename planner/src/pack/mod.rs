@@ -207,10 +207,11 @@ pub struct AutoOptions {
     /// where every item overlaps hundreds of others).
     pub budget: u64,
     /// Most items placed by the first stage's greedy passes (the reference pass, TFLM's
-    /// order and the orders of best-of-greedy), counted over whole passes: a pass is not
-    /// started once this many have been placed (default 4 000 000, twelve passes over
-    /// 300 000 items). On larger problems fewer orders are tried, which keeps planning
-    /// near-linear in the number of items.
+    /// order and the orders of best-of-greedy), over whole passes: the reference always
+    /// runs, and each later pass only while what is left covers as many items as the
+    /// reference placed (default 1 500 000: all thirteen passes up to 107 000 items, four
+    /// at 300 000, none after the reference from 750 000). On larger problems fewer orders
+    /// are tried, which keeps planning near-linear in the number of items.
     pub seed_budget: u64,
     /// Most nodes of the exact search that follows the climb while the gap to the lower
     /// bound is open (default 50 000; 0: no exact search); on a decomposition's parts too
@@ -224,8 +225,8 @@ pub struct AutoOptions {
     /// live over the whole span stacked at the bottom, the rest cut at time boundaries no
     /// item crosses) and the parts planned one by one (default 2000; see [`AutoOptions::threads`]).
     pub split_min_items: u32,
-    /// Threads planning the parts of a decomposed problem (default 0: one per core). The plan
-    /// does not depend on it.
+    /// Threads for the first stage's passes after the reference and for the parts of a
+    /// decomposed problem (default 0: one per core). The plan does not depend on it.
     pub threads: u32,
     /// Plan for about this long instead of counting work: the climb and the exact search run
     /// until the time is up or the lower bound is reached, whichever comes first (default
@@ -240,7 +241,7 @@ impl Default for AutoOptions {
             seed: 0,
             max_stall_iterations: Some(400),
             budget: 4_000_000,
-            seed_budget: 4_000_000,
+            seed_budget: 1_500_000,
             node_budget: 50_000,
             exact_max_items: 1000,
             split_min_items: 2000,
@@ -306,8 +307,8 @@ pub enum OptionErrorKind {
 /// 1. `greedy_by_size`; done if it reaches the lower bound.
 /// 2. Best-of-greedy: TFLM's planner's packing ([`tflm`]), then six orders (size, start,
 ///    end, area, duration, number of conflicts) times two gap rules (lowest offset, best fit)
-///    over the items `greedy_by_size` placed; done at the lower bound, and no pass is
-///    started once [`AutoOptions::seed_budget`] items have been placed.
+///    over the items `greedy_by_size` placed, on [`AutoOptions::threads`] threads; done at
+///    the lower bound, and passes only while [`AutoOptions::seed_budget`] covers them.
 /// 3. The hill climb from the best of those, stopping at the lower bound, after
 ///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
 ///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first.
