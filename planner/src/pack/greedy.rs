@@ -59,34 +59,42 @@ pub(crate) enum Overlaps {
 impl Overlaps {
     /// Indexes the lifetimes of `items`.
     pub(crate) fn new(items: &[Item]) -> Overlaps {
-        let mut by_start: Vec<usize> = (0..items.len()).collect();
-        by_start.sort_unstable_by_key(|&i| (items[i].start, i));
+        // Sorted as (start, end, index) triples, not indices sorting by a key read through
+        // `items`: on 10^6 items those reads missed the cache at every comparison.
+        let mut keyed: Vec<(u32, u32, usize)> = items
+            .iter()
+            .enumerate()
+            .map(|(i, it)| (it.start, it.end, i))
+            .collect();
+        keyed.sort_unstable_by_key(|&(start, _, i)| (start, i));
+        let by_start: Vec<usize> = keyed.iter().map(|&(_, _, i)| i).collect();
         // Items sorted by start: the later items overlapping item `a` are exactly the ones
         // after it whose start is at most its end, a contiguous run, found by bisection.
-        let starts: Vec<u32> = by_start.iter().map(|&i| items[i].start).collect();
-        let later: Vec<usize> = (0..by_start.len())
-            .map(|a| {
-                let end = items[by_start[a]].end;
-                let upto = a + 1 + starts[a + 1..].partition_point(|&s| s <= end);
-                upto - (a + 1)
-            })
+        let starts: Vec<u32> = keyed.iter().map(|&(start, _, _)| start).collect();
+        let later: Vec<usize> = keyed
+            .iter()
+            .enumerate()
+            .map(|(a, &(_, end, _))| starts[a + 1..].partition_point(|&s| s <= end))
             .collect();
+        drop(keyed);
         let pairs = later.iter().fold(0usize, |p, &n| p.saturating_add(n));
         let listable = u32::try_from(items.len()).is_ok() && pairs <= MAX_LISTED_PAIRS;
         if listable {
             // Every rank and count fits in u32: `listable` checked the item count.
             let later: Vec<u32> = later.iter().map(|&n| n as u32).collect();
-            let mut earlier = vec![0usize; items.len() + 1];
+            // How many earlier items overlap each rank: rank `a` adds one to the ranks
+            // `a + 1..=a + later[a]`, summed as differences (one pass, not one per pair).
+            let mut delta = vec![0isize; items.len() + 2];
             for (a, &n) in later.iter().enumerate() {
-                for d in &mut earlier[a + 1..=a + n as usize] {
-                    *d += 1;
-                }
+                delta[a + 1] += 1;
+                delta[a + 1 + n as usize] -= 1;
             }
             let mut first = Vec::with_capacity(items.len() + 1);
-            let mut total = 0usize;
-            for d in &earlier {
+            let (mut total, mut earlier) = (0usize, 0isize);
+            for d in &delta[..=items.len()] {
+                earlier += d;
                 first.push(total);
-                total += d;
+                total += earlier.unsigned_abs();
             }
             let mut fill = first.clone();
             let mut adj = vec![0u32; total];
