@@ -24,8 +24,11 @@ pub(crate) struct Seed {
     pub(crate) order: Vec<usize>,
     pub(crate) rule: GapRule,
     pub(crate) packing: Packing,
-    /// Lower bound of the placed items.
+    /// Lower bound of the placed items, at least the search's target.
     pub(crate) lower_bound: u64,
+    /// [`lower_bound_of`] the placed items alone (the certificate's bound when the search
+    /// keeps them).
+    pub(crate) placed_bound: u64,
     /// Which order and rule won, for reports.
     pub(crate) origin: (&'static str, GapRule),
 }
@@ -74,7 +77,8 @@ pub(crate) fn seed(
     let by_size = size_order(problem);
     let reference = placer.place_with_spill(&by_size, GapRule::Lowest);
     let placed: Vec<bool> = reference.offsets.iter().map(Option::is_some).collect();
-    let lower_bound = lower_bound_of(problem, Some(&placed)).max(target);
+    let placed_bound = lower_bound_of(problem, Some(&placed));
+    let lower_bound = placed_bound.max(target);
     // The reference order, as the searches see it: unspillable items first, as placed.
     let plain: Vec<usize> = by_size
         .into_iter()
@@ -87,6 +91,7 @@ pub(crate) fn seed(
         rule: GapRule::Lowest,
         packing: reference,
         lower_bound,
+        placed_bound,
         origin: ("size", GapRule::Lowest),
     };
     let per_pass = (placer.placements - started).max(1);
@@ -121,6 +126,7 @@ pub(crate) fn seed(
         {
             best = Seed {
                 lower_bound,
+                placed_bound,
                 ..found
             };
             if best.packing.height <= lower_bound {
@@ -166,6 +172,7 @@ fn run_passes(
                         rule,
                         packing,
                         lower_bound: 0,
+                        placed_bound: 0,
                         origin: (name, rule),
                     })
             }
@@ -273,6 +280,7 @@ fn tflm_candidate(placer: &mut Placer<'_>, placed: &[bool], height: u64) -> Opti
             height: top,
         },
         lower_bound: 0,
+        placed_bound: 0,
         origin: ("tflm", GapRule::Lowest),
     })
 }

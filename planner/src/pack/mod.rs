@@ -152,7 +152,21 @@ impl Certificate {
 
 /// The certificate of `packing`: its height against the bounds of the items it placed.
 pub fn certify(problem: &Problem, packing: &Packing) -> Certificate {
+    certify_known(problem, packing, None)
+}
+
+/// [`certify`], with the bound of a set of placed items already computed (`known`: the set
+/// and its [`lower_bound_of`]), used when the packing places exactly those items.
+fn certify_known(
+    problem: &Problem,
+    packing: &Packing,
+    known: Option<&(Vec<bool>, u64)>,
+) -> Certificate {
     let placed: Vec<bool> = packing.offsets.iter().map(Option::is_some).collect();
+    let bound = match known {
+        Some((set, bound)) if *set == placed => *bound,
+        _ => lower_bound_of(problem, Some(&placed)),
+    };
     let placed_items = Problem {
         items: problem
             .items
@@ -163,11 +177,7 @@ pub fn certify(problem: &Problem, packing: &Packing) -> Certificate {
             .collect(),
         capacity: None,
     };
-    Certificate::new(
-        packing.height,
-        lower_bound_of(problem, Some(&placed)),
-        aligned_live_sum(&placed_items),
-    )
+    Certificate::new(packing.height, bound, aligned_live_sum(&placed_items))
 }
 
 /// Options of the `hill_climb` planner.
@@ -674,12 +684,13 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
         stats: SearchStats::default(),
         proven: false,
         threads: threads_for(0),
+        known_bound: None,
     };
     let packing = (kind.packer().run)(kind, &mut run);
     let mut stats = run.stats;
     stats.placements += run.placer.placements;
     stats.work += run.placer.work;
-    let mut certificate = certify(problem, &packing);
+    let mut certificate = certify_known(problem, &packing, run.known_bound.as_ref());
     if run.proven {
         certificate = certificate.proven_optimal();
     }
@@ -698,6 +709,9 @@ pub struct Run<'p> {
     proven: bool,
     /// Threads for the first stage's passes (the result does not depend on it).
     threads: usize,
+    /// The items the first stage placed and their [`lower_bound_of`], which the searches
+    /// after it keep: the certificate need not compute it again (a sweep over every item).
+    known_bound: Option<(Vec<bool>, u64)>,
 }
 
 /// Threads for `threads` as an option gives it: 0 means one per core.
@@ -733,6 +747,8 @@ impl Run<'_> {
     ) -> Packing {
         let seed = best_of::seed(&mut self.placer, target, seed_budget, self.threads);
         self.stats.seed = Some(seed.origin);
+        let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
+        self.known_bound = Some((placed, seed.placed_bound));
         match budget {
             Some(budget) => {
                 let (packing, climb) = hill_climb::climb(&mut self.placer, seed, budget);
@@ -865,6 +881,7 @@ fn run_parts(
             stats: SearchStats::default(),
             proven: false,
             threads: 1,
+            known_bound: None,
         };
         let target = bound.saturating_sub(split.parts[k].0);
         let packing = auto_stages(&mut run, o, (target, true), deadline);
