@@ -78,52 +78,97 @@ pub fn verify_with(
     plan: &MemoryPlan,
     rules: &VerifyRules,
 ) -> Result<(), Vec<Violation>> {
-    let mut v: Vec<Violation> = Vec::new();
-    let mut bad = |m: String| v.push(Violation::new(m));
-    let used = true_use(graph);
-    let entries = entries(graph, plan, &mut bad);
-    for (i, t) in graph.tensors.iter().enumerate() {
-        check_tensor(graph, (t, used[i]), entries[i], plan, rules, &mut bad);
+    // On large graphs the two halves of each step run on two threads; the messages keep
+    // their order.
+    let parallel = graph.tensors.len() >= PARALLEL_FROM;
+    let (entries, mut messages) = entries(graph, plan, parallel);
+    let (tensors, overlaps) = both(
+        parallel,
+        || {
+            let mut out = Vec::new();
+            let mut bad = |m: String| out.push(m);
+            let used = true_use(graph);
+            for (i, t) in graph.tensors.iter().enumerate() {
+                check_tensor(graph, (t, used[i]), entries[i], plan, rules, &mut bad);
+            }
+            check_arenas(plan, rules, &mut bad);
+            out
+        },
+        || live_overlaps(graph, &entries, &alias_groups(graph)),
+    );
+    messages.extend(tensors);
+    messages.extend(overlaps);
+    if messages.is_empty() {
+        Ok(())
+    } else {
+        Err(messages.into_iter().map(Violation::new).collect())
     }
-    check_arenas(plan, rules, &mut bad);
-    for m in live_overlaps(graph, &entries, &alias_groups(graph)) {
-        bad(m);
+}
+
+/// Graphs with at least this many tensors are checked on two threads.
+const PARALLEL_FROM: usize = 50_000;
+
+/// `a()` and `b()`, on two threads when `parallel` (a thread that panics has its work done
+/// again on this one, where the panic then shows).
+fn both<A: Send, B: Send>(
+    parallel: bool,
+    a: impl Fn() -> A + Sync,
+    b: impl Fn() -> B + Sync,
+) -> (A, B) {
+    if !parallel {
+        return (a(), b());
     }
-    if v.is_empty() { Ok(()) } else { Err(v) }
+    std::thread::scope(|s| {
+        let other = s.spawn(&b);
+        let first = a();
+        (first, other.join().unwrap_or_else(|_| b()))
+    })
 }
 
 /// A tensor's allocation and lifetime in the plan, either possibly missing.
 type Entry<'p> = (Option<&'p TensorAllocation>, Option<&'p TensorLifetime>);
 
-/// Per tensor (by index), its plan entries; an allocation of an id the graph lacks is a
-/// fault. One hash of each id and one walk of each map, instead of a search of the maps per
-/// tensor: on 10^6 tensors the searches' string comparisons were most of the check.
+/// Per tensor (by index), its plan entries, and a message for each allocation of an id the
+/// graph lacks. One hash of each id and one walk of each map, instead of a search of the
+/// maps per tensor: on 10^6 tensors the searches' string comparisons were most of the check.
 fn entries<'p>(
     graph: &Graph,
     plan: &'p MemoryPlan,
-    bad: &mut impl FnMut(String),
-) -> Vec<Entry<'p>> {
+    parallel: bool,
+) -> (Vec<Entry<'p>>, Vec<String>) {
     let index: HashMap<&str, usize> = graph
         .tensors
         .iter()
         .enumerate()
         .map(|(i, t)| (t.id.as_str(), i))
         .collect();
-    let mut out: Vec<Entry<'p>> = vec![(None, None); graph.tensors.len()];
-    for (id, a) in &plan.tensor_allocs {
-        match index.get(id.as_str()) {
-            Some(&i) => out[i].0 = Some(a),
-            None => bad(format!(
-                "the plan places `{id}`, which the graph does not have"
-            )),
-        }
-    }
-    for (id, l) in &plan.tensor_lifetimes {
-        if let Some(&i) = index.get(id.as_str()) {
-            out[i].1 = Some(l);
-        }
-    }
-    out
+    let n = graph.tensors.len();
+    let ((allocs, extra), lifetimes) = both(
+        parallel,
+        || {
+            let mut at: Vec<Option<&'p TensorAllocation>> = vec![None; n];
+            let mut extra = Vec::new();
+            for (id, a) in &plan.tensor_allocs {
+                match index.get(id.as_str()) {
+                    Some(&i) => at[i] = Some(a),
+                    None => extra.push(format!(
+                        "the plan places `{id}`, which the graph does not have"
+                    )),
+                }
+            }
+            (at, extra)
+        },
+        || {
+            let mut at: Vec<Option<&'p TensorLifetime>> = vec![None; n];
+            for (id, l) in &plan.tensor_lifetimes {
+                if let Some(&i) = index.get(id.as_str()) {
+                    at[i] = Some(l);
+                }
+            }
+            at
+        },
+    );
+    (allocs.into_iter().zip(lifetimes).collect(), extra)
 }
 
 /// Per tensor, the first and last op that touch it (the model's inputs at op 0, its outputs

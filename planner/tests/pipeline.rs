@@ -375,3 +375,49 @@ fn the_checker_names_each_tampering() {
         "{v:?}"
     );
 }
+
+/// On a graph large enough for the checker's two threads (60 000 buffers), faults are found
+/// and named in the order one thread gives: the extra allocation, then each tensor's own
+/// faults, then the overlaps.
+#[test]
+fn the_checker_on_two_threads_names_the_same_faults() {
+    use std::fmt::Write as _;
+    let mut text = String::from("id,lower,upper,size\n");
+    for k in 0..60_000u32 {
+        let _ = writeln!(text, "t{k},{},{},{}", k / 2, k / 2 + 3, 16 + k % 7 * 16);
+    }
+    let csv = planner::import::csv::parse(Path::new("big.csv"), &text).unwrap();
+    let planner::ProblemOutcome::Planned(p) =
+        planner::plan_problem(&csv, "big", &planner::pack::PlannerKind::Greedy, None, 0).unwrap()
+    else {
+        panic!("no capacity, so it plans");
+    };
+    planner::verify::verify(&p.graph, &p.plan).unwrap();
+    let mut bad = p.plan.clone();
+    let any = bad.tensor_allocs["t0"].clone();
+    bad.tensor_allocs.insert("ghost".into(), any);
+    bad.tensor_allocs.get_mut("t7").unwrap().size = 1;
+    // t100 and t101 are live together (steps 50..=52); put t101 on t100's bytes.
+    let to = bad.tensor_allocs["t100"].offset;
+    let slot = bad.tensor_allocs.get_mut("t101").unwrap();
+    slot.offset = to;
+    slot.binding.as_mut().unwrap().offset = to;
+    let v: Vec<String> = planner::verify::verify(&p.graph, &bad)
+        .unwrap_err()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    assert!(v.len() >= 3, "{v:?}");
+    assert!(v[0].contains("the plan places `ghost`"), "{v:?}");
+    assert!(
+        v[1].contains("tensor `t7` is") && v[1].contains("its slot is 1"),
+        "{v:?}"
+    );
+    assert!(v[2..].iter().all(|m| m.contains("share bytes")), "{v:?}");
+    assert!(
+        v[2..]
+            .iter()
+            .any(|m| m.contains("`t100`") && m.contains("`t101`")),
+        "{v:?}"
+    );
+}
