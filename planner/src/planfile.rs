@@ -330,10 +330,27 @@ impl PlanFile {
     /// than [`FORMAT_VERSION`] before looking at anything else.
     pub fn parse(text: &str, origin: &str) -> Result<PlanFile> {
         check_version(text, origin)?;
-        serde_json::from_str(text).map_err(|e| {
+        let file: PlanFile = serde_json::from_str(text).map_err(|e| {
             Error::input(format!("{origin} is not a valid plan file: {e}"))
                 .help("regenerate it with planner-build rather than editing it by hand")
-        })
+        })?;
+        // A number past f32's range reads as infinite, which the file cannot hold again
+        // (JSON writes it as null): refuse it here, as the planner refuses it in a model.
+        for t in &file.tensors {
+            if let Some(s) = t
+                .quantization
+                .iter()
+                .flat_map(|q| &q.scale)
+                .find(|s| !s.is_finite())
+            {
+                return Err(Error::input(format!(
+                    "{origin}: tensor `{}` has quantization scale {s}, which is not a finite f32 (a value past 3.4e38 reads as infinite)",
+                    t.id
+                ))
+                .help("rebuild the plan with planner-build rather than editing it by hand"));
+            }
+        }
+        Ok(file)
     }
 
     /// Lays out the blob of every constant arena: the arena's size in bytes, each constant
@@ -993,6 +1010,32 @@ mod tests {
         assert!(PlanFile::parse("nope", "x").is_err());
         let e = PlanFile::parse(r#"{"format_version": 2, "model": 3}"#, "x").unwrap_err();
         assert!(e.message().contains("not a valid plan file"));
+    }
+
+    /// A scale past f32's range reads as infinite and would be written back as `null`,
+    /// which no longer parses: refused when read (found by the `plan_file` fuzz target).
+    #[test]
+    fn rejects_a_scale_past_f32() {
+        let (g, p, l) = fixture::tiny();
+        let f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        let text = String::from_utf8(f.to_bytes()).unwrap();
+        assert!(
+            text.contains("\"scale\": [\n          0.5\n        ]"),
+            "{text}"
+        );
+        let huge = text.replacen(
+            "\"scale\": [\n          0.5\n        ]",
+            "\"scale\": [70798160296587914266e76]",
+            1,
+        );
+        let e = PlanFile::parse(&huge, "x.plan.json").unwrap_err();
+        assert!(
+            e.message().contains(
+                "x.plan.json: tensor `in` has quantization scale inf, which is not a finite f32"
+            ),
+            "{}",
+            e.message()
+        );
     }
 
     #[test]
