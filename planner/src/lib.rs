@@ -48,6 +48,8 @@ pub mod manifest;
 #[cfg(feature = "std")]
 pub mod pack;
 #[cfg(feature = "std")]
+mod par;
+#[cfg(feature = "std")]
 mod pipeline;
 #[cfg(feature = "std")]
 pub mod placement;

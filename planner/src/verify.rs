@@ -15,6 +15,7 @@ use std::vec::Vec;
 
 use crate::graph::{Graph, Tensor, TensorKind};
 use crate::manifest::Manifest;
+use crate::par::{PARALLEL_FROM, both};
 use crate::plan::{ArenaRole, MemoryPlan, TensorAllocation, TensorLifetime};
 
 mod group;
@@ -103,26 +104,6 @@ pub fn verify_with(
     } else {
         Err(messages.into_iter().map(Violation::new).collect())
     }
-}
-
-/// Graphs with at least this many tensors are checked on two threads.
-const PARALLEL_FROM: usize = 50_000;
-
-/// `a()` and `b()`, on two threads when `parallel` (a thread that panics has its work done
-/// again on this one, where the panic then shows).
-fn both<A: Send, B: Send>(
-    parallel: bool,
-    a: impl Fn() -> A + Sync,
-    b: impl Fn() -> B + Sync,
-) -> (A, B) {
-    if !parallel {
-        return (a(), b());
-    }
-    std::thread::scope(|s| {
-        let other = s.spawn(&b);
-        let first = a();
-        (first, other.join().unwrap_or_else(|_| b()))
-    })
 }
 
 /// A tensor's allocation and lifetime in the plan, either possibly missing.

@@ -1,11 +1,14 @@
 //! Stage 6: the plan. Every used tensor is bound where its slot went; aliases take their
 //! slot's binding and say so.
 
+use std::collections::BTreeMap;
+use std::string::String;
 use std::vec::Vec;
 
 use super::internal;
 use super::state::State;
 use crate::error::Result;
+use crate::par::{PARALLEL_FROM, both};
 use crate::placement::{Decision, Reason};
 use crate::plan::{MemoryPlan, TensorAllocation, TensorBinding, TensorLifetime};
 
@@ -13,7 +16,6 @@ use crate::plan::{MemoryPlan, TensorAllocation, TensorBinding, TensorLifetime};
 pub(super) fn bind(st: &State<'_>) -> Result<(MemoryPlan, Vec<Option<Decision>>)> {
     let mut plan = st.plan.clone();
     let tensors = &st.graph.tensors;
-    let mut decisions: Vec<Option<Decision>> = vec![None; tensors.len()];
     let last = st.last_op();
     // Bound tensors by id: the plan's maps are built from sorted entries in one go, not by
     // a search per insertion (which, on 10^6 tensors, was most of this stage).
@@ -21,15 +23,46 @@ pub(super) fn bind(st: &State<'_>) -> Result<(MemoryPlan, Vec<Option<Decision>>)
         .filter(|&i| st.requests[i].is_some())
         .collect();
     bound.sort_unstable_by(|&a, &b| tensors[a].id.cmp(&tensors[b].id));
+    // On large graphs the two maps are built on two threads.
+    let (allocs, lifetimes) = both(
+        bound.len() >= PARALLEL_FROM,
+        || allocations(st, &bound),
+        || {
+            let entries = bound.iter().map(|&i| {
+                let t = &tensors[i];
+                let (start, end) = st.lifetimes.live[i].unwrap_or((0, last));
+                let lifetime = TensorLifetime {
+                    tensor_id: t.id.clone(),
+                    start_op: start,
+                    end_op: end,
+                };
+                (t.id.clone(), lifetime)
+            });
+            // Already in key order, so collecting only checks the order and builds the tree.
+            entries.collect::<BTreeMap<String, TensorLifetime>>()
+        },
+    );
+    let (allocs, decisions) = allocs?;
+    plan.tensor_allocs = allocs;
+    plan.tensor_lifetimes = lifetimes;
+    Ok((plan, decisions))
+}
+
+/// The plan's allocations by tensor id.
+type Allocations = BTreeMap<String, TensorAllocation>;
+
+/// The allocation of each tensor of `bound` (bound tensors by id), as the plan's map, and
+/// each tensor's final decision (by index; aliases take their slot's and say so).
+fn allocations(st: &State<'_>, bound: &[usize]) -> Result<(Allocations, Vec<Option<Decision>>)> {
+    let tensors = &st.graph.tensors;
+    let mut decisions: Vec<Option<Decision>> = vec![None; tensors.len()];
     let mut allocs = Vec::with_capacity(bound.len());
-    let mut lifetimes = Vec::with_capacity(bound.len());
-    for &i in &bound {
+    for &i in bound {
         let t = &tensors[i];
         let slot = st.lifetimes.slot_of[i].get();
         let (Some(d), Some(offset)) = (st.decided[slot].as_ref(), st.offsets[slot]) else {
             return Err(internal(&format!("tensor {} was not placed", t.id)));
         };
-        let (start, end) = st.lifetimes.live[i].unwrap_or((0, last));
         let binding = TensorBinding {
             role: d.role,
             memory: d.memory.clone(),
@@ -46,14 +79,6 @@ pub(super) fn bind(st: &State<'_>) -> Result<(MemoryPlan, Vec<Option<Decision>>)
                 binding: Some(binding),
             },
         ));
-        lifetimes.push((
-            t.id.clone(),
-            TensorLifetime {
-                tensor_id: t.id.clone(),
-                start_op: start,
-                end_op: end,
-            },
-        ));
         decisions[i] = Some(if slot == i {
             d.clone()
         } else {
@@ -65,8 +90,6 @@ pub(super) fn bind(st: &State<'_>) -> Result<(MemoryPlan, Vec<Option<Decision>>)
             }
         });
     }
-    // Already in key order, so collecting only checks the order and builds the trees.
-    plan.tensor_allocs = allocs.into_iter().collect();
-    plan.tensor_lifetimes = lifetimes.into_iter().collect();
-    Ok((plan, decisions))
+    // Already in key order, so collecting only checks the order and builds the tree.
+    Ok((allocs.into_iter().collect(), decisions))
 }
