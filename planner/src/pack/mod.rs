@@ -714,6 +714,9 @@ pub struct Run<'p> {
     known_bound: Option<(Vec<bool>, u64)>,
 }
 
+/// Problems with fewer items run the first stage's passes on one thread.
+const THREADED_FROM: usize = 4096;
+
 /// Threads for `threads` as an option gives it: 0 means one per core.
 fn threads_for(threads: u32) -> usize {
     match threads {
@@ -745,7 +748,14 @@ impl Run<'_> {
         target: u64,
         seed_budget: u64,
     ) -> Packing {
-        let seed = best_of::seed(&mut self.placer, target, seed_budget, self.threads);
+        // On a model's few hundred tensors a pass takes microseconds, less than starting a
+        // thread: small problems run their passes on this one.
+        let threads = if self.placer.problem.items.len() < THREADED_FROM {
+            1
+        } else {
+            self.threads
+        };
+        let seed = best_of::seed(&mut self.placer, target, seed_budget, threads);
         self.stats.seed = Some(seed.origin);
         let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
         self.known_bound = Some((placed, seed.placed_bound));
