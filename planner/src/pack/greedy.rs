@@ -434,7 +434,6 @@ impl<'p> Placer<'p> {
             })
             .collect();
         let busy = &mut self.busy;
-        let mut result = Some(());
         for (k, next) in seq.iter().enumerate() {
             // Touch what an item a few places on will read first, so that its cache misses
             // overlap this item's work (a load whose value is unused, not a prefetch hint).
@@ -476,16 +475,12 @@ impl<'p> Placer<'p> {
             ) {
                 Admit::Place => {}
                 Admit::Spill => continue,
-                Admit::Stop => {
-                    result = None;
-                    break;
-                }
+                Admit::Stop => return None,
             }
             slot[r] = (off, end);
             placed[r] = true;
             height = height.max(end);
         }
-        result?;
         let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
         for (r, &i) in of.iter().enumerate() {
             if placed[r] {
