@@ -4,8 +4,8 @@
 /// threads; below it, a thread costs more than it saves.
 pub(crate) const PARALLEL_FROM: usize = 50_000;
 
-/// `a()` and `b()`, on two threads when `parallel`. A thread that panics has its work done
-/// again on this one, where the panic then shows.
+/// `a()` and `b()`, on two threads when `parallel`. When no thread can be started, or the
+/// other thread panics, its work is done on this one (where a panic then shows).
 pub(crate) fn both<A: Send, B: Send>(
     parallel: bool,
     a: impl Fn() -> A + Sync,
@@ -15,7 +15,9 @@ pub(crate) fn both<A: Send, B: Send>(
         return (a(), b());
     }
     std::thread::scope(|s| {
-        let other = s.spawn(&b);
+        let Ok(other) = std::thread::Builder::new().spawn_scoped(s, &b) else {
+            return (a(), b());
+        };
         let first = a();
         (first, other.join().unwrap_or_else(|_| b()))
     })
