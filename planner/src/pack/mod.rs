@@ -683,7 +683,7 @@ pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
         placer: Placer::new(problem),
         stats: SearchStats::default(),
         proven: false,
-        threads: threads_for(0),
+        threads: 0,
         known_bound: None,
     };
     let packing = (kind.packer().run)(kind, &mut run);
@@ -707,8 +707,9 @@ pub struct Run<'p> {
     placer: Placer<'p>,
     stats: SearchStats,
     proven: bool,
-    /// Threads for the first stage's passes (the result does not depend on it).
-    threads: usize,
+    /// Threads for the first stage's passes, as the `threads` option gives them (0: one per
+    /// core; the result does not depend on it).
+    threads: u32,
     /// The items the first stage placed and their [`lower_bound_of`], which the searches
     /// after it keep: the certificate need not compute it again (a sweep over every item).
     known_bound: Option<(Vec<bool>, u64)>,
@@ -753,7 +754,7 @@ impl Run<'_> {
         let threads = if self.placer.problem.items.len() < THREADED_FROM {
             1
         } else {
-            self.threads
+            threads_for(self.threads)
         };
         let seed = best_of::seed(&mut self.placer, target, seed_budget, threads);
         self.stats.seed = Some(seed.origin);
@@ -810,7 +811,7 @@ fn run_auto(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
         _ => AutoOptions::default(),
     };
     let deadline = o.time_limit.map(|d| Instant::now() + d);
-    run.threads = threads_for(o.threads);
+    run.threads = o.threads;
     let problem = run.placer.problem;
     if problem.items.len() >= o.split_min_items as usize
         && let Some(split) = split::Split::of(problem)
