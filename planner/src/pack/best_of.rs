@@ -8,7 +8,6 @@
 
 use std::cmp::Reverse;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::vec::Vec;
 
 use super::greedy::{GapRule, Placer, size_order};
@@ -183,52 +182,10 @@ fn run_passes(
         r.0.as_ref()
             .is_some_and(|s| s.packing.height <= job.lower_bound)
     };
-    let threads = threads.clamp(1, passes.len().max(1));
-    if threads == 1 {
-        let mut out = Vec::new();
-        for &pass in passes {
-            let r = run(pass);
-            let stop = at_bound(&r);
-            out.push(r);
-            if stop {
-                break;
-            }
-        }
-        return out;
-    }
-    // Threads take passes in order; once a pass reaches the bound, later ones are not
-    // started (they cannot win).
-    let next = AtomicUsize::new(0);
-    let first_at_bound = AtomicUsize::new(usize::MAX);
-    let mut results: Vec<Option<PassResult>> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let k = next.fetch_add(1, Ordering::Relaxed);
-                        if k >= passes.len() || k > first_at_bound.load(Ordering::Relaxed) {
-                            break;
-                        }
-                        let r = run(passes[k]);
-                        if at_bound(&r) {
-                            first_at_bound.fetch_min(k, Ordering::Relaxed);
-                        }
-                        mine.push((k, r));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        let mut results: Vec<Option<PassResult>> = vec![None; passes.len()];
-        for w in workers {
-            // A pass whose thread panicked is run again below, on this thread.
-            for (k, r) in w.join().unwrap_or_default() {
-                results[k] = Some(r);
-            }
-        }
-        results
-    });
+    // Passes are taken in order; once one reaches the bound, later ones are not started
+    // (they cannot win), and a pass whose thread failed is run again here.
+    let order: Vec<usize> = (0..passes.len()).collect();
+    let mut results = crate::par::each(threads, &order, |k| run(passes[k]), |_, r| at_bound(r));
     let mut out = Vec::new();
     for (k, r) in results.iter_mut().enumerate() {
         let r = r.take().unwrap_or_else(|| run(passes[k]));

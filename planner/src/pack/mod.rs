@@ -901,40 +901,12 @@ fn run_parts(
         stats.work = run.placer.work;
         (packing, stats)
     };
-    let threads = threads_for(o.threads).clamp(1, n.max(1));
-    let mut results: Vec<Option<(Packing, SearchStats)>> = vec![None; n];
-    if threads == 1 {
-        for (k, r) in results.iter_mut().enumerate() {
-            *r = Some(solve(k));
-        }
-    } else {
-        // Largest parts first, for balance; which thread plans a part changes nothing.
-        let mut queue: Vec<usize> = (0..n).collect();
-        queue.sort_by_key(|&k| (std::cmp::Reverse(split.parts[k].1.len()), k));
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let done: Vec<Vec<(usize, (Packing, SearchStats))>> = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..threads)
-                .map(|_| {
-                    s.spawn(|| {
-                        let mut mine = Vec::new();
-                        loop {
-                            let q = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                            let Some(&k) = queue.get(q) else { break };
-                            mine.push((k, solve(k)));
-                        }
-                        mine
-                    })
-                })
-                .collect();
-            workers
-                .into_iter()
-                .map(|w| w.join().unwrap_or_default())
-                .collect()
-        });
-        for (k, r) in done.into_iter().flatten() {
-            results[k] = Some(r);
-        }
-    }
+    // Largest parts first, for balance; which thread plans a part changes nothing.
+    let mut queue: Vec<usize> = (0..n).collect();
+    queue.sort_by_key(|&k| (std::cmp::Reverse(split.parts[k].1.len()), k));
+    let threads = if n > 1 { threads_for(o.threads) } else { 1 };
+    let mut results = crate::par::each(threads, &queue, solve, |_, _| false);
+    results.resize_with(n, || None);
     assemble(problem, split, results, stats)
 }
 
