@@ -3,9 +3,9 @@
 //! the system refuses to start one (a build script must not panic because threads ran out).
 
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::vec;
 use std::vec::Vec;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Graphs with at least this many tensors have their checker and binding split over two
 /// threads; below it, a thread costs more than it saves.
