@@ -37,10 +37,9 @@ pub(crate) fn both<A: Send, B: Send>(
 /// Once `enough(k, &result)` holds for the result at queue position `q`, no position after
 /// `q` is started (positions before it still run). An index whose work panicked is `None`
 /// too, and its thread goes on with the queue: the caller runs that index again itself,
-/// where the panic then shows. Which thread
-/// ran an index is not observable, so with a deterministic `work` the results are the same
-/// on any number of threads, except for the indices after an `enough`, which may or may not
-/// have run.
+/// where the panic then shows. Which thread ran an index is not observable, so with a
+/// deterministic `work` the results are the same on any number of threads, except for the
+/// indices after an `enough`, which may or may not have run.
 pub(crate) fn each<T: Send>(
     threads: usize,
     queue: &[usize],
