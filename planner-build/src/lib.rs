@@ -34,7 +34,9 @@
 //! planner warnings (rules that match nothing, spills, staged constants), and
 //! `cargo::rustc-env=PLANNER_PLAN_DIR=...` so the macro finds the plan. Files are rewritten
 //! only when their bytes change, through a temporary file and a rename, so each is either
-//! complete or absent. On error it prints the rendered diagnostic and exits with status 1
+//! complete or absent. Two manifests compiled by one build script that would write the same
+//! file (a model named like a group, or like one of a group's models) are an error naming
+//! both, and the second writes nothing. On error it prints the rendered diagnostic and exits with status 1
 //! (no panic, no backtrace).
 //!
 //! For more control, the [`Builder`]:
@@ -64,6 +66,7 @@ mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use planner::manifest::{self, ModelSource};
 use planner::pack::PlannerKind;
@@ -281,7 +284,12 @@ impl Builder {
             memory_x::check(&manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
         }
-        let files = self.finish(&out_dir, &generated.files, &generated.warnings)?;
+        let files = self.finish(
+            &manifest_path,
+            &out_dir,
+            &generated.files,
+            &generated.warnings,
+        )?;
         Ok(Outputs {
             dir: out_dir,
             files,
@@ -320,7 +328,12 @@ impl Builder {
             memory_x::check(manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
         }
-        let files = self.finish(out_dir, &generated.files, &generated.warnings)?;
+        let files = self.finish(
+            manifest_path,
+            out_dir,
+            &generated.files,
+            &generated.warnings,
+        )?;
         Ok(Outputs {
             dir: out_dir.to_path_buf(),
             files,
@@ -334,10 +347,12 @@ impl Builder {
     /// directives that point cargo and the macro at them.
     fn finish(
         &self,
+        manifest_path: &Path,
         out_dir: &Path,
         files: &BTreeMap<String, Vec<u8>>,
         warnings: &[String],
     ) -> Result<BTreeMap<PathBuf, bool>, Error> {
+        claim(manifest_path, out_dir, files.keys())?;
         let written = write::write_all(out_dir, files)?;
         if self.options.linker_fragment || self.options.memory_x.is_some() {
             // memory.x and the fragment it INCLUDEs are found on the search path.
@@ -356,4 +371,39 @@ impl Builder {
             println!("cargo::{}", d.replace(['\n', '\r'], " "));
         }
     }
+}
+
+/// Which manifest wrote each output file in this process: a build script is one process,
+/// and two `compile` calls writing the same file into one `OUT_DIR` would leave only the
+/// last one's, which `include_model!` would then expand for both.
+static CLAIMS: Mutex<BTreeMap<PathBuf, PathBuf>> = Mutex::new(BTreeMap::new());
+
+/// Records `manifest` as the writer of `names` in `out_dir`, or fails, writing nothing, when
+/// another manifest compiled by this build script wrote one of them (a model and a group, or
+/// a model and a group's model, with the same name). The same manifest compiled again is
+/// fine.
+fn claim<'a>(
+    manifest: &Path,
+    out_dir: &Path,
+    names: impl Iterator<Item = &'a String> + Clone,
+) -> Result<(), Error> {
+    let mut claims = CLAIMS.lock().unwrap_or_else(|e| e.into_inner());
+    for name in names.clone() {
+        if let Some(other) = claims.get(&out_dir.join(name))
+            && other != manifest
+        {
+            return Err(Error::invalid_input(format!(
+                "{} and {} both write `{name}` into {}: the second would replace the first's, and \
+                 include_model! would expand it for both; give one of the models (or the group) \
+                 another `name`",
+                other.display(),
+                manifest.display(),
+                out_dir.display()
+            )));
+        }
+    }
+    for name in names {
+        claims.insert(out_dir.join(name), manifest.to_path_buf());
+    }
+    Ok(())
 }

@@ -10,6 +10,15 @@ fn manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/plans/pair.toml")
 }
 
+/// planner-build on `manifest` into `dir`, without cargo directives.
+fn build(manifest: &Path, dir: &Path) -> Result<planner_build::Outputs, planner::Error> {
+    planner_build::Builder::new()
+        .manifest(manifest)
+        .out_dir(dir)
+        .cargo_directives(false)
+        .try_compile()
+}
+
 fn out(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("planner-build-group-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -19,12 +28,7 @@ fn out(name: &str) -> PathBuf {
 #[test]
 fn a_group_manifest_writes_the_group_plan_and_per_model_headers() {
     let dir = out("ok");
-    let outputs = planner_build::Builder::new()
-        .manifest(manifest())
-        .out_dir(&dir)
-        .cargo_directives(false)
-        .try_compile()
-        .unwrap();
+    let outputs = build(&manifest(), &dir).unwrap();
     let mut names: Vec<String> = outputs
         .files
         .keys()
@@ -78,12 +82,7 @@ fn a_group_that_does_not_fit_writes_nothing() {
     );
     let path = dir.with_extension("toml");
     std::fs::write(&path, text).unwrap();
-    let e = planner_build::Builder::new()
-        .manifest(&path)
-        .out_dir(&dir)
-        .cargo_directives(false)
-        .try_compile()
-        .unwrap_err();
+    let e = build(&path, &dir).unwrap_err();
     assert!(e.to_string().contains("SRAM"), "{e}");
     assert!(!dir.exists(), "files written for a failed plan");
     std::fs::remove_file(&path).unwrap();
@@ -93,12 +92,7 @@ fn a_group_that_does_not_fit_writes_nothing() {
 fn app_bound_arenas_get_no_section_and_no_assert() {
     let dir = out("app");
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/plans/app.toml");
-    planner_build::Builder::new()
-        .manifest(&manifest)
-        .out_dir(&dir)
-        .cargo_directives(false)
-        .try_compile()
-        .unwrap();
+    build(&manifest, &dir).unwrap();
     let text = std::fs::read_to_string(dir.join("app.plan.json")).unwrap();
     let AnyPlan::Model(plan) = read(&text, "app.plan.json").unwrap() else {
         panic!("not a model plan")
@@ -117,4 +111,34 @@ fn app_bound_arenas_get_no_section_and_no_assert() {
         "{x}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_model_named_like_a_model_of_the_group_is_refused_before_it_writes() {
+    let dir = out("clash");
+    build(&manifest(), &dir).unwrap();
+    let header = std::fs::read(dir.join("planner_a.h")).unwrap();
+    // A model manifest named `a` would write `planner_a.h` over the group's.
+    let app = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/plans/app.toml");
+    let text = std::fs::read_to_string(app)
+        .unwrap()
+        .replace("name = \"app\"", "name = \"a\"");
+    let path = dir.with_extension("toml");
+    std::fs::write(&path, text).unwrap();
+    let e = build(&path, &dir).unwrap_err().to_string();
+    assert!(e.contains("both write `planner_a.h`"), "{e}");
+    assert!(
+        e.contains("pair.toml") && e.contains(&path.display().to_string()),
+        "{e}"
+    );
+    assert!(e.contains("another `name`"), "{e}");
+    assert_eq!(std::fs::read(dir.join("planner_a.h")).unwrap(), header);
+    assert!(
+        !dir.join("a.plan.json").exists(),
+        "the second manifest wrote its plan"
+    );
+    // The group compiled again is its own writer.
+    build(&manifest(), &dir).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::remove_file(&path).unwrap();
 }
