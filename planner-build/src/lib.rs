@@ -36,8 +36,8 @@
 //! only when their bytes change, through a temporary file and a rename, so each is either
 //! complete or absent. Two manifests compiled by one build script that would write the same
 //! file (a model named like a group, or like one of a group's models) are an error naming
-//! both, and the second writes nothing. On error it prints the rendered diagnostic and exits with status 1
-//! (no panic, no backtrace).
+//! both, and the second writes nothing. On error it prints the rendered diagnostic and exits
+//! with status 1 (no panic, no backtrace).
 //!
 //! For more control, the [`Builder`]:
 //!
@@ -394,7 +394,7 @@ fn claim<'a>(
         {
             return Err(Error::invalid_input(format!(
                 "{} and {} both write `{name}` into {}: the second would replace the first's, and \
-                 include_model! would expand it for both; give one of the models (or the group) \
+                 include_model! would expand the second's for both; give one of the models (or the group) \
                  another `name`",
                 other.display(),
                 manifest.display(),
