@@ -365,7 +365,7 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
             in_range(a, &format!("tensor `{}`", t.id))?;
         }
         if let Some(q) = &t.quantization
-            && q.scale.iter().any(|s| !s.is_finite())
+            && q.non_finite_scale().is_some()
         {
             return Err(format!(
                 "tensor `{}` has a scale that is not a finite number",

@@ -169,6 +169,14 @@ pub struct Quantization {
     pub axis: i32,
 }
 
+impl Quantization {
+    /// The first scale that is not a finite number (NaN or infinite): generated code keeps
+    /// each scale as an `f32` constant, and a plan file cannot write one back.
+    pub fn non_finite_scale(&self) -> Option<f32> {
+        self.scale.iter().copied().find(|s| !s.is_finite())
+    }
+}
+
 /// What a tensor is, which decides its default role.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -230,7 +238,7 @@ impl Tensor {
             )));
         }
         if let Some(q) = &self.quantization
-            && let Some(s) = q.scale.iter().find(|s| !s.is_finite())
+            && let Some(s) = q.non_finite_scale()
         {
             return Err(Error::model(format!(
                 "tensor `{id}` has quantization scale {s}, which is not a finite number; give finite scales"

@@ -334,14 +334,19 @@ impl PlanFile {
             Error::input(format!("{origin} is not a valid plan file: {e}"))
                 .help("regenerate it with planner-build rather than editing it by hand")
         })?;
-        // A number past f32's range reads as infinite, which the file cannot hold again
-        // (JSON writes it as null): refuse it here, as the planner refuses it in a model.
-        for t in &file.tensors {
+        file.check_scales(origin)?;
+        Ok(file)
+    }
+
+    /// Refuses a quantization scale that is not finite. A number past f32's range reads as
+    /// infinite, which the file cannot hold again (JSON writes it as null), as the planner
+    /// refuses it in a model. For model plan files and each model of a group plan file.
+    pub(crate) fn check_scales(&self, origin: &str) -> Result<()> {
+        for t in &self.tensors {
             if let Some(s) = t
                 .quantization
-                .iter()
-                .flat_map(|q| &q.scale)
-                .find(|s| !s.is_finite())
+                .as_ref()
+                .and_then(Quantization::non_finite_scale)
             {
                 return Err(Error::input(format!(
                     "{origin}: tensor `{}` has quantization scale {s}, which is not a finite f32 (a value past 3.4e38 reads as infinite)",
@@ -350,7 +355,7 @@ impl PlanFile {
                 .help("rebuild the plan with planner-build rather than editing it by hand"));
             }
         }
-        Ok(file)
+        Ok(())
     }
 
     /// Lays out the blob of every constant arena: the arena's size in bytes, each constant

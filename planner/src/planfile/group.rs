@@ -100,10 +100,14 @@ pub fn read(text: &str, origin: &str) -> Result<AnyPlan> {
     if kind.group.is_none() {
         return PlanFile::parse(text, origin).map(AnyPlan::Model);
     }
-    serde_json::from_str(text).map(AnyPlan::Group).map_err(|e| {
+    let group: GroupPlanFile = serde_json::from_str(text).map_err(|e| {
         Error::input(format!("{origin} is not a valid group plan file: {e}"))
             .help("regenerate it with planner-build rather than editing it by hand")
-    })
+    })?;
+    for m in &group.models {
+        m.check_scales(&format!("{origin}, model `{}`", m.model))?;
+    }
+    Ok(AnyPlan::Group(group))
 }
 
 impl GroupPlanFile {
@@ -335,6 +339,7 @@ fn merge_blob(entry: &ArenaEntry, models: &[PlanFile], blobs: &[Blobs]) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Quantization;
     use crate::manifest::Group;
 
     const PAIR: &str = r#"
@@ -415,6 +420,29 @@ constraints = [{ name = "DTCM" }, { name = "SRAM" }]
         assert_eq!(blobs.blobs.len(), 1);
         // The same input gives the same bytes.
         assert_eq!(pair().0.to_bytes(), bytes);
+    }
+
+    /// A scale past f32's range in one model of a group is refused as in a model's plan
+    /// file, naming the model (it would be written back as `null`).
+    #[test]
+    fn a_group_model_with_a_scale_past_f32_is_refused() {
+        let (mut f, _) = pair();
+        f.models[1].tensors[0].quantization = Some(Quantization {
+            scale: vec![0.25],
+            zero_point: vec![0],
+            axis: 0,
+        });
+        let text = String::from_utf8(f.to_bytes()).unwrap();
+        assert_eq!(text.matches("0.25").count(), 1, "{text}");
+        let e = read(&text.replacen("0.25", "7e95", 1), "g.plan.json").unwrap_err();
+        assert!(
+            e.message().starts_with("g.plan.json, model `b`: tensor `")
+                && e.message()
+                    .contains("has quantization scale inf, which is not a finite f32"),
+            "{}",
+            e.message()
+        );
+        assert!(read(&text, "g.plan.json").is_ok());
     }
 
     #[test]
