@@ -30,9 +30,9 @@ pub(crate) fn both<A: Send, B: Send>(
     })
 }
 
-/// Runs `work(k)` for the indices of `queue`, in its order, on up to `threads` threads (this
-/// one included), each thread taking the next index of the queue. Returns the results by
-/// index: `None` for an index that was not run.
+/// Runs `work(k)` for the indices of `queue` (an order of `0..queue.len()`), in that order,
+/// on up to `threads` threads (this one included), each thread taking the next index of the
+/// queue. Returns the results by index: `None` for an index that was not run.
 ///
 /// Once `enough(k, &result)` holds for the result at queue position `q`, no position after
 /// `q` is started (positions before it still run). An index whose work panicked is `None`
@@ -46,7 +46,6 @@ pub(crate) fn each<T: Send>(
     work: impl Fn(usize) -> T + Sync,
     enough: impl Fn(usize, &T) -> bool + Sync,
 ) -> Vec<Option<T>> {
-    let len = queue.iter().max().map_or(0, |&k| k + 1);
     let next = AtomicUsize::new(0);
     let stop_after = AtomicUsize::new(usize::MAX);
     let worker = || {
@@ -67,7 +66,7 @@ pub(crate) fn each<T: Send>(
         }
         mine
     };
-    let mut results: Vec<Option<T>> = std::iter::repeat_with(|| None).take(len).collect();
+    let mut results: Vec<Option<T>> = std::iter::repeat_with(|| None).take(queue.len()).collect();
     let others = threads.clamp(1, queue.len().max(1)) - 1;
     let done: Vec<Vec<(usize, T)>> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..others)

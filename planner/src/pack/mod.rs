@@ -904,9 +904,7 @@ fn run_parts(
     // Largest parts first, for balance; which thread plans a part changes nothing.
     let mut queue: Vec<usize> = (0..n).collect();
     queue.sort_by_key(|&k| (std::cmp::Reverse(split.parts[k].1.len()), k));
-    let threads = if n > 1 { threads_for(o.threads) } else { 1 };
-    let mut results = crate::par::each(threads, &queue, solve, |_, _| false);
-    results.resize_with(n, || None);
+    let results = crate::par::each(threads_for(o.threads), &queue, solve, |_, _| false);
     assemble(problem, split, results, stats)
 }
 

@@ -19,22 +19,20 @@ use std::vec::Vec;
 use super::optimal::{OptimalOptions, Outcome, fits_with_stats, is_valid};
 use super::{Item, Packing, Problem};
 
-/// Most items a window holds, tried in turn while the peak does not drop, and whether the
-/// items live with the peak item (and the items they meet) are re-packed too.
-const WIDTHS: [(usize, bool); 6] = [
-    (128, false),
-    (384, false),
-    (1024, false),
-    (384, true),
-    (1024, true),
-    (4096, false),
-];
-
-/// Windows wider than 1024 items get at most this many nodes: a node there costs several
-/// times one in a 1024-item window (the section check sweeps every item of the window), and
-/// on the real-trace-like problems a gain, when there was one, came within the first few
+/// Most items a window holds, tried in turn while the peak does not drop; whether the items
+/// live with the peak item (and the items they meet) are re-packed too; and the most nodes
+/// the window may search. The 4096-item window gets 1000: a node there costs several times
+/// one in a 1024-item window (the section check sweeps every item of the window), and on
+/// the real-trace-like problems a gain, when there was one, came within the first few
 /// hundred (real-like 60k #1: the same height with 300 nodes as with 5000).
-const WIDE_NODES: u64 = 1000;
+const WIDTHS: [(usize, bool, u64); 6] = [
+    (128, false, u64::MAX),
+    (384, false, u64::MAX),
+    (1024, false, u64::MAX),
+    (384, true, u64::MAX),
+    (1024, true, u64::MAX),
+    (4096, false, 1000),
+];
 
 /// Most windows one call searches.
 const MAX_WINDOWS: u32 = 64;
@@ -72,10 +70,10 @@ pub(crate) fn lower_peak(
         };
         // Each window gets at most a quarter of the nodes left, so a hopeless one leaves
         // some for the next.
-        let mut nodes = ((node_budget - used) / 4).max(1000).min(node_budget - used);
-        if WIDTHS[width].0 > 1024 {
-            nodes = nodes.min(WIDE_NODES);
-        }
+        let nodes = ((node_budget - used) / 4)
+            .max(1000)
+            .min(node_budget - used)
+            .min(WIDTHS[width].2);
         let w = Window {
             lo,
             hi,
