@@ -534,6 +534,13 @@ struct Component {
     last_fail: u32,
     /// Set when `search` has just checked the sections of the side `branch` is entered on.
     checked: bool,
+    /// The state the section check last passed in, over a range holding the one searched
+    /// now: the lengths of `trail` and `log` then, and the floor it used. A section that no
+    /// item has entered or left since, where no item's lowest offset (floored) has moved,
+    /// still passes: [`Component::check`] tries only the others.
+    reference: Option<(usize, usize, u64)>,
+    /// The sections [`Component::check`] tries, as ranges.
+    dirty: Vec<(u32, u32)>,
     floor: u64,
     /// One more than the rank of the last item placed at `floor` (0: none). Items at equal
     /// offsets never overlap in time, so their order is free: only rising rank is explored.
@@ -693,6 +700,8 @@ impl Component {
             cut,
             new_cut: false,
             checked: false,
+            reference: None,
+            dirty: Vec::new(),
             sec_at,
             sec_items,
             last_placed: NONE,
@@ -770,6 +779,7 @@ impl Component {
                 self.rank_trail.clear();
                 self.new_cut = false;
                 budget.local = budget.used.saturating_add(limit);
+                self.reference = None;
                 match self.search(0, sections, budget) {
                     Res::Abort if !budget.exhausted() => self.undo(trail, log, (0, 0), hash),
                     res => return res,
@@ -967,6 +977,66 @@ impl Component {
         false
     }
 
+    /// The section check of [`Component::full_check`] over `lo..hi`, trying only the
+    /// sections whose inputs changed since [`Component::reference`]: those of the items
+    /// placed since, of the items whose lowest offset may have moved, and, when the floor
+    /// moved, of the items below the higher of the two floors. The others passed then and
+    /// see the same items at the same offsets now. Sections go in order, so the first that
+    /// fails is the one the full check would report.
+    fn check(&mut self, lo: u32, hi: u32) -> bool {
+        let Some((trail, log, floor)) = self.reference else {
+            return self.full_check(lo, hi);
+        };
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.clear();
+        let span = |k: usize| (self.sa[k].max(lo), self.sb[k].min(hi));
+        dirty.extend(
+            self.trail[trail..]
+                .iter()
+                .map(|&(u, _, _)| span(u as usize)),
+        );
+        dirty.extend(self.log[log..].iter().map(|&k| span(k as usize)));
+        if floor != self.floor {
+            let f = floor.max(self.floor);
+            let mut node = self.first_unplaced(lo, hi);
+            while let Some(k) = self.item_at(node, hi) {
+                node = self.next[node] as usize;
+                if self.low[k] < f {
+                    dirty.push(span(k));
+                }
+            }
+        }
+        dirty.retain(|&(a, b)| a < b);
+        dirty.sort_unstable();
+        let mut done = lo;
+        let mut failed = None;
+        'ranges: for &(a, b) in &dirty {
+            for t in a.max(done)..b {
+                if self.section_fails(t as usize) {
+                    failed = Some(t);
+                    break 'ranges;
+                }
+            }
+            done = done.max(b);
+        }
+        self.dirty = dirty;
+        #[cfg(debug_assertions)]
+        {
+            let last = self.last_fail;
+            let full = self.full_check(lo, hi);
+            debug_assert_eq!(full, failed.is_none(), "incremental section check");
+            if let Some(t) = failed {
+                debug_assert_eq!(self.last_fail, t, "first failing section");
+            } else {
+                self.last_fail = last;
+            }
+        }
+        if let Some(t) = failed {
+            self.last_fail = t;
+        }
+        failed.is_none()
+    }
+
     /// Section inference over sections `lo..hi`: the unplaced items live in a section stack
     /// above the lowest offset any of them can take; and those that cannot go that low stack
     /// above the next lowest offset any of them can take. `search` tries the likely sections
@@ -1062,10 +1132,12 @@ impl Component {
         // The sides are checked together, with the floor this prefix has reached, before
         // each is searched from floor 0 (a part's own check sees only its own range).
         let checked = fresh || self.parts.len() - base > 1;
-        if checked && !self.full_check(lo, hi) {
+        if checked && !self.check(lo, hi) {
             self.parts.truncate(base);
             return Res::Fail;
         }
+        // What the sides' searches compare with: this check, when it ran.
+        let eval = (self.trail.len(), self.log.len(), self.floor);
         let floor = if fresh {
             (0, 0)
         } else {
@@ -1083,6 +1155,9 @@ impl Component {
             }
             // Solving one side changes nothing the check saw on the others.
             self.checked = checked;
+            if checked {
+                self.reference = Some(eval);
+            }
             res = self.branch(s, e, budget);
             while self.rank_trail.len() > ranks {
                 let Some((k, r)) = self.rank_trail.pop() else {
@@ -1114,9 +1189,15 @@ impl Component {
         {
             return Res::Fail;
         }
-        if !checked && !self.full_check(lo, hi) {
+        if !checked && !self.check(lo, hi) {
             return Res::Fail;
         }
+        // The state each candidate's search compares its checks with.
+        let eval = if checked {
+            self.reference
+        } else {
+            Some((self.trail.len(), self.log.len(), self.floor))
+        };
         // The two lowest tops any unplaced item can reach: nothing may start at or above
         // the lowest of the others' (it would leave a hole that item fits in).
         let (mut m1, mut a1, mut m2) = (u64::MAX, usize::MAX, u64::MAX);
@@ -1156,6 +1237,7 @@ impl Component {
         for c in base..end {
             let v = self.cands[c] as usize;
             let (trail, log) = (self.trail.len(), self.log.len());
+            self.reference = eval;
             if self.place(v) {
                 match self.search(lo, hi, budget) {
                     Res::Found => {
