@@ -130,3 +130,22 @@ fn windows_around_the_peak_lower_real_like_plans() {
         without.packing.height
     );
 }
+
+#[test]
+fn parts_of_a_few_thousand_items_get_the_whole_part_exact_search() {
+    // The climb leaves the part deciding this problem's height 3.2 % above the bound, and
+    // the windows around its peak do not close the gap; the exact search over the whole part
+    // (2000-odd items, below `part_exact_max_items`) reaches the bound.
+    let p = support::real_trace_like(3000, 1);
+    let with = pack_report(&PlannerKind::default(), &p);
+    let without = pack_report(&auto(&[("part_exact_max_items", 0)]), &p);
+    assert!(with.stats.parts >= 1, "{:?}", with.stats);
+    assert!(is_valid(&p, &with.packing.offsets, u64::MAX));
+    assert_eq!(with.packing.height, with.certificate.lower_bound);
+    assert!(
+        without.packing.height > with.packing.height,
+        "windows alone {} not above {}",
+        without.packing.height,
+        with.packing.height
+    );
+}

@@ -228,9 +228,17 @@ pub struct AutoOptions {
     /// large for it, the most nodes of the windowed searches around the part's peak.
     pub node_budget: u64,
     /// Problems with more items than this skip the exact search (default 1000): on them a
-    /// node costs more and the climb's gap is typically a few bytes. After a decomposition
-    /// the limit applies to each part.
+    /// node costs more and the climb's gap is typically a few bytes. A decomposition's part
+    /// with more items than this that is still above its target gets the windowed searches.
     pub exact_max_items: u32,
+    /// A decomposition's part gets the exact search up to this many items (default 4000;
+    /// at least [`AutoOptions::exact_max_items`] in any case), before any windowed search.
+    /// A part's time cuts keep its nodes cheap. Measured on the real-trace-like problems of
+    /// `examples/pack_scale.rs`: the parts deciding the height of 10k #0 (2583 and 3853
+    /// items) and 30k #1 (3433) reach their targets in the whole-part search and in no
+    /// window; parts of 5875 and 8026 items (60k #0, #1) gained nothing from it at several
+    /// times the cost.
+    pub part_exact_max_items: u32,
     /// Problems with at least this many items are decomposed into independent parts (items
     /// live over the whole span stacked at the bottom, the rest cut at time boundaries no
     /// item crosses) and the parts planned one by one (default 2000; see [`AutoOptions::threads`]).
@@ -254,6 +262,7 @@ impl Default for AutoOptions {
             seed_budget: 1_500_000,
             node_budget: 50_000,
             exact_max_items: 1000,
+            part_exact_max_items: 4000,
             split_min_items: 2000,
             threads: 0,
             time_limit: None,
@@ -331,9 +340,10 @@ pub enum OptionErrorKind {
 /// live over the whole span are stacked at the bottom, the rest is cut at time boundaries no
 /// item crosses (recursively), and each part runs the stages above on its own, in parallel on
 /// [`AutoOptions::threads`] threads, stopping once it is at the whole problem's lower bound.
-/// A part too large for step 4 gets instead exact searches in windows around its peak
-/// (`pack/window.rs`): the items live only near the item reaching the height are re-packed,
-/// the others stay fixed, within [`AutoOptions::node_budget`] nodes.
+/// On a part, step 4 runs up to [`AutoOptions::part_exact_max_items`] items. A part above `exact_max_items` items still above its target after that gets exact
+/// searches in windows around its peak (`pack/window.rs`): the items live only near the
+/// item reaching the height are re-packed, the others stay fixed, within
+/// [`AutoOptions::node_budget`] nodes more.
 ///
 /// Every limit counts work, not time, so the plan is the same on every machine, unless
 /// [`AutoOptions::time_limit`] is set.
@@ -454,6 +464,7 @@ pub const PACKERS: &[Packer] = &[
             "seed_budget",
             "node_budget",
             "exact_max_items",
+            "part_exact_max_items",
             "split_min_items",
             "threads",
             "time_limit_ms",
@@ -575,6 +586,7 @@ fn set_auto(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), Op
         "seed_budget" => o.seed_budget = seed_option(key, v)?,
         "node_budget" => o.node_budget = seed_option(key, v)?,
         "exact_max_items" => o.exact_max_items = int_option(key, v, 0)?,
+        "part_exact_max_items" => o.part_exact_max_items = int_option(key, v, 0)?,
         "split_min_items" => o.split_min_items = int_option(key, v, 0)?,
         "threads" => o.threads = int_option(key, v, 0)?,
         "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
@@ -833,7 +845,8 @@ fn auto_stages(
     // Under a time limit the climb may take half of what is left when the exact search
     // follows, all of it otherwise.
     let n = run.placer.problem.items.len();
-    let exact = o.node_budget > 0 && n <= o.exact_max_items as usize;
+    let whole = n <= o.exact_max_items as usize;
+    let exact = o.node_budget > 0 && (whole || (windows && n <= o.part_exact_max_items as usize));
     let climb_until = deadline.map(|d| {
         let now = Instant::now();
         let left = d.saturating_duration_since(now);
@@ -852,24 +865,30 @@ fn auto_stages(
         o.seed_budget,
     );
     let problem = run.placer.problem;
+    let mut packing = packing;
     if exact && packing.height > target && !certify(problem, &packing).optimal {
+        // A part that windows may follow keeps to the node budget under a time limit too.
         let opts = OptimalOptions {
-            node_budget: if timed { u64::MAX } else { o.node_budget },
+            node_budget: if timed && whole {
+                u64::MAX
+            } else {
+                o.node_budget
+            },
             time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
         };
-        run.exact(packing, &opts)
-    } else if windows && !exact && o.node_budget > 0 && packing.height > target {
-        // Too large to search whole: search windows around the peak instead. Only on the
-        // parts of a decomposition: on problems without time cuts (the random ones) every
-        // buffer overlaps hundreds of others, a node costs ten times as much and the
-        // windows were measured to gain nothing there.
-        let floor = target.max(height_lower_bound(problem));
-        let (packing, nodes) = window::lower_peak(problem, packing, floor, o.node_budget);
-        run.stats.nodes += nodes;
-        packing
-    } else {
-        packing
+        packing = run.exact(packing, &opts);
     }
+    if windows && !whole && o.node_budget > 0 && packing.height > target {
+        // Too large to search whole, or searched whole in vain: search windows around the
+        // peak. Only on the parts of a decomposition: on problems without time cuts (the
+        // random ones) every buffer overlaps hundreds of others, a node costs ten times as
+        // much and the windows were measured to gain nothing there.
+        let floor = target.max(height_lower_bound(problem));
+        let (found, nodes) = window::lower_peak(problem, packing, floor, o.node_budget);
+        run.stats.nodes += nodes;
+        packing = found;
+    }
+    packing
 }
 
 /// Plans the parts of `split` with `auto`'s stages, each stopping once it no longer
