@@ -340,10 +340,11 @@ pub enum OptionErrorKind {
 /// live over the whole span are stacked at the bottom, the rest is cut at time boundaries no
 /// item crosses (recursively), and each part runs the stages above on its own, in parallel on
 /// [`AutoOptions::threads`] threads, stopping once it is at the whole problem's lower bound.
-/// On a part, step 4 runs up to [`AutoOptions::part_exact_max_items`] items. A part above `exact_max_items` items still above its target after that gets exact
-/// searches in windows around its peak (`pack/window.rs`): the items live only near the
-/// item reaching the height are re-packed, the others stay fixed, within
-/// [`AutoOptions::node_budget`] nodes more.
+/// On a part, step 4 runs up to [`AutoOptions::part_exact_max_items`] items. A part of more
+/// than `exact_max_items` items still above its target after that gets exact searches in
+/// windows around its peak (`pack/window.rs`): the items live only near the item reaching
+/// the height are re-packed, the others stay fixed, within [`AutoOptions::node_budget`]
+/// nodes more.
 ///
 /// Every limit counts work, not time, so the plan is the same on every machine, unless
 /// [`AutoOptions::time_limit`] is set.
