@@ -1020,15 +1020,14 @@ impl Component {
             done = done.max(b);
         }
         self.dirty = dirty;
+        // The full pass sets `last_fail` only when it fails, and then to its first failing
+        // section, which must be this one.
         #[cfg(debug_assertions)]
         {
-            let last = self.last_fail;
             let full = self.full_check(lo, hi);
             debug_assert_eq!(full, failed.is_none(), "incremental section check");
             if let Some(t) = failed {
                 debug_assert_eq!(self.last_fail, t, "first failing section");
-            } else {
-                self.last_fail = last;
             }
         }
         if let Some(t) = failed {
