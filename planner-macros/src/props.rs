@@ -95,7 +95,7 @@ fn tensor() -> impl Strategy<Value = TensorSpec> {
         prop::option::of(num()),
         0u8..3,
         prop::option::of(0u32..18),
-        prop::bool::weighted(0.1),
+        prop::bool::weighted(0.02),
     )
 }
 
@@ -120,7 +120,11 @@ prop_compose! {
         aliasing in (any::<bool>(), any::<bool>(), any::<bool>()),
     ) -> String {
         let mut s = String::from("[model]\nname = \"m\"\ntensors = [\n");
-        let id = |k: usize| format!("\"{}{k}\"", NAMES[tensors[k % tensors.len()].0]);
+        // An op's index `k` names tensor `k % len`, so ops only name declared tensors.
+        let id = |k: usize| {
+            let k = k % tensors.len();
+            format!("\"{}{k}\"", NAMES[tensors[k].0])
+        };
         for (k, (name, dtype, shape, size, kind, align, nan)) in tensors.iter().enumerate() {
             s.push_str(&format!("  {{ id = {}, name = \"{}\", dtype = \"{}\"", id(k), NAMES[*name], DTYPES[*dtype]));
             match (shape, size) {
@@ -184,7 +188,14 @@ prop_compose! {
             s.push_str(&format!("min_alignment = {}\n", 1u64 << a));
         }
         s.push_str("\n[memory]\nplanner = \"greedy_by_size\"\nconstraints = [\n");
+        let mut constrained: Vec<&str> = Vec::new();
         for (m, max, align) in &constraints {
+            // One constraint per memory (the manifest refuses a second).
+            let name = names[*m % names.len()];
+            if constrained.contains(&name) {
+                continue;
+            }
+            constrained.push(name);
             s.push_str(&format!("  {{ name = \"{}\"", names[*m % names.len()]));
             if let Some(n) = max {
                 s.push_str(&format!(", max_size = {}", size_lit(*n)));
@@ -465,10 +476,12 @@ fn accepted_plans_expand_and_pass_the_const_check() {
     if let Err(e) = result {
         panic!("{e}");
     }
-    // Not vacuous: a good share of the random manifests must plan.
+    // Not vacuous: a good share of the random manifests must plan. About 29 % do (98-132 of
+    // 384 over seeds 1-40 of `PROPTEST_RNG_SEED`); 64 is more than four standard deviations
+    // below the lowest, so a random seed does not fail the test by chance.
     let accepted = accepted.into_inner();
     assert!(
-        accepted >= 16,
+        accepted >= 64,
         "only {accepted} of 384 random manifests planned"
     );
 }

@@ -1448,6 +1448,17 @@ ops = [ { opcode = "FULLY_CONNECTED", inputs = ["in", "w"], outputs = ["out"] } 
     }
 
     #[test]
+    fn a_second_constraint_on_one_memory_is_refused() {
+        let e = err(&format!(
+            "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [\n  {{ name = \"DTCM\", max_size = 4096 }},\n  {{ name = \"DTCM\", arena_alignment = 32 }},\n]\n"
+        ));
+        assert_eq!(e.message(), "memory DTCM has two constraints");
+        assert_eq!(e.help_text(), Some("merge them into one entry"));
+        let (_, line, col) = e.location().unwrap();
+        assert_eq!((line, col), (16, 12));
+    }
+
+    #[test]
     fn non_power_of_two_alignment() {
         let e = err(&format!(
             "{GRAPH}\n[platform]\npreset = \"generic\"\nmin_alignment = 12\n"
