@@ -385,7 +385,7 @@ fn fits_inner(problem: &Problem, capacity: u64, budget: &mut Budget, best: Packi
     for comp in components(problem, &free) {
         budget.components += 1;
         let mut s = Component::new(problem, &comp, &fixed, capacity);
-        match s.solve(budget) {
+        match solve_deep(&mut s, budget) {
             Res::Found => {
                 for (k, &i) in comp.iter().enumerate() {
                     offsets[i] = Some(s.off[k]);
@@ -402,6 +402,40 @@ fn fits_inner(problem: &Problem, capacity: u64, budget: &mut Budget, best: Packi
         .max()
         .unwrap_or(0);
     Outcome::Fits(Packing { offsets, height })
+}
+
+/// Components of at least this many items are searched on a thread of their own, with a
+/// stack sized to the search's depth: `search` and `branch` recurse once per item placed, so
+/// a part of 4000 items overflowed the 2 MiB of a spawned thread in the test build.
+const DEEP_FROM: usize = 256;
+
+/// Stack bytes per item of a component searched on its own thread: twice what was enough
+/// on a 4000-item part at opt-level 0 (the profile `build.rs` scripts run in; 512 bytes
+/// overflowed at opt-level 1, 2048 did not at 0). The stack is reserved, not touched: pages
+/// back only the depth the search reaches.
+const STACK_PER_ITEM: usize = 4096;
+
+/// [`Component::solve`], on a thread with a stack deep enough for it when the component is
+/// large. A panic there is raised again here; a thread that cannot be started gives up the
+/// search ([`Res::Abort`]: the budget's answer, not a crash).
+fn solve_deep(s: &mut Component, budget: &mut Budget) -> Res {
+    let n = s.size.len();
+    if n < DEEP_FROM {
+        return s.solve(budget);
+    }
+    let stack = n.saturating_mul(STACK_PER_ITEM).saturating_add(1 << 20);
+    std::thread::scope(|scope| {
+        let thread = std::thread::Builder::new()
+            .name("planner-exact".into())
+            .stack_size(stack)
+            .spawn_scoped(scope, || s.solve(budget));
+        match thread {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+            Err(_) => Res::Abort,
+        }
+    })
 }
 
 /// True when a fixed item passes `capacity` or two time-overlapping fixed items share a
@@ -484,6 +518,166 @@ const PROBE_MIN: u64 = 4_000;
 const RESTART_NODES: u64 = 2_000;
 
 /// The search state of one independent group of free items (local indices `0..n`).
+/// One node of [`Tops`]: over the unplaced items of a run of `by_start` positions, the lowest
+/// top (`low + size`) and its position (the first on ties), the second lowest top (equal to
+/// the lowest on ties), the lowest `low` and the last section end (`sb`). Empty runs hold
+/// `u64::MAX`, [`NONE`] and an end of 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct TopNode {
+    t1: u64,
+    p1: u32,
+    t2: u64,
+    low: u64,
+    end: u32,
+}
+
+const EMPTY: TopNode = TopNode {
+    t1: u64::MAX,
+    p1: NONE,
+    t2: u64::MAX,
+    low: u64::MAX,
+    end: 0,
+};
+
+impl TopNode {
+    /// `self` then `next` (the positions after it).
+    fn then(self, next: TopNode) -> TopNode {
+        let (low, end) = (self.low.min(next.low), self.end.max(next.end));
+        if self.t1 <= next.t1 {
+            TopNode {
+                t1: self.t1,
+                p1: self.p1,
+                t2: self.t2.min(next.t1),
+                low,
+                end,
+            }
+        } else {
+            TopNode {
+                t1: next.t1,
+                p1: next.p1,
+                t2: self.t1.min(next.t2),
+                low,
+                end,
+            }
+        }
+    }
+}
+
+/// Components of at least this many items keep a [`Tops`]. On fewer, sweeping the unplaced
+/// items is cheaper than keeping the tree: MiniMalloc's challenging set (215 to 454 items)
+/// searched two to four times slower with it, real-trace-like parts of 5000 items about
+/// twice as fast.
+const TOPS_FROM: usize = 1024;
+
+/// A segment tree over `by_start` positions of the unplaced items' lowest offsets, so each
+/// node of the search finds the two lowest tops of a range, and the items below the lowest,
+/// in time logarithmic in the items (times the candidates), not linear: on a part of 5000
+/// items a sweep read about 3000 unplaced items twice per node.
+#[derive(Debug, Clone)]
+struct Tops {
+    /// Leaves start here (a power of two); node `i`'s children are `2i` and `2i + 1`.
+    base: usize,
+    node: Vec<TopNode>,
+}
+
+impl Tops {
+    fn new(n: usize) -> Tops {
+        let base = n.next_power_of_two().max(1);
+        Tops {
+            base,
+            node: vec![EMPTY; 2 * base],
+        }
+    }
+
+    /// Fills leaf `p` without updating the nodes above (see [`Tops::build`]).
+    fn leaf(&mut self, p: usize, (low, size): (u64, u64), end: u32) {
+        let t1 = low.saturating_add(size);
+        self.node[self.base + p] = TopNode {
+            t1,
+            // As a sweep finds it: a top of `u64::MAX` is never the lowest.
+            p1: if t1 == u64::MAX { NONE } else { p as u32 },
+            t2: u64::MAX,
+            low,
+            end,
+        };
+    }
+
+    /// Computes every inner node from the leaves.
+    fn build(&mut self) {
+        for i in (1..self.base).rev() {
+            self.node[i] = self.node[2 * i].then(self.node[2 * i + 1]);
+        }
+    }
+
+    fn set(&mut self, p: usize, item: (u64, u64), end: u32) {
+        self.leaf(p, item, end);
+        self.lift(self.base + p);
+    }
+
+    fn clear(&mut self, p: usize) {
+        self.node[self.base + p] = EMPTY;
+        self.lift(self.base + p);
+    }
+
+    fn lift(&mut self, mut i: usize) {
+        while i > 1 {
+            i /= 2;
+            self.node[i] = self.node[2 * i].then(self.node[2 * i + 1]);
+        }
+    }
+
+    /// The two lowest tops, the lowest offset and the last end over positions `r`.
+    fn lowest(&self, r: std::ops::Range<usize>) -> TopNode {
+        let (mut l, mut h) = (r.start + self.base, r.end + self.base);
+        let (mut left, mut right) = (EMPTY, EMPTY);
+        while l < h {
+            if l & 1 == 1 {
+                left = left.then(self.node[l]);
+                l += 1;
+            }
+            if h & 1 == 1 {
+                h -= 1;
+                right = self.node[h].then(right);
+            }
+            l /= 2;
+            h /= 2;
+        }
+        left.then(right)
+    }
+
+    /// Appends to `out`, in order, the positions in `r` of the unplaced items whose lowest
+    /// offset is below `limit`, and position `also` if it is in `r` (and unplaced).
+    fn below(&self, r: std::ops::Range<usize>, limit: u64, also: u32, out: &mut Vec<u32>) {
+        if r.start < r.end {
+            self.collect(1, 0..self.base, &r, (limit, also as usize), out);
+        }
+    }
+
+    fn collect(
+        &self,
+        i: usize,
+        span: std::ops::Range<usize>,
+        r: &std::ops::Range<usize>,
+        (limit, also): (u64, usize),
+        out: &mut Vec<u32>,
+    ) {
+        if span.end <= r.start || r.end <= span.start {
+            return;
+        }
+        let n = self.node[i];
+        if n.low == u64::MAX || (n.low >= limit && !span.contains(&also)) {
+            return;
+        }
+        if i >= self.base {
+            out.push(span.start as u32);
+            return;
+        }
+        let mid = span.start + (span.end - span.start) / 2;
+        self.collect(2 * i, span.start..mid, r, (limit, also), out);
+        self.collect(2 * i + 1, mid..span.end, r, (limit, also), out);
+    }
+}
+
 struct Component {
     cap: u64,
     size: Vec<u64>,
@@ -510,6 +704,9 @@ struct Component {
     /// `p`, node 0 the head and node `n + 1` the tail.
     next: Vec<u32>,
     prev: Vec<u32>,
+    /// The two lowest tops and the lowest offset of the unplaced items, over `by_start`;
+    /// only on components of at least [`TOPS_FROM`] items (on fewer a sweep is faster).
+    tops: Option<Tops>,
 
     placed: Vec<bool>,
     off: Vec<u64>,
@@ -549,6 +746,8 @@ struct Component {
     trail: Vec<(u32, u64, u64)>,
     log: Vec<u32>,
     cands: Vec<u32>,
+    /// Positions [`Tops::below`] lists for `branch` (kept to reuse its allocation).
+    found: Vec<u32>,
     parts: Vec<(u32, u32)>,
     /// Per section during the section check: the lowest offset an unplaced item can take,
     /// the bytes of the items that can take no higher one, and the next lowest offset.
@@ -691,6 +890,7 @@ impl Component {
             pos,
             next,
             prev,
+            tops: (n >= TOPS_FROM).then(|| Tops::new(n)),
             placed: vec![false; n],
             off: vec![0; n],
             top: vec![0; n],
@@ -712,6 +912,7 @@ impl Component {
             trail: Vec::new(),
             log: Vec::new(),
             cands: Vec::new(),
+            found: Vec::new(),
             parts: Vec::new(),
             scratch: vec![(0, 0, 0); sections],
             hash: (0, 0),
@@ -724,7 +925,24 @@ impl Component {
             c.low[k] = c.lowest(k, 0);
             c.flip(k, c.low[k]);
         }
+        if let Some(tops) = &mut c.tops {
+            for k in 0..n {
+                tops.leaf(c.pos[k] as usize, (c.low[k], c.size[k]), c.sb[k]);
+            }
+            tops.build();
+        }
         c
+    }
+
+    /// Writes item `k`'s lowest offset into [`Component::tops`] (an empty slot once placed).
+    fn retop(&mut self, k: usize) {
+        let Some(tops) = &mut self.tops else { return };
+        let p = self.pos[k] as usize;
+        if self.placed[k] {
+            tops.clear(p);
+        } else {
+            tops.set(p, (self.low[k], self.size[k]), self.sb[k]);
+        }
     }
 
     /// Adds or removes item `k` at lowest offset `low` from the state hash.
@@ -780,7 +998,7 @@ impl Component {
                 self.new_cut = false;
                 budget.local = budget.used.saturating_add(limit);
                 self.reference = None;
-                match self.search(0, sections, budget) {
+                match self.search(0, sections, false, budget) {
                     Res::Abort if !budget.exhausted() => self.undo(trail, log, (0, 0), hash),
                     res => return res,
                 }
@@ -831,6 +1049,7 @@ impl Component {
     fn set(&mut self, k: usize, x: u64) {
         self.placed[k] = true;
         self.unlink(k);
+        self.retop(k);
         self.off[k] = x;
         self.flip(k, self.low[k]);
         self.remaining -= 1;
@@ -871,6 +1090,7 @@ impl Component {
             if self.low[u] != old {
                 self.flip(u, old);
                 self.flip(u, self.low[u]);
+                self.retop(u);
             }
             if self.low[u].saturating_add(self.size[u]) > self.cap {
                 return false;
@@ -891,14 +1111,22 @@ impl Component {
             let Some((u, top, low)) = self.trail.pop() else {
                 break;
             };
-            self.top[u as usize] = top;
-            self.low[u as usize] = low;
+            let u = u as usize;
+            self.top[u] = top;
+            if self.low[u] != low {
+                self.low[u] = low;
+                // A placed item's slot is refilled when its placement is undone, below.
+                if !self.placed[u] {
+                    self.retop(u);
+                }
+            }
         }
         while self.log.len() > log {
             let Some(k) = self.log.pop() else { break };
             let k = k as usize;
             self.placed[k] = false;
             self.relink(k);
+            self.retop(k);
             self.remaining += 1;
             for t in self.sa[k]..self.sb[k] {
                 self.load[t as usize] += self.size[k];
@@ -1098,17 +1326,34 @@ impl Component {
         !self.stack_fits(l1, s1, l2, self.load[t])
     }
 
-    /// Places every unplaced item of sections `lo..hi`. Where no unplaced item crosses a
-    /// section boundary, the two sides are solved one after the other: a failure on one side
-    /// cannot be mended by another order on the other side. When the last placement opened
-    /// such a boundary, each side starts afresh: floor 0, ranks from the loads left.
-    fn search(&mut self, lo: u32, hi: u32, budget: &mut Budget) -> Res {
-        // Most placements fail the section check at once: find that before splitting the
-        // range (the check over all of it, with this floor, is sound). It counts as a node.
-        if self.likely_fails(lo, hi) {
-            return if budget.tick() { Res::Fail } else { Res::Abort };
+    /// What [`Tops`] gives `branch`, by a sweep over the unplaced items of `lo..hi`: the
+    /// lowest top, the item reaching it (`usize::MAX`: none), the second lowest top; and in
+    /// `found`, the positions of the items below the lowest top and of that item.
+    fn sweep_tops(&self, lo: u32, hi: u32, found: &mut Vec<u32>) -> (u64, usize, u64) {
+        let (mut m1, mut a1, mut m2) = (u64::MAX, usize::MAX, u64::MAX);
+        let mut node = self.first_unplaced(lo, hi);
+        while let Some(k) = self.item_at(node, hi) {
+            node = self.next[node] as usize;
+            let t = self.low[k].saturating_add(self.size[k]);
+            if t < m1 {
+                (m2, m1, a1) = (m1, t, k);
+            } else if t < m2 {
+                m2 = t;
+            }
         }
-        let base = self.parts.len();
+        let mut node = self.first_unplaced(lo, hi);
+        while let Some(k) = self.item_at(node, hi) {
+            node = self.next[node] as usize;
+            if self.low[k] < m1 || k == a1 {
+                found.push(self.pos[k]);
+            }
+        }
+        (m1, a1, m2)
+    }
+
+    /// Appends to `parts` the sides of `lo..hi`: the runs of sections whose unplaced items
+    /// overlap, in order.
+    fn sweep_sides(&mut self, lo: u32, hi: u32) {
         let mut cur: Option<(u32, u32)> = None;
         let mut node = self.first_unplaced(lo, hi);
         while let Some(k) = self.item_at(node, hi) {
@@ -1123,10 +1368,43 @@ impl Component {
                 None => Some((a, b)),
             };
         }
-        let Some(last) = cur else {
+        self.parts.extend(cur);
+    }
+
+    /// Places every unplaced item of sections `lo..hi`. Where no unplaced item crosses a
+    /// section boundary, the two sides are solved one after the other: a failure on one side
+    /// cannot be mended by another order on the other side. When the last placement opened
+    /// such a boundary, each side starts afresh: floor 0, ranks from the loads left.
+    ///
+    /// `whole` says that `lo..hi` was one side (no boundary split its unplaced items)
+    /// before the last placement.
+    fn search(&mut self, lo: u32, hi: u32, whole: bool, budget: &mut Budget) -> Res {
+        // Most placements fail the section check at once: find that before splitting the
+        // range (the check over all of it, with this floor, is sound). It counts as a node.
+        if self.likely_fails(lo, hi) {
+            return if budget.tick() { Res::Fail } else { Res::Abort };
+        }
+        let base = self.parts.len();
+        if let Some(tops) = self.tops.as_ref().filter(|_| whole && !self.new_cut) {
+            // Still one side: a boundary where the unplaced items fall apart would have had
+            // its last crossing item placed just now, which sets `new_cut`. So the side runs
+            // from the first unplaced item's start to the last end, no sweep needed.
+            let side = self
+                .item_at(self.first_unplaced(lo, hi), hi)
+                .map(|k| (self.sa[k], tops.lowest(self.in_range(lo, hi)).end));
+            #[cfg(debug_assertions)]
+            {
+                self.sweep_sides(lo, hi);
+                assert_eq!(self.parts[base..], *Vec::from_iter(side));
+                self.parts.truncate(base);
+            }
+            self.parts.extend(side);
+        } else {
+            self.sweep_sides(lo, hi);
+        }
+        if self.parts.len() == base {
             return Res::Found;
-        };
-        self.parts.push(last);
+        }
         let fresh = std::mem::take(&mut self.new_cut);
         // The sides are checked together, with the floor this prefix has reached, before
         // each is searched from floor 0 (a part's own check sees only its own range).
@@ -1199,23 +1477,32 @@ impl Component {
         };
         // The two lowest tops any unplaced item can reach: nothing may start at or above
         // the lowest of the others' (it would leave a hole that item fits in).
-        let (mut m1, mut a1, mut m2) = (u64::MAX, usize::MAX, u64::MAX);
-        let mut node = self.first_unplaced(lo, hi);
-        while let Some(k) = self.item_at(node, hi) {
-            node = self.next[node] as usize;
-            let t = self.low[k].saturating_add(self.size[k]);
-            if t < m1 {
-                m2 = m1;
-                m1 = t;
-                a1 = k;
-            } else if t < m2 {
-                m2 = t;
+        // Only items below the lowest (and the one reaching it, below the second) can be
+        // candidates: `found` lists those, in `by_start` order.
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        let (m1, a1, m2) = match &self.tops {
+            Some(tops) => {
+                let range = self.in_range(lo, hi);
+                let lowest = tops.lowest(range.clone());
+                tops.below(range, lowest.t1, lowest.p1, &mut found);
+                let a1 = match lowest.p1 {
+                    NONE => usize::MAX,
+                    p => self.by_start[p as usize] as usize,
+                };
+                #[cfg(debug_assertions)]
+                {
+                    let mut swept = Vec::new();
+                    let sweep = self.sweep_tops(lo, hi, &mut swept);
+                    assert_eq!((sweep, &swept), ((lowest.t1, a1, lowest.t2), &found));
+                }
+                (lowest.t1, a1, lowest.t2)
             }
-        }
+            None => self.sweep_tops(lo, hi, &mut found),
+        };
         let base = self.cands.len();
-        let mut node = self.first_unplaced(lo, hi);
-        while let Some(k) = self.item_at(node, hi) {
-            node = self.next[node] as usize;
+        for &p in &found {
+            let k = self.by_start[p as usize] as usize;
             let l = self.low[k];
             let limit = if k == a1 { m2 } else { m1 };
             if (l, self.rank[k] + 1) <= (self.floor, self.floor_rank) || l >= limit {
@@ -1227,6 +1514,7 @@ impl Component {
             }
             self.cands.push(k as u32);
         }
+        self.found = found;
         let (low, rank) = (&self.low, &self.rank);
         self.cands[base..].sort_unstable_by_key(|&k| (low[k as usize], rank[k as usize]));
         let end = self.cands.len();
@@ -1238,7 +1526,7 @@ impl Component {
             let (trail, log) = (self.trail.len(), self.log.len());
             self.reference = eval;
             if self.place(v) {
-                match self.search(lo, hi, budget) {
+                match self.search(lo, hi, true, budget) {
                     Res::Found => {
                         res = Res::Found;
                         break;
@@ -1280,6 +1568,64 @@ mod tests {
             align: 1,
             fixed: None,
             spillable: false,
+        }
+    }
+
+    #[test]
+    fn tops_agree_with_a_sweep() {
+        let mut rng = Rng::new(17);
+        for n in [1usize, 2, 3, 5, 8, 13, 40] {
+            let mut tops = Tops::new(n);
+            // (low, size, end) per position; None when placed.
+            let mut items: Vec<Option<(u64, u64, u32)>> = vec![None; n];
+            for step in 0..400 {
+                let p = rng.below_u64(n as u64) as usize;
+                if step % 3 == 0 {
+                    items[p] = None;
+                    tops.clear(p);
+                } else {
+                    // Small values make ties; now and then a top that saturates.
+                    let low = [rng.below_u64(6), u64::MAX - rng.below_u64(3)]
+                        [usize::from(rng.below_u64(8) == 0)];
+                    let it = (low, rng.below_u64(4), rng.below_u64(50) as u32);
+                    items[p] = Some(it);
+                    tops.set(p, (it.0, it.1), it.2);
+                }
+                let a = rng.below_u64(n as u64 + 1) as usize;
+                let b = a + rng.below_u64((n - a) as u64 + 1) as usize;
+                let (mut m1, mut p1, mut m2, mut end) = (u64::MAX, NONE, u64::MAX, 0);
+                let mut low = u64::MAX;
+                for (q, it) in items.iter().enumerate().take(b).skip(a) {
+                    let Some((l, size, e)) = *it else { continue };
+                    let t = l.saturating_add(size);
+                    if t < m1 {
+                        (m2, m1, p1) = (m1, t, q as u32);
+                    } else if t < m2 {
+                        m2 = t;
+                    }
+                    low = low.min(l);
+                    end = end.max(e);
+                }
+                let got = tops.lowest(a..b);
+                assert_eq!(
+                    (got.t1, got.p1, got.t2, got.low, got.end),
+                    (m1, p1, m2, low, end)
+                );
+                let limit = rng.below_u64(8);
+                let want: Vec<u32> = (a..b)
+                    .filter(|&q| {
+                        items[q].is_some_and(|(l, _, _)| l < limit && l != u64::MAX)
+                            || (q as u32 == p1 && items[q].is_some_and(|(l, _, _)| l != u64::MAX))
+                    })
+                    .map(|q| q as u32)
+                    .collect();
+                let mut found = Vec::new();
+                tops.below(a..b, limit, p1, &mut found);
+                assert_eq!(
+                    found, want,
+                    "n {n} step {step} range {a}..{b} limit {limit}"
+                );
+            }
         }
     }
 
