@@ -1,0 +1,192 @@
+//! Large items first: the exact search over the few items that decide the height, then the
+//! rest around them.
+//!
+//! On real allocation traces sizes spread over eight orders of magnitude. The height is
+//! decided by the few hundred items within a couple of orders of magnitude of the lower bound;
+//! the thousands of small ones fit in the holes any packing of the large ones leaves. The
+//! greedy orders and the climb place both kinds together and leave the large ones badly
+//! stacked (real-trace-like 5k #1: every classic order and the climb at 1.092 times the
+//! bound), while the exact search over all of them runs out of nodes long before the bottom
+//! of a 5000-item tree. So: take the items of at least a share of the lower bound, give them
+//! to the exact search ([`super::optimal::minimize`]) alone, where they usually reach their
+//! own lower bound in a few hundred nodes, fix them there, and place the others by
+//! `greedy_by_size` around them. Two shares are tried, the larger first (fewer items), and the
+//! lowest packing wins.
+//!
+//! Every limit counts nodes, never time: same input, same result.
+
+use std::vec::Vec;
+
+use super::optimal::{OptimalOptions, minimize_with_stats};
+use super::{Packing, PlannerKind, Problem, height_lower_bound, pack};
+
+/// The shares of the lower bound, as divisors, above which an item counts as large: 1 %,
+/// then 0.3 %. Measured on the real-trace-like problems of `examples/pack_scale.rs` (3k to
+/// 60k items), each was the better one on some and neither on all; a third, 3 %, left too
+/// much to the greedy fill.
+const SHARES: [u64; 2] = [100, 333];
+
+/// A share whose large items have more than this many live at one op is skipped. A node of the
+/// exact search costs about as much as the items live where it places one: on the random
+/// problems of `examples/pack_scale.rs` (20k buffers, lifetimes of up to 1000 ops) the 0.3 %
+/// share has up to 99 live at once and a node took 100 us (50 000 nodes: 5 s, in vain), while
+/// the 1 % share (up to 42) took 0.1 s; on the real-trace-like ones both shares stay under 35
+/// and their searches take hundredths of a second.
+const MAX_LIVE: usize = 64;
+
+/// Lowers `packing` (which must place every item) by placing the large items exactly and the
+/// rest around them; returns the lower of the two (`packing` on ties) and the search nodes
+/// used. Stops at `target`. A share with fewer than two large items, all of the movable ones,
+/// or more than `max_items`, is skipped.
+pub(crate) fn lower(
+    problem: &Problem,
+    packing: Packing,
+    target: u64,
+    (node_budget, max_items): (u64, usize),
+) -> (Packing, u64) {
+    let items = &problem.items;
+    if packing.offsets.iter().any(Option::is_none) {
+        return (packing, 0);
+    }
+    let bound = height_lower_bound(problem);
+    let movable = items.iter().filter(|it| it.fixed.is_none()).count();
+    let mut best = packing;
+    let mut used = 0u64;
+    for (k, share) in SHARES.into_iter().enumerate() {
+        if best.height <= target || used >= node_budget {
+            break;
+        }
+        let min_size = bound / share;
+        let large: Vec<usize> = (0..items.len())
+            .filter(|&i| items[i].fixed.is_none() && items[i].size >= min_size.max(1))
+            .collect();
+        if large.len() < 2
+            || large.len() >= movable
+            || large.len() > max_items
+            || most_live(problem, &large) > MAX_LIVE
+        {
+            continue;
+        }
+        // The sub-problem: the large items and every fixed item (which they must avoid).
+        let keep: Vec<usize> = (0..items.len())
+            .filter(|&i| items[i].fixed.is_some() || large.binary_search(&i).is_ok())
+            .collect();
+        let sub = Problem {
+            items: keep.iter().map(|&i| items[i].clone()).collect(),
+            capacity: None,
+        };
+        // The shares left split what is left of the budget.
+        let opts = OptimalOptions {
+            node_budget: (node_budget - used) / (SHARES.len() - k) as u64,
+            time_limit: None,
+        };
+        let (found, _, stats) = minimize_with_stats(&sub, &opts, None);
+        used += stats.nodes;
+        if found.offsets.len() != keep.len() || found.height >= best.height {
+            continue;
+        }
+        let mut fixed = problem.clone();
+        for (&i, o) in keep.iter().zip(&found.offsets) {
+            if items[i].fixed.is_none() {
+                fixed.items[i].fixed = *o;
+            }
+        }
+        let filled = pack(&PlannerKind::GreedyBySize, &fixed);
+        let fits = problem.capacity.is_none_or(|c| filled.height <= c);
+        if fits && filled.offsets.iter().all(Option::is_some) && filled.height < best.height {
+            best = filled;
+        }
+    }
+    (best, used)
+}
+
+/// The most items of `some` live at one op.
+fn most_live(problem: &Problem, some: &[usize]) -> usize {
+    let mut events: Vec<(u32, bool)> = Vec::with_capacity(2 * some.len());
+    for &i in some {
+        let it = &problem.items[i];
+        // Ends sort before starts at the same op: an item ending at op t is gone at t + 1.
+        events.push((it.start, true));
+        if let Some(after) = it.end.checked_add(1) {
+            events.push((after, false));
+        }
+    }
+    events.sort_unstable();
+    let (mut live, mut most) = (0usize, 0usize);
+    for (_, starts) in events {
+        if starts {
+            live += 1;
+            most = most.max(live);
+        } else {
+            live = live.saturating_sub(1);
+        }
+    }
+    most
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::{Item, certify};
+
+    /// Large items whose greedy order strands one of them high, and small ones around.
+    fn problem() -> Problem {
+        let mut items = Vec::new();
+        // Large: two long ones, then short ones that fit under them only side by side.
+        for (size, start, end) in [
+            (600, 0, 9),
+            (400, 0, 4),
+            (500, 5, 9),
+            (300, 10, 19),
+            (700, 10, 14),
+            (650, 15, 19),
+        ] {
+            items.push(Item::new(size, start, end));
+        }
+        for t in 0..20 {
+            items.push(Item::new(1 + u64::from(t % 3), t, t));
+        }
+        Problem {
+            items,
+            capacity: None,
+        }
+    }
+
+    #[test]
+    fn most_live_counts_items_live_at_one_op() {
+        let p = problem();
+        // Items 0 and 1 share ops 0-4, 0 and 2 ops 5-9; item 1 ends at 4 and 2 starts at 5.
+        assert_eq!(most_live(&p, &[0, 1, 2]), 2);
+        assert_eq!(most_live(&p, &[1, 2]), 1);
+        // Ops 0-9 have items 0, 1 or 2 and one small item each: three at op 0.
+        assert_eq!(most_live(&p, &[0, 1, 2, 6, 7]), 3);
+        assert_eq!(most_live(&p, &[]), 0);
+    }
+
+    #[test]
+    fn never_higher_and_always_valid() {
+        let p = problem();
+        let start = pack(&PlannerKind::GreedyBySize, &p);
+        let (found, nodes) = lower(&p, start.clone(), 0, (10_000, 4000));
+        assert!(found.height <= start.height);
+        assert!(nodes <= 10_000);
+        let c = certify(&p, &found);
+        assert_eq!(c.height, found.height);
+        assert!(crate::pack::optimal::is_valid(
+            &p,
+            &found.offsets,
+            found.height
+        ));
+    }
+
+    #[test]
+    fn a_spilled_item_or_no_large_items_leave_the_packing_as_it_is() {
+        let p = problem();
+        let mut start = pack(&PlannerKind::GreedyBySize, &p);
+        start.offsets[0] = None;
+        assert_eq!(lower(&p, start.clone(), 0, (10_000, 4000)), (start, 0));
+        // With at most one large item allowed, every share is skipped.
+        let start = pack(&PlannerKind::GreedyBySize, &p);
+        assert_eq!(lower(&p, start.clone(), 0, (10_000, 1)), (start, 0));
+    }
+}
