@@ -793,7 +793,7 @@ impl Run<'_> {
         self.stats.seed = Some(seed.origin);
         let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
         self.known_bound = Some((placed, seed.placed_bound));
-        let large = match large {
+        let mut large = match large {
             Some(limits) if seed.packing.height > seed.lower_bound => {
                 let problem = self.placer.problem;
                 let start = seed.packing.clone();
@@ -803,8 +803,8 @@ impl Run<'_> {
             }
             _ => None,
         };
-        if let Some(found) = large.as_ref().filter(|p| p.height <= seed.lower_bound) {
-            return found.clone();
+        if let Some(found) = large.take_if(|p| p.height <= seed.lower_bound) {
+            return found;
         }
         let packing = match budget {
             Some(budget) => {
