@@ -866,7 +866,13 @@ fn run_auto(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
     if problem.items.len() >= o.split_min_items as usize
         && let Some(split) = split::Split::of(problem)
     {
-        return run_parts(problem, &split, &o, deadline, &mut run.stats);
+        let packing = run_parts(problem, &split, &o, deadline, &mut run.stats);
+        // Parts are planned without the capacity: when they do not fit under it together,
+        // the whole problem gets its own try (the answer is then the same as without the
+        // decomposition, only later).
+        if problem.capacity.is_none_or(|c| packing.height <= c) {
+            return packing;
+        }
     }
     auto_stages(run, &o, (0, false), deadline)
 }

@@ -38,10 +38,12 @@ pub(crate) struct Split {
 
 impl Split {
     /// The decomposition of `problem`, or `None` when it has only one part and nothing to
-    /// peel, or has fixed items or a capacity (which the parts would have to share).
+    /// peel, or has fixed items, or a capacity and spillable items (which items spill would
+    /// be for the parts to agree on). Under a capacity with nothing spillable the parts are
+    /// planned without it: the whole packing fits when its height does.
     pub(crate) fn of(problem: &Problem) -> Option<Split> {
         let items = &problem.items;
-        if problem.capacity.is_some()
+        if (problem.capacity.is_some() && items.iter().any(|it| it.spillable))
             || items
                 .iter()
                 .any(|it| it.fixed.is_some() || it.start > it.end || it.align == 0)
@@ -166,5 +168,24 @@ mod tests {
         let mut q = p.clone();
         q.capacity = Some(64);
         assert!(Split::of(&q).is_none());
+    }
+
+    #[test]
+    fn a_capacity_splits_unless_an_item_may_spill() {
+        // Two phases of 20 ops that no item crosses, each a chain of two-op items.
+        let mut p = Problem {
+            items: (0..38)
+                .map(|k| {
+                    let start = k / 19 * 20 + k % 19;
+                    item(8, start, start + 1)
+                })
+                .collect(),
+            capacity: Some(1 << 20),
+        };
+        assert_eq!(Split::of(&p).map(|s| s.parts.len()), Some(2));
+        p.items[3].spillable = true;
+        assert!(Split::of(&p).is_none());
+        p.capacity = None;
+        assert_eq!(Split::of(&p).map(|s| s.parts.len()), Some(2));
     }
 }
