@@ -9,7 +9,7 @@
 //! bound), while the exact search over all of them runs out of nodes long before the bottom
 //! of a 5000-item tree. So: take the items of at least a share of the lower bound, give them
 //! to the exact search ([`super::optimal::minimize`]) alone, where they usually reach their
-//! own lower bound in a few hundred nodes, fix them there, and place the others by
+//! own lower bound within about one node per item, fix them there, and place the others by
 //! `greedy_by_size` around them. Two shares are tried, the larger first (fewer items), and the
 //! lowest packing wins.
 //!
@@ -129,10 +129,9 @@ mod tests {
     use super::*;
     use crate::pack::{Item, certify};
 
-    /// Large items whose greedy order strands one of them high, and small ones around.
+    /// Six large items in two phases, and a small one at every op.
     fn problem() -> Problem {
         let mut items = Vec::new();
-        // Large: two long ones, then short ones that fit under them only side by side.
         for (size, start, end) in [
             (600, 0, 9),
             (400, 0, 4),
@@ -172,6 +171,36 @@ mod tests {
         assert!(nodes <= 10_000);
         let c = certify(&p, &found);
         assert_eq!(c.height, found.height);
+        assert!(crate::pack::optimal::is_valid(
+            &p,
+            &found.offsets,
+            found.height
+        ));
+    }
+
+    #[test]
+    fn large_items_placed_exactly_reach_the_bound_greedy_by_size_misses() {
+        // Largest first puts A (5000) at 0, B (4000) above it and D (4000) at 0; C (3000),
+        // live at ops 1 and 2, finds no 3000 bytes free at both below B's top: 12 000 bytes.
+        // B at 0 with A above it and C above D makes 9000; the small items then fit on top:
+        // 9001, the bound.
+        let mut items = vec![
+            Item::new(5000, 0, 0),
+            Item::new(4000, 0, 1),
+            Item::new(3000, 1, 2),
+            Item::new(4000, 2, 2),
+        ];
+        items.extend((0..3).map(|t| Item::new(1, t, t)));
+        let p = Problem {
+            items,
+            capacity: None,
+        };
+        let start = pack(&PlannerKind::GreedyBySize, &p);
+        assert!(start.height >= 12_000, "{start:?}");
+        let (found, nodes) = lower(&p, start, 0, (10_000, 4000));
+        assert_eq!(found.height, height_lower_bound(&p));
+        assert_eq!(found.height, 9001);
+        assert!(nodes <= 10_000);
         assert!(crate::pack::optimal::is_valid(
             &p,
             &found.offsets,
