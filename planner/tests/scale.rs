@@ -199,3 +199,24 @@ fn planning_a_csv_decomposes_it_too() {
     let used = planned.plan.arena_usages["MEM"].used;
     assert_eq!(used, planner::pack::height_lower_bound(&p));
 }
+
+#[test]
+fn parts_that_do_not_fit_under_a_capacity_together_give_the_undecomposed_plan() {
+    // Under a capacity below the bound no packing fits: the parts are planned, do not fit
+    // together, and the whole problem is planned as it would be without the decomposition.
+    let mut p = phased(2500, 3, 0);
+    let bound = planner::pack::height_lower_bound(&p);
+    p.capacity = Some(bound - 1);
+    let split = pack_report(&auto(&[("threads", 1)]), &p);
+    let whole = pack_report(
+        &auto(&[("threads", 1), ("split_min_items", i64::from(u32::MAX))]),
+        &p,
+    );
+    assert_eq!(split.packing, whole.packing);
+    // With room, the same problem is decomposed and fits.
+    p.capacity = Some(bound * 2);
+    let roomy = pack_report(&auto(&[("threads", 1)]), &p);
+    assert!(roomy.stats.parts > 1, "{:?}", roomy.stats);
+    assert!(roomy.packing.height <= bound * 2);
+    assert!(is_valid(&p, &roomy.packing.offsets, bound * 2));
+}
