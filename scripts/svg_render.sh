@@ -2,7 +2,7 @@
 # Renders `planner plan --format svg` in headless Chromium and fails when it does not render:
 # the browser's DOM of the file must hold no XML parse error, and its screenshot must differ
 # from the screenshot of an empty page of the same size. With `--update-docs`, also copies the
-# SVG and its screenshot to docs/memory-map.svg and docs/memory-map.png (the README's picture).
+# SVG and its screenshot to docs/memory-map.svg and docs/memory-map.png (the picture in the README and docs/cli.md).
 #
 # Installs Debian's `chromium` when missing. Usage: bash scripts/svg_render.sh [--update-docs]
 set -euo pipefail

@@ -3,7 +3,7 @@
 //! planner against the classic greedy orders.
 //!
 //! Run with `cargo run --release -p planner --example pack_scale -- [what]`, where `what` is
-//! `suite [real|random20k|random100k]` (the default: the README's tables at scale), `real N [SEED]`,
+//! `suite [real|random20k|random100k]` (the default: the tables of `bench/RESULTS.md` at scale), `real N [SEED]`,
 //! `random N OPS [SEED]`, or `csv real|random N [OPS] SEED FILE` (write the problem as a
 //! MiniMalloc CSV for `planner plan`). `--planner NAME` picks another planner for `real` and
 //! `random`, `--option KEY=INTEGER` sets one of its options (`--option threads=1`).

@@ -2,7 +2,7 @@
 //!
 //! [`load`] reads a manifest file; [`Manifest::parse`] reads one from text. Every error names
 //! the file, the line and column, the value seen and what would fix it; unknown keys get a
-//! did-you-mean. See the crate README for the full format.
+//! did-you-mean. The full format is in `docs/manifest.md`.
 
 use std::boxed::Box;
 use std::collections::BTreeMap;
@@ -1106,7 +1106,7 @@ fn check_planner(
             Some((m, h)) => (m.to_string(), h.to_string()),
             None => (
                 e.message.clone(),
-                "see the README's planner list".to_string(),
+                "see the planners and their options in docs/manifest.md".to_string(),
             ),
         };
         Error::input(message).at(ctx.span(range)).help(help)

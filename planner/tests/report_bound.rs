@@ -102,7 +102,7 @@ proptest! {
 
 #[test]
 fn the_kws_example_prints_a_bound_at_most_used() {
-    // The README's first command: DTCM holds 8490 bytes whose aligned sum is 8512.
+    // The README's quick start command: DTCM holds 8490 bytes whose aligned sum is 8512.
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kws/kws.toml");
     let manifest = planner::manifest::load(&path).unwrap();
     let graph = planner::import::load(&manifest).unwrap();

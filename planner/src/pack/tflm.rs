@@ -30,7 +30,7 @@
 //! scopes (model inputs live from the first op, outputs to the last, every other activation
 //! from its producer to its last reader). TFLM also plans the scratch buffers its kernels
 //! request at `Prepare` time, which a `.tflite` file does not describe: on models whose
-//! kernels ask for them, TFLM's head is larger than this planner's height (see the README
+//! kernels ask for them, TFLM's head is larger than this planner's height (see `docs/tflm.md`
 //! and `tests/data/tflm_figures.json`).
 
 use std::vec::Vec;

@@ -1,0 +1,140 @@
+//! The README stays a page, and every relative link of the README, the book (`docs/`) and
+//! `bench/RESULTS.md` reaches a file, and a heading of it when the link names one.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The Markdown files the checks cover, relative to the repository root.
+fn pages() -> Vec<PathBuf> {
+    let mut pages = vec![
+        PathBuf::from("README.md"),
+        PathBuf::from("bench/RESULTS.md"),
+    ];
+    let mut book: Vec<PathBuf> = std::fs::read_dir(root().join("docs"))
+        .expect("docs/ is readable")
+        .map(|e| e.expect("a docs/ entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .map(|p| Path::new("docs").join(p.file_name().expect("a file name")))
+        .collect();
+    book.sort();
+    pages.extend(book);
+    pages
+}
+
+/// The lines of `text` outside fenced code blocks, with their 1-based line numbers.
+fn prose(text: &str) -> Vec<(usize, &str)> {
+    let mut fenced = false;
+    let mut lines = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            lines.push((i + 1, line));
+        }
+    }
+    lines
+}
+
+/// GitHub's anchor of a heading: lowercase, spaces to `-`, punctuation other than `-` and
+/// `_` dropped.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+fn anchors(text: &str) -> BTreeSet<String> {
+    prose(text)
+        .into_iter()
+        .filter_map(|(_, l)| l.strip_prefix('#'))
+        .map(|h| anchor(h.trim_start_matches('#')))
+        .collect()
+}
+
+/// The targets of the inline links `[text](target)` on a line.
+fn links(line: &str) -> Vec<&str> {
+    line.match_indices("](")
+        .filter_map(|(i, _)| {
+            let rest = &line[i + 2..];
+            rest.find(')').map(|end| &rest[..end])
+        })
+        .collect()
+}
+
+#[test]
+fn the_readme_is_a_page() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let lines = readme.lines().count();
+    assert!(
+        lines <= 300,
+        "README.md has {lines} lines, more than 300; move the detail into a chapter of docs/"
+    );
+}
+
+#[test]
+fn every_relative_link_reaches_a_file_and_heading() {
+    let mut broken = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(root().join(&page)).expect("a page");
+        for (n, line) in prose(&text) {
+            for target in links(line) {
+                if target.contains("://") || target.starts_with("mailto:") {
+                    continue;
+                }
+                let (path, heading) = target.split_once('#').unwrap_or((target, ""));
+                let file = if path.is_empty() {
+                    root().join(&page)
+                } else {
+                    root().join(page.parent().expect("a folder")).join(path)
+                };
+                if !file.exists() {
+                    broken.push(format!("{}:{n}: `{target}`: no such file", page.display()));
+                    continue;
+                }
+                let markdown = path.is_empty() || path.ends_with(".md");
+                if heading.is_empty() || !markdown {
+                    continue;
+                }
+                let linked = std::fs::read_to_string(&file).expect("a linked page");
+                if !anchors(&linked).contains(heading) {
+                    broken.push(format!(
+                        "{}:{n}: `{target}`: no heading has the anchor `{heading}`",
+                        page.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        broken.is_empty(),
+        "broken links; fix the link or the heading:\n{}",
+        broken.join("\n")
+    );
+}
+
+#[test]
+fn anchors_follow_github() {
+    assert_eq!(
+        anchor("What `planner plan` accepts, `include_model!` compiles"),
+        "what-planner-plan-accepts-include_model-compiles"
+    );
+    assert_eq!(
+        anchor("Through `planner plan X.csv`"),
+        "through-planner-plan-xcsv"
+    );
+    assert_eq!(
+        anchor("Large problems: 10k to 100k buffers"),
+        "large-problems-10k-to-100k-buffers"
+    );
+}
