@@ -145,15 +145,6 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
     }
 }
 
-/// The method name that lends model `model`'s handle.
-fn method(model: &str) -> String {
-    let m = naming::model_module(model);
-    match m.as_str() {
-        "arena_ptrs" | "init" | "from_buffers" | "take" => format!("{m}_model"),
-        _ => m,
-    }
-}
-
 /// A model's handle built from the group's bases: `kws::Handle::in_group([..])`.
 fn lend(g: &LoadedGroup, k: usize) -> TokenStream {
     let module = ident(&naming::model_module(&g.file.models[k].model));
@@ -166,7 +157,7 @@ fn lenders(g: &LoadedGroup) -> Vec<TokenStream> {
     let mut out = Vec::new();
     for (k, m) in f.models.iter().enumerate() {
         let module = ident(&naming::model_module(&m.model));
-        let name = ident(&method(&m.model));
+        let name = ident(&naming::group_method(&m.model));
         let body = lend(g, k);
         let doc = format!(
             "Model `{}`'s handle, borrowing the group `mut`: no other model's handle can be held meanwhile (models that run one after another share scratch bytes).",
@@ -181,8 +172,9 @@ fn lenders(g: &LoadedGroup) -> Vec<TokenStream> {
     }
     for set in &f.concurrent {
         let ks: Vec<usize> = set.iter().filter_map(|n| f.model(n)).collect();
-        let names: Vec<String> = ks.iter().map(|&k| method(&f.models[k].model)).collect();
-        let name = ident(&names.join("_and_"));
+        let name = ident(&naming::set_method(
+            ks.iter().map(|&k| f.models[k].model.as_str()),
+        ));
         let types = ks.iter().map(|&k| {
             let module = ident(&naming::model_module(&f.models[k].model));
             quote!(#module::Handle<'_>)
