@@ -620,6 +620,26 @@ fn strings(ts: TokenStream, out: &mut BTreeSet<String>) {
     }
 }
 
+/// The values of every `doc = "..."` in a token stream.
+fn docs(ts: TokenStream, out: &mut Vec<String>) {
+    let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Group(g) => docs(g.stream(), out),
+            TokenTree::Ident(i) if i == "doc" => {
+                if let (Some(TokenTree::Punct(p)), Some(TokenTree::Literal(l))) =
+                    (tokens.get(k + 1), tokens.get(k + 2))
+                    && p.as_char() == '='
+                    && let Ok(s) = syn::parse2::<syn::LitStr>(TokenTree::Literal(l.clone()).into())
+                {
+                    out.push(s.value());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Tensor names that close C comments, splice lines, end strings or look like Rust.
 const HOSTILE: [&str; 9] = [
     "x*\\\n/\n#ifdef PLANNER_HDR_T_OUT_OFFSET\n#define PLANNER_HDR_T_OUT_OFFSET 4096u\n#endif\n/*",
@@ -673,6 +693,7 @@ fn hostile_tensor_names_become_exactly_the_expected_items() {
     let dir = std::env::temp_dir().join(format!("planner-macros-hostile-{}", std::process::id()));
     let path = plan_into(&text, &dir).expect("plans");
     let (file, ts) = expansion(&path);
+    let ts_docs = ts.clone();
     let mut items = Items::default();
     collect(&file.items, "", &mut items);
     let idents = naming::unique_idents(HOSTILE);
@@ -703,6 +724,18 @@ fn hostile_tensor_names_become_exactly_the_expected_items() {
     for n in HOSTILE {
         assert!(lits.iter().any(|l| l.contains(n)), "{n:?} is in no literal");
     }
+    // In docs, names are one-line code spans: no line break, so no code block (rustdoc
+    // would run it as a doctest), and no raw Markdown or HTML.
+    let mut doc = Vec::new();
+    docs(ts_docs, &mut doc);
+    assert!(doc.iter().any(|d| d.contains("r#\"raw\"#")), "{doc:#?}");
+    for d in &doc {
+        assert!(!d.contains('\n') && !d.contains('\r'), "{d:?}");
+    }
+    assert!(
+        doc.iter().any(|d| d.contains("`line\\nbreak\\r\\ttab`")),
+        "{doc:#?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -748,4 +781,19 @@ fn a_group_expands_to_one_method_per_model_and_set() {
     );
     assert_eq!(ready, [&want], "{items:#?}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn names_in_docs_are_code_spans() {
+    use codegen::code;
+    assert_eq!(code("conv/BiasAdd"), "`conv/BiasAdd`");
+    assert_eq!(code("a`b"), "``a`b``");
+    assert_eq!(code("`x"), "`` `x ``");
+    // No line break survives, so no code block (a doctest) can start.
+    assert_eq!(
+        code("x\n```\nfn main() {}\n```"),
+        "```` x\\n```\\nfn main() {}\\n``` ````"
+    );
+    assert_eq!(code(""), "`  `");
+    assert_eq!(code("<script>"), "`<script>`");
 }
