@@ -320,3 +320,54 @@ fn non_finite_softmax_beta_is_refused_at_import() {
         assert!(full.contains("set beta to a finite value"), "{full}");
     }
 }
+
+#[test]
+fn a_path_with_a_comment_closer_stays_in_the_comments() {
+    // A folder named `x*`: the manifest's path holds `*/`, and every output names it.
+    let dir = out("path");
+    let folder = dir.join("x*").join("??");
+    std::fs::create_dir_all(&folder).unwrap();
+    let manifest = folder.join("names.toml");
+    let text = chain(&["in".to_string(), "out".to_string()]);
+    std::fs::write(&manifest, text + "[platform]\npreset = \"mps3-an547\"\n").unwrap();
+    let outputs = planner_build::Builder::new()
+        .manifest(&manifest)
+        .out_dir(dir.join("out"))
+        .cargo_directives(false)
+        .write_memory_x("FLASH", "SRAM")
+        .try_compile();
+    let outputs = outputs.unwrap_or_else(|e| panic!("{e}"));
+    let header = std::fs::read_to_string(outputs.dir.join("planner_names.h")).unwrap();
+    assert!(header.contains("x*%2F?%3F/names.toml"), "{header}");
+    if let Err(e) = header_check::check(&header, &plan_file(&outputs.dir, "names")) {
+        panic!("{e}");
+    }
+    for file in ["planner_names.x", "memory.x"] {
+        let text = std::fs::read_to_string(outputs.dir.join(file)).unwrap();
+        let first = text.lines().next().unwrap();
+        assert_eq!(
+            first.matches("*/").count(),
+            first.ends_with("*/") as usize,
+            "{first}"
+        );
+        assert!(first.contains("x*%2F?%3F/names.toml"), "{first}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_region_name_that_is_not_a_name_is_refused() {
+    let dir = out("region");
+    let e = planner_build::Builder::new()
+        .manifest(turn3("header_splice.toml"))
+        .out_dir(&dir)
+        .cargo_directives(false)
+        .region("SRAM", "RAM } > FLASH /*")
+        .try_compile()
+        .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "Builder::region maps memory \"SRAM\" to region \"RAM } > FLASH /*\", which is not a linker region name; use letters, digits and `_`, starting with a letter or `_`, as memory.x names the region"
+    );
+    assert!(!dir.exists());
+}
