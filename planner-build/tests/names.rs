@@ -317,7 +317,10 @@ fn non_finite_softmax_beta_is_refused_at_import() {
             )),
             "{m}"
         );
-        assert!(full.contains("set beta to a finite value"), "{full}");
+        assert!(
+            full.contains("set beta to a finite value (the converter writes 1.0)"),
+            "{full}"
+        );
     }
 }
 
@@ -370,4 +373,27 @@ fn a_region_name_that_is_not_a_name_is_refused() {
         "Builder::region maps memory \"SRAM\" to region \"RAM } > FLASH /*\", which is not a linker region name; use letters, digits and `_`, starting with a letter or `_`, as memory.x names the region"
     );
     assert!(!dir.exists());
+}
+
+#[test]
+fn non_finite_softmax_beta_is_refused_by_the_tflm_export() {
+    // Was "reads back differently after export; please report it" for NaN.
+    for (file, value) in [
+        ("softmax_beta_nan.toml", "NaN"),
+        ("softmax_beta_inf.toml", "inf"),
+    ] {
+        let manifest = planner::manifest::load(&turn3(file)).unwrap();
+        let model = turn3(&file.replace(".toml", ".tflite"));
+        let bytes = std::fs::read(&model).unwrap();
+        let e = match planner::export::tflm::export(&bytes, &manifest, &[]) {
+            Ok(_) => panic!("{file}: exported"),
+            Err(e) => e,
+        };
+        assert!(
+            e.message().ends_with(&format!(
+                "SoftmaxOptions.beta = {value}, which is not a finite number"
+            )),
+            "{e}"
+        );
+    }
 }

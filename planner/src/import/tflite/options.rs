@@ -399,7 +399,12 @@ impl<'b> Ctx<'_, '_, 'b> {
                     self.what()
                 ),
                 &format!(
-                    "set {field} to a finite value (the converter writes 1.0 for a softmax beta and 0.0 for no clipping) and export the model again"
+                    "set {field} to a finite value ({}) and export the model again",
+                    if field == "beta" {
+                        "the converter writes 1.0"
+                    } else {
+                        "0.0 means no clipping"
+                    }
                 ),
             ));
         }
