@@ -38,7 +38,7 @@ address) flags+=" -Zsanitizer=address" ;;
     exit 2
     ;;
 esac
-targets="${FUZZ_TARGETS:-tflite manifest_text manifest_structured csv_packers plan_file}"
+targets="${FUZZ_TARGETS:-tflite manifest_text manifest_structured csv_packers plan_file generated_names}"
 echo "-- building the fuzz targets (sanitizer: $sanitizer)"
 # --target keeps build scripts and proc macros uninstrumented.
 RUSTFLAGS="$flags" cargo +nightly build --quiet --release --manifest-path fuzz/Cargo.toml \

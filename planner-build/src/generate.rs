@@ -56,6 +56,19 @@ pub struct Generated {
     pub plan_hash: u64,
 }
 
+/// Refuses a region name ([`crate::Builder::region`]) that is not one linker-script name
+/// token: it is written into the linker fragment as is.
+fn check_regions(options: &Options) -> Result<(), Error> {
+    for (memory, region) in &options.regions {
+        if !crate::escape::is_linker_name(region) {
+            return Err(Error::invalid_input(format!(
+                "Builder::region maps memory {memory:?} to region {region:?}, which is not a linker region name; use letters, digits and `_`, starting with a letter or `_`, as memory.x names the region"
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Memories holding an arena or a blob of `plan`.
 pub(crate) fn used_memories(plan: &PlanFile) -> std::collections::BTreeSet<String> {
     plan.arenas
@@ -77,6 +90,7 @@ pub fn generate(
     planned: &Planned,
     options: &Options,
 ) -> Result<Generated, Error> {
+    check_regions(options)?;
     let graph = &planned.graph;
     let plan = PlanFile::from_plan(graph, &planned.plan, &layout(manifest))?;
     let blobs = plan.blobs(graph)?;
@@ -154,6 +168,7 @@ pub fn generate_group(
     planned: &GroupPlanned,
     options: &Options,
 ) -> Result<GeneratedGroup, Error> {
+    check_regions(options)?;
     let layouts: Vec<Layout> = group.models.iter().map(Layout::of).collect();
     let (plan, blobs) = GroupPlanFile::from_group(planned, &layouts)?;
     let mut files = BTreeMap::new();

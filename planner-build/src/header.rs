@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use planner::graph::DType;
 use planner::planfile::{PlanFile, naming};
 
+use crate::escape::text as comment;
+
 fn c_type(d: DType) -> &'static str {
     match d {
         DType::F32 => "float",
@@ -23,11 +25,6 @@ fn c_type(d: DType) -> &'static str {
             "uint8_t"
         }
     }
-}
-
-/// A C comment's text: no `*/` inside.
-fn comment(s: &str) -> String {
-    s.replace("*/", "* /")
 }
 
 pub(crate) fn header(plan: &PlanFile, source: &str) -> String {

@@ -58,6 +58,7 @@
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
+mod escape;
 mod generate;
 mod header;
 mod linker;

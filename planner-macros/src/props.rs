@@ -530,3 +530,270 @@ fn models_from_the_bad_input_campaign_expand() {
     assert!(plan_into(&text, &dir.join("huge")).is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Plans group manifest `text` as `planner-build` does and writes its plan file and blobs
+/// into `dir`; the plan file's path.
+fn plan_group_into(text: &str, dir: &Path) -> PathBuf {
+    use planner::planfile::group::GroupPlanFile;
+    let group = planner::manifest::Group::parse(text, &dir.join("g.toml"))
+        .unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let planned = planner::plan_group(&group).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let layouts: Vec<Layout> = group.models.iter().map(Layout::of).collect();
+    let (file, blobs) = GroupPlanFile::from_group(&planned, &layouts).unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join(naming::plan_file(&file.group));
+    std::fs::write(&path, file.to_bytes()).unwrap();
+    for (a, bytes) in &blobs.blobs {
+        if let Some(b) = file.arenas.get(*a).and_then(|g| g.arena.blob.as_ref()) {
+            std::fs::write(dir.join(&b.file), bytes).unwrap();
+        }
+    }
+    path
+}
+
+/// The expansion for the plan at `path`, parsed as a Rust file: it must parse.
+fn expansion(path: &Path) -> (syn::File, TokenStream) {
+    let lit = path.display().to_string();
+    let ts = codegen::expand(quote!(#lit));
+    let rendered = ts.to_string();
+    assert!(!rendered.contains("compile_error"), "{rendered:.600}");
+    match syn::parse2::<syn::File>(ts.clone()) {
+        Ok(f) => (f, ts),
+        Err(e) => panic!("the expansion does not parse: {e}\n{rendered:.2000}"),
+    }
+}
+
+/// Per module path (`a::b`): its item names (`mod x`, `fn x` of a free function, `const X`,
+/// ...) and the methods of each `impl` block, by the block's self type and generics.
+#[derive(Default, Debug)]
+struct Items {
+    items: BTreeMap<String, BTreeSet<String>>,
+    methods: BTreeMap<String, BTreeSet<String>>,
+}
+
+fn collect(items: &[syn::Item], path: &str, out: &mut Items) {
+    use quote::ToTokens;
+    for item in items {
+        let name = match item {
+            syn::Item::Mod(m) => {
+                let inner = format!("{path}::{}", m.ident);
+                if let Some((_, content)) = &m.content {
+                    collect(content, &inner, out);
+                }
+                Some(format!("mod {}", m.ident))
+            }
+            syn::Item::Fn(f) => Some(format!("fn {}", f.sig.ident)),
+            syn::Item::Const(c) => Some(format!("const {}", c.ident)),
+            syn::Item::Static(s) => Some(format!("static {}", s.ident)),
+            syn::Item::Struct(s) => Some(format!("struct {}", s.ident)),
+            syn::Item::Type(t) => Some(format!("type {}", t.ident)),
+            syn::Item::Impl(i) => {
+                let key = format!("{path}: {}", i.self_ty.to_token_stream());
+                let set = out.methods.entry(key).or_default();
+                for it in &i.items {
+                    if let syn::ImplItem::Fn(f) = it {
+                        set.insert(f.sig.ident.to_string());
+                    }
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(n) = name {
+            out.items.entry(path.to_string()).or_default().insert(n);
+        }
+    }
+}
+
+/// Every string literal of a token stream, as its value.
+fn strings(ts: TokenStream, out: &mut BTreeSet<String>) {
+    for t in ts {
+        match t {
+            TokenTree::Group(g) => strings(g.stream(), out),
+            TokenTree::Literal(l) => {
+                if let Ok(s) = syn::parse2::<syn::LitStr>(TokenTree::Literal(l).into()) {
+                    out.insert(s.value());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The values of every `doc = "..."` in a token stream.
+fn docs(ts: TokenStream, out: &mut Vec<String>) {
+    let tokens: Vec<TokenTree> = ts.into_iter().collect();
+    for (k, t) in tokens.iter().enumerate() {
+        match t {
+            TokenTree::Group(g) => docs(g.stream(), out),
+            TokenTree::Ident(i) if i == "doc" => {
+                if let (Some(TokenTree::Punct(p)), Some(TokenTree::Literal(l))) =
+                    (tokens.get(k + 1), tokens.get(k + 2))
+                    && p.as_char() == '='
+                    && let Ok(s) = syn::parse2::<syn::LitStr>(TokenTree::Literal(l.clone()).into())
+                {
+                    out.push(s.value());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Tensor names that close C comments, splice lines, end strings or look like Rust.
+const HOSTILE: [&str; 9] = [
+    "x*\\\n/\n#ifdef PLANNER_HDR_T_OUT_OFFSET\n#define PLANNER_HDR_T_OUT_OFFSET 4096u\n#endif\n/*",
+    "*/ } fn evil() {} /*",
+    "\"); static X: u8 = 0; (\"",
+    "\\",
+    "#[doc = \"x\"]",
+    "r#\"raw\"#",
+    "line\nbreak\r\ttab",
+    "naïve ✓ 模型",
+    "a_mut",
+];
+
+#[test]
+fn hostile_tensor_names_become_exactly_the_expected_items() {
+    let toml = |s: &str| {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            if c.is_ascii_alphanumeric() {
+                out.push(c);
+            } else {
+                out.push_str(&format!("\\u{:04X}", c as u32));
+            }
+        }
+        out + "\""
+    };
+    let tensors: Vec<String> = HOSTILE
+        .iter()
+        .enumerate()
+        .map(|(k, n)| {
+            format!(
+                "{{ id = \"t{k}\", name = {}, dtype = \"i8\", shape = [{}] }}",
+                toml(n),
+                4 * (k + 1)
+            )
+        })
+        .collect();
+    let ops: Vec<String> = (1..HOSTILE.len())
+        .map(|k| {
+            format!(
+                "{{ opcode = \"RELU\", inputs = [\"t{}\"], outputs = [\"t{k}\"] }}",
+                k - 1
+            )
+        })
+        .collect();
+    let text = format!(
+        "[model]\nname = \"hostile\"\ntensors = [{}]\nops = [{}]\n",
+        tensors.join(", "),
+        ops.join(", ")
+    );
+    let dir = std::env::temp_dir().join(format!("planner-macros-hostile-{}", std::process::id()));
+    let path = plan_into(&text, &dir).expect("plans");
+    let (file, ts) = expansion(&path);
+    let ts_docs = ts.clone();
+    let mut items = Items::default();
+    collect(&file.items, "", &mut items);
+    let idents = naming::unique_idents(HOSTILE);
+    let mut want: BTreeSet<String> = BTreeSet::new();
+    for i in &idents {
+        want.insert(format!("tensor_{i}"));
+        want.insert(format!("tensor_{i}_mut"));
+    }
+    let got: BTreeSet<String> = items
+        .methods
+        .iter()
+        .filter(|(k, _)| k.starts_with("::hostile: Handle"))
+        .flat_map(|(_, v)| v.iter().filter(|m| m.starts_with("tensor_")).cloned())
+        .collect();
+    assert_eq!(got, want, "{items:#?}");
+    // No stray item: the names became literals, never code.
+    assert!(
+        items
+            .items
+            .values()
+            .flatten()
+            .all(|n| !n.contains("evil") && n != "static X"),
+        "{items:#?}"
+    );
+    // Each name survives intact as a string (docs and `TensorInfo` names).
+    let mut lits = BTreeSet::new();
+    strings(ts, &mut lits);
+    for n in HOSTILE {
+        assert!(lits.iter().any(|l| l.contains(n)), "{n:?} is in no literal");
+    }
+    // In docs, names are one-line code spans: no line break, so no code block (rustdoc
+    // would run it as a doctest), and no raw Markdown or HTML.
+    let mut doc = Vec::new();
+    docs(ts_docs, &mut doc);
+    assert!(doc.iter().any(|d| d.contains("r#\"raw\"#")), "{doc:#?}");
+    for d in &doc {
+        assert!(!d.contains('\n') && !d.contains('\r'), "{d:?}");
+    }
+    assert!(
+        doc.iter().any(|d| d.contains("`line\\nbreak\\r\\ttab`")),
+        "{doc:#?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_group_expands_to_one_method_per_model_and_set() {
+    let model = |name: &str| {
+        format!(
+            "\n[[model]]\nname = \"{name}\"\ntensors = [{{ id = \"in\", name = \"*/\\\\\", dtype = \"i8\", shape = [16] }}, {{ id = \"out\", dtype = \"i8\", shape = [16] }}]\nops = [{{ opcode = \"RELU\", inputs = [\"in\"], outputs = [\"out\"] }}]\n"
+        )
+    };
+    let text = format!(
+        "[group]\nname = \"grp\"\nconcurrent = [[\"take\", \"Init2\"], [\"Init2\", \"x\"]]\n{}{}{}",
+        model("take"),
+        model("Init2"),
+        model("x")
+    );
+    let dir = std::env::temp_dir().join(format!("planner-macros-group-{}", std::process::id()));
+    let path = plan_group_into(&text, &dir);
+    let (file, _) = expansion(&path);
+    let mut items = Items::default();
+    collect(&file.items, "", &mut items);
+    let modules: BTreeSet<&str> = items.items["::grp"]
+        .iter()
+        .filter_map(|n| n.strip_prefix("mod "))
+        .collect();
+    assert_eq!(modules, BTreeSet::from(["init2", "take", "x"]));
+    let ready: Vec<&BTreeSet<String>> = items
+        .methods
+        .iter()
+        .filter(|(k, _)| k.starts_with("::grp: Handle") && k.contains("Ready"))
+        .map(|(_, v)| v)
+        .collect();
+    let want = BTreeSet::from(
+        [
+            "arena_ptrs",
+            "init2",
+            "init2_and_x",
+            "take_model",
+            "take_model_and_init2",
+            "x",
+        ]
+        .map(String::from),
+    );
+    assert_eq!(ready, [&want], "{items:#?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn names_in_docs_are_code_spans() {
+    use codegen::code;
+    assert_eq!(code("conv/BiasAdd"), "`conv/BiasAdd`");
+    assert_eq!(code("a`b"), "``a`b``");
+    assert_eq!(code("`x"), "`` `x ``");
+    // No line break survives, so no code block (a doctest) can start.
+    assert_eq!(
+        code("x\n```\nfn main() {}\n```"),
+        "```` x\\n```\\nfn main() {}\\n``` ````"
+    );
+    assert_eq!(code(""), "`  `");
+    assert_eq!(code("<script>"), "`<script>`");
+}

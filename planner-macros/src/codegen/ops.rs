@@ -8,7 +8,7 @@ use planner::planfile::naming;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
-use super::{Ctx, ident};
+use super::{Ctx, code, ident};
 
 /// View fields: (field name, tensor index).
 pub(crate) type Fields = Vec<(String, usize)>;
@@ -99,8 +99,10 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
             .filter(|(_, t)| !reads.iter().any(|(_, r)| r == t))
             .map(|(j, _)| format!("input{j}"))
             .collect();
-        let mut doc =
-            format!("Op {k}: `{opcode}`, its inputs shared and its outputs and scratch mutable.");
+        let mut doc = format!(
+            "Op {k}: {}, its inputs shared and its outputs and scratch mutable.",
+            code(opcode)
+        );
         if !skipped.is_empty() {
             doc.push_str(&format!(
                 " {} share bytes with an output and appear only as that output.",
@@ -121,7 +123,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                 #(#infos)*
             }
         });
-        let mdoc = format!("The view of op {k} (`{opcode}`).");
+        let mdoc = format!("The view of op {k} ({}).", code(opcode));
         methods.push(quote! {
             #[doc = #mdoc]
             pub fn #method(&mut self) -> ops::#name<'_> {

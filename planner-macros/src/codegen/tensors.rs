@@ -5,7 +5,7 @@ use planner::planfile::naming;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
-use super::{Ctx, ident};
+use super::{Ctx, code, ident};
 
 /// The `TensorInfo` constant expression of tensor `t`.
 fn info(cx: &Ctx<'_>, t: usize) -> TokenStream {
@@ -81,10 +81,11 @@ fn slab_scope(cx: &Ctx<'_>, t: usize) -> TokenStream {
     let name = ident(&format!("with_slab_{}", cx.idents[t]));
     let get_mut = ident(&format!("tensor_{}_mut", cx.idents[t]));
     let doc = format!(
-        "Runs `f` with a step-scope slab over the {} bytes reserved for slab `{}`; the bytes are \
+        "Runs `f` with a step-scope slab over the {} bytes reserved for slab {}; the bytes are \
          zeroed again when `f` returns. Borrowing the model mutably, it cannot run while any \
          tensor view is alive, so a scratch slab never meets a live tensor.",
-        e.size, e.name
+        e.size,
+        code(&e.name)
     );
     quote! {
         #[doc = #doc]
@@ -115,7 +116,11 @@ pub(crate) fn tensors(cx: &Ctx<'_>) -> TokenStream {
         let mut io_consts = Vec::new();
         for (io, name) in list.iter().zip(&names) {
             let t = io.tensor as usize;
-            let doc = format!("Model {kind} `{}`: tensor {}.", io.name, cx.describe(t));
+            let doc = format!(
+                "Model {kind} {}: tensor {}.",
+                code(&io.name),
+                cx.describe(t)
+            );
             let c = ident(&name.to_ascii_uppercase());
             let tc = ident(&cx.idents[t].to_ascii_uppercase());
             let elem = cx.elem(t);

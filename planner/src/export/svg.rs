@@ -51,7 +51,9 @@ fn esc(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&apos;"),
+            // Not characters XML 1.0 allows in a document.
             c if (c as u32) < 0x20 && c != '\t' => out.push(' '),
+            '\u{fffe}' | '\u{ffff}' => out.push(' '),
             c => out.push(c),
         }
     }
@@ -339,4 +341,41 @@ fn axes(s: &mut String, used: u64, ops: u32, y0: f64, col: f64) {
         LEFT + PLOT_W,
         y0 + PLOT_H + 28.0
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_stay_text_in_attributes_and_elements() {
+        let names = [
+            "</title><script>alert(1)</script>",
+            "\" onload=\"x",
+            "a'b&c;<!-- -->",
+            "]]><![CDATA[",
+            "x*\\\n/\u{1}\u{fffe}\u{ffff}é",
+        ];
+        for n in names {
+            let doc = format!(
+                "<svg><g id=\"{}\"><title>{}</title></g></svg>",
+                esc(n),
+                esc(n)
+            );
+            let parsed = roxmltree::Document::parse(&doc).unwrap_or_else(|e| panic!("{n:?}: {e}"));
+            let g = parsed.root_element().first_element_child().unwrap();
+            assert_eq!(g.attributes().count(), 1, "{doc}");
+            assert_eq!(g.children().count(), 1, "{doc}");
+            let title = g.first_element_child().unwrap().text().unwrap_or("");
+            let shown: String = n
+                .chars()
+                .map(|c| match c {
+                    '\t' => c,
+                    c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => ' ',
+                    c => c,
+                })
+                .collect();
+            assert_eq!(title, shown);
+        }
+    }
 }

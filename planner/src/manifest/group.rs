@@ -29,6 +29,7 @@ use toml::Spanned;
 
 use super::{Ctx, Manifest, RawMemory, RawModel, RawPlatform, Shared, sanitize_name, toml_error};
 use crate::error::{Error, Result, did_you_mean};
+use crate::planfile::naming::{self, NameOwner};
 
 /// Several models planned together: one platform, one set of bank constraints.
 #[derive(Debug, Clone)]
@@ -147,10 +148,11 @@ impl Group {
                 .note(format!("in {}", path.display()))
                 .help("add a [[model]] table with `name` and `source`"));
         }
-        let (name, concurrent) = match raw.group {
-            None => (default_name(path), Vec::new()),
+        let (name, concurrent, set_spans) = match raw.group {
+            None => (default_name(path), Vec::new(), Vec::new()),
             Some(g) => check_group(&ctx, g.into_inner(), &models, path)?,
         };
+        check_names(&ctx, &models, &spans, &concurrent, &set_spans)?;
         Ok(Group {
             path: path.to_path_buf(),
             name,
@@ -168,14 +170,99 @@ fn default_name(path: &Path) -> String {
     sanitize_name(&stem)
 }
 
+/// The `concurrent` sets as written, for their positions.
+type SetSpans = Vec<Spanned<Vec<Spanned<String>>>>;
+
+/// Refuses two models, or a model and a `concurrent` set, whose names make the same name in
+/// the generated code ([`naming::group_clash`]): the same module (`A` and `a`, `_x` and
+/// `x`, two names equal in their first 48 characters), header file or C prefix, or the same
+/// method of the group handle (a model `a_and_b` and the set `[a, b]`, models `take` and
+/// `take_model`). rustc would refuse the expansion with an error naming neither, or one
+/// header file would overwrite the other; here the error names both and their lines.
+fn check_names(
+    ctx: &Ctx<'_>,
+    models: &[Manifest],
+    spans: &[Spanned<String>],
+    sets: &[Vec<usize>],
+    set_spans: &[Spanned<Vec<Spanned<String>>>],
+) -> Result<()> {
+    let names: Vec<&str> = models.iter().map(|m| m.name.as_str()).collect();
+    let Some(clash) = naming::group_clash(&names, sets) else {
+        return Ok(());
+    };
+    let line = |span: core::ops::Range<usize>| {
+        let start = span.start.min(ctx.text.len());
+        ctx.text.as_bytes()[..start]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    };
+    let describe = |owner: NameOwner| match owner {
+        NameOwner::Model(k) => format!(
+            "model {} (model[{k}], line {})",
+            names.get(k).copied().unwrap_or("?"),
+            spans.get(k).map_or(0, |s| line(s.span()))
+        ),
+        NameOwner::Set(k) => {
+            let members: Vec<&str> = sets
+                .get(k)
+                .into_iter()
+                .flatten()
+                .filter_map(|&i| names.get(i).copied())
+                .collect();
+            format!(
+                "group.concurrent[{k}] [{}] (line {})",
+                members.join(", "),
+                set_spans.get(k).map_or(0, |s| line(s.span()))
+            )
+        }
+        NameOwner::Fixed => "the group handle itself".to_string(),
+    };
+    let message = format!(
+        "{} and {} both make the {} `{}` in the generated code",
+        describe(clash.first),
+        describe(clash.second),
+        clash.what,
+        clash.name
+    );
+    let rename = |owner: NameOwner| match owner {
+        NameOwner::Model(k) => Some(format!(
+            "rename model {}",
+            names.get(k).copied().unwrap_or("?")
+        )),
+        NameOwner::Set(_) | NameOwner::Fixed => None,
+    };
+    let help = match (rename(clash.first), rename(clash.second)) {
+        (Some(a), Some(b)) => format!(
+            "{b} or {}; names that differ only in case, in a leading or trailing `_`, after their first 48 characters, or by a `_model` that the generator adds to keywords and to take, init, from_buffers and arena_ptrs make the same identifiers",
+            a.trim_start_matches("rename ")
+        ),
+        (Some(a), None) | (None, Some(a)) => {
+            format!("{a}: a concurrent set's method joins its models' methods with `_and_`")
+        }
+        (None, None) => "name each concurrent set once".to_string(),
+    };
+    let at = match clash.second {
+        NameOwner::Model(k) => spans.get(k).map(|s| ctx.span(s.span())),
+        NameOwner::Set(k) => set_spans.get(k).map(|s| ctx.span(s.span())),
+        NameOwner::Fixed => None,
+    };
+    let e = Error::input(message).help(help);
+    Err(match at {
+        Some(at) => e.at(at),
+        None => e,
+    })
+}
+
 /// Checks `[group]`: its name, and that `concurrent` names listed models, each set at
-/// least two, none twice.
+/// least two, none twice, and no set twice (in any order).
 fn check_group(
     ctx: &Ctx<'_>,
     g: RawGroup,
     models: &[Manifest],
     path: &Path,
-) -> Result<(String, Vec<Vec<usize>>)> {
+) -> Result<(String, Vec<Vec<usize>>, SetSpans)> {
     let name = match &g.name {
         Some(n) => super::check_name(ctx, n)?,
         None => default_name(path),
@@ -222,9 +309,29 @@ fn check_group(
                 "list two or more model names, such as [\"kws\", \"vww\"], or remove the set",
             ));
         }
+        // A set listed again adds nothing, and would make its lending method twice (or a
+        // second method for the same set): refused, naming both, rather than dropped.
+        let mut sorted = ks.clone();
+        sorted.sort_unstable();
+        let same = sets.iter().position(|earlier: &Vec<usize>| {
+            let mut e = earlier.clone();
+            e.sort_unstable();
+            e == sorted
+        });
+        if let Some(first) = same {
+            let names: Vec<&str> = set.get_ref().iter().map(|n| n.get_ref().as_str()).collect();
+            return Err(ctx.err(
+                set,
+                format!(
+                    "group.concurrent[{s}] lists the same models as group.concurrent[{first}] ({})",
+                    names.join(", ")
+                ),
+                format!("remove group.concurrent[{s}]; each set of models is listed once"),
+            ));
+        }
         sets.push(ks);
     }
-    Ok((name, sets))
+    Ok((name, sets, g.concurrent))
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! names, file names. One place, so the plan file, the linker fragment, the C header and
 //! the Rust expansion always agree, and the same model always gets the same names.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::string::{String, ToString};
 use std::vec::Vec;
 
@@ -119,6 +119,105 @@ pub fn model_module(model: &str) -> String {
         m.push_str("_model");
     }
     m
+}
+
+/// The method of a group's handle that lends model `model`'s handle: its module's name,
+/// with `_model` after the names of the handle's own methods (`take`, `init`,
+/// `from_buffers`, `arena_ptrs`).
+pub fn group_method(model: &str) -> String {
+    let m = model_module(model);
+    if GROUP_HANDLE_METHODS.contains(&m.as_str()) {
+        format!("{m}_model")
+    } else {
+        m
+    }
+}
+
+/// Methods every group handle has, which no lending method may take.
+const GROUP_HANDLE_METHODS: [&str; 4] = ["arena_ptrs", "from_buffers", "init", "take"];
+
+/// The method of a group's handle that lends the handles of a `concurrent` set's models
+/// together: their [`group_method`]s joined by `_and_` (`kws_and_vww`).
+pub fn set_method<'a>(models: impl IntoIterator<Item = &'a str>) -> String {
+    let names: Vec<String> = models.into_iter().map(group_method).collect();
+    names.join("_and_")
+}
+
+/// Who makes a name in a group's generated code: model `k` or `concurrent` set `k` of the
+/// group (indices in manifest order), or the generator itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NameOwner {
+    /// Model `k` (`model[k]` in the manifest).
+    Model(usize),
+    /// Concurrent set `k` (`group.concurrent[k]`).
+    Set(usize),
+    /// A fixed name of the generated code.
+    Fixed,
+}
+
+/// Two owners that make the same name in one namespace of a group's generated code: one
+/// would hide or redefine the other, or one file would overwrite the other.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameClash {
+    /// What the name is (`"module"`, `"method of the group handle"`, ...).
+    pub what: &'static str,
+    /// The name both make.
+    pub name: String,
+    /// The owner listed first.
+    pub first: NameOwner,
+    /// The owner listed later.
+    pub second: NameOwner,
+}
+
+/// Every name a group's generated code derives from its models' names (`models`, manifest
+/// order) and its `concurrent` sets (`sets`, indices into `models`), with what it is and
+/// who makes it: the module of each model and its C macro prefix, header and drawing file,
+/// and the lending methods of the group handle with the handle's own methods. Names in
+/// one namespace (the same `what`) must all differ.
+pub fn group_names(models: &[&str], sets: &[Vec<usize>]) -> Vec<(&'static str, String, NameOwner)> {
+    let mut out = Vec::new();
+    for (k, m) in models.iter().enumerate() {
+        let owner = NameOwner::Model(k);
+        out.push(("module", model_module(m), owner));
+        out.push(("C macro prefix", c_prefix(m), owner));
+        out.push(("C header file", header_file(m), owner));
+        // Drawings are named by the model as written; compared lowercase, as a
+        // case-insensitive file system does.
+        out.push(("SVG file", format!("{}.svg", m.to_ascii_lowercase()), owner));
+    }
+    const METHOD: &str = "method of the group handle";
+    for m in GROUP_HANDLE_METHODS {
+        out.push((METHOD, m.to_string(), NameOwner::Fixed));
+    }
+    for (k, m) in models.iter().enumerate() {
+        out.push((METHOD, group_method(m), NameOwner::Model(k)));
+    }
+    for (k, set) in sets.iter().enumerate() {
+        let names = set.iter().filter_map(|&i| models.get(i).copied());
+        out.push((METHOD, set_method(names), NameOwner::Set(k)));
+    }
+    out
+}
+
+/// The first two owners that make the same name in a group ([`group_names`]), if any.
+pub fn group_clash(models: &[&str], sets: &[Vec<usize>]) -> Option<NameClash> {
+    let mut seen: BTreeMap<(&'static str, String), NameOwner> = BTreeMap::new();
+    for (what, name, owner) in group_names(models, sets) {
+        match seen.get(&(what, name.clone())) {
+            Some(&first) => {
+                return Some(NameClash {
+                    what,
+                    name,
+                    first,
+                    second: owner,
+                });
+            }
+            None => {
+                seen.insert((what, name), owner);
+            }
+        }
+    }
+    None
 }
 
 /// Lowercase word for a name inside a section or symbol name: ASCII letters, digits, `_`.
@@ -251,6 +350,58 @@ mod tests {
         assert_eq!(
             unique_idents(["a", "a_mut", "a_mut_1_mut"]),
             ["a", "a_mut_1_", "a_mut_1_mut"]
+        );
+    }
+
+    #[test]
+    fn group_names_that_clash() {
+        let clash = |models: &[&str], sets: &[Vec<usize>]| {
+            group_clash(models, sets).map(|c| (c.what, c.name, c.first, c.second))
+        };
+        use NameOwner::{Fixed, Model, Set};
+        assert_eq!(clash(&["kws", "vww"], &[vec![0, 1]]), None);
+        assert_eq!(
+            clash(&["A", "a"], &[]),
+            Some(("module", "a".to_string(), Model(0), Model(1)))
+        );
+        assert_eq!(
+            clash(&["_x", "x"], &[]),
+            Some(("module", "x".to_string(), Model(0), Model(1)))
+        );
+        let long = ["a".repeat(48) + "bbb", "a".repeat(48) + "ccc"];
+        let c = clash(&[&long[0], &long[1]], &[]).unwrap();
+        assert_eq!((c.0, c.2, c.3), ("module", Model(0), Model(1)));
+        assert_eq!(
+            clash(&["type", "type_model"], &[]),
+            Some(("module", "type_model".to_string(), Model(0), Model(1)))
+        );
+        let m = "method of the group handle";
+        assert_eq!(
+            clash(&["a", "b", "a_and_b"], &[vec![0, 1]]),
+            Some((m, "a_and_b".to_string(), Model(2), Set(0)))
+        );
+        assert_eq!(
+            clash(&["a", "b"], &[vec![0, 1], vec![0, 1]]),
+            Some((m, "a_and_b".to_string(), Set(0), Set(1)))
+        );
+        assert_eq!(clash(&["a", "b"], &[vec![0, 1], vec![1, 0]]), None);
+        for fixed in ["take", "init", "arena_ptrs", "from_buffers"] {
+            let renamed = format!("{fixed}_model");
+            assert_eq!(
+                clash(&[fixed, &renamed], &[]),
+                Some((m, renamed.clone(), Model(0), Model(1)))
+            );
+            assert_eq!(group_method(fixed), renamed);
+        }
+        assert_eq!(
+            clash(&["a_and", "b", "a", "and_b"], &[vec![0, 1], vec![2, 3]]),
+            Some((m, "a_and_and_b".to_string(), Set(0), Set(1)))
+        );
+        // A fixed name is never a model's: those get `_model`.
+        assert!(
+            group_names(&["take"], &[])
+                .iter()
+                .all(|(w, n, o)| *w != m || *o == Fixed || n != "take")
         );
     }
 

@@ -386,6 +386,31 @@ impl<'b> Ctx<'_, '_, 'b> {
         Ok(v)
     }
 
+    /// A float option (`field` of options table `table`): finite, or an error. TFLM gives a
+    /// NaN or infinite `beta`, `cell_clip` or `proj_clip` no meaning (the int8 kernels turn
+    /// them into fixed-point multipliers and clip bounds, where they overflow), and neither
+    /// the plan file (JSON) nor the generated `f32` constants can carry one.
+    fn finite(&self, table: &str, field: &str, v: Option<f32>, default: f32) -> Result<f32> {
+        let v = v.unwrap_or(default);
+        if !v.is_finite() {
+            return Err(self.r.err(
+                format_args!(
+                    "{} has {table}.{field} = {v}, which is not a finite number",
+                    self.what()
+                ),
+                &format!(
+                    "set {field} to a finite value ({}) and export the model again",
+                    if field == "beta" {
+                        "the converter writes 1.0"
+                    } else {
+                        "0.0 means no clipping"
+                    }
+                ),
+            ));
+        }
+        Ok(v)
+    }
+
     /// The integers of constant input `j` (`what` names it), int32 or int64.
     fn ints(&self, j: usize, what: &str) -> Result<Vec<i32>> {
         let t = self
@@ -488,7 +513,12 @@ impl<'b> Reader<'_, 'b> {
                 activation: cx.activation(cx.table::<Mul>()?.and_then(|t| t.activation()))?,
             }),
             "SOFTMAX" => OpOptions::Softmax(SoftmaxOptions {
-                beta: cx.table::<Softmax>()?.and_then(|t| t.beta()).unwrap_or(0.0),
+                beta: cx.finite(
+                    "SoftmaxOptions",
+                    "beta",
+                    cx.table::<Softmax>()?.and_then(|t| t.beta()),
+                    0.0,
+                )?,
             }),
             "RESHAPE" => OpOptions::Reshape(reshape(&cx)?),
             "CONCATENATION" => {
@@ -672,12 +702,13 @@ fn strided_slice(cx: &Ctx<'_, '_, '_>) -> Result<StridedSliceOptions> {
 }
 
 fn lstm(cx: &Ctx<'_, '_, '_>) -> Result<UnidirectionalSequenceLstmOptions> {
+    const OPTS: &str = "UnidirectionalSequenceLSTMOptions";
     let t = cx.table::<SequenceLstm>()?;
     let flag = |v: Option<bool>| v.unwrap_or(false);
     Ok(UnidirectionalSequenceLstmOptions {
         activation: cx.activation(t.and_then(|t| t.activation()))?,
-        cell_clip: t.and_then(|t| t.cell_clip()).unwrap_or(0.0),
-        proj_clip: t.and_then(|t| t.proj_clip()).unwrap_or(0.0),
+        cell_clip: cx.finite(OPTS, "cell_clip", t.and_then(|t| t.cell_clip()), 0.0)?,
+        proj_clip: cx.finite(OPTS, "proj_clip", t.and_then(|t| t.proj_clip()), 0.0)?,
         time_major: flag(t.and_then(|t| t.time_major())),
         asymmetric_quantize_inputs: flag(t.and_then(|t| t.asymmetric_quantize_inputs())),
         diagonal_recurrent_tensors: flag(t.and_then(|t| t.diagonal_recurrent_tensors())),
