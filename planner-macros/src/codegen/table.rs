@@ -70,6 +70,14 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
         let writes = writes.iter().map(|(_, t)| cx.slot[*t] as u32);
         quote!(#rt::check::OpRow { opcode: #opcode, reads: &[#(#reads),*], writes: &[#(#writes),*] })
     });
+    // Slot positions sorted by first and by last live op (ties by position), as the checker
+    // wants them; it verifies both orders.
+    let time = |t: usize| &f.tensors[cx.order[t]].lifetime;
+    let mut by_start: Vec<u32> = (0..cx.order.len() as u32).collect();
+    let mut by_end = by_start.clone();
+    by_start.sort_by_key(|&s| (time(s as usize).start_op, s));
+    by_end.sort_by_key(|&s| (time(s as usize).end_op, s));
+    let n_slots = cx.order.len();
     let check_doc = format!(
         "Makes rustc check the plan of model `{model}`: slots inside their arenas and aligned, live tensors disjoint, budgets kept, blobs as long as their arenas."
     );
@@ -79,7 +87,10 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     } else {
         quote! {
             #[doc = #check_doc]
-            const _: () = #rt::check::check(&PLAN);
+            const _: () = {
+                let mut scratch = [0u64; #rt::check::scratch_len(#n_slots)];
+                #rt::check::check(&PLAN, &mut scratch)
+            };
         }
     };
     quote! {
@@ -91,6 +102,8 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
             arenas: &[#(#arenas),*],
             slots: &[#(#slots),*],
             ops: &[#(#ops),*],
+            by_start: &[#(#by_start),*],
+            by_end: &[#(#by_end),*],
         };
         #check
     }
