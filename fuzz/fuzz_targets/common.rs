@@ -55,7 +55,9 @@ pub fn plan_file(file: &PlanFile, must_pass: bool) {
     let back = PlanFile::parse(text, "round-trip").expect("plan file parses back");
     assert_eq!(&back, file, "plan file round trip");
     if must_pass {
-        with_table(file, |t| check::check(t));
+        with_table(file, |t| {
+            check::check(t, &mut vec![0; check::scratch_len(t.slots.len())])
+        });
     }
 }
 
@@ -185,12 +187,15 @@ pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Opt
             writes: w,
         })
         .collect();
+    let (by_start, by_end) = check::time_orders(&slots);
     let table = PlanTable {
         model: &f.model,
         memories: &memories,
         arenas: &arenas,
         slots: &slots,
         ops: &ops,
+        by_start: &by_start,
+        by_end: &by_end,
     };
     Some(run(&table))
 }

@@ -77,14 +77,16 @@ use proc_macro::TokenStream;
 ///   uses, so a kernel set that lacks one is a compile error naming the op;
 /// - a `const` item evaluating `planner::rt::check::check` on the plan, which fails the
 ///   build when slots overlap while live, pass their arena, are misaligned, an arena passes
-///   its budget or a blob's length differs from its arena's.
+///   its budget or a blob's length differs from its arena's. It runs in time linear in the
+///   plan (over orders the expansion emits and the check verifies), so long models compile.
 ///
 /// Given a group's name (a group manifest planned by `planner-build`), it expands to a
 /// module named after the group with one `static` per group arena, one module per model
 /// (the items above, over the group's statics, without `take()`), `GROUP_PLAN` with a
-/// `const` item evaluating `planner::rt::check::check_group` (each model's arenas are the
-/// group's, models that may run at the same time share no writable byte, no two models share
-/// state), and the group handle `Handle<'a, S>` (`Group<S>` = `Handle<'static, S>`):
+/// `const` item evaluating `planner::rt::check::check_group` (distinct model names, each
+/// model's arenas are the group's in name, size, alignment and writability, each concurrent
+/// set names distinct models, every two models of a set share no writable byte, no two
+/// models share state), and the group handle `Handle<'a, S>` (`Group<S>` = `Handle<'static, S>`):
 /// `Group::take()`, `Handle::from_buffers`, `init()` (every model's state zeroed once), then
 /// `group.<model>()`, which lends that model's handle borrowing the group `mut` (so two
 /// models' handles cannot be held at once), and one method per `concurrent` set

@@ -162,6 +162,23 @@ fn load_group(file: GroupPlanFile, path: PathBuf, target: &str) -> Result<Loaded
             ));
         }
     }
+    for set in &file.concurrent {
+        let mut seen = std::collections::BTreeSet::new();
+        for name in set {
+            let problem = if file.model(name).is_none() {
+                "which is no model of the group"
+            } else if !seen.insert(name) {
+                "twice (two handles to one model's bytes at once)"
+            } else {
+                continue;
+            };
+            return Err(format!(
+                "bad plan file {}: concurrent set {set:?} of group `{}` names model `{name}` {problem}; {REBUILD}",
+                path.display(),
+                file.group,
+            ));
+        }
+    }
     Ok(LoadedGroup {
         file,
         path,

@@ -412,13 +412,20 @@ fn check_table(cx: &Ctx<'_>) {
             writes: w,
         })
         .collect();
-    check::check(&PlanTable {
-        model: &f.model,
-        memories: &memories,
-        arenas: &arenas,
-        slots: &slots,
-        ops: &ops,
-    });
+    let (by_start, by_end) = check::time_orders(&slots);
+    let mut scratch = vec![0; check::scratch_len(slots.len())];
+    check::check(
+        &PlanTable {
+            model: &f.model,
+            memories: &memories,
+            arenas: &arenas,
+            slots: &slots,
+            ops: &ops,
+            by_start: &by_start,
+            by_end: &by_end,
+        },
+        &mut scratch,
+    );
 }
 
 /// Runs the macro on the plan at `path` as rustc would: load, generate, then the checks.

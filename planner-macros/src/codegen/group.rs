@@ -60,11 +60,12 @@ pub(crate) fn group(g: &LoadedGroup, args: &Args) -> TokenStream {
 /// One `static` per group arena, as a model alone gets them, named the same way.
 fn statics(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
     let mut out = TokenStream::new();
-    for (ga, path) in g.file.arenas.iter().zip(&g.blobs) {
+    for (i, (ga, path)) in g.file.arenas.iter().zip(&g.blobs).enumerate() {
         let a = &ga.arena;
-        let size = usize::try_from(a.size).unwrap_or(usize::MAX);
-        let align = usize::try_from(a.alignment).unwrap_or(1);
-        let ty_args = quote!(#size, #rt::Align<#align>);
+        // From the checked table, so the statics are what the check proved.
+        let ty_args = quote! {
+            { GROUP_PLAN.arenas[#i].size as usize }, #rt::Align<{ GROUP_PLAN.arenas[#i].align as usize }>
+        };
         if let Some(section) = &a.section {
             let static_name = ident(&naming::arena_static(a.role, &a.memory));
             let doc = format!(
@@ -108,11 +109,13 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
     let f = &g.file;
     let arenas = f.arenas.iter().map(|ga| {
         let a = &ga.arena;
-        let (name, size) = (&a.name, lit_u64(a.size));
+        let (name, size, align) = (&a.name, lit_u64(a.size), lit_u64(a.alignment));
         let writable = a.role != ArenaRole::Constant;
         let persistent = a.role == ArenaRole::Persistent;
         quote! {
-            #rt::check::GroupArenaRow { name: #name, size: #size, writable: #writable, persistent: #persistent }
+            #rt::check::GroupArenaRow {
+                name: #name, size: #size, align: #align, writable: #writable, persistent: #persistent,
+            }
         }
     });
     let models = f.models.iter().zip(&g.arena_map).map(|(m, map)| {
@@ -120,9 +123,10 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
         let map = map.iter().map(|&k| k as u32);
         quote!(#rt::check::GroupModelRow { plan: &#module::PLAN, arenas: &[#(#map),*] })
     });
-    let pairs = f.concurrent_pairs().into_iter().map(|(i, j)| {
-        let (i, j) = (i as u32, j as u32);
-        quote!([#i, #j])
+    // The sets as the lenders lend them (`sets`), so the check proves what the code does.
+    let sets = sets(g).into_iter().map(|ks| {
+        let ks = ks.into_iter().map(|k| k.map_or(u32::MAX, |k| k as u32));
+        quote!(&[#(#ks),*])
     });
     let doc = format!(
         "Makes rustc check the plan of group `{}` across models: each model's arenas are the group's, models that may run at the same time share no writable byte, and no two models share state.",
@@ -141,7 +145,7 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
             group: #group,
             arenas: &[#(#arenas),*],
             models: &[#(#models),*],
-            concurrent: &[#(#pairs),*],
+            concurrent: &[#(#sets),*],
         };
         #check
     }
@@ -152,6 +156,17 @@ fn lend(g: &LoadedGroup, k: usize) -> TokenStream {
     let module = ident(&naming::model_module(&g.file.models[k].model));
     let bases = g.arena_map[k].iter().map(|&a| quote!(self.bases[#a]));
     quote!(#module::Handle::in_group([#(#bases),*]))
+}
+
+/// Each concurrent set as model indices, in the file's order and with any repeat kept
+/// (`None` for a name that is no model): the lenders and the checked table both come from
+/// this, and the `const` check refuses a repeat or a `None`.
+fn sets(g: &LoadedGroup) -> Vec<Vec<Option<usize>>> {
+    let f = &g.file;
+    f.concurrent
+        .iter()
+        .map(|set| set.iter().map(|n| f.model(n)).collect())
+        .collect()
 }
 
 fn lenders(g: &LoadedGroup) -> Vec<TokenStream> {
@@ -172,8 +187,11 @@ fn lenders(g: &LoadedGroup) -> Vec<TokenStream> {
             }
         });
     }
-    for set in &f.concurrent {
-        let ks: Vec<usize> = set.iter().filter_map(|n| f.model(n)).collect();
+    for (set, ks) in f.concurrent.iter().zip(sets(g)) {
+        // A set naming no model fails the check; its method is left out.
+        let Some(ks) = ks.into_iter().collect::<Option<Vec<usize>>>() else {
+            continue;
+        };
         let name = ident(&naming::set_method(
             ks.iter().map(|&k| f.models[k].model.as_str()),
         ));
@@ -213,8 +231,8 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
     let mut bound = Vec::new();
     let mut init = Vec::new();
     for (i, a) in arenas.iter().enumerate() {
-        let size = usize::try_from(a.size).unwrap_or(usize::MAX);
-        let align = usize::try_from(a.alignment).unwrap_or(1);
+        let size = quote!(const { GROUP_PLAN.arenas[#i].size as usize });
+        let align = quote!(const { GROUP_PLAN.arenas[#i].align as usize });
         if a.section.is_none() && !a.app_bound {
             let blob = ident(&naming::blob_static(&a.memory));
             bound.push(quote!(#blob.base()));
@@ -233,14 +251,15 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
                 // SAFETY: `self` is the only handle to group arena #i (from `take()`, which
                 // succeeds once, or from a buffer it borrows `mut` for 'a); an `Uninit` handle
                 // lends no model handle, so no reference into the arena is alive; the arena
-                // is writable and #size bytes long (the static's length, or checked by `bind`).
+                // is writable and `GROUP_PLAN.arenas[#i].size` bytes long (the static's length, or
+                // checked by `bind`).
                 unsafe { self.bases[#i].zero(#size) };
             });
         } else if a.is_staged() {
             let blob = ident(&naming::blob_static(&a.memory));
             init.push(quote! {
                 // SAFETY: as for zeroing: no reference into runtime arena #i is alive and it
-                // is writable and #size bytes long; the blob is exactly #size bytes (its type
+                // is writable and `GROUP_PLAN.arenas[#i].size` bytes long; the blob is exactly that long (its type
                 // says so) and a separate static, so they do not overlap.
                 unsafe { self.bases[#i].copy_from(#blob.bytes()) };
             });

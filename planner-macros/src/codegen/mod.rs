@@ -93,13 +93,16 @@ impl<'a> Ctx<'a> {
         elem_type(self.l.file.tensors[t].dtype)
     }
 
-    /// `const { PLAN.slots[s] }` expression pieces for tensor `t`: (arena, offset, len).
+    /// `PLAN.slots[s]` expression pieces for tensor `t`: (arena, offset, len), read from the
+    /// checked table. Plain reads of the `const`, not `const { .. }` blocks: each inline
+    /// `const` is one more body for rustc to check and evaluate, and with three per view
+    /// they took about 80 % of a long model's compile time (500 ops: 13.2 s CPU against 2.9 s).
     pub(crate) fn slot_exprs(&self, t: usize) -> (TokenStream, TokenStream, TokenStream) {
         let s = self.slot[t];
         (
-            quote!(const { PLAN.slots[#s].arena as usize }),
-            quote!(const { PLAN.slots[#s].offset as usize }),
-            quote!(const { PLAN.slots[#s].elements as usize }),
+            quote!((PLAN.slots[#s].arena as usize)),
+            quote!((PLAN.slots[#s].offset as usize)),
+            quote!((PLAN.slots[#s].elements as usize)),
         )
     }
 

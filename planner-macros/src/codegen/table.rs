@@ -63,6 +63,13 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
             }
         }
     });
+    // One small `const` per row, and the tables list them: rustc type- and borrow-checks one
+    // body's expressions in time that grows faster than their number, and a single table
+    // literal of a few thousand rows dominated the compile.
+    let slot_names: Vec<_> = (0..cx.order.len())
+        .map(|i| ident(&format!("S{i}")))
+        .collect();
+    let op_names: Vec<_> = (0..f.ops.len()).map(|k| ident(&format!("O{k}"))).collect();
     let ops = (0..f.ops.len()).map(|k| {
         let opcode = &f.ops[k].opcode;
         let (reads, writes) = op_tensors(cx, k);
@@ -70,6 +77,22 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
         let writes = writes.iter().map(|(_, t)| cx.slot[*t] as u32);
         quote!(#rt::check::OpRow { opcode: #opcode, reads: &[#(#reads),*], writes: &[#(#writes),*] })
     });
+    let slot_rows = slot_names
+        .iter()
+        .zip(slots)
+        .map(|(name, row)| quote!(pub const #name: #rt::check::SlotRow<'static> = #row;));
+    let op_rows = op_names
+        .iter()
+        .zip(ops)
+        .map(|(name, row)| quote!(pub const #name: #rt::check::OpRow<'static> = #row;));
+    // Slot positions sorted by first and by last live op (ties by position), as the checker
+    // wants them; it verifies both orders.
+    let time = |t: usize| &f.tensors[cx.order[t]].lifetime;
+    let mut by_start: Vec<u32> = (0..cx.order.len() as u32).collect();
+    let mut by_end = by_start.clone();
+    by_start.sort_by_key(|&s| (time(s as usize).start_op, s));
+    by_end.sort_by_key(|&s| (time(s as usize).end_op, s));
+    let n_slots = cx.order.len();
     let check_doc = format!(
         "Makes rustc check the plan of model `{model}`: slots inside their arenas and aligned, live tensors disjoint, budgets kept, blobs as long as their arenas."
     );
@@ -79,7 +102,10 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     } else {
         quote! {
             #[doc = #check_doc]
-            const _: () = #rt::check::check(&PLAN);
+            const _: () = {
+                let mut scratch = [0u64; #rt::check::scratch_len(#n_slots)];
+                #rt::check::check(&PLAN, &mut scratch)
+            };
         }
     };
     quote! {
@@ -89,10 +115,18 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
             model: #model,
             memories: &[#(#memories),*],
             arenas: &[#(#arenas),*],
-            slots: &[#(#slots),*],
-            ops: &[#(#ops),*],
+            slots: &[#(plan_rows::#slot_names),*],
+            ops: &[#(plan_rows::#op_names),*],
+            by_start: &[#(#by_start),*],
+            by_end: &[#(#by_end),*],
         };
         #check
+        /// The rows of [`PLAN`]'s slot and op tables.
+        #[doc(hidden)]
+        pub mod plan_rows {
+            #(#slot_rows)*
+            #(#op_rows)*
+        }
     }
 }
 

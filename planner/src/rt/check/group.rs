@@ -1,12 +1,22 @@
 //! The `const fn` check of a group plan: rustc evaluates it on the table
 //! `include_model!("<group>")` builds, beside each model's own [`super::check`].
 //!
-//! Each model's check proves its own slots; this one proves what holds between models:
-//! every model arena is the group arena of the same name and size (so the model's slots lie
-//! in the group's `static`), models that may run at the same time share no byte of a
-//! writable arena, and no two models share a byte of a persistent arena (state survives the
-//! other models' runs). Models that run one after another may share scratch bytes: the
-//! group handle lends one model at a time, so their views never coexist.
+//! Each model's check proves its own slots; this one proves what the group's generated code
+//! relies on between models, whatever table it is given:
+//!
+//! - the models have distinct names (each row is its own model and module);
+//! - every model arena is the group arena of the same name, size, alignment and
+//!   writability (so the model's slots lie in the group's `static`, aligned as the model's
+//!   check assumed, and a model views as mutable only bytes the group holds as mutable);
+//! - every concurrent set names existing models, each at most once: its method lends one
+//!   handle per entry, so a repeated model would be two handles to the same bytes;
+//! - any two distinct models of a concurrent set share no byte of a writable arena, and no
+//!   two models share a byte of a persistent arena (state survives the other models' runs).
+//!
+//! Overlap is symmetric, so each unordered pair is checked once; a pair of a model with
+//! itself cannot arise once sets are proven free of repeats. Models that run one after
+//! another may share scratch bytes: the group handle lends one model at a time, so their
+//! views never coexist.
 
 use super::{Msg, PlanTable, SlotRow};
 
@@ -19,8 +29,9 @@ pub struct GroupTable<'a> {
     pub arenas: &'a [GroupArenaRow<'a>],
     /// Its models, each with its own plan table.
     pub models: &'a [GroupModelRow<'a>],
-    /// Pairs of model indices (into `models`) that may run at the same time.
-    pub concurrent: &'a [[u32; 2]],
+    /// Sets of model indices (into `models`) that may run at the same time: the generated
+    /// code lends the handles of each set's models together, one per entry.
+    pub concurrent: &'a [&'a [u32]],
 }
 
 /// One arena of the group.
@@ -30,6 +41,8 @@ pub struct GroupArenaRow<'a> {
     pub name: &'a str,
     /// Its length in bytes (the `static`'s length).
     pub size: u64,
+    /// Alignment of its base (the `static`'s alignment).
+    pub align: u64,
     /// True for scratch and persistent arenas.
     pub writable: bool,
     /// True for a persistent arena: no two models may share its bytes.
@@ -48,19 +61,97 @@ pub struct GroupModelRow<'a> {
 
 /// Checks the group; panics (a compile error in a `const` item) on the first fault.
 pub const fn check_group(g: &GroupTable<'_>) {
+    check_names(g);
     let mut m = 0;
     while m < g.models.len() {
         check_arenas(g, m);
         m += 1;
     }
+    let mut s = 0;
+    while s < g.concurrent.len() {
+        check_set(g, s);
+        s += 1;
+    }
+    // Persistent arenas: every pair of models.
     let mut i = 0;
     while i < g.models.len() {
         let mut j = i + 1;
         while j < g.models.len() {
-            check_pair(g, i, j);
+            check_pair(g, i, j, false);
             j += 1;
         }
         i += 1;
+    }
+    // Every writable arena: every pair of distinct models of each concurrent set.
+    let mut s = 0;
+    while s < g.concurrent.len() {
+        let set = g.concurrent[s];
+        let mut p = 0;
+        while p < set.len() {
+            let mut q = p + 1;
+            while q < set.len() {
+                check_pair(g, set[p] as usize, set[q] as usize, true);
+                q += 1;
+            }
+            p += 1;
+        }
+        s += 1;
+    }
+}
+
+/// No two rows are the same model: each row's plan and module stand for one model.
+const fn check_names(g: &GroupTable<'_>) {
+    let mut i = 0;
+    while i < g.models.len() {
+        let mut j = i + 1;
+        while j < g.models.len() {
+            if str_eq(g.models[i].plan.model, g.models[j].plan.model) {
+                msg(g)
+                    .s("models #")
+                    .n(i as u64)
+                    .s(" and #")
+                    .n(j as u64)
+                    .s(" are both named `")
+                    .s(g.models[i].plan.model)
+                    .s("`; a group's models need distinct names, rebuild the plan file with planner-build")
+                    .panic();
+            }
+            j += 1;
+        }
+        i += 1;
+    }
+}
+
+/// Set `s` names existing models, each once.
+const fn check_set(g: &GroupTable<'_>, s: usize) {
+    let set = g.concurrent[s];
+    let mut p = 0;
+    while p < set.len() {
+        if set[p] as usize >= g.models.len() {
+            msg(g)
+                .s("concurrent set #")
+                .n(s as u64)
+                .s(" names model #")
+                .n(set[p] as u64)
+                .s(" but the group has ")
+                .n(g.models.len() as u64)
+                .s(" models; rebuild the plan file with planner-build")
+                .panic();
+        }
+        let mut q = 0;
+        while q < p {
+            if set[q] == set[p] {
+                msg(g)
+                    .s("concurrent set #")
+                    .n(s as u64)
+                    .s(" names model `")
+                    .s(g.models[set[p] as usize].plan.model)
+                    .s("` twice, which would lend two handles to the same bytes; a set lists distinct models, rebuild the plan file with planner-build")
+                    .panic();
+            }
+            q += 1;
+        }
+        p += 1;
     }
 }
 
@@ -117,6 +208,30 @@ const fn check_arenas(g: &GroupTable<'_>, m: usize) {
                 .s("` is not an arena of the group; rebuild the plan file with planner-build")
                 .panic();
         }
+        let group = &g.arenas[k];
+        if group.align != own.align || group.writable != own.writable {
+            msg(g)
+                .s("arena ")
+                .s(own.name)
+                .s(" of model `")
+                .s(model.plan.model)
+                .s("` is aligned to ")
+                .n(own.align)
+                .s(if own.writable {
+                    " and writable"
+                } else {
+                    " and read-only"
+                })
+                .s(" but the group's is aligned to ")
+                .n(group.align)
+                .s(if group.writable {
+                    " and writable"
+                } else {
+                    " and read-only"
+                })
+                .s("; rebuild the plan file with planner-build")
+                .panic();
+        }
         if g.arenas[k].size != own.size {
             msg(g)
                 .s("arena ")
@@ -134,22 +249,9 @@ const fn check_arenas(g: &GroupTable<'_>, m: usize) {
     }
 }
 
-const fn concurrent(g: &GroupTable<'_>, i: usize, j: usize) -> bool {
-    let mut k = 0;
-    while k < g.concurrent.len() {
-        let [a, b] = g.concurrent[k];
-        if (a as usize == i && b as usize == j) || (a as usize == j && b as usize == i) {
-            return true;
-        }
-        k += 1;
-    }
-    false
-}
-
-/// Models `i` and `j` share no byte they must not: any writable arena when they may run at
-/// the same time, persistent arenas always.
-const fn check_pair(g: &GroupTable<'_>, i: usize, j: usize) {
-    let together = concurrent(g, i, j);
+/// Models `i` and `j` (distinct) share no byte they must not: any writable arena when they
+/// may run at the same time (`together`), persistent arenas always.
+const fn check_pair(g: &GroupTable<'_>, i: usize, j: usize, together: bool) {
     let (mi, mj) = (&g.models[i], &g.models[j]);
     let mut a = 0;
     while a < mi.arenas.len() {
@@ -269,4 +371,185 @@ const fn overlap(
         .s(g.arenas[arena as usize].name)
         .s("; re-plan the group with planner-build so they are disjoint")
         .panic()
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::super::{ArenaRow, MemoryRow, NONE, check, scratch_len};
+    use super::*;
+    use std::string::String;
+
+    const MEMS: &[MemoryRow] = &[MemoryRow {
+        name: "SRAM",
+        budget: NONE,
+    }];
+    const ARENA: ArenaRow = ArenaRow {
+        name: "scratch.SRAM",
+        memory: 0,
+        source: 0,
+        size: 96,
+        budget: NONE,
+        align: 16,
+        writable: true,
+        blob_len: NONE,
+    };
+    const fn slot(id: &'static str, offset: u64) -> SlotRow<'static> {
+        SlotRow {
+            id,
+            arena: 0,
+            offset,
+            size: 32,
+            align: 16,
+            elem_size: 1,
+            elem_align: 1,
+            elements: 32,
+            start: 0,
+            end: 0,
+            root: 0,
+        }
+    }
+    const fn model(name: &'static str, slots: &'static [SlotRow<'static>]) -> PlanTable<'static> {
+        PlanTable {
+            model: name,
+            memories: MEMS,
+            arenas: &[ARENA],
+            slots,
+            ops: &[],
+            by_start: &[0],
+            by_end: &[0],
+        }
+    }
+    const A: PlanTable = model("a", &[slot("x", 0)]);
+    const B: PlanTable = model("b", &[slot("y", 64)]);
+    /// Overlaps `a`'s bytes 0..32 at 16..48.
+    const C: PlanTable = model("c", &[slot("z", 16)]);
+    const ARENAS: &[GroupArenaRow] = &[GroupArenaRow {
+        name: "scratch.SRAM",
+        size: 96,
+        align: 16,
+        writable: true,
+        persistent: false,
+    }];
+
+    fn row(plan: &'static PlanTable<'static>) -> GroupModelRow<'static> {
+        GroupModelRow { plan, arenas: &[0] }
+    }
+
+    /// The check's panic message, or "" when it passes; each model's own check runs too.
+    fn run(
+        models: std::vec::Vec<GroupModelRow<'static>>,
+        concurrent: &'static [&'static [u32]],
+        arenas: &'static [GroupArenaRow<'static>],
+    ) -> String {
+        let models: &'static [GroupModelRow<'static>] = std::boxed::Box::leak(models.into());
+        let g = GroupTable {
+            group: "g",
+            arenas,
+            models,
+            concurrent,
+        };
+        let r = std::panic::catch_unwind(|| {
+            for m in g.models {
+                check(m.plan, &mut std::vec![0; scratch_len(m.plan.slots.len())]);
+            }
+            check_group(&g)
+        });
+        match r {
+            Ok(()) => String::new(),
+            Err(e) => e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| String::from(*s)))
+                .unwrap_or_default(),
+        }
+    }
+
+    #[test]
+    fn accepts_disjoint_concurrent_models_and_sequential_sharing() {
+        assert_eq!(run(std::vec![row(&A), row(&B)], &[&[0, 1]], ARENAS), "");
+        // `a` and `c` share scratch bytes but never run together.
+        assert_eq!(
+            run(std::vec![row(&A), row(&B), row(&C)], &[&[0, 1]], ARENAS),
+            ""
+        );
+    }
+
+    #[test]
+    fn refuses_a_set_naming_one_model_twice() {
+        // The tamper_concurrent_self reproducer: `[["a", "a"]]` lent two handles of `a`.
+        let m = run(std::vec![row(&A), row(&B)], &[&[0, 0]], ARENAS);
+        assert!(
+            m.contains("group `g`: concurrent set #0 names model `a` twice")
+                && m.contains("rebuild"),
+            "{m}"
+        );
+        let m = run(std::vec![row(&A), row(&B)], &[&[0, 1], &[1, 0, 1]], ARENAS);
+        assert!(m.contains("concurrent set #1 names model `b` twice"), "{m}");
+    }
+
+    #[test]
+    fn refuses_a_set_naming_no_model() {
+        let m = run(std::vec![row(&A), row(&B)], &[&[0, 7]], ARENAS);
+        assert!(
+            m.contains("concurrent set #0 names model #7 but the group has 2 models"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn refuses_two_models_of_one_name() {
+        const A2: PlanTable = model("a", &[slot("w", 64)]);
+        let m = run(std::vec![row(&A), row(&A2)], &[], ARENAS);
+        assert!(
+            m.contains("models #0 and #1 are both named `a`") && m.contains("rebuild"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn checks_every_pair_of_a_set_in_any_order() {
+        // Listed high index first, and the overlapping pair is not adjacent in the set.
+        let m = run(std::vec![row(&A), row(&B), row(&C)], &[&[2, 1, 0]], ARENAS);
+        assert!(
+            m.contains("models `c` and `a` may run at the same time")
+                && m.contains("share bytes 16..32 of arena scratch.SRAM"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn a_model_arena_is_the_group_arena_in_alignment_and_writability() {
+        const LOOSE: &[GroupArenaRow] = &[GroupArenaRow {
+            align: 1,
+            ..ARENAS[0]
+        }];
+        let m = run(std::vec![row(&A)], &[], LOOSE);
+        assert!(
+            m.contains("arena scratch.SRAM of model `a` is aligned to 16 and writable but the group's is aligned to 1 and writable"),
+            "{m}"
+        );
+        const READ_ONLY: &[GroupArenaRow] = &[GroupArenaRow {
+            writable: false,
+            ..ARENAS[0]
+        }];
+        let m = run(std::vec![row(&A)], &[], READ_ONLY);
+        assert!(
+            m.contains("the group's is aligned to 16 and read-only"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn persistent_bytes_are_never_shared() {
+        const KEPT: &[GroupArenaRow] = &[GroupArenaRow {
+            persistent: true,
+            ..ARENAS[0]
+        }];
+        let m = run(std::vec![row(&A), row(&C)], &[], KEPT);
+        assert!(
+            m.contains("models `a` and `c` keep state across runs"),
+            "{m}"
+        );
+    }
 }
