@@ -35,9 +35,27 @@ pub struct CsvProblem {
 
 const COLUMNS: [&str; 5] = ["id", "lower", "upper", "size", "offset"];
 
-/// Reads a CSV problem file.
+/// The longest problem file read: 1 GiB, some 30 million rows of real traces; the rows,
+/// their ids and the planner's lists take a few times the file's size in memory.
+pub const MAX_FILE: u64 = 1 << 30;
+
+/// Reads a CSV problem file: a regular file or a pipe of at most [`MAX_FILE`] bytes (a
+/// directory or a device such as `/dev/zero` is refused before any read).
 pub fn read(path: &Path) -> Result<CsvProblem> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read", e))?;
+    let bytes = super::limited::read(
+        path,
+        MAX_FILE,
+        "problem",
+        "a problem file is at most 1073741824 bytes (1 GiB)",
+    )?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        Error::input(format!(
+            "problem {} is not UTF-8 text: byte {at} starts no character",
+            path.display()
+        ))
+        .help("save the file as UTF-8 (or plain ASCII) text")
+    })?;
     parse(path, &text)
 }
 
