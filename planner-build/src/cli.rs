@@ -399,6 +399,10 @@ fn plan_problem_file(
     let mut m = Manifest::for_model_file(input);
     m.planner = PlannerKind::default();
     override_planner(&mut m, planner)?;
+    // Heights here run to gigabytes: a part within a millionth of the bound is done.
+    if let PlannerKind::Auto(o) = &mut m.planner {
+        o.slack_ppm = 1;
+    }
     if let Some(t) = time_limit {
         set_time_limit(&mut m, t)?;
     }
