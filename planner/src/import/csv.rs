@@ -599,4 +599,39 @@ mod tests {
         let c = read(&dir.join("C.1048576.csv")).unwrap();
         assert_eq!(optimal::exact_lower_bound(&c.problem), 1039360);
     }
+
+    #[test]
+    fn devices_and_text_that_is_not_utf8_are_refused() {
+        let dir = std::env::temp_dir().join(format!("planner-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        #[cfg(unix)]
+        {
+            // A symlink named like a problem, to an endless device: refused before any read.
+            let z = dir.join("z.csv");
+            let _ = std::fs::remove_file(&z);
+            std::os::unix::fs::symlink("/dev/zero", &z).unwrap();
+            let e = read(&z).unwrap_err();
+            assert_eq!(
+                e.message(),
+                format!(
+                    "problem {} is not a regular file (a device or socket)",
+                    z.display()
+                )
+            );
+        }
+        let bad = dir.join("latin1.csv");
+        std::fs::write(&bad, b"id,lower,upper,size\n\xe9,0,1,4\n").unwrap();
+        let e = read(&bad).unwrap_err();
+        assert_eq!(
+            e.message(),
+            format!(
+                "problem {} is not UTF-8 text: byte 20 starts no character",
+                bad.display()
+            )
+        );
+        let ok = dir.join("ok.csv");
+        std::fs::write(&ok, "id,lower,upper,size\nb,0,1,4\n").unwrap();
+        assert_eq!(read(&ok).unwrap().problem.items.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

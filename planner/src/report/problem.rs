@@ -159,3 +159,45 @@ pub fn problem_json(name: &str, csv: &CsvProblem, solved: &SolvedProblem) -> Str
     let _ = write!(s, "{close}\n}}");
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Solution;
+    use crate::graph::TensorIndex;
+    use crate::pack::PlannerKind;
+    use std::path::Path;
+
+    #[test]
+    fn json_is_the_model_reports_and_the_table_lists_every_row() {
+        let text = "id,lower,upper,size\nx\"1,0,3,40\nb,1,2,8\na,2,5,16\nz,5,6,0\n";
+        let csv = crate::import::csv::parse(Path::new("t.csv"), text).unwrap();
+        let Solution::Solved(s) =
+            crate::solve_problem(&csv, &PlannerKind::default(), None, 0).unwrap()
+        else {
+            panic!("no capacity")
+        };
+        // The model pipeline with every offset fixed where the solution put it.
+        let mut input = crate::problem_input(&csv, "t", &PlannerKind::Greedy);
+        for (i, o) in s.packing.offsets.iter().enumerate() {
+            input.fixed.insert(TensorIndex(i as u32), o.unwrap());
+        }
+        let mut planned = input.plan().unwrap();
+        planned.planner = s.planner.clone();
+        assert_eq!(problem_json("t", &csv, &s), crate::report::json(&planned));
+        let table = problem_table("t", &csv, &s);
+        let lines: Vec<&str> = table.lines().collect();
+        assert_eq!(lines[0], "problem t · planner auto · 4 buffers · 6 steps");
+        assert_eq!(
+            lines[2],
+            "height  lower bound  above the bound     ratio  optimal"
+        );
+        assert_eq!(
+            lines[3],
+            "    56           56                0  1.000000      yes"
+        );
+        assert_eq!(lines[5], "id   lower  upper  size  offset");
+        assert_eq!(lines.len(), 10);
+        assert!(lines[6].starts_with("x\"1      0      3    40"), "{table}");
+    }
+}
