@@ -14,7 +14,7 @@ use planner::graph::Graph;
 use planner::import::FormatKind;
 use planner::manifest::{self, Manifest, Schedule};
 use planner::pack::PlannerKind;
-use planner::{Error, Planned, ProblemOutcome, report};
+use planner::{Error, Planned, ProblemOutcome, Solution, report};
 
 #[derive(Parser)]
 #[command(
@@ -152,6 +152,16 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 }
                 print(&planner::report::group_table(&plan_group(&g)?));
                 return Ok(ExitCode::SUCCESS);
+            }
+            if format != Format::Svg && is_problem(&input)? {
+                return plan_problem_file(
+                    &input,
+                    planner.as_deref(),
+                    format,
+                    capacity.as_deref(),
+                    node_budget,
+                    time_limit.as_deref(),
+                );
             }
             let mut inp = load(&input, capacity.as_deref())?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
@@ -367,6 +377,81 @@ fn certificate_state(planned: &Planned, limit: &str) -> String {
         s.push_str(&format!("time limit {limit}: {line}\n"));
     }
     s
+}
+
+/// True for a CSV problem file.
+fn is_problem(path: &Path) -> Result<bool, Error> {
+    Ok(!path.is_dir() && matches!(planner::import::format_of(path)?.kind, FormatKind::Problem))
+}
+
+/// `planner plan X.csv`: the problem planned on its own items ([`planner::solve_problem`]:
+/// 64-bit heights, no arena cap, no model pipeline), reported as a table, JSON or CSV.
+fn plan_problem_file(
+    input: &Path,
+    planner: Option<&str>,
+    format: Format,
+    capacity: Option<&str>,
+    node_budget: u64,
+    time_limit: Option<&str>,
+) -> Result<ExitCode, Error> {
+    let csv = planner::import::csv::read(input)?;
+    // A manifest only carries the name and the planner here.
+    let mut m = Manifest::for_model_file(input);
+    m.planner = PlannerKind::default();
+    override_planner(&mut m, planner)?;
+    // Heights here run to gigabytes: a part within a millionth of the bound is done.
+    if let PlannerKind::Auto(o) = &mut m.planner {
+        o.slack_ppm = 1;
+    }
+    if let Some(t) = time_limit {
+        set_time_limit(&mut m, t)?;
+    }
+    let cap = capacity.map(parse_capacity).transpose()?;
+    let solved = match planner::solve_problem(&csv, &m.planner, cap, node_budget)? {
+        Solution::Solved(s) => s,
+        Solution::DoesNotFit {
+            best_height,
+            proven,
+        } => {
+            let cap = cap.unwrap_or(0);
+            if proven {
+                eprintln!(
+                    "error: {} does not fit below {cap} bytes: the exact search proved that no placement does; the best height found is {best_height}",
+                    input.display()
+                );
+            } else {
+                eprintln!(
+                    "error: no placement of {} below {cap} bytes was found within {node_budget} search nodes; the best height found is {best_height}; raise --node-budget or --capacity",
+                    input.display()
+                );
+            }
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let state = time_limit.map(|t| {
+        let c = &solved.certificate;
+        let line = if c.optimal {
+            "MEM: at the lower bound (optimal)".to_string()
+        } else {
+            format!(
+                "MEM: {} bytes above the lower bound {} (ratio {:.6})",
+                c.gap(),
+                c.lower_bound,
+                c.ratio()
+            )
+        };
+        format!("time limit {t}: {line}\n")
+    });
+    if let (Some(state), false) = (&state, format == Format::Table) {
+        eprint!("{state}");
+    }
+    let out = match format {
+        Format::Json => report::problem_json(&m.name, &csv, &solved) + "\n",
+        Format::Csv => planner::import::csv::write(&csv, &solved.packing),
+        _ => report::problem_table(&m.name, &csv, &solved) + state.as_deref().unwrap_or(""),
+    };
+    print(&out);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn load(path: &Path, capacity: Option<&str>) -> Result<Input, Error> {

@@ -1,8 +1,10 @@
 //! Planning time and peak memory on large inputs: a 100,000-op chain model and a
 //! 1,000,000-row MiniMalloc CSV problem.
 //!
-//! Run with `cargo run --release -p planner --example scale` (add `-- chain` or `-- csv`
-//! for one of them, `-- chain 10000` for another size). Each case runs in a child process so
+//! Run with `cargo run --release -p planner --example scale` (add `-- chain`, `-- table`
+//! (the chain, then the table `planner plan` prints, with the all-orders bound), `-- csv`
+//! or `-- dense` (10^6 rows, 100 live at a step) for one of them, `-- chain 10000` for
+//! another size). Each case runs in a child process so
 //! its peak resident memory (`VmHWM` from `/proc/self/status`, Linux) is its own. The chain
 //! model is manifest text (a `FULLY_CONNECTED` op per step with a weight constant given by
 //! size, and an activation), parsed, imported and planned with the default planner; the CSV
@@ -48,13 +50,19 @@ fn chain_manifest(ops: usize) -> String {
     s
 }
 
-fn csv_problem(rows: usize) -> String {
+fn csv_problem(rows: usize, dense: bool) -> String {
     let mut rng = support::Rng(0x5eed_cafe);
     let mut s = String::from("id,lower,upper,size\n");
-    let steps = rows as u64;
+    // Sparse: lifetimes of 1-64 steps over `rows` steps (32 live at a step); dense:
+    // 1-40 steps over `rows / 5` steps (100 live at a step).
+    let (steps, life) = if dense {
+        ((rows as u64 / 5).max(1), 40)
+    } else {
+        (rows as u64, 64)
+    };
     for k in 0..rows {
         let lower = rng.below(steps);
-        let upper = lower + 1 + rng.below(64);
+        let upper = lower + 1 + rng.below(life);
         let size = 16 * (1 + rng.below(256));
         let _ = writeln!(s, "b{k},{lower},{upper},{size}");
     }
@@ -67,7 +75,7 @@ fn peak_rss_kib() -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn run_chain(ops: usize) {
+fn run_chain(ops: usize, table: bool) {
     let text = chain_manifest(ops);
     let t = Instant::now();
     let manifest = Manifest::parse(&text, Path::new("chain.toml")).expect("manifest");
@@ -82,26 +90,69 @@ fn run_chain(ops: usize) {
         total.as_secs_f64(),
         &format!("scratch {scratch} B"),
     );
+    if table {
+        // `planner plan` prints a table ending with the op order's peak and the all-orders
+        // lower bound.
+        let t = Instant::now();
+        let out = planner::report::table(&planned, &planned.graph)
+            + &planner::report::order_summary(&planned, manifest.platform.min_alignment);
+        let summary = out.lines().last().unwrap_or_default().to_string();
+        report(
+            "  its table",
+            0.0,
+            t.elapsed().as_secs_f64(),
+            &format!("{} bytes, {summary}", out.len()),
+        );
+    }
 }
 
-fn run_csv(rows: usize) {
-    let text = csv_problem(rows);
+fn run_csv(rows: usize, dense: bool) {
+    let text = csv_problem(rows, dense);
     let t = Instant::now();
     let csv = planner::import::csv::parse(Path::new("problem.csv"), &text).expect("csv");
+    drop(text);
     let parsed = t.elapsed();
-    let outcome =
-        planner::plan_problem(&csv, "problem", &PlannerKind::default(), None, 0).expect("plan");
-    let total = t.elapsed();
-    let height = match outcome {
-        planner::ProblemOutcome::Planned(p) => p.plan.arena_usages.get("MEM").map_or(0, |a| a.used),
-        planner::ProblemOutcome::DoesNotFit { best_height, .. } => best_height,
+    // As `planner plan problem.csv` does: solved on its own items, then the table.
+    let mut kind = PlannerKind::default();
+    if let PlannerKind::Auto(o) = &mut kind {
+        o.slack_ppm = 1;
+    }
+    let outcome = planner::solve_problem(&csv, &kind, None, 0).expect("plan");
+    let planner::Solution::Solved(solved) = outcome else {
+        panic!("no capacity: always solved");
     };
+    let table = planner::report::problem_table("problem", &csv, &solved);
+    let total = t.elapsed();
+    let c = solved.certificate;
     report(
-        &format!("CSV problem, {rows} rows"),
+        &format!(
+            "CSV problem, {rows} rows, {}",
+            if dense { "dense" } else { "sparse" }
+        ),
         parsed.as_secs_f64(),
         total.as_secs_f64(),
-        &format!("height {height} B"),
+        &format!(
+            "height {} B, bound {} B, ratio {:.5}, table {} bytes, CPU {:.2} s",
+            c.height,
+            c.lower_bound,
+            c.ratio(),
+            table.len(),
+            cpu_secs()
+        ),
     );
+}
+
+/// CPU seconds this process has used (user + system, all threads).
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
 }
 
 fn report(what: &str, parsed: f64, total: f64, result: &str) {
@@ -113,11 +164,13 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let size = |default: usize| args.get(1).and_then(|s| s.parse().ok()).unwrap_or(default);
     match args.first().map(String::as_str) {
-        Some("chain") => run_chain(size(100_000)),
-        Some("csv") => run_csv(size(1_000_000)),
+        Some("chain") => run_chain(size(100_000), false),
+        Some("table") => run_chain(size(100_000), true),
+        Some("csv") => run_csv(size(1_000_000), false),
+        Some("dense") => run_csv(size(1_000_000), true),
         _ => {
             let me = std::env::current_exe().expect("own path");
-            for case in ["chain", "csv"] {
+            for case in ["chain", "table", "csv", "dense"] {
                 let status = Command::new(&me).arg(case).status().expect("child");
                 if !status.success() {
                     println!("{case}: failed ({status})");

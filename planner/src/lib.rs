@@ -18,7 +18,8 @@
 //! 8. [`verify`]: the independent checker every plan passes ([`verify::verify`]).
 //!
 //! The facade: [`plan()`] plans the model a manifest names; [`plan_graph`] plans a graph
-//! already imported; [`plan_problem`] plans a MiniMalloc CSV problem.
+//! already imported; [`solve_problem`] plans a MiniMalloc CSV problem on its own items (64-bit
+//! heights, no arena cap), [`plan_problem`] as a one-bank model plan.
 //!
 //! [`rt`] is the `no_std` runtime that generated code uses; everything else needs the
 //! default `std` feature.
@@ -68,8 +69,9 @@ pub mod verify;
 pub use error::{Error, Result};
 #[cfg(feature = "std")]
 pub use pipeline::{
-    ArenaReport, ArenaUser, GroupArena, GroupPlanned, Planned, ProblemInput, ProblemOutcome, plan,
-    plan_graph, plan_group, plan_problem, problem_input, users_of,
+    ArenaReport, ArenaUser, GroupArena, GroupPlanned, MAX_PROBLEM_HEIGHT, Planned, ProblemInput,
+    ProblemOutcome, Solution, SolvedProblem, plan, plan_graph, plan_group, plan_problem,
+    problem_input, solve_problem, users_of,
 };
 
 /// Re-exports for code that `include_model!` generates, so it names only `::planner`

@@ -14,7 +14,9 @@ use crate::graph::Graph;
 use crate::pipeline::Planned;
 
 mod group;
+mod problem;
 pub use group::{group_explain, group_table};
+pub use problem::{problem_json, problem_table};
 
 /// Version of the JSON report's shape.
 pub const JSON_FORMAT_VERSION: u32 = 1;

@@ -578,4 +578,67 @@ mod tests {
         assert!(summary(&g, &s.order, 1).contains("this order is optimal"));
         assert_eq!(moved(&s.order), vec![(2, 1), (1, 2)]);
     }
+
+    /// The bound by its definition, one op at a time: the slots whose touchers (or input or
+    /// output status) force them live at that op in every order.
+    fn bound_by_definition(cost: &Cost, deps: &Deps) -> u64 {
+        let n = cost.n;
+        let reach = |k: usize, next: &Vec<Vec<usize>>| {
+            let mut seen = vec![false; n];
+            let mut stack = vec![k];
+            while let Some(x) = stack.pop() {
+                if !std::mem::replace(&mut seen[x], true) {
+                    stack.extend(&next[x]);
+                }
+            }
+            seen
+        };
+        let mut best = cost.always;
+        for k in 0..n {
+            let anc = reach(k, &deps.preds);
+            let desc = reach(k, &deps.succs);
+            let mut sum = cost.always;
+            for s in 0..cost.size.len() {
+                let users = &cost.users[s];
+                if users.is_empty() {
+                    continue;
+                }
+                let started = cost.input[s] || users.iter().any(|&u| anc[u as usize]);
+                let stays = cost.output[s] || users.iter().any(|&u| desc[u as usize]);
+                if started && stays {
+                    sum += cost.size[s];
+                }
+            }
+            best = best.max(sum);
+        }
+        let sum = |f: &dyn Fn(usize) -> bool| {
+            (0..cost.size.len())
+                .filter(|&s| f(s))
+                .map(|s| cost.size[s])
+                .sum::<u64>()
+        };
+        best.max(sum(&|s| cost.input[s]))
+            .max(sum(&|s| cost.output[s]))
+    }
+
+    #[test]
+    fn the_bound_in_blocks_is_the_bound_by_definition() {
+        let mut rng = Rng::new(29);
+        for case in 0..60 {
+            let n_ops = 1 + rng.below(300);
+            let g = random_graph(&mut rng, n_ops);
+            let cost = Cost::new(&g, 1 + rng.below(16) as u64);
+            let deps = dependencies(&g);
+            let want = bound_by_definition(&cost, &deps);
+            for words in [1, 2, 3, 64] {
+                assert_eq!(
+                    bound::all_orders_in_blocks(&cost, &deps, words),
+                    want,
+                    "case {case}, {} ops, blocks of {words} words",
+                    g.ops.len()
+                );
+            }
+            assert_eq!(bound::all_orders(&cost, &deps), want);
+        }
+    }
 }

@@ -220,3 +220,38 @@ fn parts_that_do_not_fit_under_a_capacity_together_give_the_undecomposed_plan() 
     assert!(roomy.packing.height <= bound * 2);
     assert!(is_valid(&p, &roomy.packing.offsets, bound * 2));
 }
+
+#[test]
+fn csv_problems_in_the_gigabytes_plan_on_their_own_items() {
+    // Real allocation traces reach 3 to 17 GB; the command refused every one above the
+    // 2 GiB arena as "does not fit". Real-like 5k #1 at four times its sizes: 9.7 GB.
+    let mut p = support::real_trace_like(5000, 1);
+    for it in &mut p.items {
+        it.size *= 4;
+    }
+    let csv = planner::import::csv::CsvProblem {
+        ids: (0..p.items.len()).map(|i| format!("b{i}")).collect(),
+        problem: p.clone(),
+    };
+    let mut kind = PlannerKind::default();
+    if let PlannerKind::Auto(o) = &mut kind {
+        o.slack_ppm = 1;
+    }
+    let planner::Solution::Solved(s) = planner::solve_problem(&csv, &kind, None, 0).unwrap() else {
+        panic!("no capacity given, so it plans");
+    };
+    assert!(
+        s.packing.height > planner::plan::MAX_ARENA,
+        "{}",
+        s.packing.height
+    );
+    assert!(is_valid(&p, &s.packing.offsets, u64::MAX));
+    assert_eq!(s.certificate, certify(&p, &s.packing));
+    let bound = planner::pack::height_lower_bound(&p);
+    // Within a millionth of the bound: the parts stop there.
+    assert!(
+        s.packing.height - bound <= bound / 1_000_000,
+        "{} {bound}",
+        s.packing.height
+    );
+}

@@ -35,9 +35,27 @@ pub struct CsvProblem {
 
 const COLUMNS: [&str; 5] = ["id", "lower", "upper", "size", "offset"];
 
-/// Reads a CSV problem file.
+/// The longest problem file read: 1 GiB, some 30 million rows of real traces; the rows,
+/// their ids and the planner's lists take a few times the file's size in memory.
+pub const MAX_FILE: u64 = 1 << 30;
+
+/// Reads a CSV problem file: a regular file or a pipe of at most [`MAX_FILE`] bytes (a
+/// directory or a device such as `/dev/zero` is refused before any read).
 pub fn read(path: &Path) -> Result<CsvProblem> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read", e))?;
+    let bytes = super::limited::read(
+        path,
+        MAX_FILE,
+        "problem",
+        "a problem file is at most 1073741824 bytes (1 GiB)",
+    )?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        Error::input(format!(
+            "problem {} is not UTF-8 text: byte {at} starts no character",
+            path.display()
+        ))
+        .help("save the file as UTF-8 (or plain ASCII) text")
+    })?;
     parse(path, &text)
 }
 
@@ -580,5 +598,40 @@ mod tests {
         assert_eq!(optimal::exact_lower_bound(&a.problem), 1048576);
         let c = read(&dir.join("C.1048576.csv")).unwrap();
         assert_eq!(optimal::exact_lower_bound(&c.problem), 1039360);
+    }
+
+    #[test]
+    fn devices_and_text_that_is_not_utf8_are_refused() {
+        let dir = std::env::temp_dir().join(format!("planner-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        #[cfg(unix)]
+        {
+            // A symlink named like a problem, to an endless device: refused before any read.
+            let z = dir.join("z.csv");
+            let _ = std::fs::remove_file(&z);
+            std::os::unix::fs::symlink("/dev/zero", &z).unwrap();
+            let e = read(&z).unwrap_err();
+            assert_eq!(
+                e.message(),
+                format!(
+                    "problem {} is not a regular file (a device or socket)",
+                    z.display()
+                )
+            );
+        }
+        let bad = dir.join("latin1.csv");
+        std::fs::write(&bad, b"id,lower,upper,size\n\xe9,0,1,4\n").unwrap();
+        let e = read(&bad).unwrap_err();
+        assert_eq!(
+            e.message(),
+            format!(
+                "problem {} is not UTF-8 text: byte 20 starts no character",
+                bad.display()
+            )
+        );
+        let ok = dir.join("ok.csv");
+        std::fs::write(&ok, "id,lower,upper,size\nb,0,1,4\n").unwrap();
+        assert_eq!(read(&ok).unwrap().problem.items.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -257,6 +257,12 @@ pub struct AutoOptions {
     /// until the time is up or the lower bound is reached, whichever comes first (default
     /// none). The plan then depends on the machine and its load; without it, it never does.
     pub time_limit: Option<Duration>,
+    /// A decomposition's parts stop once the whole height would be within this many
+    /// millionths of the lower bound (default 0: only at the bound). `planner plan X.csv`
+    /// plans with 1: on allocation traces in the gigabytes the exact searches after the
+    /// first stages spent 6.4 of 6.8 s of bert_base (5620 buffers, 15.7 GB) on its last 4
+    /// bytes. Where the bound is under a megabyte, 1 is 0 bytes.
+    pub slack_ppm: u32,
 }
 
 impl Default for AutoOptions {
@@ -274,6 +280,7 @@ impl Default for AutoOptions {
             split_min_items: 2000,
             threads: 0,
             time_limit: None,
+            slack_ppm: 0,
         }
     }
 }
@@ -484,6 +491,7 @@ pub const PACKERS: &[Packer] = &[
             "split_min_items",
             "threads",
             "time_limit_ms",
+            "slack_ppm",
         ],
         default: || PlannerKind::Auto(AutoOptions::default()),
         set: set_auto,
@@ -607,6 +615,7 @@ fn set_auto(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), Op
         "split_min_items" => o.split_min_items = int_option(key, v, 0)?,
         "threads" => o.threads = int_option(key, v, 0)?,
         "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
+        "slack_ppm" => o.slack_ppm = int_option(key, v, 0)?,
         _ => return Err(unknown_option(name, key, keys)),
     }
     Ok(())
@@ -952,6 +961,8 @@ fn run_parts(
     stats: &mut SearchStats,
 ) -> Packing {
     let bound = height_lower_bound(problem);
+    let slack = (u128::from(bound) * u128::from(o.slack_ppm) / 1_000_000) as u64;
+    let goal = bound.saturating_add(slack);
     let n = split.parts.len();
     let solve = |k: usize| {
         let sub = split.part_problem(problem, k);
@@ -963,7 +974,7 @@ fn run_parts(
             threads: 1,
             known_bound: None,
         };
-        let target = bound.saturating_sub(split.parts[k].0);
+        let target = goal.saturating_sub(split.parts[k].0);
         let packing = auto_stages(&mut run, o, (target, true), deadline);
         let mut stats = run.stats;
         stats.placements = run.placer.placements;

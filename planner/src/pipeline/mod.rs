@@ -21,6 +21,7 @@ mod bind;
 mod group;
 mod problem;
 mod scratch;
+mod solve;
 mod state;
 
 use std::borrow::Cow;
@@ -40,6 +41,7 @@ use crate::verify::{self, VerifyRules};
 
 pub use group::{ArenaUser, GroupArena, GroupPlanned, plan_group, users_of};
 pub use problem::{ProblemInput, ProblemOutcome, plan_problem, problem_input};
+pub use solve::{MAX_PROBLEM_HEIGHT, Solution, SolvedProblem, solve_problem};
 
 /// Quality figures of one scratch arena.
 #[derive(Debug, Clone, PartialEq, Eq)]
