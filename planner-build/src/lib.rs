@@ -224,13 +224,16 @@ impl Builder {
                 if self.cargo {
                     let mut lines = text.lines();
                     if let Some(first) = lines.next() {
-                        println!("cargo::error=planner: {first}");
+                        emit(
+                            &mut std::io::stdout(),
+                            &format!("cargo::error=planner: {first}"),
+                        );
                     }
                     for line in lines {
-                        println!("cargo::error={line}");
+                        emit(&mut std::io::stdout(), &format!("cargo::error={line}"));
                     }
                 }
-                eprintln!("error: {text}");
+                emit(&mut std::io::stderr(), &format!("error: {text}"));
                 std::process::exit(1);
             }
         }
@@ -279,7 +282,7 @@ impl Builder {
         if let Some(p) = &self.check_memory_x {
             let path = base.join(p);
             self.directive(&format!("rerun-if-changed={}", path.display()));
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, "read", e))?;
+            let text = memory_x::read(&path)?;
             let used = generate::used_memories(&generated.plan);
             memory_x::check(&manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
@@ -323,7 +326,7 @@ impl Builder {
         if let (Some(p), Some(manifest)) = (&self.check_memory_x, group.models.first()) {
             let path = base.join(p);
             self.directive(&format!("rerun-if-changed={}", path.display()));
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, "read", e))?;
+            let text = memory_x::read(&path)?;
             let used = generate::group_memories(&generated.plan);
             memory_x::check(manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
@@ -368,9 +371,18 @@ impl Builder {
     fn directive(&self, d: &str) {
         if self.cargo {
             // A directive is one line: a newline in a path or message would end it early.
-            println!("cargo::{}", d.replace(['\n', '\r'], " "));
+            emit(
+                &mut std::io::stdout(),
+                &format!("cargo::{}", d.replace(['\n', '\r'], " ")),
+            );
         }
     }
+}
+
+/// Writes one line to `out`, ignoring a failure: `println!` would panic on a closed stream
+/// (a build script run by hand and piped to `head`), and the exit code says what happened.
+fn emit(out: &mut impl std::io::Write, line: &str) {
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 /// Which manifest wrote each output file in this process: a build script is one process,
