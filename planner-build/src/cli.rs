@@ -1,5 +1,9 @@
 //! The `planner` command. Exit codes: 0 planned, 1 valid input that cannot be planned (it
-//! does not fit), 2 input rejected (bad manifest, model, option or file).
+//! does not fit), 2 input rejected (bad manifest, model, option or file), 3 the answer could
+//! not be written to standard output (a closed pipe, a full disk).
+//!
+//! Nothing here uses `println!` or `eprintln!`: they panic when the stream is closed (`planner
+//! plan x | head -1`), so every write goes through [`print`] or [`eprint`], which never panic.
 
 mod export;
 
@@ -7,6 +11,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -117,22 +122,32 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            let printed = e.print().is_ok();
             return if e.use_stderr() {
                 ExitCode::from(2)
-            } else {
+            } else if printed {
                 ExitCode::SUCCESS
+            } else {
+                ExitCode::from(3)
             };
         }
     };
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprint(&format!("error: {e}\n"));
             ExitCode::from(if e.is_infeasible() { 1 } else { 2 })
         }
+    };
+    if STDOUT_FAILED.load(Ordering::Relaxed) {
+        return ExitCode::from(3);
     }
+    code
 }
+
+/// Set when a write to standard output failed: the answer did not get out, so the command
+/// ends with exit code 3 whatever it planned.
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
 
 fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
@@ -177,15 +192,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                             proven,
                         } => {
                             if proven {
-                                eprintln!(
-                                    "error: {} does not fit below {cap} bytes: the exact search proved that no placement does; the best height found is {best_height}",
+                                eprint(&format!(
+                                    "error: {} does not fit below {cap} bytes: the exact search proved that no placement does; the best height found is {best_height}\n",
                                     input.display()
-                                );
+                                ));
                             } else {
-                                eprintln!(
-                                    "error: no placement of {} below {cap} bytes was found within {node_budget} search nodes; the best height found is {best_height}; raise --node-budget or --capacity",
+                                eprint(&format!(
+                                    "error: no placement of {} below {cap} bytes was found within {node_budget} search nodes; the best height found is {best_height}; raise --node-budget or --capacity\n",
                                     input.display()
-                                );
+                                ));
                             }
                             return Ok(ExitCode::from(1));
                         }
@@ -196,7 +211,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             warn(&planned);
             let state = time_limit.as_ref().map(|t| certificate_state(&planned, t));
             if let (Some(state), false) = (&state, format == Format::Table) {
-                eprint!("{state}");
+                eprint(state);
             }
             let out = match format {
                 Format::Table => {
@@ -241,6 +256,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { input, capacity } => {
+            if let Some(g) = group_of(&input, None)? {
+                if capacity.is_some() {
+                    return Err(usage(
+                        "--capacity is for CSV problems; a group manifest sets budgets with memory.constraints",
+                    ));
+                }
+                print(&compare_group(&g)?);
+                return Ok(ExitCode::SUCCESS);
+            }
             let inp = load(&input, capacity.as_deref())?;
             print(&compare(&inp)?);
             Ok(ExitCode::SUCCESS)
@@ -263,15 +287,32 @@ fn usage(msg: &str) -> Error {
     Error::invalid_input(msg)
 }
 
+/// Writes `s` to standard output; a failure (a closed pipe) is remembered for the exit code
+/// and the rest of the output is dropped, never a panic.
 fn print(s: &str) {
+    if STDOUT_FAILED.load(Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
+    if out
+        .write_all(s.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        STDOUT_FAILED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes `s` to standard error. A closed standard error is ignored: the exit code still
+/// says what happened.
+fn eprint(s: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(s.as_bytes()).and_then(|()| err.flush());
 }
 
 fn warn(planned: &Planned) {
     for w in planned.graph.warnings.iter().chain(&planned.warnings) {
-        eprintln!("warning: {w}");
+        eprint(&format!("warning: {w}\n"));
     }
 }
 
@@ -292,10 +333,12 @@ fn group_of(path: &Path, planner: Option<&str>) -> Result<Option<manifest::Group
     if !matches!(format.kind, FormatKind::Manifest) {
         return Ok(None);
     }
-    let mut g = manifest::load_group(path)?;
-    if g.models.len() < 2 {
+    // The same test as `planner_build::compile`: a `[group]` table or `[[model]]` tables
+    // make a group, even of one model, so every command reads what the build script builds.
+    if !manifest::lists_models(path)? {
         return Ok(None);
     }
+    let mut g = manifest::load_group(path)?;
     for m in &mut g.models {
         override_planner(m, planner)?;
     }
@@ -550,6 +593,88 @@ fn compare(inp: &Input) -> Result<String, Error> {
         s.push('\n');
     }
     s.push_str(&tflm_line(inp));
+    Ok(s)
+}
+
+/// `compare` for a group: every planner plans every model of the group, and each row is one
+/// of the group's arenas.
+fn compare_group(g: &manifest::Group) -> Result<String, Error> {
+    let mut rows: Vec<Vec<String>> = vec![
+        [
+            "planner",
+            "arena",
+            "used",
+            "separate",
+            "lower bound",
+            "ratio",
+            "time",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    ];
+    for name in PlannerKind::NAMES {
+        let mut g = g.clone();
+        let kind = PlannerKind::from_name(name, &BTreeMap::new())
+            .map_err(|e| Error::invalid_input(&e.message))?;
+        for m in &mut g.models {
+            m.planner = kind.clone();
+        }
+        let start = Instant::now();
+        let result = planner::plan_group(&g);
+        let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);
+        match result {
+            Ok(p) => {
+                for a in &p.arenas {
+                    let ratio = if a.lower_bound == 0 {
+                        1.0
+                    } else {
+                        a.arena.used as f64 / a.lower_bound as f64
+                    };
+                    rows.push(vec![
+                        name.to_string(),
+                        format!("{} {}", a.arena.role.name(), a.arena.memory),
+                        a.arena.used.to_string(),
+                        a.separate.to_string(),
+                        a.lower_bound.to_string(),
+                        format!("{ratio:.4}"),
+                        took.clone(),
+                    ]);
+                }
+            }
+            Err(e) => rows.push(vec![
+                name.to_string(),
+                "-".into(),
+                format!("failed: {}", e.message()),
+                String::new(),
+                String::new(),
+                String::new(),
+                took,
+            ]),
+        }
+    }
+    let mut widths = vec![0usize; rows[0].len()];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let names: Vec<&str> = g.models.iter().map(|m| m.name.as_str()).collect();
+    let mut s = format!(
+        "group {} · {} models ({})\n\n",
+        g.name,
+        names.len(),
+        names.join(", ")
+    );
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, &w)| format!("{c:<w$}"))
+            .collect();
+        s.push_str(line.join("  ").trim_end());
+        s.push('\n');
+    }
     Ok(s)
 }
 
