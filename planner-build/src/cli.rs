@@ -56,6 +56,11 @@ enum Command {
         /// the machine and its load (without it, plans never do).
         #[arg(long)]
         time_limit: Option<String>,
+        /// Refuse a plan whose arenas would not link for this target triple
+        /// (`thumbv8m.main-none-eabihf`, `x86_64-unknown-linux-gnu`); without it, a plan
+        /// that would not link on this host gets a warning.
+        #[arg(long, value_name = "TRIPLE")]
+        target: Option<String>,
     },
     /// One line per tensor: where it goes and why.
     Explain {
@@ -158,6 +163,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             capacity,
             node_budget,
             time_limit,
+            target,
         } => {
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 if format != Format::Table {
@@ -165,7 +171,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                         "a group manifest is reported as a table; drop --format",
                     ));
                 }
-                print(&planner::report::group_table(&plan_group(&g)?));
+                let planned = plan_group(&g)?;
+                let file = crate::generate_group(&g, &planned, &crate::Options::default())?;
+                links(
+                    file.plan.arenas.iter().map(|a| &a.arena),
+                    &format!("group {}", g.name),
+                    &input,
+                    target.as_deref(),
+                )?;
+                print(&planner::report::group_table(&planned));
                 return Ok(ExitCode::SUCCESS);
             }
             let mut inp = load(&input, capacity.as_deref())?;
@@ -209,6 +223,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 _ => plan(&inp)?,
             };
             warn(&planned);
+            if inp.csv.is_none() {
+                let file = crate::generate(&inp.manifest, &planned, &crate::Options::default())?;
+                links(
+                    file.plan.arenas.iter(),
+                    &format!("model {}", inp.manifest.name),
+                    &input,
+                    target.as_deref(),
+                )?;
+            }
             let state = time_limit.as_ref().map(|t| certificate_state(&planned, t));
             if let (Some(state), false) = (&state, format == Format::Table) {
                 eprint(state);
@@ -313,6 +336,29 @@ fn eprint(s: &str) {
 fn warn(planned: &Planned) {
     for w in planned.graph.warnings.iter().chain(&planned.warnings) {
         eprint(&format!("warning: {w}\n"));
+    }
+}
+
+/// Checks that `arenas` link on `target` (an error), or on this host when no target is
+/// given (a warning: the plan may be for a board).
+fn links<'a>(
+    arenas: impl Iterator<Item = &'a planner::planfile::ArenaEntry>,
+    name: &str,
+    source: &Path,
+    target: Option<&str>,
+) -> Result<(), Error> {
+    let limit = crate::target::link_limit(
+        &target.map_or_else(crate::target::current_target, str::to_string),
+    );
+    match (crate::target::check(arenas, name, source, &limit), target) {
+        (Err(e), None) => {
+            eprint(&format!(
+                "warning: {}; pass --target to check the target the plan is for\n",
+                e.message()
+            ));
+            Ok(())
+        }
+        (r, _) => r,
     }
 }
 

@@ -62,6 +62,7 @@ mod generate;
 mod header;
 mod linker;
 mod memory_x;
+pub mod target;
 mod write;
 
 use std::collections::BTreeMap;
@@ -95,6 +96,7 @@ pub struct Builder {
     options: Options,
     cargo: bool,
     check_memory_x: Option<PathBuf>,
+    target: Option<String>,
 }
 
 impl Default for Builder {
@@ -128,7 +130,19 @@ impl Builder {
             options: Options::default(),
             cargo: true,
             check_memory_x: None,
+            target: None,
         }
+    }
+
+    /// The target triple whose link limits the plan's statics must meet (default: cargo's
+    /// `TARGET`, else the host): see [`target::link_limit`].
+    pub fn target(&mut self, triple: impl Into<String>) -> &mut Self {
+        self.target = Some(triple.into());
+        self
+    }
+
+    fn link_limit(&self) -> target::LinkLimit {
+        target::link_limit(&self.target.clone().unwrap_or_else(target::current_target))
     }
 
     /// The manifest; relative paths are relative to `CARGO_MANIFEST_DIR` (or the current
@@ -279,6 +293,12 @@ impl Builder {
         let graph = import::load(&manifest)?;
         let planned = planner::plan_graph(&manifest, &graph)?;
         let generated = generate(&manifest, &planned, &self.options)?;
+        target::check(
+            generated.plan.arenas.iter(),
+            &format!("model {}", manifest.name),
+            &manifest_path,
+            &self.link_limit(),
+        )?;
         if let Some(p) = &self.check_memory_x {
             let path = base.join(p);
             self.directive(&format!("rerun-if-changed={}", path.display()));
@@ -323,6 +343,12 @@ impl Builder {
         }
         let planned = planner::plan_group(&group)?;
         let generated = generate::generate_group(&group, &planned, &self.options)?;
+        target::check(
+            generated.plan.arenas.iter().map(|a| &a.arena),
+            &format!("group {}", group.name),
+            manifest_path,
+            &self.link_limit(),
+        )?;
         if let (Some(p), Some(manifest)) = (&self.check_memory_x, group.models.first()) {
             let path = base.join(p);
             self.directive(&format!("rerun-if-changed={}", path.display()));
