@@ -51,7 +51,7 @@ pub(crate) fn read(path: &Path, limit: u64, what: &str, why: &str) -> Result<Vec
 /// The largest flatbuffer: its offsets are signed 32-bit, so no `.tflite` file is longer.
 pub(crate) const MAX_FLATBUFFER: u64 = (1 << 31) - 1;
 
-/// Reads a `.tflite` file, at most [`MAX_FLATBUFFER`] bytes.
+/// Reads a `.tflite` file, at most 2147483647 bytes (a flatbuffer's offsets are signed 32-bit).
 pub fn read_flatbuffer(path: &Path) -> Result<Vec<u8>> {
     read(
         path,
@@ -68,10 +68,10 @@ pub const MAX_MANIFEST: u64 = 64 << 20;
 /// The largest linker script (`memory.x`) checked against a manifest.
 pub const MAX_LINKER_SCRIPT: u64 = 1 << 20;
 
-/// Reads the text of `path` (a manifest, a linker script: `what`), at most `limit` bytes,
-/// with the checks of [`read`]: a device, a directory or a longer file is refused before it
-/// fills memory, and bytes that are not UTF-8 are refused with their offset. `why` says
-/// what sets the limit, `fix` what to do about a file over it.
+/// Reads the text of `path` (a manifest, a linker script: `what`), at most `limit` bytes:
+/// a device, a directory or a longer file is refused before it fills memory, and bytes that
+/// are not UTF-8 are refused with their offset. `why` says what sets the limit, `fix` what
+/// to do about a file over it.
 pub fn read_text(path: &Path, limit: u64, what: &str, why: &str, fix: &str) -> Result<String> {
     let bytes = read(path, limit, what, why).map_err(|e| {
         if e.message().contains(" bytes, but ") {
