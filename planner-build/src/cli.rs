@@ -1,5 +1,9 @@
 //! The `planner` command. Exit codes: 0 planned, 1 valid input that cannot be planned (it
-//! does not fit), 2 input rejected (bad manifest, model, option or file).
+//! does not fit), 2 input rejected (bad manifest, model, option or file), 3 the answer could
+//! not be written to standard output (a closed pipe, a full disk).
+//!
+//! Nothing here uses `println!` or `eprintln!`: they panic when the stream is closed (`planner
+//! plan x | head -1`), so every write goes through [`print`] or [`eprint`], which never panic.
 
 mod export;
 
@@ -7,6 +11,7 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -51,6 +56,11 @@ enum Command {
         /// the machine and its load (without it, plans never do).
         #[arg(long)]
         time_limit: Option<String>,
+        /// Refuse a plan whose arenas would not link for this target triple
+        /// (`thumbv8m.main-none-eabihf`, `x86_64-unknown-linux-gnu`); without it, a plan
+        /// that would not link on this host gets a warning.
+        #[arg(long, value_name = "TRIPLE")]
+        target: Option<String>,
     },
     /// One line per tensor: where it goes and why.
     Explain {
@@ -117,22 +127,32 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let _ = e.print();
+            let printed = e.print().is_ok();
             return if e.use_stderr() {
                 ExitCode::from(2)
-            } else {
+            } else if printed {
                 ExitCode::SUCCESS
+            } else {
+                ExitCode::from(3)
             };
         }
     };
-    match run(cli) {
+    let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprint(&format!("error: {e}\n"));
             ExitCode::from(if e.is_infeasible() { 1 } else { 2 })
         }
+    };
+    if STDOUT_FAILED.load(Ordering::Relaxed) {
+        return ExitCode::from(3);
     }
+    code
 }
+
+/// Set when a write to standard output failed: the answer did not get out, so the command
+/// ends with exit code 3 whatever it planned.
+static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
 
 fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
@@ -143,6 +163,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             capacity,
             node_budget,
             time_limit,
+            target,
         } => {
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 if format != Format::Table {
@@ -150,7 +171,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                         "a group manifest is reported as a table; drop --format",
                     ));
                 }
-                print(&planner::report::group_table(&plan_group(&g)?));
+                let planned = plan_group(&g)?;
+                let file = crate::generate_group(&g, &planned, &crate::Options::default())?;
+                links(
+                    file.plan.arenas.iter().map(|a| &a.arena),
+                    &format!("group {}", g.name),
+                    &input,
+                    target.as_deref(),
+                )?;
+                print(&planner::report::group_table(&planned));
                 return Ok(ExitCode::SUCCESS);
             }
             if format != Format::Svg && is_problem(&input)? {
@@ -187,15 +216,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                             proven,
                         } => {
                             if proven {
-                                eprintln!(
-                                    "error: {} does not fit below {cap} bytes: the exact search proved that no placement does; the best height found is {best_height}",
+                                eprint(&format!(
+                                    "error: {} does not fit below {cap} bytes: the exact search proved that no placement does; the best height found is {best_height}\n",
                                     input.display()
-                                );
+                                ));
                             } else {
-                                eprintln!(
-                                    "error: no placement of {} below {cap} bytes was found within {node_budget} search nodes; the best height found is {best_height}; raise --node-budget or --capacity",
+                                eprint(&format!(
+                                    "error: no placement of {} below {cap} bytes was found within {node_budget} search nodes; the best height found is {best_height}; raise --node-budget or --capacity\n",
                                     input.display()
-                                );
+                                ));
                             }
                             return Ok(ExitCode::from(1));
                         }
@@ -204,9 +233,18 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 _ => plan(&inp)?,
             };
             warn(&planned);
+            if inp.csv.is_none() {
+                let file = crate::generate(&inp.manifest, &planned, &crate::Options::default())?;
+                links(
+                    file.plan.arenas.iter(),
+                    &format!("model {}", inp.manifest.name),
+                    &input,
+                    target.as_deref(),
+                )?;
+            }
             let state = time_limit.as_ref().map(|t| certificate_state(&planned, t));
             if let (Some(state), false) = (&state, format == Format::Table) {
-                eprint!("{state}");
+                eprint(state);
             }
             let out = match format {
                 Format::Table => {
@@ -251,6 +289,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Compare { input, capacity } => {
+            if let Some(g) = group_of(&input, None)? {
+                if capacity.is_some() {
+                    return Err(usage(
+                        "--capacity is for CSV problems; a group manifest sets budgets with memory.constraints",
+                    ));
+                }
+                print(&compare_group(&g)?);
+                return Ok(ExitCode::SUCCESS);
+            }
             let inp = load(&input, capacity.as_deref())?;
             print(&compare(&inp)?);
             Ok(ExitCode::SUCCESS)
@@ -273,15 +320,55 @@ fn usage(msg: &str) -> Error {
     Error::invalid_input(msg)
 }
 
+/// Writes `s` to standard output; a failure (a closed pipe) is remembered for the exit code
+/// and the rest of the output is dropped, never a panic.
 fn print(s: &str) {
+    if STDOUT_FAILED.load(Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(s.as_bytes());
-    let _ = out.flush();
+    if out
+        .write_all(s.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        STDOUT_FAILED.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Writes `s` to standard error. A closed standard error is ignored: the exit code still
+/// says what happened.
+fn eprint(s: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = err.write_all(s.as_bytes()).and_then(|()| err.flush());
 }
 
 fn warn(planned: &Planned) {
     for w in planned.graph.warnings.iter().chain(&planned.warnings) {
-        eprintln!("warning: {w}");
+        eprint(&format!("warning: {w}\n"));
+    }
+}
+
+/// Checks that `arenas` link on `target` (an error), or on this host when no target is
+/// given (a warning: the plan may be for a board).
+fn links<'a>(
+    arenas: impl Iterator<Item = &'a planner::planfile::ArenaEntry>,
+    name: &str,
+    source: &Path,
+    target: Option<&str>,
+) -> Result<(), Error> {
+    let limit = crate::target::link_limit(
+        &target.map_or_else(crate::target::current_target, str::to_string),
+    );
+    match (crate::target::check(arenas, name, source, &limit), target) {
+        (Err(e), None) => {
+            eprint(&format!(
+                "warning: {}; pass --target to check the target the plan is for\n",
+                e.message()
+            ));
+            Ok(())
+        }
+        (r, _) => r,
     }
 }
 
@@ -302,10 +389,12 @@ fn group_of(path: &Path, planner: Option<&str>) -> Result<Option<manifest::Group
     if !matches!(format.kind, FormatKind::Manifest) {
         return Ok(None);
     }
-    let mut g = manifest::load_group(path)?;
-    if g.models.len() < 2 {
+    // The same test as `planner_build::compile`: a `[group]` table or `[[model]]` tables
+    // make a group, even of one model, so every command reads what the build script builds.
+    if !manifest::lists_models(path)? {
         return Ok(None);
     }
+    let mut g = manifest::load_group(path)?;
     for m in &mut g.models {
         override_planner(m, planner)?;
     }
@@ -635,6 +724,88 @@ fn compare(inp: &Input) -> Result<String, Error> {
         s.push('\n');
     }
     s.push_str(&tflm_line(inp));
+    Ok(s)
+}
+
+/// `compare` for a group: every planner plans every model of the group, and each row is one
+/// of the group's arenas.
+fn compare_group(g: &manifest::Group) -> Result<String, Error> {
+    let mut rows: Vec<Vec<String>> = vec![
+        [
+            "planner",
+            "arena",
+            "used",
+            "separate",
+            "lower bound",
+            "ratio",
+            "time",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(),
+    ];
+    for name in PlannerKind::NAMES {
+        let mut g = g.clone();
+        let kind = PlannerKind::from_name(name, &BTreeMap::new())
+            .map_err(|e| Error::invalid_input(&e.message))?;
+        for m in &mut g.models {
+            m.planner = kind.clone();
+        }
+        let start = Instant::now();
+        let result = planner::plan_group(&g);
+        let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);
+        match result {
+            Ok(p) => {
+                for a in &p.arenas {
+                    let ratio = if a.lower_bound == 0 {
+                        1.0
+                    } else {
+                        a.arena.used as f64 / a.lower_bound as f64
+                    };
+                    rows.push(vec![
+                        name.to_string(),
+                        format!("{} {}", a.arena.role.name(), a.arena.memory),
+                        a.arena.used.to_string(),
+                        a.separate.to_string(),
+                        a.lower_bound.to_string(),
+                        format!("{ratio:.4}"),
+                        took.clone(),
+                    ]);
+                }
+            }
+            Err(e) => rows.push(vec![
+                name.to_string(),
+                "-".into(),
+                format!("failed: {}", e.message()),
+                String::new(),
+                String::new(),
+                String::new(),
+                took,
+            ]),
+        }
+    }
+    let mut widths = vec![0usize; rows[0].len()];
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let names: Vec<&str> = g.models.iter().map(|m| m.name.as_str()).collect();
+    let mut s = format!(
+        "group {} · {} models ({})\n\n",
+        g.name,
+        names.len(),
+        names.join(", ")
+    );
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, &w)| format!("{c:<w$}"))
+            .collect();
+        s.push_str(line.join("  ").trim_end());
+        s.push('\n');
+    }
     Ok(s)
 }
 

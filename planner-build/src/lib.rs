@@ -63,6 +63,7 @@ mod generate;
 mod header;
 mod linker;
 mod memory_x;
+pub mod target;
 mod write;
 
 use std::collections::BTreeMap;
@@ -96,6 +97,7 @@ pub struct Builder {
     options: Options,
     cargo: bool,
     check_memory_x: Option<PathBuf>,
+    target: Option<String>,
 }
 
 impl Default for Builder {
@@ -129,7 +131,19 @@ impl Builder {
             options: Options::default(),
             cargo: true,
             check_memory_x: None,
+            target: None,
         }
+    }
+
+    /// The target triple whose link limits the plan's statics must meet (default: cargo's
+    /// `TARGET`, else the host): see [`target::link_limit`].
+    pub fn target(&mut self, triple: impl Into<String>) -> &mut Self {
+        self.target = Some(triple.into());
+        self
+    }
+
+    fn link_limit(&self) -> target::LinkLimit {
+        target::link_limit(&self.target.clone().unwrap_or_else(target::current_target))
     }
 
     /// The manifest; relative paths are relative to `CARGO_MANIFEST_DIR` (or the current
@@ -225,13 +239,16 @@ impl Builder {
                 if self.cargo {
                     let mut lines = text.lines();
                     if let Some(first) = lines.next() {
-                        println!("cargo::error=planner: {first}");
+                        emit(
+                            &mut std::io::stdout(),
+                            &format!("cargo::error=planner: {first}"),
+                        );
                     }
                     for line in lines {
-                        println!("cargo::error={line}");
+                        emit(&mut std::io::stdout(), &format!("cargo::error={line}"));
                     }
                 }
-                eprintln!("error: {text}");
+                emit(&mut std::io::stderr(), &format!("error: {text}"));
                 std::process::exit(1);
             }
         }
@@ -277,10 +294,16 @@ impl Builder {
         let graph = import::load(&manifest)?;
         let planned = planner::plan_graph(&manifest, &graph)?;
         let generated = generate(&manifest, &planned, &self.options)?;
+        target::check(
+            generated.plan.arenas.iter(),
+            &format!("model {}", manifest.name),
+            &manifest_path,
+            &self.link_limit(),
+        )?;
         if let Some(p) = &self.check_memory_x {
             let path = base.join(p);
             self.directive(&format!("rerun-if-changed={}", path.display()));
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, "read", e))?;
+            let text = memory_x::read(&path)?;
             let used = generate::used_memories(&generated.plan);
             memory_x::check(&manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
@@ -321,10 +344,16 @@ impl Builder {
         }
         let planned = planner::plan_group(&group)?;
         let generated = generate::generate_group(&group, &planned, &self.options)?;
+        target::check(
+            generated.plan.arenas.iter().map(|a| &a.arena),
+            &format!("group {}", group.name),
+            manifest_path,
+            &self.link_limit(),
+        )?;
         if let (Some(p), Some(manifest)) = (&self.check_memory_x, group.models.first()) {
             let path = base.join(p);
             self.directive(&format!("rerun-if-changed={}", path.display()));
-            let text = std::fs::read_to_string(&path).map_err(|e| Error::file(&path, "read", e))?;
+            let text = memory_x::read(&path)?;
             let used = generate::group_memories(&generated.plan);
             memory_x::check(manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
@@ -369,9 +398,18 @@ impl Builder {
     fn directive(&self, d: &str) {
         if self.cargo {
             // A directive is one line: a newline in a path or message would end it early.
-            println!("cargo::{}", d.replace(['\n', '\r'], " "));
+            emit(
+                &mut std::io::stdout(),
+                &format!("cargo::{}", d.replace(['\n', '\r'], " ")),
+            );
         }
     }
+}
+
+/// Writes one line to `out`, ignoring a failure: `println!` would panic on a closed stream
+/// (a build script run by hand and piped to `head`), and the exit code says what happened.
+fn emit(out: &mut impl std::io::Write, line: &str) {
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 /// Which manifest wrote each output file in this process: a build script is one process,

@@ -9,6 +9,8 @@ use std::path::Path;
 use planner::Error;
 use planner::manifest::{Manifest, Memory};
 
+mod ld;
+
 /// Which manifest memories are cortex-m-rt's `FLASH` (code, `.rodata`) and `RAM` (stack,
 /// `.data`, `.bss`) in a written `memory.x`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,133 +102,16 @@ pub(crate) fn write(
     Ok(s)
 }
 
-/// One region of a `MEMORY` block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Region {
-    name: String,
-    origin: u64,
-    length: u64,
-    line: usize,
-}
-
-/// `text` with `/* */` comments blanked (newlines kept, so lines stay where they were).
-fn strip_comments(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("/*") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after.find("*/").map_or(after.len(), |e| e + 2);
-        out.extend(
-            after[..end]
-                .chars()
-                .map(|c| if c == '\n' { '\n' } else { ' ' }),
-        );
-        out.push_str("  ");
-        rest = &after[end..];
-    }
-    out.push_str(rest);
-    out
-}
-
-/// A linker expression of numbers (`0x2000_0000`, `512K`, `2M`) joined by `+` and `-`.
-fn eval(expr: &str) -> Option<u64> {
-    let mut total: i128 = 0;
-    let mut sign = 1i128;
-    let mut term = String::new();
-    let flush = |term: &mut String, total: &mut i128, sign: i128| -> Option<()> {
-        let t = term.trim();
-        let (digits, mul) = match t.chars().last()? {
-            'K' | 'k' => (&t[..t.len() - 1], 1024),
-            'M' | 'm' => (&t[..t.len() - 1], 1024 * 1024),
-            _ => (t, 1),
-        };
-        let digits = digits.trim();
-        let v = match digits
-            .strip_prefix("0x")
-            .or_else(|| digits.strip_prefix("0X"))
-        {
-            Some(h) => u64::from_str_radix(h, 16).ok()?,
-            None => digits.parse::<u64>().ok()?,
-        };
-        *total += sign * i128::from(v) * mul;
-        term.clear();
-        Some(())
-    };
-    for c in expr.chars() {
-        match c {
-            '+' | '-' => {
-                flush(&mut term, &mut total, sign)?;
-                sign = if c == '+' { 1 } else { -1 };
-            }
-            c => term.push(c),
-        }
-    }
-    flush(&mut term, &mut total, sign)?;
-    u64::try_from(total).ok()
-}
-
-/// The regions of the `MEMORY` block of a linker script.
-fn parse(text: &str, path: &Path) -> Result<Vec<Region>, Error> {
-    let clean = strip_comments(text);
-    let bad = |line: usize, what: &str| {
-        Error::invalid_input(format!(
-            "{}:{line}: {what}; write regions as `NAME (rwx) : ORIGIN = 0x20000000, LENGTH = 512K`",
-            path.display()
-        ))
-    };
-    let Some(start) = clean.find("MEMORY") else {
-        return Err(bad(1, "no MEMORY block"));
-    };
-    let open = clean[start..]
-        .find('{')
-        .map(|o| start + o + 1)
-        .ok_or_else(|| bad(1, "MEMORY has no `{`"))?;
-    let close = clean[open..]
-        .find('}')
-        .map(|c| open + c)
-        .ok_or_else(|| bad(1, "MEMORY has no `}`"))?;
-    let first_line = clean[..open].matches('\n').count() + 1;
-    let mut out = Vec::new();
-    for (k, line) in clean[open..close].lines().enumerate() {
-        let line_no = first_line + k;
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        let (head, body) = line
-            .split_once(':')
-            .ok_or_else(|| bad(line_no, "a region without `:`"))?;
-        let name = head.split('(').next().unwrap_or("").trim().to_string();
-        let mut origin = None;
-        let mut length = None;
-        for part in body.split(',') {
-            let Some((key, value)) = part.split_once('=') else {
-                continue;
-            };
-            let v = eval(value).ok_or_else(|| {
-                bad(
-                    line_no,
-                    &format!("cannot read `{}` as a number", value.trim()),
-                )
-            })?;
-            match key.trim() {
-                "ORIGIN" | "org" | "o" => origin = Some(v),
-                "LENGTH" | "len" | "l" => length = Some(v),
-                other => return Err(bad(line_no, &format!("unknown key `{other}`"))),
-            }
-        }
-        let (Some(origin), Some(length)) = (origin, length) else {
-            return Err(bad(line_no, "a region needs ORIGIN and LENGTH"));
-        };
-        out.push(Region {
-            name,
-            origin,
-            length,
-            line: line_no,
-        });
-    }
-    Ok(out)
+/// Reads the linker script at `path` for [`check`]: at most
+/// [`planner::import::MAX_LINKER_SCRIPT`] bytes, never a device.
+pub(crate) fn read(path: &Path) -> Result<String, Error> {
+    planner::import::read_text(
+        path,
+        planner::import::MAX_LINKER_SCRIPT,
+        "memory.x",
+        "a linker script checked against the manifest is at most 1048576 bytes (1 MiB)",
+        "give Builder::check_memory_x the memory.x with the board's MEMORY block",
+    )
 }
 
 /// Checks the user's `memory.x` (`text`, read from `path`) against the manifest: every
@@ -240,7 +125,7 @@ pub(crate) fn check(
     path: &Path,
     used: &BTreeSet<String>,
 ) -> Result<(), Error> {
-    let found = parse(text, path)?;
+    let found = ld::regions(text, path)?;
     let mut problems = Vec::new();
     for m in manifest
         .platform
@@ -301,36 +186,4 @@ fn missing(m: &Memory, region: &str) -> String {
         "memory `{}` has arenas but memory.x has no region {region}; add {line} to its MEMORY block, or map it with Builder::region",
         m.name
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn expressions_and_comments() {
-        assert_eq!(
-            eval(" 0x2000_0000 ".replace('_', "").as_str()),
-            Some(0x2000_0000)
-        );
-        assert_eq!(eval("512K"), Some(512 * 1024));
-        assert_eq!(eval("2M - 4K"), Some(2 * 1024 * 1024 - 4096));
-        assert_eq!(eval("0x100 + 16"), Some(272));
-        assert_eq!(eval("SIZEOF(x)"), None);
-        assert_eq!(eval("4 - 8"), None);
-        let t = "/* a\n b */ MEMORY {\n  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 128K /* c */\n  FLASH : org = 0, len = 1M\n}";
-        let r = parse(t, Path::new("memory.x")).unwrap();
-        assert_eq!(r.len(), 2);
-        assert_eq!(
-            (r[0].name.as_str(), r[0].origin, r[0].length, r[0].line),
-            ("RAM", 0x2000_0000, 128 * 1024, 3)
-        );
-        assert_eq!(
-            (r[1].name.as_str(), r[1].origin, r[1].length, r[1].line),
-            ("FLASH", 0, 1 << 20, 4)
-        );
-        let e = parse("MEMORY { RAM : ORIGIN = x, LENGTH = 1 }", Path::new("m.x")).unwrap_err();
-        assert!(e.message().contains("m.x:1: cannot read `x`"), "{e}");
-        assert!(parse("SECTIONS {}", Path::new("m.x")).is_err());
-    }
 }

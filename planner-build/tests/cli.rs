@@ -397,3 +397,141 @@ fn import_source_is_relative_to_the_manifest() {
     let out = run(&["plan", "manifests/deep/m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// Runs `planner args` with its standard output (or error) a pipe whose reading end is
+/// closed before the command starts: every write to it fails with EPIPE.
+fn with_closed(args: &[&str], stderr: bool) -> Option<i32> {
+    use std::process::Stdio;
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_planner"));
+    cmd.args(args).current_dir(root()).stdin(Stdio::null());
+    if stderr {
+        cmd.stderr(writer).stdout(Stdio::null());
+    } else {
+        cmd.stdout(writer).stderr(Stdio::null());
+    }
+    cmd.status().expect("the planner binary runs").code()
+}
+
+/// Runs `planner args` with its standard error read for `keep` bytes, then closed, as
+/// `2> >(head -c 40 >/dev/null)` does: whether a write fails depends on timing.
+fn with_stderr_cut(args: &[&str], keep: usize) -> Option<i32> {
+    use std::io::Read as _;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(args)
+        .current_dir(root())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the planner binary runs");
+    if let Some(mut err) = child.stderr.take() {
+        let mut buf = vec![0u8; keep];
+        let _ = err.read_exact(&mut buf);
+    }
+    child.wait().expect("the planner exits").code()
+}
+
+#[test]
+fn closed_output_streams_never_panic() {
+    let bad = tmp("closed_bad.toml", "[model]\nname = 3\n");
+    let bad = bad.to_str().unwrap();
+    let kws = "models/tiny_kws_dscnn_int8.tflite";
+    // An error on a closed stderr keeps its exit code (2); an answer that cannot reach a
+    // closed stdout ends with 3; a closed stderr under a good plan changes nothing.
+    assert_eq!(with_closed(&["plan", bad], true), Some(2));
+    assert_eq!(with_closed(&["plan", kws], false), Some(3));
+    assert_eq!(with_closed(&["explain", kws], false), Some(3));
+    assert_eq!(with_closed(&["compare", kws], false), Some(3));
+    assert_eq!(with_closed(&["--help"], false), Some(3));
+    assert_eq!(with_closed(&["plan", kws], true), Some(0));
+    // The reproducer's race, run often enough to hit it (9 of 20 runs panicked before).
+    for _ in 0..20 {
+        assert_eq!(with_stderr_cut(&["plan", bad], 40), Some(2));
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_as_manifest_is_refused_not_read() {
+    let dir = std::env::temp_dir().join(format!("planner-cli-dev-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let link = dir.join("z.toml");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+    let out = planner(&["plan", link.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("z.toml is not a regular file (a device or socket)"),
+        "{err}"
+    );
+    let big = dir.join("big.toml");
+    let f = std::fs::File::create(&big).unwrap();
+    f.set_len(planner::import::MAX_MANIFEST + 1).unwrap();
+    let out = planner(&["plan", big.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("big.toml is 67108865 bytes, but a manifest is at most 67108864 bytes"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+const GROUP_OF_ONE: &str = r#"[group]
+name = "g"
+
+[[model]]
+name = "a"
+tensors = [{ id = "in", dtype = "i8", shape = [16] }, { id = "out", dtype = "i8", shape = [16] }]
+ops = [{ opcode = "RELU", inputs = ["in"], outputs = ["out"] }]
+"#;
+
+#[test]
+fn a_group_of_one_is_a_group_for_every_command() {
+    let g = tmp("group_of_one.toml", GROUP_OF_ONE);
+    let g = g.to_str().unwrap();
+    for cmd in ["plan", "explain", "compare"] {
+        let out = planner(&[cmd, g]);
+        assert_eq!(out.status.code(), Some(0), "{cmd}: {}", text(&out.stderr));
+    }
+    let out = planner(&["plan", g]);
+    assert!(text(&out.stdout).starts_with("group g: 1 models (a)\n"));
+    let out = planner(&["compare", g]);
+    let t = text(&out.stdout);
+    assert!(t.starts_with("group g · 1 models (a)\n"), "{t}");
+    assert!(t.contains("\noptimal  "), "{t}");
+}
+
+#[test]
+fn a_group_that_costs_more_says_so() {
+    let model = |n: &str| {
+        format!(
+            "[[model]]\nname = \"{n}\"\ntensors = [{{ id = \"in\", dtype = \"i8\", shape = [3] }}, {{ id = \"out\", dtype = \"i8\", shape = [3] }}]\nops = [{{ opcode = \"RELU\", inputs = [\"in\"], outputs = [\"out\"] }}]\n"
+        )
+    };
+    let text_of = |concurrent: &str| {
+        format!(
+            "[group]\nname = \"g\"\nconcurrent = {concurrent}\n\n{}\n{}\n[platform]\npreset = \"generic\"\nmin_alignment = 1\n[memory]\nconstraints = [{{ name = \"SRAM\", arena_alignment = 64 }}]\n",
+            model("a"),
+            model("b")
+        )
+    };
+    let p = tmp("costs.toml", &text_of("[[\"a\", \"b\"]]"));
+    let out = planner(&["plan", p.to_str().unwrap()]);
+    let t = text(&out.stdout);
+    assert!(
+        t.contains("scratch    SRAM              195        134        -61"),
+        "{t}"
+    );
+    assert!(
+        t.contains("total: 195 bytes for the group, 134 as separate plans; the group costs 61 more than separate plans"),
+        "{t}"
+    );
+    let p = tmp("saves.toml", &text_of("[]"));
+    let out = planner(&["plan", p.to_str().unwrap()]);
+    let t = text(&out.stdout);
+    assert!(t.contains("; 67 saved\n"), "{t}");
+}

@@ -103,3 +103,58 @@ fn written_memory_x_has_the_manifests_memories_and_passes_its_own_check() {
         .unwrap_err();
     assert!(e.message().contains("names memory `TCM`"), "{e}");
 }
+
+#[test]
+fn regions_over_several_lines_with_comments_pass() {
+    // GNU ld reads this; the check used to refuse it with "a region needs ORIGIN and LENGTH".
+    let x = out("multiline.x");
+    std::fs::write(
+        &x,
+        "/* mps3-an547 */\nMEMORY\n{\n  FLASH : ORIGIN = 0x28000000, LENGTH = 8M\n  DTCM (rwx) :\n    ORIGIN = 0x20000000, /* data TCM */\n    LENGTH = 512K\n  SRAM (rwx) : org = 0x01000000\n    len = 0x200000\n}\n",
+    )
+    .unwrap();
+    builder("multiline")
+        .check_memory_x(&x)
+        .try_compile()
+        .unwrap();
+    // The region's line is its name's, in the disagreement too.
+    std::fs::write(
+        &x,
+        "MEMORY\n{\n  DTCM (rwx) :\n    ORIGIN = 0x20000000,\n    LENGTH = 256K\n  SRAM : o = 0x01000000, l = 2M\n}\n",
+    )
+    .unwrap();
+    let e = builder("multiline-bad")
+        .check_memory_x(&x)
+        .try_compile()
+        .unwrap_err();
+    assert!(
+        e.message()
+            .contains("multiline.x:3 is 262144 bytes (256K) at 0x20000000"),
+        "{e}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_device_as_memory_x_is_refused_not_read() {
+    let e = builder("dev")
+        .check_memory_x("/dev/zero")
+        .try_compile()
+        .unwrap_err();
+    assert_eq!(
+        e.message(),
+        "memory.x /dev/zero is not a regular file (a device or socket)"
+    );
+    let x = out("big.x");
+    std::fs::File::create(&x)
+        .unwrap()
+        .set_len(planner::import::MAX_LINKER_SCRIPT + 1)
+        .unwrap();
+    let e = builder("big").check_memory_x(&x).try_compile().unwrap_err();
+    assert!(
+        e.message().ends_with(
+            "big.x is 1048577 bytes, but a linker script checked against the manifest is at most 1048576 bytes (1 MiB)"
+        ),
+        "{e}"
+    );
+}

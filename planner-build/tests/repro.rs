@@ -40,7 +40,7 @@ fn planned(file: &str) {
     assert_eq!(c, 0, "{file}:\n{err}");
 }
 
-const TOO_BIG: &str = "takes {} bytes, more than 2147483647, the largest arena a 32-bit target can address (and the largest static a host links); it does not fit any memory";
+const TOO_BIG: &str = "takes {} bytes, more than 2147483647, the largest arena a 32-bit target can address; it does not fit any memory";
 
 fn too_big(tensor: &str, bytes: u64) -> String {
     format!(

@@ -55,7 +55,9 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Plan> {
         };
         PathBuf::from(dir).join(naming::plan_file(&target))
     };
-    let text = match std::fs::read_to_string(&path) {
+    let text = match read_bounded(&path, MAX_PLAN_FILE).and_then(|b| {
+        String::from_utf8(b).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
+    }) {
         Ok(t) => t,
         Err(e) => {
             let mut msg = format!(
@@ -259,14 +261,47 @@ fn check_blobs(file: &PlanFile, blobs: &[Option<PathBuf>]) -> Result<(), String>
                 p.display()
             ));
         }
-        check_blob_hash(&file.model, &a.name, p, &entry.hash)?;
+        check_blob_hash(&file.model, &a.name, p, &entry.hash, entry.size)?;
     }
     Ok(())
 }
 
+/// The longest plan file read: far above the plan of any model a microcontroller runs.
+const MAX_PLAN_FILE: u64 = 256 << 20;
+
+/// Reads at most `limit` bytes of the regular file `path`: a device or a fifo in place of a
+/// plan or blob would otherwise be read until memory runs out, inside rustc.
+fn read_bounded(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    // Looked at before opening: opening a fifo waits for a writer.
+    let meta = std::fs::metadata(path)?;
+    if !meta.is_file() {
+        return Err(std::io::Error::other(
+            "it is not a regular file (a device, fifo or directory)",
+        ));
+    }
+    if meta.len() > limit {
+        return Err(std::io::Error::other(format!(
+            "it is {} bytes, more than the {limit} bytes planner-build writes there",
+            meta.len()
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit)
+        .read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// A blob's bytes must hash to what the plan (whose hash covers it) says.
-fn check_blob_hash(model: &str, arena: &str, path: &Path, want: &str) -> Result<(), String> {
-    let bytes = std::fs::read(path).map_err(|e| {
+fn check_blob_hash(
+    model: &str,
+    arena: &str,
+    path: &Path,
+    want: &str,
+    size: u64,
+) -> Result<(), String> {
+    let bytes = read_bounded(path, size).map_err(|e| {
         format!(
             "cannot read the blob of arena {arena} of model `{model}` at {}: {e}; {REBUILD}",
             path.display()

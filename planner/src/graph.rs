@@ -246,7 +246,7 @@ impl Tensor {
         }
         if self.size > crate::plan::MAX_ARENA {
             return Err(Error::infeasible(format!(
-                "tensor `{id}` takes {} bytes, more than {}, the largest arena a 32-bit target can address (and the largest static a host links); it does not fit any memory",
+                "tensor `{id}` takes {} bytes, more than {}, the largest arena a 32-bit target can address; it does not fit any memory",
                 self.size,
                 crate::plan::MAX_ARENA
             )));

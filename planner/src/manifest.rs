@@ -329,7 +329,7 @@ pub enum Schedule {
 
 /// Reads and checks the manifest at `path`.
 pub fn load(path: &Path) -> Result<Manifest> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    let text = crate::import::limited::read_manifest(path)?;
     Manifest::parse(&text, path)
 }
 

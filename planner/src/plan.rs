@@ -174,9 +174,10 @@ impl ArenaUsage {
 }
 
 /// The most bytes one arena (and so one tensor) may take: `isize::MAX` of a 32-bit target,
-/// the largest object Rust allows there, and below the 2 GiB of statics a host's default
-/// code model links. Every size the pipeline adds stays far from `u64` overflow because no
-/// slot passes this.
+/// the largest object Rust allows there. What links is less and depends on the target: all
+/// statics together must fit the reach of its code model (2 GiB of code and statics on
+/// x86_64), which `planner_build::target` checks for the whole plan. Every size the
+/// pipeline adds stays far from `u64` overflow because no slot passes this.
 pub const MAX_ARENA: u64 = (1 << 31) - 1;
 
 /// Rounds `value` up to a multiple of `align` (a power of two); `None` on overflow.

@@ -45,7 +45,7 @@ pub(super) fn run(target: Target) -> Result<ExitCode, Error> {
                 .map(|s| parse_scratch(s))
                 .collect::<Result<Vec<_>, _>>()?;
             let msg = tflm_export(&model, &output, planner.as_deref(), &extra)?;
-            println!("{msg}");
+            super::print(&format!("{msg}\n"));
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -59,7 +59,7 @@ fn tflm_export(
     planner: Option<&str>,
     extra: &[(usize, u64)],
 ) -> Result<String, Error> {
-    let bytes = std::fs::read(model).map_err(|e| Error::file(model, "read", e))?;
+    let bytes = planner::import::read_flatbuffer(model)?;
     let mut manifest = Manifest::for_model_file(model);
     super::override_planner(&mut manifest, planner)?;
     let done = tflm::export(&bytes, &manifest, extra)?;

@@ -7,7 +7,7 @@
 
 use std::io::Read as _;
 use std::path::Path;
-use std::string::ToString;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 use crate::error::{Error, Result};
@@ -34,7 +34,7 @@ pub(crate) fn read(path: &Path, limit: u64, what: &str, why: &str) -> Result<Vec
         .help(format!("give the path of the {what} file itself")));
     }
     if meta.is_file() && meta.len() > limit {
-        return Err(too_long(path, what, meta.len(), limit, why));
+        return Err(too_long(path, what, Some(meta.len()), limit, why));
     }
     let file =
         std::fs::File::open(path).map_err(|e| Error::io(path, &format!("read {what}"), e))?;
@@ -43,7 +43,7 @@ pub(crate) fn read(path: &Path, limit: u64, what: &str, why: &str) -> Result<Vec
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io(path, &format!("read {what}"), e))?;
     if bytes.len() as u64 > limit {
-        return Err(too_long(path, what, bytes.len() as u64, limit, why));
+        return Err(too_long(path, what, None, limit, why));
     }
     Ok(bytes)
 }
@@ -51,8 +51,8 @@ pub(crate) fn read(path: &Path, limit: u64, what: &str, why: &str) -> Result<Vec
 /// The largest flatbuffer: its offsets are signed 32-bit, so no `.tflite` file is longer.
 pub(crate) const MAX_FLATBUFFER: u64 = (1 << 31) - 1;
 
-/// Reads a `.tflite` file, at most [`MAX_FLATBUFFER`] bytes.
-pub(crate) fn read_flatbuffer(path: &Path) -> Result<Vec<u8>> {
+/// Reads a `.tflite` file, at most 2147483647 bytes (a flatbuffer's offsets are signed 32-bit).
+pub fn read_flatbuffer(path: &Path) -> Result<Vec<u8>> {
     read(
         path,
         MAX_FLATBUFFER,
@@ -61,13 +61,50 @@ pub(crate) fn read_flatbuffer(path: &Path) -> Result<Vec<u8>> {
     )
 }
 
-fn too_long(path: &Path, what: &str, seen: u64, limit: u64, why: &str) -> Error {
-    // A regular file's length is known; a pipe was read only one byte past the limit.
-    let seen = if seen > limit.saturating_add(1) {
-        seen.to_string()
-    } else {
-        format!("more than {limit}")
-    };
+/// The largest manifest: a manifest with an inline graph this long belongs in a `.tflite`
+/// file, and the TOML parser would take several times this much memory to read it.
+pub const MAX_MANIFEST: u64 = 64 << 20;
+
+/// The largest linker script (`memory.x`) checked against a manifest.
+pub const MAX_LINKER_SCRIPT: u64 = 1 << 20;
+
+/// Reads the text of `path` (a manifest, a linker script: `what`), at most `limit` bytes:
+/// a device, a directory or a longer file is refused before it fills memory, and bytes that
+/// are not UTF-8 are refused with their offset. `why` says what sets the limit, `fix` what
+/// to do about a file over it.
+pub fn read_text(path: &Path, limit: u64, what: &str, why: &str, fix: &str) -> Result<String> {
+    let bytes = read(path, limit, what, why).map_err(|e| {
+        if e.message().contains(" bytes, but ") {
+            e.help(fix)
+        } else {
+            e
+        }
+    })?;
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        Error::input(format!(
+            "{what} {} is not UTF-8 text: byte {at} is not valid UTF-8",
+            path.display()
+        ))
+        .help(format!("save the {what} as UTF-8 text"))
+    })
+}
+
+/// Reads a manifest (`.toml`), at most [`MAX_MANIFEST`] bytes.
+pub(crate) fn read_manifest(path: &Path) -> Result<String> {
+    read_text(
+        path,
+        MAX_MANIFEST,
+        "manifest",
+        "a manifest is at most 67108864 bytes (64 MiB)",
+        "give the manifest file itself; a model this large belongs in a .tflite file named by model.source",
+    )
+}
+
+/// `seen`: the length of a regular file; `None` for a pipe, read only one byte past the
+/// limit.
+fn too_long(path: &Path, what: &str, seen: Option<u64>, limit: u64, why: &str) -> Error {
+    let seen = seen.map_or_else(|| format!("more than {limit}"), |n| n.to_string());
     Error::input(format!(
         "{what} {} is {seen} bytes, but {why}",
         path.display()
@@ -112,6 +149,39 @@ mod tests {
             e.message(),
             format!(
                 "constant data {} is 20 bytes, but tensor `w` takes 18 bytes",
+                f.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn text_is_bounded_and_utf8() {
+        #[cfg(unix)]
+        {
+            let e = read_manifest(Path::new("/dev/zero")).unwrap_err();
+            assert_eq!(
+                e.message(),
+                "manifest /dev/zero is not a regular file (a device or socket)"
+            );
+        }
+        let dir = std::env::temp_dir().join(format!("planner-text-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("m.toml");
+        std::fs::write(&f, "[model]\n").unwrap();
+        assert_eq!(read_manifest(&f).unwrap(), "[model]\n");
+        let e = read_text(&f, 4, "linker script", "why", "fix").unwrap_err();
+        assert_eq!(
+            e.message(),
+            format!("linker script {} is 8 bytes, but why", f.display())
+        );
+        assert_eq!(e.help_text(), Some("fix"));
+        std::fs::write(&f, b"ab\xffc").unwrap();
+        let e = read_manifest(&f).unwrap_err();
+        assert_eq!(
+            e.message(),
+            format!(
+                "manifest {} is not UTF-8 text: byte 2 is not valid UTF-8",
                 f.display()
             )
         );

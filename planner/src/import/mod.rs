@@ -13,8 +13,10 @@
 
 pub mod csv;
 pub(crate) mod inline;
-mod limited;
+pub(crate) mod limited;
 pub mod tflite;
+
+pub use limited::{MAX_LINKER_SCRIPT, MAX_MANIFEST, read_flatbuffer, read_text};
 
 use std::path::Path;
 use std::string::String;

@@ -86,14 +86,14 @@ struct RawGroup {
 /// Reads the manifest at `path` as a group: `[[model]]` tables (with an optional
 /// `[group]`), or a single `[model]` (a group of one).
 pub fn load_group(path: &Path) -> Result<Group> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    let text = crate::import::limited::read_manifest(path)?;
     Group::parse(&text, path)
 }
 
 /// True when the manifest at `path` is a group manifest (`[[model]]` tables or a
 /// `[group]` table), which `planner-build` plans as a group.
 pub fn lists_models(path: &Path) -> Result<bool> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, "read manifest", e))?;
+    let text = crate::import::limited::read_manifest(path)?;
     Ok(lists_many(&text))
 }
 

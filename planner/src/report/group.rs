@@ -1,7 +1,7 @@
 //! Reports of a group plan: the group's arenas with their users, then each model.
 
 use std::fmt::Write as _;
-use std::string::String;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 use crate::pipeline::{GroupPlanned, users_of};
@@ -47,6 +47,8 @@ pub fn group_table(planned: &GroupPlanned) -> String {
         "\n{:<10} {:<10} {:>10} {:>10} {:>10} {:>10}  users (model@base+bytes)",
         "role", "memory", "group", "separate", "saved", "lower"
     );
+    // A group can take more than separate plans (a persistent arena is never shared, and
+    // each user's base is aligned): `saved` is then negative, and the total says it costs.
     for a in &planned.arenas {
         let users: Vec<String> = a
             .users
@@ -63,7 +65,7 @@ pub fn group_table(planned: &GroupPlanned) -> String {
             a.arena.memory,
             a.arena.used,
             a.separate,
-            a.separate.saturating_sub(a.arena.used),
+            saved(a.separate, a.arena.used),
             a.lower_bound,
             users.join(", ")
         );
@@ -71,16 +73,32 @@ pub fn group_table(planned: &GroupPlanned) -> String {
     let (group, separate) = planned.arenas.iter().fold((0u64, 0u64), |(g, p), a| {
         (g.saturating_add(a.arena.used), p.saturating_add(a.separate))
     });
+    let verdict = match separate.cmp(&group) {
+        std::cmp::Ordering::Greater => format!("{} saved", separate - group),
+        std::cmp::Ordering::Equal => "the same: nothing saved".into(),
+        std::cmp::Ordering::Less => format!(
+            "the group costs {} more than separate plans",
+            group - separate
+        ),
+    };
     let _ = writeln!(
         s,
-        "total: {group} bytes for the group, {separate} as separate plans, {} saved",
-        separate.saturating_sub(group)
+        "total: {group} bytes for the group, {separate} as separate plans; {verdict}"
     );
     for m in &planned.models {
         let _ = writeln!(s, "\n== model {} (offsets in the group's arenas)", m.model);
         s.push_str(&super::table(m, &m.graph));
     }
     s
+}
+
+/// Bytes a group arena saves against separate plans: negative (`-64`) when it takes more.
+fn saved(separate: u64, group: u64) -> String {
+    if separate >= group {
+        (separate - group).to_string()
+    } else {
+        format!("-{}", group - separate)
+    }
 }
 
 /// `explain` for every model of the group, each under its name, after the arenas' users.

@@ -1,0 +1,601 @@
+//! Accept => compile campaign: random manifests (single models and groups: random inline
+//! graphs, names, memories, constraints, placement rules and concurrency sets, from a fixed
+//! seed) are planned with planner-build, and every accepted one must compile under
+//! `include_model!`. Accepted plans are batched into crates, one module per manifest (a file
+//! `src/c<N>.rs`, so an error names its manifest), to keep rustc invocations few.
+//!
+//! Slow, so ignored by `cargo test`; `scripts/accept_compile.sh` runs it. Settings (env):
+//! `ACCEPT_COMPILE_COUNT` manifests (default 200), `ACCEPT_COMPILE_SEED` (default 29),
+//! `ACCEPT_COMPILE_BATCH` modules per crate (default 250), `ACCEPT_COMPILE_DIR` the work
+//! directory (default `target/accept-compile`; crates share its `target/`). Every manifest
+//! that fails (a panic while planning, or a compile error) is saved under `failures/` with
+//! the error, and the test fails naming them.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// splitmix64: small, seeded, the same sequence everywhere.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    /// 0..n
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next() % n }
+    }
+    /// lo..=hi
+    fn range(&mut self, lo: u64, hi: u64) -> u64 {
+        lo + self.below(hi - lo + 1)
+    }
+    /// true with probability p percent
+    fn pct(&mut self, p: u64) -> bool {
+        self.below(100) < p
+    }
+    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
+        &xs[self.below(xs.len() as u64) as usize]
+    }
+}
+
+/// Names as users write them, and the ones that trip code generators: Rust keywords,
+/// names of generated items, case and underscore twins, long names, non-ASCII, punctuation.
+fn name(r: &mut Rng) -> String {
+    const TRICKY: &[&str] = &[
+        "take",
+        "take_model",
+        "init",
+        "init_model",
+        "arena_ptrs",
+        "from_buffers",
+        "buffers",
+        "self",
+        "Self",
+        "type",
+        "mod",
+        "fn",
+        "crate",
+        "super",
+        "async",
+        "try",
+        "union",
+        "main",
+        "core",
+        "std",
+        "planner",
+        "a_and_b",
+        "model",
+        "handle",
+        "Model",
+        "Handle",
+        "_",
+        "_x",
+        "x",
+        "A",
+        "a",
+        "b",
+        "B",
+        "r#x",
+        "0abc",
+        "x-y",
+        "x y",
+        "x/y",
+        "a.b",
+        "É",
+        "名前",
+        "",
+        "x*\\",
+        "tensor",
+        "input",
+        "output",
+        "PLAN_HASH",
+        "MODEL",
+        "Buffers",
+    ];
+    match r.below(10) {
+        0..=5 => {
+            let len = r.range(1, 9);
+            let mut s = String::new();
+            for k in 0..len {
+                let c = if k == 0 {
+                    *r.pick(b"abcdefghijklmnopqrstuvwxyz_")
+                } else {
+                    *r.pick(b"abcdefghijklmnopqrstuvwxyz0123456789_")
+                };
+                s.push(c as char);
+            }
+            s
+        }
+        6 | 7 => r.pick(TRICKY).to_string(),
+        8 => {
+            let len = r.range(40, 60) as usize;
+            let mut s = "n".repeat(len);
+            s.push(*r.pick(&['a', 'b', '1', '_']));
+            s
+        }
+        _ => {
+            let mut s = String::new();
+            for _ in 0..r.range(1, 6) {
+                s.push(*r.pick(&['A', 'b', 'C', '_', '9', 'z', 'Q']));
+            }
+            s
+        }
+    }
+}
+
+fn toml_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{:04X}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Memories of a custom platform: (name, writable).
+type Mems = Vec<(String, bool)>;
+
+/// One `[model]`/`[[model]]` table's body (without the header).
+fn model_body(r: &mut Rng, name: &str, mems: &Mems) -> String {
+    let mut s = format!("name = {}\n", toml_str(name));
+    let mut ids: Vec<String> = Vec::new();
+    let fresh = |r: &mut Rng, ids: &mut Vec<String>| {
+        let mut id = name_for_tensor(r);
+        // Mostly distinct ids; a few repeats, which the manifest must refuse.
+        if ids.contains(&id) && !r.pct(3) {
+            id = format!("{id}{}", ids.len());
+        }
+        ids.push(id.clone());
+        id
+    };
+    let mut tensors = Vec::new();
+    let mut ops = Vec::new();
+    let tensor = |r: &mut Rng, id: &str, extra: &str| {
+        let (dtype, elem) = if r.pct(2) {
+            ("q4", 1)
+        } else {
+            *r.pick(&[
+                ("i8", 1),
+                ("u8", 1),
+                ("i16", 2),
+                ("i32", 4),
+                ("f32", 4),
+                ("i8", 1),
+                ("u8", 1),
+            ])
+        };
+        let shape = if r.pct(1) {
+            "size = \"3G\"".to_string()
+        } else if r.pct(25) {
+            // Mostly whole elements; now and then a size that is not, or zero.
+            let n = if r.pct(3) {
+                r.below(4096)
+            } else {
+                elem * r.range(1, 1024)
+            };
+            format!("size = {n}")
+        } else {
+            let dims: Vec<String> = (0..r.range(1, 3))
+                .map(|_| r.range(1, 24).to_string())
+                .collect();
+            format!("shape = [{}]", dims.join(", "))
+        };
+        let align = if r.pct(8) {
+            format!(", alignment = {}", 1u64 << r.below(7))
+        } else {
+            String::new()
+        };
+        format!(
+            "  {{ id = {}, dtype = \"{dtype}\", {shape}{align}{extra} }},\n",
+            toml_str(id)
+        )
+    };
+    let mut live: Vec<String> = Vec::new();
+    for _ in 0..r.range(1, 2) {
+        let id = fresh(r, &mut ids);
+        tensors.push(tensor(r, &id, ""));
+        live.push(id);
+    }
+    let n_ops = r.range(1, 8);
+    for _ in 0..n_ops {
+        let mut inputs = vec![r.pick(&live).clone()];
+        if r.pct(40) {
+            inputs.push(r.pick(&live).clone());
+        }
+        if r.pct(30) {
+            let id = fresh(r, &mut ids);
+            let kind = if r.pct(85) {
+                ", constant = true"
+            } else {
+                ", variable = true"
+            };
+            tensors.push(tensor(r, &id, kind));
+            inputs.push(id);
+        }
+        let out = fresh(r, &mut ids);
+        tensors.push(tensor(r, &out, ""));
+        let scratch = if r.pct(15) {
+            let id = fresh(r, &mut ids);
+            tensors.push(tensor(r, &id, ""));
+            format!(", scratch = [{}]", toml_str(&id))
+        } else {
+            String::new()
+        };
+        let opcode = r.pick(&["ADD", "RELU", "CONV_2D", "RESHAPE", "SOFTMAX", "MUL"]);
+        let ins: Vec<String> = inputs.iter().map(|i| toml_str(i)).collect();
+        ops.push(format!(
+            "  {{ opcode = \"{opcode}\", inputs = [{}], outputs = [{}]{scratch} }},\n",
+            ins.join(", "),
+            toml_str(&out)
+        ));
+        live.push(out);
+    }
+    s.push_str("tensors = [\n");
+    s.extend(tensors);
+    s.push_str("]\nops = [\n");
+    s.extend(ops);
+    s.push_str("]\n");
+    if r.pct(15) && !mems.is_empty() {
+        let (m, _) = r.pick(mems).clone();
+        let id = r.pick(&ids).clone();
+        let _ = writeln!(
+            s,
+            "rules = [{{ id = {}, attributes = {{ memory = {} }} }}]",
+            toml_str(&id),
+            toml_str(&m)
+        );
+    }
+    s
+}
+
+fn name_for_tensor(r: &mut Rng) -> String {
+    if r.pct(85) {
+        format!("t{}", r.below(1000))
+    } else {
+        name(r)
+    }
+}
+
+/// The shared `[platform]` and `[memory]` tables; the custom memories for rules.
+fn platform(r: &mut Rng) -> (String, Mems) {
+    let mut s = String::from("[platform]\n");
+    let mut mems: Mems = Vec::new();
+    match r.below(10) {
+        0..=4 => s.push_str("preset = \"generic\"\n"),
+        5 | 6 => {
+            let p = r.pick(&["mps3-an547", "stm32h743", "imxrt1062"]);
+            let _ = writeln!(s, "preset = \"{p}\"");
+        }
+        _ => {
+            s.push_str("memories = [\n");
+            let names = ["SRAM", "DTCM", "DDR", "ITCM"];
+            for (k, n) in names.iter().take(r.range(1, 3) as usize).enumerate() {
+                let size = if r.pct(70) {
+                    format!(", size = {}", r.range(256, 1 << 20))
+                } else {
+                    String::new()
+                };
+                let origin = if r.pct(50) {
+                    format!(", origin = {}", 0x2000_0000u64 + ((k as u64) << 24))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(s, "  {{ name = \"{n}\", writable = true{size}{origin} }},");
+                mems.push((n.to_string(), true));
+            }
+            if r.pct(60) {
+                s.push_str("  { name = \"FLASH\", writable = false },\n");
+                mems.push(("FLASH".into(), false));
+            }
+            s.push_str("]\n");
+        }
+    }
+    if r.pct(60) {
+        let _ = writeln!(s, "min_alignment = {}", 1u64 << r.below(7));
+    }
+    s.push_str("[memory]\n");
+    if r.pct(40) {
+        let p = r.pick(&[
+            "greedy",
+            "greedy_by_size",
+            "best_of_greedy",
+            "tflm",
+            "hill_climb",
+            "optimal",
+            "auto",
+        ]);
+        let _ = writeln!(s, "planner = \"{p}\"");
+    }
+    if r.pct(15) {
+        s.push_str("schedule = \"memory\"\n");
+    }
+    let writable: Vec<&(String, bool)> = mems.iter().filter(|m| m.1).collect();
+    if !writable.is_empty() && r.pct(50) {
+        s.push_str("constraints = [\n");
+        for (m, _) in writable
+            .iter()
+            .take(r.range(1, writable.len() as u64) as usize)
+        {
+            let max = if r.pct(50) {
+                format!(", max_size = {}", r.range(64, 1 << 16))
+            } else {
+                String::new()
+            };
+            let align = if r.pct(40) {
+                format!(", arena_alignment = {}", 1u64 << r.below(8))
+            } else {
+                String::new()
+            };
+            let app = if r.pct(10) { ", app_bound = true" } else { "" };
+            let _ = writeln!(s, "  {{ name = \"{m}\"{max}{align}{app} }},");
+        }
+        s.push_str("]\n");
+    }
+    if mems.iter().any(|m| !m.1) && r.pct(50) {
+        s.push_str("tensors = [{ type = \"constant\", attributes = { memory = \"FLASH\" } }]\n");
+    }
+    (s, mems)
+}
+
+/// One random manifest: a single model, or a group of one to four models.
+fn manifest(r: &mut Rng) -> String {
+    let (plat, mems) = platform(r);
+    if r.pct(65) {
+        let n = name(r);
+        let body = model_body(r, &n, &mems);
+        return format!("[model]\n{body}{plat}");
+    }
+    let n = r.range(1, 4);
+    let names: Vec<String> = (0..n).map(|_| name(r)).collect();
+    let mut s = String::from("[group]\n");
+    if r.pct(80) {
+        let _ = writeln!(s, "name = {}", toml_str(&name(r)));
+    }
+    let mut sets = Vec::new();
+    for _ in 0..r.below(3) {
+        let least = if r.pct(5) { 1 } else { 2 };
+        let members: Vec<String> = (0..r.range(least, 3))
+            .map(|_| {
+                if r.pct(5) {
+                    toml_str("nobody")
+                } else {
+                    toml_str(&r.pick(&names).clone())
+                }
+            })
+            .collect();
+        sets.push(format!("[{}]", members.join(", ")));
+    }
+    let _ = writeln!(s, "concurrent = [{}]\n", sets.join(", "));
+    for nm in &names {
+        let _ = writeln!(s, "[[model]]\n{}", model_body(r, nm, &mems));
+    }
+    s.push_str(&plat);
+    s
+}
+
+fn env_u64(key: &str, default: u64) -> u64 {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .canonicalize()
+        .unwrap()
+}
+
+#[test]
+fn generator_is_deterministic() {
+    let a: Vec<String> = (0..20)
+        .map({
+            let mut r = Rng(7);
+            move |_| manifest(&mut r)
+        })
+        .collect();
+    let mut r = Rng(7);
+    for m in &a {
+        assert_eq!(m, &manifest(&mut r));
+    }
+}
+
+#[test]
+#[ignore = "slow: scripts/accept_compile.sh runs it"]
+fn accepted_manifests_compile() {
+    let count = env_u64("ACCEPT_COMPILE_COUNT", 200);
+    let seed = env_u64("ACCEPT_COMPILE_SEED", 29);
+    let batch = env_u64("ACCEPT_COMPILE_BATCH", 250).max(1);
+    let work = std::env::var_os("ACCEPT_COMPILE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target/accept-compile"));
+    let _ = std::fs::remove_dir_all(work.join("manifests"));
+    let _ = std::fs::remove_dir_all(work.join("failures"));
+    for d in ["manifests", "failures", "plans"] {
+        std::fs::create_dir_all(work.join(d)).unwrap();
+    }
+    let start = Instant::now();
+    let mut r = Rng(seed);
+    let mut accepted: Vec<(u64, PathBuf)> = Vec::new();
+    let mut refused: BTreeMap<String, u64> = BTreeMap::new();
+    let mut failures: Vec<String> = Vec::new();
+    let mut groups = 0u64;
+    for i in 0..count {
+        let text = manifest(&mut r);
+        groups += u64::from(text.starts_with("[group]"));
+        let path = work.join(format!("manifests/c{i}.toml"));
+        std::fs::write(&path, &text).unwrap();
+        let out = work.join(format!("plans/c{i}"));
+        let _ = std::fs::remove_dir_all(&out);
+        let result = std::panic::catch_unwind(|| {
+            planner_build::Builder::new()
+                .manifest(&path)
+                .out_dir(&out)
+                .cargo_directives(false)
+                .place_in_regions(false)
+                .try_compile()
+        });
+        match result {
+            Ok(Ok(outputs)) => {
+                let plan = outputs
+                    .files
+                    .keys()
+                    .find(|f| f.to_string_lossy().ends_with(".plan.json"))
+                    .cloned()
+                    .expect("a plan file is written");
+                accepted.push((i, plan));
+            }
+            Ok(Err(e)) => {
+                // Tally refusals by their first words, to see what the generator exercises.
+                let m = e.message();
+                let key: String = m
+                    .split_whitespace()
+                    .filter(|w| !w.contains('/') && !w.contains('"') && !w.contains('`'))
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                *refused.entry(key).or_default() += 1;
+            }
+            Err(_) => {
+                save_failure(
+                    &work,
+                    i,
+                    &text,
+                    "planner-build panicked (see the test output)",
+                );
+                failures.push(format!("c{i}: planner-build panicked"));
+            }
+        }
+    }
+    let planned_at = start.elapsed();
+    let mut compiled = 0u64;
+    for (k, chunk) in accepted.chunks(batch as usize).enumerate() {
+        let (ok, bad) = compile_batch(&work, k, chunk);
+        compiled += ok;
+        for (i, err) in bad {
+            let text = std::fs::read_to_string(work.join(format!("manifests/c{i}.toml"))).unwrap();
+            save_failure(&work, i, &text, &err);
+            let first = err.lines().next().unwrap_or("").to_string();
+            failures.push(format!("c{i}: {first}"));
+        }
+    }
+    let took = start.elapsed();
+    eprintln!(
+        "accept => compile: seed {seed}: {count} generated ({groups} groups), {} accepted, {compiled} compiled, {} failed; planning {:.1} s, total {:.1} s",
+        accepted.len(),
+        failures.len(),
+        planned_at.as_secs_f64(),
+        took.as_secs_f64()
+    );
+    let mut top: Vec<(&String, &u64)> = refused.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    for (k, n) in top.iter().take(12) {
+        eprintln!("  refused {n:>4}: {k} ...");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} accepted manifests failed (saved in {}):\n{}",
+        failures.len(),
+        work.join("failures").display(),
+        failures.join("\n")
+    );
+}
+
+fn save_failure(work: &Path, i: u64, text: &str, err: &str) {
+    let dir = work.join("failures");
+    std::fs::write(dir.join(format!("c{i}.toml")), text).unwrap();
+    std::fs::write(dir.join(format!("c{i}.err")), err).unwrap();
+}
+
+/// Builds crate `k` with one module per accepted plan; returns how many compiled and the
+/// errors of those that did not (by manifest number). rustc may stop before checking every
+/// module once some fail, so the failing ones are taken out and the rest built again until
+/// the crate builds.
+fn compile_batch(work: &Path, k: usize, chunk: &[(u64, PathBuf)]) -> (u64, Vec<(u64, String)>) {
+    let mut left: Vec<(u64, PathBuf)> = chunk.to_vec();
+    let mut failed: Vec<(u64, String)> = Vec::new();
+    loop {
+        let bad = build_crate(work, k, &left);
+        if bad.is_empty() {
+            return (left.len() as u64, failed);
+        }
+        left.retain(|(i, _)| !bad.contains_key(i));
+        failed.extend(bad);
+    }
+}
+
+/// Builds one crate of `plans`: the errors per manifest number (empty when it builds).
+fn build_crate(work: &Path, k: usize, plans: &[(u64, PathBuf)]) -> BTreeMap<u64, String> {
+    let dir = work.join(format!("crate{k}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    let root = root();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"accept_compile_{k}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nplanner = {{ path = {:?}, default-features = false }}\nplanner-macros = {{ path = {:?} }}\n\n[workspace]\n",
+            root.join("planner"),
+            root.join("planner-macros")
+        ),
+    )
+    .unwrap();
+    std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
+    let mut lib = String::from(
+        "//! @generated by the accept => compile campaign.\n#![no_std]\n#![allow(warnings)]\n",
+    );
+    for (i, plan) in plans {
+        let _ = writeln!(lib, "pub mod c{i};");
+        std::fs::write(
+            dir.join(format!("src/c{i}.rs")),
+            format!(
+                "planner_macros::include_model!({:?});\n",
+                plan.display().to_string()
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "--offline", "--quiet", "--message-format=short"])
+        .current_dir(&dir)
+        .env("CARGO_TARGET_DIR", work.join("target"))
+        .env_remove("RUSTFLAGS")
+        .output()
+        .expect("cargo runs");
+    let mut bad: BTreeMap<u64, String> = BTreeMap::new();
+    if out.status.success() {
+        return bad;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    // Short messages start with `src/c<N>.rs:line:col: error...`.
+    for line in stderr.lines() {
+        if let Some(rest) = line.strip_prefix("src/c")
+            && let Some((n, _)) = rest.split_once(".rs:")
+            && let Ok(n) = n.parse::<u64>()
+            && line.contains("error")
+        {
+            bad.entry(n).or_default().push_str(&format!("{line}\n"));
+        }
+    }
+    if bad.is_empty() {
+        // An error that names no module: every module of the crate is suspect.
+        for (i, _) in plans {
+            bad.insert(*i, stderr.clone());
+        }
+    }
+    bad
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Accept => compile campaign: random manifests (models and groups) from a fixed seed are
+# planned with planner-build, and every accepted one must compile under include_model!
+# (planner-build/tests/accept_compile.rs). Failing manifests are saved, with the error, in
+# $ACCEPT_COMPILE_DIR/failures (default target/accept-compile/failures).
+#
+#   bash scripts/accept_compile.sh            # 200 manifests (about 110 accepted)
+#   ACCEPT_COMPILE_COUNT=2000 bash scripts/accept_compile.sh
+#   ACCEPT_COMPILE_SEED=7 ACCEPT_COMPILE_BATCH=500 bash scripts/accept_compile.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export ACCEPT_COMPILE_COUNT="${ACCEPT_COMPILE_COUNT:-200}"
+export ACCEPT_COMPILE_SEED="${ACCEPT_COMPILE_SEED:-29}"
+export ACCEPT_COMPILE_BATCH="${ACCEPT_COMPILE_BATCH:-250}"
+cargo test -p planner-build --features cli --test accept_compile -- --ignored --nocapture
