@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use planner::planfile::{PlanFile, naming};
 
-/// The op kinds `planner_example_kernels::reference::Reference` implements.
+/// The op kinds `planner_kernels::Reference` implements.
 const SUPPORTED: &[&str] = &[
     "CONV_2D",
     "DEPTHWISE_CONV_2D",
@@ -137,7 +137,7 @@ pub mod {module}_runner {{
     #[allow(unused_imports)]
     use super::{module}::Model;
     use std::sync::{{Mutex, OnceLock}};
-    use planner_example_kernels::reference::Reference;
+    use planner_kernels::Reference;
 
     /// Holds the model's one handle.
     pub struct R {{

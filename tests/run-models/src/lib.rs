@@ -1,5 +1,5 @@
 //! Every bundled model, planned for the host and run through its generated `run()` with the
-//! reference kernels (`planner_example_kernels::reference`), for the golden tests
+//! reference kernels (`planner_kernels::Reference`), for the golden tests
 //! (`tests/goldens.rs`, outputs of TFLite Micro's reference kernels written by
 //! `scripts/tflm_goldens.py`) and the benchmark (`examples/bench.rs`).
 //!
@@ -8,7 +8,7 @@
 #![allow(clippy::get_first, clippy::vec_init_then_push)]
 
 use planner::rt::kernel::Hooks;
-use planner_example_kernels::reference::Reference;
+use planner_kernels::Reference;
 
 /// One planned model.
 pub trait Runner {
