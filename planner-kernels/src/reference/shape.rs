@@ -4,7 +4,8 @@
 use planner::rt::kernel::{Data, OpView};
 use planner::rt::options::{MeanOptions, PadOptions, ReshapeOptions, TransposeOptions};
 
-use super::{KernelError, elements, input_i8, output, params, round_f32};
+use super::{KernelError, elements, input_i8, output, params};
+use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// Most dimensions these ops handle.
 const RANK: usize = 6;
@@ -130,9 +131,19 @@ pub(crate) fn transpose(mut op: OpView<'_, '_>, o: &TransposeOptions) -> Result<
     Ok(())
 }
 
-/// `MEAN` over the given axes: the int32 sum of the raw values over each output position,
-/// then `round(sum / count · s + bias) + output_zero_point` in `f32`, with `s =
-/// input_scale / output_scale` and `bias = -input_zero_point · s`, saturated to int8.
+/// `MEAN` over the given axes, with TFLite Micro's integer arithmetic: the int32 sum `sum`
+/// of the raw values over the `n` elements of each output position, then
+///
+/// - when the input and output share scale and zero point, `sum / n` truncated toward zero
+///   (an integer division);
+/// - otherwise `(sum - input_zero_point · n) · input_scale / output_scale / n` as one
+///   fixed-point multiplier: the Q31 multiplier of `input_scale / output_scale`, shifted
+///   left by `s = floor(log2 n)` (at most 32, and at most 31 plus its exponent) and divided
+///   by `n` in integers, its exponent lowered by `s`; then the output zero point,
+///   saturated to int8.
+///
+/// The second is not `round(mean · scale)`: with the 1/n folded into the multiplier, a
+/// sum of 23 over 49 elements can give -8 where rounding the float mean gives -9.
 pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (si, zi) = params(xi.quant, "input 0")?;
@@ -170,8 +181,12 @@ pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), Kernel
     if y.len() != outputs || count == 0 {
         return Err(bad);
     }
-    let s = si / so;
-    let bias = -(zi as f32) * s;
+    let n = i64::try_from(count).map_err(|_| bad)?;
+    let rescale = if si == so && zi == zo {
+        None
+    } else {
+        Some(mean_multiplier(si, so, n))
+    };
     let mut at = [0usize; RANK];
     for out in y.iter_mut() {
         let mut sum: i32 = 0;
@@ -184,9 +199,31 @@ pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), Kernel
             }
         }
         next(&mut at, &kept[..rank]);
-        let mean = sum as f32 / count as f32;
-        let v = round_f32(mean * s + bias).saturating_add(zo);
+        let v = match rescale {
+            // An int32 division, truncating toward zero.
+            None => i64::from(sum) / n,
+            Some(m) => {
+                let shifted = sum.wrapping_sub(zi.wrapping_mul(n as i32));
+                i64::from(multiply_by_quantized_multiplier(shifted, m)) + i64::from(zo)
+            }
+        };
         *out = v.clamp(-128, 127) as i8;
     }
     Ok(())
+}
+
+/// The multiplier of a mean over `n` elements: that of `input_scale / output_scale` with
+/// `1/n` folded in, as TFLite Micro folds it.
+pub(crate) fn mean_multiplier(input_scale: f32, output_scale: f32, n: i64) -> QuantizedMultiplier {
+    let m = quantize_multiplier(f64::from(input_scale) / f64::from(output_scale));
+    if n <= 0 {
+        return m;
+    }
+    let log2 = 63 - (n as u64).leading_zeros() as i32;
+    let shift = log2.min(32).min(31 + m.shift).max(0);
+    let multiplier = (i64::from(m.multiplier) << shift) / n;
+    QuantizedMultiplier {
+        multiplier: i32::try_from(multiplier).unwrap_or(i32::MAX),
+        shift: m.shift - shift,
+    }
 }
