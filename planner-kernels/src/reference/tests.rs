@@ -405,11 +405,13 @@ fn mean_folds_one_over_n_into_the_multiplier_as_tflite_micro() {
     assert_eq!(m.shift, -2);
 }
 
-/// With the input's scale and zero point, TFLite Micro's mean is the integer division of
-/// the raw sum, truncated toward zero: (-3 - 2) / 2 = -2 (rounding would give -3).
+/// With the input's scale and zero point, TFLite Micro's mean still goes through the
+/// fixed-point multiplier, whose rounding takes halves up: (-5 - 6)/2 + 4 = -1.5 gives -1,
+/// so -5 (rounding the float mean half away from zero gives -6; an integer division, -5
+/// too, but 7 where the multiplier gives (7 + 8)/2 = 7.5 → 8).
 #[test]
-fn mean_with_the_input_quantisation_truncates_toward_zero() {
-    let x = [-3i8, -2, 7, 8];
+fn mean_with_the_input_quantisation_rounds_halves_up() {
+    let x = [-5i8, -6, 7, 8];
     let xi = info::<i8>(&[2, 2], &[0.5], &[-4]);
     let mut y = [0i8; 2];
     let yi = info::<i8>(&[2], &[0.5], &[-4]);
@@ -421,7 +423,7 @@ fn mean_with_the_input_quantisation_truncates_toward_zero() {
         shape::mean(op, &o)
     })
     .unwrap();
-    assert_eq!(y, [-2, 7]);
+    assert_eq!(y, [-5, 8]);
 }
 
 /// 0.5918677 / 0.007839307 is exactly 75.5 in f32, which TFLite Micro rounds half away
