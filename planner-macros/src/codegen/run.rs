@@ -116,6 +116,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
                 return #pv::Err(#rt::kernel::RunError { op: #k, opcode: #opcode, error });
             }
             hooks.after_op(#k, #opcode);
+            hooks.tap(&#rt::kernel::Tap::new(#k, #opcode, &inputs, &outputs, &variables));
         }
     }
 }
@@ -156,7 +157,8 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
             }
 
             /// [`Handle::run`], with `hooks` called before and after every op (timing,
-            /// tracing, canaries).
+            /// tracing, canaries), and given each op's tensors read-only after it ran
+            /// (`Hooks::tap`).
             pub fn run_with<K, H: #rt::kernel::Hooks + ?Sized>(
                 &mut self,
                 kernels: &mut K,

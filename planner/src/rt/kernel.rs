@@ -10,7 +10,8 @@
 //! [`Other::other`].
 //!
 //! [`Hooks`] see every op before and after it runs (timing, tracing, canaries), through
-//! `run_with`.
+//! `run_with`; [`Hooks::tap`] also sees its input and output tensors, read-only, after it
+//! ran.
 
 use super::tensor::{Element, Quant, TensorInfo};
 
@@ -54,6 +55,31 @@ macro_rules! data {
         #[derive(Debug)]
         pub enum DataMut<'a> {
             $(#[doc = concat!("`", stringify!($t), "` elements.")] $variant(&'a mut [$t]),)*
+        }
+
+        impl DataMut<'_> {
+            /// The same elements, shared.
+            pub fn as_data(&self) -> Data<'_> {
+                match self {
+                    $(DataMut::$variant(s) => Data::$variant(s),)*
+                }
+            }
+        }
+
+        impl Data<'_> {
+            /// Number of elements; `None` for [`Data::InPlace`] and [`Data::Variable`],
+            /// which hold none themselves.
+            pub fn len(&self) -> Option<usize> {
+                match self {
+                    $(Data::$variant(s) => Some(s.len()),)*
+                    Data::InPlace(_) | Data::Variable(_) => None,
+                }
+            }
+
+            /// True when the elements are known and there are none.
+            pub fn is_empty(&self) -> bool {
+                self.len() == Some(0)
+            }
         }
 
         $(
@@ -260,6 +286,81 @@ pub trait Hooks {
     /// Called after op `index` (`opcode`) ran without error.
     fn after_op(&mut self, index: usize, opcode: &'static str) {
         let _ = (index, opcode);
+    }
+    /// Called after op `op.index` ran without error (after [`Hooks::after_op`]), with its
+    /// tensors read-only: compare or log intermediate tensors here.
+    fn tap(&mut self, op: &Tap<'_, '_>) {
+        let _ = op;
+    }
+}
+
+/// An op's tensors after it ran, read-only, for [`Hooks::tap`]: its inputs (an input the
+/// kernel read in place, or a variable it updated, is shown as those bytes are now) and
+/// its outputs.
+#[derive(Debug)]
+pub struct Tap<'v, 'a> {
+    /// The op's index in plan order.
+    pub index: usize,
+    /// The op's name (`"CONV_2D"`, `"CUSTOM:..."`).
+    pub opcode: &'static str,
+    inputs: &'v [Option<In<'a>>],
+    outputs: &'v [Out<'a>],
+    variables: &'v [Out<'a>],
+}
+
+impl<'v, 'a> Tap<'v, 'a> {
+    /// The tap of op `index` (`opcode`) over the tensors its kernel was given.
+    pub fn new(
+        index: usize,
+        opcode: &'static str,
+        inputs: &'v [Option<In<'a>>],
+        outputs: &'v [Out<'a>],
+        variables: &'v [Out<'a>],
+    ) -> Self {
+        Tap {
+            index,
+            opcode,
+            inputs,
+            outputs,
+            variables,
+        }
+    }
+
+    /// Number of inputs (optional inputs left out count too).
+    pub fn inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Input `i`, with its elements; `None` when the op has no input `i` or it was left
+    /// out. An input whose bytes are an output's, or a variable, shows those bytes now,
+    /// after the op ran.
+    pub fn input(&self, i: usize) -> Option<In<'_>> {
+        let x = self.inputs.get(i).copied().flatten()?;
+        let data = match x.data {
+            Data::InPlace(n) => self.outputs.get(n)?.data.as_data(),
+            Data::Variable(n) => self.variables.get(n)?.data.as_data(),
+            data => data,
+        };
+        Some(In {
+            data,
+            shape: x.shape,
+            quant: x.quant,
+        })
+    }
+
+    /// Number of outputs.
+    pub fn outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Output `i`, with its elements; `None` when the op has no output `i`.
+    pub fn output(&self, i: usize) -> Option<In<'_>> {
+        let y = self.outputs.get(i)?;
+        Some(In {
+            data: y.data.as_data(),
+            shape: y.shape,
+            quant: y.quant,
+        })
     }
 }
 
