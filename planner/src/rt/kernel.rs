@@ -5,9 +5,9 @@
 //! ([`Conv2d::conv_2d`], [`FullyConnected::fully_connected`], ...) with an [`OpView`] (the
 //! op's inputs shared, its outputs and scratch mutable, each with shape and quantisation)
 //! and the op's typed options. `run` asks `K` for exactly the kinds the model uses, so a
-//! kernel set without one is a compile error that names the op. Ops without typed options
-//! (custom ops, builtin ops outside [`OpOptions`](super::options::OpOptions)) go to
-//! [`Other::other`].
+//! kernel set without one is a compile error that names the op. Builtin ops without typed
+//! options go to [`Builtin`], keyed by their TFLite name, and custom ops to [`Custom`],
+//! keyed by their custom code ([`op_key`]); the compile error names those too.
 //!
 //! [`Hooks`] see every op before and after it runs (timing, tracing, canaries), through
 //! `run_with`; [`Hooks::tap`] also sees its input and output tensors, read-only, after it
@@ -25,16 +25,39 @@ pub trait Kernel {
     type Error;
 }
 
-/// Runs ops that have no typed options: custom ops and builtin kinds outside
-/// [`OpOptions`](super::options::OpOptions).
-#[diagnostic::on_unimplemented(
-    message = "the kernel set `{Self}` has no kernel for ops without typed options, and the model has one (see the model's `OPCODES`)",
-    label = "no `Other` kernel",
-    note = "implement `planner::rt::kernel::Other` for `{Self}`"
-)]
-pub trait Other: Kernel {
-    /// Runs one op; `op.opcode` names it.
-    fn other(&mut self, op: OpView<'_, '_>) -> Result<(), Self::Error>;
+/// The key of an op name in [`Builtin`] and [`Custom`]: the FNV-1a 128 hash of its
+/// bytes. `Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }>` runs `RESIZE_NEAREST_NEIGHBOR`
+/// ops, `Custom<{ op_key("SignalWindow") }>` custom ops whose custom code is
+/// `SignalWindow`.
+pub const fn op_key(name: &str) -> u128 {
+    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+    let bytes = name.as_bytes();
+    let mut hash = OFFSET;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u128;
+        hash = hash.wrapping_mul(PRIME);
+        i += 1;
+    }
+    hash
+}
+
+/// Runs a builtin op kind without typed options (one that is not a trait of this module),
+/// by its TFLite name: `impl Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }> for MyKernels`.
+/// A model with such an op asks for it in its `run()` bounds, through a trait of its
+/// `op_kinds` module whose compile error names the op.
+pub trait Builtin<const NAME: u128>: Kernel {
+    /// Runs one op of the kind; `op.opcode` names it.
+    fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), Self::Error>;
+}
+
+/// Runs a custom op, by its custom code: `impl Custom<{ op_key("SignalWindow") }> for
+/// MyKernels`. A model with such an op asks for it in its `run()` bounds, through a trait
+/// of its `op_kinds` module whose compile error names the custom code.
+pub trait Custom<const CODE: u128>: Kernel {
+    /// Runs one op with the custom code; `op.opcode` is `"CUSTOM:<code>"`.
+    fn custom(&mut self, op: OpView<'_, '_>) -> Result<(), Self::Error>;
 }
 
 macro_rules! data {
