@@ -15,7 +15,8 @@ use std::path::PathBuf;
 
 use planner::planfile::{PlanFile, naming};
 
-/// The op kinds `planner_kernels::Reference` implements.
+/// The op kinds `planner_kernels::Reference` implements (a model with another kind gets a
+/// runner that says so instead of a `run()` call that would not compile).
 const SUPPORTED: &[&str] = &[
     "CONV_2D",
     "DEPTHWISE_CONV_2D",
@@ -29,6 +30,7 @@ const SUPPORTED: &[&str] = &[
     "PAD",
     "MEAN",
     "TRANSPOSE",
+    "CONCATENATION",
     "QUANTIZE",
     "DEQUANTIZE",
     "SVDF",

@@ -1,8 +1,10 @@
-//! Ops that move int8 values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`),
-//! and `MEAN`.
+//! Ops that move values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`,
+//! `CONCATENATION`), and `MEAN`.
 
-use planner::rt::kernel::{Data, OpView};
-use planner::rt::options::{MeanOptions, PadOptions, ReshapeOptions, TransposeOptions};
+use planner::rt::kernel::{Data, DataMut, OpView};
+use planner::rt::options::{
+    Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions, TransposeOptions,
+};
 
 use super::{KernelError, elements, input_i8, output, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
@@ -217,4 +219,85 @@ pub(crate) fn mean_multiplier(input_scale: f32, output_scale: f32, n: i64) -> Qu
         multiplier: i32::try_from(multiplier).unwrap_or(i32::MAX),
         shift: m.shift - shift,
     }
+}
+
+/// `CONCATENATION` along `axis` (negative counts from the end), of any element type: each
+/// output row (the dimensions before the axis) is the inputs' rows one after the other.
+/// TFLite Micro copies quantised inputs as they are, and refuses (at prepare) an input
+/// whose scale is not the output's; this kernel refuses an input whose scale or zero point
+/// is not the output's, and fused activations.
+pub(crate) fn concatenation(
+    mut op: OpView<'_, '_>,
+    o: &ConcatenationOptions,
+) -> Result<(), KernelError> {
+    if o.activation != Activation::None {
+        return Err(KernelError::Options {
+            what: "CONCATENATION with a fused activation",
+        });
+    }
+    let inputs = op.inputs;
+    let out = output(&mut op)?;
+    let (out_shape, out_quant) = (out.shape, out.quant);
+    let rank = out_shape.len();
+    let bad = KernelError::Shape {
+        what: "concatenation inputs do not fit the output along the axis",
+    };
+    let axis = if o.axis < 0 {
+        o.axis + rank as i32
+    } else {
+        o.axis
+    };
+    let axis = usize::try_from(axis)
+        .ok()
+        .filter(|&a| a < rank)
+        .ok_or(bad)?;
+    let outer: usize = out_shape[..axis].iter().product();
+    let out_row: usize = out_shape[axis..].iter().product();
+    let mut along = 0usize;
+    for x in inputs {
+        let x = x.ok_or(KernelError::Missing { tensor: "an input" })?;
+        let fits = x.shape.len() == rank
+            && (0..rank).all(|d| d == axis || x.shape[d] == out_shape[d])
+            && x.data.len() == Some(elements(x.shape));
+        if !fits {
+            return Err(bad);
+        }
+        along += x.shape[axis];
+        if let (Some(q), Some(oq)) = (x.quant, out_quant)
+            && (q.params(0) != oq.params(0) || q.scale.len() > 1)
+        {
+            return Err(KernelError::Quantization {
+                tensor: "an input whose scale or zero point is not the output's",
+            });
+        }
+    }
+    if along != out_shape[axis] {
+        return Err(bad);
+    }
+    if out.data.as_data().len() != Some(outer * out_row) {
+        return Err(bad);
+    }
+    let mut at = 0usize;
+    for x in inputs.iter().flatten() {
+        let row: usize = x.shape[axis..].iter().product();
+        macro_rules! copy {
+            ($($v:ident),*) => {
+                match (x.data, &mut out.data) {
+                    $((Data::$v(a), DataMut::$v(b)) => {
+                        for r in 0..outer {
+                            b[r * out_row + at..r * out_row + at + row]
+                                .copy_from_slice(&a[r * row..(r + 1) * row]);
+                        }
+                    })*
+                    (Data::InPlace(_) | Data::Variable(_), _) => {
+                        return Err(KernelError::Missing { tensor: "an input" })
+                    }
+                    _ => return Err(KernelError::Type { tensor: "an input" }),
+                }
+            };
+        }
+        copy!(I8, U8, I16, U16, I32, U32, I64, U64, F32, F64);
+        at += row;
+    }
+    Ok(())
 }

@@ -6,8 +6,9 @@ use std::vec::Vec;
 
 use planner::rt::kernel::{In, OpView, Out};
 use planner::rt::options::{
-    Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions, MeanOptions,
-    PadOptions, Padding, Pool2dOptions, SoftmaxOptions, TransposeOptions,
+    Activation, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
+    FullyConnectedOptions, MeanOptions, PadOptions, Padding, Pool2dOptions, SoftmaxOptions,
+    TransposeOptions,
 };
 use planner::rt::{Quant, TensorInfo};
 
@@ -441,4 +442,48 @@ fn quantize_divides_in_f32_as_tflite_micro() {
     )
     .unwrap();
     assert_eq!(y, [76, -76]);
+}
+
+#[test]
+fn concatenation_along_a_middle_and_a_negative_axis() {
+    // [2, 1, 2] and [2, 2, 2] along axis 1 (and -2): each of the 2 rows is a's 2 values,
+    // then b's 4.
+    let a = [1i8, 2, 3, 4];
+    let b = [10i8, 11, 12, 13, 14, 15, 16, 17];
+    let ai = info::<i8>(&[2, 1, 2], &[0.5], &[3]);
+    let bi = info::<i8>(&[2, 2, 2], &[0.5], &[3]);
+    let yi = info::<i8>(&[2, 3, 2], &[0.5], &[3]);
+    for axis in [1, -2] {
+        let mut y = [0i8; 12];
+        let o = ConcatenationOptions {
+            axis,
+            activation: Activation::None,
+        };
+        let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
+        run(&inputs, Out::new(&mut y, &yi), |op| {
+            shape::concatenation(op, &o)
+        })
+        .unwrap();
+        assert_eq!(y, [1, 2, 10, 11, 12, 13, 3, 4, 14, 15, 16, 17]);
+    }
+    // An input quantised otherwise than the output: refused, as TFLM refuses it.
+    let ci = info::<i8>(&[2, 2, 2], &[0.25], &[3]);
+    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &ci))];
+    let mut y = [0i8; 12];
+    let o = ConcatenationOptions {
+        axis: 1,
+        activation: Activation::None,
+    };
+    let e = run(&inputs, Out::new(&mut y, &yi), |op| {
+        shape::concatenation(op, &o)
+    });
+    assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
+    // Shapes that do not add up along the axis.
+    let yi = info::<i8>(&[2, 4, 2], &[0.5], &[3]);
+    let mut y = [0i8; 16];
+    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
+    let e = run(&inputs, Out::new(&mut y, &yi), |op| {
+        shape::concatenation(op, &o)
+    });
+    assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
 }
