@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Per-op golden outputs of TFLite Micro's reference kernels for every bundled model.
 
-For each `models/*.tflite`, runs TFLM's interpreter (the `tflite-micro` PyPI package, its
+For each `models/*.tflite` and each one-op model of `tests/run-models/single/` (written by
+`scripts/tflm_single_ops.py`), runs TFLM's interpreter (the `tflite-micro` PyPI package, its
 reference kernels, `InterpreterConfig.kPreserveAllTensors` so that every intermediate
 tensor keeps its bytes after `invoke()`, read back with `GetTensor`) on RUNS inputs in
 sequence on one interpreter (state such as an LSTM's or an SVDF's carries from one invoke
@@ -46,6 +47,7 @@ from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as sch
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
+SINGLE = ROOT / "tests" / "run-models" / "single"
 GOLDENS = ROOT / "tests" / "run-models" / "goldens" / "ops"
 MASK = (1 << 64) - 1
 RUNS = 3
@@ -127,7 +129,10 @@ def graph(path):
 def run_model(path, index, amplitude, dump, digests=True):
     """Runs RUNS inputs through one interpreter; the golden runs and the model outputs."""
     interp = runtime.Interpreter.from_file(
-        str(path), intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors
+        str(path),
+        # The package's default (10 times the file) is too small for one-op models.
+        arena_size=max(10 * path.stat().st_size, 1 << 16),
+        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
     )
     ops, names = graph(path)
     runs = []
@@ -229,7 +234,10 @@ def main():
     args = ap.parse_args()
     GOLDENS.mkdir(parents=True, exist_ok=True)
     changed = 0
-    for index, path in enumerate(sorted(MODELS.glob("*.tflite"))):
+    # Bundled models first (their indices, so their seeds, as before), then the one-op
+    # models of `scripts/tflm_single_ops.py`.
+    paths = sorted(MODELS.glob("*.tflite")) + sorted(SINGLE.glob("*.tflite"))
+    for index, path in enumerate(paths):
         if args.only and path.stem != args.only:
             continue
         chosen = None

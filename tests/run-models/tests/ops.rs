@@ -1,4 +1,5 @@
-//! Every op's output of every bundled model, compared with TFLite Micro's on the same
+//! Every op's output of every bundled model and of the one-op models of `single/` (kernel
+//! edge cases, `scripts/tflm_single_ops.py`), compared with TFLite Micro's on the same
 //! inputs: the goldens in `goldens/ops/`, written by `scripts/tflm_op_goldens.py` (TFLM's
 //! interpreter with every intermediate tensor kept), 3 inputs per model run one after the
 //! other on one handle (so an LSTM's or an SVDF's state carries from run to run, as it
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
-use run_models::{MODELS, Record, Runner, fnv1a64, input_in};
+use run_models::{MODELS, Record, Runner, SINGLE_OPS, fnv1a64, input_in};
 use serde_json::Value;
 
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
@@ -263,7 +264,8 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
 fn every_op_matches_tflite_micro() {
     let mut report = Vec::new();
     let mut unexpected = Vec::new();
-    for model in MODELS {
+    assert!(SINGLE_OPS.len() >= 7, "{} one-op models", SINGLE_OPS.len());
+    for model in MODELS.iter().chain(SINGLE_OPS) {
         let name = model.name();
         let known = DIFFER_TODAY.iter().find(|(m, _)| *m == name);
         match compare(*model) {
