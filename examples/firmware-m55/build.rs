@@ -387,7 +387,7 @@ fn golden_fn(p: &PlanFile, stem: &str, module: &str, name: &str, ty: &str) -> Op
     }
     let _ = writeln!(
         body,
-        "    m.run(&mut planner_example_kernels::reference::Reference)?;\n    let mut same = true;"
+        "    m.run(&mut planner_kernels::Reference)?;\n    let mut same = true;"
     );
     let outputs = naming::unique_idents(p.outputs.iter().map(|io| io.name.as_str()));
     for (output, o) in outputs.iter().zip(g["outputs"].as_array()?) {
@@ -404,7 +404,7 @@ fn golden_fn(p: &PlanFile, stem: &str, module: &str, name: &str, ty: &str) -> Op
     Some(format!(
         "/// Runs `{model}` on its golden inputs through `run()` and the reference kernels; true\n\
          /// when every output equals TFLite Micro's.\n\
-         pub fn {name}(m: &mut {ty}) -> Result<bool, planner::rt::kernel::RunError<planner_example_kernels::reference::KernelError>> {{\n\
+         pub fn {name}(m: &mut {ty}) -> Result<bool, planner::rt::kernel::RunError<planner_kernels::KernelError>> {{\n\
          {body}    Ok(same)\n}}\n\n",
         model = p.model
     ))

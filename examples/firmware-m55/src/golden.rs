@@ -4,7 +4,7 @@
 
 use cortex_m_semihosting::hprintln;
 use planner::rt::kernel::RunError;
-use planner_example_kernels::reference::KernelError;
+use planner_kernels::KernelError;
 
 use crate::GOLDEN_FAILED;
 

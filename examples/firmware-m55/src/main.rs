@@ -113,7 +113,7 @@ fn run_app_bound() -> bool {
 #[cfg(not(feature = "broken-plan"))]
 mod inference {
     use cortex_m_semihosting::hprintln;
-    use planner_example_kernels::{Activation, FullyConnected, Quant, Requantize};
+    use planner_kernels::{Activation, FullyConnected, Quant, Requantize};
 
     use crate::models::hello_world;
 

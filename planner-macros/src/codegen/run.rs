@@ -94,7 +94,14 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
         Some(OpKind { kind, method, .. }) => {
             quote!(#rt::kernel::#kind::#method(kernels, op_view, &ops::#name::OPTIONS))
         }
-        None => quote!(#rt::kernel::Other::other(kernels, op_view)),
+        None => match untyped(opcode) {
+            Untyped::Builtin(name) => {
+                quote!(#rt::kernel::Builtin::<{ #rt::kernel::op_key(#name) }>::builtin(kernels, op_view))
+            }
+            Untyped::Custom(code) => {
+                quote!(#rt::kernel::Custom::<{ #rt::kernel::op_key(#code) }>::custom(kernels, op_view))
+            }
+        },
     };
     quote! {
         {
@@ -116,8 +123,105 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
                 return #pv::Err(#rt::kernel::RunError { op: #k, opcode: #opcode, error });
             }
             hooks.after_op(#k, #opcode);
+            hooks.tap(&#rt::kernel::Tap::new(#k, #opcode, &inputs, &outputs, &variables));
         }
     }
+}
+
+/// An op kind without typed options: a builtin op by its TFLite name, or a custom op by
+/// its custom code.
+enum Untyped<'a> {
+    Builtin(&'a str),
+    Custom(&'a str),
+}
+
+fn untyped(opcode: &str) -> Untyped<'_> {
+    match opcode.strip_prefix("CUSTOM:") {
+        Some(code) => Untyped::Custom(code),
+        None => Untyped::Builtin(opcode),
+    }
+}
+
+/// `text` inside a `#[diagnostic::on_unimplemented]` string, where braces are format
+/// syntax.
+fn literal_braces(text: &str) -> String {
+    text.replace('{', "{{").replace('}', "}}")
+}
+
+/// The model's `op_kinds` module: one trait per kind without typed options, whose only
+/// implementations are the kernel sets that implement [`Builtin`] or [`Custom`] for it,
+/// and whose compile error names the op (the generic traits' error could only show a
+/// number).
+///
+/// [`Builtin`]: planner::rt::kernel::Builtin
+/// [`Custom`]: planner::rt::kernel::Custom
+fn op_kinds(cx: &Ctx<'_>, opcodes: &[&str]) -> (TokenStream, Vec<TokenStream>) {
+    let rt = &cx.rt;
+    let path = cx.rt.to_string().replace(' ', "");
+    let path = path.trim_start_matches("::");
+    let module = ident(naming::OP_KINDS_MODULE);
+    let names = naming::op_kind_traits(opcodes.iter().copied());
+    let mut traits = Vec::new();
+    let mut bounds = Vec::new();
+    for (opcode, name) in opcodes.iter().zip(&names) {
+        let name = ident(name);
+        let (generic, key, message, doc) = match untyped(opcode) {
+            Untyped::Builtin(op) => (
+                quote!(#rt::kernel::Builtin<{ #rt::kernel::op_key(#op) }>),
+                op,
+                format!(
+                    "the kernel set `{{Self}}` has no {op} kernel, and the model runs {op}",
+                    op = literal_braces(op)
+                ),
+                format!(
+                    "Runs `{op}` ops: implemented by every kernel set that implements `Builtin<{{ op_key(\"{op}\") }}>`."
+                ),
+            ),
+            Untyped::Custom(code) => (
+                quote!(#rt::kernel::Custom<{ #rt::kernel::op_key(#code) }>),
+                code,
+                format!(
+                    "the kernel set `{{Self}}` has no kernel for the custom op `{}`, and the model runs it",
+                    literal_braces(code)
+                ),
+                format!(
+                    "Runs custom ops `{code}`: implemented by every kernel set that implements `Custom<{{ op_key(\"{code}\") }}>`."
+                ),
+            ),
+        };
+        let generic_text = match untyped(opcode) {
+            Untyped::Builtin(_) => "Builtin",
+            Untyped::Custom(_) => "Custom",
+        };
+        let note = literal_braces(&format!(
+            "implement `{path}::kernel::{generic_text}<{{ {path}::kernel::op_key({key:?}) }}>` for `"
+        )) + "{Self}`, or run the model with a kernel set that has it";
+        traits.push(quote! {
+            #[doc = #doc]
+            #[diagnostic::on_unimplemented(
+                message = #message,
+                label = "the model runs an op this kernel set has no kernel for",
+                note = #note
+            )]
+            pub trait #name: #generic {}
+            impl<K: #generic + ?::core::marker::Sized> #name for K {}
+        });
+        bounds.push(quote!(#module::#name));
+    }
+    let doc = "The kernel traits of this model's op kinds without typed options (builtin ops \
+               by their TFLite name, custom ops by their custom code), for `run()`'s bounds.";
+    let items = if traits.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            #[doc = #doc]
+            #[allow(non_camel_case_types)]
+            pub mod #module {
+                #(#traits)*
+            }
+        }
+    };
+    (items, bounds)
 }
 
 /// `run` and `run_with`, bounded by the kernel traits of the kinds the model uses.
@@ -129,16 +233,26 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
     let mut kinds = BTreeSet::new();
     let mut bounds = Vec::new();
     let mut steps = Vec::new();
+    let mut untyped = Vec::new();
     for k in 0..n {
-        let kind = match options(cx, k) {
-            Some(OpKind { kind, .. }) => quote!(#rt::kernel::#kind),
-            None => quote!(#rt::kernel::Other),
-        };
-        if kinds.insert(kind.to_string()) {
-            bounds.push(kind);
+        match options(cx, k) {
+            Some(OpKind { kind, .. }) => {
+                let kind = quote!(#rt::kernel::#kind);
+                if kinds.insert(kind.to_string()) {
+                    bounds.push(kind);
+                }
+            }
+            None => {
+                let opcode = cx.l.file.ops[k].opcode.as_str();
+                if !untyped.contains(&opcode) {
+                    untyped.push(opcode);
+                }
+            }
         }
         steps.push(run_op(cx, k));
     }
+    let (op_kinds, more) = op_kinds(cx, &untyped);
+    bounds.extend(more);
     let doc = format!(
         "Runs the model's {n} ops in plan order, each through the kernel trait of its kind in \
          `kernels` (the bounds list the kinds this model uses: a kernel set without one does \
@@ -146,6 +260,7 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
          the first kernel error, naming the op."
     );
     quote! {
+        #op_kinds
         #ready {
             #[doc = #doc]
             pub fn run<K>(&mut self, kernels: &mut K) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
@@ -156,7 +271,8 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
             }
 
             /// [`Handle::run`], with `hooks` called before and after every op (timing,
-            /// tracing, canaries).
+            /// tracing, canaries), and given each op's tensors read-only after it ran
+            /// (`Hooks::tap`).
             pub fn run_with<K, H: #rt::kernel::Hooks + ?Sized>(
                 &mut self,
                 kernels: &mut K,

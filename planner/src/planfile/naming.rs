@@ -313,6 +313,27 @@ pub fn header_file(model: &str) -> String {
     format!("planner_{}.h", word(model))
 }
 
+/// Module of a model's kernel traits for ops without typed options.
+pub const OP_KINDS_MODULE: &str = "op_kinds";
+
+/// Trait names, in [`OP_KINDS_MODULE`], for distinct opcodes without typed options
+/// (`"RESIZE_NEAREST_NEIGHBOR"` → `ResizeNearestNeighbor`, `"CUSTOM:SignalWindow"` →
+/// `CustomSignalWindow`); two opcodes that would share a name get `_<index>` appended
+/// (which [`type_ident`] never makes, so no other name is taken).
+pub fn op_kind_traits<'a>(opcodes: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let base: Vec<String> = opcodes.into_iter().map(type_ident).collect();
+    base.iter()
+        .enumerate()
+        .map(|(i, b)| {
+            if base.iter().filter(|x| *x == b).count() > 1 {
+                format!("{b}_{i}")
+            } else {
+                b.clone()
+            }
+        })
+        .collect()
+}
+
 /// Method giving op `k`'s view, and the view struct's name.
 pub fn op_view(k: usize) -> (String, String) {
     (format!("op{k}"), format!("Op{k}"))
@@ -321,6 +342,24 @@ pub fn op_view(k: usize) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn op_kind_traits_are_camel_case_and_distinct() {
+        assert_eq!(
+            op_kind_traits([
+                "RESIZE_NEAREST_NEIGHBOR",
+                "CUSTOM:SignalWindow",
+                "CUSTOM:Signal-Window",
+                "BUILTIN:250"
+            ]),
+            [
+                "ResizeNearestNeighbor",
+                "CustomSignalWindow_1",
+                "CustomSignalWindow_2",
+                "Builtin250"
+            ]
+        );
+    }
 
     #[test]
     fn identifiers_are_snake_case_and_valid() {

@@ -5,12 +5,13 @@
 //! ([`Conv2d::conv_2d`], [`FullyConnected::fully_connected`], ...) with an [`OpView`] (the
 //! op's inputs shared, its outputs and scratch mutable, each with shape and quantisation)
 //! and the op's typed options. `run` asks `K` for exactly the kinds the model uses, so a
-//! kernel set without one is a compile error that names the op. Ops without typed options
-//! (custom ops, builtin ops outside [`OpOptions`](super::options::OpOptions)) go to
-//! [`Other::other`].
+//! kernel set without one is a compile error that names the op. Builtin ops without typed
+//! options go to [`Builtin`], keyed by their TFLite name, and custom ops to [`Custom`],
+//! keyed by their custom code ([`op_key`]); the compile error names those too.
 //!
 //! [`Hooks`] see every op before and after it runs (timing, tracing, canaries), through
-//! `run_with`.
+//! `run_with`; [`Hooks::tap`] also sees its input and output tensors, read-only, after it
+//! ran.
 
 use super::tensor::{Element, Quant, TensorInfo};
 
@@ -24,16 +25,39 @@ pub trait Kernel {
     type Error;
 }
 
-/// Runs ops that have no typed options: custom ops and builtin kinds outside
-/// [`OpOptions`](super::options::OpOptions).
-#[diagnostic::on_unimplemented(
-    message = "the kernel set `{Self}` has no kernel for ops without typed options, and the model has one (see the model's `OPCODES`)",
-    label = "no `Other` kernel",
-    note = "implement `planner::rt::kernel::Other` for `{Self}`"
-)]
-pub trait Other: Kernel {
-    /// Runs one op; `op.opcode` names it.
-    fn other(&mut self, op: OpView<'_, '_>) -> Result<(), Self::Error>;
+/// The key of an op name in [`Builtin`] and [`Custom`]: the FNV-1a 128 hash of its
+/// bytes. `Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }>` runs `RESIZE_NEAREST_NEIGHBOR`
+/// ops, `Custom<{ op_key("SignalWindow") }>` custom ops whose custom code is
+/// `SignalWindow`.
+pub const fn op_key(name: &str) -> u128 {
+    const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
+    const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013b;
+    let bytes = name.as_bytes();
+    let mut hash = OFFSET;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u128;
+        hash = hash.wrapping_mul(PRIME);
+        i += 1;
+    }
+    hash
+}
+
+/// Runs a builtin op kind without typed options (one that is not a trait of this module),
+/// by its TFLite name: `impl Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }> for MyKernels`.
+/// A model with such an op asks for it in its `run()` bounds, through a trait of its
+/// `op_kinds` module whose compile error names the op.
+pub trait Builtin<const NAME: u128>: Kernel {
+    /// Runs one op of the kind; `op.opcode` names it.
+    fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), Self::Error>;
+}
+
+/// Runs a custom op, by its custom code: `impl Custom<{ op_key("SignalWindow") }> for
+/// MyKernels`. A model with such an op asks for it in its `run()` bounds, through a trait
+/// of its `op_kinds` module whose compile error names the custom code.
+pub trait Custom<const CODE: u128>: Kernel {
+    /// Runs one op with the custom code; `op.opcode` is `"CUSTOM:<code>"`.
+    fn custom(&mut self, op: OpView<'_, '_>) -> Result<(), Self::Error>;
 }
 
 macro_rules! data {
@@ -54,6 +78,31 @@ macro_rules! data {
         #[derive(Debug)]
         pub enum DataMut<'a> {
             $(#[doc = concat!("`", stringify!($t), "` elements.")] $variant(&'a mut [$t]),)*
+        }
+
+        impl DataMut<'_> {
+            /// The same elements, shared.
+            pub fn as_data(&self) -> Data<'_> {
+                match self {
+                    $(DataMut::$variant(s) => Data::$variant(s),)*
+                }
+            }
+        }
+
+        impl Data<'_> {
+            /// Number of elements; `None` for [`Data::InPlace`] and [`Data::Variable`],
+            /// which hold none themselves.
+            pub fn len(&self) -> Option<usize> {
+                match self {
+                    $(Data::$variant(s) => Some(s.len()),)*
+                    Data::InPlace(_) | Data::Variable(_) => None,
+                }
+            }
+
+            /// True when the elements are known and there are none.
+            pub fn is_empty(&self) -> bool {
+                self.len() == Some(0)
+            }
         }
 
         $(
@@ -260,6 +309,81 @@ pub trait Hooks {
     /// Called after op `index` (`opcode`) ran without error.
     fn after_op(&mut self, index: usize, opcode: &'static str) {
         let _ = (index, opcode);
+    }
+    /// Called after op `op.index` ran without error (after [`Hooks::after_op`]), with its
+    /// tensors read-only: compare or log intermediate tensors here.
+    fn tap(&mut self, op: &Tap<'_, '_>) {
+        let _ = op;
+    }
+}
+
+/// An op's tensors after it ran, read-only, for [`Hooks::tap`]: its inputs (an input the
+/// kernel read in place, or a variable it updated, is shown as those bytes are now) and
+/// its outputs.
+#[derive(Debug)]
+pub struct Tap<'v, 'a> {
+    /// The op's index in plan order.
+    pub index: usize,
+    /// The op's name (`"CONV_2D"`, `"CUSTOM:..."`).
+    pub opcode: &'static str,
+    inputs: &'v [Option<In<'a>>],
+    outputs: &'v [Out<'a>],
+    variables: &'v [Out<'a>],
+}
+
+impl<'v, 'a> Tap<'v, 'a> {
+    /// The tap of op `index` (`opcode`) over the tensors its kernel was given.
+    pub fn new(
+        index: usize,
+        opcode: &'static str,
+        inputs: &'v [Option<In<'a>>],
+        outputs: &'v [Out<'a>],
+        variables: &'v [Out<'a>],
+    ) -> Self {
+        Tap {
+            index,
+            opcode,
+            inputs,
+            outputs,
+            variables,
+        }
+    }
+
+    /// Number of inputs (optional inputs left out count too).
+    pub fn inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Input `i`, with its elements; `None` when the op has no input `i` or it was left
+    /// out. An input whose bytes are an output's, or a variable, shows those bytes now,
+    /// after the op ran.
+    pub fn input(&self, i: usize) -> Option<In<'_>> {
+        let x = self.inputs.get(i).copied().flatten()?;
+        let data = match x.data {
+            Data::InPlace(n) => self.outputs.get(n)?.data.as_data(),
+            Data::Variable(n) => self.variables.get(n)?.data.as_data(),
+            data => data,
+        };
+        Some(In {
+            data,
+            shape: x.shape,
+            quant: x.quant,
+        })
+    }
+
+    /// Number of outputs.
+    pub fn outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// Output `i`, with its elements; `None` when the op has no output `i`.
+    pub fn output(&self, i: usize) -> Option<In<'_>> {
+        let y = self.outputs.get(i)?;
+        Some(In {
+            data: y.data.as_data(),
+            shape: y.shape,
+            quant: y.quant,
+        })
     }
 }
 

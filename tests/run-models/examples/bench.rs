@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use planner_example_kernels::reference::Reference;
+use planner_kernels::Reference;
 use run_models::{MODELS, input};
 
 fn main() {

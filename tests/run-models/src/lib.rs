@@ -1,5 +1,5 @@
 //! Every bundled model, planned for the host and run through its generated `run()` with the
-//! reference kernels (`planner_example_kernels::reference`), for the golden tests
+//! reference kernels (`planner_kernels::Reference`), for the golden tests
 //! (`tests/goldens.rs`, outputs of TFLite Micro's reference kernels written by
 //! `scripts/tflm_goldens.py`) and the benchmark (`examples/bench.rs`).
 //!
@@ -8,7 +8,7 @@
 #![allow(clippy::get_first, clippy::vec_init_then_push)]
 
 use planner::rt::kernel::Hooks;
-use planner_example_kernels::reference::Reference;
+use planner_kernels::Reference;
 
 /// One planned model.
 pub trait Runner {
@@ -112,6 +112,86 @@ pub fn input(dtype: &str, count: usize, seed: u64) -> Option<Vec<u8>> {
         _ => return None,
     }
     Some(out)
+}
+
+/// The bytes of an input of `count` elements of `dtype` from the stream at `seed`, in the
+/// range `[lo, hi]`, as `scripts/tflm_op_goldens.py` makes them: int8 and int16 `lo +
+/// ((next >> 32) · (hi − lo + 1) >> 32)`; float32 `lo + (hi − lo) · ((next >> 40) / 2^24)`
+/// in `f64`, rounded to `f32`. `None` for another type or an empty integer range.
+pub fn input_in(dtype: &str, count: usize, seed: u64, lo: f64, hi: f64) -> Option<Vec<u8>> {
+    let stream = SplitMix64(seed).take(count);
+    let mut out = Vec::new();
+    let int = |lo: f64, hi: f64| -> Option<(i64, u64)> {
+        let (lo, hi) = (lo as i64, hi as i64);
+        let span = u64::try_from(hi.checked_sub(lo)?.checked_add(1)?).ok()?;
+        Some((lo, span))
+    };
+    let pick = |v: u64, lo: i64, span: u64| lo + (((v >> 32) * span) >> 32) as i64;
+    match dtype {
+        "int8" => {
+            let (lo, span) = int(lo, hi)?;
+            stream.for_each(|v| (pick(v, lo, span) as i8).push_le(&mut out));
+        }
+        "int16" => {
+            let (lo, span) = int(lo, hi)?;
+            stream.for_each(|v| (pick(v, lo, span) as i16).push_le(&mut out));
+        }
+        "float32" => stream.for_each(|v| {
+            let unit = (v >> 40) as f64 / f64::from(1u32 << 24);
+            ((lo + (hi - lo) * unit) as f32).push_le(&mut out);
+        }),
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// The little-endian bytes of a tensor view's elements (`None` for a view that holds none
+/// itself).
+pub fn data_bytes(data: &planner::rt::kernel::Data<'_>) -> Option<Vec<u8>> {
+    use planner::rt::kernel::Data;
+    Some(match *data {
+        Data::I8(s) => bytes(s),
+        Data::U8(s) => bytes(s),
+        Data::I16(s) => bytes(s),
+        Data::U16(s) => bytes(s),
+        Data::I32(s) => bytes(s),
+        Data::U32(s) => bytes(s),
+        Data::I64(s) => bytes(s),
+        Data::U64(s) => bytes(s),
+        Data::F32(s) => bytes(s),
+        Data::F64(s) => bytes(s),
+        Data::C64(s) => s.iter().flatten().flat_map(|v| v.to_le_bytes()).collect(),
+        Data::C128(s) => s.iter().flatten().flat_map(|v| v.to_le_bytes()).collect(),
+        Data::InPlace(_) | Data::Variable(_) => return None,
+    })
+}
+
+/// A tap that keeps every op's outputs as bytes, by op index.
+#[derive(Debug, Default)]
+pub struct Record {
+    /// `ops[k][j]`: output `j` of op `k`, as bytes (empty for an op not seen).
+    pub ops: Vec<Vec<Vec<u8>>>,
+    /// `inputs[k][j]`: input `j` of op `k` after it ran (`None` when left out).
+    pub inputs: Vec<Vec<Option<Vec<u8>>>>,
+}
+
+impl Hooks for Record {
+    fn tap(&mut self, op: &planner::rt::kernel::Tap<'_, '_>) {
+        if self.ops.len() <= op.index {
+            self.ops.resize(op.index + 1, Vec::new());
+            self.inputs.resize(op.index + 1, Vec::new());
+        }
+        self.ops[op.index] = (0..op.outputs())
+            .map(|j| {
+                op.output(j)
+                    .and_then(|y| data_bytes(&y.data))
+                    .unwrap_or_default()
+            })
+            .collect();
+        self.inputs[op.index] = (0..op.inputs())
+            .map(|j| op.input(j).and_then(|x| data_bytes(&x.data)))
+            .collect();
+    }
 }
 
 /// FNV-1a 64 of `bytes`, as the golden files spell it.

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
-use planner_example_kernels::reference::Reference;
+use planner_kernels::Reference;
 use run_models::{MODELS, Runner, fnv1a64, input};
 use serde_json::Value;
 

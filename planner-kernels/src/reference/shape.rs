@@ -1,10 +1,13 @@
-//! Ops that move int8 values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`),
-//! and `MEAN`.
+//! Ops that move values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`,
+//! `CONCATENATION`), and `MEAN`.
 
-use planner::rt::kernel::{Data, OpView};
-use planner::rt::options::{MeanOptions, PadOptions, ReshapeOptions, TransposeOptions};
+use planner::rt::kernel::{Data, DataMut, OpView};
+use planner::rt::options::{
+    Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions, TransposeOptions,
+};
 
-use super::{KernelError, elements, input_i8, output, params, round_f32};
+use super::{KernelError, elements, input_i8, output, params};
+use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// Most dimensions these ops handle.
 const RANK: usize = 6;
@@ -130,9 +133,18 @@ pub(crate) fn transpose(mut op: OpView<'_, '_>, o: &TransposeOptions) -> Result<
     Ok(())
 }
 
-/// `MEAN` over the given axes: the int32 sum of the raw values over each output position,
-/// then `round(sum / count · s + bias) + output_zero_point` in `f32`, with `s =
-/// input_scale / output_scale` and `bias = -input_zero_point · s`, saturated to int8.
+/// `MEAN` over the given axes, with TFLite Micro's integer arithmetic: the int32 sum `sum`
+/// of the raw values over the `n` elements of each output position, then `(sum -
+/// input_zero_point · n) · input_scale / output_scale / n` as one fixed-point multiplier
+/// (the Q31 multiplier of `input_scale / output_scale`, shifted left by `s = floor(log2
+/// n)`, at most 32 and at most 31 plus its exponent, divided by `n` in integers, its
+/// exponent lowered by `s`), then the output zero point, saturated to int8. TFLM does so
+/// when input and output share their quantisation too (a plain integer division differs
+/// from its outputs on 175 of 480 elements of te_mcunet_vww's first MEAN).
+///
+/// This is not `round(mean · scale)`: with the 1/n folded into the multiplier and two
+/// roundings (the doubling high multiply, then the shift), a sum of 23 over 49 elements
+/// can give -8 where rounding the float mean gives -9.
 pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (si, zi) = params(xi.quant, "input 0")?;
@@ -170,8 +182,9 @@ pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), Kernel
     if y.len() != outputs || count == 0 {
         return Err(bad);
     }
-    let s = si / so;
-    let bias = -(zi as f32) * s;
+    let n = i64::try_from(count).map_err(|_| bad)?;
+    let m = mean_multiplier(si, so, n);
+    let (zi, zo) = (i64::from(zi), i64::from(zo));
     let mut at = [0usize; RANK];
     for out in y.iter_mut() {
         let mut sum: i32 = 0;
@@ -184,9 +197,107 @@ pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), Kernel
             }
         }
         next(&mut at, &kept[..rank]);
-        let mean = sum as f32 / count as f32;
-        let v = round_f32(mean * s + bias).saturating_add(zo);
+        // In int32, as TFLM computes it.
+        let shifted = (i64::from(sum) - zi * n) as i32;
+        let v = i64::from(multiply_by_quantized_multiplier(shifted, m)) + zo;
         *out = v.clamp(-128, 127) as i8;
+    }
+    Ok(())
+}
+
+/// The multiplier of a mean over `n` elements: that of `input_scale / output_scale` with
+/// `1/n` folded in, as TFLite Micro folds it.
+pub(crate) fn mean_multiplier(input_scale: f32, output_scale: f32, n: i64) -> QuantizedMultiplier {
+    let m = quantize_multiplier(f64::from(input_scale) / f64::from(output_scale));
+    if n <= 0 {
+        return m;
+    }
+    let log2 = 63 - (n as u64).leading_zeros() as i32;
+    let shift = log2.min(32).min(31 + m.shift).max(0);
+    let multiplier = (i64::from(m.multiplier) << shift) / n;
+    QuantizedMultiplier {
+        multiplier: i32::try_from(multiplier).unwrap_or(i32::MAX),
+        shift: m.shift - shift,
+    }
+}
+
+/// `CONCATENATION` along `axis` (negative counts from the end), of any element type: each
+/// output row (the dimensions before the axis) is the inputs' rows one after the other.
+/// TFLite Micro copies quantised inputs as they are, and refuses (at prepare) an input
+/// whose scale is not the output's; this kernel refuses an input whose scale or zero point
+/// is not the output's, and fused activations.
+pub(crate) fn concatenation(
+    mut op: OpView<'_, '_>,
+    o: &ConcatenationOptions,
+) -> Result<(), KernelError> {
+    if o.activation != Activation::None {
+        return Err(KernelError::Options {
+            what: "CONCATENATION with a fused activation",
+        });
+    }
+    let inputs = op.inputs;
+    let out = output(&mut op)?;
+    let (out_shape, out_quant) = (out.shape, out.quant);
+    let rank = out_shape.len();
+    let bad = KernelError::Shape {
+        what: "concatenation inputs do not fit the output along the axis",
+    };
+    let axis = if o.axis < 0 {
+        o.axis + rank as i32
+    } else {
+        o.axis
+    };
+    let axis = usize::try_from(axis)
+        .ok()
+        .filter(|&a| a < rank)
+        .ok_or(bad)?;
+    let outer: usize = out_shape[..axis].iter().product();
+    let out_row: usize = out_shape[axis..].iter().product();
+    let mut along = 0usize;
+    for x in inputs {
+        let x = x.ok_or(KernelError::Missing { tensor: "an input" })?;
+        let fits = x.shape.len() == rank
+            && (0..rank).all(|d| d == axis || x.shape[d] == out_shape[d])
+            && x.data.len() == Some(elements(x.shape));
+        if !fits {
+            return Err(bad);
+        }
+        along += x.shape[axis];
+        if let (Some(q), Some(oq)) = (x.quant, out_quant)
+            && (q.params(0) != oq.params(0) || q.scale.len() > 1)
+        {
+            return Err(KernelError::Quantization {
+                tensor: "an input whose scale or zero point is not the output's",
+            });
+        }
+    }
+    if along != out_shape[axis] {
+        return Err(bad);
+    }
+    if out.data.as_data().len() != Some(outer * out_row) {
+        return Err(bad);
+    }
+    let mut at = 0usize;
+    for x in inputs.iter().flatten() {
+        let row: usize = x.shape[axis..].iter().product();
+        macro_rules! copy {
+            ($($v:ident),*) => {
+                match (x.data, &mut out.data) {
+                    $((Data::$v(a), DataMut::$v(b)) => {
+                        for r in 0..outer {
+                            b[r * out_row + at..r * out_row + at + row]
+                                .copy_from_slice(&a[r * row..(r + 1) * row]);
+                        }
+                    })*
+                    (Data::InPlace(_) | Data::Variable(_), _) => {
+                        return Err(KernelError::Missing { tensor: "an input" })
+                    }
+                    _ => return Err(KernelError::Type { tensor: "an input" }),
+                }
+            };
+        }
+        copy!(I8, U8, I16, U16, I32, U32, I64, U64, F32, F64);
+        at += row;
     }
     Ok(())
 }

@@ -1,11 +1,26 @@
-//! Reference int8 kernels for planner's examples, with TensorFlow Lite Micro's integer
-//! arithmetic, so that a host build and a Cortex-M build of the same model give the same
-//! bytes.
+//! Reference kernels for models planned by `planner`, with TensorFlow Lite Micro's
+//! arithmetic, so that a host build and a Cortex-M build of the same model give the bytes
+//! TFLM gives.
+//!
+//! [`Reference`] is the kernel set a model's generated `run()` takes:
+//!
+//! ```ignore
+//! planner_macros::include_model!(env!("PLANNER_PLAN"));
+//! let mut model = my_model::Model::take().unwrap().init();
+//! model.run(&mut planner_kernels::Reference)?;
+//! ```
+//!
+//! Each op kind is a trait of `planner::rt::kernel`; a model whose op kinds [`Reference`]
+//! does not all implement does not compile, and the error names the missing op. Besides the
+//! kernel set the crate exports the fixed-point helpers the kernels use
+//! ([`quantize_multiplier`], [`multiply_by_quantized_multiplier`], ...) and a standalone
+//! fully-connected layer ([`FullyConnected`]) for code that calls a layer by hand.
 //!
 //! `no_std`, no allocation, no `unsafe`: the kernels take the tensor views that
 //! `include_model!` generates (plain slices) and the quantisation parameters of the plan.
 //!
-//! Requantisation, the one step where int8 kernels differ, comes two ways ([`Requantize`]):
+//! Requantisation, the one step where int8 kernels differ, comes two ways in
+//! [`FullyConnected`] ([`Requantize`]):
 //!
 //! - [`Requantize::Tflite`], the fixed-point scheme TFLite uses for int8 models: the real
 //!   multiplier `input_scale * filter_scale / output_scale` becomes a Q31 multiplier and a
@@ -14,11 +29,15 @@
 //! - [`Requantize::Double`], the accumulator times the scales in `f64`, rounded half away
 //!   from zero: the plain reference arithmetic. On the TFLM `hello_world` sweep the two
 //!   differ by one step of the output at some inputs.
+//!
+//! [`Reference`] always uses TFLite's scheme.
 
 #![no_std]
 #![deny(missing_docs)]
 
-pub mod reference;
+mod reference;
+
+pub use reference::{KernelError, Reference};
 
 /// A real multiplier as TFLite stores it: `real ≈ multiplier · 2^(shift − 31)`, with
 /// `multiplier` in `[2^30, 2^31)` (or 0 for a zero multiplier).

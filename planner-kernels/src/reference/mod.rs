@@ -4,9 +4,10 @@
 //! Each op kind is a trait of `planner::rt::kernel`; [`Reference`] implements the kinds the
 //! bundled int8 models use: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED`,
 //! `AVERAGE_POOL_2D`, `MAX_POOL_2D`, `ADD`, `MUL`, `SOFTMAX`, `RESHAPE`, `PAD`, `MEAN`,
-//! `TRANSPOSE`, `QUANTIZE` (float or int16 to int8, int16 to int32), `DEQUANTIZE` (int8
-//! to float) and `SVDF` (int8 or int16 state). A model with any other op kind does not compile against it (the trait bound of
-//! `run()` names the op).
+//! `TRANSPOSE`, `QUANTIZE` (float or int16 to int8, int16 to int32), `DEQUANTIZE` (int8 to
+//! float) and `SVDF` (int8 or int16 state), and `CONCATENATION` (any element type, inputs
+//! quantised as the output). A model with any other op kind does not compile against it
+//! (the trait bound of `run()` names the op).
 //!
 //! The arithmetic follows the operators' definitions in TFLite's integer scheme: int32
 //! accumulation of `(x - input_zero_point) · w`, the bias, then the real multiplier
@@ -119,6 +120,7 @@ kinds! {
     Pad::pad(o::PadOptions) => shape::pad;
     Mean::mean(o::MeanOptions) => shape::mean;
     Transpose::transpose(o::TransposeOptions) => shape::transpose;
+    Concatenation::concatenation(o::ConcatenationOptions) => shape::concatenation;
     Quantize::quantize(o::NoOptions) => |op, _| elementwise::quantize(op);
     Dequantize::dequantize(o::NoOptions) => |op, _| elementwise::dequantize(op);
     Svdf::svdf(o::SvdfOptions) => svdf::svdf;

@@ -6,8 +6,9 @@ use std::vec::Vec;
 
 use planner::rt::kernel::{In, OpView, Out};
 use planner::rt::options::{
-    Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions, MeanOptions,
-    PadOptions, Padding, Pool2dOptions, SoftmaxOptions, TransposeOptions,
+    Activation, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
+    FullyConnectedOptions, MeanOptions, PadOptions, Padding, Pool2dOptions, SoftmaxOptions,
+    TransposeOptions,
 };
 use planner::rt::{Quant, TensorInfo};
 
@@ -376,4 +377,113 @@ fn svdf_steps_its_state_and_sums_it_against_the_time_weights() {
     .unwrap();
     assert_eq!(y, [13, 22]);
     assert_eq!(state, [6, 3, 8, -1]);
+}
+
+/// A mean over 49 elements whose zero-point-free sum is 23, with input scale 0.11841,
+/// output scale 0.0234 and output zero point -11: the real mean is 2.3752 output steps,
+/// -8.62 with the zero point. TFLite Micro folds 1/49 into the fixed-point multiplier and
+/// rounds twice (the doubling high multiply, then the shift), which gives 3, so -8;
+/// rounding the float mean would give -9.
+#[test]
+fn mean_folds_one_over_n_into_the_multiplier_as_tflite_micro() {
+    // 48 elements at the input zero point -128, one 23 above it.
+    let mut x = [-128i8; 49];
+    x[24] = -105;
+    let xi = info::<i8>(&[1, 7, 7, 1], &[0.11841], &[-128]);
+    let mut y = [0i8; 1];
+    let yi = info::<i8>(&[1, 1, 1, 1], &[0.0234], &[-11]);
+    let o = MeanOptions {
+        axes: Dims::new(&[1, 2]).unwrap(),
+        keep_dims: true,
+    };
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        shape::mean(op, &o)
+    })
+    .unwrap();
+    assert_eq!(y, [-8]);
+    let m = shape::mean_multiplier(0.11841, 0.0234, 49);
+    // floor(log2 49) = 5: the multiplier of 5.06 (exponent 3) times 2^5 / 49, exponent -2.
+    assert_eq!(m.shift, -2);
+}
+
+/// With the input's scale and zero point, TFLite Micro's mean still goes through the
+/// fixed-point multiplier, whose rounding takes halves up: (-5 - 6)/2 + 4 = -1.5 gives -1,
+/// so -5 (rounding the float mean half away from zero gives -6; an integer division, -5
+/// too, but 7 where the multiplier gives (7 + 8)/2 = 7.5 → 8).
+#[test]
+fn mean_with_the_input_quantisation_rounds_halves_up() {
+    let x = [-5i8, -6, 7, 8];
+    let xi = info::<i8>(&[2, 2], &[0.5], &[-4]);
+    let mut y = [0i8; 2];
+    let yi = info::<i8>(&[2], &[0.5], &[-4]);
+    let o = MeanOptions {
+        axes: Dims::new(&[-1]).unwrap(),
+        keep_dims: false,
+    };
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        shape::mean(op, &o)
+    })
+    .unwrap();
+    assert_eq!(y, [-5, 8]);
+}
+
+/// 0.5918677 / 0.007839307 is exactly 75.5 in f32, which TFLite Micro rounds half away
+/// from zero to 76; in f64 the quotient is 75.49999905, which rounds to 75.
+#[test]
+fn quantize_divides_in_f32_as_tflite_micro() {
+    let x = [0.5918677f32, -0.5918677];
+    let xi = info::<f32>(&[2], &[1.0], &[0]);
+    let mut y = [0i8; 2];
+    let yi = info::<i8>(&[2], &[0.007839307], &[0]);
+    run(
+        &[Some(In::new(&x, &xi))],
+        Out::new(&mut y, &yi),
+        elementwise::quantize,
+    )
+    .unwrap();
+    assert_eq!(y, [76, -76]);
+}
+
+#[test]
+fn concatenation_along_a_middle_and_a_negative_axis() {
+    // [2, 1, 2] and [2, 2, 2] along axis 1 (and -2): each of the 2 rows is a's 2 values,
+    // then b's 4.
+    let a = [1i8, 2, 3, 4];
+    let b = [10i8, 11, 12, 13, 14, 15, 16, 17];
+    let ai = info::<i8>(&[2, 1, 2], &[0.5], &[3]);
+    let bi = info::<i8>(&[2, 2, 2], &[0.5], &[3]);
+    let yi = info::<i8>(&[2, 3, 2], &[0.5], &[3]);
+    for axis in [1, -2] {
+        let mut y = [0i8; 12];
+        let o = ConcatenationOptions {
+            axis,
+            activation: Activation::None,
+        };
+        let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
+        run(&inputs, Out::new(&mut y, &yi), |op| {
+            shape::concatenation(op, &o)
+        })
+        .unwrap();
+        assert_eq!(y, [1, 2, 10, 11, 12, 13, 3, 4, 14, 15, 16, 17]);
+    }
+    // An input quantised otherwise than the output: refused, as TFLM refuses it.
+    let ci = info::<i8>(&[2, 2, 2], &[0.25], &[3]);
+    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &ci))];
+    let mut y = [0i8; 12];
+    let o = ConcatenationOptions {
+        axis: 1,
+        activation: Activation::None,
+    };
+    let e = run(&inputs, Out::new(&mut y, &yi), |op| {
+        shape::concatenation(op, &o)
+    });
+    assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
+    // Shapes that do not add up along the axis.
+    let yi = info::<i8>(&[2, 4, 2], &[0.5], &[3]);
+    let mut y = [0i8; 16];
+    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
+    let e = run(&inputs, Out::new(&mut y, &yi), |op| {
+        shape::concatenation(op, &o)
+    });
+    assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
 }

@@ -3,7 +3,7 @@
 use planner::rt::kernel::{Data, DataMut, OpView};
 use planner::rt::options::{AddOptions, MulOptions};
 
-use super::{KernelError, activation_range, input_i8, output, params};
+use super::{KernelError, activation_range, input_i8, output, params, round_f32};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// Most dimensions broadcasting handles.
@@ -110,7 +110,7 @@ pub(crate) fn mul(mut op: OpView<'_, '_>, o: &MulOptions) -> Result<(), KernelEr
     })
 }
 
-/// `QUANTIZE`: float to int8 (`round(x / scale) + zero_point`, the division in `f64`), or
+/// `QUANTIZE`: float to int8 (`round(x / scale) + zero_point`, the division in `f32` as TFLite Micro does it), or
 /// int16 to int8 or int32 (requantisation by `input_scale / output_scale`).
 pub(crate) fn quantize(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     let x = op
@@ -127,8 +127,10 @@ pub(crate) fn quantize(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
                 return Err(mismatch);
             }
             for (v, o) in x.iter().zip(y.iter_mut()) {
-                let q = crate::round_half_away(f64::from(*v) / f64::from(so));
-                *o = q.saturating_add(i64::from(zo)).clamp(-128, 127) as i8;
+                // TFLM divides in f32 and rounds half away from zero: 0.5918677 /
+                // 0.007839307 is 75.5 in f32 (76), 75.49999... in f64 (75).
+                let q = round_f32(*v / so);
+                *o = q.saturating_add(zo).clamp(-128, 127) as i8;
             }
         }
         (Data::I16(x16), out_data) => {

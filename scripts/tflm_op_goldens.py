@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Per-op golden outputs of TFLite Micro's reference kernels for every bundled model.
+
+For each `models/*.tflite` and each one-op model of `tests/run-models/single/` (written by
+`scripts/tflm_single_ops.py`), runs TFLM's interpreter (the `tflite-micro` PyPI package, its
+reference kernels, `InterpreterConfig.kPreserveAllTensors` so that every intermediate
+tensor keeps its bytes after `invoke()`, read back with `GetTensor`) on RUNS inputs in
+sequence on one interpreter (state such as an LSTM's or an SVDF's carries from one invoke
+to the next, as it does across `run()` calls in Rust), and writes
+`tests/run-models/goldens/ops/<model>.json`: per run, the inputs (how to make them again),
+and per op (model order), each output tensor's name, dtype, shape, FNV-1a 64 of its bytes,
+the FNV-1a 32 of each BLOCK-byte block (so a test can say where an output first differs),
+and the bytes in hex when the output has at most HEX_MAX bytes (so it can say what TFLM
+gave there).
+
+    python3 scripts/tflm_op_goldens.py            # rewrite the goldens
+    python3 scripts/tflm_op_goldens.py --check    # compare with the stored ones, exit 1 on change
+    python3 scripts/tflm_op_goldens.py --dump DIR # also write every op output's bytes to DIR
+                                                  # (tests/run-models reads them when
+                                                  # TFLM_OP_DUMP=DIR is set)
+
+Inputs: element `i` of input `k` of run `r` comes from a SplitMix64 stream at
+`seed = 0x0BE5_0000 + 256 * model index + 16 * r + k`, advanced once per element
+(`tests/run-models/src/lib.rs` makes the same bytes):
+- int8 and int16: `lo + ((next >> 32) * (hi - lo + 1) >> 32)`, uniform in `[lo, hi]` (a
+  subrange of the input's quantised range, around its zero point);
+- float32: `lo + (hi - lo) * ((next >> 40) / 2^24)` in float64, then rounded to float32.
+The range is the one of AMPLITUDES (fractions of the type's range around the zero point, or
+of [0, 1) for float inputs) for which the RUNS outputs differ from each other, no run's
+output is all at the int8 or int16 extremes, and the fewest output elements are at those
+extremes (the widest on a tie); a model for which none qualifies keeps the widest, and the
+script says so (`"informative": false` in its file).
+These are random inputs drawn from the input's quantisation range, not real samples.
+
+Needs: python3 with `tflite-micro` and `numpy` (`pip install tflite-micro`). CI does not run
+this: the Rust tests read the stored JSON.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+from tflite_micro.python.tflite_micro import runtime
+from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as schema
+
+ROOT = Path(__file__).resolve().parent.parent
+MODELS = ROOT / "models"
+SINGLE = ROOT / "tests" / "run-models" / "single"
+GOLDENS = ROOT / "tests" / "run-models" / "goldens" / "ops"
+MASK = (1 << 64) - 1
+RUNS = 3
+BLOCK = 1024
+HEX_MAX = 2048
+AMPLITUDES = [1.0, 0.5, 0.25, 0.125, 0.0625, 0.03125]
+
+
+def splitmix64(state, count):
+    """`count` values of the SplitMix64 stream from `state`, as Python ints."""
+    out = []
+    for _ in range(count):
+        state = (state + 0x9E3779B97F4A7C15) & MASK
+        z = state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        out.append(z ^ (z >> 31))
+    return out
+
+
+def fill(dtype, count, seed, lo, hi):
+    """`count` values of `dtype` in `[lo, hi]` from the stream at `seed`."""
+    raw = splitmix64(seed, count)
+    if dtype in (np.int8, np.int16):
+        span = hi - lo + 1
+        return np.array([lo + (((v >> 32) * span) >> 32) for v in raw], dtype=dtype)
+    if dtype == np.float32:
+        return np.array(
+            [lo + (hi - lo) * ((v >> 40) / float(1 << 24)) for v in raw], dtype=np.float64
+        ).astype(np.float32)
+    raise SystemExit(f"no input generator for dtype {dtype}")
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & MASK
+    return h
+
+
+def fnv1a32(data):
+    h = 0x811C9DC5
+    for b in data:
+        h = ((h ^ b) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def input_range(dtype, details, amplitude):
+    """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point."""
+    if dtype == np.float32:
+        return (0.0, float(amplitude))
+    info = np.iinfo(dtype)
+    zps = details.get("quantization_parameters", {}).get("zero_points", [])
+    zero = int(zps[0]) if len(zps) else 0
+    half = (int(info.max) - int(info.min) + 1) / 2 * amplitude
+    lo = max(int(info.min), int(round(zero - half)))
+    hi = min(int(info.max), int(round(zero + half - 1)))
+    return (lo, hi)
+
+
+def graph(path):
+    """The model's operators: `(opcode name, output tensor indices)`, and tensor names."""
+    model = schema.Model.GetRootAsModel(path.read_bytes(), 0)
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    sub = model.Subgraphs(0)
+    ops = []
+    for i in range(sub.OperatorsLength()):
+        op = sub.Operators(i)
+        code = model.OperatorCodes(op.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        name = names.get(builtin, str(builtin))
+        if name == "CUSTOM":
+            name = "CUSTOM:" + code.CustomCode().decode()
+        ops.append((name, [int(op.Outputs(j)) for j in range(op.OutputsLength())]))
+    tensors = [(sub.Tensors(i).Name() or b"").decode() for i in range(sub.TensorsLength())]
+    return ops, tensors
+
+
+def run_model(path, index, amplitude, dump, digests=True):
+    """Runs RUNS inputs through one interpreter; the golden runs and the model outputs."""
+    interp = runtime.Interpreter.from_file(
+        str(path),
+        # The package's default (10 times the file) is too small for one-op models.
+        arena_size=max(10 * path.stat().st_size, 1 << 16),
+        intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
+    )
+    ops, names = graph(path)
+    runs = []
+    outputs = []
+    for r in range(RUNS):
+        inputs = []
+        k = 0
+        while True:
+            try:
+                details = interp.get_input_details(k)
+            except (IndexError, RuntimeError, ValueError):
+                break
+            shape = [int(d) for d in details["shape"]]
+            dtype = np.dtype(details["dtype"]).type
+            lo, hi = input_range(dtype, details, amplitude)
+            seed = 0x0BE50000 + 256 * index + 16 * r + k
+            data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
+            interp.set_input(data, k)
+            inputs.append(
+                {
+                    "dtype": np.dtype(dtype).name,
+                    "shape": shape,
+                    "seed": seed,
+                    "lo": lo,
+                    "hi": hi,
+                    "fnv1a64": f"{fnv1a64(data.tobytes()):016x}",
+                }
+            )
+            k += 1
+        interp.invoke()
+        per_op = []
+        for j, (opcode, outs) in enumerate(ops if digests else []):
+            tensors = []
+            for t in outs:
+                got = interp.GetTensor(t, 0)
+                value = np.asarray(got["tensor_data"], dtype=got["dtype"])
+                raw = value.tobytes()
+                entry = {
+                    "tensor": names[t],
+                    "dtype": value.dtype.name,
+                    "shape": [int(d) for d in got["shape"]],
+                    "fnv1a64": f"{fnv1a64(raw):016x}",
+                    "blocks": "".join(
+                        f"{fnv1a32(raw[b:b + BLOCK]):08x}" for b in range(0, len(raw), BLOCK)
+                    ),
+                }
+                if len(raw) <= HEX_MAX:
+                    entry["hex"] = raw.hex()
+                tensors.append(entry)
+                if dump is not None:
+                    d = dump / path.stem / str(r)
+                    d.mkdir(parents=True, exist_ok=True)
+                    (d / f"{j}_{len(tensors) - 1}.bin").write_bytes(raw)
+            per_op.append({"op": j, "opcode": opcode, "outputs": tensors})
+        model_out = []
+        k = 0
+        while True:
+            try:
+                model_out.append(np.asarray(interp.get_output(k)).copy())
+            except (IndexError, RuntimeError, ValueError):
+                break
+            k += 1
+        outputs.append(model_out)
+        runs.append({"inputs": inputs, "ops": per_op})
+    return runs, outputs
+
+
+def informative(outputs):
+    """True when the runs' outputs differ from each other and none is all at the extremes."""
+    flat = [b"".join(o.tobytes() for o in run) for run in outputs]
+    if len(set(flat)) != len(flat):
+        return False
+    for run in outputs:
+        values = [o for o in run if o.dtype in (np.int8, np.int16)]
+        if values and all(
+            np.all((o == np.iinfo(o.dtype).min) | (o == np.iinfo(o.dtype).max)) for o in values
+        ):
+            return False
+    return True
+
+
+def saturation(outputs):
+    """Per run, how many int8 or int16 output elements are at the type's extremes."""
+    return [
+        sum(
+            int(np.sum((o == np.iinfo(o.dtype).min) | (o == np.iinfo(o.dtype).max)))
+            for o in run
+            if o.dtype in (np.int8, np.int16)
+        )
+        for run in outputs
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="compare, do not write")
+    ap.add_argument("--dump", type=Path, help="also write every op output's bytes here")
+    ap.add_argument("--only", help="only the model with this file stem")
+    args = ap.parse_args()
+    GOLDENS.mkdir(parents=True, exist_ok=True)
+    changed = 0
+    # Bundled models first (their indices, so their seeds, as before), then the one-op
+    # models of `scripts/tflm_single_ops.py`.
+    paths = sorted(MODELS.glob("*.tflite")) + sorted(SINGLE.glob("*.tflite"))
+    for index, path in enumerate(paths):
+        if args.only and path.stem != args.only:
+            continue
+        chosen = None
+        best = None
+        for amplitude in AMPLITUDES:
+            _, outputs = run_model(path, index, amplitude, None, digests=False)
+            if informative(outputs):
+                s = sum(saturation(outputs))
+                if best is None or s < best:
+                    chosen, best = amplitude, s
+        note = ""
+        if chosen is None:
+            chosen = AMPLITUDES[0]
+            note = " (no amplitude gives outputs that differ and are not all saturated)"
+        runs, outputs = run_model(path, index, chosen, args.dump)
+        golden = {
+            "model": path.stem,
+            "generator": "scripts/tflm_op_goldens.py",
+            "block": BLOCK,
+            "amplitude": chosen,
+            "informative": note == "",
+            "runs": runs,
+        }
+        text = json.dumps(golden, indent=1) + "\n"
+        target = GOLDENS / f"{path.stem}.json"
+        if args.check:
+            if not target.exists() or target.read_text() != text:
+                print(f"{path.stem}: differs from {target}")
+                changed += 1
+        else:
+            target.write_text(text)
+        saturated = saturation(outputs)
+        size = sum(o.size for o in outputs[0])
+        print(
+            f"{path.stem}: {len(runs[0]['ops'])} ops, amplitude {chosen}{note}, "
+            f"saturated outputs per run {saturated} of {size}"
+        )
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""One-op models over kernel edge cases, for the per-op golden tests.
+
+Writes `tests/run-models/single/op_<case>.tflite`: each model is one operator with its
+inputs as the model's inputs and its parameters (axes) as constants, built with the
+`tflite-micro` package's flatbuffer schema (`pip install tflite-micro`). Then
+`scripts/tflm_op_goldens.py` runs TFLM on them as on the bundled models, and
+`tests/run-models` plans them, runs them and compares with those goldens; CI needs neither
+script, only the stored files.
+
+    python3 scripts/tflm_single_ops.py
+"""
+
+from pathlib import Path
+
+import flatbuffers
+import numpy as np
+from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as s
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "run-models" / "single"
+
+TYPES = {
+    np.int8: s.TensorType.INT8,
+    np.int32: s.TensorType.INT32,
+    np.float32: s.TensorType.FLOAT32,
+}
+
+
+class Model:
+    """A one-subgraph model under construction."""
+
+    def __init__(self):
+        self.buffers = [s.BufferT()]
+        self.tensors = []
+
+    def tensor(self, name, shape, dtype, quant=None, data=None):
+        """Adds a tensor (a constant when `data` is given); returns its index."""
+        t = s.TensorT()
+        t.name = name
+        t.shape = list(shape)
+        t.type = TYPES[dtype]
+        t.buffer = 0
+        if data is not None:
+            b = s.BufferT()
+            b.data = list(np.asarray(data, dtype=dtype).tobytes())
+            self.buffers.append(b)
+            t.buffer = len(self.buffers) - 1
+        if quant is not None:
+            q = s.QuantizationParametersT()
+            q.scale = [float(quant[0])]
+            q.zeroPoint = [int(quant[1])]
+            t.quantization = q
+        self.tensors.append(t)
+        return len(self.tensors) - 1
+
+    def write(self, name, builtin, inputs, outputs, options_type=0, options=None):
+        """Writes the model of one `builtin` op reading `inputs` and writing `outputs`."""
+        code = s.OperatorCodeT()
+        code.builtinCode = builtin
+        code.deprecatedBuiltinCode = min(builtin, 127)
+        code.version = 1
+        op = s.OperatorT()
+        op.opcodeIndex = 0
+        op.inputs = inputs
+        op.outputs = outputs
+        op.builtinOptionsType = options_type
+        op.builtinOptions = options
+        g = s.SubGraphT()
+        g.tensors = self.tensors
+        g.inputs = [i for i in inputs if self.tensors[i].buffer == 0]
+        g.outputs = outputs
+        g.operators = [op]
+        g.name = "main"
+        m = s.ModelT()
+        m.version = 3
+        m.operatorCodes = [code]
+        m.subgraphs = [g]
+        m.buffers = self.buffers
+        m.description = "scripts/tflm_single_ops.py"
+        b = flatbuffers.Builder(1024)
+        b.Finish(m.Pack(b), file_identifier=b"TFL3")
+        path = OUT / f"op_{name}.tflite"
+        path.write_bytes(bytes(b.Output()))
+        print(path.relative_to(ROOT))
+
+
+def mean(name, shape, axes, keep, qin, qout):
+    m = Model()
+    x = m.tensor("x", shape, np.int8, qin)
+    a = m.tensor("axes", [len(axes)], np.int32, data=axes)
+    rank = len(shape)
+    reduced = {(d + rank) % rank for d in axes}
+    out = [1 if d in reduced else n for d, n in enumerate(shape) if keep or d not in reduced]
+    y = m.tensor("y", out, np.int8, qout)
+    o = s.ReducerOptionsT()
+    o.keepDims = keep
+    m.write(name, s.BuiltinOperator.MEAN, [x, a], [y], s.BuiltinOptions.ReducerOptions, o)
+
+
+def quantize(name, shape, qout):
+    m = Model()
+    x = m.tensor("x", shape, np.float32)
+    y = m.tensor("y", shape, np.int8, qout)
+    m.write(name, s.BuiltinOperator.QUANTIZE, [x], [y])
+
+
+def concatenation(name, shapes, axis, q):
+    m = Model()
+    xs = [m.tensor(f"x{i}", sh, np.int8, q) for i, sh in enumerate(shapes)]
+    rank = len(shapes[0])
+    a = (axis + rank) % rank
+    out = list(shapes[0])
+    out[a] = sum(sh[a] for sh in shapes)
+    y = m.tensor("y", out, np.int8, q)
+    o = s.ConcatenationOptionsT()
+    o.axis = axis
+    m.write(
+        name,
+        s.BuiltinOperator.CONCATENATION,
+        xs,
+        [y],
+        s.BuiltinOptions.ConcatenationOptions,
+        o,
+    )
+
+
+def main():
+    OUT.mkdir(parents=True, exist_ok=True)
+    # MEAN over 7x7 with other scales: 1/49 folded into the multiplier (TFLM -8 where the
+    # float mean gives -9 for a sum of 23 above the zero point).
+    mean("mean_7x7_rescaled", [1, 7, 7, 8], [1, 2], True, (0.11841, -128), (0.0234, -11))
+    # MEAN over a negative axis of odd size, dropping it, zero points at both ends.
+    mean("mean_last_axis_dropped", [2, 5, 3], [-1], False, (0.05, 127), (0.03, 100))
+    # MEAN with the input's quantisation (TFLM still rescales through the multiplier).
+    mean("mean_same_quant", [1, 6, 5, 4], [1, 2], True, (0.04854253, 6), (0.04854253, 6))
+    # QUANTIZE float to int8, the quotient in f32 (half-way cases round away from zero).
+    quantize("quantize_f32", [1, 257], (0.007839307, 0))
+    quantize("quantize_offset", [3, 7], (0.0031, -77))
+    # CONCATENATION along a middle axis, and a negative one, of odd sizes.
+    concatenation("concat_middle", [[1, 3, 2, 2], [1, 3, 1, 2], [1, 3, 3, 2]], 2, (0.5, 3))
+    concatenation("concat_last_negative", [[2, 3], [2, 5]], -1, (0.1, -128))
+
+
+if __name__ == "__main__":
+    main()

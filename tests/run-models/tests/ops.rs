@@ -1,0 +1,304 @@
+//! Every op's output of every bundled model and of the one-op models of `single/` (kernel
+//! edge cases, `scripts/tflm_single_ops.py`), compared with TFLite Micro's on the same
+//! inputs: the goldens in `goldens/ops/`, written by `scripts/tflm_op_goldens.py` (TFLM's
+//! interpreter with every intermediate tensor kept), 3 inputs per model run one after the
+//! other on one handle (so an LSTM's or an SVDF's state carries from run to run, as it
+//! does over TFLM's invokes). A difference names the first differing op, output and
+//! element, ours against TFLM's.
+//!
+//! This is the only test of this binary that runs the models: their state must start at
+//! the first golden run.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use planner::planfile::PlanFile;
+use planner_kernels::Reference;
+use run_models::{MODELS, Record, Runner, SINGLE_OPS, fnv1a64, input_in};
+use serde_json::Value;
+
+/// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
+/// the work list of issue 25. The test fails when one of them becomes exact (take it out)
+/// or another model differs.
+const DIFFER_TODAY: &[(&str, &str)] = &[];
+
+fn golden(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("goldens/ops")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run scripts/tflm_op_goldens.py to write it",
+            path.display()
+        )
+    });
+    serde_json::from_str(&text).unwrap()
+}
+
+/// FNV-1a 32 of `bytes`: the golden's block digests.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// The inputs of one golden run, made from their seeds and ranges and checked against
+/// their digests.
+fn inputs(run: &Value) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for i in run["inputs"].as_array().unwrap() {
+        let count: u64 = i["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .product();
+        let bytes = input_in(
+            i["dtype"].as_str().unwrap(),
+            count as usize,
+            i["seed"].as_u64().unwrap(),
+            i["lo"].as_f64().unwrap(),
+            i["hi"].as_f64().unwrap(),
+        )
+        .expect("an input type the generator knows");
+        assert_eq!(
+            fnv1a64(&bytes),
+            i["fnv1a64"].as_str().unwrap(),
+            "input differs from the script's: {i}"
+        );
+        out.push(bytes);
+    }
+    out
+}
+
+/// Bytes per element of a golden dtype.
+fn width(dtype: &str) -> usize {
+    match dtype {
+        "int8" | "uint8" | "bool" => 1,
+        "int16" | "uint16" | "float16" => 2,
+        "int64" | "uint64" | "float64" => 8,
+        _ => 4,
+    }
+}
+
+/// Element `e` of `bytes` as `dtype`, written out.
+fn element(bytes: &[u8], dtype: &str, e: usize) -> String {
+    let w = width(dtype);
+    let Some(b) = bytes.get(e * w..(e + 1) * w) else {
+        return "(none)".into();
+    };
+    match dtype {
+        "int8" => (b[0] as i8).to_string(),
+        "uint8" | "bool" => b[0].to_string(),
+        "int16" => i16::from_le_bytes([b[0], b[1]]).to_string(),
+        "int32" => i32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string(),
+        "float32" => f32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string(),
+        _ => format!("{b:02x?}"),
+    }
+}
+
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap_or(0))
+        .collect()
+}
+
+/// Where `ours` first differs from the golden output `want` (which differs): the element,
+/// ours against TFLM's when the golden (or a dump, `TFLM_OP_DUMP`) has TFLM's bytes.
+fn first_difference(ours: &[u8], want: &Value, dump: Option<PathBuf>) -> String {
+    let dtype = want["dtype"].as_str().unwrap_or("");
+    let w = width(dtype);
+    let theirs = want["hex"]
+        .as_str()
+        .map(unhex)
+        .or_else(|| dump.and_then(|p| std::fs::read(p).ok()));
+    if let Some(theirs) = theirs {
+        let at = ours
+            .iter()
+            .zip(&theirs)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ours.len().min(theirs.len()));
+        let e = at / w;
+        let count = ours
+            .chunks(w)
+            .zip(theirs.chunks(w))
+            .filter(|(a, b)| a != b)
+            .count();
+        return format!(
+            "element {e}: ours {}, TFLM {} ({count} of {} elements differ{})",
+            element(ours, dtype, e),
+            element(&theirs, dtype, e),
+            theirs.len() / w,
+            if ours.len() == theirs.len() {
+                String::new()
+            } else {
+                format!("; {} bytes, TFLM's {}", ours.len(), theirs.len())
+            }
+        );
+    }
+    let block = want["blocks"].as_str().unwrap_or("");
+    let size = 1024;
+    let blocks: Vec<&str> = (0..block.len() / 8)
+        .map(|k| &block[8 * k..8 * k + 8])
+        .collect();
+    let differing: Vec<usize> = ours
+        .chunks(size)
+        .zip(&blocks)
+        .enumerate()
+        .filter(|(_, (c, d))| format!("{:08x}", fnv1a32(c)) != **d)
+        .map(|(k, _)| k)
+        .collect();
+    match differing.first() {
+        Some(&k) => format!(
+            "elements {}..{} (block {k}; {} of {} blocks differ): ours from there {:?}; \
+             TFLM's values of outputs over 2048 bytes are not stored: run \
+             `scripts/tflm_op_goldens.py --dump DIR` and set TFLM_OP_DUMP=DIR for them",
+            k * size / w,
+            ((k + 1) * size).min(ours.len()) / w,
+            differing.len(),
+            blocks.len(),
+            (k * size / w..((k + 1) * size).min(ours.len()) / w)
+                .take(8)
+                .map(|e| element(ours, dtype, e))
+                .collect::<Vec<_>>()
+        ),
+        None => format!(
+            "its length: {} bytes, TFLM's {} blocks",
+            ours.len(),
+            blocks.len()
+        ),
+    }
+}
+
+/// What one model gave against its goldens.
+struct Outcome {
+    /// Op outputs compared, over all runs.
+    compared: usize,
+    /// Op outputs that differ, over all runs.
+    differing: usize,
+    /// The op kinds with a differing output.
+    kinds: std::collections::BTreeSet<String>,
+    /// The first difference, written out, with its op kind.
+    first: Option<(String, String)>,
+    /// Distinct model outputs over the runs.
+    distinct: usize,
+}
+
+fn compare(model: &dyn Runner) -> Result<Outcome, String> {
+    let g = golden(model.name());
+    let text = std::str::from_utf8(model.plan_file()).unwrap();
+    let plan = PlanFile::parse(text, model.name()).unwrap();
+    let mut outcome = Outcome {
+        compared: 0,
+        differing: 0,
+        kinds: Default::default(),
+        first: None,
+        distinct: 0,
+    };
+    let mut finals = std::collections::BTreeSet::new();
+    for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
+        let inputs = inputs(run);
+        let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut record = Record::default();
+        let outputs = model.run(&refs, &mut Reference, &mut record)?;
+        finals.insert(outputs);
+        let ops = run["ops"].as_array().unwrap();
+        assert_eq!(
+            ops.len(),
+            plan.ops.len(),
+            "{}: the golden has {} ops, the plan {}",
+            model.name(),
+            ops.len(),
+            plan.ops.len()
+        );
+        for (k, (want, op)) in ops.iter().zip(&plan.ops).enumerate() {
+            let opcode = want["opcode"].as_str().unwrap();
+            assert_eq!(opcode, op.opcode, "{}: op {k}", model.name());
+            for (j, want) in want["outputs"].as_array().unwrap().iter().enumerate() {
+                let tensor = want["tensor"].as_str().unwrap_or("");
+                // An unnamed tensor has the empty name in the golden, its index in the plan.
+                if let Some(&t) = op.outputs.get(j).filter(|_| !tensor.is_empty()) {
+                    assert_eq!(
+                        plan.tensors[t as usize].name,
+                        tensor,
+                        "{}: op {k} output {j}",
+                        model.name()
+                    );
+                }
+                let ours = record
+                    .ops
+                    .get(k)
+                    .and_then(|o| o.get(j))
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                outcome.compared += 1;
+                if fnv1a64(ours) == want["fnv1a64"].as_str().unwrap() {
+                    continue;
+                }
+                outcome.differing += 1;
+                outcome.kinds.insert(opcode.to_string());
+                if outcome.first.is_none() {
+                    let dump = std::env::var_os("TFLM_OP_DUMP").map(|d| {
+                        PathBuf::from(d)
+                            .join(model.name())
+                            .join(r.to_string())
+                            .join(format!("{k}_{j}.bin"))
+                    });
+                    let mut s = String::new();
+                    let _ = write!(
+                        s,
+                        "{} run {r}: op {k} ({opcode}) output {j} (tensor `{tensor}`) differs first, at {}",
+                        model.name(),
+                        first_difference(ours, want, dump)
+                    );
+                    outcome.first = Some((s, opcode.to_string()));
+                }
+            }
+        }
+    }
+    outcome.distinct = finals.len();
+    Ok(outcome)
+}
+
+#[test]
+fn every_op_matches_tflite_micro() {
+    let mut report = Vec::new();
+    let mut unexpected = Vec::new();
+    assert!(SINGLE_OPS.len() >= 7, "{} one-op models", SINGLE_OPS.len());
+    for model in MODELS.iter().chain(SINGLE_OPS) {
+        let name = model.name();
+        let known = DIFFER_TODAY.iter().find(|(m, _)| *m == name);
+        match compare(*model) {
+            Err(e) => {
+                assert!(!model.supported(), "{name}: {e}");
+                report.push(format!("{name}: not run ({e})"));
+            }
+            Ok(o) => {
+                report.push(format!(
+                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} distinct model outputs{}",
+                    o.differing,
+                    o.compared,
+                    o.kinds,
+                    o.distinct,
+                    o.first.as_ref().map(|(s, _)| format!("\n    {s}")).unwrap_or_default()
+                ));
+                match (known, o.first) {
+                    (None, Some((s, _))) => unexpected.push(s),
+                    (Some((_, kind)), None) => unexpected.push(format!(
+                        "{name} now matches TFLM on every op (first differed at {kind}): take it out of DIFFER_TODAY"
+                    )),
+                    (Some((_, kind)), Some((s, first))) if first != *kind => unexpected.push(
+                        format!("{name} now differs first at {first}, not {kind}: {s}"),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+    }
+    println!("{}", report.join("\n"));
+    assert!(
+        unexpected.is_empty(),
+        "op outputs differ from TFLite Micro's:\n{}",
+        unexpected.join("\n")
+    );
+}
