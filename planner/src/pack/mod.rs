@@ -801,7 +801,7 @@ impl Run<'_> {
         budget: Option<hill_climb::Budget>,
         target: u64,
         seed_budget: u64,
-        large: Option<(u64, usize)>,
+        large: Option<(u64, usize, usize)>,
     ) -> Packing {
         // On a model's few hundred tensors a pass takes microseconds, less than starting a
         // thread: small problems run their passes on this one.
@@ -815,10 +815,21 @@ impl Run<'_> {
         let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
         self.known_bound = Some((placed, seed.placed_bound));
         let mut large = match large {
-            Some(limits) if seed.packing.height > seed.lower_bound => {
+            Some((node_budget, max_items, peak_max_items))
+                if seed.packing.height > seed.lower_bound =>
+            {
                 let problem = self.placer.problem;
                 let start = seed.packing.clone();
+                let limits = (node_budget, max_items);
                 let (found, nodes) = large::lower(problem, start, seed.lower_bound, limits);
+                self.stats.nodes += nodes;
+                // The window around the op of most load, from the lower of the two.
+                let (found, nodes) = if found.height > seed.lower_bound && peak_max_items > 0 {
+                    let limits = (node_budget, peak_max_items);
+                    large::peak_window(problem, found, seed.lower_bound, limits)
+                } else {
+                    (found, 0)
+                };
                 self.stats.nodes += nodes;
                 Some(found).filter(|p| p.height < seed.packing.height)
             }
@@ -933,19 +944,14 @@ fn auto_stages(
         }),
         target,
         o.seed_budget,
-        large.then_some((o.node_budget, o.large_max_items as usize)),
+        large.then_some((
+            o.node_budget,
+            o.large_max_items as usize,
+            o.peak_max_items as usize,
+        )),
     );
     let problem = run.placer.problem;
     let mut packing = packing;
-    // The window around the op of most load, where large items first may run: on problems
-    // without time cuts (S_1.csv, 28 526 buffers, no part) it took 3.2 s CPU more and gained
-    // nothing.
-    if large && o.peak_max_items > 0 && packing.height > target.max(height_lower_bound(problem)) {
-        let limits = (o.node_budget, o.peak_max_items as usize);
-        let (found, nodes) = large::peak_window(problem, packing, target, limits);
-        run.stats.nodes += nodes;
-        packing = found;
-    }
     if exact && packing.height > target && !certify(problem, &packing).optimal {
         // A part that windows may follow keeps to the node budget under a time limit too.
         let opts = OptimalOptions {
