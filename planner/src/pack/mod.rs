@@ -355,9 +355,10 @@ pub enum OptionErrorKind {
 ///    bound get the exact search alone, within [`AutoOptions::node_budget`] nodes, and the
 ///    others are placed around them by `greedy_by_size`; done when that reaches the lower
 ///    bound (see [`AutoOptions::large_max_items`]).
-///    Where it runs, after the climb (step 4) and while still above the target, the items
+///    Where it runs, next and while still above the target, the items
 ///    live in a window around the op of most load are packed exactly with their lifetimes
-///    clipped to it and the rest placed around them ([`AutoOptions::peak_max_items`]).
+///    clipped to it and the rest placed around them ([`AutoOptions::peak_max_items`]);
+///    done when the lower of the two reaches the lower bound.
 /// 4. The hill climb from the best of steps 1-2, stopping at the lower bound, after
 ///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
 ///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first; the
