@@ -246,6 +246,12 @@ pub struct AutoOptions {
     /// around them (`pack/large.rs`), within [`AutoOptions::node_budget`] nodes more; a share
     /// with more large items than this is skipped (default 4000; 0: never).
     pub large_max_items: u32,
+    /// The window around the op of most load: once the first stages are above the target,
+    /// the items live in windows of up to 256, 1024 and 2048 items (no more than this), their
+    /// lifetimes clipped to the window, are packed by the exact search, keep those offsets,
+    /// and the rest is placed around them (`large::peak_window`), within
+    /// [`AutoOptions::node_budget`] nodes more (default 2048; 0: never).
+    pub peak_max_items: u32,
     /// Problems with at least this many items are decomposed into independent parts (items
     /// live over the whole span stacked at the bottom, the rest cut at time boundaries no
     /// item crosses) and the parts planned one by one (default 2000; see [`AutoOptions::threads`]).
@@ -277,6 +283,7 @@ impl Default for AutoOptions {
             exact_max_items: 1000,
             part_exact_max_items: 4000,
             large_max_items: 4000,
+            peak_max_items: 2048,
             split_min_items: 2000,
             threads: 0,
             time_limit: None,
@@ -348,6 +355,10 @@ pub enum OptionErrorKind {
 ///    bound get the exact search alone, within [`AutoOptions::node_budget`] nodes, and the
 ///    others are placed around them by `greedy_by_size`; done when that reaches the lower
 ///    bound (see [`AutoOptions::large_max_items`]).
+///    Where it runs, next and while still above the target, the items
+///    live in a window around the op of most load are packed exactly with their lifetimes
+///    clipped to it and the rest placed around them ([`AutoOptions::peak_max_items`]);
+///    done when the lower of the two reaches the lower bound.
 /// 4. The hill climb from the best of steps 1-2, stopping at the lower bound, after
 ///    [`AutoOptions::iterations`] re-packs, [`AutoOptions::max_stall_iterations`] re-packs
 ///    without progress, or [`AutoOptions::budget`] units of work, whichever comes first; the
@@ -488,6 +499,7 @@ pub const PACKERS: &[Packer] = &[
             "exact_max_items",
             "part_exact_max_items",
             "large_max_items",
+            "peak_max_items",
             "split_min_items",
             "threads",
             "time_limit_ms",
@@ -612,6 +624,7 @@ fn set_auto(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), Op
         "exact_max_items" => o.exact_max_items = int_option(key, v, 0)?,
         "part_exact_max_items" => o.part_exact_max_items = int_option(key, v, 0)?,
         "large_max_items" => o.large_max_items = int_option(key, v, 0)?,
+        "peak_max_items" => o.peak_max_items = int_option(key, v, 0)?,
         "split_min_items" => o.split_min_items = int_option(key, v, 0)?,
         "threads" => o.threads = int_option(key, v, 0)?,
         "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
@@ -789,7 +802,7 @@ impl Run<'_> {
         budget: Option<hill_climb::Budget>,
         target: u64,
         seed_budget: u64,
-        large: Option<(u64, usize)>,
+        large: Option<(u64, usize, usize)>,
     ) -> Packing {
         // On a model's few hundred tensors a pass takes microseconds, less than starting a
         // thread: small problems run their passes on this one.
@@ -803,10 +816,21 @@ impl Run<'_> {
         let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
         self.known_bound = Some((placed, seed.placed_bound));
         let mut large = match large {
-            Some(limits) if seed.packing.height > seed.lower_bound => {
+            Some((node_budget, max_items, peak_max_items))
+                if seed.packing.height > seed.lower_bound =>
+            {
                 let problem = self.placer.problem;
                 let start = seed.packing.clone();
+                let limits = (node_budget, max_items);
                 let (found, nodes) = large::lower(problem, start, seed.lower_bound, limits);
+                self.stats.nodes += nodes;
+                // The window around the op of most load, from the lower of the two.
+                let (found, nodes) = if found.height > seed.lower_bound && peak_max_items > 0 {
+                    let limits = (node_budget, peak_max_items);
+                    large::peak_window(problem, found, seed.lower_bound, limits)
+                } else {
+                    (found, 0)
+                };
                 self.stats.nodes += nodes;
                 Some(found).filter(|p| p.height < seed.packing.height)
             }
@@ -921,7 +945,11 @@ fn auto_stages(
         }),
         target,
         o.seed_budget,
-        large.then_some((o.node_budget, o.large_max_items as usize)),
+        large.then_some((
+            o.node_budget,
+            o.large_max_items as usize,
+            o.peak_max_items as usize,
+        )),
     );
     let problem = run.placer.problem;
     let mut packing = packing;
