@@ -13,7 +13,7 @@
 //! check quadratic in the tensors made models of a few thousand ops fail to compile): the
 //! generated code hands the checker tables sorted by (arena, offset), by first live op and by
 //! last live op, which the checker verifies rather than trusts, and the overlap test is a
-//! sweep over time whose live set is a bitset over the offset order (see [`check_overlaps`]),
+//! sweep over time whose live set is a bitset over the offset order (see `check_overlaps`),
 //! in `scratch` memory the `const` item provides.
 
 use super::arena::MAX_ALIGN;
