@@ -114,7 +114,7 @@ pub struct OpRow<'a> {
 
 /// The slot orders [`PlanTable::by_start`] and [`PlanTable::by_end`] list, ties broken by
 /// slot index (so generated code is deterministic).
-#[cfg(feature = "std")]
+#[cfg(any(feature = "std", test))]
 pub fn time_orders(slots: &[SlotRow<'_>]) -> (std::vec::Vec<u32>, std::vec::Vec<u32>) {
     let mut by_start: std::vec::Vec<u32> = (0..slots.len() as u32).collect();
     let mut by_end = by_start.clone();
