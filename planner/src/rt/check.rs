@@ -1074,6 +1074,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(miri, ignore = "10 001 slots of safe const code: hours under Miri")]
     fn a_long_chain_passes_and_one_shifted_slot_fails() {
         // 10 001 slots: three levels in the live set's bitset.
         let mut slots = chain(10_000);
@@ -1153,6 +1154,10 @@ mod tests {
     /// The sweep agrees with comparing every pair, on random tables (a fixed generator, so
     /// the test is deterministic): two arenas, one read-only, zero-size slots, aliases.
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "3000 random tables of safe const code: hours under Miri"
+    )]
     fn the_sweep_agrees_with_every_pair() {
         let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
         let mut rnd = |m: u64| {
