@@ -442,7 +442,14 @@ mod tests {
         concurrent: &'static [&'static [u32]],
         arenas: &'static [GroupArenaRow<'static>],
     ) -> String {
+        // Leaked for the 'static table, and kept reachable from a static so that Miri does
+        // not report it as a leak.
+        static KEPT: std::sync::Mutex<std::vec::Vec<&'static [GroupModelRow<'static>]>> =
+            std::sync::Mutex::new(std::vec::Vec::new());
         let models: &'static [GroupModelRow<'static>] = std::boxed::Box::leak(models.into());
+        if let Ok(mut kept) = KEPT.lock() {
+            kept.push(models);
+        }
         let g = GroupTable {
             group: "g",
             arenas,
