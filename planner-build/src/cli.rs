@@ -166,21 +166,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             target,
         } => {
             if let Some(g) = group_of(&input, planner.as_deref())? {
-                if format != Format::Table {
-                    return Err(usage(
-                        "a group manifest is reported as a table; drop --format",
-                    ));
-                }
-                let planned = plan_group(&g)?;
-                let file = crate::generate_group(&g, &planned, &crate::Options::default())?;
-                links(
-                    file.plan.arenas.iter().map(|a| &a.arena),
-                    &format!("group {}", g.name),
-                    &input,
-                    target.as_deref(),
-                )?;
-                print(&planner::report::group_table(&planned));
-                return Ok(ExitCode::SUCCESS);
+                return plan_group_table(&g, &input, format, target.as_deref());
             }
             if format != Format::Svg && is_problem(&input)? {
                 return plan_problem_file(
@@ -314,6 +300,30 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         }
         Command::Export { target } => export::run(target),
     }
+}
+
+/// `planner plan` on a group manifest: the group table, once the plan is known to link.
+fn plan_group_table(
+    g: &manifest::Group,
+    input: &Path,
+    format: Format,
+    target: Option<&str>,
+) -> Result<ExitCode, Error> {
+    if format != Format::Table {
+        return Err(usage(
+            "a group manifest is reported as a table; drop --format",
+        ));
+    }
+    let planned = plan_group(g)?;
+    let file = crate::generate_group(g, &planned, &crate::Options::default())?;
+    links(
+        file.plan.arenas.iter().map(|a| &a.arena),
+        &format!("group {}", g.name),
+        input,
+        target,
+    )?;
+    print(&planner::report::group_table(&planned));
+    Ok(ExitCode::SUCCESS)
 }
 
 fn usage(msg: &str) -> Error {
