@@ -28,28 +28,7 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
     });
 
     let (fields, bound_bases, binds) = buffers(cx);
-    let mut init = Vec::new();
-    for (i, a) in arenas.iter().enumerate() {
-        if a.role == ArenaRole::Persistent {
-            init.push(quote! {
-                // SAFETY: `self` is the only handle to arena #i (from `take()`, which succeeds
-                // once, or from a buffer it borrows `mut` for 'a), an `Uninit` handle has
-                // handed out no view, so no reference into the arena is alive; the arena is
-                // writable and `PLAN.arenas[#i].size` bytes long (the static's length, or
-                // checked by `bind`).
-                unsafe { self.bases[#i].zero(const { PLAN.arenas[#i].size as usize }) };
-            });
-        } else if a.is_staged() {
-            let blob = ident(&naming::blob_static(&a.memory));
-            init.push(quote! {
-                // SAFETY: as for zeroing: no reference into runtime arena #i is alive and it
-                // is writable; the blob is exactly `PLAN.arenas[#i].size` bytes (its type
-                // says so) and the arena at least that long; the blob is a separate static,
-                // so they do not overlap.
-                unsafe { self.bases[#i].copy_from(#blob.bytes()) };
-            });
-        }
-    }
+    let init = init_steps(cx);
 
     let model = cx.model();
     let take = if cx.member {
@@ -160,6 +139,33 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
             }
         }
     }
+}
+
+/// What `init()` does per arena: zero a persistent arena, copy a staged constant arena's blob.
+fn init_steps(cx: &Ctx<'_>) -> Vec<TokenStream> {
+    let mut init = Vec::new();
+    for (i, a) in cx.l.file.arenas.iter().enumerate() {
+        if a.role == ArenaRole::Persistent {
+            init.push(quote! {
+                // SAFETY: `self` is the only handle to arena #i (from `take()`, which succeeds
+                // once, or from a buffer it borrows `mut` for 'a), an `Uninit` handle has
+                // handed out no view, so no reference into the arena is alive; the arena is
+                // writable and `PLAN.arenas[#i].size` bytes long (the static's length, or
+                // checked by `bind`).
+                unsafe { self.bases[#i].zero(const { PLAN.arenas[#i].size as usize }) };
+            });
+        } else if a.is_staged() {
+            let blob = ident(&naming::blob_static(&a.memory));
+            init.push(quote! {
+                // SAFETY: as for zeroing: no reference into runtime arena #i is alive and it
+                // is writable; the blob is exactly `PLAN.arenas[#i].size` bytes (its type
+                // says so) and the arena at least that long; the blob is a separate static,
+                // so they do not overlap.
+                unsafe { self.bases[#i].copy_from(#blob.bytes()) };
+            });
+        }
+    }
+    init
 }
 
 /// `Buffers` fields, the base of each arena in a handle from `from_buffers`, and the
