@@ -38,7 +38,11 @@ use crate::plan::{ArenaRole, MemoryConstraint, MemoryPlan};
 ///   constant operands that parameterise the op); group plan files ([`group::GroupPlanFile`],
 ///   told apart by their `group` field: several models over shared arenas, each model's
 ///   plan inside). Single-model plan files are unchanged by groups.
-pub const FORMAT_VERSION: u32 = 2;
+/// - 3: ops that run in place ([`OpEntry::in_place`]: an output written over an input that
+///   dies at the op, and the op's temporary) and PADs folded into the convolution that
+///   consumes them ([`Padding::Explicit`](crate::rt::options::Padding::Explicit) with the
+///   convolution's per-side `pads`). Version 2 files are refused with "rebuild".
+pub const FORMAT_VERSION: u32 = 3;
 
 /// A plan file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -184,6 +188,31 @@ pub struct OpEntry {
     /// `{"kind": "none"}` for an op without typed options. Left out, it reads as none.
     #[serde(default)]
     pub options: OpOptions,
+    /// How the op runs in place (since version 3); left out for an op that runs out of
+    /// place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_place: Option<InPlaceEntry>,
+}
+
+/// How an op runs in place: output `output` starts at the offset of input `input` (in the
+/// same arena), which the op is the last to read. The two tensors share bytes at this op
+/// only: the input's lifetime ends at the op and the output's starts there. The `const`
+/// check and the verifier accept that overlap, and no other.
+///
+/// The generated `run()` calls the kind's in-place kernel method (`*InPlace` traits of
+/// `rt::kernel`) for such an op, whose view shows the input as
+/// [`Data::InPlace`](crate::rt::kernel::Data::InPlace) of the output, and the output's
+/// buffer over the longer of the two tensors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InPlaceEntry {
+    /// Position in [`OpEntry::inputs`] of the input whose bytes the output takes over.
+    pub input: u32,
+    /// Position in [`OpEntry::outputs`] of the output written over it.
+    pub output: u32,
+    /// Position in [`OpEntry::scratch`] of the op's temporary (a depthwise convolution's
+    /// copy of one input channel), when it has one.
+    pub temp: Option<u32>,
 }
 
 /// A named model input or output.
@@ -617,6 +646,7 @@ fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result<Vec<OpEntr
                 .map(|&t| renumber(t, &what))
                 .collect::<Result<_>>()?,
             options: op.options,
+            in_place: None,
         });
     }
     Ok(ops)
@@ -1007,13 +1037,16 @@ mod tests {
     fn rejects_other_versions_and_garbage() {
         let e = PlanFile::parse(r#"{"format_version": 99}"#, "x.plan.json").unwrap_err();
         assert!(e.message().contains("version 99"), "{}", e.message());
-        assert!(e.message().contains("reads only version 2"));
-        let e = PlanFile::parse(r#"{"format_version": 1}"#, "old.plan.json").unwrap_err();
-        assert!(e.message().contains("rebuild"), "{}", e.message());
+        assert!(e.message().contains("reads only version 3"));
+        for old in [1, 2] {
+            let e = PlanFile::parse(&format!(r#"{{"format_version": {old}}}"#), "old.plan.json")
+                .unwrap_err();
+            assert!(e.message().contains("rebuild"), "{}", e.message());
+        }
         let e = PlanFile::parse("{}", "x.plan.json").unwrap_err();
         assert!(e.message().contains("no format_version"));
         assert!(PlanFile::parse("nope", "x").is_err());
-        let e = PlanFile::parse(r#"{"format_version": 2, "model": 3}"#, "x").unwrap_err();
+        let e = PlanFile::parse(r#"{"format_version": 3, "model": 3}"#, "x").unwrap_err();
         assert!(e.message().contains("not a valid plan file"));
     }
 

@@ -35,6 +35,11 @@ pub(crate) fn pad_before(
     let expected = match padding {
         Padding::Same => input.div_ceil(stride),
         Padding::Valid => (input + stride).saturating_sub(extent) / stride,
+        Padding::Explicit => {
+            return Err(KernelError::Shape {
+                what: "explicit padding (a folded PAD) is not supported by this kernel yet",
+            });
+        }
     };
     if expected != out || out == 0 {
         return Err(KernelError::Shape {

@@ -51,6 +51,7 @@ fn run<'a>(
 fn conv_opts(padding: Padding, stride: i32) -> Conv2dOptions {
     Conv2dOptions {
         padding,
+        pads: Dims::EMPTY,
         stride_w: stride,
         stride_h: stride,
         dilation_w: 1,
@@ -146,6 +147,7 @@ fn depthwise_with_a_multiplier_of_two() {
     let inputs = [Some(In::new(&x, &xi)), Some(In::new(&w, &wi)), None];
     let o = DepthwiseConv2dOptions {
         padding: Padding::Valid,
+        pads: Dims::EMPTY,
         stride_w: 1,
         stride_h: 1,
         depth_multiplier: 2,

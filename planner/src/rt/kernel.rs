@@ -15,6 +15,7 @@
 
 use super::tensor::{Element, Quant, TensorInfo};
 
+pub use super::options::in_place_traits::*;
 pub use super::options::kind_traits::*;
 
 /// A kernel set: the error its kernels return. The op kinds it runs are the traits of this

@@ -161,6 +161,10 @@ value_enum! {
         Same = "same",
         /// No padding: output size `ceil((input - filter_extent + 1) / stride)`.
         Valid = "valid",
+        /// The per-side amounts of the op's `pads` (`[top, bottom, left, right]`), filled
+        /// with the input's zero point: a PAD the planner folded into the convolution that
+        /// consumes it. Output size `(input + before + after - filter_extent) / stride + 1`.
+        Explicit = "explicit",
     }
 }
 
@@ -228,6 +232,8 @@ options_struct! {
     Conv2dOptions {
         /// Padding.
         padding: Padding,
+        /// `[top, bottom, left, right]` for [`Padding::Explicit`]; empty otherwise.
+        pads: Dims,
         /// Stride along the width (at least 1).
         stride_w: i32,
         /// Stride along the height (at least 1).
@@ -244,6 +250,8 @@ options_struct! {
     DepthwiseConv2dOptions {
         /// Padding.
         padding: Padding,
+        /// `[top, bottom, left, right]` for [`Padding::Explicit`]; empty otherwise.
+        pads: Dims,
         /// Stride along the width (at least 1).
         stride_w: i32,
         /// Stride along the height (at least 1).
@@ -511,6 +519,90 @@ kinds! {
     HardSwish = "HARD_SWISH", NoOptions, hard_swish, "the kernel set `{Self}` has no HARD_SWISH kernel, and the model runs HARD_SWISH";
 }
 
+/// Lists the op kinds that can run in place (see [`crate::planfile::InPlaceEntry`]): the
+/// `OpOptions` variant, the in-place kernel trait and its method.
+macro_rules! in_place_kinds {
+    ($($variant:ident => $trait:ident, $method:ident, $ty:ident, $opcode:literal, $missing:literal, $note:literal;)*) => {
+        impl OpOptions {
+            /// For generated code: `(in-place kernel trait, its method)` of this op's kind;
+            /// `None` for a kind that never runs in place.
+            #[doc(hidden)]
+            pub fn in_place_codegen(&self) -> Option<(&'static str, &'static str)> {
+                match self {
+                    $(OpOptions::$variant(_) => Some((stringify!($trait), stringify!($method))),)*
+                    _ => None,
+                }
+            }
+        }
+
+        /// One in-place kernel trait per op kind that can run in place: `run()` asks for it
+        /// when the plan runs an op of that kind in place, so a kernel set without it is a
+        /// compile error naming the op.
+        pub(crate) mod in_place_traits {
+            use super::*;
+            use crate::rt::kernel::{Kernel, OpView};
+            $(
+                #[doc = concat!("Runs `", $opcode, "` ops in place.")]
+                ///
+                /// The view is the op's usual one, except that the input the output takes
+                /// over is [`Data::InPlace`](crate::rt::kernel::Data::InPlace) of that output,
+                /// and that output's buffer (of the output's element type) spans the longer of
+                /// the two tensors: the input's bytes are at its start when the kernel starts
+                /// (read them as the input's element type, native byte order: a `QUANTIZE`
+                /// from `f32` to `i8` reads 4 bytes per element), and the output's elements
+                /// must be at its start when it returns. The shapes and quantisation of both
+                /// are in the view as usual. A depthwise convolution also gets its temporary
+                /// (one input channel) as its last scratch tensor.
+                #[diagnostic::on_unimplemented(
+                    message = $missing,
+                    label = "the plan runs this op in place",
+                    note = $note
+                )]
+                pub trait $trait: Kernel {
+                    #[doc = concat!("Runs one `", $opcode, "` op in place: its tensors in `op`, its options in `options`.")]
+                    fn $method(&mut self, op: OpView<'_, '_>, options: &$ty) -> Result<(), Self::Error>;
+                }
+            )*
+        }
+    };
+}
+
+in_place_kinds! {
+    DepthwiseConv2d => DepthwiseConv2dInPlace, depthwise_conv_2d_in_place, DepthwiseConv2dOptions, "DEPTHWISE_CONV_2D",
+        "the kernel set `{Self}` cannot run DEPTHWISE_CONV_2D in place, and the plan runs DEPTHWISE_CONV_2D in place",
+        "implement `planner::rt::kernel::DepthwiseConv2dInPlace` for `{Self}`, or plan without `in_place`";
+    Add => AddInPlace, add_in_place, AddOptions, "ADD",
+        "the kernel set `{Self}` cannot run ADD in place, and the plan runs ADD in place",
+        "implement `planner::rt::kernel::AddInPlace` for `{Self}`, or plan without `in_place`";
+    Sub => SubInPlace, sub_in_place, AddOptions, "SUB",
+        "the kernel set `{Self}` cannot run SUB in place, and the plan runs SUB in place",
+        "implement `planner::rt::kernel::SubInPlace` for `{Self}`, or plan without `in_place`";
+    Mul => MulInPlace, mul_in_place, MulOptions, "MUL",
+        "the kernel set `{Self}` cannot run MUL in place, and the plan runs MUL in place",
+        "implement `planner::rt::kernel::MulInPlace` for `{Self}`, or plan without `in_place`";
+    Quantize => QuantizeInPlace, quantize_in_place, NoOptions, "QUANTIZE",
+        "the kernel set `{Self}` cannot run QUANTIZE in place, and the plan runs QUANTIZE in place",
+        "implement `planner::rt::kernel::QuantizeInPlace` for `{Self}`, or plan without `in_place`";
+    Dequantize => DequantizeInPlace, dequantize_in_place, NoOptions, "DEQUANTIZE",
+        "the kernel set `{Self}` cannot run DEQUANTIZE in place, and the plan runs DEQUANTIZE in place",
+        "implement `planner::rt::kernel::DequantizeInPlace` for `{Self}`, or plan without `in_place`";
+    Logistic => LogisticInPlace, logistic_in_place, NoOptions, "LOGISTIC",
+        "the kernel set `{Self}` cannot run LOGISTIC in place, and the plan runs LOGISTIC in place",
+        "implement `planner::rt::kernel::LogisticInPlace` for `{Self}`, or plan without `in_place`";
+    Tanh => TanhInPlace, tanh_in_place, NoOptions, "TANH",
+        "the kernel set `{Self}` cannot run TANH in place, and the plan runs TANH in place",
+        "implement `planner::rt::kernel::TanhInPlace` for `{Self}`, or plan without `in_place`";
+    Relu => ReluInPlace, relu_in_place, NoOptions, "RELU",
+        "the kernel set `{Self}` cannot run RELU in place, and the plan runs RELU in place",
+        "implement `planner::rt::kernel::ReluInPlace` for `{Self}`, or plan without `in_place`";
+    Relu6 => Relu6InPlace, relu6_in_place, NoOptions, "RELU6",
+        "the kernel set `{Self}` cannot run RELU6 in place, and the plan runs RELU6 in place",
+        "implement `planner::rt::kernel::Relu6InPlace` for `{Self}`, or plan without `in_place`";
+    HardSwish => HardSwishInPlace, hard_swish_in_place, NoOptions, "HARD_SWISH",
+        "the kernel set `{Self}` cannot run HARD_SWISH in place, and the plan runs HARD_SWISH in place",
+        "implement `planner::rt::kernel::HardSwishInPlace` for `{Self}`, or plan without `in_place`";
+}
+
 #[cfg(all(test, feature = "std"))]
 mod tests {
     use super::*;
@@ -526,6 +618,7 @@ mod tests {
     fn options_serialise_and_read_back() {
         let o = OpOptions::Conv2d(Conv2dOptions {
             padding: Padding::Valid,
+            pads: Dims::EMPTY,
             stride_w: 2,
             stride_h: 1,
             dilation_w: 1,

@@ -570,6 +570,7 @@ fn conv(cx: &Ctx<'_, '_, '_>) -> Result<Conv2dOptions> {
     let t = cx.table::<Conv2D>()?;
     Ok(Conv2dOptions {
         padding: cx.padding(t.and_then(|t| t.padding()))?,
+        pads: Dims::EMPTY,
         stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
         stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
         dilation_w: cx.positive("dilation_w_factor", t.and_then(|t| t.dilation_w()), 1)?,
@@ -589,6 +590,7 @@ fn depthwise(cx: &Ctx<'_, '_, '_>) -> Result<DepthwiseConv2dOptions> {
     }
     Ok(DepthwiseConv2dOptions {
         padding: cx.padding(t.and_then(|t| t.padding()))?,
+        pads: Dims::EMPTY,
         stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
         stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
         depth_multiplier: multiplier,
