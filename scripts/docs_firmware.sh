@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The firmware guide's firmware is a test: extracts the code blocks of docs/firmware.md's
+# "The five files" section into a fresh crate (each block goes to the file its caption names,
+# `Cargo.toml`: ...), replaces the planner crates' crates.io versions by path dependencies on
+# this checkout (as the guide says to until they are published), copies the model, builds the
+# crate for thumbv8m.main-none-eabihf as written and runs it on QEMU's mps3-an547 board.
+# Passes when QEMU exits with status 0 and the firmware printed the outputs the guide shows.
+#
+# Installs what it needs when missing: Debian's qemu-system-arm, the rustup target.
+# QEMU_TIMEOUT (seconds, default 60) bounds the QEMU run. The crate is built in a temporary
+# folder (removed at the end; KEEP=1 keeps it) with target directory target/docs-firmware of
+# this checkout, so a second run rebuilds only the guide's crate.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+guide="$root/docs/firmware.md"
+target=thumbv8m.main-none-eabihf
+qemu_timeout="${QEMU_TIMEOUT:-60}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/docs-firmware}"
+
+die() {
+    echo "docs_firmware.sh: $*" >&2
+    exit 1
+}
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+if ! command -v qemu-system-arm >/dev/null 2>&1; then
+    echo "== installing qemu-system-arm"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
+fi
+if ! rustup target list --installed | grep -qx "$target"; then
+    echo "== adding rust target $target"
+    rustup target add "$target"
+fi
+
+crate="$(mktemp -d "${TMPDIR:-/tmp}/docs-firmware.XXXXXX")"
+if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$crate"' EXIT; fi
+echo "== extracting the guide's files into $crate"
+
+# Every fenced block right after a caption line "`path`:" or "`path` (...):" inside the
+# section "## The five files" becomes that file. Prints each path written.
+awk -v dir="$crate" '
+    /^## / { in_section = ($0 == "## The five files") }
+    !in_section { next }
+    fence != "" {
+        if ($0 == "```") { close(out); print name; fence = ""; next }
+        print > out
+        next
+    }
+    /^`[^`]+`( \(.*\))?:$/ {
+        name = $0
+        sub(/^`/, "", name)
+        sub(/`.*$/, "", name)
+        caption = 1
+        next
+    }
+    caption && /^```/ {
+        fence = $0
+        out = dir "/" name
+        d = out
+        sub(/\/[^\/]*$/, "", d)
+        system("mkdir -p \"" d "\"")
+        printf "" > out
+        caption = 0
+        next
+    }
+    NF { caption = 0 }
+' "$guide" >"$crate/.files"
+cat "$crate/.files"
+for f in Cargo.toml .cargo/config.toml build.rs model.toml src/main.rs; do
+    [ -s "$crate/$f" ] || die "the guide's \"The five files\" has no block captioned \`$f\`:"
+done
+
+# crates.io versions of the planner crates -> this checkout, as the guide says.
+dep_lines="$(grep -cE '^planner(-[a-z]+)? = ' "$crate/Cargo.toml" || true)"
+[ "$dep_lines" -gt 0 ] || die "the guide's Cargo.toml names no planner crate"
+sed -E -i \
+    -e 's|^(planner(-[a-z]+)?) = \{ version = "[^"]*"|\1 = { path = "'"$root"'/\1"|' \
+    -e 's|^(planner(-[a-z]+)?) = "[^"]*"|\1 = { path = "'"$root"'/\1" }|' \
+    "$crate/Cargo.toml"
+if grep -E '^planner(-[a-z]+)? = ' "$crate/Cargo.toml" | grep -v 'path = '; then
+    die "a planner dependency above is not in a form this script rewrites to a path"
+fi
+# Outside this checkout's workspace, whatever the temporary folder's parents hold.
+printf '\n[workspace]\n' >>"$crate/Cargo.toml"
+
+model="$(sed -n 's/^source = "\(.*\)"$/\1/p' "$crate/model.toml" | head -n 1)"
+[ -n "$model" ] || die "the guide's model.toml has no source = \"...\" line"
+cp "$root/models/tflm_hello_world_int8.tflite" "$crate/$model"
+
+echo "== build (cargo build --release, as the guide says)"
+elf_name="$(sed -n 's/^name = "\(.*\)"$/\1/p' "$crate/Cargo.toml" | head -n 1)"
+(cd "$crate" && nice -n 10 cargo build --release)
+elf="$CARGO_TARGET_DIR/$target/release/$elf_name"
+[ -f "$elf" ] || die "the build wrote no $elf"
+
+echo "== run on qemu-system-arm -M mps3-an547"
+status=0
+timeout "$qemu_timeout" qemu-system-arm -M mps3-an547 -nographic \
+    -semihosting-config enable=on,target=native -kernel "$elf" </dev/null \
+    | tee "$crate/run.log" || status=$?
+echo "== the guide's firmware exited with status $status"
+[ "$status" -eq 0 ] || die "the guide's firmware did not exit with status 0 under QEMU (status $status; 124: killed by the ${qemu_timeout}s timeout, e.g. a lock-up or a fault)"
+
+# The outputs the guide shows after "prints the model's sin(x)" must be the ones printed.
+awk '/prints the model.s sin\(x\)/ { want = 1; next }
+    want && /^```text$/ { inside = 1; next }
+    inside && /^```$/ { exit }
+    inside { print }' "$guide" >"$crate/expected.log"
+[ -s "$crate/expected.log" ] || die "the guide shows no output after \"prints the model's sin(x)\""
+if ! diff <(tr -d '\r' <"$crate/run.log") "$crate/expected.log"; then
+    die "the firmware's output (<) differs from the output the guide shows (>)"
+fi
+echo "docs_firmware.sh: the guide's firmware ran on QEMU, exited 0 and printed the $(wc -l <"$crate/expected.log") outputs the guide shows"
