@@ -926,9 +926,15 @@ fn import(model: &Path, output: Option<&Path>) -> Result<String, Error> {
         toml_string(&source)
     ));
     s.push_str("[platform]\n");
-    s.push_str(
-        "preset = \"generic\"    # or: mps3-an547, stm32h743, imxrt1062; or list `memories`\n",
-    );
+    let boards: Vec<&str> = planner::manifest::Platform::PRESETS
+        .iter()
+        .copied()
+        .filter(|p| *p != "generic")
+        .collect();
+    s.push_str(&format!(
+        "preset = \"generic\"    # or: {}; or list `memories`\n",
+        boards.join(", ")
+    ));
     s.push_str("# min_alignment = 16\n\n");
     s.push_str("[memory]\n");
     s.push_str("planner = \"auto\"   # the default; or greedy, greedy_by_size, best_of_greedy, hill_climb, optimal\n");

@@ -67,8 +67,20 @@ fn mem(name: &str, size: Option<u64>, writable: bool, origin: Option<u64>) -> Me
 
 impl Platform {
     /// Names of the built-in presets.
-    pub const PRESETS: &'static [&'static str] =
-        &["generic", "mps3-an547", "stm32h743", "imxrt1062"];
+    pub const PRESETS: &'static [&'static str] = &[
+        "generic",
+        "mps3-an547",
+        "netduinoplus2",
+        "stm32f405",
+        "stm32f407",
+        "stm32f446",
+        "stm32f746",
+        "stm32h743",
+        "imxrt1062",
+        "nrf52840",
+        "rp2040",
+        "rp2350",
+    ];
 
     /// A built-in platform by name.
     ///
@@ -76,12 +88,44 @@ impl Platform {
     /// - `mps3-an547`: Arm's Cortex-M55 FPGA image as QEMU maps it: `DTCM` 512 KiB at
     ///   0x2000_0000, `ITCM` 512 KiB at 0x0, `SRAM` 2 MiB at 0x0100_0000, `DDR` at
     ///   0x6000_0000, and the QSPI flash (`FLASH`, 8 MiB at 0x2800_0000) that QEMU maps as ROM.
+    /// - `netduinoplus2`: QEMU's `netduinoplus2` machine (an STM32F405RG, Cortex-M4F), the
+    ///   board `examples/firmware-m4f` runs on: `SRAM` 128 KiB at 0x2000_0000 and `FLASH`
+    ///   1 MiB at 0x0800_0000. QEMU 7.2 (`hw/arm/stm32f405_soc.c`, `info mtree`) maps 192 KiB
+    ///   of SRAM there, no CCM, and the flash again at 0x0 (where the core boots); the preset
+    ///   takes the real part's 128 KiB, so a plan for it runs on the real chip too.
+    /// - `stm32f405`, `stm32f407`: ST's Cortex-M4F (reference manual RM0090, sections 2.1
+    ///   "System architecture", 2.3 "Memory map" and 2.3.1 "Embedded SRAM"; datasheet
+    ///   DS8626): `SRAM` 128 KiB at 0x2000_0000 (SRAM1 112 KiB and SRAM2 16 KiB,
+    ///   contiguous), `CCM` 64 KiB at 0x1000_0000 and `FLASH` 1 MiB at 0x0800_0000 (the xG
+    ///   parts). CCM (core-coupled memory) is on the
+    ///   core's data bus only: no DMA reaches it and no code runs from it, so keep buffers a
+    ///   peripheral fills by DMA out of it (a rule placing them in `SRAM`); it is second, so
+    ///   scratch takes it only when `SRAM` is full.
+    /// - `stm32f446`: ST's Cortex-M4F (reference manual RM0390, section 2.2 "Memory
+    ///   organization"; datasheet DS10693): `SRAM` 128 KiB at 0x2000_0000 (SRAM1
+    ///   112 KiB and SRAM2 16 KiB, contiguous) and `FLASH` 512 KiB at 0x0800_0000.
+    /// - `stm32f746`: ST's Cortex-M7 (reference manual RM0385, section 2.2 "Memory
+    ///   organization"; datasheet DS10916): `DTCM` 64 KiB at 0x2000_0000, `ITCM`
+    ///   16 KiB at 0x0, `SRAM` 256 KiB at 0x2001_0000 (SRAM1 240 KiB and SRAM2 16 KiB,
+    ///   contiguous) and `FLASH` 1 MiB at 0x0800_0000 (its AXIM address).
     /// - `stm32h743`: ST's Cortex-M7: `DTCM` 128 KiB, `ITCM` 64 KiB, `AXI_SRAM` 512 KiB,
     ///   `SRAM123` 288 KiB, `SRAM4` 64 KiB, 2 MiB `FLASH` (reference manual RM0433 memory map).
     /// - `imxrt1062`: NXP's Cortex-M7 with FlexRAM in its default split: `DTCM` 128 KiB,
     ///   `ITCM` 128 KiB, `OCRAM` 768 KiB (256 KiB FlexRAM OCRAM + 512 KiB OCRAM2 as one
     ///   region from 0x2020_0000), and 8 MiB of FlexSPI NOR `FLASH` at 0x6000_0000 (as on
     ///   the Teensy 4.1 and the EVK boards).
+    /// - `nrf52840`: Nordic's Cortex-M4F (nRF52840 Product Specification v1.7, section 4.2
+    ///   "Memory", its memory map figure): `SRAM` 256 KiB at 0x2000_0000 (the Data RAM
+    ///   address; the same RAM is Code RAM at 0x0080_0000) and `FLASH` 1 MiB at 0x0.
+    /// - `rp2040`: Raspberry Pi's dual Cortex-M0+ (RP2040 Datasheet, section 2.2 "Address
+    ///   map" and 2.6 "Memory"): `SRAM` 264 KiB at 0x2000_0000 (the striped SRAM0-3, 256 KiB,
+    ///   then SRAM4 and SRAM5, 4 KiB each, contiguous) and `FLASH` 2 MiB at 0x1000_0000, the
+    ///   XIP window of the external QSPI flash as on the Raspberry Pi Pico (the chip has no
+    ///   internal flash; its first 256 bytes are the boot2 stage).
+    /// - `rp2350`: Raspberry Pi's dual Cortex-M33 with FPU (RP2350 Datasheet, section 2.2 "Address
+    ///   map" and 4.2 "SRAM"): `SRAM` 520 KiB at 0x2000_0000 (the striped SRAM0-7, 512 KiB,
+    ///   then SRAM8 and SRAM9, 4 KiB each, contiguous) and `FLASH` 4 MiB at 0x1000_0000, the
+    ///   XIP window of the external QSPI flash as on the Raspberry Pi Pico 2.
     pub fn preset(name: &str) -> Option<Platform> {
         let memories = match name {
             "generic" => vec![
@@ -94,6 +138,37 @@ impl Platform {
                 mem("SRAM", Some(2 * M), true, Some(0x0100_0000)),
                 mem("DDR", Some(256 * M), true, Some(0x6000_0000)),
                 mem("FLASH", Some(8 * M), false, Some(0x2800_0000)),
+            ],
+            "netduinoplus2" => vec![
+                mem("SRAM", Some(128 * K), true, Some(0x2000_0000)),
+                mem("FLASH", Some(M), false, Some(0x0800_0000)),
+            ],
+            "stm32f405" | "stm32f407" => vec![
+                mem("SRAM", Some(128 * K), true, Some(0x2000_0000)),
+                mem("CCM", Some(64 * K), true, Some(0x1000_0000)),
+                mem("FLASH", Some(M), false, Some(0x0800_0000)),
+            ],
+            "stm32f446" => vec![
+                mem("SRAM", Some(128 * K), true, Some(0x2000_0000)),
+                mem("FLASH", Some(512 * K), false, Some(0x0800_0000)),
+            ],
+            "stm32f746" => vec![
+                mem("DTCM", Some(64 * K), true, Some(0x2000_0000)),
+                mem("ITCM", Some(16 * K), true, Some(0x0000_0000)),
+                mem("SRAM", Some(256 * K), true, Some(0x2001_0000)),
+                mem("FLASH", Some(M), false, Some(0x0800_0000)),
+            ],
+            "nrf52840" => vec![
+                mem("SRAM", Some(256 * K), true, Some(0x2000_0000)),
+                mem("FLASH", Some(M), false, Some(0x0000_0000)),
+            ],
+            "rp2040" => vec![
+                mem("SRAM", Some(264 * K), true, Some(0x2000_0000)),
+                mem("FLASH", Some(2 * M), false, Some(0x1000_0000)),
+            ],
+            "rp2350" => vec![
+                mem("SRAM", Some(520 * K), true, Some(0x2000_0000)),
+                mem("FLASH", Some(4 * M), false, Some(0x1000_0000)),
             ],
             "stm32h743" => vec![
                 mem("DTCM", Some(128 * K), true, Some(0x2000_0000)),
