@@ -1,0 +1,121 @@
+//! planner's Cortex-M4F firmware example, for QEMU's `netduinoplus2` machine (an STM32F405).
+//!
+//! Person detection (TFLM's int8 MobileNet V1) is planned at build time from the
+//! `netduinoplus2` board preset (`model.toml`): its scratch in SRAM, its weights read in place
+//! from the internal flash. The firmware fills the input from the seeded stream the golden
+//! script used, checks that the input is the one TFLite Micro ran on (its FNV-1a 64 hash),
+//! runs every op through the generated `run()` with the reference kernels, and compares the
+//! output with TFLite Micro's byte for byte. Output and the exit status go over semihosting:
+//! 0 when the output is bit-exact, 1 otherwise (and on a panic or a fault).
+
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_semihosting::{debug, hprintln};
+use planner_kernels::Reference;
+
+planner_macros::include_model!("person_detect");
+
+/// The golden input's seed and hash and TFLite Micro's output (see build.rs).
+mod golden {
+    include!(concat!(env!("OUT_DIR"), "/golden.rs"));
+}
+
+/// SplitMix64: the golden script's input stream.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// FNV-1a, 64 bits.
+fn fnv1a64(bytes: impl Iterator<Item = u8>) -> u64 {
+    bytes.fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[entry]
+fn main() -> ! {
+    hprintln!("firmware-m4f: booted on a Cortex-M4F");
+    let Some(model) = person_detect::Model::take() else {
+        fail("the person_detect handle was taken before main")
+    };
+    let mut model = model.init();
+    for (arena, ptr) in person_detect::ARENAS.iter().zip(model.arena_ptrs()) {
+        hprintln!("person_detect: arena {} at {:p}", arena, ptr);
+    }
+
+    let input = model.input_input_mut();
+    let mut stream = SplitMix64(golden::SEED);
+    for v in input.iter_mut() {
+        *v = (stream.next() >> 56) as u8 as i8;
+    }
+    let hash = fnv1a64(input.iter().map(|&v| v as u8));
+    if hash != golden::INPUT_FNV1A64 {
+        hprintln!(
+            "person_detect: the input's fnv1a64 is {:016x}, TFLite Micro's {:016x}",
+            hash,
+            golden::INPUT_FNV1A64
+        );
+        fail("the input differs from the one TFLite Micro ran on")
+    }
+
+    if let Err(e) = model.run(&mut Reference) {
+        hprintln!("person_detect: {}", e);
+        fail("run() failed")
+    }
+    let out = model.output_mobilenet_v1_predictions_reshape_1();
+    let same = out.len() == golden::OUTPUT.len()
+        && out
+            .iter()
+            .zip(golden::OUTPUT)
+            .all(|(&v, want)| v as u8 == want);
+    let got: [u8; golden::OUTPUT.len()] =
+        core::array::from_fn(|k| out.get(k).map_or(0, |&v| v as u8));
+    hprintln!(
+        "golden person_detect mobilenet_v1_predictions_reshape_1: {} ({:?}, TFLite Micro {:?})",
+        if same { "bit-exact" } else { "DIFFERS" },
+        got,
+        golden::OUTPUT
+    );
+    if !same {
+        fail("the output differs from TFLite Micro's")
+    }
+    hprintln!("firmware-m4f: all checks passed");
+    exit(debug::EXIT_SUCCESS)
+}
+
+/// Ends the run with status 1, naming the failure.
+fn fail(why: &str) -> ! {
+    hprintln!("firmware-m4f: FAILED: {}", why);
+    exit(debug::EXIT_FAILURE)
+}
+
+/// Ends QEMU's run with `status` over semihosting.
+fn exit(status: debug::ExitStatus) -> ! {
+    debug::exit(status);
+    // Only reached without a semihosting host (a board without a debugger).
+    loop {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[exception]
+unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
+    hprintln!("firmware-m4f: hard fault: {:?}", frame);
+    exit(debug::EXIT_FAILURE)
+}
+
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    hprintln!("firmware-m4f: panic: {}", info);
+    exit(debug::EXIT_FAILURE)
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds the Cortex-M4F firmware (examples/firmware-m4f: person detection planned from the
+# `netduinoplus2` board preset, run through the generated `run()` with the reference kernels)
+# for thumbv7em-none-eabihf and runs it on QEMU's netduinoplus2 machine (STM32F405): its
+# output must equal TFLite Micro's golden bytes, and QEMU must exit with status 0. First proves
+# the comparison is real: a build whose expected output has one bit flipped must fail the run
+# with status 1.
+#
+# Exits with the firmware's status (semihosting SYS_EXIT: 0 on success, 1 on failure; 124 if
+# QEMU had to be killed by the timeout), or 1 when a check around it fails.
+#
+# Installs what it needs when missing: Debian's qemu-system-arm, the rustup target.
+# QEMU_TIMEOUT (seconds, default 60) bounds every QEMU run.
+set -euo pipefail
+
+root="$(cd "$(dirname "$0")/.." && pwd)"
+fw="$root/examples/firmware-m4f"
+target=thumbv7em-none-eabihf
+elf="$fw/target/$target/release/firmware-m4f"
+out="$fw/target/qemu"
+qemu_timeout="${QEMU_TIMEOUT:-60}"
+
+as_root() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+die() {
+    echo "qemu_m4f.sh: $*" >&2
+    exit 1
+}
+
+if ! command -v qemu-system-arm >/dev/null 2>&1; then
+    echo "== installing qemu-system-arm"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
+fi
+if ! rustup target list --installed | grep -qx "$target"; then
+    echo "== adding rust target $target"
+    rustup target add "$target"
+fi
+echo "== $(qemu-system-arm --version | head -n 1)"
+mkdir -p "$out"
+
+run_qemu() {
+    timeout "$qemu_timeout" qemu-system-arm -M netduinoplus2 -nographic \
+        -semihosting-config enable=on,target=native -kernel "$1" </dev/null
+}
+
+# The firmware is outside the workspace, so the workspace's fmt and clippy miss it.
+echo "== fmt and clippy (firmware-m4f)"
+(cd "$fw" && cargo fmt --check && nice -n 10 cargo clippy --release --quiet -- -D warnings)
+
+echo "== self-test: a wrong expected output must fail the run"
+(cd "$fw" && nice -n 10 cargo build --release --quiet --features wrong-golden)
+cp "$elf" "$out/wrong-golden.elf"
+status=0
+run_qemu "$out/wrong-golden.elf" >"$out/wrong-golden.log" 2>&1 || status=$?
+cat "$out/wrong-golden.log"
+if [ "$status" -ne 1 ] || ! grep -q "DIFFERS" "$out/wrong-golden.log"; then
+    die "self-test: expected the comparison to fail the run with status 1, got status $status"
+fi
+echo "self-test: the difference was reported and QEMU exited with status 1, as it should"
+
+echo "== build"
+start="$(now)"
+(cd "$fw" && nice -n 10 cargo build --release)
+build_s="$(since "$start")"
+cp "$elf" "$out/firmware-m4f.elf"
+
+echo "== run on qemu-system-arm -M netduinoplus2"
+start="$(now)"
+status=0
+run_qemu "$out/firmware-m4f.elf" | tee "$out/firmware-m4f.log" || status=$?
+run_s="$(since "$start")"
+echo "== firmware exit status $status (build ${build_s}s, QEMU run ${run_s}s)"
+[ "$status" -eq 0 ] || exit "$status"
+grep -q "^golden person_detect .*: bit-exact" "$out/firmware-m4f.log" ||
+    die "the firmware exited 0 but printed no bit-exact golden line"
+exit 0
