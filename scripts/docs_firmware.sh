@@ -17,6 +17,10 @@ guide="$root/docs/firmware.md"
 target=thumbv8m.main-none-eabihf
 qemu_timeout="${QEMU_TIMEOUT:-60}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/docs-firmware}"
+# The temporary crate is outside this checkout, where rust-toolchain.toml does not reach:
+# build it with the toolchain this checkout pins, the one whose target is checked below.
+RUSTUP_TOOLCHAIN="$(cd "$root" && rustup show active-toolchain | cut -d' ' -f1)"
+export RUSTUP_TOOLCHAIN
 
 die() {
     echo "docs_firmware.sh: $*" >&2
