@@ -175,8 +175,11 @@ fn toml(inp: &Input) -> String {
     s.push_str("]\n\n[platform]\n");
     match inp.preset {
         Some(p) if inp.memories.is_empty() || p % 2 == 0 => {
-            let presets = ["generic", "mps3-an547", "stm32h743", "imxrt1062"];
-            let _ = writeln!(s, "preset = \"{}\"", pick(&presets, p));
+            let _ = writeln!(
+                s,
+                "preset = \"{}\"",
+                pick(planner::manifest::Platform::PRESETS, p)
+            );
         }
         _ => {
             s.push_str("memories = [\n");

@@ -276,7 +276,13 @@ fn platform(r: &mut Rng) -> (String, Mems) {
     match r.below(10) {
         0..=4 => s.push_str("preset = \"generic\"\n"),
         5 | 6 => {
-            let p = r.pick(&["mps3-an547", "stm32h743", "imxrt1062"]);
+            // Every board preset (the generic one is the branch above).
+            let boards: Vec<&str> = planner::manifest::Platform::PRESETS
+                .iter()
+                .copied()
+                .filter(|&p| p != "generic")
+                .collect();
+            let p = r.pick(&boards);
             let _ = writeln!(s, "preset = \"{p}\"");
         }
         _ => {
