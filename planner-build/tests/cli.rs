@@ -535,3 +535,41 @@ fn a_group_that_costs_more_says_so() {
     let t = text(&out.stdout);
     assert!(t.contains("; 67 saved\n"), "{t}");
 }
+
+#[test]
+fn export_tflm_says_tflm_s_head_and_keeps_a_named_planner() {
+    let dir = std::env::temp_dir().join(format!("planner-cli-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("kws.tflite");
+    let model = root().join("models/tflm_micro_speech_int8.tflite");
+    let o = planner(&[
+        "export",
+        "tflm",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let msg = text(&o.stdout);
+    assert!(o.status.success(), "{msg}{}", text(&o.stderr));
+    // The plan ends at 5960; TFLM rounds its top buffer to 16 (measured head 5968).
+    assert!(
+        msg.contains("non-persistent head 5968 bytes (planner auto; TFLM's own plan 5968 bytes)"),
+        "{msg}"
+    );
+    let model = root().join("models/tflm_person_detect_int8.tflite");
+    let o = planner(&[
+        "export",
+        "tflm",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--planner",
+        "greedy",
+    ]);
+    let msg = text(&o.stdout);
+    assert!(o.status.success(), "{msg}{}", text(&o.stderr));
+    assert!(
+        msg.contains("warning: TFLM's arena is 18432 bytes larger than with its own plan"),
+        "{msg}"
+    );
+}
