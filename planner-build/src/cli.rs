@@ -104,11 +104,14 @@ enum Command {
 enum Format {
     /// A table for people.
     Table,
-    /// One JSON object: the plan's fields plus format_version, model and planner.
+    /// One JSON object: the plan's fields plus format_version, model and planner (a group:
+    /// its arenas with their users, then each model's plan).
     Json,
-    /// For CSV problems: the input rows plus an `offset` column.
+    /// For CSV problems: the input rows plus an `offset` column (a group: one row per
+    /// arena user).
     Csv,
-    /// A memory map picture: one panel per arena, x = op, y = offset.
+    /// A memory map picture: one panel per arena, x = op, y = offset (a group: the group's
+    /// arenas, models side by side).
     Svg,
 }
 
@@ -236,6 +239,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 Format::Table => {
                     report::table(&planned, &planned.graph)
                         + &report::order_summary(&planned, inp.manifest.platform.min_alignment)
+                        + &schedule_hint(&inp, &planned, &input)
                         + state.as_deref().unwrap_or("")
                 }
                 Format::Json => report::json(&planned) + "\n",
@@ -302,18 +306,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
     }
 }
 
-/// `planner plan` on a group manifest: the group table, once the plan is known to link.
+/// `planner plan` on a group manifest, once the plan is known to link: the group table, or
+/// the group as JSON (each arena with its users, then every model's plan), CSV (one row per
+/// arena user) or SVG (the group's arenas, models side by side).
 fn plan_group_table(
     g: &manifest::Group,
     input: &Path,
     format: Format,
     target: Option<&str>,
 ) -> Result<ExitCode, Error> {
-    if format != Format::Table {
-        return Err(usage(
-            "a group manifest is reported as a table; drop --format",
-        ));
-    }
     let planned = plan_group(g)?;
     let file = crate::generate_group(g, &planned, &crate::Options::default())?;
     links(
@@ -322,7 +323,12 @@ fn plan_group_table(
         input,
         target,
     )?;
-    print(&planner::report::group_table(&planned));
+    print(&match format {
+        Format::Table => planner::report::group_table(&planned),
+        Format::Json => planner::report::group_json(&planned),
+        Format::Csv => planner::report::group_csv(&planned),
+        Format::Svg => planner::export::svg::group_svg(&planned),
+    });
     Ok(ExitCode::SUCCESS)
 }
 
@@ -841,6 +847,45 @@ fn tflm_line(inp: &Input) -> String {
     };
     format!(
         "\n{tflm} (GreedyMemoryPlanner, planner `tflm`; kernel scratch buffers not counted); {ours}.\n"
+    )
+}
+
+/// When the manifest keeps the model's op order and `schedule = "memory"` would plan the
+/// model in fewer scratch bytes: the bytes it would save and the manifest line to add. The
+/// order stays the model's by default: another order runs the same ops on the same inputs,
+/// but ops with effects outside their tensors (variables read and assigned by name, custom
+/// ops, kernels' own state) and per-op tooling (profiles, hooks, `export tflm`, which TFLM
+/// runs in the file's order) depend on it.
+fn schedule_hint(inp: &Input, planned: &Planned, input: &Path) -> String {
+    if inp.manifest.schedule != Schedule::Fixed || inp.csv.is_some() {
+        return String::new();
+    }
+    let mut m = inp.manifest.clone();
+    m.schedule = Schedule::Memory;
+    let Ok(reordered) = plan_as(inp, &m) else {
+        return String::new();
+    };
+    let bytes = |p: &Planned| p.scratch_reports.iter().map(|r| r.used).sum::<u64>();
+    let (now, then) = (bytes(planned), bytes(&reordered));
+    if then >= now {
+        return String::new();
+    }
+    let moved = planner::schedule::moved(&reordered.order).len();
+    let line = "schedule = \"memory\"";
+    let how = if inp.manifest.path == Path::new("<generated>") {
+        format!(
+            "write a manifest (`planner import {} -o model.toml`) and add `{line}` to its [memory] table",
+            input.display()
+        )
+    } else {
+        format!(
+            "add `{line}` to the [memory] table of {}",
+            inp.manifest.path.display()
+        )
+    };
+    format!(
+        "schedule: {line} would plan scratch in {then} bytes instead of {now} ({} bytes less, {moved} ops moved); {how}. It runs the same ops in another order that respects every tensor's producer; check that no op depends on the model's order (variables, custom ops)\n",
+        now - then
     )
 }
 

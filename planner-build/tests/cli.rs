@@ -573,3 +573,150 @@ fn export_tflm_says_tflm_s_head_and_keeps_a_named_planner() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_group_plans_as_json_csv_and_svg() {
+    let pair = root().join("tests/ui/plans/pair.toml");
+    let pair = pair.to_str().unwrap();
+    // JSON: each arena with its users, then each model's plan.
+    let o = planner(&["plan", pair, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["group"], "pair");
+    assert_eq!(v["concurrent"], serde_json::json!([["b", "c"]]));
+    let scratch = &v["arenas"][0];
+    assert_eq!(scratch["name"], "scratch.SRAM");
+    assert_eq!(scratch["used"], 96);
+    assert_eq!(scratch["separate"], 128);
+    let users: Vec<(String, u64, u64)> = scratch["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["model"].as_str().unwrap().to_string(),
+                u["base"].as_u64().unwrap(),
+                u["bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        users,
+        [
+            ("a".to_string(), 0, 32),
+            ("b".to_string(), 0, 64),
+            ("c".to_string(), 64, 32)
+        ]
+    );
+    let models: Vec<&str> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["a", "b", "c"]);
+    // CSV: one row per arena user.
+    let o = planner(&["plan", pair, "--format", "csv"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let csv = text(&o.stdout);
+    assert!(
+        csv.starts_with("arena,role,memory,arena_bytes,model,base,bytes\n"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("scratch.SRAM,scratch,SRAM,96,c,64,32\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 6, "{csv}");
+    // SVG: one panel per group arena, each model's block outlined.
+    let o = planner(&["plan", pair, "--format", "svg"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let svg = text(&o.stdout);
+    assert!(
+        svg.contains("<title>memory map of group pair (models a, b, c)</title>"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("class=\"arena group-arena\"").count(), 3);
+    assert!(
+        svg.contains("<title>model c: 32 bytes at 64</title>"),
+        "{svg}"
+    );
+    assert!(svg.contains("scratch SRAM: 96 bytes for a 32 B at 0, b 64 B at 0, c 32 B at 64 (separate arenas: 128 bytes)"), "{svg}");
+    // The table is still the default.
+    let o = planner(&["plan", pair]);
+    assert!(
+        text(&o.stdout).starts_with("group pair"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// Two branches from one input, the model's order interleaving them: each branch's 1000-byte
+/// intermediate is live at once in model order, one at a time in a memory-aware order.
+const BRANCHES: &str = r#"
+[model]
+name = "branches"
+tensors = [
+  { id = "in", dtype = "u8", shape = [16] },
+  { id = "a1", dtype = "u8", shape = [1000] },
+  { id = "b1", dtype = "u8", shape = [1000] },
+  { id = "a2", dtype = "u8", shape = [16] },
+  { id = "b2", dtype = "u8", shape = [16] },
+  { id = "out", dtype = "u8", shape = [16] },
+]
+ops = [
+  { opcode = "A1", inputs = ["in"], outputs = ["a1"] },
+  { opcode = "B1", inputs = ["in"], outputs = ["b1"] },
+  { opcode = "A2", inputs = ["a1"], outputs = ["a2"] },
+  { opcode = "B2", inputs = ["b1"], outputs = ["b2"] },
+  { opcode = "ADD", inputs = ["a2", "b2"], outputs = ["out"] },
+]
+inputs = ["in"]
+outputs = ["out"]
+
+[platform]
+preset = "generic"
+"#;
+
+#[test]
+fn the_table_says_what_schedule_memory_would_save_and_the_line_to_add() {
+    let m = tmp("branches.toml", BRANCHES);
+    let o = planner(&["plan", m.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let t = text(&o.stdout);
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("schedule: "))
+        .unwrap_or_else(|| panic!("no schedule line: {t}"));
+    assert!(
+        line.contains(
+            "schedule = \"memory\" would plan scratch in 1032 bytes instead of 2024 (992 bytes less, 2 ops moved"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "add `schedule = \"memory\"` to the [memory] table of {}",
+            m.display()
+        )),
+        "{line}"
+    );
+    // Once the manifest asks for it, or where it saves nothing, the line is not there.
+    let with = tmp(
+        "branches_memory.toml",
+        &format!("{BRANCHES}\n[memory]\nschedule = \"memory\"\n"),
+    );
+    let o = planner(&["plan", with.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stdout).contains("schedule: "),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = planner(&["plan", "models/tflm_hello_world_int8.tflite"]);
+    assert!(
+        !text(&o.stdout).contains("schedule: "),
+        "{}",
+        text(&o.stdout)
+    );
+}
