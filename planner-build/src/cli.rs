@@ -81,6 +81,10 @@ enum Command {
         /// For a CSV problem: the height everything must fit under.
         #[arg(long)]
         capacity: Option<String>,
+        /// Output format: the table, or its rows as JSON objects or CSV (no svg: `plan
+        /// --format svg` draws a plan).
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
     },
     /// Print a starter manifest for a `.tflite` model that plans as it is.
     Import {
@@ -278,18 +282,27 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             ));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compare { input, capacity } => {
+        Command::Compare {
+            input,
+            capacity,
+            format,
+        } => {
+            if format == Format::Svg {
+                return Err(usage(
+                    "compare draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
+                ));
+            }
             if let Some(g) = group_of(&input, None)? {
                 if capacity.is_some() {
                     return Err(usage(
                         "--capacity is for CSV problems; a group manifest sets budgets with memory.constraints",
                     ));
                 }
-                print(&compare_group(&g)?);
+                print(&compare_group(&g, format)?);
                 return Ok(ExitCode::SUCCESS);
             }
             let inp = load(&input, capacity.as_deref())?;
-            print(&compare(&inp)?);
+            print(&compare(&inp, format)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Import { model, output } => {
@@ -656,7 +669,7 @@ fn parse_capacity(s: &str) -> Result<u64, Error> {
     })
 }
 
-fn compare(inp: &Input) -> Result<String, Error> {
+fn compare(inp: &Input, format: Format) -> Result<String, Error> {
     let mut rows: Vec<Vec<String>> = vec![
         [
             "planner",
@@ -718,6 +731,9 @@ fn compare(inp: &Input) -> Result<String, Error> {
     if inp.problem.is_none() {
         rows.extend(reordered_rows(inp));
     }
+    if format != Format::Table {
+        return Ok(rows_as(format, &rows));
+    }
     let mut widths = vec![0usize; rows[0].len()];
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -745,7 +761,7 @@ fn compare(inp: &Input) -> Result<String, Error> {
 
 /// `compare` for a group: every planner plans every model of the group, and each row is one
 /// of the group's arenas.
-fn compare_group(g: &manifest::Group) -> Result<String, Error> {
+fn compare_group(g: &manifest::Group, format: Format) -> Result<String, Error> {
     let mut rows: Vec<Vec<String>> = vec![
         [
             "planner",
@@ -800,6 +816,9 @@ fn compare_group(g: &manifest::Group) -> Result<String, Error> {
             ]),
         }
     }
+    if format != Format::Table {
+        return Ok(rows_as(format, &rows));
+    }
     let mut widths = vec![0usize; rows[0].len()];
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -823,6 +842,70 @@ fn compare_group(g: &manifest::Group) -> Result<String, Error> {
         s.push('\n');
     }
     Ok(s)
+}
+
+/// A table's rows (the first is the header) as JSON objects keyed by the header in
+/// snake case (numbers as numbers, `12.5 ms` as `time_ms`), or as CSV.
+fn rows_as(format: Format, rows: &[Vec<String>]) -> String {
+    let Some((header, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let keys: Vec<String> = header.iter().map(|h| h.replace(' ', "_")).collect();
+    if format == Format::Csv {
+        let field = |s: &str| {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        };
+        let mut s = keys.join(",") + "\n";
+        for r in body {
+            let line: Vec<String> = r.iter().map(|c| field(c)).collect();
+            s.push_str(&line.join(","));
+            s.push('\n');
+        }
+        return s;
+    }
+    // JSON by hand: planner-build has no JSON dependency of its own.
+    let string = |s: &str| {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let objects: Vec<String> = body
+        .iter()
+        .map(|r| {
+            let fields: Vec<String> = keys
+                .iter()
+                .zip(r)
+                .map(|(k, c)| {
+                    let (key, text) = match c.strip_suffix(" ms") {
+                        Some(ms) => (format!("{k}_ms"), ms),
+                        None => (k.clone(), c.as_str()),
+                    };
+                    let number = text.parse::<u64>().is_ok()
+                        || text.parse::<f64>().is_ok_and(|x| x.is_finite());
+                    let value = if number && !text.is_empty() {
+                        text.to_string()
+                    } else {
+                        string(text)
+                    };
+                    format!("    {}: {value}", string(&key))
+                })
+                .collect();
+            format!("  {{\n{}\n  }}", fields.join(",\n"))
+        })
+        .collect();
+    format!("[\n{}\n]\n", objects.join(",\n"))
 }
 
 /// "TFLM would need X bytes here": the `tflm` planner's scratch bytes beside the manifest

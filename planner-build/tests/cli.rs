@@ -720,3 +720,47 @@ fn the_table_says_what_schedule_memory_would_save_and_the_line_to_add() {
         text(&o.stdout)
     );
 }
+
+#[test]
+fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
+    let pair = root().join("tests/ui/plans/pair.toml");
+    let pair = pair.to_str().unwrap();
+    let o = planner(&["compare", pair, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let tflm = rows
+        .iter()
+        .find(|r| r["planner"] == "tflm" && r["arena"] == "scratch SRAM")
+        .unwrap();
+    assert_eq!(tflm["used"], 96);
+    assert_eq!(tflm["separate"], 128);
+    assert!(tflm["time_ms"].is_number());
+    let o = planner(&["compare", pair, "--format", "csv"]);
+    let csv = text(&o.stdout);
+    assert!(
+        csv.starts_with("planner,arena,used,separate,lower_bound,ratio,time\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), rows.len() + 1);
+    let o = planner(&[
+        "compare",
+        "models/tflm_hello_world_int8.tflite",
+        "--format",
+        "json",
+    ]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["planner"] == "auto")
+    );
+    let o = planner(&["compare", pair, "--format", "svg"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("compare draws no picture"),
+        "{}",
+        text(&o.stderr)
+    );
+}
