@@ -72,6 +72,10 @@ enum Command {
         /// Use this planner instead of the manifest's.
         #[arg(long)]
         planner: Option<String>,
+        /// Output format: the lines, or one row per tensor (model, tensor, name, role,
+        /// memory, source_memory, offset, size, reason) as JSON objects or CSV.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
     },
     /// Every planner side by side: bytes per scratch arena, lower bound, ratio, time; and
     /// what TensorFlow Lite Micro's planner would need (`tflm`) beside the manifest's.
@@ -257,9 +261,28 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             input,
             tensor,
             planner,
+            format,
         } => {
+            if format == Format::Svg {
+                return Err(usage(
+                    "explain draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
+                ));
+            }
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 let planned = plan_group(&g)?;
+                if format != Format::Table {
+                    let mut rows = Vec::new();
+                    for m in &planned.models {
+                        let r = report::explain_rows(m, tensor.as_deref());
+                        if rows.is_empty() {
+                            rows.extend(r);
+                        } else {
+                            rows.extend(r.into_iter().skip(1));
+                        }
+                    }
+                    print(&rows_as(format, &rows));
+                    return Ok(ExitCode::SUCCESS);
+                }
                 print(&planner::report::group_explain(&planned, tensor.as_deref()));
                 return Ok(ExitCode::SUCCESS);
             }
@@ -275,6 +298,13 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 )));
             }
             let planned = plan(&inp)?;
+            if format != Format::Table {
+                print(&rows_as(
+                    format,
+                    &report::explain_rows(&planned, tensor.as_deref()),
+                ));
+                return Ok(ExitCode::SUCCESS);
+            }
             print(&report::explain(
                 &planned,
                 &planned.graph,
@@ -892,8 +922,21 @@ fn rows_as(format: Format, rows: &[Vec<String>]) -> String {
                         Some(ms) => (format!("{k}_ms"), ms),
                         None => (k.clone(), c.as_str()),
                     };
-                    let number = text.parse::<u64>().is_ok()
-                        || text.parse::<f64>().is_ok_and(|x| x.is_finite());
+                    // Names stay strings even when they look like numbers (tensor ids).
+                    const NAMES: [&str; 9] = [
+                        "planner",
+                        "arena",
+                        "memory",
+                        "source_memory",
+                        "model",
+                        "tensor",
+                        "name",
+                        "role",
+                        "reason",
+                    ];
+                    let number = !NAMES.contains(&key.as_str()) && text.parse::<u64>().is_ok()
+                        || !NAMES.contains(&key.as_str())
+                            && text.parse::<f64>().is_ok_and(|x| x.is_finite());
                     let value = if number && !text.is_empty() {
                         text.to_string()
                     } else {

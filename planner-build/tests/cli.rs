@@ -764,3 +764,37 @@ fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
         text(&o.stderr)
     );
 }
+
+#[test]
+fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
+    let pair = root().join("tests/ui/plans/pair.toml");
+    let pair = pair.to_str().unwrap();
+    let o = planner(&["explain", pair, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c_x = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"] == "c" && r["tensor"] == "x")
+        .unwrap();
+    // Offsets in the group arena: c runs beside b, after b's 64 bytes.
+    assert_eq!(c_x["offset"], 64);
+    assert_eq!(c_x["memory"], "SRAM");
+    let o = planner(&["explain", pair, "--format", "csv", "--tensor", "state"]);
+    assert_eq!(
+        text(&o.stdout),
+        "model,tensor,name,role,memory,source_memory,offset,size,reason\nc,state,state,persistent,SRAM,SRAM,0,16,persistent in SRAM: first bank in preference order with room\n"
+    );
+    // A model's tensor ids stay strings even when they are numbers.
+    let o = planner(&[
+        "explain",
+        "models/tflm_hello_world_int8.tflite",
+        "--format",
+        "json",
+    ]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows[0]["tensor"], "0");
+    let o = planner(&["explain", pair, "--format", "svg"]);
+    assert_eq!(o.status.code(), Some(2));
+}
