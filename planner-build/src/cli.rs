@@ -72,6 +72,10 @@ enum Command {
         /// Use this planner instead of the manifest's.
         #[arg(long)]
         planner: Option<String>,
+        /// Output format: the lines, or one row per tensor (model, tensor, name, role,
+        /// memory, source_memory, offset, size, reason) as JSON objects or CSV.
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
     },
     /// Every planner side by side: bytes per scratch arena, lower bound, ratio, time; and
     /// what TensorFlow Lite Micro's planner would need (`tflm`) beside the manifest's.
@@ -81,6 +85,10 @@ enum Command {
         /// For a CSV problem: the height everything must fit under.
         #[arg(long)]
         capacity: Option<String>,
+        /// Output format: the table, or its rows as JSON objects or CSV (no svg: `plan
+        /// --format svg` draws a plan).
+        #[arg(long, value_enum, default_value_t = Format::Table)]
+        format: Format,
     },
     /// Print a starter manifest for a `.tflite` model that plans as it is.
     Import {
@@ -104,11 +112,14 @@ enum Command {
 enum Format {
     /// A table for people.
     Table,
-    /// One JSON object: the plan's fields plus format_version, model and planner.
+    /// One JSON object: the plan's fields plus format_version, model and planner (a group:
+    /// its arenas with their users, then each model's plan).
     Json,
-    /// For CSV problems: the input rows plus an `offset` column.
+    /// For CSV problems: the input rows plus an `offset` column (a group: one row per
+    /// arena user).
     Csv,
-    /// A memory map picture: one panel per arena, x = op, y = offset.
+    /// A memory map picture: one panel per arena, x = op, y = offset (a group: the group's
+    /// arenas, models side by side).
     Svg,
 }
 
@@ -236,6 +247,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 Format::Table => {
                     report::table(&planned, &planned.graph)
                         + &report::order_summary(&planned, inp.manifest.platform.min_alignment)
+                        + &schedule_hint(&inp, &planned, &input)
                         + state.as_deref().unwrap_or("")
                 }
                 Format::Json => report::json(&planned) + "\n",
@@ -249,9 +261,28 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             input,
             tensor,
             planner,
+            format,
         } => {
+            if format == Format::Svg {
+                return Err(usage(
+                    "explain draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
+                ));
+            }
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 let planned = plan_group(&g)?;
+                if format != Format::Table {
+                    let mut rows = Vec::new();
+                    for m in &planned.models {
+                        let r = report::explain_rows(m, tensor.as_deref());
+                        if rows.is_empty() {
+                            rows.extend(r);
+                        } else {
+                            rows.extend(r.into_iter().skip(1));
+                        }
+                    }
+                    print(&rows_as(format, &rows));
+                    return Ok(ExitCode::SUCCESS);
+                }
                 print(&planner::report::group_explain(&planned, tensor.as_deref()));
                 return Ok(ExitCode::SUCCESS);
             }
@@ -267,6 +298,13 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 )));
             }
             let planned = plan(&inp)?;
+            if format != Format::Table {
+                print(&rows_as(
+                    format,
+                    &report::explain_rows(&planned, tensor.as_deref()),
+                ));
+                return Ok(ExitCode::SUCCESS);
+            }
             print(&report::explain(
                 &planned,
                 &planned.graph,
@@ -274,18 +312,27 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             ));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compare { input, capacity } => {
+        Command::Compare {
+            input,
+            capacity,
+            format,
+        } => {
+            if format == Format::Svg {
+                return Err(usage(
+                    "compare draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
+                ));
+            }
             if let Some(g) = group_of(&input, None)? {
                 if capacity.is_some() {
                     return Err(usage(
                         "--capacity is for CSV problems; a group manifest sets budgets with memory.constraints",
                     ));
                 }
-                print(&compare_group(&g)?);
+                print(&compare_group(&g, format)?);
                 return Ok(ExitCode::SUCCESS);
             }
             let inp = load(&input, capacity.as_deref())?;
-            print(&compare(&inp)?);
+            print(&compare(&inp, format)?);
             Ok(ExitCode::SUCCESS)
         }
         Command::Import { model, output } => {
@@ -302,18 +349,15 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
     }
 }
 
-/// `planner plan` on a group manifest: the group table, once the plan is known to link.
+/// `planner plan` on a group manifest, once the plan is known to link: the group table, or
+/// the group as JSON (each arena with its users, then every model's plan), CSV (one row per
+/// arena user) or SVG (the group's arenas, models side by side).
 fn plan_group_table(
     g: &manifest::Group,
     input: &Path,
     format: Format,
     target: Option<&str>,
 ) -> Result<ExitCode, Error> {
-    if format != Format::Table {
-        return Err(usage(
-            "a group manifest is reported as a table; drop --format",
-        ));
-    }
     let planned = plan_group(g)?;
     let file = crate::generate_group(g, &planned, &crate::Options::default())?;
     links(
@@ -322,7 +366,12 @@ fn plan_group_table(
         input,
         target,
     )?;
-    print(&planner::report::group_table(&planned));
+    print(&match format {
+        Format::Table => planner::report::group_table(&planned),
+        Format::Json => planner::report::group_json(&planned),
+        Format::Csv => planner::report::group_csv(&planned),
+        Format::Svg => planner::export::svg::group_svg(&planned),
+    });
     Ok(ExitCode::SUCCESS)
 }
 
@@ -650,7 +699,7 @@ fn parse_capacity(s: &str) -> Result<u64, Error> {
     })
 }
 
-fn compare(inp: &Input) -> Result<String, Error> {
+fn compare(inp: &Input, format: Format) -> Result<String, Error> {
     let mut rows: Vec<Vec<String>> = vec![
         [
             "planner",
@@ -712,6 +761,9 @@ fn compare(inp: &Input) -> Result<String, Error> {
     if inp.problem.is_none() {
         rows.extend(reordered_rows(inp));
     }
+    if format != Format::Table {
+        return Ok(rows_as(format, &rows));
+    }
     let mut widths = vec![0usize; rows[0].len()];
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -739,7 +791,7 @@ fn compare(inp: &Input) -> Result<String, Error> {
 
 /// `compare` for a group: every planner plans every model of the group, and each row is one
 /// of the group's arenas.
-fn compare_group(g: &manifest::Group) -> Result<String, Error> {
+fn compare_group(g: &manifest::Group, format: Format) -> Result<String, Error> {
     let mut rows: Vec<Vec<String>> = vec![
         [
             "planner",
@@ -794,6 +846,9 @@ fn compare_group(g: &manifest::Group) -> Result<String, Error> {
             ]),
         }
     }
+    if format != Format::Table {
+        return Ok(rows_as(format, &rows));
+    }
     let mut widths = vec![0usize; rows[0].len()];
     for r in &rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -819,6 +874,83 @@ fn compare_group(g: &manifest::Group) -> Result<String, Error> {
     Ok(s)
 }
 
+/// A table's rows (the first is the header) as JSON objects keyed by the header in
+/// snake case (numbers as numbers, `12.5 ms` as `time_ms`), or as CSV.
+fn rows_as(format: Format, rows: &[Vec<String>]) -> String {
+    let Some((header, body)) = rows.split_first() else {
+        return String::new();
+    };
+    let keys: Vec<String> = header.iter().map(|h| h.replace(' ', "_")).collect();
+    if format == Format::Csv {
+        let field = |s: &str| {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_string()
+            }
+        };
+        let mut s = keys.join(",") + "\n";
+        for r in body {
+            let line: Vec<String> = r.iter().map(|c| field(c)).collect();
+            s.push_str(&line.join(","));
+            s.push('\n');
+        }
+        return s;
+    }
+    // JSON by hand: planner-build has no JSON dependency of its own.
+    let string = |s: &str| {
+        let mut out = String::from("\"");
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
+    let objects: Vec<String> = body
+        .iter()
+        .map(|r| {
+            let fields: Vec<String> = keys
+                .iter()
+                .zip(r)
+                .map(|(k, c)| {
+                    let (key, text) = match c.strip_suffix(" ms") {
+                        Some(ms) => (format!("{k}_ms"), ms),
+                        None => (k.clone(), c.as_str()),
+                    };
+                    // Names stay strings even when they look like numbers (tensor ids).
+                    const NAMES: [&str; 9] = [
+                        "planner",
+                        "arena",
+                        "memory",
+                        "source_memory",
+                        "model",
+                        "tensor",
+                        "name",
+                        "role",
+                        "reason",
+                    ];
+                    let number = !NAMES.contains(&key.as_str()) && text.parse::<u64>().is_ok()
+                        || !NAMES.contains(&key.as_str())
+                            && text.parse::<f64>().is_ok_and(|x| x.is_finite());
+                    let value = if number && !text.is_empty() {
+                        text.to_string()
+                    } else {
+                        string(text)
+                    };
+                    format!("    {}: {value}", string(&key))
+                })
+                .collect();
+            format!("  {{\n{}\n  }}", fields.join(",\n"))
+        })
+        .collect();
+    format!("[\n{}\n]\n", objects.join(",\n"))
+}
+
 /// "TFLM would need X bytes here": the `tflm` planner's scratch bytes beside the manifest
 /// planner's.
 fn tflm_line(inp: &Input) -> String {
@@ -841,6 +973,45 @@ fn tflm_line(inp: &Input) -> String {
     };
     format!(
         "\n{tflm} (GreedyMemoryPlanner, planner `tflm`; kernel scratch buffers not counted); {ours}.\n"
+    )
+}
+
+/// When the manifest keeps the model's op order and `schedule = "memory"` would plan the
+/// model in fewer scratch bytes: the bytes it would save and the manifest line to add. The
+/// order stays the model's by default: another order runs the same ops on the same inputs,
+/// but ops with effects outside their tensors (variables read and assigned by name, custom
+/// ops, kernels' own state) and per-op tooling (profiles, hooks, `export tflm`, which TFLM
+/// runs in the file's order) depend on it.
+fn schedule_hint(inp: &Input, planned: &Planned, input: &Path) -> String {
+    if inp.manifest.schedule != Schedule::Fixed || inp.csv.is_some() {
+        return String::new();
+    }
+    let mut m = inp.manifest.clone();
+    m.schedule = Schedule::Memory;
+    let Ok(reordered) = plan_as(inp, &m) else {
+        return String::new();
+    };
+    let bytes = |p: &Planned| p.scratch_reports.iter().map(|r| r.used).sum::<u64>();
+    let (now, then) = (bytes(planned), bytes(&reordered));
+    if then >= now {
+        return String::new();
+    }
+    let moved = planner::schedule::moved(&reordered.order).len();
+    let line = "schedule = \"memory\"";
+    let how = if inp.manifest.path == Path::new("<generated>") {
+        format!(
+            "write a manifest (`planner import {} -o model.toml`) and add `{line}` to its [memory] table",
+            input.display()
+        )
+    } else {
+        format!(
+            "add `{line}` to the [memory] table of {}",
+            inp.manifest.path.display()
+        )
+    };
+    format!(
+        "schedule: {line} would plan scratch in {then} bytes instead of {now} ({} bytes less, {moved} ops moved); {how}. It runs the same ops in another order that respects every tensor's producer; check that no op depends on the model's order (variables, custom ops)\n",
+        now - then
     )
 }
 

@@ -162,7 +162,9 @@ pub struct GeneratedGroup {
 /// Computes every output of a group from its plan: `<group>.plan.json` (every model's plan
 /// inside), `<group>.constant.<memory>.bin` per constant arena, `planner_<group>.x` (one
 /// section per group arena), `planner_<model>.h` per model (its regions are the group
-/// arenas it uses) and, when asked, `<model>.svg` and `memory.x`.
+/// arenas it uses) and, when asked, `<model>.svg` per model, `<group>.svg` (the group's
+/// arenas, models side by side; `<group>.group.svg` when a model has the group's name) and
+/// `memory.x`.
 pub fn generate_group(
     group: &Group,
     planned: &GroupPlanned,
@@ -205,6 +207,14 @@ pub fn generate_group(
                 header::header(file, &source).into_bytes(),
             );
         }
+    }
+    if options.svg {
+        let name = if plan.models.iter().any(|m| m.model == plan.group) {
+            format!("{}.group.svg", plan.group)
+        } else {
+            format!("{}.svg", plan.group)
+        };
+        files.insert(name, planner::export::svg::group_svg(planned).into_bytes());
     }
     let mut warnings = Vec::new();
     for m in &planned.models {

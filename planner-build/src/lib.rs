@@ -195,7 +195,9 @@ impl Builder {
     }
 
     /// Also draw the plan as `<model>.svg` beside the plan file (default: no): one panel
-    /// per arena, x = op, y = offset, one rectangle per tensor.
+    /// per arena, x = op, y = offset, one rectangle per tensor. For a group, also
+    /// `<group>.svg`: one panel per group arena, the models side by side, each model's
+    /// block outlined.
     pub fn svg(&mut self, on: bool) -> &mut Self {
         self.options.svg = on;
         self

@@ -535,3 +535,266 @@ fn a_group_that_costs_more_says_so() {
     let t = text(&out.stdout);
     assert!(t.contains("; 67 saved\n"), "{t}");
 }
+
+#[test]
+fn export_tflm_says_tflm_s_head_and_keeps_a_named_planner() {
+    let dir = std::env::temp_dir().join(format!("planner-cli-export-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("kws.tflite");
+    let model = root().join("models/tflm_micro_speech_int8.tflite");
+    let o = planner(&[
+        "export",
+        "tflm",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let msg = text(&o.stdout);
+    assert!(o.status.success(), "{msg}{}", text(&o.stderr));
+    // The plan ends at 5960; TFLM rounds its top buffer to 16 (measured head 5968).
+    assert!(
+        msg.contains("non-persistent head 5968 bytes (planner auto; TFLM's own plan 5968 bytes)"),
+        "{msg}"
+    );
+    let model = root().join("models/tflm_person_detect_int8.tflite");
+    let o = planner(&[
+        "export",
+        "tflm",
+        model.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--planner",
+        "greedy",
+    ]);
+    let msg = text(&o.stdout);
+    assert!(o.status.success(), "{msg}{}", text(&o.stderr));
+    assert!(
+        msg.contains("warning: TFLM's arena is 18432 bytes larger than with its own plan"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_group_plans_as_json_csv_and_svg() {
+    let pair = root().join("tests/ui/plans/pair.toml");
+    let pair = pair.to_str().unwrap();
+    // JSON: each arena with its users, then each model's plan.
+    let o = planner(&["plan", pair, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["group"], "pair");
+    assert_eq!(v["concurrent"], serde_json::json!([["b", "c"]]));
+    let scratch = &v["arenas"][0];
+    assert_eq!(scratch["name"], "scratch.SRAM");
+    assert_eq!(scratch["used"], 96);
+    assert_eq!(scratch["separate"], 128);
+    let users: Vec<(String, u64, u64)> = scratch["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| {
+            (
+                u["model"].as_str().unwrap().to_string(),
+                u["base"].as_u64().unwrap(),
+                u["bytes"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        users,
+        [
+            ("a".to_string(), 0, 32),
+            ("b".to_string(), 0, 64),
+            ("c".to_string(), 64, 32)
+        ]
+    );
+    let models: Vec<&str> = v["models"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["model"].as_str().unwrap())
+        .collect();
+    assert_eq!(models, ["a", "b", "c"]);
+    // CSV: one row per arena user.
+    let o = planner(&["plan", pair, "--format", "csv"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let csv = text(&o.stdout);
+    assert!(
+        csv.starts_with("arena,role,memory,arena_bytes,model,base,bytes\n"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("scratch.SRAM,scratch,SRAM,96,c,64,32\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 6, "{csv}");
+    // SVG: one panel per group arena, each model's block outlined.
+    let o = planner(&["plan", pair, "--format", "svg"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let svg = text(&o.stdout);
+    assert!(
+        svg.contains("<title>memory map of group pair (models a, b, c)</title>"),
+        "{svg}"
+    );
+    assert_eq!(svg.matches("class=\"arena group-arena\"").count(), 3);
+    assert!(
+        svg.contains("<title>model c: 32 bytes at 64</title>"),
+        "{svg}"
+    );
+    assert!(svg.contains("scratch SRAM: 96 bytes for a 32 B at 0, b 64 B at 0, c 32 B at 64 (separate arenas: 128 bytes)"), "{svg}");
+    // The table is still the default.
+    let o = planner(&["plan", pair]);
+    assert!(
+        text(&o.stdout).starts_with("group pair"),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+/// Two branches from one input, the model's order interleaving them: each branch's 1000-byte
+/// intermediate is live at once in model order, one at a time in a memory-aware order.
+const BRANCHES: &str = r#"
+[model]
+name = "branches"
+tensors = [
+  { id = "in", dtype = "u8", shape = [16] },
+  { id = "a1", dtype = "u8", shape = [1000] },
+  { id = "b1", dtype = "u8", shape = [1000] },
+  { id = "a2", dtype = "u8", shape = [16] },
+  { id = "b2", dtype = "u8", shape = [16] },
+  { id = "out", dtype = "u8", shape = [16] },
+]
+ops = [
+  { opcode = "A1", inputs = ["in"], outputs = ["a1"] },
+  { opcode = "B1", inputs = ["in"], outputs = ["b1"] },
+  { opcode = "A2", inputs = ["a1"], outputs = ["a2"] },
+  { opcode = "B2", inputs = ["b1"], outputs = ["b2"] },
+  { opcode = "ADD", inputs = ["a2", "b2"], outputs = ["out"] },
+]
+inputs = ["in"]
+outputs = ["out"]
+
+[platform]
+preset = "generic"
+"#;
+
+#[test]
+fn the_table_says_what_schedule_memory_would_save_and_the_line_to_add() {
+    let m = tmp("branches.toml", BRANCHES);
+    let o = planner(&["plan", m.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let t = text(&o.stdout);
+    let line = t
+        .lines()
+        .find(|l| l.starts_with("schedule: "))
+        .unwrap_or_else(|| panic!("no schedule line: {t}"));
+    assert!(
+        line.contains(
+            "schedule = \"memory\" would plan scratch in 1032 bytes instead of 2024 (992 bytes less, 2 ops moved"
+        ),
+        "{line}"
+    );
+    assert!(
+        line.contains(&format!(
+            "add `schedule = \"memory\"` to the [memory] table of {}",
+            m.display()
+        )),
+        "{line}"
+    );
+    // Once the manifest asks for it, or where it saves nothing, the line is not there.
+    let with = tmp(
+        "branches_memory.toml",
+        &format!("{BRANCHES}\n[memory]\nschedule = \"memory\"\n"),
+    );
+    let o = planner(&["plan", with.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        !text(&o.stdout).contains("schedule: "),
+        "{}",
+        text(&o.stdout)
+    );
+    let o = planner(&["plan", "models/tflm_hello_world_int8.tflite"]);
+    assert!(
+        !text(&o.stdout).contains("schedule: "),
+        "{}",
+        text(&o.stdout)
+    );
+}
+
+#[test]
+fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
+    let pair = root().join("tests/ui/plans/pair.toml");
+    let pair = pair.to_str().unwrap();
+    let o = planner(&["compare", pair, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    let tflm = rows
+        .iter()
+        .find(|r| r["planner"] == "tflm" && r["arena"] == "scratch SRAM")
+        .unwrap();
+    assert_eq!(tflm["used"], 96);
+    assert_eq!(tflm["separate"], 128);
+    assert!(tflm["time_ms"].is_number());
+    let o = planner(&["compare", pair, "--format", "csv"]);
+    let csv = text(&o.stdout);
+    assert!(
+        csv.starts_with("planner,arena,used,separate,lower_bound,ratio,time\n"),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), rows.len() + 1);
+    let o = planner(&[
+        "compare",
+        "models/tflm_hello_world_int8.tflite",
+        "--format",
+        "json",
+    ]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["planner"] == "auto")
+    );
+    let o = planner(&["compare", pair, "--format", "svg"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("compare draws no picture"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
+    let pair = root().join("tests/ui/plans/pair.toml");
+    let pair = pair.to_str().unwrap();
+    let o = planner(&["explain", pair, "--format", "json"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c_x = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["model"] == "c" && r["tensor"] == "x")
+        .unwrap();
+    // Offsets in the group arena: c runs beside b, after b's 64 bytes.
+    assert_eq!(c_x["offset"], 64);
+    assert_eq!(c_x["memory"], "SRAM");
+    let o = planner(&["explain", pair, "--format", "csv", "--tensor", "state"]);
+    assert_eq!(
+        text(&o.stdout),
+        "model,tensor,name,role,memory,source_memory,offset,size,reason\nc,state,state,persistent,SRAM,SRAM,0,16,persistent in SRAM: first bank in preference order with room\n"
+    );
+    // A model's tensor ids stay strings even when they are numbers.
+    let o = planner(&[
+        "explain",
+        "models/tflm_hello_world_int8.tflite",
+        "--format",
+        "json",
+    ]);
+    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(rows[0]["tensor"], "0");
+    let o = planner(&["explain", pair, "--format", "svg"]);
+    assert_eq!(o.status.code(), Some(2));
+}

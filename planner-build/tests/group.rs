@@ -142,3 +142,28 @@ fn a_model_named_like_a_model_of_the_group_is_refused_before_it_writes() {
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn svg_true_draws_the_group_beside_each_model() {
+    let dir = out("svg");
+    planner_build::Builder::new()
+        .manifest(manifest())
+        .out_dir(&dir)
+        .cargo_directives(false)
+        .svg(true)
+        .try_compile()
+        .unwrap();
+    let group = std::fs::read_to_string(dir.join("pair.svg")).unwrap();
+    assert!(
+        group.contains("<title>memory map of group pair (models a, b, c)</title>"),
+        "{group}"
+    );
+    assert_eq!(group.matches("class=\"block\"").count(), 5, "{group}");
+    for model in ["a", "b", "c"] {
+        let own = std::fs::read_to_string(dir.join(format!("{model}.svg"))).unwrap();
+        assert!(
+            own.contains(&format!("memory map of model {model}")),
+            "{own}"
+        );
+    }
+}

@@ -385,7 +385,7 @@ fn non_finite_softmax_beta_is_refused_by_the_tflm_export() {
         let manifest = planner::manifest::load(&turn3(file)).unwrap();
         let model = turn3(&file.replace(".toml", ".tflite"));
         let bytes = std::fs::read(&model).unwrap();
-        let e = match planner::export::tflm::export(&bytes, &manifest, &[]) {
+        let e = match planner::export::tflm::export(&bytes, &manifest, &[], false) {
             Ok(_) => panic!("{file}: exported"),
             Err(e) => e,
         };

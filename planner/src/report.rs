@@ -15,7 +15,7 @@ use crate::pipeline::Planned;
 
 mod group;
 mod problem;
-pub use group::{group_explain, group_table};
+pub use group::{group_csv, group_explain, group_json, group_table};
 pub use problem::{problem_json, problem_table};
 
 /// Version of the JSON report's shape.
@@ -260,6 +260,58 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
         }
     }
     s
+}
+
+/// `explain` as rows for machine-readable output: a header (`model`, `tensor`, `name`,
+/// `role`, `memory`, `source_memory`, `offset`, `size`, `reason`), then one row per tensor
+/// (`only`: the one with that id or name); an unused tensor has role `unplaced` and empty
+/// memory and offset.
+pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
+    let mut rows = vec![
+        [
+            "model",
+            "tensor",
+            "name",
+            "role",
+            "memory",
+            "source_memory",
+            "offset",
+            "size",
+            "reason",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect::<Vec<String>>(),
+    ];
+    for (i, t) in planned.graph.tensors.iter().enumerate() {
+        if only.is_some_and(|o| o != t.id && o != t.name) {
+            continue;
+        }
+        let d = planned.decisions.get(i).and_then(|d| d.as_ref());
+        let a = planned.plan.tensor_allocs.get(&t.id);
+        let row = match (d, a.and_then(|a| a.binding.as_ref())) {
+            (Some(d), Some(b)) => vec![
+                b.role.name().to_string(),
+                b.memory.clone(),
+                b.source_memory.clone(),
+                b.offset.to_string(),
+                t.size.to_string(),
+                d.reason.to_string(),
+            ],
+            _ => vec![
+                "unplaced".into(),
+                String::new(),
+                String::new(),
+                String::new(),
+                t.size.to_string(),
+                "unused: no op reads or writes it and it is not a model input or output".into(),
+            ],
+        };
+        let mut full = vec![planned.model.clone(), t.id.clone(), t.name.clone()];
+        full.extend(row);
+        rows.push(full);
+    }
+    rows
 }
 
 /// The planned graph with its ops back in model order and without in-place aliases: the

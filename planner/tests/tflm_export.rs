@@ -52,7 +52,7 @@ fn export_round_trips_on_every_bundled_model() {
     for path in models() {
         let bytes = std::fs::read(&path).unwrap();
         let manifest = Manifest::for_model_file(&path);
-        let done = tflm::export(&bytes, &manifest, &[]).unwrap();
+        let done = tflm::export(&bytes, &manifest, &[], false).unwrap();
         let name = path.file_stem().unwrap().to_string_lossy().into_owned();
         // Read back with the project's reader: same graph, the plan's offsets.
         let again = planner::import::tflite::parse(&done.bytes, &path).unwrap();
@@ -115,26 +115,66 @@ fn export_round_trips_on_every_bundled_model() {
     }
 }
 
+/// The one-op models of `tests/data/tflm_scratch/` (`scripts/tflm_kernel_scratch.py`):
+/// plans that mostly end off a multiple of 16.
+fn generated() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/data/tflm_scratch"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
+        .collect();
+    v.sort();
+    v
+}
+
 #[test]
 fn stored_tflm_results_cover_every_model() {
     let text = std::fs::read_to_string(root().join("tests/data/tflm_export.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    for path in models() {
-        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
-        let m = &v["models"][&name];
-        assert_eq!(
-            m["outputs_identical"], true,
-            "{name}: rerun scripts/tflm_export_check.py"
-        );
-        let total = |k: &str| m[k]["total"].as_u64().unwrap();
-        assert!(total("exported") <= total("original"), "{name}");
-        let c = &m["control_greedy"];
-        assert!(
-            c["tflm_head"].as_u64() >= c["planned_head"].as_u64(),
-            "{name}"
-        );
-        assert_eq!(c["outputs_identical"], true, "{name}");
+    let mut off_16 = 0;
+    for (section, paths) in [("models", models()), ("generated", generated())] {
+        for path in paths {
+            let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let m = &v[section][&name];
+            assert_eq!(
+                m["outputs_identical"], true,
+                "{name}: rerun scripts/tflm_export_check.py"
+            );
+            let total = |k: &str| m[k]["total"].as_u64().unwrap();
+            let head = |k: &str| m[k]["head"].as_u64().unwrap();
+            assert!(total("exported") <= total("original"), "{name}");
+            assert!(head("exported") <= head("original"), "{name}");
+            let c = &m["control_greedy"];
+            assert!(
+                c["tflm_head"].as_u64() >= c["planned_head"].as_u64(),
+                "{name}"
+            );
+            assert_eq!(c["outputs_identical"], true, "{name}");
+            // The head the exporter says is TFLM's head on the exported model: the plan's end
+            // with TFLM's final rounding to 16, and the kernels' scratch inside the plan.
+            let bytes = std::fs::read(&path).unwrap();
+            let done = tflm::export(&bytes, &Manifest::for_model_file(&path), &[], false)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(
+                done.head,
+                head("exported"),
+                "{name}: exporter's head against TFLM's"
+            );
+            assert!(done.head <= done.tflm_head, "{name}");
+            let end = done
+                .planned
+                .plan
+                .arena_usages
+                .values()
+                .map(|a| a.used)
+                .max()
+                .unwrap();
+            if !end.is_multiple_of(16) {
+                off_16 += 1;
+            }
+        }
     }
+    assert!(off_16 >= 20, "{off_16} plans end off a multiple of 16");
 }
 
 #[test]
@@ -144,13 +184,13 @@ fn kernel_scratch_and_bad_plans_are_handled() {
     let manifest = Manifest::for_model_file(&path);
     let g = planner::import::tflite::parse(&bytes, &path).unwrap();
     let svdf = g.ops.iter().filter(|o| o.opcode == "SVDF").count();
-    let scratch = tflm::reference_kernel_scratch(&g);
+    let scratch = tflm::reference_kernel_scratch(&g, &[]).unwrap();
     assert_eq!(scratch.len(), 2 * svdf, "{scratch:?}");
     let e = tflm::with_kernel_scratch(&g, &[(99, 16)]).unwrap_err();
     assert!(e.to_string().contains("op 99"), "{e}");
     // Room for an extra buffer at op 0 makes the head grow by at most its size.
-    let base = tflm::export(&bytes, &manifest, &[]).unwrap();
-    let more = tflm::export(&bytes, &manifest, &[(0, 4096)]).unwrap();
+    let base = tflm::export(&bytes, &manifest, &[], false).unwrap();
+    let more = tflm::export(&bytes, &manifest, &[(0, 4096)], false).unwrap();
     let head = |d: &tflm::Export| d.planned.plan.arena_usages["SRAM"].used;
     assert!(head(&more) >= 4096 && head(&more) <= head(&base) + 4096);
     // Two scratch arenas cannot be said to TFLM.
@@ -176,6 +216,26 @@ fn kernel_scratch_and_bad_plans_are_handled() {
             app_bound: false,
         },
     ];
-    let e = tflm::export(&bytes, &two, &[]).unwrap_err();
+    let e = tflm::export(&bytes, &two, &[], false).unwrap_err();
     assert!(e.to_string().contains("TFLM has one arena"), "{e}");
+}
+
+#[test]
+fn an_export_is_never_above_tflm_s_own_plan_unless_the_planner_is_kept() {
+    // `greedy` needs 73728 bytes on person_detect, TFLM's own plan 55296.
+    let path = root().join("models/tflm_person_detect_int8.tflite");
+    let bytes = std::fs::read(&path).unwrap();
+    let mut manifest = Manifest::for_model_file(&path);
+    manifest.planner = planner::pack::PlannerKind::Greedy;
+    let done = tflm::export(&bytes, &manifest, &[], false).unwrap();
+    assert_eq!(done.replaced.as_deref(), Some("greedy"));
+    assert_eq!(done.planned.planner, "tflm");
+    assert_eq!((done.head, done.tflm_head), (55296, 55296));
+    let kept = tflm::export(&bytes, &manifest, &[], true).unwrap();
+    assert_eq!(kept.replaced, None);
+    assert_eq!((kept.head, kept.tflm_head), (73728, 55296));
+    // The default planner's plan is kept: it is no larger.
+    let auto = tflm::export(&bytes, &Manifest::for_model_file(&path), &[], false).unwrap();
+    assert_eq!(auto.replaced, None);
+    assert!(auto.head <= auto.tflm_head);
 }

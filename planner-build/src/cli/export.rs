@@ -22,7 +22,8 @@ pub(super) enum Target {
         /// Use this planner instead of the default (`auto`).
         #[arg(long)]
         planner: Option<String>,
-        /// Room for a kernel scratch buffer of BYTES during op OP (`OP=BYTES`, repeatable),
+        /// Room for a kernel scratch buffer of BYTES during op OP (`OP=BYTES`, repeatable; `OP=0`
+        /// for a kernel that requests none),
         /// beyond those of TFLM's reference kernels the exporter knows: TFLM plans kernel
         /// scratch at run time around the offline offsets, above them when the plan leaves
         /// no room at that op.
@@ -62,24 +63,37 @@ fn tflm_export(
     let bytes = planner::import::read_flatbuffer(model)?;
     let mut manifest = Manifest::for_model_file(model);
     super::override_planner(&mut manifest, planner)?;
-    let done = tflm::export(&bytes, &manifest, extra)?;
+    let done = tflm::export(&bytes, &manifest, extra, planner.is_some())?;
     super::warn(&done.planned);
     std::fs::write(output, &done.bytes).map_err(|e| Error::file(output, "write", e))?;
-    let head = done
-        .planned
-        .plan
-        .arena_usages
-        .values()
-        .next()
-        .map_or(0, |a| a.used);
     let reserved: u64 = done.kernel_scratch.iter().map(|s| s.1).sum();
+    let replaced = done
+        .replaced
+        .as_ref()
+        .map(|p| {
+            format!(
+                "; planner `{p}` needed more than TFLM's own plan, so the export carries TFLM's own plan (planner `tflm`)"
+            )
+        })
+        .unwrap_or_else(|| {
+            if done.head > done.tflm_head {
+                format!(
+                    "; warning: TFLM's arena is {} bytes larger than with its own plan; drop --planner to export the smaller plan",
+                    done.head - done.tflm_head
+                )
+            } else {
+                String::new()
+            }
+        });
     Ok(format!(
-        "wrote {}: {} of {} tensors at offline offsets, {} kernel scratch buffers ({reserved} bytes) left room for, non-persistent head {head} bytes (planner {}), {} bytes ({} more than the model)",
+        "wrote {}: {} of {} tensors at offline offsets, {} kernel scratch buffers ({reserved} bytes) left room for, non-persistent head {} bytes (planner {}; TFLM's own plan {} bytes), {} bytes ({} more than the model){replaced}",
         output.display(),
         done.fixed,
         done.offline.offsets.len(),
         done.kernel_scratch.len(),
+        done.head,
         done.planned.planner,
+        done.tflm_head,
         done.bytes.len(),
         done.bytes.len() - bytes.len()
     ))

@@ -21,9 +21,10 @@ pub(crate) fn group(g: &LoadedGroup, args: &Args) -> TokenStream {
     let hash = f.hash_value().unwrap_or_else(|| f.hash());
     let plan_path = g.path.display().to_string();
     let statics = statics(g, &rt, &pv);
-    let models = g.models.iter().map(|l| {
+    let models = g.models.iter().enumerate().map(|(k, l)| {
         let mut cx = Ctx::new(l, args);
         cx.member = true;
+        cx.member_bases = member_bases(g, k);
         super::generate(&cx)
     });
     let table = table(g, &rt);
@@ -149,6 +150,22 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
         };
         #check
     }
+}
+
+/// Where model `k`'s block starts in each of its arenas: its `base` among the group arena's
+/// users (0 for an arena it does not own a block of, such as shared weights).
+fn member_bases(g: &LoadedGroup, k: usize) -> Vec<u64> {
+    let model = &g.file.models[k].model;
+    g.arena_map[k]
+        .iter()
+        .map(|&a| {
+            g.file.arenas[a]
+                .users
+                .iter()
+                .find(|u| &u.model == model)
+                .map_or(0, |u| u.base)
+        })
+        .collect()
 }
 
 /// A model's handle built from the group's bases: `kws::Handle::in_group([..])`.
@@ -338,8 +355,9 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
         impl<'a> Handle<'a, #rt::Ready> {
             #(#lenders)*
 
-            /// The start address of each group arena, in [`ARENAS`] order.
-            pub fn arena_ptrs(&mut self) -> [*mut u8; #n] {
+            /// The start address of each group arena, in [`ARENAS`] order. Never write
+            /// through the address of a constant arena.
+            pub fn arena_ptrs(&self) -> [*mut u8; #n] {
                 self.bases.map(|b| b.as_ptr())
             }
         }

@@ -28,6 +28,7 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
     });
 
     let (fields, bound_bases, binds) = buffers(cx);
+    let arena_ptrs = arena_ptrs(cx);
     let init = init_steps(cx);
 
     let model = cx.model();
@@ -131,12 +132,38 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
         impl<'a> Handle<'a, #rt::Ready> {
             #take
 
-            /// The start address of each arena, in [`ARENAS`] order, for C kernels that
-            /// address tensors by the header's region and offset. Never write through the
-            /// address of a constant arena.
-            pub fn arena_ptrs(&mut self) -> [*mut u8; #n] {
-                self.bases.map(|b| b.as_ptr())
+            #arena_ptrs
+        }
+    }
+}
+
+/// `arena_ptrs(&self)`: each arena's start, or for a model of a group the start of its own
+/// block in each group arena (models that may run at the same time have blocks at different
+/// bases of one arena; their tensor offsets count from the group arena's start).
+fn arena_ptrs(cx: &Ctx<'_>) -> TokenStream {
+    let n = cx.l.file.arenas.len();
+    if cx.member {
+        let ptrs = (0..n).map(|i| {
+            let base = cx.member_bases.get(i).copied().unwrap_or(0) as usize;
+            quote!(self.bases[#i].as_ptr().wrapping_add(#base))
+        });
+        return quote! {
+            /// Where this model's block starts in each of its group arenas, in [`ARENAS`]
+            /// order: the group arena's start plus the model's base in it (models that may
+            /// run at the same time get different addresses). Tensor offsets in [`PLAN`]
+            /// and the C header count from the group arena's start, not from these. Never
+            /// write through the address of a constant arena.
+            pub fn arena_ptrs(&self) -> [*mut u8; #n] {
+                [#(#ptrs),*]
             }
+        };
+    }
+    quote! {
+        /// The start address of each arena, in [`ARENAS`] order, for C kernels that
+        /// address tensors by the header's region and offset. Never write through the
+        /// address of a constant arena.
+        pub fn arena_ptrs(&self) -> [*mut u8; #n] {
+            self.bases.map(|b| b.as_ptr())
         }
     }
 }

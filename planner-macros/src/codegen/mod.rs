@@ -56,6 +56,9 @@ pub(crate) struct Ctx<'a> {
     /// True for a model of a group: its arenas are the group's statics (`super::`), and
     /// its handles come only from the group's handle.
     pub(crate) member: bool,
+    /// For a model of a group: where its block starts in each of its arenas (the group
+    /// arena's `users[..].base`), in the model's arena order; empty otherwise.
+    pub(crate) member_bases: Vec<u64>,
 }
 
 impl<'a> Ctx<'a> {
@@ -76,6 +79,7 @@ impl<'a> Ctx<'a> {
             slot,
             idents: naming::unique_idents(tensors.iter().map(|t| t.name.as_str())),
             member: false,
+            member_bases: Vec::new(),
         }
     }
 

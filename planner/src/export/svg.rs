@@ -9,6 +9,10 @@
 //! (a tensor sharing another's bytes) is drawn dashed over its target. Scratch panels mark
 //! the lower bound (a dashed line: no placement can be lower) and the peak op (the op with
 //! the most live bytes, shaded). Output is deterministic: same plan, same bytes.
+//!
+//! [`group_svg`] draws a group: one panel per group arena, the models side by side (each
+//! its own ops), y the offset in the shared arena, each model's block outlined, so models
+//! that run in turn are seen reusing the same bytes and concurrent ones side by side.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -16,7 +20,7 @@ use std::string::String;
 use std::vec::Vec;
 
 use crate::graph::{Graph, TensorIndex, TensorKind};
-use crate::pipeline::Planned;
+use crate::pipeline::{GroupArena, GroupPlanned, Planned};
 use crate::plan::{ArenaRole, ArenaUsage};
 
 /// Width of the op axis, in pixels.
@@ -175,6 +179,136 @@ pub fn svg(planned: &Planned) -> String {
     s
 }
 
+/// The picture of a group: one panel per group arena, the models side by side.
+pub fn group_svg(group: &GroupPlanned) -> String {
+    let panel_h = TITLE_H + PLOT_H + AXIS_H + 16.0;
+    let legend_h = 40.0;
+    let width = LEFT + PLOT_W + 20.0;
+    let height = legend_h + panel_h * group.arenas.len() as f64 + 10.0;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\">"
+    );
+    let names: Vec<&str> = group.models.iter().map(|m| m.model.as_str()).collect();
+    let _ = writeln!(
+        s,
+        "<title>memory map of group {} (models {})</title>",
+        esc(&group.name),
+        esc(&names.join(", "))
+    );
+    let _ = writeln!(
+        s,
+        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
+    );
+    legend(&mut s);
+    for (k, arena) in group.arenas.iter().enumerate() {
+        group_panel(&mut s, group, arena, legend_h + panel_h * k as f64);
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+/// One group arena: each model in its own column band (its ops), its tensors at their
+/// offsets in the group arena, its block (base to base + bytes) outlined.
+fn group_panel(s: &mut String, group: &GroupPlanned, ga: &GroupArena, top: f64) {
+    let arena = &ga.arena;
+    let height = arena.used.max(1) as f64;
+    let y0 = top + TITLE_H;
+    let y_of = |offset: u64| y0 + PLOT_H - offset as f64 / height * PLOT_H;
+    let users: Vec<String> = ga
+        .users
+        .iter()
+        .filter_map(|u| {
+            let m = group.models.get(u.model)?;
+            Some(format!("{} {} B at {}", m.model, u.bytes, u.base))
+        })
+        .collect();
+    let title = format!(
+        "{} {}: {} bytes for {} (separate arenas: {} bytes)",
+        arena.role.name(),
+        arena.memory,
+        arena.used,
+        users.join(", "),
+        ga.separate
+    );
+    let _ = writeln!(
+        s,
+        "<g class=\"arena group-arena\" id=\"arena-{}-{}\">",
+        arena.role.name(),
+        esc(&arena.memory)
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{LEFT}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        top + 26.0,
+        esc(&title)
+    );
+    let _ = writeln!(
+        s,
+        "<rect class=\"plot\" x=\"{LEFT}\" y=\"{y0}\" width=\"{PLOT_W}\" height=\"{PLOT_H}\" fill=\"#f5f5f5\" stroke=\"#9e9e9e\"/>"
+    );
+    let n = group.models.len().max(1);
+    let band = PLOT_W / n as f64;
+    for (k, m) in group.models.iter().enumerate() {
+        let x0 = LEFT + band * k as f64;
+        let col = band / f64::from(m.ops.max(1));
+        let user = ga.users.iter().find(|u| u.model == k);
+        if let Some(u) = user {
+            let top_y = y_of(u.base.saturating_add(u.bytes));
+            let h = (y_of(u.base) - top_y).max(0.75);
+            let _ = writeln!(
+                s,
+                "<rect class=\"block\" data-model=\"{}\" x=\"{x0:.2}\" y=\"{top_y:.2}\" width=\"{band:.2}\" height=\"{h:.2}\" fill=\"none\" stroke=\"#212121\" stroke-dasharray=\"4 3\"><title>model {}: {} bytes at {}</title></rect>",
+                esc(&m.model),
+                esc(&m.model),
+                u.bytes,
+                u.base
+            );
+            // The model's own arena record (rebased: same role and memory as the group's).
+            if let Some(own) = m
+                .plan
+                .arenas()
+                .find(|a| a.role == arena.role && a.memory == arena.memory)
+            {
+                for b in &bars(m, own) {
+                    tensor_rect(s, m, b, (x0, col), &y_of);
+                }
+            }
+        }
+        let _ = writeln!(
+            s,
+            "<text class=\"model\" x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"middle\">{}{}</text>",
+            x0 + band / 2.0,
+            y0 + PLOT_H + 16.0,
+            esc(&m.model),
+            if user.is_some() { "" } else { " (not a user)" }
+        );
+        if k > 0 {
+            let _ = writeln!(
+                s,
+                "<line x1=\"{x0:.2}\" y1=\"{y0}\" x2=\"{x0:.2}\" y2=\"{}\" stroke=\"#9e9e9e\"/>",
+                y0 + PLOT_H
+            );
+        }
+    }
+    for k in 0..=4u64 {
+        let offset = if k == 4 {
+            arena.used
+        } else {
+            arena.used / 4 * k
+        };
+        let y = y0 + PLOT_H - PLOT_H * k as f64 / 4.0;
+        let _ = writeln!(
+            s,
+            "<text x=\"{}\" y=\"{:.2}\" text-anchor=\"end\">{offset}</text>",
+            LEFT - 6.0,
+            y + 4.0
+        );
+    }
+    s.push_str("</g>\n");
+}
+
 fn legend(s: &mut String) {
     let mut x = LEFT;
     for (class, colour, text) in ROLES {
@@ -254,7 +388,7 @@ fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
         );
     }
     for b in &bars {
-        tensor_rect(s, planned, b, col, &y_of);
+        tensor_rect(s, planned, b, (LEFT, col), &y_of);
     }
     if let Some(r) = report {
         let y = y_of(r.lower_bound);
@@ -269,9 +403,15 @@ fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
     s.push_str("</g>\n");
 }
 
-fn tensor_rect(s: &mut String, planned: &Planned, b: &Bar, col: f64, y_of: &dyn Fn(u64) -> f64) {
+fn tensor_rect(
+    s: &mut String,
+    planned: &Planned,
+    b: &Bar,
+    (x0, col): (f64, f64),
+    y_of: &dyn Fn(u64) -> f64,
+) {
     let t = &planned.graph.tensors[b.index];
-    let x = LEFT + f64::from(b.start) * col;
+    let x = x0 + f64::from(b.start) * col;
     let w = (f64::from(b.end.saturating_sub(b.start)) + 1.0) * col;
     let top = y_of(b.offset.saturating_add(b.size));
     let h = (y_of(b.offset) - top).max(0.75);

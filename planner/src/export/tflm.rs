@@ -68,40 +68,132 @@ pub struct OfflinePlan {
     pub offsets: Vec<i32>,
 }
 
+/// What a TFLM reference kernel requests at `Prepare` (`RequestScratchBufferInArena`), by
+/// opcode, as measured with the `tflite-micro` package on one-op models
+/// (`scripts/tflm_kernel_scratch.py`, figures in `tests/data/tflm_kernel_scratch_ops.csv`,
+/// checked by `planner/tests/tflm_kernel_scratch.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KernelScratch {
+    /// No scratch buffer.
+    None,
+    /// `SVDF`: `batch * num_filters` and, for integer models, `batch * num_units` 32-bit words.
+    Svdf,
+    /// `UNIDIRECTIONAL_SEQUENCE_LSTM`: four gate buffers of `batch * state_dimension` cell
+    /// state elements (the cell state is input 19).
+    Lstm,
+    /// `MEAN`, `SUM`: the input's rank and the axis count as 32-bit words, then, for 8- and
+    /// 16-bit integer inputs, one 32-bit sum per output element.
+    MeanOrSum,
+    /// `REDUCE_MAX`: the input's rank and the axis count as 32-bit words.
+    MinMax,
+}
+
+/// The reference kernels whose scratch is known, by opcode (sorted, for a binary search).
+/// An opcode not listed is refused by [`reference_kernel_scratch`] unless the user says its
+/// scratch (`--kernel-scratch OP=BYTES`).
+pub const KERNEL_SCRATCH: &[(&str, KernelScratch)] = &[
+    ("ADD", KernelScratch::None),
+    ("AVERAGE_POOL_2D", KernelScratch::None),
+    ("CONCATENATION", KernelScratch::None),
+    ("CONV_2D", KernelScratch::None),
+    ("DEPTHWISE_CONV_2D", KernelScratch::None),
+    ("DEQUANTIZE", KernelScratch::None),
+    ("FULLY_CONNECTED", KernelScratch::None),
+    ("HARD_SWISH", KernelScratch::None),
+    ("LEAKY_RELU", KernelScratch::None),
+    ("LOGISTIC", KernelScratch::None),
+    ("MAX_POOL_2D", KernelScratch::None),
+    ("MEAN", KernelScratch::MeanOrSum),
+    ("MUL", KernelScratch::None),
+    ("PAD", KernelScratch::None),
+    ("QUANTIZE", KernelScratch::None),
+    ("REDUCE_MAX", KernelScratch::MinMax),
+    ("RELU", KernelScratch::None),
+    ("RELU6", KernelScratch::None),
+    ("RESHAPE", KernelScratch::None),
+    ("SOFTMAX", KernelScratch::None),
+    ("SUB", KernelScratch::None),
+    ("SUM", KernelScratch::MeanOrSum),
+    ("SVDF", KernelScratch::Svdf),
+    ("TANH", KernelScratch::None),
+    ("TRANSPOSE", KernelScratch::None),
+    ("UNIDIRECTIONAL_SEQUENCE_LSTM", KernelScratch::Lstm),
+];
+
+/// The rule of `opcode`, `None` when the exporter does not know its kernel's scratch.
+pub fn kernel_scratch_rule(opcode: &str) -> Option<KernelScratch> {
+    KERNEL_SCRATCH
+        .binary_search_by(|(name, _)| (*name).cmp(opcode))
+        .ok()
+        .map(|k| KERNEL_SCRATCH[k].1)
+}
+
 /// Scratch buffers TFLM's reference kernels ask for at `Prepare`
-/// (`RequestScratchBufferInArena`), live during their op only, as `(op, bytes)`: TFLM plans
-/// them at run time around the offline offsets, so a plan that leaves no room for them at
-/// their op makes TFLM put them on top. Known: `SVDF` (a sum per filter, and per unit for
-/// integer models, as `int32`). Other kernels of the reference set request none for the
-/// bundled models; optimised kernel libraries (CMSIS-NN) request more, which
-/// `planner export tflm --kernel-scratch OP=BYTES` adds.
-pub fn reference_kernel_scratch(g: &Graph) -> Vec<(usize, u64)> {
-    let dim = |t: Option<TensorIndex>, k: usize| {
-        t.and_then(|t| g.tensors.get(t.get()))
-            .and_then(|t| t.shape.get(k).copied())
-    };
+/// (`RequestScratchBufferInArena`), live during their op only, as `(op, bytes)` in request
+/// order: TFLM plans them at run time around the offline offsets, so a plan that leaves no
+/// room for them at their op makes TFLM put them on top. The rules are [`KERNEL_SCRATCH`].
+///
+/// Errors on an op whose kernel is not in the table, unless `known` holds its index (the
+/// user said its scratch with `--kernel-scratch`): leaving it out could make TFLM's arena
+/// larger than with TFLM's own plan.
+pub fn reference_kernel_scratch(g: &Graph, known: &[usize]) -> Result<Vec<(usize, u64)>> {
+    let tensor = |t: Option<TensorIndex>| t.and_then(|t| g.tensors.get(t.get()));
+    let dim = |t: Option<TensorIndex>, k: usize| tensor(t).and_then(|t| t.shape.get(k).copied());
+    let words = |n: u64| n.saturating_mul(4);
     let mut out = Vec::new();
     for (k, op) in g.ops.iter().enumerate() {
-        if op.opcode != "SVDF" {
-            continue;
-        }
-        let input = op.inputs.first().copied().flatten();
-        let feature = op.inputs.get(1).copied().flatten();
-        let output = op.outputs.first().copied();
-        let (Some(batch), Some(filters), Some(units)) =
-            (dim(input, 0), dim(feature, 0), dim(output, 1))
-        else {
-            continue;
+        let Some(rule) = kernel_scratch_rule(&op.opcode) else {
+            if known.contains(&k) {
+                continue;
+            }
+            return Err(Error::input(format!(
+                "op {k} (`{}`) of model `{}` has a TFLM kernel whose scratch buffers the exporter does not know, so TFLM could plan them above the exported plan; measure them (scripts/tflm_kernel_scratch.py) and pass `--kernel-scratch {k}=BYTES` (`{k}=0` when the kernel requests none)",
+                op.opcode, g.name
+            )));
         };
-        let integer = input
-            .and_then(|t| g.tensors.get(t.get()))
-            .is_some_and(|t| t.dtype != DType::F32);
-        out.push((k, batch.saturating_mul(filters).saturating_mul(4)));
-        if integer {
-            out.push((k, batch.saturating_mul(units).saturating_mul(4)));
+        let input = op.inputs.first().copied().flatten();
+        let output = op.outputs.first().copied();
+        let integer = tensor(input).is_some_and(|t| t.dtype != DType::F32);
+        match rule {
+            KernelScratch::None => {}
+            KernelScratch::Svdf => {
+                let feature = op.inputs.get(1).copied().flatten();
+                let (Some(batch), Some(filters), Some(units)) =
+                    (dim(input, 0), dim(feature, 0), dim(output, 1))
+                else {
+                    continue;
+                };
+                out.push((k, words(batch.saturating_mul(filters))));
+                if integer {
+                    out.push((k, words(batch.saturating_mul(units))));
+                }
+            }
+            KernelScratch::Lstm => {
+                let cell = tensor(op.inputs.get(19).copied().flatten());
+                let Some(cell) = cell else { continue };
+                let elements = cell.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d));
+                let bytes = elements.saturating_mul(cell.dtype.align());
+                out.extend(std::iter::repeat_n((k, bytes), 4));
+            }
+            KernelScratch::MeanOrSum | KernelScratch::MinMax => {
+                let rank = tensor(input).map_or(0, |t| t.shape.len() as u64);
+                let axes = tensor(op.inputs.get(1).copied().flatten()).map_or(0, |t| {
+                    t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+                });
+                out.push((k, words(rank)));
+                out.push((k, words(axes)));
+                let small_int =
+                    tensor(input).is_some_and(|t| matches!(t.dtype, DType::I8 | DType::I16));
+                if rule == KernelScratch::MeanOrSum && small_int {
+                    let elements = tensor(output).map_or(0, |t| {
+                        t.shape.iter().fold(1u64, |a, &d| a.saturating_mul(d))
+                    });
+                    out.push((k, words(elements)));
+                }
+            }
         }
     }
-    out
+    Ok(out)
 }
 
 /// `g` with one op-local `u8` tensor per `(op, bytes)` of `scratch`, appended after the
@@ -584,13 +676,44 @@ pub struct Export {
     pub kernel_scratch: Vec<(usize, u64)>,
     /// Offsets that are not `-1`.
     pub fixed: usize,
+    /// TFLM's head with the exported plan: the plan's height rounded up to TFLM's 16 bytes
+    /// (TFLM rounds every buffer, offline ones too, up to 16 bytes).
+    pub head: u64,
+    /// TFLM's head with its own plan of the same buffers (the `tflm` planner's height):
+    /// `head` is never larger.
+    pub tflm_head: u64,
+    /// The planner asked for, when its plan needed more than TFLM's own and the export
+    /// carries TFLM's own plan instead.
+    pub replaced: Option<String>,
+}
+
+/// TFLM's head for a plan of `planned`'s scratch arena: its height rounded up to 16.
+fn tflm_head_of(planned: &Planned) -> u64 {
+    let used = planned
+        .plan
+        .arena_usages
+        .values()
+        .map(|a| a.used)
+        .max()
+        .unwrap_or(0);
+    crate::pack::tflm::head(used)
 }
 
 /// Plans the model `bytes` (the file `manifest` names; its platform should have one
 /// writable memory for scratch and keep the op order), leaving room for the reference
-/// kernels' scratch and `extra`, writes the offline plan into it, and checks the result
-/// with [`verify_export`].
-pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Result<Export> {
+/// kernels' scratch ([`reference_kernel_scratch`]) and `extra` (whose ops count as known),
+/// writes the offline plan into it, and checks the result with [`verify_export`].
+///
+/// TFLM's arena is never larger than with TFLM's own plan: when the manifest's planner
+/// needs more (after TFLM's rounding) than the `tflm` planner on the same buffers, the
+/// export carries the `tflm` planner's plan, unless `keep_planner` (a planner the user
+/// named) says to export that planner's plan as it is.
+pub fn export(
+    bytes: &[u8],
+    manifest: &Manifest,
+    extra: &[(usize, u64)],
+    keep_planner: bool,
+) -> Result<Export> {
     let path = match &manifest.source {
         ModelSource::File(p) => p.clone(),
         ModelSource::Inline(_) | ModelSource::Graph(_) => {
@@ -601,19 +724,37 @@ pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Resu
     };
     let mut graph = crate::import::tflite::parse(bytes, &path)?;
     graph.name = manifest.name.clone();
-    let mut kernel_scratch = reference_kernel_scratch(&graph);
+    let known: Vec<usize> = extra.iter().map(|e| e.0).collect();
+    let mut kernel_scratch = reference_kernel_scratch(&graph, &known)?;
     kernel_scratch.extend_from_slice(extra);
     let graph = with_kernel_scratch(&graph, &kernel_scratch)?;
-    let planned = crate::plan_graph(manifest, &graph)?;
+    let mut planned = crate::plan_graph(manifest, &graph)?;
+    let mut replaced = None;
+    let tflm_head = if manifest.planner == crate::pack::PlannerKind::Tflm {
+        tflm_head_of(&planned)
+    } else {
+        let mut m = manifest.clone();
+        m.planner = crate::pack::PlannerKind::Tflm;
+        let own = crate::plan_graph(&m, &graph)?;
+        let own_head = tflm_head_of(&own);
+        if tflm_head_of(&planned) > own_head && !keep_planner {
+            replaced = Some(planned.planner.clone());
+            planned = own;
+        }
+        own_head
+    };
     let offline = plan_for(bytes, &planned)?;
     let out = write(bytes, &offline)?;
     let fixed = verify_export(bytes, &out, &planned)?;
     Ok(Export {
         bytes: out,
         offline,
+        head: tflm_head_of(&planned),
         planned,
         kernel_scratch,
         fixed,
+        tflm_head,
+        replaced,
     })
 }
 

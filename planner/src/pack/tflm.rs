@@ -21,6 +21,11 @@
 //!   next buffer's offset) that holds it, else goes above them all. That walk finds exactly
 //!   the lowest free offset, which is what the shared placement engine computes.
 //!
+//! - **Head.** The bytes TFLM reserves are the highest end of the rounded buffers, so a
+//!   plan's end is rounded up to 16 ([`head`]) even for buffers TFLM does not place itself:
+//!   an exported model's offline offsets come with their tensors' unrounded sizes, and TFLM
+//!   rounds those too.
+//!
 //! What TFLM has no notion of, and this planner adds: a spillable item whose rounded end
 //! would pass the arena's capacity is left out (spilled to the next memory), and items
 //! pinned to the arena (unspillable) are placed before spillable ones. With one bank and no
@@ -41,6 +46,16 @@ use crate::plan::align_up;
 
 /// TFLM's `MicroArenaBufferAlignment()`: every buffer size is rounded up to it.
 pub const TFLM_ALIGNMENT: u64 = 16;
+
+/// TFLM's head for a plan whose buffers sit at multiples of 16 and whose highest end is
+/// `end`: TFLM rounds every buffer's size up to 16 before planning it, the offline-planned
+/// ones of an exported model too (`CreatePlan`: `AlignSizeUp(bytes,
+/// MicroArenaBufferAlignment())`), and its head is the highest rounded end
+/// (`GetMaximumMemorySize`), which is `end` rounded up to 16. A plan of unrounded sizes (any
+/// planner but this one) can end 1 to 15 bytes below the head TFLM reserves for it.
+pub fn head(end: u64) -> u64 {
+    align_up(end, TFLM_ALIGNMENT).unwrap_or(u64::MAX)
+}
 
 /// The problem TFLM's planner sees: every size rounded up to the unit (16, or the largest
 /// item alignment when larger) and every alignment set to it. Items keep their index, so
@@ -123,6 +138,23 @@ mod tests {
         let k = pack(&p);
         assert_eq!(k.offsets, vec![Some(0), Some(0), Some(48)]);
         assert_eq!(k.height, 64);
+    }
+
+    #[test]
+    fn the_head_is_the_highest_end_rounded_to_16() {
+        // The three unseen models whose TFLM head was the plan's end rounded up.
+        assert_eq!(head(86_948), 86_960);
+        assert_eq!(head(3_028), 3_040);
+        assert_eq!(head(529), 544);
+        assert_eq!(head(544), 544);
+        assert_eq!(head(0), 0);
+        assert_eq!(head(u64::MAX), u64::MAX);
+        // The `tflm` planner's height already is a head: the top buffer's padding counts.
+        let p = Problem {
+            items: vec![item(529, 0, 0)],
+            capacity: None,
+        };
+        assert_eq!(pack(&p).height, head(529));
     }
 
     #[test]

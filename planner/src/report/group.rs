@@ -120,3 +120,82 @@ pub fn group_explain(planned: &GroupPlanned, only: Option<&str>) -> String {
     }
     s
 }
+
+/// The group as one JSON object: `format_version`, `group`, `concurrent` (sets of model
+/// names), `arenas` (each group arena's fields, `separate` and `lower_bound`, and its
+/// `users`: `model`, `base`, `bytes`), then `models`: each model's plan as
+/// [`crate::report::json`] gives it (offsets in the group's arenas).
+pub fn group_json(planned: &GroupPlanned) -> String {
+    use serde_json::{Value, json};
+    let name = |k: usize| planned.models.get(k).map_or("", |m| m.model.as_str());
+    let arenas: Vec<Value> = planned
+        .arenas
+        .iter()
+        .map(|ga| {
+            let mut a = serde_json::to_value(&ga.arena).unwrap_or(Value::Null);
+            if let Value::Object(map) = &mut a {
+                let arena_name = format!("{}.{}", ga.arena.role.name(), ga.arena.memory);
+                map.insert("name".into(), json!(arena_name));
+                map.insert("separate".into(), json!(ga.separate));
+                map.insert("lower_bound".into(), json!(ga.lower_bound));
+                let users: Vec<Value> = ga
+                    .users
+                    .iter()
+                    .map(|u| json!({"model": name(u.model), "base": u.base, "bytes": u.bytes}))
+                    .collect();
+                map.insert("users".into(), Value::Array(users));
+            }
+            a
+        })
+        .collect();
+    let models: Vec<Value> = planned
+        .models
+        .iter()
+        .map(|m| serde_json::from_str(&crate::report::json(m)).unwrap_or(Value::Null))
+        .collect();
+    let concurrent: Vec<Vec<&str>> = planned
+        .concurrent
+        .iter()
+        .map(|set| set.iter().map(|&k| name(k)).collect())
+        .collect();
+    let out = json!({
+        "format_version": crate::report::JSON_FORMAT_VERSION,
+        "group": planned.name,
+        "concurrent": concurrent,
+        "arenas": arenas,
+        "models": models,
+    });
+    // Plain maps, strings and integers: serialising cannot fail.
+    serde_json::to_string_pretty(&out).unwrap_or_default() + "\n"
+}
+
+/// One CSV row per user of each group arena: `arena,role,memory,arena_bytes,model,base,bytes`,
+/// after a header row. Names with a comma or a quote are quoted.
+pub fn group_csv(planned: &GroupPlanned) -> String {
+    fn field(s: &str) -> String {
+        if s.contains([',', '"', '\n', '\r']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    }
+    let mut s = String::from("arena,role,memory,arena_bytes,model,base,bytes\n");
+    for ga in &planned.arenas {
+        let a = &ga.arena;
+        for u in &ga.users {
+            let model = planned.models.get(u.model).map_or("", |m| m.model.as_str());
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{},{},{}",
+                field(&format!("{}.{}", a.role.name(), a.memory)),
+                a.role.name(),
+                field(&a.memory),
+                a.used,
+                field(model),
+                u.base,
+                u.bytes
+            );
+        }
+    }
+    s
+}

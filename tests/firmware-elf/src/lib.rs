@@ -12,10 +12,14 @@
 //! - no two arenas overlap, and every loadable byte of the image lies in some region.
 //!
 //! [`check`] does the work on bytes; [`memory_regions`] reads the `MEMORY` block of a linker
-//! script so that the regions come from the same file the linker was given.
+//! script so that the regions come from the same file the linker was given;
+//! [`firmware::check_firmware`] runs the whole check of a built firmware (image, linker
+//! scripts, the plan files of its `OUT_DIR`, each planned memory mapped onto its linker
+//! region), as the `firmware-elf-check` binary does.
 
 #![deny(missing_docs)]
 
+pub mod firmware;
 pub mod plan;
 
 use std::fmt;
@@ -229,8 +233,9 @@ fn check_arena(
     match region {
         None => bad.push(format!(
             "arena {name} is planned in memory {}, which the linker script does not declare; \
-             add a MEMORY region of that name",
-            arena.region
+             add a MEMORY region of that name, or map the memory onto the region that holds \
+             it (--region {}=RAM)",
+            arena.region, arena.region
         )),
         Some(r) if !r.contains(address, size) => bad.push(format!(
             "arena {name} lies at 0x{address:08x}..0x{:08x}, outside memory {} \

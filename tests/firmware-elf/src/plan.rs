@@ -27,6 +27,8 @@ pub struct ModelArenas {
     pub model: String,
     /// The plan file it came from.
     pub plan: PathBuf,
+    /// The models the plan covers: the model itself, or every model of a group.
+    pub models: Vec<String>,
     /// Every arena the image must hold: each writable arena (scratch, persistent, a staged
     /// constant's runtime copy) and each constant blob, in the memory it is read from.
     pub arenas: Vec<ExpectedArena>,
@@ -41,10 +43,15 @@ pub fn load(path: &Path) -> Result<ModelArenas, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read plan file {}: {e}", path.display()))?;
     let mut notes = Vec::new();
+    let mut models = Vec::new();
     let (owner, entries) =
         match read(&text, &path.display().to_string()).map_err(|e| e.to_string())? {
-            AnyPlan::Model(plan) => (plan.model, plan.arenas),
+            AnyPlan::Model(plan) => {
+                models.push(plan.model.clone());
+                (plan.model, plan.arenas)
+            }
             AnyPlan::Group(group) => {
+                models.extend(group.models.iter().map(|m| m.model.clone()));
                 for a in &group.arenas {
                     let need = group_need(&group, a)?;
                     if a.arena.role != ArenaRole::Constant {
@@ -59,6 +66,7 @@ pub fn load(path: &Path) -> Result<ModelArenas, String> {
         arenas: expected(&owner, &entries, dir)?,
         model: owner,
         plan: path.to_path_buf(),
+        models,
         notes,
     })
 }

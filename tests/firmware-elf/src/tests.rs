@@ -597,3 +597,142 @@ fn a_group_plan_gives_the_group_arenas_at_the_group_need() {
         "{e}"
     );
 }
+
+/// The pair group's image with its SRAM arenas in region `RAM` (as the `memory.x` that
+/// `write_memory_x` writes maps the memory onto cortex-m-rt's region), written to `dir` with
+/// the plan, its blob and a `memory.x` declaring `RAM` and `FLASH` only.
+fn pair_firmware(dir: &std::path::Path) -> firmware::CheckOptions {
+    std::fs::write(dir.join("pair.plan.json"), pair_plan()).unwrap();
+    let blob_path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../ui/plans/pair.constant.flash.bin"
+    );
+    std::fs::copy(blob_path, dir.join("pair.constant.flash.bin")).unwrap();
+    let m = plan::load(&dir.join("pair.plan.json")).unwrap();
+    let mut sections = Vec::new();
+    let mut symbols: Vec<(String, u32)> = Vec::new();
+    let (mut ram, mut flash) = (0x2000_0000u32, 0x0000_0000u32);
+    for a in &m.arenas {
+        let name: &'static str = Box::leak(a.section.clone().into_boxed_str());
+        let at = match &a.contents {
+            Contents::Zeroed => {
+                sections.push(zeroed(name, ram, a.size as u32));
+                let at = ram;
+                ram += (a.size as u32).div_ceil(16) * 16;
+                at
+            }
+            Contents::Blob(bytes) => {
+                sections.push(progbits(name, flash, bytes.clone()));
+                let at = flash;
+                flash += (a.size as u32).div_ceil(16) * 16;
+                at
+            }
+        };
+        for s in &a.start_symbols {
+            symbols.push((s.clone(), at));
+        }
+        for s in &a.end_symbols {
+            symbols.push((s.clone(), at + a.size as u32));
+        }
+    }
+    let symbols: Vec<(&str, u32)> = symbols.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let elf = dir.join("app.elf");
+    std::fs::write(&elf, image(&sections, &symbols)).unwrap();
+    let script = dir.join("memory.x");
+    std::fs::write(
+        &script,
+        "MEMORY\n{\n  FLASH (rx) : ORIGIN = 0x00000000, LENGTH = 64K\n  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 64K\n}\n",
+    )
+    .unwrap();
+    let mut options = firmware::CheckOptions::new(elf);
+    options.scripts.push(script);
+    options.plan_dir = Some(dir.to_path_buf());
+    options
+}
+
+#[test]
+fn a_memory_is_checked_in_the_region_it_is_mapped_onto() {
+    // Without a mapping, SRAM is a region nobody declared (the README's layout failed so).
+    let dir = temp_dir("mapping");
+    let options = pair_firmware(&dir);
+    let e = firmware::check_firmware(&options).unwrap_err();
+    assert!(
+        e.contains("arena .planner.pair.scratch.sram is planned in memory SRAM, which the linker script does not declare"),
+        "{e}"
+    );
+    assert!(e.contains("--region SRAM=RAM"), "{e}");
+
+    // Mapped by hand (`--region SRAM=RAM`): it passes and counts the group's models.
+    let mut mapped = options.clone();
+    mapped.regions.insert("SRAM".into(), "RAM".into());
+    let summary = firmware::check_firmware(&mapped).unwrap();
+    assert_eq!(summary.reports.len(), 3);
+    assert_eq!(summary.models(), 3);
+    let text = summary.to_string();
+    assert!(
+        text.contains("3 arenas of 3 models (a, b, c) from 1 plan file in their planned regions"),
+        "{text}"
+    );
+    assert!(text.contains("memory SRAM is region RAM"), "{text}");
+    assert!(summary.reports.iter().all(|r| r.region != "SRAM"));
+
+    // A region the scripts do not declare is refused by name.
+    let mut wrong = options.clone();
+    wrong.regions.insert("SRAM".into(), "RAM2".into());
+    let e = firmware::check_firmware(&wrong).unwrap_err();
+    assert!(
+        e.contains(
+            "--region SRAM=RAM2 names region RAM2, but the linker scripts declare FLASH, RAM"
+        ),
+        "{e}"
+    );
+
+    // Mapped by the linker fragment that planner-build wrote (`} > RAM`): no flag needed.
+    let fragment: String = ["scratch", "persistent"]
+        .iter()
+        .map(|r| {
+            format!(
+                "  .planner.pair.{r}.sram (NOLOAD) : ALIGN(16)\n  {{\n    KEEP(*(.bss.planner.pair.{r}.sram));\n  }} > RAM\n"
+            )
+        })
+        .collect();
+    std::fs::write(
+        dir.join("pair.x"),
+        format!("SECTIONS\n{{\n{fragment}}}\nINSERT BEFORE .bss;\n"),
+    )
+    .unwrap();
+    let summary = firmware::check_firmware(&options).unwrap();
+    assert_eq!(summary.mapped.get("SRAM").map(String::as_str), Some("RAM"));
+}
+
+#[test]
+fn fragments_say_which_region_each_section_is_placed_in() {
+    let x = "SECTIONS\n{\n  .planner.m.scratch.dtcm (NOLOAD) : ALIGN(16)\n  {\n    __s = .;\n  } > RAM\n  .planner.m.constant.qspi : ALIGN(16)\n  {\n  } > FLASH\n  .host : ALIGN(4)\n  {\n  }\n}\n";
+    let placed = firmware::section_regions(x);
+    assert_eq!(placed.len(), 2, "{placed:?}");
+    assert_eq!(placed[".planner.m.scratch.dtcm"], "RAM");
+    assert_eq!(placed[".planner.m.constant.qspi"], "FLASH");
+    assert_eq!(
+        firmware::parse_mapping(" DTCM = RAM ").unwrap(),
+        ("DTCM".to_string(), "RAM".to_string())
+    );
+    assert!(
+        firmware::parse_mapping("DTCM")
+            .unwrap_err()
+            .contains("MEMORY=REGION")
+    );
+    assert!(
+        firmware::parse_mapping("=RAM")
+            .unwrap_err()
+            .contains("empty name")
+    );
+}
+
+#[test]
+fn one_model_is_counted_as_one() {
+    let dir = temp_dir("one");
+    std::fs::write(dir.join("m.plan.json"), PLAN).unwrap();
+    std::fs::write(dir.join("m.constant.dtcm.bin"), blob()).unwrap();
+    let m = plan::load(&dir.join("m.plan.json")).unwrap();
+    assert_eq!(m.models, ["m"]);
+}

@@ -35,6 +35,16 @@ fn main() {
     c.input_x_mut().fill(4);
     assert_eq!(b.input_x(), &[3; 32]);
     assert_eq!(c.input_x(), &[4; 16]);
+    // Each model's own block of the shared scratch arena: `c` runs beside `b`, so its block
+    // starts after `b`'s 64 bytes, and the addresses differ.
+    let (pb, pc) = (b.arena_ptrs()[0], c.arena_ptrs()[0]);
+    assert_eq!(pb, b_base);
+    assert_eq!(pc as usize - pb as usize, 64);
+    // `arena_ptrs` takes `&self`: it can be read beside a view.
+    let view = c.input_x();
+    let ptrs = c.arena_ptrs();
+    assert!(ptrs[0] as usize <= view.as_ptr() as usize);
+    assert_eq!(view, &[4; 16]);
     assert_eq!(pair::MODELS, ["a", "b", "c"]);
 }
 

@@ -38,6 +38,11 @@ fn main() {
     assert_eq!(model.output_y(), &[3, 5, 7, 9]);
     assert_eq!(model.tensor_tiny_in(), &[3, 5, 7, 9], "out reuses in's slot");
 
+    // `arena_ptrs` takes `&self`: it can be read beside a view.
+    let view = model.tensor_tiny_in();
+    let beside = model.arena_ptrs();
+    assert_eq!((view.len(), beside.len()), (4, 2));
+
     // Addresses: aligned as planned, C-visible.
     let ptrs = model.arena_ptrs();
     assert_eq!(ptrs[0] as usize % 16, 0);
