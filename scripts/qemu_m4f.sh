@@ -64,9 +64,19 @@ echo "self-test: the difference was reported and QEMU exited with status 1, as i
 
 echo "== build"
 start="$(now)"
-(cd "$fw" && nice -n 10 cargo build --release)
+# The build script's OUT_DIR: the plan files and the generated memory.x are there.
+out_dir="$( (cd "$fw" && nice -n 10 cargo build --release --message-format=json-render-diagnostics) |
+    sed -n 's/.*"reason":"build-script-executed".*"package_id":"[^"]*firmware-m4f[^"]*".*"out_dir":"\([^"]*\)".*/\1/p' |
+    tail -n 1)"
 build_s="$(since "$start")"
+[ -n "$out_dir" ] || die "cargo reported no OUT_DIR for firmware-m4f's build script"
 cp "$elf" "$out/firmware-m4f.elf"
+
+echo "== ELF check"
+# The linked image against the plan: every arena in its planned region, at its size and
+# alignment, inside the board's memory (the generated memory.x maps SRAM onto cortex-m-rt's RAM).
+(cd "$root" && cargo run --quiet -p firmware-elf --bin firmware-elf-check -- \
+    "$out/firmware-m4f.elf" --script "$out_dir/planner/memory.x" --plan-dir "$out_dir/planner")
 
 echo "== run on qemu-system-arm -M netduinoplus2"
 start="$(now)"
