@@ -31,14 +31,15 @@ pub enum GapRule {
 /// with the tree (595 MiB) and 6.7 s with the lists (701 MiB).
 const MAX_LISTED_PAIRS: usize = 160 << 20;
 
-/// Overlapping pairs per item from which passes from scratch use the busy tree
-/// ([`BusyTree`]) even where the overlap lists exist (the climb's partial re-packs keep the
-/// lists). A listed placement reads and sorts every placed neighbour; the tree reads merged
-/// ranges, and on dense problems a neighbourhood's ranges merge into few. Measured on the
-/// allocation traces (one pass, same offsets): `S_1.csv` (1515 pairs per item) 0.06-0.28 s
-/// per pass with the tree against 0.11-1.34 s with the lists, `pangu_2.6B.csv` (652) and
-/// `bert_base.csv` (526) about half the time; on the real-trace-like stand-ins (below 100
-/// pairs per item) the lists were as fast or faster.
+/// Overlapping pairs per item from which the overlaps are indexed by the interval tree, not
+/// listed, and so passes from scratch use the busy tree ([`BusyTree`]). A listed placement
+/// reads and sorts every placed neighbour; the busy tree reads merged ranges, and on dense
+/// problems a neighbourhood's ranges merge into few; the lists themselves take 4 bytes a
+/// pair to build and hold. Measured on the allocation traces (same offsets, same plan):
+/// `S_1.csv` (1515 pairs per item) 0.06-0.28 s per pass with the tree against 0.11-1.34 s
+/// with the lists, and 0.3 s building its 43 million pairs; `pangu_2.6B.csv` (652) and
+/// `bert_base.csv` (526) about half the time per pass. On the real-trace-like stand-ins
+/// (below 100 pairs per item) the lists were as fast or faster.
 const TREE_FROM_PAIRS_PER_ITEM: usize = 256;
 
 /// Which items overlap which in time.
@@ -69,8 +70,14 @@ pub(crate) enum Overlaps {
 }
 
 impl Overlaps {
-    /// Indexes the lifetimes of `items`.
+    /// Indexes the lifetimes of `items`: listed unless there are more pairs than
+    /// [`MAX_LISTED_PAIRS`] or at least [`TREE_FROM_PAIRS_PER_ITEM`] per item.
     pub(crate) fn new(items: &[Item]) -> Overlaps {
+        Overlaps::listed_below(items, TREE_FROM_PAIRS_PER_ITEM)
+    }
+
+    /// [`Overlaps::new`] with the tree from `dense` pairs per item.
+    fn listed_below(items: &[Item], dense: usize) -> Overlaps {
         // Sorted as (start, end, index) triples, not indices sorting by a key read through
         // `items`: on 10^6 items those reads missed the cache at every comparison.
         let mut keyed: Vec<(u32, u32, usize)> = items
@@ -90,7 +97,9 @@ impl Overlaps {
             .collect();
         drop(keyed);
         let pairs = later.iter().fold(0usize, |p, &n| p.saturating_add(n));
-        let listable = u32::try_from(items.len()).is_ok() && pairs <= MAX_LISTED_PAIRS;
+        let listable = u32::try_from(items.len()).is_ok()
+            && pairs <= MAX_LISTED_PAIRS
+            && pairs < dense.saturating_mul(items.len());
         if listable {
             // Every rank and count fits in u32: `listable` checked the item count.
             let later: Vec<u32> = later.iter().map(|&n| n as u32).collect();
@@ -354,9 +363,7 @@ impl<'p> Placer<'p> {
         limit: u64,
         spill: bool,
     ) -> Option<Packing> {
-        if let Overlaps::Lists { adj, .. } = &*self.overlaps
-            && adj.len() < TREE_FROM_PAIRS_PER_ITEM.saturating_mul(self.problem.items.len())
-        {
+        if let Overlaps::Lists { .. } = *self.overlaps {
             return self.place_fresh_listed(order, rule, limit, spill);
         }
         let problem = self.problem;
@@ -787,11 +794,11 @@ mod tests {
         }
     }
 
-    /// On a dense problem (every item overlaps more than [`TREE_FROM_PAIRS_PER_ITEM`] others)
-    /// a pass from scratch takes the busy tree although the overlap lists exist, and gives
-    /// the lists' offsets, for both rules, with spills and a limit.
+    /// On a dense problem (at least [`TREE_FROM_PAIRS_PER_ITEM`] overlapping pairs per item)
+    /// the overlaps are indexed by the tree and passes from scratch take the busy tree, which
+    /// gives the lists' offsets, for both rules, with spills and a limit.
     #[test]
-    fn dense_passes_take_the_tree_and_agree_with_the_lists() {
+    fn dense_problems_take_the_trees_and_agree_with_the_lists() {
         let mut rng = crate::pack::Rng::new(31);
         let mut next = |m: u64| rng.below_u64(m);
         let items: Vec<Item> = (0..1500)
@@ -810,15 +817,17 @@ mod tests {
         // Unspillable items first, as `place_with_spill` takes them.
         let mut order = size_order(&problem);
         order.sort_by_key(|&i| problem.items[i].spillable);
+        let lists = Arc::new(Overlaps::listed_below(&problem.items, usize::MAX));
+        let Overlaps::Lists { adj, .. } = &*lists else {
+            panic!("the overlap lists");
+        };
+        assert!(adj.len() >= TREE_FROM_PAIRS_PER_ITEM * problem.items.len());
         for rule in [GapRule::Lowest, GapRule::BestFit] {
             let mut placer = Placer::new(&problem);
-            let Overlaps::Lists { adj, .. } = &*placer.overlaps else {
-                panic!("the overlap lists");
-            };
-            assert!(adj.len() >= TREE_FROM_PAIRS_PER_ITEM * problem.items.len());
+            assert!(matches!(*placer.overlaps, Overlaps::Tree { .. }));
             let a = placer.place_with_spill(&order, rule);
             assert!(placer.tree.is_some(), "{rule:?}: the pass took the lists");
-            let mut listed = Placer::new(&problem);
+            let mut listed = Placer::with_overlaps(&problem, Arc::clone(&lists));
             let b = listed
                 .place_fresh_listed(&order, rule, u64::MAX, true)
                 .expect("no limit");
