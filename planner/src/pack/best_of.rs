@@ -75,6 +75,7 @@ pub(crate) fn seed(
     let started = placer.placements;
     let by_size = size_order(problem);
     let reference = placer.place_with_spill(&by_size, GapRule::Lowest);
+    placer.relist_if_unmerged();
     let placed: Vec<bool> = reference.offsets.iter().map(Option::is_some).collect();
     let placed_bound = lower_bound_of(problem, Some(&placed));
     let lower_bound = placed_bound.max(target);

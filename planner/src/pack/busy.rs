@@ -42,6 +42,9 @@ pub(crate) struct BusyTree {
     /// Scratch of best fit: the ranges of the lists a query reads.
     gathered: Vec<(u64, u64)>,
     sort: SortScratch,
+    /// Ranges moved or read by insertions since the last [`BusyTree::clear`]: how well the
+    /// ranges merge ([`super::greedy::Placer::relist_if_unmerged`]).
+    pub(crate) touched: u64,
 }
 
 impl BusyTree {
@@ -62,6 +65,7 @@ impl BusyTree {
             ancestors: Vec::new(),
             gathered: Vec::new(),
             sort: SortScratch::default(),
+            touched: 0,
         }
     }
 
@@ -72,6 +76,7 @@ impl BusyTree {
             self.sub[node].clear();
         }
         self.dirty.clear();
+        self.touched = 0;
     }
 
     /// The leaves `[lo, hi)` an item live over `start..=end` covers (empty when it starts at
@@ -127,11 +132,13 @@ impl BusyTree {
         }
         self.cover_nodes(start, end);
         for &n in &self.nodes {
+            self.touched += (self.cover[n].len() + self.sub[n].len()) as u64;
             add(&mut self.cover[n], lo, hi);
             add(&mut self.sub[n], lo, hi);
             self.dirty.push(n);
         }
         for &n in &self.ancestors {
+            self.touched += self.sub[n].len() as u64;
             add(&mut self.sub[n], lo, hi);
             self.dirty.push(n);
         }
