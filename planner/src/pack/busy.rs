@@ -132,13 +132,15 @@ impl BusyTree {
         }
         self.cover_nodes(start, end);
         for &n in &self.nodes {
-            self.touched += (self.cover[n].len() + self.sub[n].len()) as u64;
+            self.touched = self
+                .touched
+                .saturating_add((self.cover[n].len() + self.sub[n].len()) as u64);
             add(&mut self.cover[n], lo, hi);
             add(&mut self.sub[n], lo, hi);
             self.dirty.push(n);
         }
         for &n in &self.ancestors {
-            self.touched += self.sub[n].len() as u64;
+            self.touched = self.touched.saturating_add(self.sub[n].len() as u64);
             add(&mut self.sub[n], lo, hi);
             self.dirty.push(n);
         }

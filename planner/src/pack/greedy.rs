@@ -7,6 +7,10 @@
 //! otherwise a static interval tree (items sorted by start, with the largest end of every
 //! subtree), whose memory stays linear even when every item overlaps every other. Placing one
 //! item then costs its number of neighbours in time (times a log), never a scan of all items.
+//! Where the tree indexes the lifetimes, passes from scratch place by the busy tree
+//! ([`BusyTree`]), which reads merged byte ranges instead of neighbours; a dense problem whose
+//! ranges turn out not to merge gets the lists back after its first pass
+//! ([`Placer::relist_if_unmerged`]).
 
 use std::sync::Arc;
 use std::vec::Vec;
