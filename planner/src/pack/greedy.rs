@@ -7,6 +7,10 @@
 //! otherwise a static interval tree (items sorted by start, with the largest end of every
 //! subtree), whose memory stays linear even when every item overlaps every other. Placing one
 //! item then costs its number of neighbours in time (times a log), never a scan of all items.
+//! Where the tree indexes the lifetimes, passes from scratch place by the busy tree
+//! ([`BusyTree`]), which reads merged byte ranges instead of neighbours; a dense problem whose
+//! ranges turn out not to merge gets the lists back after its first pass
+//! ([`Placer::relist_if_unmerged`]).
 
 use std::sync::Arc;
 use std::vec::Vec;
@@ -30,6 +34,17 @@ pub enum GapRule {
 /// 10^6 CSV rows with 100 live at a step (some 10^8 pairs) the command took 14.3 s of CPU
 /// with the tree (595 MiB) and 6.7 s with the lists (701 MiB).
 const MAX_LISTED_PAIRS: usize = 160 << 20;
+
+/// Overlapping pairs per item from which the overlaps are indexed by the interval tree, not
+/// listed, and so passes from scratch use the busy tree ([`BusyTree`]). A listed placement
+/// reads and sorts every placed neighbour; the busy tree reads merged ranges, and on dense
+/// problems a neighbourhood's ranges merge into few; the lists themselves take 4 bytes a
+/// pair to build and hold. Measured on the allocation traces (same offsets, same plan):
+/// `S_1.csv` (1515 pairs per item) 0.06-0.28 s per pass with the tree against 0.11-1.34 s
+/// with the lists, and 0.3 s building its 43 million pairs; `pangu_2.6B.csv` (652) and
+/// `bert_base.csv` (526) about half the time per pass. On the real-trace-like stand-ins
+/// (below 100 pairs per item) the lists were as fast or faster.
+const TREE_FROM_PAIRS_PER_ITEM: usize = 256;
 
 /// Which items overlap which in time.
 #[derive(Debug, Clone)]
@@ -55,12 +70,21 @@ pub(crate) enum Overlaps {
         leaves: usize,
         /// Every end, sorted (for [`Overlaps::degree`]).
         sorted_ends: Vec<u32>,
+        /// The overlapping pairs, when the lists could hold them (the tree was chosen for
+        /// being dense): see [`Placer::relist_if_unmerged`].
+        listable_pairs: Option<usize>,
     },
 }
 
 impl Overlaps {
-    /// Indexes the lifetimes of `items`.
+    /// Indexes the lifetimes of `items`: listed unless there are more pairs than
+    /// [`MAX_LISTED_PAIRS`] or at least [`TREE_FROM_PAIRS_PER_ITEM`] per item.
     pub(crate) fn new(items: &[Item]) -> Overlaps {
+        Overlaps::listed_below(items, TREE_FROM_PAIRS_PER_ITEM)
+    }
+
+    /// [`Overlaps::new`] with the tree from `dense` pairs per item.
+    fn listed_below(items: &[Item], dense: usize) -> Overlaps {
         // Sorted as (start, end, index) triples, not indices sorting by a key read through
         // `items`: on 10^6 items those reads missed the cache at every comparison.
         let mut keyed: Vec<(u32, u32, usize)> = items
@@ -80,7 +104,9 @@ impl Overlaps {
             .collect();
         drop(keyed);
         let pairs = later.iter().fold(0usize, |p, &n| p.saturating_add(n));
-        let listable = u32::try_from(items.len()).is_ok() && pairs <= MAX_LISTED_PAIRS;
+        let listable = u32::try_from(items.len()).is_ok()
+            && pairs <= MAX_LISTED_PAIRS
+            && pairs < dense.saturating_mul(items.len());
         if listable {
             // Every rank and count fits in u32: `listable` checked the item count.
             let later: Vec<u32> = later.iter().map(|&n| n as u32).collect();
@@ -119,7 +145,14 @@ impl Overlaps {
                 rank,
             };
         }
-        Overlaps::tree(items, by_start)
+        let mut tree = Overlaps::tree(items, by_start);
+        if let Overlaps::Tree { listable_pairs, .. } = &mut tree
+            && u32::try_from(items.len()).is_ok()
+            && pairs <= MAX_LISTED_PAIRS
+        {
+            *listable_pairs = Some(pairs);
+        }
+        tree
     }
 
     /// The interval tree over `by_start` (item indices sorted by start).
@@ -147,6 +180,7 @@ impl Overlaps {
             max_end,
             leaves,
             sorted_ends,
+            listable_pairs: None,
         }
     }
 
@@ -286,6 +320,35 @@ impl<'p> Placer<'p> {
         }
     }
 
+    /// After a pass from scratch over the busy tree on a problem whose overlaps the tree
+    /// indexes for being dense ([`TREE_FROM_PAIRS_PER_ITEM`]): when that pass moved and read
+    /// at least half as many ranges as there are overlapping pairs, the ranges did not merge
+    /// (lifetimes that do not line up, as in random problems), and the overlaps are listed
+    /// for the passes and the climb that follow. Returns whether it listed them.
+    ///
+    /// On the allocation traces the busy tree's reference pass touched 0.19-0.34 ranges per
+    /// pair (`pangu_2.6B.csv`, `S_1.csv`, `bert_base.csv`), on the random problems of
+    /// `examples/pack_scale.rs` (20k and 100k buffers) 1.27-1.34, where the tree made the
+    /// whole plan a quarter slower than the lists.
+    pub(crate) fn relist_if_unmerged(&mut self) -> bool {
+        let (
+            Overlaps::Tree {
+                listable_pairs: Some(pairs),
+                ..
+            },
+            Some(tree),
+        ) = (&*self.overlaps, &self.tree)
+        else {
+            return false;
+        };
+        if tree.touched < (*pairs as u64) / 2 {
+            return false;
+        }
+        self.overlaps = Arc::new(Overlaps::listed_below(&self.problem.items, usize::MAX));
+        self.tree = None;
+        true
+    }
+
     /// The offset `rule` picks for item `i` among the placed items of `offsets`.
     pub(crate) fn fit(&mut self, i: usize, offsets: &[Option<u64>], rule: GapRule) -> u64 {
         let items = &self.problem.items;
@@ -308,6 +371,21 @@ impl<'p> Placer<'p> {
     /// spillable ones, each by `rule`; a spillable item whose end would pass the capacity is
     /// spilled. Items not in `order` and not fixed are left out (spilled).
     pub(crate) fn place_with_spill(&mut self, order: &[usize], rule: GapRule) -> Packing {
+        self.place_with_spill_below(order, rule, u64::MAX)
+            .unwrap_or_else(|| Packing {
+                offsets: vec![None; self.problem.items.len()],
+                height: 0,
+            })
+    }
+
+    /// [`Placer::place_with_spill`], given up (`None`) as soon as a placed item's end
+    /// passes `limit`.
+    pub(crate) fn place_with_spill_below(
+        &mut self,
+        order: &[usize],
+        rule: GapRule,
+        limit: u64,
+    ) -> Option<Packing> {
         let items = &self.problem.items;
         let free = |spillable: bool| {
             order
@@ -316,11 +394,7 @@ impl<'p> Placer<'p> {
                 .filter(move |&i| items[i].fixed.is_none() && items[i].spillable == spillable)
         };
         let order: Vec<usize> = free(false).chain(free(true)).collect();
-        self.place_fresh(&order, rule, u64::MAX, true)
-            .unwrap_or_else(|| Packing {
-                offsets: vec![None; items.len()],
-                height: 0,
-            })
+        self.place_fresh(&order, rule, limit, true)
     }
 
     /// Places the fixed items, then `order` (no fixed item in it) by `rule`, from scratch.
@@ -761,6 +835,86 @@ mod tests {
             let a = listed.place_with_spill(&order, rule);
             assert_eq!(a, tree.place_with_spill(&order, rule), "{rule:?}");
             assert!(a.offsets.iter().all(Option::is_some), "{rule:?}: {a:?}");
+        }
+    }
+
+    /// On a dense problem (at least [`TREE_FROM_PAIRS_PER_ITEM`] overlapping pairs per item)
+    /// the overlaps are indexed by the tree and passes from scratch take the busy tree, which
+    /// gives the lists' offsets, for both rules, with spills and a limit.
+    #[test]
+    fn dense_problems_take_the_trees_and_agree_with_the_lists() {
+        let mut rng = crate::pack::Rng::new(31);
+        let mut next = |m: u64| rng.below_u64(m);
+        let items: Vec<Item> = (0..1500)
+            .map(|k| {
+                let start = next(400) as u32;
+                let mut it = item(1 + next(5000), start, start + 150 + next(300) as u32);
+                it.align = [1, 8, 64][next(3) as usize];
+                it.spillable = k % 5 == 0;
+                it
+            })
+            .collect();
+        let problem = Problem {
+            items,
+            capacity: Some(2_000_000),
+        };
+        // Unspillable items first, as `place_with_spill` takes them.
+        let mut order = size_order(&problem);
+        order.sort_by_key(|&i| problem.items[i].spillable);
+        let lists = Arc::new(Overlaps::listed_below(&problem.items, usize::MAX));
+        let Overlaps::Lists { adj, .. } = &*lists else {
+            panic!("the overlap lists");
+        };
+        assert!(adj.len() >= TREE_FROM_PAIRS_PER_ITEM * problem.items.len());
+        for rule in [GapRule::Lowest, GapRule::BestFit] {
+            let mut placer = Placer::new(&problem);
+            assert!(matches!(*placer.overlaps, Overlaps::Tree { .. }));
+            let a = placer.place_with_spill(&order, rule);
+            assert!(placer.tree.is_some(), "{rule:?}: the pass took the lists");
+            let mut listed = Placer::with_overlaps(&problem, Arc::clone(&lists));
+            let b = listed
+                .place_fresh_listed(&order, rule, u64::MAX, true)
+                .expect("no limit");
+            assert_eq!(a, b, "{rule:?}");
+            assert!(
+                a.offsets.iter().any(Option::is_none),
+                "{rule:?}: nothing spilled"
+            );
+            let limit = a.height / 2;
+            assert_eq!(
+                placer.place_fresh(&order, rule, limit, true),
+                listed.place_fresh_listed(&order, rule, limit, true)
+            );
+        }
+    }
+
+    /// A dense problem whose ranges merge in the busy tree (every item lives over the same
+    /// ops, packed end to end) keeps the tree; one whose ranges do not (lifetimes spread at
+    /// random) gets the lists after its first pass, and its passes give the same offsets.
+    #[test]
+    fn unmerged_ranges_bring_the_lists_back() {
+        let mut rng = crate::pack::Rng::new(8);
+        let mut next = |m: u64| rng.below_u64(m);
+        let same: Vec<Item> = (0..600).map(|_| item(1 + next(900), 0, 9)).collect();
+        let spread: Vec<Item> = (0..1500)
+            .map(|_| {
+                let start = next(400) as u32;
+                item(1 + next(5000), start, start + 150 + next(300) as u32)
+            })
+            .collect();
+        for (items, relisted) in [(same, false), (spread, true)] {
+            let problem = Problem {
+                items,
+                capacity: None,
+            };
+            let order = size_order(&problem);
+            let mut placer = Placer::new(&problem);
+            assert!(matches!(*placer.overlaps, Overlaps::Tree { .. }));
+            assert!(!placer.relist_if_unmerged(), "no pass yet");
+            let first = placer.place_with_spill(&order, GapRule::Lowest);
+            assert_eq!(placer.relist_if_unmerged(), relisted);
+            assert_eq!(matches!(*placer.overlaps, Overlaps::Lists { .. }), relisted);
+            assert!(first == placer.place_with_spill(&order, GapRule::Lowest));
         }
     }
 
