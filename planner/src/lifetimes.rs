@@ -5,6 +5,7 @@
 //! reshape's output is its input's bytes) share one slot, so their lifetimes merge. Two
 //! tensors may share bytes only when one ends strictly before the other starts.
 
+use std::collections::BTreeMap;
 use std::vec::Vec;
 
 use crate::error::{Error, Result};
@@ -17,8 +18,12 @@ pub struct Lifetimes {
     pub ops: u32,
     /// Per tensor: `(start_op, end_op)` inclusive, or `None` when nothing uses it.
     pub live: Vec<Option<(u32, u32)>>,
-    /// Per tensor: the tensor whose slot it uses (itself unless it is an alias).
+    /// Per tensor: the tensor whose slot it uses (itself unless it is an alias or runs in
+    /// place).
     pub slot_of: Vec<TensorIndex>,
+    /// Tensors of in-place pairs ([`Graph::in_place`]): their own lifetime, while `live`
+    /// holds their slot's (the union over the chain). The plan lists these.
+    pub own: BTreeMap<TensorIndex, (u32, u32)>,
 }
 
 impl Lifetimes {
@@ -32,7 +37,12 @@ impl Lifetimes {
             .unwrap_or(1)
             .max(1);
         let slot_of = (0..live.len()).map(|i| TensorIndex(i as u32)).collect();
-        Lifetimes { ops, live, slot_of }
+        Lifetimes {
+            ops,
+            live,
+            slot_of,
+            own: BTreeMap::new(),
+        }
     }
 
     /// True when `t` shares another tensor's slot.
@@ -71,13 +81,23 @@ pub fn compute(graph: &Graph) -> Result<Lifetimes> {
             live[i] = Some((0, last));
         }
     }
+    // In-place pairs keep their own lifetimes for the plan; their slot merges like an alias.
+    let mut own = BTreeMap::new();
+    for p in &graph.in_place {
+        for t in [p.input, p.output] {
+            if let Some(l) = live.get(t.get()).copied().flatten() {
+                own.insert(t, l);
+            }
+        }
+    }
     // Aliases: one slot per group, the group's lifetime the union of its members'.
     let mut slot_of: Vec<TensorIndex> = (0..n).map(|i| TensorIndex(i as u32)).collect();
     fn root(slot_of: &[TensorIndex], t: TensorIndex) -> TensorIndex {
         let r = crate::graph::alias_root(t.get(), slot_of.len(), |i| Some(slot_of[i].get()));
         TensorIndex(r as u32)
     }
-    for &(alias, target) in &graph.aliases {
+    let pairs = graph.in_place.iter().map(|p| (p.output, p.input));
+    for (alias, target) in graph.aliases.iter().copied().chain(pairs) {
         let (ra, rt) = (root(&slot_of, alias), root(&slot_of, target));
         if ra == rt {
             continue;
@@ -116,6 +136,7 @@ pub fn compute(graph: &Graph) -> Result<Lifetimes> {
         ops: ops.max(1),
         live,
         slot_of,
+        own,
     })
 }
 
@@ -193,6 +214,8 @@ mod tests {
             }],
             aliases: vec![],
             warnings: vec![],
+            in_place: vec![],
+            folded_pads: vec![],
         }
     }
 

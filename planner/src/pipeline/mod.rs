@@ -32,6 +32,7 @@ use std::vec::Vec;
 use crate::alias;
 use crate::error::{Error, Result};
 use crate::graph::{Graph, TensorIndex};
+use crate::in_place;
 use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
 use crate::placement::Decision;
@@ -101,15 +102,29 @@ pub fn plan(manifest: &Manifest) -> Result<Planned> {
 /// from the resulting op order.
 pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     graph.validate()?;
+    // `memory.in_place`: PADs fold into their convolutions before the order is chosen.
+    let folded;
+    let graph = if manifest.aliasing.in_place {
+        let mut g = graph.clone();
+        in_place::fold_pads(&mut g);
+        folded = g;
+        &folded
+    } else {
+        graph
+    };
     let (mut g, order) = match manifest.schedule {
         Schedule::Fixed => (graph.clone(), (0..graph.ops.len() as u32).collect()),
         Schedule::Memory => {
-            let s = schedule::reorder(graph, manifest.platform.min_alignment);
+            let mut s = schedule::reorder(graph, manifest.platform.min_alignment);
+            s.graph.folded_pads.clone_from(&graph.folded_pads);
             (s.graph, s.order)
         }
     };
     let found = alias::detect(&g, &manifest.aliasing);
     g.aliases.extend(found);
+    if manifest.aliasing.in_place {
+        in_place::detect(&mut g);
+    }
     let lifetimes = lifetimes::compute(&g)?;
     let mut planned = plan_lifetimes(manifest, Cow::Owned(g), &lifetimes, &BTreeMap::new())?;
     planned.order = order;
