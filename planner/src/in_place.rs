@@ -403,7 +403,11 @@ pub fn detect(graph: &mut Graph) {
             found.push((k, i, o));
         }
     }
-    for (k, input, output) in found {
+    let keep = worth_it(graph, &found);
+    for ((k, input, output), keep) in found.into_iter().zip(keep) {
+        if !keep {
+            continue;
+        }
         let temp = (graph.ops[k].opcode == "DEPTHWISE_CONV_2D").then(|| add_temp(graph, k, input));
         graph.in_place.push(InPlaceOp {
             input,
@@ -411,6 +415,135 @@ pub fn detect(graph: &mut Graph) {
             temp: temp.flatten(),
         });
     }
+}
+
+/// Bytes a slot of `size` takes in the estimate (slots align to 16 bytes).
+fn slot_bytes(size: u64) -> i64 {
+    i64::try_from(size.div_ceil(16).saturating_mul(16)).unwrap_or(i64::MAX / 4)
+}
+
+/// Which candidates (`(op, input, output)`) to run in place. While packing, a pair is one
+/// slot of the larger size over both lifetimes, so an output smaller than its input (a
+/// QUANTIZE from f32, a stride-2 depthwise convolution) keeps the input's size while it
+/// lives: that can raise the bytes live at a later op above the peak. Estimated on the live
+/// bytes per op (each slot rounded to 16 bytes): first every pair that raises no op's bytes,
+/// then the others, largest saving first, each only if no op goes above the current peak.
+fn worth_it(graph: &Graph, found: &[(usize, TensorIndex, TensorIndex)]) -> Vec<bool> {
+    let mut keep = vec![false; found.len()];
+    let Ok(lt) = crate::lifetimes::compute(graph) else {
+        return keep;
+    };
+    let ops = graph.ops.len().max(1);
+    let n = graph.tensors.len();
+    // Slot groups (alias groups, joined as pairs are taken): size and live range by root.
+    let mut parent: Vec<usize> = (0..n).map(|i| lt.slot_of[i].get()).collect();
+    let mut size = vec![0i64; n];
+    let mut range: Vec<Option<(usize, usize)>> = vec![None; n];
+    let mut live = vec![0i64; ops + 1];
+    for (i, t) in graph.tensors.iter().enumerate() {
+        let r = parent[i];
+        if t.kind == TensorKind::Activation && lt.live[i].is_some() {
+            size[r] = size[r].max(slot_bytes(t.size));
+        }
+    }
+    for r in 0..n {
+        if parent[r] == r
+            && size[r] > 0
+            && let Some((a, b)) = lt.live[r]
+        {
+            let (a, b) = (a as usize, (b as usize).min(ops - 1));
+            range[r] = Some((a, b));
+            for x in &mut live[a..=b] {
+                *x += size[r];
+            }
+        }
+    }
+    live.truncate(ops);
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    // The change to each op's live bytes if candidate `c` is taken, over its ops.
+    let delta = |p: &mut [usize], size: &[i64], range: &[Option<(usize, usize)>], c: usize| {
+        let (k, i, o) = found[c];
+        let (gi, go) = (find(p, i.get()), find(p, o.get()));
+        let (Some(ri), Some(ro)) = (range[gi], range[go]) else {
+            return None;
+        };
+        if gi == go {
+            return None;
+        }
+        let temp = if graph.ops[k].opcode == "DEPTHWISE_CONV_2D" {
+            let it = graph.tensor(i);
+            let hw = it.shape.get(1).copied().unwrap_or(0) * it.shape.get(2).copied().unwrap_or(0);
+            slot_bytes(it.dtype.bytes_for(hw).unwrap_or(0))
+        } else {
+            0
+        };
+        // A smaller output that lives on keeps its own slot from the next op on
+        // (`Lifetimes::split`): the pair only saves the output's bytes at the op.
+        if slot_bytes(graph.tensor(o).size) < slot_bytes(graph.tensor(i).size) && ro.1 > k {
+            let d = vec![temp - size[go]];
+            return Some((k, d, go, go, size[go], (k + 1, ro.1)));
+        }
+        let (a, b) = (ri.0.min(ro.0), ri.1.max(ro.1));
+        let merged = size[gi].max(size[go]);
+        let d: Vec<i64> = (a..=b)
+            .map(|t| {
+                let inside = |r: (usize, usize)| r.0 <= t && t <= r.1;
+                let mut v = merged;
+                if inside(ri) {
+                    v -= size[gi];
+                }
+                if inside(ro) {
+                    v -= size[go];
+                }
+                if t == k {
+                    v += temp;
+                }
+                v
+            })
+            .collect();
+        Some((a, d, gi, go, merged, (a, b)))
+    };
+    let mut peak = live.iter().copied().max().unwrap_or(0);
+    // Candidates by pass: pure wins in op order, then the rest by saving.
+    let mut order: Vec<(bool, i64, usize)> = Vec::with_capacity(found.len());
+    for c in 0..found.len() {
+        if let Some((_, d, ..)) = delta(&mut parent.clone(), &size, &range, c) {
+            let worst = d.iter().copied().max().unwrap_or(0);
+            let saving = -d.iter().copied().min().unwrap_or(0);
+            order.push((worst > 0, -saving, c));
+        }
+    }
+    order.sort_unstable();
+    for (_, _, c) in order {
+        let Some((a, d, gi, go, merged, r)) = delta(&mut parent, &size, &range, c) else {
+            continue;
+        };
+        let high = d
+            .iter()
+            .enumerate()
+            .map(|(j, v)| live[a + j] + v)
+            .max()
+            .unwrap_or(0);
+        if high > peak || d.iter().all(|&v| v >= 0) {
+            continue;
+        }
+        for (j, v) in d.iter().enumerate() {
+            live[a + j] += v;
+        }
+        let (lo, hi) = (gi.min(go), gi.max(go));
+        parent[hi] = lo;
+        size[lo] = merged;
+        range[lo] = Some(r);
+        keep[c] = true;
+        peak = live.iter().copied().max().unwrap_or(0);
+    }
+    keep
 }
 
 /// Adds op `k`'s temporary: one channel of `input` (H x W elements of its type).
