@@ -61,6 +61,10 @@ enum Command {
         /// that would not link on this host gets a warning.
         #[arg(long, value_name = "TRIPLE")]
         target: Option<String>,
+        /// Fold PADs into convolutions and run ops in place (`memory.in_place = true`); the
+        /// kernel set must implement the `*InPlace` traits and explicit padding.
+        #[arg(long)]
+        in_place: bool,
     },
     /// One line per tensor: where it goes and why.
     Explain {
@@ -72,6 +76,10 @@ enum Command {
         /// Use this planner instead of the manifest's.
         #[arg(long)]
         planner: Option<String>,
+        /// Fold PADs into convolutions and run ops in place (`memory.in_place = true`); the
+        /// kernel set must implement the `*InPlace` traits and explicit padding.
+        #[arg(long)]
+        in_place: bool,
     },
     /// Every planner side by side: bytes per scratch arena, lower bound, ratio, time; and
     /// what TensorFlow Lite Micro's planner would need (`tflm`) beside the manifest's.
@@ -81,6 +89,10 @@ enum Command {
         /// For a CSV problem: the height everything must fit under.
         #[arg(long)]
         capacity: Option<String>,
+        /// Plan the manifest's rows with PADs folded and ops in place (`memory.in_place = true`); the
+        /// in-place row then shows the classic plan.
+        #[arg(long)]
+        in_place: bool,
     },
     /// Print a starter manifest for a `.tflite` model that plans as it is.
     Import {
@@ -164,7 +176,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             node_budget,
             time_limit,
             target,
+            in_place,
         } => {
+            refuse_in_place(&input, in_place)?;
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 return plan_group_table(&g, &input, format, target.as_deref());
             }
@@ -180,6 +194,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
             let mut inp = load(&input, capacity.as_deref())?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
+            inp.manifest.aliasing.in_place |= in_place;
             if let Some(t) = &time_limit {
                 set_time_limit(&mut inp.manifest, t)?;
             }
@@ -249,7 +264,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             input,
             tensor,
             planner,
+            in_place,
         } => {
+            refuse_in_place(&input, in_place)?;
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 let planned = plan_group(&g)?;
                 print(&planner::report::group_explain(&planned, tensor.as_deref()));
@@ -257,6 +274,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
             let mut inp = load(&input, None)?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
+            inp.manifest.aliasing.in_place |= in_place;
             if let Some(t) = &tensor
                 && !inp.graph.tensors.iter().any(|x| &x.id == t || &x.name == t)
             {
@@ -274,7 +292,12 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             ));
             Ok(ExitCode::SUCCESS)
         }
-        Command::Compare { input, capacity } => {
+        Command::Compare {
+            input,
+            capacity,
+            in_place,
+        } => {
+            refuse_in_place(&input, in_place)?;
             if let Some(g) = group_of(&input, None)? {
                 if capacity.is_some() {
                     return Err(usage(
@@ -284,7 +307,8 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 print(&compare_group(&g)?);
                 return Ok(ExitCode::SUCCESS);
             }
-            let inp = load(&input, capacity.as_deref())?;
+            let mut inp = load(&input, capacity.as_deref())?;
+            inp.manifest.aliasing.in_place |= in_place;
             print(&compare(&inp)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -324,6 +348,25 @@ fn plan_group_table(
     )?;
     print(&planner::report::group_table(&planned));
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--in-place` is for one model: a CSV problem has no ops, and a group manifest says it in
+/// its `[memory]` table.
+fn refuse_in_place(input: &Path, in_place: bool) -> Result<(), Error> {
+    if !in_place || input.is_dir() {
+        return Ok(());
+    }
+    if is_problem(input)? {
+        return Err(usage(
+            "--in-place is for models; a CSV problem has no ops to run in place, so drop --in-place",
+        ));
+    }
+    if group_of(input, None)?.is_some() {
+        return Err(usage(
+            "--in-place is for one model; for a group, set in_place = true in the manifest's [memory] table",
+        ));
+    }
+    Ok(())
 }
 
 fn usage(msg: &str) -> Error {
@@ -711,6 +754,7 @@ fn compare(inp: &Input) -> Result<String, Error> {
     }
     if inp.problem.is_none() {
         rows.extend(reordered_rows(inp));
+        rows.extend(in_place_rows(inp));
     }
     let mut widths = vec![0usize; rows[0].len()];
     for r in &rows {
@@ -858,6 +902,48 @@ fn reordered_rows(inp: &Input) -> Vec<Vec<String>> {
             format!("{} schedule=fixed", m.planner.name())
         }
     };
+    let start = Instant::now();
+    let result = plan_as(inp, &m);
+    let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);
+    match result {
+        Ok(p) => p
+            .scratch_reports
+            .iter()
+            .map(|r| {
+                let ratio = if r.lower_bound == 0 {
+                    1.0
+                } else {
+                    r.used as f64 / r.lower_bound as f64
+                };
+                vec![
+                    label.clone(),
+                    r.memory.clone(),
+                    r.used.to_string(),
+                    r.lower_bound.to_string(),
+                    format!("{ratio:.4}"),
+                    if r.optimal { "yes" } else { "-" }.to_string(),
+                    took.clone(),
+                ]
+            })
+            .collect(),
+        Err(e) => vec![vec![
+            label,
+            "-".into(),
+            format!("failed: {}", e.message()),
+            String::new(),
+            String::new(),
+            String::new(),
+            took,
+        ]],
+    }
+}
+
+/// Rows for the manifest's planner with in-place planning toggled (`in_place=true` when the
+/// manifest plans classically, `in_place=false`, the classic plan, when it runs in place).
+fn in_place_rows(inp: &Input) -> Vec<Vec<String>> {
+    let mut m = inp.manifest.clone();
+    m.aliasing.in_place = !m.aliasing.in_place;
+    let label = format!("{} in_place={}", m.planner.name(), m.aliasing.in_place);
     let start = Instant::now();
     let result = plan_as(inp, &m);
     let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);

@@ -32,6 +32,7 @@ use std::vec::Vec;
 use crate::alias;
 use crate::error::{Error, Result};
 use crate::graph::{Graph, TensorIndex};
+use crate::in_place;
 use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
 use crate::placement::Decision;
@@ -101,17 +102,60 @@ pub fn plan(manifest: &Manifest) -> Result<Planned> {
 /// from the resulting op order.
 pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     graph.validate()?;
+    // `memory.in_place`: PADs fold into their convolutions before the order is chosen.
+    let folded;
+    let graph = if manifest.aliasing.in_place {
+        let mut g = graph.clone();
+        in_place::fold_pads(&mut g);
+        folded = g;
+        &folded
+    } else {
+        graph
+    };
     let (mut g, order) = match manifest.schedule {
         Schedule::Fixed => (graph.clone(), (0..graph.ops.len() as u32).collect()),
         Schedule::Memory => {
-            let s = schedule::reorder(graph, manifest.platform.min_alignment);
+            let mut s = schedule::reorder(graph, manifest.platform.min_alignment);
+            s.graph.folded_pads.clone_from(&graph.folded_pads);
             (s.graph, s.order)
         }
     };
     let found = alias::detect(&g, &manifest.aliasing);
     g.aliases.extend(found);
-    let lifetimes = lifetimes::compute(&g)?;
-    let mut planned = plan_lifetimes(manifest, Cow::Owned(g), &lifetimes, &BTreeMap::new())?;
+    if manifest.aliasing.in_place {
+        in_place::detect(&mut g);
+    }
+    // In-place pairs with a smaller output are packed as two slots and then put at one
+    // offset. A pair that cannot be is packed again with both slots fixed at the input's
+    // offset of the first packing; failing that, merged into one slot.
+    let mut merged = std::collections::BTreeSet::new();
+    let mut fixed = BTreeMap::new();
+    let mut planned = loop {
+        let lifetimes = lifetimes::compute_merging(&g, &merged)?;
+        let last_try = lifetimes.split.is_empty();
+        match plan_with(manifest, Cow::Borrowed(&g), &lifetimes, &fixed)? {
+            Ok(p) => break p,
+            Err(_) if last_try => {
+                return Err(internal("in-place pairs stayed apart without split slots"));
+            }
+            Err(failed) => {
+                for f in failed {
+                    let retried = fixed.contains_key(&f.output_slot);
+                    match f.input_offset {
+                        Some(o) if !retried => {
+                            fixed.insert(f.input_slot, o);
+                            fixed.insert(f.output_slot, o);
+                        }
+                        _ => {
+                            fixed.remove(&f.input_slot);
+                            fixed.remove(&f.output_slot);
+                            merged.insert(f.output);
+                        }
+                    }
+                }
+            }
+        }
+    };
     planned.order = order;
     Ok(planned)
 }
@@ -125,12 +169,28 @@ pub(crate) fn plan_lifetimes(
     lifetimes: &Lifetimes,
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<Planned> {
+    plan_with(manifest, graph, lifetimes, fixed)?
+        .map_err(|_| internal("split in-place slots outside the model pipeline"))
+}
+
+/// [`plan_lifetimes`]; `Ok(Err(pairs))` when those split in-place pairs
+/// ([`Lifetimes::split`]) could not be put at one offset.
+fn plan_with(
+    manifest: &Manifest,
+    graph: Cow<'_, Graph>,
+    lifetimes: &Lifetimes,
+    fixed: &BTreeMap<TensorIndex, u64>,
+) -> Result<std::result::Result<Planned, Vec<scratch::Unjoined>>> {
     let (plan, decisions, reports, warnings) = {
         let mut st = state::State::new(manifest, &graph, lifetimes, fixed)?;
         arenas::constants(&mut st)?;
         arenas::persistent(&mut st)?;
         arenas::budgets(&mut st)?;
         scratch::fill(&mut st)?;
+        let failed = scratch::join_split(&mut st);
+        if !failed.is_empty() {
+            return Ok(Err(failed));
+        }
         let (plan, decisions) = bind::bind(&st)?;
         (plan, decisions, st.reports, st.warnings)
     };
@@ -143,7 +203,7 @@ pub(crate) fn plan_lifetimes(
         )));
     }
     let ops = graph.ops.len() as u32;
-    Ok(Planned {
+    Ok(Ok(Planned {
         graph: graph.into_owned(),
         order: (0..ops).collect(),
         model: manifest.name.clone(),
@@ -153,7 +213,7 @@ pub(crate) fn plan_lifetimes(
         scratch_reports: reports,
         warnings,
         ops: lifetimes.ops,
-    })
+    }))
 }
 
 /// An error that only a bug in the planner can cause.
