@@ -124,6 +124,7 @@ kinds! {
     Quantize::quantize(o::NoOptions) => |op, _| elementwise::quantize(op);
     Dequantize::dequantize(o::NoOptions) => |op, _| elementwise::dequantize(op);
     Svdf::svdf(o::SvdfOptions) => svdf::svdf;
+    DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) => conv::depthwise_conv_2d_in_place;
 }
 
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.
@@ -211,5 +212,7 @@ pub(crate) fn elements(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+#[cfg(test)]
+mod in_place_tests;
 #[cfg(test)]
 mod tests;
