@@ -307,3 +307,31 @@ fn planner_runs_the_small_graph_in_place() {
         "x is read later"
     );
 }
+
+/// `memory.in_place` reads as a boolean; anything else is refused at its line and column.
+#[test]
+fn manifest_option() {
+    let base = "[model]\nname = \"m\"\nsource = \"m.tflite\"\n[memory]\n";
+    let m = Manifest::parse(&format!("{base}in_place = true\n"), Path::new("m.toml")).unwrap();
+    assert!(m.aliasing.in_place);
+    let m = Manifest::parse(base, Path::new("m.toml")).unwrap();
+    assert!(!m.aliasing.in_place, "off by default");
+    let e = Manifest::parse(&format!("{base}in_place = \"yes\"\n"), Path::new("m.toml"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("m.toml:5:12") && e.contains("boolean"), "{e}");
+}
+
+/// TFLM runs ops out of place: `export tflm` under a manifest with in_place exports the
+/// classic plan.
+#[test]
+fn tflm_export_uses_the_classic_plan() {
+    let path = root().join("models/te_mcunet_vww.tflite");
+    let bytes = std::fs::read(&path).unwrap();
+    let mut m = Manifest::for_model_file(&path);
+    m.aliasing.in_place = true;
+    let done = planner::export::tflm::export(&bytes, &m, &[]).unwrap();
+    assert!(done.planned.graph.in_place.is_empty());
+    assert!(done.planned.graph.folded_pads.is_empty());
+    assert_eq!(scratch(&done.planned), 161_472);
+}
