@@ -587,7 +587,8 @@ pub struct Export {
 }
 
 /// Plans the model `bytes` (the file `manifest` names; its platform should have one
-/// writable memory for scratch and keep the op order), leaving room for the reference
+/// writable memory for scratch and keep the op order; `memory.in_place` is ignored: TFLM
+/// runs the classic plan), leaving room for the reference
 /// kernels' scratch and `extra`, writes the offline plan into it, and checks the result
 /// with [`verify_export`].
 pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Result<Export> {
@@ -604,6 +605,17 @@ pub fn export(bytes: &[u8], manifest: &Manifest, extra: &[(usize, u64)]) -> Resu
     let mut kernel_scratch = reference_kernel_scratch(&graph);
     kernel_scratch.extend_from_slice(extra);
     let graph = with_kernel_scratch(&graph, &kernel_scratch)?;
+    // TFLM runs every op out of place and cannot pad inside a convolution: a manifest with
+    // `memory.in_place` exports its classic plan.
+    let classic;
+    let manifest = if manifest.aliasing.in_place {
+        let mut m = manifest.clone();
+        m.aliasing.in_place = false;
+        classic = m;
+        &classic
+    } else {
+        manifest
+    };
     let planned = crate::plan_graph(manifest, &graph)?;
     let offline = plan_for(bytes, &planned)?;
     let out = write(bytes, &offline)?;

@@ -88,6 +88,10 @@ pub struct Planned {
     pub warnings: Vec<String>,
     /// Number of ops in the schedule.
     pub ops: u32,
+    /// With `memory.in_place`: the classic lower bound, the largest sum of whole live
+    /// scratch tensors at one op without folded PADs or in-place ops (what the plan would
+    /// need at best without them); `None` otherwise.
+    pub classic_bound: Option<u64>,
 }
 
 /// Plans the model a manifest names: imports it, then [`plan_graph`]. The one entry point
@@ -102,6 +106,11 @@ pub fn plan(manifest: &Manifest) -> Result<Planned> {
 /// from the resulting op order.
 pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     graph.validate()?;
+    let classic_bound = if manifest.aliasing.in_place {
+        Some(classic_bound(manifest, graph)?)
+    } else {
+        None
+    };
     // `memory.in_place`: PADs fold into their convolutions before the order is chosen.
     let folded;
     let graph = if manifest.aliasing.in_place {
@@ -157,7 +166,43 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
         }
     };
     planned.order = order;
+    planned.classic_bound = classic_bound;
     Ok(planned)
+}
+
+/// The classic lower bound of `graph` (see [`Planned::classic_bound`]): one item per
+/// activation slot (alias groups merged as the manifest allows), at its dtype's alignment
+/// and the platform's.
+fn classic_bound(manifest: &Manifest, graph: &Graph) -> Result<u64> {
+    let mut g = graph.clone();
+    g.aliases.extend(alias::detect(&g, &manifest.aliasing));
+    let lt = lifetimes::compute(&g)?;
+    let mut size = vec![0u64; g.tensors.len()];
+    let mut align = vec![1u64; g.tensors.len()];
+    for (i, t) in g.tensors.iter().enumerate() {
+        if t.kind == crate::graph::TensorKind::Activation && lt.live[i].is_some() {
+            let r = lt.slot_of[i].get();
+            size[r] = size[r].max(t.size);
+            align[r] = align[r]
+                .max(t.dtype.align())
+                .max(t.align_hint.unwrap_or(1))
+                .max(manifest.platform.min_alignment);
+        }
+    }
+    let items = (0..g.tensors.len())
+        .filter(|&i| size[i] > 0 && lt.slot_of[i].get() == i)
+        .filter_map(|i| {
+            let (start, end) = lt.live[i]?;
+            Some(crate::pack::Item {
+                align: align[i],
+                ..crate::pack::Item::new(size[i], start, end)
+            })
+        })
+        .collect();
+    Ok(crate::pack::height_lower_bound(&crate::pack::Problem {
+        items,
+        capacity: None,
+    }))
 }
 
 /// Plans `graph` with given lifetimes and fixed scratch offsets (a CSV problem's `offset`
@@ -213,6 +258,7 @@ fn plan_with(
         scratch_reports: reports,
         warnings,
         ops: lifetimes.ops,
+        classic_bound: None,
     }))
 }
 
