@@ -24,6 +24,7 @@ const SUPPORTED: &[&str] = &[
     "AVERAGE_POOL_2D",
     "MAX_POOL_2D",
     "ADD",
+    "SUB",
     "MUL",
     "SOFTMAX",
     "RESHAPE",
@@ -34,6 +35,11 @@ const SUPPORTED: &[&str] = &[
     "QUANTIZE",
     "DEQUANTIZE",
     "SVDF",
+    "RELU",
+    "RELU6",
+    "LOGISTIC",
+    "TANH",
+    "HARD_SWISH",
 ];
 
 /// The `.tflite` files of `dir`, sorted (none when it does not exist).
