@@ -151,6 +151,46 @@ def sub(name, shapes, qs, activation):
     binary(name, s.BuiltinOperator.SUB, shapes, qs, s.BuiltinOptions.SubOptions, o)
 
 
+def strided_slice(name, shape, begin, end, strides, masks, q):
+    """STRIDED_SLICE of an int8 input; `masks` = (begin, end, shrink_axis); the output shape is
+    numpy's slice of the input with the same bounds."""
+    m = Model()
+    x = m.tensor("x", shape, np.int8, q)
+    rank = len(shape)
+    b = m.tensor("begin", [rank], np.int32, data=begin)
+    e = m.tensor("end", [rank], np.int32, data=end)
+    st = m.tensor("strides", [rank], np.int32, data=strides)
+    index = []
+    for d in range(rank):
+        if masks[2] & (1 << d):
+            index.append(begin[d])
+            continue
+        lo = None if masks[0] & (1 << d) else begin[d]
+        hi = None if masks[1] & (1 << d) else end[d]
+        index.append(slice(lo, hi, strides[d]))
+    out = np.zeros(shape)[tuple(index)].shape
+    y = m.tensor("y", list(out), np.int8, q)
+    o = s.StridedSliceOptionsT()
+    o.beginMask, o.endMask, o.shrinkAxisMask = masks
+    m.write(
+        name, s.BuiltinOperator.STRIDED_SLICE, [x, b, e, st], [y],
+        s.BuiltinOptions.StridedSliceOptions, o,
+    )
+
+
+def resize_nearest(name, shape, size, q):
+    """RESIZE_NEAREST_NEIGHBOR of an int8 NHWC input to `size`, default options."""
+    m = Model()
+    x = m.tensor("x", shape, np.int8, q)
+    sz = m.tensor("size", [2], np.int32, data=size)
+    y = m.tensor("y", [shape[0], size[0], size[1], shape[3]], np.int8, q)
+    o = s.ResizeNearestNeighborOptionsT()
+    m.write(
+        name, s.BuiltinOperator.RESIZE_NEAREST_NEIGHBOR, [x, sz], [y],
+        s.BuiltinOptions.ResizeNearestNeighborOptions, o,
+    )
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     # MEAN over 7x7 with other scales: 1/49 folded into the multiplier (TFLM -8 where the
@@ -183,6 +223,18 @@ def main():
     unary("hard_swish_fine", B.HARD_SWISH, [3, 7, 5], i8, (0.005, 17), (0.003, -128))
     # SUB broadcasting the second operand, with RELU6; and of the same shape.
     sub("sub_broadcast_relu6", [[2, 3, 4], [1, 4]], [(0.1, 3), (0.05, -7), (0.06, -100)], 3)
+    # MAXIMUM and MINIMUM, raw comparisons, one operand broadcasting.
+    q = (0.05, -9)
+    binary("maximum_broadcast", B.MAXIMUM, [[2, 3, 5], [3, 1]], [q, q, q])
+    binary("minimum_broadcast", B.MINIMUM, [[4, 1], [1, 7]], [q, q, q])
+    # STRIDED_SLICE: negative begin and stride, masks, shrinking, odd sizes.
+    strided_slice("strided_slice_step2", [1, 7, 9, 3], [0, 1, -8, 0], [1, 6, 9, 3], [1, 2, 3, 1], (0, 0, 0), q)
+    strided_slice("strided_slice_reverse", [5, 6], [-1, 4], [0, 0], [-1, -2], (0, 2, 0), q)
+    strided_slice("strided_slice_masks_shrink", [2, 5, 4], [1, 1, 0], [2, -1, 3], [1, 1, 1], (4, 0, 1), q)
+    # RESIZE_NEAREST_NEIGHBOR up by 2, up by a non-integer factor, and down.
+    resize_nearest("resize_nearest_x2", [1, 5, 3, 4], [10, 6], q)
+    resize_nearest("resize_nearest_odd", [2, 3, 4, 2], [7, 5], q)
+    resize_nearest("resize_nearest_down", [1, 9, 8, 3], [4, 3], q)
     sub("sub_same_shape", [[3, 5, 7], [3, 5, 7]], [(0.02, -128), (0.03, 127), (0.05, 0)], 0)
 
 

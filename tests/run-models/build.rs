@@ -40,6 +40,10 @@ const SUPPORTED: &[&str] = &[
     "LOGISTIC",
     "TANH",
     "HARD_SWISH",
+    "MAXIMUM",
+    "MINIMUM",
+    "STRIDED_SLICE",
+    "RESIZE_NEAREST_NEIGHBOR",
 ];
 
 /// The `.tflite` files of `dir`, sorted (none when it does not exist).

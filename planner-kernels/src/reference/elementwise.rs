@@ -183,6 +183,25 @@ fn add_sub(
     })
 }
 
+/// `MAXIMUM` (`max`) or `MINIMUM`, int8 with broadcasting: TFLM compares the raw values
+/// (the inputs and output share a quantisation); refuses an output quantised otherwise
+/// than the inputs.
+pub(crate) fn min_max(mut op: OpView<'_, '_>, max: bool) -> Result<(), KernelError> {
+    let q = |x: Option<planner::rt::Quant>| x.and_then(|q| q.params(0));
+    let out_q = q(op.outputs.first().and_then(|o| o.quant));
+    for (i, tensor) in [
+        (0, "input 0 (quantised otherwise than the output)"),
+        (1, "input 1 (quantised otherwise than the output)"),
+    ] {
+        if q(op.input(i).and_then(|x| x.quant)) != out_q {
+            return Err(KernelError::Quantization { tensor });
+        }
+    }
+    binary(&mut op, false, &|a, b| {
+        if max { a.max(b) } else { a.min(b) }
+    })
+}
+
 /// `MUL`: the product of the offset values times `s1 · s2 / s_out`.
 pub(crate) fn mul(
     mut op: OpView<'_, '_>,

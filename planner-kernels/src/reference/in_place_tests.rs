@@ -767,3 +767,78 @@ fn binary_kernels_in_place_equal_out_of_place() {
     }
     assert!(broadcast > 200, "{broadcast} broadcasting cases");
 }
+
+#[test]
+fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
+    use planner::rt::options::StridedSliceOptions;
+    let x: Vec<i8> = (0..12).collect();
+    let xi = info::<i8>(&[3, 4], &[0.1], &[0]);
+    let yi = info::<i8>(&[1, 2], &[0.1], &[0]);
+    let slice = |o: StridedSliceOptions, y: &mut [i8]| {
+        run_op(
+            &[Some(In::new(&x, &xi))],
+            &mut [Out::new(y, &yi)],
+            &mut [],
+            |op| shape::strided_slice(op, &o),
+        )
+    };
+    let o = StridedSliceOptions {
+        begin: Dims::new(&[-1, 3]).unwrap(),
+        end: Dims::new(&[0, 0]).unwrap(),
+        strides: Dims::new(&[-2, -2]).unwrap(),
+        ..Default::default()
+    };
+    let mut y = [0i8; 2];
+    slice(o, &mut y).unwrap();
+    // Row 2 (row 0 is the stop, excluded), columns 3 and 1.
+    assert_eq!(y, [11, 9]);
+    for bad in [
+        StridedSliceOptions {
+            strides: Dims::new(&[0, 1]).unwrap(),
+            ..o
+        },
+        StridedSliceOptions {
+            ellipsis_mask: 1,
+            ..o
+        },
+        StridedSliceOptions {
+            begin: Dims::new(&[0]).unwrap(),
+            ..o
+        },
+        // The end mask on rows: rows 2 and 0, more than the output holds.
+        StridedSliceOptions { end_mask: 1, ..o },
+    ] {
+        let e = slice(bad, &mut y);
+        assert!(
+            matches!(
+                e,
+                Err(KernelError::Options { .. } | KernelError::Shape { .. })
+            ),
+            "{bad:?}: {e:?}"
+        );
+    }
+    // MAXIMUM with an input quantised otherwise than the output.
+    let other = info::<i8>(&[3, 4], &[0.2], &[0]);
+    let mut y = [0i8; 12];
+    let out = info::<i8>(&[3, 4], &[0.1], &[0]);
+    let e = run_op(
+        &[Some(In::new(&x, &xi)), Some(In::new(&x, &other))],
+        &mut [Out::new(&mut y, &out)],
+        &mut [],
+        |op| elementwise::min_max(op, true),
+    );
+    assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
+    // RESIZE_NEAREST_NEIGHBOR whose size operand is not the output's.
+    let xi = info::<i8>(&[1, 3, 4, 1], &[0.1], &[0]);
+    let size = [6i32, 7];
+    let si = info::<i32>(&[2], &[], &[]);
+    let yi = info::<i8>(&[1, 6, 8, 1], &[0.1], &[0]);
+    let mut y = [0i8; 48];
+    let e = run_op(
+        &[Some(In::new(&x, &xi)), Some(In::new(&size, &si))],
+        &mut [Out::new(&mut y, &yi)],
+        &mut [],
+        shape::resize_nearest_neighbor,
+    );
+    assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
+}

@@ -143,6 +143,7 @@ kinds! {
     Tanh::tanh(o::NoOptions) => |op, _| activation::tanh(op, false);
     HardSwish::hard_swish(o::NoOptions) => |op, _| activation::hard_swish(op, false);
     Svdf::svdf(o::SvdfOptions) => svdf::svdf;
+    StridedSlice::strided_slice(o::StridedSliceOptions) => shape::strided_slice;
     DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) => conv::depthwise_conv_2d_in_place;
     AddInPlace::add_in_place(o::AddOptions) => |op, o| elementwise::add(op, o, true);
     SubInPlace::sub_in_place(o::AddOptions) => |op, o| elementwise::sub(op, o, true);
@@ -154,6 +155,26 @@ kinds! {
     ReluInPlace::relu_in_place(o::NoOptions) => |op, _| activation::relu(op, true);
     Relu6InPlace::relu6_in_place(o::NoOptions) => |op, _| activation::relu6(op, true);
     HardSwishInPlace::hard_swish_in_place(o::NoOptions) => |op, _| activation::hard_swish(op, true);
+}
+
+/// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
+/// by their TFLite name.
+macro_rules! builtins {
+    ($($name:literal => $f:expr;)*) => {
+        $(
+            impl planner::rt::kernel::Builtin<{ planner::rt::kernel::op_key($name) }> for Reference {
+                fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), KernelError> {
+                    $f(op)
+                }
+            }
+        )*
+    };
+}
+
+builtins! {
+    "MAXIMUM" => |op| elementwise::min_max(op, true);
+    "MINIMUM" => |op| elementwise::min_max(op, false);
+    "RESIZE_NEAREST_NEIGHBOR" => shape::resize_nearest_neighbor;
 }
 
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.
