@@ -24,6 +24,7 @@ const SUPPORTED: &[&str] = &[
     "AVERAGE_POOL_2D",
     "MAX_POOL_2D",
     "ADD",
+    "SUB",
     "MUL",
     "SOFTMAX",
     "RESHAPE",
@@ -34,6 +35,15 @@ const SUPPORTED: &[&str] = &[
     "QUANTIZE",
     "DEQUANTIZE",
     "SVDF",
+    "RELU",
+    "RELU6",
+    "LOGISTIC",
+    "TANH",
+    "HARD_SWISH",
+    "MAXIMUM",
+    "MINIMUM",
+    "STRIDED_SLICE",
+    "RESIZE_NEAREST_NEIGHBOR",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

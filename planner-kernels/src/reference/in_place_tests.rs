@@ -10,11 +10,12 @@ use std::vec::Vec;
 
 use planner::rt::kernel::{In, OpView, Out};
 use planner::rt::options::{
-    Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, PadOptions, Padding,
+    Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, MulOptions, PadOptions,
+    Padding,
 };
 use planner::rt::{Quant, TensorInfo};
 
-use super::{KernelError, conv, shape};
+use super::{KernelError, activation, conv, elementwise, shape};
 
 /// A small deterministic generator (xorshift64*).
 pub(crate) struct Rng(u64);
@@ -469,6 +470,375 @@ fn depthwise_in_place_refuses_what_it_cannot_do() {
         &mut [Out::new(&mut short, &d.yi)],
         &mut [Out::new(&mut t, &ti)],
         |op| conv::depthwise_conv_2d_in_place(op, &d.o),
+    );
+    assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
+}
+
+/// An int8 unary kernel, by `in_place`.
+type UnaryKernel = fn(OpView<'_, '_>, bool) -> Result<(), KernelError>;
+
+/// The int8 unary kernels with an input and output quantisation each accepts.
+/// A kernel's name, the kernel, and the quantisation of its input and output.
+type UnaryCase = (&'static str, UnaryKernel, (f32, i64), (f32, i64));
+
+fn unary_kernels(r: &mut Rng) -> Vec<UnaryCase> {
+    let q = |r: &mut Rng, lo, hi| (r.scale(lo, hi), r.range(-128, 127));
+    vec![
+        ("RELU", activation::relu, q(r, 0.01, 0.1), q(r, 0.01, 0.1)),
+        ("RELU6", activation::relu6, q(r, 0.01, 0.1), q(r, 0.01, 0.1)),
+        (
+            "LOGISTIC",
+            activation::logistic,
+            q(r, 0.01, 0.2),
+            (1.0 / 256.0, -128),
+        ),
+        ("TANH", activation::tanh, q(r, 0.01, 0.2), (1.0 / 128.0, 0)),
+        (
+            "HARD_SWISH",
+            activation::hard_swish,
+            q(r, 0.003, 0.1),
+            q(r, 0.02, 0.1),
+        ),
+        (
+            "QUANTIZE",
+            |op, p| elementwise::quantize(op, p),
+            q(r, 0.01, 0.1),
+            q(r, 0.01, 0.1),
+        ),
+    ]
+}
+
+#[test]
+fn unary_int8_kernels_in_place_equal_out_of_place() {
+    let mut r = Rng::new(6);
+    for round in 0..40 {
+        for (name, kernel, qi, qo) in unary_kernels(&mut r) {
+            let shape = [r.range(1, 3) as usize, r.range(2, 17) as usize];
+            let n = shape[0] * shape[1];
+            let x = r.i8s(n);
+            let xi = info::<i8>(&shape, &[qi.0], &[qi.1]);
+            let yi = info::<i8>(&shape, &[qo.0], &[qo.1]);
+            let mut want = vec![0i8; n];
+            run_op(
+                &[Some(In::new(&x, &xi))],
+                &mut [Out::new(&mut want, &yi)],
+                &mut [],
+                |op| kernel(op, false),
+            )
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let mut buf = x.clone();
+            run_op(
+                &[Some(In::in_place(0, &xi))],
+                &mut [Out::new(&mut buf, &yi)],
+                &mut [],
+                |op| kernel(op, true),
+            )
+            .unwrap_or_else(|e| panic!("{name} in place: {e}"));
+            assert_eq!(buf, want, "{name} round {round}");
+            // The plain kernel refuses an in-place input; the in-place one a plain input, a
+            // buffer of another length and an input taken over by another output.
+            let mut y = vec![0i8; n];
+            let e = run_op(
+                &[Some(In::in_place(0, &xi))],
+                &mut [Out::new(&mut y, &yi)],
+                &mut [],
+                |op| kernel(op, false),
+            );
+            assert!(
+                matches!(e, Err(KernelError::Missing { .. })),
+                "{name}: {e:?}"
+            );
+            let e = run_op(
+                &[Some(In::new(&x, &xi))],
+                &mut [Out::new(&mut y, &yi)],
+                &mut [],
+                |op| kernel(op, true),
+            );
+            assert!(matches!(e, Err(KernelError::Type { .. })), "{name}: {e:?}");
+            let mut long = vec![0i8; n + 1];
+            let e = run_op(
+                &[Some(In::in_place(0, &xi))],
+                &mut [Out::new(&mut long, &yi)],
+                &mut [],
+                |op| kernel(op, true),
+            );
+            assert!(matches!(e, Err(KernelError::Shape { .. })), "{name}: {e:?}");
+            let e = run_op(
+                &[Some(In::in_place(1, &xi))],
+                &mut [Out::new(&mut y, &yi)],
+                &mut [],
+                |op| kernel(op, true),
+            );
+            assert!(matches!(e, Err(KernelError::Shape { .. })), "{name}: {e:?}");
+        }
+    }
+}
+
+#[test]
+fn quantize_in_place_reads_wider_inputs_in_native_byte_order() {
+    let mut r = Rng::new(7);
+    for n in [1usize, 2, 3, 7, 64, 257] {
+        // f32 to i8: the buffer is 4n int8 elements holding the floats' bytes.
+        let x: Vec<f32> = (0..n).map(|_| r.scale(-2.0, 2.0)).collect();
+        let xi = info::<f32>(&[n], &[], &[]);
+        let yi = info::<i8>(&[n], &[0.0078], &[r.range(-10, 10)]);
+        let mut want = vec![0i8; n];
+        run_op(
+            &[Some(In::new(&x, &xi))],
+            &mut [Out::new(&mut want, &yi)],
+            &mut [],
+            |op| elementwise::quantize(op, false),
+        )
+        .unwrap();
+        let mut buf: Vec<i8> = x
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .map(|b| b as i8)
+            .collect();
+        run_op(
+            &[Some(In::in_place(0, &xi))],
+            &mut [Out::new(&mut buf, &yi)],
+            &mut [],
+            |op| elementwise::quantize(op, true),
+        )
+        .unwrap();
+        assert_eq!(&buf[..n], &want[..], "f32 -> i8, {n} elements");
+        assert!(n < 8 || want.iter().any(|&v| v != want[0]));
+        // i16 to i8: 2n elements.
+        let x: Vec<i16> = (0..n).map(|_| r.range(-32768, 32767) as i16).collect();
+        let xi = info::<i16>(&[n], &[0.0005], &[r.range(-100, 100)]);
+        let yi = info::<i8>(&[n], &[0.07], &[r.range(-10, 10)]);
+        let mut want = vec![0i8; n];
+        run_op(
+            &[Some(In::new(&x, &xi))],
+            &mut [Out::new(&mut want, &yi)],
+            &mut [],
+            |op| elementwise::quantize(op, false),
+        )
+        .unwrap();
+        let mut buf: Vec<i8> = x
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .map(|b| b as i8)
+            .collect();
+        run_op(
+            &[Some(In::in_place(0, &xi))],
+            &mut [Out::new(&mut buf, &yi)],
+            &mut [],
+            |op| elementwise::quantize(op, true),
+        )
+        .unwrap();
+        assert_eq!(&buf[..n], &want[..], "i16 -> i8, {n} elements");
+        // A buffer of neither the input's nor the output's length.
+        let mut odd = vec![0i8; 3 * n];
+        let e = run_op(
+            &[Some(In::in_place(0, &xi))],
+            &mut [Out::new(&mut odd, &yi)],
+            &mut [],
+            |op| elementwise::quantize(op, true),
+        );
+        assert!(e.is_err(), "{n}: {e:?}");
+    }
+}
+
+#[test]
+fn dequantize_in_place_is_refused_as_its_output_is_wider() {
+    let x = [1i8, -5, 7];
+    let xi = info::<i8>(&[3], &[0.5], &[1]);
+    let yi = info::<f32>(&[3], &[], &[]);
+    let mut want = [0f32; 3];
+    run_op(
+        &[Some(In::new(&x, &xi))],
+        &mut [Out::new(&mut want, &yi)],
+        &mut [],
+        |op| elementwise::dequantize(op, false),
+    )
+    .unwrap();
+    assert_eq!(want, [0.0, -3.0, 3.0]);
+    let mut buf = [0f32; 3];
+    let e = run_op(
+        &[Some(In::in_place(0, &xi))],
+        &mut [Out::new(&mut buf, &yi)],
+        &mut [],
+        |op| elementwise::dequantize(op, true),
+    );
+    assert!(matches!(e, Err(KernelError::Type { .. })), "{e:?}");
+}
+
+/// A binary kernel (`ADD`, `SUB` or `MUL` with an activation), by `in_place`.
+fn binary_kernel(
+    kind: usize,
+    activation: Activation,
+) -> impl Fn(OpView<'_, '_>, bool) -> Result<(), KernelError> {
+    move |op, in_place| match kind {
+        0 => elementwise::add(
+            op,
+            &AddOptions {
+                activation,
+                ..Default::default()
+            },
+            in_place,
+        ),
+        1 => elementwise::sub(
+            op,
+            &AddOptions {
+                activation,
+                ..Default::default()
+            },
+            in_place,
+        ),
+        _ => elementwise::mul(op, &MulOptions { activation }, in_place),
+    }
+}
+
+#[test]
+fn binary_kernels_in_place_equal_out_of_place() {
+    let mut r = Rng::new(8);
+    let mut broadcast = 0;
+    for round in 0..600 {
+        let kernel = binary_kernel(round % 3, ACTIVATIONS[(round / 3) % 4]);
+        let out: Vec<usize> = (0..r.range(1, 4)).map(|_| r.range(1, 5) as usize).collect();
+        // The other operand broadcasts: some dimensions 1, maybe fewer dimensions.
+        let mut other: Vec<usize> = out
+            .iter()
+            .map(|&d| if r.range(0, 2) == 0 { 1 } else { d })
+            .collect();
+        let drop = r.range(0, other.len() as i64 - 1) as usize;
+        other.drain(..drop);
+        broadcast += usize::from(other.iter().product::<usize>() < out.iter().product());
+        let n: usize = out.iter().product();
+        let taken = round % 2;
+        let shapes = if taken == 0 {
+            [&out, &other]
+        } else {
+            [&other, &out]
+        };
+        let q = |r: &mut Rng| (r.scale(0.01, 0.1), r.range(-128, 127));
+        let (qa, qb, qo) = (q(&mut r), q(&mut r), q(&mut r));
+        let ai = info::<i8>(shapes[0], &[qa.0], &[qa.1]);
+        let bi = info::<i8>(shapes[1], &[qb.0], &[qb.1]);
+        let yi = info::<i8>(&out, &[qo.0], &[qo.1]);
+        let a = r.i8s(ai.elements);
+        let b = r.i8s(bi.elements);
+        let mut want = vec![0i8; n];
+        run_op(
+            &[Some(In::new(&a, &ai)), Some(In::new(&b, &bi))],
+            &mut [Out::new(&mut want, &yi)],
+            &mut [],
+            |op| kernel(op, false),
+        )
+        .unwrap();
+        let mut buf = if taken == 0 { a.clone() } else { b.clone() };
+        let inputs = if taken == 0 {
+            [Some(In::in_place(0, &ai)), Some(In::new(&b, &bi))]
+        } else {
+            [Some(In::new(&a, &ai)), Some(In::in_place(0, &bi))]
+        };
+        run_op(&inputs, &mut [Out::new(&mut buf, &yi)], &mut [], |op| {
+            kernel(op, true)
+        })
+        .unwrap_or_else(|e| panic!("round {round}: {e}"));
+        assert_eq!(buf, want, "round {round}: {out:?} {other:?}");
+        // Both operands in place (ADD(x, x)), no operand in place, and (when the other
+        // operand broadcasts) the broadcasting one taken over are refused.
+        let both = [Some(In::in_place(0, &yi)), Some(In::in_place(0, &yi))];
+        let e = run_op(&both, &mut [Out::new(&mut buf, &yi)], &mut [], |op| {
+            kernel(op, true)
+        });
+        assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
+        let plain = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
+        let e = run_op(&plain, &mut [Out::new(&mut buf, &yi)], &mut [], |op| {
+            kernel(op, true)
+        });
+        assert!(matches!(e, Err(KernelError::Type { .. })), "{e:?}");
+        if other.as_slice() != out.as_slice() {
+            let oi = info::<i8>(&other, &[qb.0], &[qb.1]);
+            let wrong = [Some(In::new(&a, &ai)), Some(In::in_place(0, &oi))];
+            let wrong = if taken == 0 {
+                wrong
+            } else {
+                [Some(In::in_place(0, &oi)), Some(In::new(&b, &bi))]
+            };
+            let e = run_op(&wrong, &mut [Out::new(&mut buf, &yi)], &mut [], |op| {
+                kernel(op, true)
+            });
+            assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
+        }
+    }
+    assert!(broadcast > 200, "{broadcast} broadcasting cases");
+}
+
+#[test]
+fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
+    use planner::rt::options::StridedSliceOptions;
+    let x: Vec<i8> = (0..12).collect();
+    let xi = info::<i8>(&[3, 4], &[0.1], &[0]);
+    let yi = info::<i8>(&[1, 2], &[0.1], &[0]);
+    let slice = |o: StridedSliceOptions, y: &mut [i8]| {
+        run_op(
+            &[Some(In::new(&x, &xi))],
+            &mut [Out::new(y, &yi)],
+            &mut [],
+            |op| shape::strided_slice(op, &o),
+        )
+    };
+    let o = StridedSliceOptions {
+        begin: Dims::new(&[-1, 3]).unwrap(),
+        end: Dims::new(&[0, 0]).unwrap(),
+        strides: Dims::new(&[-2, -2]).unwrap(),
+        ..Default::default()
+    };
+    let mut y = [0i8; 2];
+    slice(o, &mut y).unwrap();
+    // Row 2 (row 0 is the stop, excluded), columns 3 and 1.
+    assert_eq!(y, [11, 9]);
+    for bad in [
+        StridedSliceOptions {
+            strides: Dims::new(&[0, 1]).unwrap(),
+            ..o
+        },
+        StridedSliceOptions {
+            ellipsis_mask: 1,
+            ..o
+        },
+        StridedSliceOptions {
+            begin: Dims::new(&[0]).unwrap(),
+            ..o
+        },
+        // The end mask on rows: rows 2 and 0, more than the output holds.
+        StridedSliceOptions { end_mask: 1, ..o },
+    ] {
+        let e = slice(bad, &mut y);
+        assert!(
+            matches!(
+                e,
+                Err(KernelError::Options { .. } | KernelError::Shape { .. })
+            ),
+            "{bad:?}: {e:?}"
+        );
+    }
+    // MAXIMUM with an input quantised otherwise than the output.
+    let other = info::<i8>(&[3, 4], &[0.2], &[0]);
+    let mut y = [0i8; 12];
+    let out = info::<i8>(&[3, 4], &[0.1], &[0]);
+    let e = run_op(
+        &[Some(In::new(&x, &xi)), Some(In::new(&x, &other))],
+        &mut [Out::new(&mut y, &out)],
+        &mut [],
+        |op| elementwise::min_max(op, true),
+    );
+    assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
+    // RESIZE_NEAREST_NEIGHBOR whose size operand is not the output's.
+    let xi = info::<i8>(&[1, 3, 4, 1], &[0.1], &[0]);
+    let size = [6i32, 7];
+    let si = info::<i32>(&[2], &[], &[]);
+    let yi = info::<i8>(&[1, 6, 8, 1], &[0.1], &[0]);
+    let mut y = [0i8; 48];
+    let e = run_op(
+        &[Some(In::new(&x, &xi)), Some(In::new(&size, &si))],
+        &mut [Out::new(&mut y, &yi)],
+        &mut [],
+        shape::resize_nearest_neighbor,
     );
     assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
 }
