@@ -48,7 +48,19 @@ const SUPPORTED: &[&str] = &[
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):
 /// a plan that runs another kind in place gets a runner that says so.
-const SUPPORTED_IN_PLACE: &[&str] = &["DEPTHWISE_CONV_2D"];
+const SUPPORTED_IN_PLACE: &[&str] = &[
+    "DEPTHWISE_CONV_2D",
+    "ADD",
+    "SUB",
+    "MUL",
+    "QUANTIZE",
+    "DEQUANTIZE",
+    "LOGISTIC",
+    "TANH",
+    "RELU",
+    "RELU6",
+    "HARD_SWISH",
+];
 
 /// The `.tflite` files of `dir`, sorted (none when it does not exist).
 fn tflite_files(dir: &std::path::Path) -> Vec<PathBuf> {
