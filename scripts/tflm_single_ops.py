@@ -22,6 +22,7 @@ OUT = ROOT / "tests" / "run-models" / "single"
 
 TYPES = {
     np.int8: s.TensorType.INT8,
+    np.int16: s.TensorType.INT16,
     np.int32: s.TensorType.INT32,
     np.float32: s.TensorType.FLOAT32,
 }
@@ -125,6 +126,71 @@ def concatenation(name, shapes, axis, q):
     )
 
 
+def unary(name, builtin, shape, dtypes, qin, qout):
+    """One op of one input and one output of the same shape (`dtypes`: input, output)."""
+    m = Model()
+    x = m.tensor("x", shape, dtypes[0], qin)
+    y = m.tensor("y", shape, dtypes[1], qout)
+    m.write(name, builtin, [x], [y])
+
+
+def binary(name, builtin, shapes, qs, options_type=0, options=None):
+    """One op of two int8 inputs (shapes[0], shapes[1], which broadcast) and one int8 output
+    (quantisations `qs`: input 0, input 1, output)."""
+    m = Model()
+    a = m.tensor("a", shapes[0], np.int8, qs[0])
+    b = m.tensor("b", shapes[1], np.int8, qs[1])
+    out = list(np.broadcast_shapes(tuple(shapes[0]), tuple(shapes[1])))
+    y = m.tensor("y", out, np.int8, qs[2])
+    m.write(name, builtin, [a, b], [y], options_type, options)
+
+
+def sub(name, shapes, qs, activation):
+    o = s.SubOptionsT()
+    o.fusedActivationFunction = activation
+    binary(name, s.BuiltinOperator.SUB, shapes, qs, s.BuiltinOptions.SubOptions, o)
+
+
+def strided_slice(name, shape, begin, end, strides, masks, q):
+    """STRIDED_SLICE of an int8 input; `masks` = (begin, end, shrink_axis); the output shape is
+    numpy's slice of the input with the same bounds."""
+    m = Model()
+    x = m.tensor("x", shape, np.int8, q)
+    rank = len(shape)
+    b = m.tensor("begin", [rank], np.int32, data=begin)
+    e = m.tensor("end", [rank], np.int32, data=end)
+    st = m.tensor("strides", [rank], np.int32, data=strides)
+    index = []
+    for d in range(rank):
+        if masks[2] & (1 << d):
+            index.append(begin[d])
+            continue
+        lo = None if masks[0] & (1 << d) else begin[d]
+        hi = None if masks[1] & (1 << d) else end[d]
+        index.append(slice(lo, hi, strides[d]))
+    out = np.zeros(shape)[tuple(index)].shape
+    y = m.tensor("y", list(out), np.int8, q)
+    o = s.StridedSliceOptionsT()
+    o.beginMask, o.endMask, o.shrinkAxisMask = masks
+    m.write(
+        name, s.BuiltinOperator.STRIDED_SLICE, [x, b, e, st], [y],
+        s.BuiltinOptions.StridedSliceOptions, o,
+    )
+
+
+def resize_nearest(name, shape, size, q):
+    """RESIZE_NEAREST_NEIGHBOR of an int8 NHWC input to `size`, default options."""
+    m = Model()
+    x = m.tensor("x", shape, np.int8, q)
+    sz = m.tensor("size", [2], np.int32, data=size)
+    y = m.tensor("y", [shape[0], size[0], size[1], shape[3]], np.int8, q)
+    o = s.ResizeNearestNeighborOptionsT()
+    m.write(
+        name, s.BuiltinOperator.RESIZE_NEAREST_NEIGHBOR, [x, sz], [y],
+        s.BuiltinOptions.ResizeNearestNeighborOptions, o,
+    )
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     # MEAN over 7x7 with other scales: 1/49 folded into the multiplier (TFLM -8 where the
@@ -140,6 +206,36 @@ def main():
     # CONCATENATION along a middle axis, and a negative one, of odd sizes.
     concatenation("concat_middle", [[1, 3, 2, 2], [1, 3, 1, 2], [1, 3, 3, 2]], 2, (0.5, 3))
     concatenation("concat_last_negative", [[2, 3], [2, 5]], -1, (0.1, -128))
+    i8 = (np.int8, np.int8)
+    B = s.BuiltinOperator
+    # QUANTIZE int8 to int8: requantisation through a Q31 multiplier.
+    unary("quantize_i8_requant", B.QUANTIZE, [4, 9], i8, (0.02, 10), (0.05, -3))
+    # RELU requantises (input and output scales differ); RELU6 clamps in the input's.
+    unary("relu_rescaled", B.RELU, [2, 5, 7], i8, (0.05, -10), (0.03, -128))
+    unary("relu6", B.RELU6, [3, 11], i8, (0.04, -30), (0.04, -30))
+    # LOGISTIC and TANH, int8, their fixed output quantisation; inputs past the radius too.
+    unary("logistic", B.LOGISTIC, [1, 300], i8, (0.06, 5), (1 / 256, -128))
+    unary("logistic_fine", B.LOGISTIC, [5, 61], i8, (0.011, -128), (1 / 256, -128))
+    unary("tanh", B.TANH, [1, 300], i8, (0.05, 3), (1 / 128, 0))
+    unary("tanh_coarse", B.TANH, [7, 13], i8, (0.3, 127), (1 / 128, 0))
+    # HARD_SWISH with the relu-ish multiplier shifting left (coarse input) and right (fine).
+    unary("hard_swish", B.HARD_SWISH, [2, 150], i8, (0.05, -20), (0.04, -50))
+    unary("hard_swish_fine", B.HARD_SWISH, [3, 7, 5], i8, (0.005, 17), (0.003, -128))
+    # SUB broadcasting the second operand, with RELU6; and of the same shape.
+    sub("sub_broadcast_relu6", [[2, 3, 4], [1, 4]], [(0.1, 3), (0.05, -7), (0.06, -100)], 3)
+    # MAXIMUM and MINIMUM, raw comparisons, one operand broadcasting.
+    q = (0.05, -9)
+    binary("maximum_broadcast", B.MAXIMUM, [[2, 3, 5], [3, 1]], [q, q, q])
+    binary("minimum_broadcast", B.MINIMUM, [[4, 1], [1, 7]], [q, q, q])
+    # STRIDED_SLICE: negative begin and stride, masks, shrinking, odd sizes.
+    strided_slice("strided_slice_step2", [1, 7, 9, 3], [0, 1, -8, 0], [1, 6, 9, 3], [1, 2, 3, 1], (0, 0, 0), q)
+    strided_slice("strided_slice_reverse", [5, 6], [-1, 4], [0, 0], [-1, -2], (0, 2, 0), q)
+    strided_slice("strided_slice_masks_shrink", [2, 5, 4], [1, 1, 0], [2, -1, 3], [1, 1, 1], (4, 0, 1), q)
+    # RESIZE_NEAREST_NEIGHBOR up by 2, up by a non-integer factor, and down.
+    resize_nearest("resize_nearest_x2", [1, 5, 3, 4], [10, 6], q)
+    resize_nearest("resize_nearest_odd", [2, 3, 4, 2], [7, 5], q)
+    resize_nearest("resize_nearest_down", [1, 9, 8, 3], [4, 3], q)
+    sub("sub_same_shape", [[3, 5, 7], [3, 5, 7]], [(0.02, -128), (0.03, 127), (0.05, 0)], 0)
 
 
 if __name__ == "__main__":

@@ -61,6 +61,10 @@ enum Command {
         /// that would not link on this host gets a warning.
         #[arg(long, value_name = "TRIPLE")]
         target: Option<String>,
+        /// Fold PADs into convolutions and run ops in place (`memory.in_place = true`); the
+        /// kernel set must implement the `*InPlace` traits and explicit padding.
+        #[arg(long)]
+        in_place: bool,
     },
     /// One line per tensor: where it goes and why.
     Explain {
@@ -76,6 +80,10 @@ enum Command {
         /// memory, source_memory, offset, size, reason) as JSON objects or CSV.
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// Fold PADs into convolutions and run ops in place (`memory.in_place = true`); the
+        /// kernel set must implement the `*InPlace` traits and explicit padding.
+        #[arg(long)]
+        in_place: bool,
     },
     /// Every planner side by side: bytes per scratch arena, lower bound, ratio, time; and
     /// what TensorFlow Lite Micro's planner would need (`tflm`) beside the manifest's.
@@ -89,6 +97,10 @@ enum Command {
         /// --format svg` draws a plan).
         #[arg(long, value_enum, default_value_t = Format::Table)]
         format: Format,
+        /// Plan the manifest's rows with PADs folded and ops in place (`memory.in_place = true`); the
+        /// in-place row then shows the classic plan.
+        #[arg(long)]
+        in_place: bool,
     },
     /// Print a starter manifest for a `.tflite` model that plans as it is.
     Import {
@@ -175,7 +187,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             node_budget,
             time_limit,
             target,
+            in_place,
         } => {
+            refuse_in_place(&input, in_place)?;
             if let Some(g) = group_of(&input, planner.as_deref())? {
                 return plan_group_table(&g, &input, format, target.as_deref());
             }
@@ -191,6 +205,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
             let mut inp = load(&input, capacity.as_deref())?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
+            inp.manifest.aliasing.in_place |= in_place;
             if let Some(t) = &time_limit {
                 set_time_limit(&mut inp.manifest, t)?;
             }
@@ -262,7 +277,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             tensor,
             planner,
             format,
+            in_place,
         } => {
+            refuse_in_place(&input, in_place)?;
             if format == Format::Svg {
                 return Err(usage(
                     "explain draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
@@ -288,6 +305,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
             let mut inp = load(&input, None)?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
+            inp.manifest.aliasing.in_place |= in_place;
             if let Some(t) = &tensor
                 && !inp.graph.tensors.iter().any(|x| &x.id == t || &x.name == t)
             {
@@ -316,7 +334,9 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             input,
             capacity,
             format,
+            in_place,
         } => {
+            refuse_in_place(&input, in_place)?;
             if format == Format::Svg {
                 return Err(usage(
                     "compare draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
@@ -331,7 +351,8 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
                 print(&compare_group(&g, format)?);
                 return Ok(ExitCode::SUCCESS);
             }
-            let inp = load(&input, capacity.as_deref())?;
+            let mut inp = load(&input, capacity.as_deref())?;
+            inp.manifest.aliasing.in_place |= in_place;
             print(&compare(&inp, format)?);
             Ok(ExitCode::SUCCESS)
         }
@@ -373,6 +394,25 @@ fn plan_group_table(
         Format::Svg => planner::export::svg::group_svg(&planned),
     });
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--in-place` is for one model: a CSV problem has no ops, and a group manifest says it in
+/// its `[memory]` table.
+fn refuse_in_place(input: &Path, in_place: bool) -> Result<(), Error> {
+    if !in_place || input.is_dir() {
+        return Ok(());
+    }
+    if is_problem(input)? {
+        return Err(usage(
+            "--in-place is for models; a CSV problem has no ops to run in place, so drop --in-place",
+        ));
+    }
+    if group_of(input, None)?.is_some() {
+        return Err(usage(
+            "--in-place is for one model; for a group, set in_place = true in the manifest's [memory] table",
+        ));
+    }
+    Ok(())
 }
 
 fn usage(msg: &str) -> Error {
@@ -760,6 +800,7 @@ fn compare(inp: &Input, format: Format) -> Result<String, Error> {
     }
     if inp.problem.is_none() {
         rows.extend(reordered_rows(inp));
+        rows.extend(in_place_rows(inp));
     }
     if format != Format::Table {
         return Ok(rows_as(format, &rows));
@@ -1029,6 +1070,48 @@ fn reordered_rows(inp: &Input) -> Vec<Vec<String>> {
             format!("{} schedule=fixed", m.planner.name())
         }
     };
+    let start = Instant::now();
+    let result = plan_as(inp, &m);
+    let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);
+    match result {
+        Ok(p) => p
+            .scratch_reports
+            .iter()
+            .map(|r| {
+                let ratio = if r.lower_bound == 0 {
+                    1.0
+                } else {
+                    r.used as f64 / r.lower_bound as f64
+                };
+                vec![
+                    label.clone(),
+                    r.memory.clone(),
+                    r.used.to_string(),
+                    r.lower_bound.to_string(),
+                    format!("{ratio:.4}"),
+                    if r.optimal { "yes" } else { "-" }.to_string(),
+                    took.clone(),
+                ]
+            })
+            .collect(),
+        Err(e) => vec![vec![
+            label,
+            "-".into(),
+            format!("failed: {}", e.message()),
+            String::new(),
+            String::new(),
+            String::new(),
+            took,
+        ]],
+    }
+}
+
+/// Rows for the manifest's planner with in-place planning toggled (`in_place=true` when the
+/// manifest plans classically, `in_place=false`, the classic plan, when it runs in place).
+fn in_place_rows(inp: &Input) -> Vec<Vec<String>> {
+    let mut m = inp.manifest.clone();
+    m.aliasing.in_place = !m.aliasing.in_place;
+    let label = format!("{} in_place={}", m.planner.name(), m.aliasing.in_place);
     let start = Instant::now();
     let result = plan_as(inp, &m);
     let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);

@@ -107,8 +107,54 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
             }
         }
     }
+    in_place(&mut h, plan, &p, &idents);
     let _ = writeln!(h, "\n#endif /* {p}_H */");
     h
+}
+
+/// The ops that run in place (`memory.in_place`): one comment per op, naming the output
+/// written over the input and the temporary, and the count. Nothing for a classic plan.
+fn in_place(h: &mut String, plan: &PlanFile, p: &str, idents: &[String]) {
+    let ops: Vec<(
+        usize,
+        &planner::planfile::OpEntry,
+        planner::planfile::InPlaceEntry,
+    )> = plan
+        .ops
+        .iter()
+        .enumerate()
+        .filter_map(|(k, op)| op.in_place.map(|ip| (k, op, ip)))
+        .collect();
+    if ops.is_empty() {
+        return;
+    }
+    let name = |t: Option<u32>| {
+        t.and_then(|t| idents.get(t as usize)).map_or_else(
+            || "?".to_string(),
+            |i| format!("{p}_T_{}", i.to_ascii_uppercase()),
+        )
+    };
+    let _ = writeln!(
+        h,
+        "\n/* ops that run in place: the output starts at the input's region and offset, which the\n   op is the last to read (a model input taken over changes during a run) */"
+    );
+    for (k, op, ip) in &ops {
+        let input = op.inputs.get(ip.input as usize).copied().flatten();
+        let output = op.outputs.get(ip.output as usize).copied();
+        let temp = ip
+            .temp
+            .and_then(|t| op.scratch.get(t as usize).copied())
+            .map(|t| format!(", temporary {}", name(Some(t))))
+            .unwrap_or_default();
+        let _ = writeln!(
+            h,
+            "/* op {k} {}: {} over {}{temp} */",
+            comment(&op.opcode),
+            name(output),
+            name(input)
+        );
+    }
+    let _ = writeln!(h, "#define {p}_IN_PLACE_OP_COUNT {}u", ops.len());
 }
 
 #[cfg(test)]
@@ -137,5 +183,25 @@ mod tests {
         assert!(h.contains("#define PLANNER_TINY_INPUT_X_OFFSET PLANNER_TINY_T_TINY_IN_OFFSET"));
         let hash = format!("UINT64_C(0x{:016x})", plan.hash());
         assert!(h.contains(&hash), "{h}");
+    }
+
+    #[test]
+    fn says_which_ops_run_in_place() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../models/te_mcunet_vww.tflite");
+        let mut m = planner::manifest::Manifest::for_model_file(&path);
+        let g = planner::import::load(&m).unwrap();
+        let classic = planner::plan_graph(&m, &g).unwrap();
+        let layout = planner::planfile::Layout::of(&m);
+        let plan = PlanFile::from_plan(&classic.graph, &classic.plan, &layout).unwrap();
+        assert!(!header(&plan, "m.toml").contains("in place"));
+        m.aliasing.in_place = true;
+        let planned = planner::plan_graph(&m, &g).unwrap();
+        let plan = PlanFile::from_plan(&planned.graph, &planned.plan, &layout).unwrap();
+        let h = header(&plan, "m.toml");
+        assert!(h.contains("ops that run in place"), "{h}");
+        assert!(h.contains("_IN_PLACE_OP_COUNT 24u"), "{h}");
+        assert!(h.contains("/* op 0 QUANTIZE: "), "{h}");
+        assert!(h.contains("_IN_PLACE_TEMP */"), "{h}");
     }
 }

@@ -205,6 +205,8 @@ fn prepare(file: PlanFile, path: PathBuf) -> Result<Loaded, String> {
         .map(|a| a.blob.as_ref().map(|b| dir.join(&b.file)))
         .collect::<Vec<_>>();
     check_blobs(&file, &blobs)?;
+    check_in_place(&file)
+        .map_err(|m| format!("bad plan file {}: {m}; {REBUILD}", path.display()))?;
     let mut elements = Vec::new();
     for t in &file.tensors {
         let n = view_elements(t.dtype, &t.shape, t.size).ok_or_else(|| {
@@ -446,6 +448,102 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
     Ok(())
 }
 
+/// Every in-place declaration names an input, an output and a temporary of its op, of a
+/// kind that can run in place, with the output at the input's bytes and the input read by
+/// no later op (the `const` check proves the rest of the layout).
+fn check_in_place(f: &PlanFile) -> Result<(), String> {
+    let root = |t: usize| {
+        planner::graph::alias_root(t, f.tensors.len(), |r| {
+            f.tensors[r].alias_of.map(|n| n as usize)
+        })
+    };
+    for (k, op) in f.ops.iter().enumerate() {
+        let Some(ip) = op.in_place else { continue };
+        let what = format!("op {k} ({}) of model `{}`", op.opcode, f.model);
+        if op.options.in_place_codegen().is_none() {
+            return Err(format!(
+                "{what} is declared to run in place, but {} never runs in place (in place: \
+                 DEPTHWISE_CONV_2D, ADD, SUB, MUL, QUANTIZE, DEQUANTIZE, LOGISTIC, TANH, RELU, \
+                 RELU6, HARD_SWISH with their options)",
+                op.opcode
+            ));
+        }
+        let input = op
+            .inputs
+            .get(ip.input as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| {
+                format!(
+                    "{what} runs in place over input #{}, but it has {} inputs (or that one is left out)",
+                    ip.input,
+                    op.inputs.len()
+                )
+            })? as usize;
+        let output = *op.outputs.get(ip.output as usize).ok_or_else(|| {
+            format!(
+                "{what} runs in place into output #{}, but it has {} outputs",
+                ip.output,
+                op.outputs.len()
+            )
+        })? as usize;
+        if let Some(temp) = ip.temp
+            && temp as usize + 1 != op.scratch.len()
+        {
+            return Err(format!(
+                "{what} names scratch #{temp} as its in-place temporary, but it has {} scratch \
+                 tensors and the temporary is the last",
+                op.scratch.len()
+            ));
+        }
+        let (ti, to) = (&f.tensors[input], &f.tensors[output]);
+        if ti.arena != to.arena || ti.offset != to.offset {
+            return Err(format!(
+                "{what} runs in place, but its output `{}` is at offset {} of arena #{}, not at \
+                 its input `{}`'s offset {} of arena #{}",
+                to.id, to.offset, to.arena, ti.id, ti.offset, ti.arena
+            ));
+        }
+        if ti.kind != planner::graph::TensorKind::Activation {
+            return Err(format!(
+                "{what} runs in place over `{}`, which is a {} tensor, not an activation",
+                ti.id,
+                format!("{:?}", ti.kind).to_lowercase()
+            ));
+        }
+        let class = root(input);
+        let twice =
+            op.inputs.iter().enumerate().any(|(j, t)| {
+                j != ip.input as usize && t.is_some_and(|t| root(t as usize) == class)
+            });
+        if twice {
+            return Err(format!(
+                "{what} runs in place over `{}`, which it also reads as another input",
+                ti.id
+            ));
+        }
+        let later = f.ops.iter().enumerate().skip(k + 1).find(|(_, o)| {
+            o.inputs
+                .iter()
+                .flatten()
+                .any(|&t| root(t as usize) == class)
+        });
+        if let Some((j, o)) = later {
+            return Err(format!(
+                "{what} runs in place over `{}`, but op {j} ({}) reads it later",
+                ti.id, o.opcode
+            ));
+        }
+        if f.outputs.iter().any(|o| root(o.tensor as usize) == class) {
+            return Err(format!(
+                "{what} runs in place over `{}`, which is a model output",
+                ti.id
+            ));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,6 +566,70 @@ mod tests {
         assert_eq!(view_elements(DType::I4, &[2, 3], 3), Some(3));
         assert_eq!(view_elements(DType::F32, &[], 4), Some(1));
         assert_eq!(view_elements(DType::I8, &[u64::MAX, 2], 0), None);
+    }
+
+    #[test]
+    fn in_place_declarations_are_checked() {
+        use planner::planfile::InPlaceEntry;
+        use planner::rt::options::{NoOptions, OpOptions};
+        let (g, p, l) = planner::planfile::fixture::tiny();
+        let file = PlanFile::from_plan(&g, &p, &l).unwrap();
+        let decl = InPlaceEntry {
+            input: 0,
+            output: 0,
+            temp: None,
+        };
+        // Op 1 (FULLY_CONNECTED) cannot run in place.
+        let mut f = file.clone();
+        f.ops[1].in_place = Some(decl);
+        let e = check_in_place(&f).unwrap_err();
+        assert!(e.contains("op 1 (FULLY_CONNECTED) of model `tiny`"), "{e}");
+        assert!(e.contains("never runs in place"), "{e}");
+        // As a RELU over `h` (op 0's output), it can, once `out` sits at `h`'s offset.
+        let mut f = file.clone();
+        f.ops[1].opcode = "RELU".into();
+        f.ops[1].options = OpOptions::Relu(NoOptions {});
+        f.ops[1].inputs = vec![Some(3)];
+        f.ops[1].in_place = Some(decl);
+        let e = check_in_place(&f).unwrap_err();
+        assert!(e.contains("not at its input `h`'s offset 16"), "{e}");
+        f.tensors[6].offset = f.tensors[3].offset;
+        assert_eq!(check_in_place(&f), Ok(()));
+        let mut bad = f.clone();
+        bad.ops[1].in_place = Some(InPlaceEntry { input: 1, ..decl });
+        assert!(check_in_place(&bad).unwrap_err().contains("input #1"));
+        let mut bad = f.clone();
+        bad.ops[1].in_place = Some(InPlaceEntry { output: 2, ..decl });
+        assert!(check_in_place(&bad).unwrap_err().contains("output #2"));
+        let mut bad = f.clone();
+        bad.ops[1].in_place = Some(InPlaceEntry {
+            temp: Some(0),
+            ..decl
+        });
+        assert!(check_in_place(&bad).unwrap_err().contains("scratch #0"));
+        let mut bad = f.clone();
+        bad.outputs[0].tensor = 3;
+        assert!(check_in_place(&bad).unwrap_err().contains("model output"));
+        // Read by a later op.
+        let mut bad = f.clone();
+        let mut again = bad.ops[1].clone();
+        again.in_place = None;
+        again.outputs = vec![0];
+        bad.ops.push(again);
+        let e = check_in_place(&bad).unwrap_err();
+        assert!(e.contains("op 2 (RELU) reads it later"), "{e}");
+        // Read twice by the op.
+        let mut bad = f.clone();
+        bad.ops[1].inputs = vec![Some(3), Some(3)];
+        assert!(check_in_place(&bad).unwrap_err().contains("also reads"));
+        // A constant.
+        let mut bad = f.clone();
+        bad.tensors[3].kind = planner::graph::TensorKind::Constant;
+        assert!(
+            check_in_place(&bad)
+                .unwrap_err()
+                .contains("constant tensor")
+        );
     }
 
     #[test]

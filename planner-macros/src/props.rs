@@ -22,7 +22,7 @@ use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use proptest::prelude::*;
 use quote::quote;
 
-use crate::codegen::{self, Ctx, ops::op_tensors};
+use crate::codegen::{self, Ctx, table::op_rows};
 use crate::load;
 
 const EDGES: [u64; 11] = [
@@ -394,22 +394,16 @@ fn check_table(cx: &Ctx<'_>) {
             }
         })
         .collect();
-    let lists: Vec<(Vec<u32>, Vec<u32>)> = (0..f.ops.len())
-        .map(|k| {
-            let (r, w) = op_tensors(cx, k);
-            let slot =
-                |v: Vec<(String, usize)>| v.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
-            (slot(r), slot(w))
-        })
-        .collect();
+    let lists: Vec<_> = (0..f.ops.len()).map(|k| op_rows(cx, k)).collect();
     let ops: Vec<OpRow<'_>> = f
         .ops
         .iter()
         .zip(&lists)
-        .map(|(op, (r, w))| OpRow {
+        .map(|(op, (r, w, ip))| OpRow {
             opcode: &op.opcode,
             reads: r,
             writes: w,
+            in_place: ip.map(|(input, output)| check::InPlaceRow { input, output }),
         })
         .collect();
     let (by_start, by_end) = check::time_orders(&slots);

@@ -342,6 +342,44 @@ pub struct Graph {
     /// the size in `shape`); reports print these beside the plan's own warnings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Ops that run in place ([`crate::in_place`], `memory.in_place = true`): each output
+    /// written over an input that dies at its op. Unlike an alias, the two are tensors of
+    /// their own that share bytes at that op only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_place: Vec<InPlaceOp>,
+    /// PADs folded into the convolution that consumes them (`memory.in_place = true`): they
+    /// left `ops`, and their padded output left the plan.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folded_pads: Vec<FoldedPad>,
+}
+
+/// An op that runs in place: `output` starts at `input`'s offset; `input` ends at the op
+/// (its last reader) and `output` starts there. The op is `output`'s producer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InPlaceOp {
+    /// The input whose bytes the output takes over.
+    pub input: TensorIndex,
+    /// The output written over it.
+    pub output: TensorIndex,
+    /// The op's temporary (a depthwise convolution's copy of one input channel), one of the
+    /// op's scratch tensors.
+    pub temp: Option<TensorIndex>,
+}
+
+/// A PAD (or PADV2) folded into the convolution that consumed its output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoldedPad {
+    /// `PAD` or `PADV2`.
+    pub opcode: String,
+    /// The PAD's index among the ops of the graph it was folded in.
+    pub op: u32,
+    /// The PAD's output, which left the plan.
+    pub padded: TensorIndex,
+    /// The convolution's output (names the convolution that now pads).
+    pub consumer_output: TensorIndex,
+    /// The convolution's explicit padding, `[top, bottom, left, right]` (the PAD's amounts
+    /// plus the convolution's own SAME padding).
+    pub pads: [i32; 4],
 }
 
 /// Follows alias links from `start` to the root of its alias group: `next(i)` is the tensor
@@ -363,6 +401,11 @@ impl Graph {
     /// The tensor at `index`.
     pub fn tensor(&self, index: TensorIndex) -> &Tensor {
         &self.tensors[index.get()]
+    }
+
+    /// The op that writes `t`, if any.
+    pub fn producer(&self, t: TensorIndex) -> Option<usize> {
+        self.ops.iter().position(|op| op.outputs.contains(&t))
     }
 
     /// Finds a tensor by id.

@@ -7,8 +7,9 @@
 //! 1. [`manifest`]: read and check the TOML manifest ([`manifest::load`]).
 //! 2. [`import`]: the [`graph::Graph`] from an inline graph, a `.tflite` file or a CSV
 //!    problem ([`import::load`]).
-//! 3. [`schedule`] and [`alias`]: optionally a memory-aware op order
-//!    ([`schedule::reorder`]) and in-place aliases ([`alias::detect`]).
+//! 3. [`in_place`], [`schedule`] and [`alias`]: optionally PADs folded into convolutions
+//!    ([`in_place::fold_pads`]), a memory-aware op order ([`schedule::reorder`]), in-place
+//!    aliases ([`alias::detect`]) and ops run in place ([`in_place::detect`]).
 //! 4. [`lifetimes`]: the ops over which each tensor is live ([`lifetimes::compute`]).
 //! 5. [`placement`]: each tensor's role, memory and source memory, with the reason
 //!    ([`placement::resolve`]).
@@ -42,6 +43,8 @@ pub mod export;
 pub mod graph;
 #[cfg(feature = "std")]
 pub mod import;
+#[cfg(feature = "std")]
+pub mod in_place;
 #[cfg(feature = "std")]
 pub mod lifetimes;
 #[cfg(feature = "std")]

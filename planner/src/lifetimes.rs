@@ -5,6 +5,7 @@
 //! reshape's output is its input's bytes) share one slot, so their lifetimes merge. Two
 //! tensors may share bytes only when one ends strictly before the other starts.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::vec::Vec;
 
 use crate::error::{Error, Result};
@@ -17,8 +18,17 @@ pub struct Lifetimes {
     pub ops: u32,
     /// Per tensor: `(start_op, end_op)` inclusive, or `None` when nothing uses it.
     pub live: Vec<Option<(u32, u32)>>,
-    /// Per tensor: the tensor whose slot it uses (itself unless it is an alias).
+    /// Per tensor: the tensor whose slot it uses (itself unless it is an alias or runs in
+    /// place).
     pub slot_of: Vec<TensorIndex>,
+    /// Tensors of in-place pairs ([`Graph::in_place`]): their own lifetime, while `live`
+    /// holds their slot's (the union over the chain). The plan lists these.
+    pub own: BTreeMap<TensorIndex, (u32, u32)>,
+    /// In-place pairs `(input, output)` whose output is smaller than its input, kept in
+    /// slots of their own while packing: the output's slot lives from the op after the
+    /// in-place op (at that op its bytes are inside the input's), and the pipeline then puts
+    /// both slots at one offset (or plans again with the pair merged).
+    pub split: Vec<(TensorIndex, TensorIndex)>,
 }
 
 impl Lifetimes {
@@ -32,7 +42,13 @@ impl Lifetimes {
             .unwrap_or(1)
             .max(1);
         let slot_of = (0..live.len()).map(|i| TensorIndex(i as u32)).collect();
-        Lifetimes { ops, live, slot_of }
+        Lifetimes {
+            ops,
+            live,
+            slot_of,
+            own: BTreeMap::new(),
+            split: Vec::new(),
+        }
     }
 
     /// True when `t` shares another tensor's slot.
@@ -43,6 +59,12 @@ impl Lifetimes {
 
 /// Computes every tensor's lifetime from the op order.
 pub fn compute(graph: &Graph) -> Result<Lifetimes> {
+    compute_merging(graph, &BTreeSet::new())
+}
+
+/// [`compute`], with the in-place pairs whose output is in `merged` in one slot even when
+/// the output is smaller than the input (see [`Lifetimes::split`]).
+pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<Lifetimes> {
     let n = graph.tensors.len();
     let ops = u32::try_from(graph.ops.len())
         .map_err(|_| Error::model(format!("model `{}` has more than 2^32 ops", graph.name)))?;
@@ -71,13 +93,41 @@ pub fn compute(graph: &Graph) -> Result<Lifetimes> {
             live[i] = Some((0, last));
         }
     }
+    // In-place pairs keep their own lifetimes for the plan; their slot merges like an alias.
+    let mut own = BTreeMap::new();
+    for p in &graph.in_place {
+        for t in [p.input, p.output] {
+            if let Some(l) = live.get(t.get()).copied().flatten() {
+                own.insert(t, l);
+            }
+        }
+    }
     // Aliases: one slot per group, the group's lifetime the union of its members'.
     let mut slot_of: Vec<TensorIndex> = (0..n).map(|i| TensorIndex(i as u32)).collect();
     fn root(slot_of: &[TensorIndex], t: TensorIndex) -> TensorIndex {
         let r = crate::graph::alias_root(t.get(), slot_of.len(), |i| Some(slot_of[i].get()));
         TensorIndex(r as u32)
     }
-    for &(alias, target) in &graph.aliases {
+    // A smaller output keeps its own slot from the op after, unless asked to merge or it is
+    // read by nothing after the op.
+    let slot = |t: TensorIndex| graph.tensors[t.get()].size.div_ceil(16);
+    let mut split = Vec::new();
+    for p in &graph.in_place {
+        if let (Some((k, end)), Some(_)) = (live[p.output.get()], live[p.input.get()])
+            && slot(p.output) < slot(p.input)
+            && end > k
+            && !merged.contains(&p.output)
+        {
+            live[p.output.get()] = Some((k + 1, end));
+            split.push((p.input, p.output));
+        }
+    }
+    let pairs = graph
+        .in_place
+        .iter()
+        .filter(|p| !split.contains(&(p.input, p.output)))
+        .map(|p| (p.output, p.input));
+    for (alias, target) in graph.aliases.iter().copied().chain(pairs) {
         let (ra, rt) = (root(&slot_of, alias), root(&slot_of, target));
         if ra == rt {
             continue;
@@ -116,6 +166,8 @@ pub fn compute(graph: &Graph) -> Result<Lifetimes> {
         ops: ops.max(1),
         live,
         slot_of,
+        own,
+        split,
     })
 }
 
@@ -193,6 +245,8 @@ mod tests {
             }],
             aliases: vec![],
             warnings: vec![],
+            in_place: vec![],
+            folded_pads: vec![],
         }
     }
 

@@ -390,6 +390,9 @@ pub struct Aliasing {
     pub reshapes: bool,
     /// Elementwise op types whose kernels can write in place (`memory.in_place_ops`).
     pub in_place_ops: Vec<String>,
+    /// Fold PADs into the convolutions that consume them and run ops in place over inputs
+    /// that die there (`memory.in_place`; see [`crate::in_place`]).
+    pub in_place: bool,
 }
 
 /// Which operator order the plan uses.
@@ -469,6 +472,8 @@ struct RawMemory {
     alias_reshapes: bool,
     #[serde(default)]
     in_place_ops: Vec<Spanned<String>>,
+    #[serde(default)]
+    in_place: bool,
     schedule: Option<Spanned<String>>,
     max_zero_constants: Option<Spanned<Size>>,
 }
@@ -803,6 +808,7 @@ impl Shared {
             slabs: Vec::new(),
             alias_reshapes: false,
             in_place_ops: Vec::new(),
+            in_place: false,
             schedule: None,
             max_zero_constants: None,
         });
@@ -855,6 +861,7 @@ impl Shared {
         let aliasing = Aliasing {
             reshapes: memory.alias_reshapes,
             in_place_ops,
+            in_place: memory.in_place,
         };
         Ok(Shared {
             platform,

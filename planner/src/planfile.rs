@@ -628,6 +628,26 @@ fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result<Vec<OpEntr
     let mut ops = Vec::new();
     for (k, op) in graph.ops.iter().enumerate() {
         let what = || format!("op {k} ({})", op.opcode);
+        let in_place = graph
+            .in_place
+            .iter()
+            .find(|p| op.outputs.contains(&p.output))
+            .and_then(|p| {
+                let pos = |list: &[TensorIndex], t| list.iter().position(|&x| x == t);
+                let inputs: Vec<TensorIndex> = op
+                    .inputs
+                    .iter()
+                    .map(|t| t.unwrap_or(TensorIndex(u32::MAX)))
+                    .collect();
+                Some(InPlaceEntry {
+                    input: pos(&inputs, p.input)? as u32,
+                    output: pos(&op.outputs, p.output)? as u32,
+                    temp: match p.temp {
+                        Some(t) => Some(pos(&op.scratch, t)? as u32),
+                        None => None,
+                    },
+                })
+            });
         ops.push(OpEntry {
             opcode: op.opcode.clone(),
             inputs: op
@@ -646,7 +666,7 @@ fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result<Vec<OpEntr
                 .map(|&t| renumber(t, &what))
                 .collect::<Result<_>>()?,
             options: op.options,
-            in_place: None,
+            in_place,
         });
     }
     Ok(ops)
@@ -784,6 +804,8 @@ pub mod fixture {
             }],
             aliases: vec![],
             warnings: vec![],
+            in_place: vec![],
+            folded_pads: vec![],
         };
         let mut plan = MemoryPlan::default();
         let mut place =
@@ -923,6 +945,8 @@ pub mod fixture {
             }],
             aliases: vec![(t(3), t(2))],
             warnings: vec![],
+            in_place: vec![],
+            folded_pads: vec![],
         };
         let mut plan = MemoryPlan::default();
         place(

@@ -31,13 +31,44 @@ pub fn json(planned: &Planned) -> String {
         op_order: &'a [u32],
         #[serde(flatten)]
         plan: &'a crate::plan::MemoryPlan,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        in_place: Option<InPlaceJson>,
     }
+    /// `memory.in_place`: the classic bound beside this plan.
+    #[derive(serde::Serialize)]
+    struct InPlaceJson {
+        classic_lower_bound: u64,
+        scratch_used: u64,
+        saved: u64,
+        folded_pads: Vec<String>,
+        ops_in_place: Vec<String>,
+    }
+    let in_place = planned.classic_bound.map(|classic| {
+        let used: u64 = planned.scratch_reports.iter().map(|r| r.used).sum();
+        let g = &planned.graph;
+        InPlaceJson {
+            classic_lower_bound: classic,
+            scratch_used: used,
+            saved: classic.saturating_sub(used),
+            folded_pads: g
+                .folded_pads
+                .iter()
+                .map(|f| g.tensor(f.padded).id.clone())
+                .collect(),
+            ops_in_place: g
+                .in_place
+                .iter()
+                .map(|p| g.tensor(p.output).id.clone())
+                .collect(),
+        }
+    });
     let out = Out {
         format_version: JSON_FORMAT_VERSION,
         model: &planned.model,
         planner: &planned.planner,
         op_order: &planned.order,
         plan: &planned.plan,
+        in_place,
     };
     // Serialising plain maps, strings and integers cannot fail.
     serde_json::to_string_pretty(&out).unwrap_or_default()
@@ -105,6 +136,7 @@ pub fn table(planned: &Planned, graph: &Graph) -> String {
         ]);
     }
     write_rows(&mut s, &rows);
+    s.push_str(&in_place_summary(planned));
     let _ = writeln!(s);
     let accessors = accessor_names(planned, graph);
     let mut rows: Vec<[String; 8]> = vec![[
@@ -218,12 +250,72 @@ fn write_rows<const N: usize>(s: &mut String, rows: &[[String; N]]) {
     }
 }
 
+/// With `memory.in_place`: one line with the classic lower bound beside the plan's scratch
+/// bytes and what in-place saved; empty otherwise.
+pub fn in_place_summary(planned: &Planned) -> String {
+    let Some(classic) = planned.classic_bound else {
+        return String::new();
+    };
+    let used: u64 = planned.scratch_reports.iter().map(|r| r.used).sum();
+    let saved = classic.saturating_sub(used);
+    let pct = if classic == 0 {
+        0.0
+    } else {
+        saved as f64 * 100.0 / classic as f64
+    };
+    format!(
+        "in place: classic lower bound {classic} B, this plan {used} B ({saved} B, {pct:.1}% below); {} PADs folded, {} ops run in place\n",
+        planned.graph.folded_pads.len(),
+        planned.graph.in_place.len()
+    )
+}
+
+/// With `memory.in_place`: one line per folded PAD and per op that runs in place (in plan
+/// order); empty otherwise.
+pub fn in_place_ops(planned: &Planned) -> String {
+    let g = &planned.graph;
+    let mut s = String::new();
+    for f in &g.folded_pads {
+        let consumer = g.producer(f.consumer_output).map_or_else(
+            || "?".to_string(),
+            |k| format!("op {k} ({})", g.ops[k].opcode),
+        );
+        let _ = writeln!(
+            s,
+            "folded: model op {} ({}) into {consumer}, explicit pads [top, bottom, left, right] = {:?}; `{}` left the plan",
+            f.op,
+            f.opcode,
+            f.pads,
+            g.tensor(f.padded).id
+        );
+    }
+    for p in &g.in_place {
+        let Some(k) = g.producer(p.output) else {
+            continue;
+        };
+        let temp = p
+            .temp
+            .map(|t| format!(", temporary `{}` +{}", g.tensor(t).id, g.tensor(t).size))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "in place: op {k} ({}) writes `{}` over `{}`{temp}",
+            g.ops[k].opcode,
+            g.tensor(p.output).id,
+            g.tensor(p.input).id
+        );
+    }
+    s
+}
+
 /// One line per tensor (or only tensor `only`, by id or name):
 /// `<id> <name>: <role>/<memory>[<-source>] @<offset> +<size> — <why>`.
 pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
     let mut s = String::new();
     if only.is_none() {
         s.push_str(&moved_ops(planned));
+        s.push_str(&in_place_summary(planned));
+        s.push_str(&in_place_ops(planned));
     }
     for (i, t) in graph.tensors.iter().enumerate() {
         if only.is_some_and(|o| o != t.id && o != t.name) {

@@ -352,6 +352,8 @@ mod tests {
             }],
             aliases: vec![],
             warnings: vec![],
+            in_place: vec![],
+            folded_pads: vec![],
         }
     }
 
@@ -449,6 +451,8 @@ mod tests {
             outputs,
             aliases: vec![],
             warnings: vec![],
+            in_place: vec![],
+            folded_pads: vec![],
         }
     }
 

@@ -95,7 +95,11 @@ pub fn verify_with(
             check_arenas(plan, rules, &mut bad);
             out
         },
-        || live_overlaps(graph, &entries, &alias_groups(graph)),
+        || {
+            let (groups, mut bad) = slot_groups(graph, &entries);
+            bad.extend(live_overlaps(graph, &entries, &groups));
+            bad
+        },
     );
     messages.extend(tensors);
     messages.extend(overlaps);
@@ -447,8 +451,10 @@ fn live_overlaps(graph: &Graph, entries: &[Entry<'_>], alias_group: &[usize]) ->
     out
 }
 
-/// Per tensor, the smallest index of its alias group.
-fn alias_groups(graph: &Graph) -> Vec<usize> {
+/// Per tensor, the smallest index of its slot group: its alias group, joined with the other
+/// side of each in-place pair that [`check_in_place`] accepts. A message for each pair it
+/// refuses (that pair's overlap is then reported as any other).
+fn slot_groups(graph: &Graph, entries: &[Entry<'_>]) -> (Vec<usize>, Vec<String>) {
     let mut g: Vec<usize> = (0..graph.tensors.len()).collect();
     fn find(g: &mut [usize], mut x: usize) -> usize {
         while g[x] != x {
@@ -457,12 +463,97 @@ fn alias_groups(graph: &Graph) -> Vec<usize> {
         }
         x
     }
-    for &(a, b) in &graph.aliases {
+    let mut bad = Vec::new();
+    let pairs = graph
+        .in_place
+        .iter()
+        .filter_map(|p| match check_in_place(graph, entries, p) {
+            Ok(()) => Some((p.output, p.input)),
+            Err(m) => {
+                bad.push(m);
+                None
+            }
+        });
+    let pairs: Vec<_> = pairs.collect();
+    for &(a, b) in graph.aliases.iter().chain(&pairs) {
+        if a.get() >= g.len() || b.get() >= g.len() {
+            continue;
+        }
         let (ra, rb) = (find(&mut g, a.get()), find(&mut g, b.get()));
         let (lo, hi) = (ra.min(rb), ra.max(rb));
         g[hi] = lo;
     }
-    (0..g.len()).map(|i| find(&mut g, i)).collect()
+    ((0..g.len()).map(|i| find(&mut g, i)).collect(), bad)
+}
+
+/// Checks one declared in-place pair on its own terms: the op that writes the output may run
+/// in place over that input ([`crate::in_place::kind_allows`]); the input is read by no later
+/// op and is not a model output; in the plan, the input's lifetime ends at that op, the
+/// output's starts there, and both are at one offset of one arena.
+fn check_in_place(
+    graph: &Graph,
+    entries: &[Entry<'_>],
+    p: &crate::graph::InPlaceOp,
+) -> Result<(), String> {
+    let n = graph.tensors.len();
+    if p.input.get() >= n || p.output.get() >= n {
+        return Err("an in-place pair names a tensor the graph does not have".into());
+    }
+    let (it, ot) = (graph.tensor(p.input), graph.tensor(p.output));
+    let pair = format!("`{}` written in place over `{}`", ot.id, it.id);
+    let Some(k) = graph.producer(p.output) else {
+        return Err(format!("{pair}: no op writes `{}`", ot.id));
+    };
+    let op = &graph.ops[k];
+    let refuse = |why: String| format!("{pair} at op {k} ({}): {why}", op.opcode);
+    let Some(input) = op.inputs.iter().position(|&t| t == Some(p.input)) else {
+        return Err(refuse(format!("the op does not read `{}`", it.id)));
+    };
+    let output = op.outputs.iter().position(|&t| t == p.output).unwrap_or(0);
+    crate::in_place::kind_allows(graph, op, input, output).map_err(refuse)?;
+    if let Some(later) =
+        (k + 1..graph.ops.len()).find(|&j| graph.ops[j].tensors().any(|t| t == p.input))
+    {
+        return Err(refuse(format!(
+            "op {later} ({}) reads `{}` later",
+            graph.ops[later].opcode, it.id
+        )));
+    }
+    if graph.outputs.iter().any(|x| x.tensor == p.input) {
+        return Err(refuse(format!("`{}` is a model output", it.id)));
+    }
+    if let Some(t) = p.temp
+        && !op.scratch.contains(&t)
+    {
+        return Err(refuse(
+            "its temporary is not one of the op's scratch tensors".into(),
+        ));
+    }
+    let (Some(ia), Some(il)) = entries[p.input.get()] else {
+        return Err(refuse(format!("`{}` is not placed", it.id)));
+    };
+    let (Some(oa), Some(ol)) = entries[p.output.get()] else {
+        return Err(refuse(format!("`{}` is not placed", ot.id)));
+    };
+    let k32 = k as u32;
+    if il.end_op != k32 || ol.start_op != k32 {
+        return Err(refuse(format!(
+            "`{}` lives to op {} and `{}` from op {}; both must be op {k}, where they share bytes",
+            it.id, il.end_op, ot.id, ol.start_op
+        )));
+    }
+    let at = |a: &TensorAllocation| {
+        a.binding
+            .as_ref()
+            .map(|b| (b.role, b.memory.clone(), b.offset))
+    };
+    if at(ia) != at(oa) || at(ia).is_none() {
+        return Err(refuse(format!(
+            "`{}` is at {} offset {} and `{}` at {} offset {}; an in-place output starts at its input's offset in the same arena",
+            it.id, ia.memory, ia.offset, ot.id, oa.memory, oa.offset
+        )));
+    }
+    Ok(())
 }
 
 impl std::error::Error for Violation {}

@@ -2,8 +2,8 @@
 //! filter quantisation, NHWC.
 
 use planner::rt::Quant;
-use planner::rt::kernel::OpView;
-use planner::rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Padding};
+use planner::rt::kernel::{Data, In, OpView};
+use planner::rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
 
 use super::{KernelError, activation_range, dims4, input_i8, output, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
@@ -20,11 +20,16 @@ pub(crate) fn channel_multiplier(
     quantize_multiplier(f64::from(input_scale) * f64::from(filter_scale) / f64::from(output_scale))
 }
 
-/// Padding before the first element along one axis, and a check that the output size is
-/// the one the padding gives: `ceil(in / stride)` for SAME, `ceil((in - extent + 1) /
-/// stride)` for VALID, where `extent = (filter - 1) · dilation + 1`.
+/// Padding before the first element along one axis (`axis` 0 is the height, 1 the
+/// width), and a check that the output size is the one the padding gives: `ceil(in /
+/// stride)` for SAME, `ceil((in - extent + 1) / stride)` for VALID, `(in + before + after -
+/// extent) / stride + 1` for EXPLICIT (`pads` is `[top, bottom, left, right]`, a PAD the
+/// planner folded into the op), where `extent = (filter - 1) · dilation + 1`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn pad_before(
     padding: Padding,
+    pads: &Dims,
+    axis: usize,
     stride: usize,
     dilation: usize,
     input: usize,
@@ -32,19 +37,40 @@ pub(crate) fn pad_before(
     out: usize,
 ) -> Result<usize, KernelError> {
     let extent = filter.saturating_sub(1) * dilation + 1;
-    let expected = match padding {
-        Padding::Same => input.div_ceil(stride),
-        Padding::Valid => (input + stride).saturating_sub(extent) / stride,
-        Padding::Explicit => {
-            return Err(KernelError::Shape {
-                what: "explicit padding (a folded PAD) is not supported by this kernel yet",
+    let mismatch = KernelError::Shape {
+        what: "output size differs from the one the padding and stride give",
+    };
+    let (expected, before) = match padding {
+        Padding::Same | Padding::Valid if !pads.as_slice().is_empty() => {
+            return Err(KernelError::Options {
+                what: "per-side pads given with SAME or VALID padding",
             });
+        }
+        Padding::Same => (input.div_ceil(stride), None),
+        Padding::Valid => ((input + stride).saturating_sub(extent) / stride, None),
+        Padding::Explicit => {
+            let side = |i: usize| {
+                pads.as_slice()
+                    .get(axis * 2 + i)
+                    .and_then(|&p| usize::try_from(p).ok())
+            };
+            let (Some(b), Some(a), 4) = (side(0), side(1), pads.as_slice().len()) else {
+                return Err(KernelError::Options {
+                    what: "explicit padding needs 4 non-negative pads [top, bottom, left, right]",
+                });
+            };
+            let padded = input + b + a;
+            if padded < extent {
+                return Err(mismatch);
+            }
+            ((padded - extent) / stride + 1, Some(b))
         }
     };
     if expected != out || out == 0 {
-        return Err(KernelError::Shape {
-            what: "output size differs from the one the padding and stride give",
-        });
+        return Err(mismatch);
+    }
+    if let Some(b) = before {
+        return Ok(b);
     }
     let total = ((out - 1) * stride + extent).saturating_sub(input);
     Ok(total / 2)
@@ -154,8 +180,12 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
         stride,
         dilation,
         pad: (
-            pad_before(o.padding, stride.0, dilation.0, in_h, f_h, out_h)?,
-            pad_before(o.padding, stride.1, dilation.1, in_w, f_w, out_w)?,
+            pad_before(
+                o.padding, &o.pads, 0, stride.0, dilation.0, in_h, f_h, out_h,
+            )?,
+            pad_before(
+                o.padding, &o.pads, 1, stride.1, dilation.1, in_w, f_w, out_w,
+            )?,
         ),
     };
     let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
@@ -192,87 +222,265 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
     Ok(())
 }
 
+/// A `DEPTHWISE_CONV_2D` op checked and ready: its geometry, filter, bias and output
+/// quantisation. [`depthwise_conv_2d`] and [`depthwise_conv_2d_in_place`] both run
+/// [`Depthwise::channel`], so the arithmetic exists once.
+struct Depthwise<'a> {
+    n: usize,
+    in_c: usize,
+    out_h: usize,
+    out_w: usize,
+    out_c: usize,
+    f_w: usize,
+    f_h: usize,
+    multiplier: usize,
+    win: Window,
+    w: &'a [i8],
+    wq: Quant,
+    bias: Option<&'a [i32]>,
+    in_scale: f32,
+    in_zero: i32,
+    out_scale: f32,
+    out_zero: i32,
+    lo: i32,
+    hi: i32,
+}
+
+impl<'a> Depthwise<'a> {
+    /// Checks the op's shapes, filter, bias and options against each other; `y_len` is the
+    /// length of the output's elements.
+    fn new(
+        op: &OpView<'_, 'a>,
+        o: &DepthwiseConv2dOptions,
+        out_shape: &[usize],
+        out_quant: Option<Quant>,
+    ) -> Result<Self, KernelError> {
+        let xi = op
+            .input(0)
+            .ok_or(KernelError::Missing { tensor: "input 0" })?;
+        let (w, wi) = input_i8(op, 1, "input 1 (filter)")?;
+        let (in_scale, in_zero) = params(xi.quant, "input 0")?;
+        let wq = wi.quant.ok_or(KernelError::Quantization {
+            tensor: "input 1 (filter)",
+        })?;
+        let shape = |s: &[usize]| {
+            dims4(s).ok_or(KernelError::Shape {
+                what: "rank above 4",
+            })
+        };
+        let [n, in_h, in_w, in_c] = shape(xi.shape)?;
+        let [_, f_h, f_w, out_c] = shape(wi.shape)?;
+        let bias = bias(op, out_c)?;
+        let (out_scale, out_zero) = params(out_quant, "output 0")?;
+        let [on, out_h, out_w, oc] = shape(out_shape)?;
+        if on != n || oc != out_c || in_c == 0 || out_c % in_c != 0 {
+            return Err(KernelError::Shape {
+                what: "depthwise channels do not fit",
+            });
+        }
+        if w.len() != f_h * f_w * out_c {
+            return Err(KernelError::Shape {
+                what: "a depthwise tensor's length differs from its shape",
+            });
+        }
+        let stride = (
+            positive(o.stride_h, "stride")?,
+            positive(o.stride_w, "stride")?,
+        );
+        let dilation = (
+            positive(o.dilation_h, "dilation")?,
+            positive(o.dilation_w, "dilation")?,
+        );
+        let win = Window {
+            in_h,
+            in_w,
+            stride,
+            dilation,
+            pad: (
+                pad_before(
+                    o.padding, &o.pads, 0, stride.0, dilation.0, in_h, f_h, out_h,
+                )?,
+                pad_before(
+                    o.padding, &o.pads, 1, stride.1, dilation.1, in_w, f_w, out_w,
+                )?,
+            ),
+        };
+        let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
+        Ok(Depthwise {
+            n,
+            in_c,
+            out_h,
+            out_w,
+            out_c,
+            f_w,
+            f_h,
+            multiplier: out_c / in_c,
+            win,
+            w,
+            wq,
+            bias,
+            in_scale,
+            in_zero,
+            out_scale,
+            out_zero,
+            lo,
+            hi,
+        })
+    }
+
+    /// Input elements: `n · h · w · c_in`.
+    fn input_len(&self) -> usize {
+        self.n * self.win.in_h * self.win.in_w * self.in_c
+    }
+
+    /// Output elements: `n · oh · ow · c_out`.
+    fn output_len(&self) -> usize {
+        self.n * self.out_h * self.out_w * self.out_c
+    }
+
+    /// Output channel `c` of batch `b`: `x(iy, ix)` reads the input channel `c / multiplier`
+    /// of batch `b`, `put(oy · out_w + ox, v)` writes an output pixel.
+    fn channel(&self, c: usize, x: impl Fn(usize, usize) -> i8, mut put: impl FnMut(usize, i8)) {
+        let m = channel_multiplier(self.in_scale, &self.wq, self.out_scale, c);
+        for oy in 0..self.out_h {
+            for ox in 0..self.out_w {
+                let mut acc: i32 = 0;
+                for fy in 0..self.f_h {
+                    for fx in 0..self.f_w {
+                        if let Some((iy, ix)) = self.win.tap(oy, ox, fy, fx) {
+                            let wv = self.w[(fy * self.f_w + fx) * self.out_c + c];
+                            acc = acc.wrapping_add(
+                                (i32::from(x(iy, ix)) - self.in_zero) * i32::from(wv),
+                            );
+                        }
+                    }
+                }
+                if let Some(b) = self.bias {
+                    acc = acc.wrapping_add(b[c]);
+                }
+                put(
+                    oy * self.out_w + ox,
+                    finish(acc, m, self.out_zero, self.lo, self.hi),
+                );
+            }
+        }
+    }
+}
+
 /// `DEPTHWISE_CONV_2D`: input `[n, h, w, c_in]`, filter `[1, fh, fw, c_out]` with `c_out =
 /// c_in · multiplier`, bias `[c_out]`, output `[n, oh, ow, c_out]`.
 pub(crate) fn depthwise_conv_2d(
     mut op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
-    let (x, xi) = input_i8(&op, 0, "input 0")?;
-    let (w, wi) = input_i8(&op, 1, "input 1 (filter)")?;
-    let (in_scale, in_zero) = params(xi.quant, "input 0")?;
-    let wq = wi.quant.ok_or(KernelError::Quantization {
-        tensor: "input 1 (filter)",
-    })?;
-    let shape = |s: &[usize]| {
-        dims4(s).ok_or(KernelError::Shape {
-            what: "rank above 4",
-        })
-    };
-    let [n, in_h, in_w, in_c] = shape(xi.shape)?;
-    let [_, f_h, f_w, out_c] = shape(wi.shape)?;
-    let b = bias(&op, out_c)?;
+    let (x, _) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
-    let (out_scale, out_zero) = params(out.quant, "output 0")?;
-    let [on, out_h, out_w, oc] = shape(out.shape)?;
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    if on != n || oc != out_c || in_c == 0 || out_c % in_c != 0 {
-        return Err(KernelError::Shape {
-            what: "depthwise channels do not fit",
-        });
-    }
-    if x.len() != n * in_h * in_w * in_c
-        || w.len() != f_h * f_w * out_c
-        || y.len() != n * out_h * out_w * out_c
-    {
+    let (out_shape, out_quant) = (out.shape, out.quant);
+    let d = Depthwise::new(&op, o, out_shape, out_quant)?;
+    let y = output(&mut op)?
+        .i8()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if x.len() != d.input_len() || y.len() != d.output_len() {
         return Err(KernelError::Shape {
             what: "a depthwise tensor's length differs from its shape",
         });
     }
-    let multiplier = out_c / in_c;
-    let stride = (
-        positive(o.stride_h, "stride")?,
-        positive(o.stride_w, "stride")?,
-    );
-    let dilation = (
-        positive(o.dilation_h, "dilation")?,
-        positive(o.dilation_w, "dilation")?,
-    );
-    let win = Window {
-        in_h,
-        in_w,
-        stride,
-        dilation,
-        pad: (
-            pad_before(o.padding, stride.0, dilation.0, in_h, f_h, out_h)?,
-            pad_before(o.padding, stride.1, dilation.1, in_w, f_w, out_w)?,
-        ),
-    };
-    let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
+    let (in_h, in_w, in_c, out_c) = (d.win.in_h, d.win.in_w, d.in_c, d.out_c);
+    let out_pixels = d.out_h * d.out_w;
     for c in 0..out_c {
-        let m = channel_multiplier(in_scale, &wq, out_scale, c);
-        let ic = c / multiplier;
-        for b_i in 0..n {
-            for oy in 0..out_h {
-                for ox in 0..out_w {
-                    let mut acc: i32 = 0;
-                    for fy in 0..f_h {
-                        for fx in 0..f_w {
-                            if let Some((iy, ix)) = win.tap(oy, ox, fy, fx) {
-                                let xv = x[((b_i * in_h + iy) * in_w + ix) * in_c + ic];
-                                let wv = w[(fy * f_w + fx) * out_c + c];
-                                acc = acc.wrapping_add((i32::from(xv) - in_zero) * i32::from(wv));
-                            }
-                        }
-                    }
-                    if let Some(b) = b {
-                        acc = acc.wrapping_add(b[c]);
-                    }
-                    y[((b_i * out_h + oy) * out_w + ox) * out_c + c] =
-                        finish(acc, m, out_zero, lo, hi);
-                }
-            }
+        let ic = c / d.multiplier;
+        for b in 0..d.n {
+            let image = &x[b * in_h * in_w * in_c..];
+            let out_image = &mut y[b * out_pixels * out_c..];
+            d.channel(
+                c,
+                |iy, ix| image[(iy * in_w + ix) * in_c + ic],
+                |p, v| out_image[p * out_c + c] = v,
+            );
         }
     }
     Ok(())
+}
+
+/// `DEPTHWISE_CONV_2D` in place: the output takes over the input's bytes (`Data::InPlace`
+/// of output 0, whose buffer spans the input), with depth multiplier 1, as many output
+/// channels as input channels and no more output pixels than input pixels. Batch by batch
+/// and channel by channel, input channel `c` is copied into the temporary (the op's last
+/// scratch tensor, at least `h · w` int8 elements), and output channel `c` is computed from
+/// it and written over channel `c`'s positions: output pixel `p` of channel `c` is at `p ·
+/// C + c`, which held only channel `c`'s input (already in the temporary) or an earlier
+/// batch's, so no input still needed is overwritten.
+pub(crate) fn depthwise_conv_2d_in_place(
+    op: OpView<'_, '_>,
+    o: &DepthwiseConv2dOptions,
+) -> Result<(), KernelError> {
+    let xi = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let at = in_place_output(&xi, "input 0")?;
+    let out = op
+        .outputs
+        .get(at)
+        .ok_or(KernelError::Missing { tensor: "output 0" })?;
+    let (out_shape, out_quant) = (out.shape, out.quant);
+    let d = Depthwise::new(&op, o, out_shape, out_quant)?;
+    if d.multiplier != 1 {
+        return Err(KernelError::Options {
+            what: "in-place DEPTHWISE_CONV_2D with a depth multiplier other than 1",
+        });
+    }
+    let (in_h, in_w, c_n) = (d.win.in_h, d.win.in_w, d.in_c);
+    let (in_pixels, out_pixels) = (in_h * in_w, d.out_h * d.out_w);
+    if out_pixels > in_pixels {
+        return Err(KernelError::Shape {
+            what: "in-place DEPTHWISE_CONV_2D with more output pixels than input pixels",
+        });
+    }
+    let temp = op
+        .scratch
+        .last_mut()
+        .ok_or(KernelError::Missing {
+            tensor: "the in-place temporary (last scratch tensor)",
+        })?
+        .i8()
+        .ok_or(KernelError::Type {
+            tensor: "the in-place temporary (last scratch tensor)",
+        })?;
+    if temp.len() < in_pixels {
+        return Err(KernelError::Shape {
+            what: "the in-place temporary holds fewer than one input channel (h · w elements)",
+        });
+    }
+    let temp = &mut temp[..in_pixels];
+    let y = op.outputs[at]
+        .i8()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if y.len() != d.input_len().max(d.output_len()) {
+        return Err(KernelError::Shape {
+            what: "the in-place buffer does not span the input and the output",
+        });
+    }
+    for b in 0..d.n {
+        for c in 0..c_n {
+            let image = &y[b * in_pixels * c_n..];
+            for (p, t) in temp.iter_mut().enumerate() {
+                *t = image[p * c_n + c];
+            }
+            let out_image = &mut y[b * out_pixels * c_n..];
+            d.channel(
+                c,
+                |iy, ix| temp[iy * in_w + ix],
+                |p, v| out_image[p * c_n + c] = v,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The output an in-place input's bytes are in: `n` of `Data::InPlace(n)`.
+pub(crate) fn in_place_output(x: &In<'_>, tensor: &'static str) -> Result<usize, KernelError> {
+    match x.data {
+        Data::InPlace(n) => Ok(n),
+        _ => Err(KernelError::Type { tensor }),
+    }
 }

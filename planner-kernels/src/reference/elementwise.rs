@@ -1,9 +1,11 @@
-//! `ADD` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`.
+//! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
+//! place or in place.
 
-use planner::rt::kernel::{Data, DataMut, OpView};
+use planner::rt::kernel::{Data, DataMut, In, OpView};
 use planner::rt::options::{AddOptions, MulOptions};
 
-use super::{KernelError, activation_range, input_i8, output, params, round_f32};
+use super::unary::{InType, unary as op_unary};
+use super::{KernelError, activation_range, kind_error, output, params, round_f32};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// Most dimensions broadcasting handles.
@@ -29,10 +31,55 @@ fn broadcast_strides(shape: &[usize], out: &[usize; RANK]) -> Option<[usize; RAN
     Some(strides)
 }
 
-/// Runs `f(a, b)` over the broadcast of two int8 inputs into the int8 output.
-fn binary(op: &mut OpView<'_, '_>, f: &dyn Fn(i32, i32) -> i32) -> Result<(), KernelError> {
-    let (a, ai) = input_i8(op, 0, "input 0")?;
-    let (b, bi) = input_i8(op, 1, "input 1")?;
+/// One operand of a binary op: its elements, or (in place) the output's.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    Slice(&'a [i8]),
+    InPlace,
+}
+
+/// Operand `i` of a binary op; in place, exactly one operand is the output's bytes.
+fn operand<'a>(
+    op: &OpView<'_, 'a>,
+    i: usize,
+    tensor: &'static str,
+    in_place: bool,
+) -> Result<(Operand<'a>, &'static [usize]), KernelError> {
+    let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
+    match (x.data, in_place) {
+        (Data::I8(d), _) => Ok((Operand::Slice(d), x.shape)),
+        (Data::InPlace(0), true) => Ok((Operand::InPlace, x.shape)),
+        (Data::InPlace(_), true) => Err(KernelError::Shape {
+            what: "an in-place input taken over by another output than output 0",
+        }),
+        _ => Err(kind_error(&x, tensor)),
+    }
+}
+
+/// Runs `f(a, b)` over the broadcast of two int8 inputs into the int8 output. When
+/// `in_place`, one input is the output's bytes (`Data::InPlace(0)`); it must have the
+/// output's exact shape (the other may broadcast), and output element `i` reads only its
+/// element `i` before writing it.
+fn binary(
+    op: &mut OpView<'_, '_>,
+    in_place: bool,
+    f: &dyn Fn(i32, i32) -> i32,
+) -> Result<(), KernelError> {
+    let (a, a_shape) = operand(op, 0, "input 0", in_place)?;
+    let (b, b_shape) = operand(op, 1, "input 1", in_place)?;
+    match (a, b, in_place) {
+        (Operand::InPlace, Operand::InPlace, _) => {
+            return Err(KernelError::Shape {
+                what: "both inputs in place (an op reading one tensor twice cannot run in place)",
+            });
+        }
+        (Operand::Slice(_), Operand::Slice(_), true) => {
+            return Err(KernelError::Type {
+                tensor: "input 0 and input 1 (neither is in place)",
+            });
+        }
+        _ => {}
+    }
     let out = output(op)?;
     let out_shape = out.shape;
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
@@ -46,20 +93,31 @@ fn binary(op: &mut OpView<'_, '_>, f: &dyn Fn(i32, i32) -> i32) -> Result<(), Ke
     let not_broadcast = KernelError::Shape {
         what: "the inputs do not broadcast to the output",
     };
-    let sa = broadcast_strides(ai.shape, &dims).ok_or(not_broadcast)?;
-    let sb = broadcast_strides(bi.shape, &dims).ok_or(not_broadcast)?;
+    for (x, shape) in [(a, a_shape), (b, b_shape)] {
+        if matches!(x, Operand::InPlace) && shape != out_shape {
+            return Err(KernelError::Shape {
+                what: "the in-place input's shape is not the output's",
+            });
+        }
+    }
+    let sa = broadcast_strides(a_shape, &dims).ok_or(not_broadcast)?;
+    let sb = broadcast_strides(b_shape, &dims).ok_or(not_broadcast)?;
     if y.len() != dims.iter().product::<usize>() {
         return Err(not_broadcast);
     }
     let mut index = [0usize; RANK];
-    for out in y.iter_mut() {
+    for i in 0..y.len() {
         let ia: usize = index.iter().zip(&sa).map(|(i, s)| i * s).sum();
         let ib: usize = index.iter().zip(&sb).map(|(i, s)| i * s).sum();
-        let (va, vb) = match (a.get(ia), b.get(ib)) {
-            (Some(&va), Some(&vb)) => (va, vb),
+        let get = |x: Operand<'_>, at: usize, y: &[i8]| match x {
+            Operand::Slice(s) => s.get(at).copied(),
+            Operand::InPlace => y.get(i).copied(),
+        };
+        let (va, vb) = match (get(a, ia, y), get(b, ib, y)) {
+            (Some(va), Some(vb)) => (va, vb),
             _ => return Err(not_broadcast),
         };
-        *out = f(i32::from(va), i32::from(vb)) as i8;
+        y[i] = f(i32::from(va), i32::from(vb)) as i8;
         for d in (0..RANK).rev() {
             index[d] += 1;
             if index[d] < dims[d] {
@@ -73,7 +131,32 @@ fn binary(op: &mut OpView<'_, '_>, f: &dyn Fn(i32, i32) -> i32) -> Result<(), Ke
 
 /// `ADD`: each input's offset value scaled to a common Q20 scale (twice the larger input
 /// scale), summed, and scaled to the output.
-pub(crate) fn add(mut op: OpView<'_, '_>, o: &AddOptions) -> Result<(), KernelError> {
+pub(crate) fn add(
+    mut op: OpView<'_, '_>,
+    o: &AddOptions,
+    in_place: bool,
+) -> Result<(), KernelError> {
+    add_sub(&mut op, o, in_place, false)
+}
+
+/// `SUB`: as `ADD`, the second scaled input subtracted from the first.
+pub(crate) fn sub(
+    mut op: OpView<'_, '_>,
+    o: &AddOptions,
+    in_place: bool,
+) -> Result<(), KernelError> {
+    add_sub(&mut op, o, in_place, true)
+}
+
+/// `ADD` or (`subtract`) `SUB`, int8, as TFLM: both offset inputs shifted left by 20 and
+/// scaled by `scale / (2 · max scale)`, summed (or subtracted), scaled by `2 · max scale /
+/// (2^20 · output scale)`.
+fn add_sub(
+    op: &mut OpView<'_, '_>,
+    o: &AddOptions,
+    in_place: bool,
+    subtract: bool,
+) -> Result<(), KernelError> {
     let q = |i: usize, t| params(op.input(i).and_then(|x| x.quant), t);
     let (s1, z1) = q(0, "input 0")?;
     let (s2, z2) = q(1, "input 1")?;
@@ -87,90 +170,116 @@ pub(crate) fn add(mut op: OpView<'_, '_>, o: &AddOptions) -> Result<(), KernelEr
     let scale = |v: i32, z: i32, m: QuantizedMultiplier| {
         multiply_by_quantized_multiplier((v - z).wrapping_mul(1 << LEFT_SHIFT), m)
     };
-    binary(&mut op, &|a, b| {
-        let sum = scale(a, z1, m1).wrapping_add(scale(b, z2, m2));
+    binary(op, in_place, &|a, b| {
+        let (a, b) = (scale(a, z1, m1), scale(b, z2, m2));
+        let sum = if subtract {
+            a.wrapping_sub(b)
+        } else {
+            a.wrapping_add(b)
+        };
         multiply_by_quantized_multiplier(sum, mo)
             .saturating_add(zo)
             .clamp(lo, hi)
     })
 }
 
+/// `MAXIMUM` (`max`) or `MINIMUM`, int8 with broadcasting: TFLM compares the raw values
+/// (the inputs and output share a quantisation); refuses an output quantised otherwise
+/// than the inputs.
+pub(crate) fn min_max(mut op: OpView<'_, '_>, max: bool) -> Result<(), KernelError> {
+    let q = |x: Option<planner::rt::Quant>| x.and_then(|q| q.params(0));
+    let out_q = q(op.outputs.first().and_then(|o| o.quant));
+    for (i, tensor) in [
+        (0, "input 0 (quantised otherwise than the output)"),
+        (1, "input 1 (quantised otherwise than the output)"),
+    ] {
+        if q(op.input(i).and_then(|x| x.quant)) != out_q {
+            return Err(KernelError::Quantization { tensor });
+        }
+    }
+    binary(&mut op, false, &|a, b| {
+        if max { a.max(b) } else { a.min(b) }
+    })
+}
+
 /// `MUL`: the product of the offset values times `s1 · s2 / s_out`.
-pub(crate) fn mul(mut op: OpView<'_, '_>, o: &MulOptions) -> Result<(), KernelError> {
+pub(crate) fn mul(
+    mut op: OpView<'_, '_>,
+    o: &MulOptions,
+    in_place: bool,
+) -> Result<(), KernelError> {
     let q = |i: usize, t| params(op.input(i).and_then(|x| x.quant), t);
     let (s1, z1) = q(0, "input 0")?;
     let (s2, z2) = q(1, "input 1")?;
     let (so, zo) = params(op.outputs.first().and_then(|o| o.quant), "output 0")?;
     let m = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so));
     let (lo, hi) = activation_range(o.activation, so, zo)?;
-    binary(&mut op, &|a, b| {
+    binary(&mut op, in_place, &|a, b| {
         multiply_by_quantized_multiplier((a - z1).wrapping_mul(b - z2), m)
             .saturating_add(zo)
             .clamp(lo, hi)
     })
 }
 
-/// `QUANTIZE`: float to int8 (`round(x / scale) + zero_point`, the division in `f32` as TFLite Micro does it), or
-/// int16 to int8 or int32 (requantisation by `input_scale / output_scale`).
-pub(crate) fn quantize(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
+/// `QUANTIZE`: float to int8 (`round(x / scale) + zero_point`, the division in `f32` as
+/// TFLite Micro does it), or int8 or int16 to int8 or int32 (requantisation by the Q31
+/// multiplier of `input_scale / output_scale`, TFLM's `Requantize`). In place (`in_place`),
+/// the input's bytes are at the start of output 0's buffer (see [`InType`]).
+pub(crate) fn quantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
     let x = op
         .input(0)
         .ok_or(KernelError::Missing { tensor: "input 0" })?;
     let out = output(&mut op)?;
     let (so, zo) = params(out.quant, "output 0")?;
-    let mismatch = KernelError::Shape {
-        what: "input and output lengths differ",
+    let in_type = InType::of(&x, &out.data)?;
+    let requant = |x: &In<'_>| -> Result<_, KernelError> {
+        let (si, zi) = params(x.quant, "input 0")?;
+        let m = quantize_multiplier(f64::from(si) / f64::from(so));
+        Ok(move |v: i32| i64::from(multiply_by_quantized_multiplier(v - zi, m)) + i64::from(zo))
     };
-    match (x.data, &mut out.data) {
-        (Data::F32(x), DataMut::I8(y)) => {
-            if x.len() != y.len() {
-                return Err(mismatch);
-            }
-            for (v, o) in x.iter().zip(y.iter_mut()) {
-                // TFLM divides in f32 and rounds half away from zero: 0.5918677 /
-                // 0.007839307 is 75.5 in f32 (76), 75.49999... in f64 (75).
-                let q = round_f32(*v / so);
-                *o = q.saturating_add(zo).clamp(-128, 127) as i8;
-            }
+    let narrow8 = |v: i64| v.clamp(-128, 127) as i8;
+    let narrow32 = |v: i64| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+    // TFLM divides in f32 and rounds half away from zero: 0.5918677 / 0.007839307 is 75.5
+    // in f32 (76), 75.49999... in f64 (75).
+    let from_float = |v: f32| round_f32(v / so).saturating_add(zo).clamp(-128, 127) as i8;
+    match (in_type, &mut out.data) {
+        (InType::F32, DataMut::I8(_)) => op_unary(&mut op, in_place, from_float),
+        (InType::I8, DataMut::I8(_)) => {
+            let r = requant(&x)?;
+            op_unary(&mut op, in_place, |v: i8| narrow8(r(i32::from(v))))
         }
-        (Data::I16(x16), out_data) => {
-            let (si, zi) = params(x.quant, "input 0")?;
-            let m = quantize_multiplier(f64::from(si) / f64::from(so));
-            let requant = |v: i16| {
-                i64::from(multiply_by_quantized_multiplier(i32::from(v) - zi, m)) + i64::from(zo)
-            };
-            match out_data {
-                DataMut::I8(y) if y.len() == x16.len() => {
-                    for (v, o) in x16.iter().zip(y.iter_mut()) {
-                        *o = requant(*v).clamp(-128, 127) as i8;
-                    }
-                }
-                DataMut::I32(y) if y.len() == x16.len() => {
-                    for (v, o) in x16.iter().zip(y.iter_mut()) {
-                        *o = requant(*v).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
-                    }
-                }
-                _ => return Err(KernelError::Type { tensor: "output 0" }),
-            }
+        (InType::I16, DataMut::I8(_)) => {
+            let r = requant(&x)?;
+            op_unary(&mut op, in_place, |v: i16| narrow8(r(i32::from(v))))
         }
-        _ => return Err(KernelError::Type { tensor: "input 0" }),
+        (InType::I8, DataMut::I32(_)) => {
+            let r = requant(&x)?;
+            op_unary(&mut op, in_place, |v: i8| narrow32(r(i32::from(v))))
+        }
+        (InType::I16, DataMut::I32(_)) => {
+            let r = requant(&x)?;
+            op_unary(&mut op, in_place, |v: i16| narrow32(r(i32::from(v))))
+        }
+        (_, DataMut::I8(_) | DataMut::I32(_)) => Err(KernelError::Type { tensor: "input 0" }),
+        _ => Err(KernelError::Type { tensor: "output 0" }),
     }
-    Ok(())
 }
 
-/// `DEQUANTIZE`: int8 to float, `scale · (q - zero_point)` in `f64`, rounded to `f32`.
-pub(crate) fn dequantize(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let (x, xi) = input_i8(&op, 0, "input 0")?;
-    let (s, z) = params(xi.quant, "input 0")?;
+/// `DEQUANTIZE`: int8 or int16 to float, `scale · (q - zero_point)` in `f64`, rounded to
+/// `f32`. In place, see [`InType`]: an input narrower than the output is taken to be of
+/// the output's type, so dequantising in place is refused (the plan never runs it in
+/// place, its output being wider than its input).
+pub(crate) fn dequantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    let x = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let (s, z) = params(x.quant, "input 0")?;
     let out = output(&mut op)?;
-    let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
-    if x.len() != y.len() {
-        return Err(KernelError::Shape {
-            what: "input and output lengths differ",
-        });
+    let in_type = InType::of(&x, &out.data)?;
+    let real = move |v: i32| (f64::from(s) * f64::from(v - z)) as f32;
+    match in_type {
+        InType::I8 => op_unary(&mut op, in_place, |v: i8| real(i32::from(v))),
+        InType::I16 => op_unary(&mut op, in_place, |v: i16| real(i32::from(v))),
+        _ => Err(KernelError::Type { tensor: "input 0" }),
     }
-    for (v, o) in x.iter().zip(y.iter_mut()) {
-        *o = (f64::from(s) * f64::from(i32::from(*v) - z)) as f32;
-    }
-    Ok(())
 }

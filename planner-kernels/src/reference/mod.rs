@@ -2,12 +2,23 @@
 //! Micro's reference arithmetic, op by op.
 //!
 //! Each op kind is a trait of `planner::rt::kernel`; [`Reference`] implements the kinds the
-//! bundled int8 models use: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED`,
-//! `AVERAGE_POOL_2D`, `MAX_POOL_2D`, `ADD`, `MUL`, `SOFTMAX`, `RESHAPE`, `PAD`, `MEAN`,
-//! `TRANSPOSE`, `QUANTIZE` (float or int16 to int8, int16 to int32), `DEQUANTIZE` (int8 to
-//! float) and `SVDF` (int8 or int16 state), and `CONCATENATION` (any element type, inputs
+//! bundled int8 models use: `CONV_2D`, `DEPTHWISE_CONV_2D` (both with SAME, VALID or
+//! explicit per-side padding, a PAD the planner folded into them), `FULLY_CONNECTED`,
+//! `AVERAGE_POOL_2D`, `MAX_POOL_2D`, `ADD`, `SUB`, `MUL`, `SOFTMAX`, `RESHAPE`, `PAD`,
+//! `MEAN`, `TRANSPOSE`, `QUANTIZE` (float, int8 or int16 to int8, int8 or int16 to int32),
+//! `DEQUANTIZE` (int8 or int16 to float), `RELU`, `RELU6`, `LOGISTIC`, `TANH`, `HARD_SWISH`
+//! (int8), `SVDF` (int8 or int16 state), and `CONCATENATION` (any element type, inputs
 //! quantised as the output). A model with any other op kind does not compile against it
 //! (the trait bound of `run()` names the op).
+//!
+//! It also runs every op kind the planner may run in place (the `*InPlace` traits):
+//! `DEPTHWISE_CONV_2D` (depth multiplier 1, channel by channel through the op's one-channel
+//! temporary), `ADD`, `SUB`, `MUL` (onto the operand of the output's shape; the other may
+//! broadcast), `QUANTIZE`, `DEQUANTIZE`, `LOGISTIC`, `TANH`, `RELU`, `RELU6` and
+//! `HARD_SWISH`, with the same arithmetic as out of place (one function computes both).
+//! The view of an in-place op does not carry the taken-over input's element type: the
+//! unary kernels take it from the buffer's length (see `unary::InType`), so an input
+//! narrower than its output (never planned in place) is refused.
 //!
 //! The arithmetic follows the operators' definitions in TFLite's integer scheme: int32
 //! accumulation of `(x - input_zero_point) · w`, the bias, then the real multiplier
@@ -16,6 +27,7 @@
 //! [`crate::multiply_by_quantized_multiplier`]), the output zero point, and the fused
 //! activation as a clamp.
 
+mod activation;
 mod conv;
 mod elementwise;
 mod fc;
@@ -23,6 +35,7 @@ mod pool;
 mod shape;
 mod softmax;
 mod svdf;
+mod unary;
 
 use core::fmt;
 
@@ -113,17 +126,55 @@ kinds! {
     FullyConnected::fully_connected(o::FullyConnectedOptions) => fc::fully_connected;
     AveragePool2d::average_pool_2d(o::Pool2dOptions) => |op, o| pool::pool_2d(op, o, pool::Pool::Average);
     MaxPool2d::max_pool_2d(o::Pool2dOptions) => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
-    Add::add(o::AddOptions) => elementwise::add;
-    Mul::mul(o::MulOptions) => elementwise::mul;
+    Add::add(o::AddOptions) => |op, o| elementwise::add(op, o, false);
+    Sub::sub(o::AddOptions) => |op, o| elementwise::sub(op, o, false);
+    Mul::mul(o::MulOptions) => |op, o| elementwise::mul(op, o, false);
     Softmax::softmax(o::SoftmaxOptions) => softmax::softmax;
     Reshape::reshape(o::ReshapeOptions) => shape::reshape;
     Pad::pad(o::PadOptions) => shape::pad;
     Mean::mean(o::MeanOptions) => shape::mean;
     Transpose::transpose(o::TransposeOptions) => shape::transpose;
     Concatenation::concatenation(o::ConcatenationOptions) => shape::concatenation;
-    Quantize::quantize(o::NoOptions) => |op, _| elementwise::quantize(op);
-    Dequantize::dequantize(o::NoOptions) => |op, _| elementwise::dequantize(op);
+    Quantize::quantize(o::NoOptions) => |op, _| elementwise::quantize(op, false);
+    Dequantize::dequantize(o::NoOptions) => |op, _| elementwise::dequantize(op, false);
+    Relu::relu(o::NoOptions) => |op, _| activation::relu(op, false);
+    Relu6::relu6(o::NoOptions) => |op, _| activation::relu6(op, false);
+    Logistic::logistic(o::NoOptions) => |op, _| activation::logistic(op, false);
+    Tanh::tanh(o::NoOptions) => |op, _| activation::tanh(op, false);
+    HardSwish::hard_swish(o::NoOptions) => |op, _| activation::hard_swish(op, false);
     Svdf::svdf(o::SvdfOptions) => svdf::svdf;
+    StridedSlice::strided_slice(o::StridedSliceOptions) => shape::strided_slice;
+    DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) => conv::depthwise_conv_2d_in_place;
+    AddInPlace::add_in_place(o::AddOptions) => |op, o| elementwise::add(op, o, true);
+    SubInPlace::sub_in_place(o::AddOptions) => |op, o| elementwise::sub(op, o, true);
+    MulInPlace::mul_in_place(o::MulOptions) => |op, o| elementwise::mul(op, o, true);
+    QuantizeInPlace::quantize_in_place(o::NoOptions) => |op, _| elementwise::quantize(op, true);
+    DequantizeInPlace::dequantize_in_place(o::NoOptions) => |op, _| elementwise::dequantize(op, true);
+    LogisticInPlace::logistic_in_place(o::NoOptions) => |op, _| activation::logistic(op, true);
+    TanhInPlace::tanh_in_place(o::NoOptions) => |op, _| activation::tanh(op, true);
+    ReluInPlace::relu_in_place(o::NoOptions) => |op, _| activation::relu(op, true);
+    Relu6InPlace::relu6_in_place(o::NoOptions) => |op, _| activation::relu6(op, true);
+    HardSwishInPlace::hard_swish_in_place(o::NoOptions) => |op, _| activation::hard_swish(op, true);
+}
+
+/// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
+/// by their TFLite name.
+macro_rules! builtins {
+    ($($name:literal => $f:expr;)*) => {
+        $(
+            impl planner::rt::kernel::Builtin<{ planner::rt::kernel::op_key($name) }> for Reference {
+                fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), KernelError> {
+                    $f(op)
+                }
+            }
+        )*
+    };
+}
+
+builtins! {
+    "MAXIMUM" => |op| elementwise::min_max(op, true);
+    "MINIMUM" => |op| elementwise::min_max(op, false);
+    "RESIZE_NEAREST_NEIGHBOR" => shape::resize_nearest_neighbor;
 }
 
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.
@@ -211,5 +262,7 @@ pub(crate) fn elements(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+#[cfg(test)]
+mod in_place_tests;
 #[cfg(test)]
 mod tests;

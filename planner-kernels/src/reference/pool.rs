@@ -2,7 +2,7 @@
 //! (padding never counts as a value); the average rounds half away from zero.
 
 use planner::rt::kernel::OpView;
-use planner::rt::options::Pool2dOptions;
+use planner::rt::options::{Dims, Pool2dOptions};
 
 use super::conv::pad_before;
 use super::{KernelError, activation_range, dims4, input_i8, output, params};
@@ -43,8 +43,8 @@ pub(crate) fn pool_2d(
     };
     let (s_h, s_w) = (get(o.stride_h, "stride")?, get(o.stride_w, "stride")?);
     let (f_h, f_w) = (get(o.filter_h, "filter")?, get(o.filter_w, "filter")?);
-    let pad_h = pad_before(o.padding, s_h, 1, in_h, f_h, out_h)?;
-    let pad_w = pad_before(o.padding, s_w, 1, in_w, f_w, out_w)?;
+    let pad_h = pad_before(o.padding, &Dims::EMPTY, 0, s_h, 1, in_h, f_h, out_h)?;
+    let pad_w = pad_before(o.padding, &Dims::EMPTY, 1, s_w, 1, in_w, f_w, out_w)?;
     let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
     for b in 0..n {
         for oy in 0..out_h {

@@ -1,5 +1,5 @@
 //! Ops that move values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`,
-//! `CONCATENATION`), and `MEAN`.
+//! `CONCATENATION`, `STRIDED_SLICE`, `RESIZE_NEAREST_NEIGHBOR`), and `MEAN`.
 
 use planner::rt::kernel::{Data, DataMut, OpView};
 use planner::rt::options::{
@@ -300,4 +300,220 @@ pub(crate) fn concatenation(
         at += row;
     }
     Ok(())
+}
+
+/// Copies output element `at` from input element `from`, any element type.
+fn copy_element(
+    x: Data<'_>,
+    y: &mut DataMut<'_>,
+    pairs: impl Iterator<Item = (usize, usize)>,
+) -> Result<(), KernelError> {
+    macro_rules! copy {
+        ($($v:ident),*) => {
+            match (x, y) {
+                $((Data::$v(a), DataMut::$v(b)) => {
+                    for (from, at) in pairs {
+                        match (a.get(from), b.get_mut(at)) {
+                            (Some(v), Some(o)) => *o = *v,
+                            _ => return Err(KernelError::Shape { what: "an index past a tensor's end" }),
+                        }
+                    }
+                })*
+                (Data::InPlace(_) | Data::Variable(_), _) => {
+                    return Err(KernelError::Missing { tensor: "input 0" })
+                }
+                _ => return Err(KernelError::Type { tensor: "output 0 (not input 0's type)" }),
+            }
+        };
+    }
+    copy!(I8, U8, I16, U16, I32, U32, I64, U64, F32, F64);
+    Ok(())
+}
+
+/// First index of a strided slice along an axis of `size` (TFLite's `StartForAxis`):
+/// `begin` (negative counts from the end), or the first element in the direction of the
+/// stride under the begin mask, clamped to `[0, size]` (forward) or `[-1, size - 1]`
+/// (backward).
+fn slice_start(begin: i64, masked: bool, stride: i64, size: i64) -> i64 {
+    let mut start = match (masked, stride > 0) {
+        (true, true) => i64::MIN / 2,
+        (true, false) => i64::MAX / 2,
+        (false, _) => begin,
+    };
+    if start < 0 {
+        start += size;
+    }
+    if stride > 0 {
+        start.clamp(0, size)
+    } else {
+        start.clamp(-1, size - 1)
+    }
+}
+
+/// The index a strided slice stops before (TFLite's `StopForAxis`): `start + 1` for a
+/// shrunk axis, else `end` (negative counts from the end; past the last element in the
+/// direction of the stride under the end mask), clamped as [`slice_start`] clamps.
+fn slice_stop(end: i64, masked: bool, shrink: bool, start: i64, stride: i64, size: i64) -> i64 {
+    if shrink {
+        return start + 1;
+    }
+    let mut stop = match (masked, stride > 0) {
+        (true, true) => i64::MAX / 2,
+        (true, false) => i64::MIN / 2,
+        (false, _) => end,
+    };
+    if stop < 0 {
+        stop += size;
+    }
+    if stride > 0 {
+        stop.clamp(0, size)
+    } else {
+        stop.clamp(-1, size - 1)
+    }
+}
+
+/// `STRIDED_SLICE`, any element type, as TFLite's reference: per axis, from the start to
+/// the stop (exclusive) by the stride, with begin, end and shrink-axis masks. Ellipsis and
+/// new-axis masks and `offset` are refused (TFLM's reference does not take them either).
+pub(crate) fn strided_slice(
+    mut op: OpView<'_, '_>,
+    o: &planner::rt::options::StridedSliceOptions,
+) -> Result<(), KernelError> {
+    if o.ellipsis_mask != 0 || o.new_axis_mask != 0 || o.offset {
+        return Err(KernelError::Options {
+            what: "STRIDED_SLICE with an ellipsis or new-axis mask or offset",
+        });
+    }
+    let x = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let rank = x.shape.len();
+    let (begin, end, steps) = (o.begin.as_slice(), o.end.as_slice(), o.strides.as_slice());
+    if rank > RANK || begin.len() != rank || end.len() != rank || steps.len() != rank {
+        return Err(KernelError::Shape {
+            what: "STRIDED_SLICE begin, end and strides need one entry per input dimension (at most 6)",
+        });
+    }
+    if x.data.len() != Some(elements(x.shape)) {
+        return Err(KernelError::Shape {
+            what: "input 0's length differs from its shape",
+        });
+    }
+    let mut start = [0i64; RANK];
+    let mut count = [0usize; RANK];
+    let mut step = [0i64; RANK];
+    for d in 0..rank {
+        let stride = i64::from(steps[d]);
+        if stride == 0 {
+            return Err(KernelError::Options {
+                what: "STRIDED_SLICE with a stride of 0",
+            });
+        }
+        let size = x.shape[d] as i64;
+        let bit = |m: i32| m & (1 << d) != 0;
+        let s = slice_start(i64::from(begin[d]), bit(o.begin_mask), stride, size);
+        let e = slice_stop(
+            i64::from(end[d]),
+            bit(o.end_mask),
+            bit(o.shrink_axis_mask),
+            s,
+            stride,
+            size,
+        );
+        let n = if stride > 0 {
+            (e - s).max(0).div_euclid(stride) + i64::from((e - s).max(0) % stride != 0)
+        } else {
+            (s - e).max(0).div_euclid(-stride) + i64::from((s - e).max(0) % -stride != 0)
+        };
+        if size == 0 {
+            count[d] = 0;
+        } else {
+            count[d] = n as usize;
+        }
+        start[d] = s;
+        step[d] = stride;
+    }
+    let total: usize = count[..rank].iter().product();
+    let out = output(&mut op)?;
+    if elements(out.shape) != total || out.data.as_data().len() != Some(total) {
+        return Err(KernelError::Shape {
+            what: "STRIDED_SLICE output size differs from the slice's",
+        });
+    }
+    if total == 0 {
+        return Ok(());
+    }
+    let in_strides = strides(x.shape);
+    let mut index = [0usize; RANK];
+    let pairs = (0..total).map(|at| {
+        let from: i64 = (0..rank)
+            .map(|d| (start[d] + index[d] as i64 * step[d]) * in_strides[d] as i64)
+            .sum();
+        next(&mut index, &count[..rank]);
+        (from as usize, at)
+    });
+    copy_element(x.data, &mut out.data, pairs)
+}
+
+/// `RESIZE_NEAREST_NEIGHBOR`, any element type, NHWC, with TFLite's default options
+/// (`align_corners` and `half_pixel_centers` false: the op reaches the kernel set without
+/// its options, so it cannot tell them apart): output row `y` reads input row
+/// `min(floor(y · (in_h / out_h)), in_h - 1)` with the scale in `f32`, and likewise for
+/// columns. The size operand (input 1, int32 `[out_h, out_w]`) must agree with the output.
+pub(crate) fn resize_nearest_neighbor(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
+    let x = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let shape = |s: &[usize]| {
+        super::dims4(s)
+            .filter(|_| s.len() == 4)
+            .ok_or(KernelError::Shape {
+                what: "RESIZE_NEAREST_NEIGHBOR needs 4-dimensional NHWC tensors",
+            })
+    };
+    let [n, in_h, in_w, c] = shape(x.shape)?;
+    if let Some(size) = op.input(1) {
+        let size = size.i32().ok_or(KernelError::Type {
+            tensor: "input 1 (size)",
+        })?;
+        let out = op
+            .outputs
+            .first()
+            .ok_or(KernelError::Missing { tensor: "output 0" })?;
+        let ok = out.shape.len() == 4
+            && size.len() == 2
+            && usize::try_from(size[0]).ok() == Some(out.shape[1])
+            && usize::try_from(size[1]).ok() == Some(out.shape[2]);
+        if !ok {
+            return Err(KernelError::Shape {
+                what: "RESIZE_NEAREST_NEIGHBOR size operand differs from the output's height and width",
+            });
+        }
+    }
+    let out = output(&mut op)?;
+    let [on, out_h, out_w, oc] = shape(out.shape)?;
+    if on != n || oc != c || x.data.len() != Some(n * in_h * in_w * c) {
+        return Err(KernelError::Shape {
+            what: "RESIZE_NEAREST_NEIGHBOR input and output batches or channels differ",
+        });
+    }
+    if in_h == 0 || in_w == 0 {
+        return Err(KernelError::Shape {
+            what: "RESIZE_NEAREST_NEIGHBOR of an empty image",
+        });
+    }
+    let nearest = |v: usize, input: usize, output: usize| {
+        let scale = input as f32 / output as f32;
+        let at = (v as f32 * scale) as usize; // Non-negative: truncation is floor.
+        at.min(input - 1)
+    };
+    let pairs = (0..n * out_h * out_w * c).map(|at| {
+        let ch = at % c;
+        let ox = (at / c) % out_w;
+        let oy = (at / (c * out_w)) % out_h;
+        let b = at / (c * out_w * out_h);
+        let (iy, ix) = (nearest(oy, in_h, out_h), nearest(ox, in_w, out_w));
+        (((b * in_h + iy) * in_w + ix) * c + ch, at)
+    });
+    copy_element(x.data, &mut out.data, pairs)
 }

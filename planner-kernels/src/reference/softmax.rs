@@ -16,12 +16,12 @@ const DIFF_INTEGER_BITS: u32 = 5;
 const SUM_INTEGER_BITS: u32 = 12;
 
 /// Fixed-point product of two Q-numbers: the raw values' rounding doubling high product.
-fn mul(a: i32, b: i32) -> i32 {
+pub(crate) fn mul(a: i32, b: i32) -> i32 {
     saturating_rounding_doubling_high_mul(a, b)
 }
 
 /// `x · 2^exponent`, rounding for negative exponents and saturating for positive ones.
-fn mul_pot(x: i32, exponent: i32) -> i32 {
+pub(crate) fn mul_pot(x: i32, exponent: i32) -> i32 {
     if exponent <= 0 {
         return rounding_divide_by_pot(x, exponent.unsigned_abs());
     }
@@ -54,16 +54,15 @@ fn exp_quarter(a: i32) -> i32 {
     EXP_MINUS_EIGHTH.wrapping_add(mul(EXP_MINUS_EIGHTH, x.wrapping_add(poly)))
 }
 
-/// `exp(a)` for `a <= 0` in Q5.26, as Q0.31.
-fn exp_negative(a: i32) -> i32 {
-    const FRACTION_BITS: u32 = 31 - DIFF_INTEGER_BITS;
-    let quarter = 1i32 << (FRACTION_BITS - 2);
+/// `exp(a)` for `a <= 0` with `integer_bits` integer bits (Q5.26 for softmax), as Q0.31:
+/// `exp` of `a` modulo 1/4 on `[-1/4, 0)`, times `exp(-2^k)` for each bit `k` of the rest
+/// that the format has.
+pub(crate) fn exp_negative(a: i32, integer_bits: u32) -> i32 {
+    let fraction_bits = 31 - integer_bits;
+    let quarter = 1i32 << (fraction_bits - 2);
     let mask = quarter - 1;
     let a_mod_quarter_minus_quarter = (a & mask).wrapping_sub(quarter);
-    let mut result = exp_quarter(mul_pot(
-        a_mod_quarter_minus_quarter,
-        DIFF_INTEGER_BITS as i32,
-    ));
+    let mut result = exp_quarter(mul_pot(a_mod_quarter_minus_quarter, integer_bits as i32));
     let remainder = a_mod_quarter_minus_quarter.wrapping_sub(a);
     // exp(-2^k) in Q0.31 for k = -2 ..= 4: applied for each set bit of the remainder.
     const FACTORS: [(i32, i32); 7] = [
@@ -76,17 +75,23 @@ fn exp_negative(a: i32) -> i32 {
         (4, 242),
     ];
     for (k, factor) in FACTORS {
-        let bit = (FRACTION_BITS as i32 + k) as u32;
-        if remainder & (1 << bit) != 0 {
-            result = mul(result, factor);
+        if integer_bits as i32 > k {
+            let bit = (fraction_bits as i32 + k) as u32;
+            if remainder & (1 << bit) != 0 {
+                result = mul(result, factor);
+            }
         }
+    }
+    // Below -32 the result is zero (only formats with more than 5 integer bits reach it).
+    if integer_bits > 5 && a < -(1i32 << (36 - integer_bits).min(31)) {
+        result = 0;
     }
     if a == 0 { i32::MAX } else { result }
 }
 
-/// `1 / (1 + x)` for `x` in `[0, 1)`, Q0.31 in and out, by three Newton-Raphson steps in
-/// Q2.29.
-fn one_over_one_plus(x: i32) -> i32 {
+/// Newton-Raphson reciprocal of `(1 + x) / 2` for `x` in `[0, 1)` Q0.31: three steps from
+/// `48/17 - 32/17 · d`, the result in Q2.29.
+fn half_reciprocal(x: i32) -> i32 {
     // (x + 1) / 2, rounded.
     let sum = i64::from(x) + i64::from(i32::MAX);
     let half_denominator = ((sum + if sum >= 0 { 1 } else { -1 }) / 2) as i32;
@@ -99,8 +104,19 @@ fn one_over_one_plus(x: i32) -> i32 {
         let error = ONE_Q2.wrapping_sub(product);
         r = r.wrapping_add(mul_pot(mul(r, error), 2));
     }
+    r
+}
+
+/// `1 / (1 + x)` for `x` in `[0, 1)`, Q0.31 in and out.
+pub(crate) fn one_over_one_plus(x: i32) -> i32 {
     // r / 2 in Q1.30 is the same raw value; into Q0.31.
-    mul_pot(r, 1)
+    mul_pot(half_reciprocal(x), 1)
+}
+
+/// `(1 - x) / (1 + x)` for `x` in `[0, 1)`, Q0.31 in and out.
+pub(crate) fn one_minus_over_one_plus(x: i32) -> i32 {
+    // 2 / (1 + x) - 1 in Q2.29, into Q0.31.
+    mul_pot(half_reciprocal(x).wrapping_sub(1 << 29), 2)
 }
 
 /// The reciprocal of a Q12.19 sum, as a Q0.31 scale and the bits the sum has over one.
@@ -165,7 +181,10 @@ fn rows<T: Copy>(
         let mut sum: i32 = 0;
         for &v in row {
             if let Some(d) = scaled(v, max) {
-                sum = sum.wrapping_add(mul_pot(exp_negative(d), -(SUM_INTEGER_BITS as i32)));
+                sum = sum.wrapping_add(mul_pot(
+                    exp_negative(d, DIFF_INTEGER_BITS),
+                    -(SUM_INTEGER_BITS as i32),
+                ));
             }
         }
         let (scale, over) = reciprocal(sum);
@@ -173,7 +192,8 @@ fn rows<T: Copy>(
             *o = narrow(match scaled(v, max) {
                 Some(d) => {
                     let shift = (over + 31 - bits as i32).clamp(0, 31) as u32;
-                    rounding_divide_by_pot(mul(scale, exp_negative(d)), shift) + min
+                    rounding_divide_by_pot(mul(scale, exp_negative(d, DIFF_INTEGER_BITS)), shift)
+                        + min
                 }
                 None => min,
             });
@@ -190,10 +210,10 @@ mod tests {
         for k in 0..200 {
             let real = -(k as f64) / 10.0;
             let q = (real * f64::from(1u32 << 26)) as i32;
-            let got = f64::from(exp_negative(q)) / f64::from(1u32 << 31);
+            let got = f64::from(exp_negative(q, DIFF_INTEGER_BITS)) / f64::from(1u32 << 31);
             assert!((got - real.exp()).abs() < 1e-6, "exp({real}) = {got}");
         }
-        assert_eq!(exp_negative(0), i32::MAX);
+        assert_eq!(exp_negative(0, DIFF_INTEGER_BITS), i32::MAX);
     }
 
     #[test]

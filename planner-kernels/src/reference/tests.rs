@@ -245,12 +245,12 @@ fn add_and_mul_broadcast_and_respect_zero_points() {
     let yi = info::<i8>(&[2, 2], &[1.0], &[0]);
     let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
     run(&inputs, Out::new(&mut y, &yi), |op| {
-        elementwise::add(op, &Default::default())
+        elementwise::add(op, &Default::default(), false)
     })
     .unwrap();
     assert_eq!(y, [11, 22, 13, 24]);
     run(&inputs, Out::new(&mut y, &yi), |op| {
-        elementwise::mul(op, &Default::default())
+        elementwise::mul(op, &Default::default(), false)
     })
     .unwrap();
     assert_eq!(y, [10, 40, 30, 80]);
@@ -258,7 +258,7 @@ fn add_and_mul_broadcast_and_respect_zero_points() {
     let b = [100i8, 100];
     let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &bi))];
     run(&inputs, Out::new(&mut y, &yi), |op| {
-        elementwise::mul(op, &Default::default())
+        elementwise::mul(op, &Default::default(), false)
     })
     .unwrap();
     assert_eq!(y, [100, 127, 127, 127]);
@@ -313,20 +313,16 @@ fn quantize_and_dequantize() {
     let xi = info::<f32>(&[4], &[1.0], &[0]);
     let mut y = [0i8; 4];
     let yi = info::<i8>(&[4], &[0.1], &[3]);
-    run(
-        &[Some(In::new(&x, &xi))],
-        Out::new(&mut y, &yi),
-        elementwise::quantize,
-    )
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        elementwise::quantize(op, false)
+    })
     .unwrap();
     assert_eq!(y, [8, 0, 127, -128]);
     let mut z = [0f32; 4];
     let zi = info::<f32>(&[4], &[1.0], &[0]);
-    run(
-        &[Some(In::new(&y, &yi))],
-        Out::new(&mut z, &zi),
-        elementwise::dequantize,
-    )
+    run(&[Some(In::new(&y, &yi))], Out::new(&mut z, &zi), |op| {
+        elementwise::dequantize(op, false)
+    })
     .unwrap();
     let want: Vec<f32> = [5, -3, 124, -131]
         .iter()
@@ -437,11 +433,9 @@ fn quantize_divides_in_f32_as_tflite_micro() {
     let xi = info::<f32>(&[2], &[1.0], &[0]);
     let mut y = [0i8; 2];
     let yi = info::<i8>(&[2], &[0.007839307], &[0]);
-    run(
-        &[Some(In::new(&x, &xi))],
-        Out::new(&mut y, &yi),
-        elementwise::quantize,
-    )
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+        elementwise::quantize(op, false)
+    })
     .unwrap();
     assert_eq!(y, [76, -76]);
 }

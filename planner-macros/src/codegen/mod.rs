@@ -8,7 +8,7 @@ mod info;
 pub(crate) mod ops;
 mod run;
 mod stub;
-mod table;
+pub(crate) mod table;
 mod tensors;
 
 use planner::graph::DType;
@@ -110,6 +110,22 @@ impl<'a> Ctx<'a> {
         )
     }
 
+    /// Op `k`'s in-place declaration as tensors: (input position, input tensor, output
+    /// position, output tensor); `None` for an op that runs out of place. `load` checked
+    /// the positions.
+    pub(crate) fn in_place(&self, k: usize) -> Option<InPlace> {
+        let op = &self.l.file.ops[k];
+        let ip = op.in_place?;
+        let input = (*op.inputs.get(ip.input as usize)?)? as usize;
+        let output = *op.outputs.get(ip.output as usize)? as usize;
+        Some(InPlace {
+            input_pos: ip.input as usize,
+            input,
+            output_pos: ip.output as usize,
+            output,
+        })
+    }
+
     /// One-line description of tensor `t` for docs.
     pub(crate) fn describe(&self, t: usize) -> String {
         let e = &self.l.file.tensors[t];
@@ -127,6 +143,19 @@ impl<'a> Ctx<'a> {
             e.lifetime.end_op
         )
     }
+}
+
+/// An op that runs in place, as tensors (see [`Ctx::in_place`]).
+#[derive(Clone, Copy)]
+pub(crate) struct InPlace {
+    /// Position of the taken-over input in the op's inputs.
+    pub(crate) input_pos: usize,
+    /// The taken-over input.
+    pub(crate) input: usize,
+    /// Position of the output in the op's outputs.
+    pub(crate) output_pos: usize,
+    /// The output written over it.
+    pub(crate) output: usize,
 }
 
 /// Rust element type for a dtype: numbers as themselves, half floats as `u16` bits,

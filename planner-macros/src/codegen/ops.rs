@@ -16,9 +16,11 @@ pub(crate) type Fields = Vec<(String, usize)>;
 /// The tensors op `k`'s view holds, with their field names: reads (inputs) and writes
 /// (outputs, then scratch, then variable inputs, which the op updates). A tensor whose bytes are another's (an alias, or the same
 /// tensor listed twice) is written once, and not also read: the view never holds two
-/// references to the same bytes when one of them is mutable.
+/// references to the same bytes when one of them is mutable. The input an in-place op's
+/// output takes over is not in the view either: its bytes are at the start of that output.
 pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
     let op = &cx.l.file.ops[k];
+    let taken = cx.in_place(k).map(|ip| ip.input_pos);
     let root = |t: u32| cx.l.roots[t as usize];
     let mut written = BTreeSet::new();
     let mut writes = Vec::new();
@@ -48,6 +50,7 @@ pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
         .inputs
         .iter()
         .enumerate()
+        .filter(|&(j, _)| Some(j) != taken)
         .filter_map(|(j, t)| t.map(|t| (format!("input{j}"), t)))
         .filter(|&(_, t)| !written.contains(&root(t)))
         .map(|(n, t)| (n, t as usize))
@@ -67,6 +70,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
         let (method, name) = naming::op_view(k);
         let (method, name) = (ident(&method), ident(&name));
         let (reads, writes) = op_tensors(cx, k);
+        let in_place = cx.in_place(k);
         let opcode = &op.opcode;
         let mut fields = Vec::new();
         let mut infos = Vec::new();
@@ -77,7 +81,13 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                 let fid = ident(field);
                 let elem = cx.elem(t);
                 let doc = format!("{field}: tensor {}.", cx.describe(t));
-                let (arena, offset, len) = cx.slot_exprs(t);
+                let (arena, offset, mut len) = cx.slot_exprs(t);
+                if let Some(ip) = in_place.filter(|ip| ip.output == t) {
+                    // The output of an in-place op: one buffer over its input's bytes and
+                    // its own, as long as the longer of the two (the check bounds it).
+                    let (si, so) = (cx.slot[ip.input], cx.slot[ip.output]);
+                    len = quote!((#rt::check::in_place_elements(&PLAN.slots[#si], &PLAN.slots[#so]) as usize));
+                }
                 if mutable {
                     fields.push(quote!(#[doc = #doc] pub #fid: &'a mut [#elem],));
                     inits.push(quote!(#fid: b[#arena].slice_mut::<#elem>(#offset, #len),));
@@ -97,6 +107,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
             .enumerate()
             .filter_map(|(j, t)| t.map(|t| (j, t as usize)))
             .filter(|(_, t)| !reads.iter().any(|(_, r)| r == t))
+            .filter(|&(j, _)| in_place.is_none_or(|ip| ip.input_pos != j))
             .map(|(j, _)| format!("input{j}"))
             .collect();
         let mut doc = format!(
@@ -107,6 +118,13 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
             doc.push_str(&format!(
                 " {} share bytes with an output and appear only as that output.",
                 skipped.join(", ")
+            ));
+        }
+        if let Some(ip) = in_place {
+            doc.push_str(&format!(
+                " The op runs in place: `output{}` is written over `input{}`, whose bytes are at \
+                 its start when the op starts; it spans the longer of the two tensors.",
+                ip.output_pos, ip.input_pos
             ));
         }
         let options = options_const(cx, k, &name, &mut wrapped);
@@ -134,7 +152,12 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                 // view holds each alias group once, and never a shared and a mutable view of
                 // one group. Tensors in different arenas are in different statics or
                 // distinct `&'static mut` buffers. So the mutable slices are disjoint from
-                // each other and from the shared ones. Constant tensors are only viewed
+                // each other and from the shared ones. An op that runs in place does not hold
+                // the input its output takes over: the check proves the output starts at that
+                // input's offset, that the input's bytes die at this op and the output's start
+                // here, that the op uses them through the output only, and that the output's
+                // longer slice (`in_place_elements`) stays inside the arena and the two slots,
+                // which no other tensor live at this op touches. Constant tensors are only viewed
                 // shared, and mutable views are only of writable arenas (checked too).
                 // Every slot is inside its arena and aligned (checked). `&mut self` borrows
                 // the only handle for the view's lifetime, so nothing else reads or writes

@@ -50,6 +50,14 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     let (method, name) = (ident(&method), ident(&name));
     let (reads, writes) = op_tensors(cx, k);
     let root = |t: usize| cx.l.roots[t];
+    let in_place = cx.in_place(k);
+    // Position in `outputs` of the output field `name`.
+    let out_index = |name: &str| {
+        writes
+            .iter()
+            .filter(|(f, _)| f.starts_with("output"))
+            .position(|(f, _)| f == name)
+    };
     let mut inputs = Vec::new();
     let mut variables = Vec::new();
     for (j, t) in op.inputs.iter().enumerate() {
@@ -59,7 +67,12 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
         };
         let field = format!("input{j}");
         let (f, c) = (ident(&field), ident(&field.to_ascii_uppercase()));
-        if reads.iter().any(|(r, _)| *r == field) {
+        if let Some(ip) = in_place.filter(|ip| ip.input_pos == j) {
+            // The output written over this input holds its bytes when the op starts.
+            let out = out_index(&format!("output{}", ip.output_pos)).unwrap_or(0);
+            let tc = ident(&cx.idents[t].to_ascii_uppercase());
+            inputs.push(quote!(#pv::Some(#rt::kernel::In::in_place(#out, &tensors::#tc))));
+        } else if reads.iter().any(|(r, _)| *r == field) {
             inputs.push(quote!(#pv::Some(#rt::kernel::In::new(view.#f, &ops::#name::#c))));
         } else if writes.iter().any(|(w, _)| *w == field) {
             // A variable input: the kernel updates it through `variables`.
@@ -89,12 +102,20 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
         }
     }
     let (ni, no, ns, nv) = (inputs.len(), outputs.len(), scratch.len(), variables.len());
+    // The tap shows an in-place output with its own elements, not the input's tail.
+    let truncate = match in_place.and_then(|ip| {
+        let at = out_index(&format!("output{}", ip.output_pos))?;
+        Some((at, cx.slot[ip.output]))
+    }) {
+        Some((at, s)) => quote!(outputs[#at].truncate(PLAN.slots[#s].elements as usize);),
+        None => TokenStream::new(),
+    };
     let opcode = &op.opcode;
-    let call = match options(cx, k) {
-        Some(OpKind { kind, method, .. }) => {
+    let call = match (options(cx, k), in_place_kind(cx, k)) {
+        (Some(_), Some((kind, method))) | (Some(OpKind { kind, method, .. }), None) => {
             quote!(#rt::kernel::#kind::#method(kernels, op_view, &ops::#name::OPTIONS))
         }
-        None => match untyped(opcode) {
+        (None, _) => match untyped(opcode) {
             Untyped::Builtin(name) => {
                 quote!(#rt::kernel::Builtin::<{ #rt::kernel::op_key(#name) }>::builtin(kernels, op_view))
             }
@@ -123,9 +144,19 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
                 return #pv::Err(#rt::kernel::RunError { op: #k, opcode: #opcode, error });
             }
             hooks.after_op(#k, #opcode);
+            #truncate
             hooks.tap(&#rt::kernel::Tap::new(#k, #opcode, &inputs, &outputs, &variables));
         }
     }
+}
+
+/// The in-place kernel trait and method of op `k`, when it runs in place (`load` checked
+/// that its kind has them).
+fn in_place_kind(cx: &Ctx<'_>, k: usize) -> Option<(TokenStream, TokenStream)> {
+    cx.in_place(k)?;
+    let (kind, method) = cx.l.file.ops[k].options.in_place_codegen()?;
+    let (kind, method) = (ident(kind), ident(method));
+    Some((quote!(#kind), quote!(#method)))
 }
 
 /// An op kind without typed options: a builtin op by its TFLite name, or a custom op by
@@ -235,8 +266,13 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
     let mut steps = Vec::new();
     let mut untyped = Vec::new();
     for k in 0..n {
+        // An op that runs in place asks for its kind's in-place trait only.
+        let kind = in_place_kind(cx, k).map(|(kind, _)| kind);
         match options(cx, k) {
-            Some(OpKind { kind, .. }) => {
+            Some(OpKind {
+                kind: out_of_place, ..
+            }) => {
+                let kind = kind.unwrap_or(out_of_place);
                 let kind = quote!(#rt::kernel::#kind);
                 if kinds.insert(kind.to_string()) {
                     bounds.push(kind);

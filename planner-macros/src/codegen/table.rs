@@ -6,6 +6,21 @@ use quote::quote;
 
 use super::{Ctx, ident, lit_u64, ops::op_tensors};
 
+/// Op `k`'s row of the check table as slot positions: what it reads (the view's inputs, and
+/// the input an in-place output takes over), what it writes, and its in-place (input,
+/// output) pair.
+pub(crate) fn op_rows(cx: &Ctx<'_>, k: usize) -> (Vec<u32>, Vec<u32>, Option<(u32, u32)>) {
+    let (reads, writes) = op_tensors(cx, k);
+    let mut reads: Vec<u32> = reads.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
+    let writes = writes.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
+    let in_place = cx.in_place(k).map(|ip| {
+        let (input, output) = (cx.slot[ip.input] as u32, cx.slot[ip.output] as u32);
+        reads.push(input);
+        (input, output)
+    });
+    (reads, writes, in_place)
+}
+
 pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     let rt = &cx.rt;
     let pv = &cx.pv;
@@ -72,10 +87,14 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     let op_names: Vec<_> = (0..f.ops.len()).map(|k| ident(&format!("O{k}"))).collect();
     let ops = (0..f.ops.len()).map(|k| {
         let opcode = &f.ops[k].opcode;
-        let (reads, writes) = op_tensors(cx, k);
-        let reads = reads.iter().map(|(_, t)| cx.slot[*t] as u32);
-        let writes = writes.iter().map(|(_, t)| cx.slot[*t] as u32);
-        quote!(#rt::check::OpRow { opcode: #opcode, reads: &[#(#reads),*], writes: &[#(#writes),*] })
+        let (reads, writes, in_place) = op_rows(cx, k);
+        let in_place = match in_place {
+            Some((input, output)) => {
+                quote!(#pv::Some(#rt::check::InPlaceRow { input: #input, output: #output }))
+            }
+            None => quote!(#pv::None),
+        };
+        quote!(#rt::check::OpRow { opcode: #opcode, reads: &[#(#reads),*], writes: &[#(#writes),*], in_place: #in_place })
     });
     let slot_rows = slot_names
         .iter()

@@ -700,9 +700,10 @@ fn tflm_head_of(planned: &Planned) -> u64 {
 }
 
 /// Plans the model `bytes` (the file `manifest` names; its platform should have one
-/// writable memory for scratch and keep the op order), leaving room for the reference
-/// kernels' scratch ([`reference_kernel_scratch`]) and `extra` (whose ops count as known),
-/// writes the offline plan into it, and checks the result with [`verify_export`].
+/// writable memory for scratch and keep the op order; `memory.in_place` is ignored: TFLM
+/// runs the classic plan), leaving room for the reference kernels' scratch
+/// ([`reference_kernel_scratch`]) and `extra` (whose ops count as known), writes the offline
+/// plan into it, and checks the result with [`verify_export`].
 ///
 /// TFLM's arena is never larger than with TFLM's own plan: when the manifest's planner
 /// needs more (after TFLM's rounding) than the `tflm` planner on the same buffers, the
@@ -728,6 +729,17 @@ pub fn export(
     let mut kernel_scratch = reference_kernel_scratch(&graph, &known)?;
     kernel_scratch.extend_from_slice(extra);
     let graph = with_kernel_scratch(&graph, &kernel_scratch)?;
+    // TFLM runs every op out of place and cannot pad inside a convolution: a manifest with
+    // `memory.in_place` exports its classic plan.
+    let classic;
+    let manifest = if manifest.aliasing.in_place {
+        let mut m = manifest.clone();
+        m.aliasing.in_place = false;
+        classic = m;
+        &classic
+    } else {
+        manifest
+    };
     let mut planned = crate::plan_graph(manifest, &graph)?;
     let mut replaced = None;
     let tflm_head = if manifest.planner == crate::pack::PlannerKind::Tflm {

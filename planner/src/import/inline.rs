@@ -180,6 +180,8 @@ pub(crate) fn read(model: &InlineModel, name: &str) -> Result<Graph> {
         outputs: Vec::new(),
         aliases: Vec::new(),
         warnings: Vec::new(),
+        in_place: Vec::new(),
+        folded_pads: Vec::new(),
     };
     let (default_inputs, default_outputs) = default_io(&graph);
     graph.inputs = inputs.unwrap_or(default_inputs);

@@ -502,6 +502,8 @@ impl<'p, 'b> Reader<'p, 'b> {
             warnings: relaxed_warning(self.path, &shared.relaxed)
                 .into_iter()
                 .collect(),
+            in_place: Vec::new(),
+            folded_pads: Vec::new(),
         };
         graph.validate().map_err(|e| {
             self.err(

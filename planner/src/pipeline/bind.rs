@@ -30,7 +30,8 @@ pub(super) fn bind(st: &State<'_>) -> Result<(MemoryPlan, Vec<Option<Decision>>)
         || {
             let entries = bound.iter().map(|&i| {
                 let t = &tensors[i];
-                let (start, end) = st.lifetimes.live[i].unwrap_or((0, last));
+                let own = st.lifetimes.own.get(&crate::graph::TensorIndex(i as u32));
+                let (start, end) = own.copied().or(st.lifetimes.live[i]).unwrap_or((0, last));
                 let lifetime = TensorLifetime {
                     tensor_id: t.id.clone(),
                     start_op: start,
@@ -79,7 +80,12 @@ fn allocations(st: &State<'_>, bound: &[usize]) -> Result<(Allocations, Vec<Opti
                 binding: Some(binding),
             },
         ));
-        decisions[i] = Some(if slot == i {
+        // An in-place pair shares the slot at one op only: not an alias.
+        let in_place = st
+            .lifetimes
+            .own
+            .contains_key(&crate::graph::TensorIndex(i as u32));
+        decisions[i] = Some(if slot == i || in_place {
             d.clone()
         } else {
             Decision {

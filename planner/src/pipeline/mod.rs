@@ -32,6 +32,7 @@ use std::vec::Vec;
 use crate::alias;
 use crate::error::{Error, Result};
 use crate::graph::{Graph, TensorIndex};
+use crate::in_place;
 use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
 use crate::placement::Decision;
@@ -87,6 +88,10 @@ pub struct Planned {
     pub warnings: Vec<String>,
     /// Number of ops in the schedule.
     pub ops: u32,
+    /// With `memory.in_place`: the classic lower bound, the largest sum of whole live
+    /// scratch tensors at one op without folded PADs or in-place ops (what the plan would
+    /// need at best without them); `None` otherwise.
+    pub classic_bound: Option<u64>,
 }
 
 /// Plans the model a manifest names: imports it, then [`plan_graph`]. The one entry point
@@ -101,19 +106,103 @@ pub fn plan(manifest: &Manifest) -> Result<Planned> {
 /// from the resulting op order.
 pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     graph.validate()?;
+    let classic_bound = if manifest.aliasing.in_place {
+        Some(classic_bound(manifest, graph)?)
+    } else {
+        None
+    };
+    // `memory.in_place`: PADs fold into their convolutions before the order is chosen.
+    let folded;
+    let graph = if manifest.aliasing.in_place {
+        let mut g = graph.clone();
+        in_place::fold_pads(&mut g);
+        folded = g;
+        &folded
+    } else {
+        graph
+    };
     let (mut g, order) = match manifest.schedule {
         Schedule::Fixed => (graph.clone(), (0..graph.ops.len() as u32).collect()),
         Schedule::Memory => {
-            let s = schedule::reorder(graph, manifest.platform.min_alignment);
+            let mut s = schedule::reorder(graph, manifest.platform.min_alignment);
+            s.graph.folded_pads.clone_from(&graph.folded_pads);
             (s.graph, s.order)
         }
     };
     let found = alias::detect(&g, &manifest.aliasing);
     g.aliases.extend(found);
-    let lifetimes = lifetimes::compute(&g)?;
-    let mut planned = plan_lifetimes(manifest, Cow::Owned(g), &lifetimes, &BTreeMap::new())?;
+    if manifest.aliasing.in_place {
+        in_place::detect(&mut g);
+    }
+    // In-place pairs with a smaller output are packed as two slots and then put at one
+    // offset. A pair that cannot be is packed again with both slots fixed at the input's
+    // offset of the first packing; failing that, merged into one slot.
+    let mut merged = std::collections::BTreeSet::new();
+    let mut fixed = BTreeMap::new();
+    let mut planned = loop {
+        let lifetimes = lifetimes::compute_merging(&g, &merged)?;
+        let last_try = lifetimes.split.is_empty();
+        match plan_with(manifest, Cow::Borrowed(&g), &lifetimes, &fixed)? {
+            Ok(p) => break p,
+            Err(_) if last_try => {
+                return Err(internal("in-place pairs stayed apart without split slots"));
+            }
+            Err(failed) => {
+                for f in failed {
+                    let retried = fixed.contains_key(&f.output_slot);
+                    match f.input_offset {
+                        Some(o) if !retried => {
+                            fixed.insert(f.input_slot, o);
+                            fixed.insert(f.output_slot, o);
+                        }
+                        _ => {
+                            fixed.remove(&f.input_slot);
+                            fixed.remove(&f.output_slot);
+                            merged.insert(f.output);
+                        }
+                    }
+                }
+            }
+        }
+    };
     planned.order = order;
+    planned.classic_bound = classic_bound;
     Ok(planned)
+}
+
+/// The classic lower bound of `graph` (see [`Planned::classic_bound`]): one item per
+/// activation slot (alias groups merged as the manifest allows), at its dtype's alignment
+/// and the platform's.
+fn classic_bound(manifest: &Manifest, graph: &Graph) -> Result<u64> {
+    let mut g = graph.clone();
+    g.aliases.extend(alias::detect(&g, &manifest.aliasing));
+    let lt = lifetimes::compute(&g)?;
+    let mut size = vec![0u64; g.tensors.len()];
+    let mut align = vec![1u64; g.tensors.len()];
+    for (i, t) in g.tensors.iter().enumerate() {
+        if t.kind == crate::graph::TensorKind::Activation && lt.live[i].is_some() {
+            let r = lt.slot_of[i].get();
+            size[r] = size[r].max(t.size);
+            align[r] = align[r]
+                .max(t.dtype.align())
+                .max(t.align_hint.unwrap_or(1))
+                .max(manifest.platform.min_alignment);
+        }
+    }
+    let items = (0..g.tensors.len())
+        .filter(|&i| size[i] > 0 && lt.slot_of[i].get() == i)
+        .filter_map(|i| {
+            let (start, end) = lt.live[i]?;
+            Some(crate::pack::Item {
+                align: align[i],
+                ..crate::pack::Item::new(size[i], start, end)
+            })
+        })
+        .collect();
+    Ok(crate::pack::height_lower_bound(&crate::pack::Problem {
+        items,
+        capacity: None,
+    }))
 }
 
 /// Plans `graph` with given lifetimes and fixed scratch offsets (a CSV problem's `offset`
@@ -125,12 +214,28 @@ pub(crate) fn plan_lifetimes(
     lifetimes: &Lifetimes,
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<Planned> {
+    plan_with(manifest, graph, lifetimes, fixed)?
+        .map_err(|_| internal("split in-place slots outside the model pipeline"))
+}
+
+/// [`plan_lifetimes`]; `Ok(Err(pairs))` when those split in-place pairs
+/// ([`Lifetimes::split`]) could not be put at one offset.
+fn plan_with(
+    manifest: &Manifest,
+    graph: Cow<'_, Graph>,
+    lifetimes: &Lifetimes,
+    fixed: &BTreeMap<TensorIndex, u64>,
+) -> Result<std::result::Result<Planned, Vec<scratch::Unjoined>>> {
     let (plan, decisions, reports, warnings) = {
         let mut st = state::State::new(manifest, &graph, lifetimes, fixed)?;
         arenas::constants(&mut st)?;
         arenas::persistent(&mut st)?;
         arenas::budgets(&mut st)?;
         scratch::fill(&mut st)?;
+        let failed = scratch::join_split(&mut st);
+        if !failed.is_empty() {
+            return Ok(Err(failed));
+        }
         let (plan, decisions) = bind::bind(&st)?;
         (plan, decisions, st.reports, st.warnings)
     };
@@ -143,7 +248,7 @@ pub(crate) fn plan_lifetimes(
         )));
     }
     let ops = graph.ops.len() as u32;
-    Ok(Planned {
+    Ok(Ok(Planned {
         graph: graph.into_owned(),
         order: (0..ops).collect(),
         model: manifest.name.clone(),
@@ -153,7 +258,8 @@ pub(crate) fn plan_lifetimes(
         scratch_reports: reports,
         warnings,
         ops: lifetimes.ops,
-    })
+        classic_bound: None,
+    }))
 }
 
 /// An error that only a bug in the planner can cause.

@@ -156,6 +156,98 @@ fn fill_bank(
     Ok(carry)
 }
 
+/// Puts the two slots of each split in-place pair ([`crate::lifetimes::Lifetimes::split`])
+/// at one offset: the output's slot moves to the input's offset, or the input's to the
+/// output's, where that range is free over the moved slot's ops and inside the arena's
+/// height. Returns the pairs neither move works for.
+pub(super) fn join_split(st: &mut State<'_>) -> Vec<Unjoined> {
+    let mut failed = Vec::new();
+    for &(input, output) in &st.lifetimes.split {
+        let (ri, ro) = (
+            st.lifetimes.slot_of[input.get()].get(),
+            st.lifetimes.slot_of[output.get()].get(),
+        );
+        let unjoined = |input_offset| Unjoined {
+            output,
+            input_slot: TensorIndex(ri as u32),
+            output_slot: TensorIndex(ro as u32),
+            input_offset,
+        };
+        let (Some(di), Some(d_o)) = (&st.decided[ri], &st.decided[ro]) else {
+            failed.push(unjoined(None));
+            continue;
+        };
+        let (Some(oi), Some(oo)) = (st.offsets[ri], st.offsets[ro]) else {
+            failed.push(unjoined(None));
+            continue;
+        };
+        if di.memory != d_o.memory
+            || di.role != ArenaRole::Scratch
+            || d_o.role != ArenaRole::Scratch
+        {
+            failed.push(unjoined(None));
+            continue;
+        }
+        if oi == oo {
+            continue;
+        }
+        let memory = di.memory.clone();
+        if free_at(st, ro, oi, &memory) {
+            st.offsets[ro] = Some(oi);
+        } else if free_at(st, ri, oo, &memory) {
+            st.offsets[ri] = Some(oo);
+        } else {
+            failed.push(unjoined(Some(oi)));
+        }
+    }
+    failed
+}
+
+/// A split in-place pair whose slots ended at two offsets.
+pub(super) struct Unjoined {
+    /// The pair's output.
+    pub(super) output: TensorIndex,
+    /// The input's slot root.
+    pub(super) input_slot: TensorIndex,
+    /// The output's slot root.
+    pub(super) output_slot: TensorIndex,
+    /// Where the input's slot went, when it was placed in scratch.
+    pub(super) input_offset: Option<u64>,
+}
+
+/// True when slot root `r` can move to `offset` of scratch bank `memory`: aligned, inside
+/// the arena's height, and clear of every other slot live at one of its ops.
+fn free_at(st: &State<'_>, r: usize, offset: u64, memory: &str) -> bool {
+    let size = st.slot_size[r];
+    let height = st
+        .reports
+        .iter()
+        .find(|a| a.memory == memory)
+        .map_or(0, |a| a.used);
+    let Some((a, b)) = st.lifetimes.live[r] else {
+        return false;
+    };
+    if offset % st.slot_align(r, memory) != 0 || offset.saturating_add(size) > height {
+        return false;
+    }
+    st.roots.iter().all(|&j| {
+        if j == r || st.slot_size[j] == 0 {
+            return true;
+        }
+        let (Some(d), Some(o), Some((s, e))) =
+            (&st.decided[j], st.offsets[j], st.lifetimes.live[j])
+        else {
+            return true;
+        };
+        d.role != ArenaRole::Scratch
+            || d.memory != memory
+            || e < a
+            || b < s
+            || o.saturating_add(st.slot_size[j]) <= offset
+            || offset.saturating_add(size) <= o
+    })
+}
+
 /// The packing problem of one bank: pinned members first (never spilled), then movers,
 /// which may spill unless this is the last bank they can go to.
 fn bank_problem(

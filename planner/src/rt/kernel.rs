@@ -82,6 +82,17 @@ macro_rules! data {
         }
 
         impl DataMut<'_> {
+            /// Keeps only the first `len` elements (all of them when there are fewer).
+            pub fn truncate(&mut self, len: usize) {
+                match self {
+                    $(DataMut::$variant(s) => {
+                        let all = core::mem::take(s);
+                        let keep = if len < all.len() { len } else { all.len() };
+                        *s = &mut all[..keep];
+                    })*
+                }
+            }
+
             /// The same elements, shared.
             pub fn as_data(&self) -> Data<'_> {
                 match self {
@@ -233,6 +244,12 @@ impl<'a> Out<'a> {
             shape: info.shape,
             quant: info.quant,
         }
+    }
+
+    /// Keeps only the first `len` elements (all of them when there are fewer): the tap of
+    /// an op that ran in place shows its output without the input's tail.
+    pub fn truncate(&mut self, len: usize) {
+        self.data.truncate(len);
     }
 
     /// The elements as `i8`, when they are.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
-use run_models::{MODELS, Runner, fnv1a64, input};
+use run_models::{MODELS, MODELS_IN_PLACE, Runner, fnv1a64, input};
 use serde_json::Value;
 
 fn golden(name: &str) -> Value {
@@ -50,7 +50,13 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Runs one model on its golden inputs; `Ok(true)` when the outputs are the goldens' bytes.
 fn check(model: &dyn Runner) -> Result<bool, String> {
-    let g = golden(model.name());
+    // A model planned with `in_place = true` has its classic plan's golden.
+    let g = golden(
+        model
+            .name()
+            .strip_suffix("_in_place")
+            .unwrap_or(model.name()),
+    );
     let inputs = inputs(&g);
     let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
     let outputs = model.run(&refs, &mut Reference, &mut ())?;
@@ -76,7 +82,8 @@ fn models_match_tflite_micro_bit_for_bit() {
     let mut exact = Vec::new();
     let mut unsupported = Vec::new();
     let mut differ = Vec::new();
-    for model in MODELS {
+    // The in-place plans too: their handles are their own, so their state starts fresh.
+    for model in MODELS.iter().chain(MODELS_IN_PLACE) {
         match check(*model) {
             Ok(true) => exact.push(model.name()),
             Ok(false) => differ.push(model.name()),
@@ -86,18 +93,30 @@ fn models_match_tflite_micro_bit_for_bit() {
             }
         }
     }
-    println!("bit-exact: {} of {}: {exact:?}", exact.len(), MODELS.len());
+    println!(
+        "bit-exact: {} of {} (each model planned classic and in place): {exact:?}",
+        exact.len(),
+        MODELS.len() + MODELS_IN_PLACE.len()
+    );
     println!("not run: {unsupported:?}");
     assert!(
         differ.is_empty(),
         "outputs differ from TFLite Micro: {differ:?}"
     );
     // Every model the kernels support is bit-exact; the others are named above.
-    assert!(exact.len() >= 10, "only {} models bit-exact", exact.len());
+    assert!(exact.len() >= 20, "only {} plans bit-exact", exact.len());
 }
 
 #[test]
 fn generated_options_are_the_plan_files() {
+    // In place, folded PADs change the ops and their options: the plan file's, not the
+    // importer's.
+    for model in MODELS_IN_PLACE {
+        let text = std::str::from_utf8(model.plan_file()).unwrap();
+        let plan = PlanFile::parse(text, model.name()).unwrap();
+        let from_plan: Vec<_> = plan.ops.iter().map(|o| o.options).collect();
+        assert_eq!(model.options(), &from_plan[..], "{}", model.name());
+    }
     for model in MODELS {
         let text = std::str::from_utf8(model.plan_file()).unwrap();
         let plan = PlanFile::parse(text, model.name()).unwrap();

@@ -6,15 +6,18 @@
 //! does over TFLM's invokes). A difference names the first differing op, output and
 //! element, ours against TFLM's.
 //!
-//! This is the only test of this binary that runs the models: their state must start at
-//! the first golden run.
+//! The same, for every bundled model planned with `in_place = true`, matching the golden
+//! ops by their output tensors' names (PADs folded into their convolutions have none).
+//!
+//! These are the only tests of this binary that run the models: their state must start at
+//! the first golden run (the in-place models have handles of their own).
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
-use run_models::{MODELS, Record, Runner, SINGLE_OPS, fnv1a64, input_in};
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64, input_in};
 use serde_json::Value;
 
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
@@ -182,10 +185,57 @@ struct Outcome {
     first: Option<(String, String)>,
     /// Distinct model outputs over the runs.
     distinct: usize,
+    /// Golden ops (PADs) the plan folded away.
+    folded: usize,
+}
+
+/// The golden of a model planned in place is its classic plan's (same model, same TFLM run).
+fn golden_name(name: &str) -> &str {
+    name.strip_suffix(IN_PLACE).unwrap_or(name)
+}
+
+/// The suffix of the models of [`MODELS_IN_PLACE`].
+const IN_PLACE: &str = "_in_place";
+
+/// The plan op of each golden op: the same op in order, told by its opcode and its first
+/// output's name; a PAD or PADV2 with no counterpart was folded into its consumer (`None`).
+fn align(model: &str, plan: &PlanFile, ops: &[Value]) -> Vec<Option<usize>> {
+    let mut k = 0;
+    let mut out = Vec::new();
+    for (g, want) in ops.iter().enumerate() {
+        let opcode = want["opcode"].as_str().unwrap();
+        let tensor = want["outputs"][0]["tensor"].as_str().unwrap_or("");
+        let same = plan.ops.get(k).is_some_and(|op| {
+            op.opcode == opcode
+                && (tensor.is_empty()
+                    || op
+                        .outputs
+                        .first()
+                        .is_some_and(|&t| plan.tensors[t as usize].name == tensor))
+        });
+        if same {
+            out.push(Some(k));
+            k += 1;
+        } else {
+            assert!(
+                matches!(opcode, "PAD" | "PADV2"),
+                "{model}: golden op {g} ({opcode}, output `{tensor}`) is not plan op {k} ({:?}), \
+                 and only PADs are folded away",
+                plan.ops.get(k).map(|o| o.opcode.as_str())
+            );
+            out.push(None);
+        }
+    }
+    assert_eq!(
+        k,
+        plan.ops.len(),
+        "{model}: plan ops left over after the golden's"
+    );
+    out
 }
 
 fn compare(model: &dyn Runner) -> Result<Outcome, String> {
-    let g = golden(model.name());
+    let g = golden(golden_name(model.name()));
     let text = std::str::from_utf8(model.plan_file()).unwrap();
     let plan = PlanFile::parse(text, model.name()).unwrap();
     let mut outcome = Outcome {
@@ -194,6 +244,7 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
         kinds: Default::default(),
         first: None,
         distinct: 0,
+        folded: 0,
     };
     let mut finals = std::collections::BTreeSet::new();
     for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
@@ -203,15 +254,22 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
         let outputs = model.run(&refs, &mut Reference, &mut record)?;
         finals.insert(outputs);
         let ops = run["ops"].as_array().unwrap();
-        assert_eq!(
-            ops.len(),
-            plan.ops.len(),
-            "{}: the golden has {} ops, the plan {}",
-            model.name(),
-            ops.len(),
-            plan.ops.len()
-        );
-        for (k, (want, op)) in ops.iter().zip(&plan.ops).enumerate() {
+        // Ops are the golden's one for one, except PADs the in-place plan folded away.
+        let at = align(model.name(), &plan, ops);
+        if !model.name().ends_with(IN_PLACE) {
+            assert_eq!(
+                ops.len(),
+                plan.ops.len(),
+                "{}: the golden has {} ops, the plan {}",
+                model.name(),
+                ops.len(),
+                plan.ops.len()
+            );
+        }
+        outcome.folded = at.iter().filter(|k| k.is_none()).count();
+        for (want, k) in ops.iter().zip(at) {
+            let Some(k) = k else { continue };
+            let op = &plan.ops[k];
             let opcode = want["opcode"].as_str().unwrap();
             assert_eq!(opcode, op.opcode, "{}: op {k}", model.name());
             for (j, want) in want["outputs"].as_array().unwrap().iter().enumerate() {
@@ -262,12 +320,26 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
 
 #[test]
 fn every_op_matches_tflite_micro() {
+    assert!(SINGLE_OPS.len() >= 7, "{} one-op models", SINGLE_OPS.len());
+    compare_all(MODELS.iter().chain(SINGLE_OPS));
+}
+
+/// The models planned with `in_place = true` (PADs folded into their convolutions, ops run
+/// in place): every op's output, and so every model output, equal to TFLM's (which runs the
+/// PADs and every op out of place). Their handles are their own, so their state (an SVDF's)
+/// starts at the first golden run too.
+#[test]
+fn every_op_matches_tflite_micro_in_place() {
+    assert_eq!(MODELS_IN_PLACE.len(), MODELS.len());
+    compare_all(MODELS_IN_PLACE.iter());
+}
+
+fn compare_all<'a>(models: impl Iterator<Item = &'a &'a (dyn Runner + Sync)>) {
     let mut report = Vec::new();
     let mut unexpected = Vec::new();
-    assert!(SINGLE_OPS.len() >= 7, "{} one-op models", SINGLE_OPS.len());
-    for model in MODELS.iter().chain(SINGLE_OPS) {
+    for model in models {
         let name = model.name();
-        let known = DIFFER_TODAY.iter().find(|(m, _)| *m == name);
+        let known = DIFFER_TODAY.iter().find(|(m, _)| *m == golden_name(name));
         match compare(*model) {
             Err(e) => {
                 assert!(!model.supported(), "{name}: {e}");
@@ -275,11 +347,12 @@ fn every_op_matches_tflite_micro() {
             }
             Ok(o) => {
                 report.push(format!(
-                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} distinct model outputs{}",
+                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} distinct model outputs, {} PADs folded{}",
                     o.differing,
                     o.compared,
                     o.kinds,
                     o.distinct,
+                    o.folded,
                     o.first.as_ref().map(|(s, _)| format!("\n    {s}")).unwrap_or_default()
                 ));
                 match (known, o.first) {

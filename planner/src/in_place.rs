@@ -1,0 +1,581 @@
+//! Below the classic bound (`memory.in_place = true`): PADs folded into the convolutions that
+//! consume them, and ops run in place over an input that dies there.
+//!
+//! Two passes over the graph, both opt-in because the kernel set must agree:
+//! - [`fold_pads`] (after import, before scheduling): a PAD or PADV2 that pads only H and W
+//!   of an NHWC tensor with the consumer's input zero point, whose output's only reader is a
+//!   CONV_2D or DEPTHWISE_CONV_2D (VALID, or SAME with SAME's own amounts added), leaves the
+//!   graph: the convolution reads the PAD's input with [`Padding::Explicit`] pads.
+//! - [`detect`] (after scheduling and aliases, before lifetimes): an op whose output can be
+//!   written over one of its inputs ([`kind_allows`]) records an [`InPlaceOp`]; a depthwise
+//!   convolution gets a one-channel temporary as its last scratch tensor.
+//!
+//! The pair shares one slot while planning ([`crate::lifetimes`]: size the larger, lifetime
+//! the union), and the plan lists both tensors at that offset with their own lifetimes, which
+//! touch at the op only.
+
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::graph::{
+    DType, FoldedPad, Graph, InPlaceOp, Op, OpOptions, Tensor, TensorIndex, TensorKind,
+};
+use crate::rt::options::{Dims, Padding};
+
+/// Unary op kinds that may run in place (output no larger than the input, same element
+/// count).
+pub const UNARY: &[&str] = &[
+    "LOGISTIC",
+    "TANH",
+    "RELU",
+    "RELU6",
+    "HARD_SWISH",
+    "QUANTIZE",
+    "DEQUANTIZE",
+];
+
+/// Binary op kinds that may run in place onto an operand of the output's exact shape.
+pub const BINARY: &[&str] = &["ADD", "SUB", "MUL"];
+
+/// Suffix of the id and name of a depthwise convolution's in-place temporary.
+pub const TEMP_SUFFIX: &str = "/in_place_temp";
+
+/// Runs both passes when `on`: PAD folding, then in-place detection. For callers that do not
+/// reorder ops in between.
+pub fn apply(graph: &mut Graph) {
+    fold_pads(graph);
+    detect(graph);
+}
+
+/// Folds every PAD/PADV2 that qualifies into its consumer (see the module docs); records
+/// each in [`Graph::folded_pads`]. The PAD ops leave `graph.ops` (later ops shift).
+pub fn fold_pads(graph: &mut Graph) {
+    let n = graph.tensors.len();
+    let mut readers = vec![0usize; n];
+    for op in &graph.ops {
+        for t in op.inputs.iter().flatten() {
+            readers[t.get()] += 1;
+        }
+    }
+    let mut io = vec![false; n];
+    for x in graph.inputs.iter().chain(&graph.outputs) {
+        io[x.tensor.get()] = true;
+    }
+    for &(a, b) in &graph.aliases {
+        io[a.get()] = true;
+        io[b.get()] = true;
+    }
+    let mut folded = vec![false; graph.ops.len()];
+    for k in 0..graph.ops.len() {
+        let Some((x, p, pad)) = pad_of(graph, &graph.ops[k]) else {
+            continue;
+        };
+        if io[p.get()] || readers[p.get()] != 1 || graph.tensor(p).kind != TensorKind::Activation {
+            continue;
+        }
+        let Some(c) = (k + 1..graph.ops.len())
+            .find(|&c| graph.ops[c].inputs.iter().flatten().any(|&t| t == p))
+        else {
+            continue;
+        };
+        let Some((options, pads)) = folded_options(graph, &graph.ops[c], p, pad) else {
+            continue;
+        };
+        let consumer = &mut graph.ops[c];
+        consumer.inputs[0] = Some(x);
+        consumer.options = options;
+        let consumer_output = consumer.outputs[0];
+        folded[k] = true;
+        graph.folded_pads.push(FoldedPad {
+            opcode: graph.ops[k].opcode.clone(),
+            op: k as u32,
+            padded: p,
+            consumer_output,
+            pads,
+        });
+    }
+    if folded.iter().any(|&f| f) {
+        let mut k = 0;
+        graph.ops.retain(|_| {
+            k += 1;
+            !folded[k - 1]
+        });
+    }
+}
+
+/// A PAD's `(input, output, [top, bottom, left, right])` when it pads only H and W of an
+/// NHWC tensor with the value its consumer's zero point gives, keeping type and
+/// quantisation.
+fn pad_of(graph: &Graph, op: &Op) -> Option<(TensorIndex, TensorIndex, [i32; 4])> {
+    if op.opcode != "PAD" && op.opcode != "PADV2" {
+        return None;
+    }
+    let x = op.inputs.first().copied().flatten()?;
+    let paddings = op.inputs.get(1).copied().flatten()?;
+    let [p] = op.outputs[..] else { return None };
+    let (xt, pt) = (graph.tensor(x), graph.tensor(p));
+    if xt.shape.len() != 4
+        || pt.shape.len() != 4
+        || xt.dtype != pt.dtype
+        || xt.quantization != pt.quantization
+        || xt.kind == TensorKind::Constant
+    {
+        return None;
+    }
+    let amounts = ints(graph.tensor(paddings))?;
+    let [n0, n1, t, b, l, r, c0, c1] = amounts[..] else {
+        return None;
+    };
+    if n0 != 0 || n1 != 0 || c0 != 0 || c1 != 0 || [t, b, l, r].iter().any(|&v| v < 0) {
+        return None;
+    }
+    let pads = [t, b, l, r].map(|v| i32::try_from(v).ok());
+    let pads = [pads[0]?, pads[1]?, pads[2]?, pads[3]?];
+    // The padded shape is the input's plus the amounts.
+    let grown = |d: usize, a: i32, b: i32| xt.shape[d].checked_add(a as u64 + b as u64);
+    if Some(pt.shape[1]) != grown(1, pads[0], pads[1])
+        || Some(pt.shape[2]) != grown(2, pads[2], pads[3])
+        || pt.shape[0] != xt.shape[0]
+        || pt.shape[3] != xt.shape[3]
+    {
+        return None;
+    }
+    // The padding value: PAD writes the output's zero point; PADV2 its constant, which must
+    // be that zero point too (the convolution pads with its input's zero point).
+    let zp = match &pt.quantization {
+        None => 0,
+        Some(q) if q.zero_point.len() == 1 => q.zero_point[0],
+        Some(_) => return None,
+    };
+    if op.opcode == "PADV2"
+        && let Some(v) = op.inputs.get(2).copied().flatten()
+    {
+        let vt = graph.tensor(v);
+        let data = vt.data.as_deref()?;
+        let value = match vt.dtype {
+            DType::I8 => i64::from(i8::from_le_bytes([*data.first()?])),
+            DType::U8 => i64::from(*data.first()?),
+            DType::I16 => i64::from(i16::from_le_bytes(data.get(..2)?.try_into().ok()?)),
+            // A float pads with +0.0 only (bytes all zero).
+            DType::F32 if data.len() == 4 && data.iter().all(|&b| b == 0) => 0,
+            _ => return None,
+        };
+        if vt.dtype != xt.dtype || value != zp {
+            return None;
+        }
+    }
+    Some((x, p, pads))
+}
+
+/// The integers of a constant i32/i64 tensor.
+fn ints(t: &Tensor) -> Option<Vec<i64>> {
+    let data = t.data.as_deref()?;
+    match t.dtype {
+        DType::I32 => Some(
+            data.chunks_exact(4)
+                .map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                .collect(),
+        ),
+        DType::I64 => Some(
+            data.chunks_exact(8)
+                .map(|c| i64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// The consumer's options with the PAD folded in, and the summed pads; `None` when the
+/// consumer is not a convolution reading `p` as its data input only, or when the explicit
+/// padding would not give the consumer's output shape.
+fn folded_options(
+    graph: &Graph,
+    op: &Op,
+    p: TensorIndex,
+    pad: [i32; 4],
+) -> Option<(OpOptions, [i32; 4])> {
+    if op.inputs.first().copied().flatten() != Some(p)
+        || op.inputs.iter().flatten().filter(|&&t| t == p).count() != 1
+    {
+        return None;
+    }
+    let filter = graph.tensor(op.inputs.get(1).copied().flatten()?);
+    let out = graph.tensor(*op.outputs.first()?);
+    let input = graph.tensor(p);
+    if filter.shape.len() != 4 || out.shape.len() != 4 {
+        return None;
+    }
+    let (kh, kw) = (filter.shape[1], filter.shape[2]);
+    let (padding, stride, dilation) = match &op.options {
+        OpOptions::Conv2d(o) => (
+            o.padding,
+            (o.stride_h, o.stride_w),
+            (o.dilation_h, o.dilation_w),
+        ),
+        OpOptions::DepthwiseConv2d(o) => (
+            o.padding,
+            (o.stride_h, o.stride_w),
+            (o.dilation_h, o.dilation_w),
+        ),
+        _ => return None,
+    };
+    let mut pads = pad;
+    for (axis, k, s, d, (before, after)) in [
+        (1, kh, stride.0, dilation.0, (0, 1)),
+        (2, kw, stride.1, dilation.1, (2, 3)),
+    ] {
+        let (s, d) = (u64::try_from(s).ok()?, u64::try_from(d).ok()?);
+        if s == 0 || d == 0 || k == 0 {
+            return None;
+        }
+        let extent = (k - 1).checked_mul(d)?.checked_add(1)?;
+        let padded = input.shape[axis];
+        match padding {
+            Padding::Valid => {}
+            Padding::Same => {
+                let out = padded.div_ceil(s);
+                let total = (out.checked_sub(1)?.checked_mul(s)?.checked_add(extent)?)
+                    .saturating_sub(padded);
+                pads[before] = pads[before].checked_add(i32::try_from(total / 2).ok()?)?;
+                pads[after] = pads[after].checked_add(i32::try_from(total - total / 2).ok()?)?;
+            }
+            Padding::Explicit => return None,
+        }
+        // The unpadded input plus the explicit pads must give the consumer's output size.
+        let unpadded = padded.checked_sub(pad[before] as u64 + pad[after] as u64)?;
+        let total = unpadded
+            .checked_add(pads[before] as u64)?
+            .checked_add(pads[after] as u64)?;
+        if total < extent || (total - extent) / s + 1 != out.shape[axis] {
+            return None;
+        }
+    }
+    let dims = Dims::new(&pads)?;
+    let options = match op.options {
+        OpOptions::Conv2d(mut o) => {
+            o.padding = Padding::Explicit;
+            o.pads = dims;
+            OpOptions::Conv2d(o)
+        }
+        OpOptions::DepthwiseConv2d(mut o) => {
+            o.padding = Padding::Explicit;
+            o.pads = dims;
+            OpOptions::DepthwiseConv2d(o)
+        }
+        _ => return None,
+    };
+    Some((options, pads))
+}
+
+/// Whether `op` may run with output `output` written over input `input` (positions in the
+/// op's lists): `Ok` when it may, else the rule it breaks. The
+/// kind rules only; that the input dies at the op is the caller's (and the verifier's) check.
+pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Result<(), String> {
+    let Some(Some(i)) = op.inputs.get(input).copied() else {
+        return Err(format!("the op has no input {input}"));
+    };
+    let Some(&o) = op.outputs.get(output) else {
+        return Err(format!("the op has no output {output}"));
+    };
+    let (it, ot) = (graph.tensor(i), graph.tensor(o));
+    let kind = op.opcode.as_str();
+    if op.options.in_place_codegen().is_none() {
+        return Err(format!(
+            "{kind} ops (with these options) do not run in place"
+        ));
+    }
+    if op.inputs.iter().flatten().filter(|&&t| t == i).count() != 1 {
+        return Err(format!("the op reads `{}` twice", it.id));
+    }
+    if it.kind != TensorKind::Activation || ot.kind != TensorKind::Activation {
+        return Err("only activations run in place".to_string());
+    }
+    if ot.dtype.align() > it.dtype.align()
+        || ot.align_hint.unwrap_or(1) > it.align_hint.unwrap_or(1)
+    {
+        return Err(format!(
+            "`{}` needs a larger alignment than `{}`",
+            ot.id, it.id
+        ));
+    }
+    if UNARY.contains(&kind) {
+        if input != 0 || output != 0 {
+            return Err(format!("{kind} runs in place over its first input only"));
+        }
+        if it.elements() != ot.elements() || ot.size > it.size {
+            return Err(format!(
+                "`{}` ({} bytes) is larger than `{}` ({} bytes) or has another element count",
+                ot.id, ot.size, it.id, it.size
+            ));
+        }
+        return Ok(());
+    }
+    if BINARY.contains(&kind) {
+        if input > 1 || output != 0 {
+            return Err(format!("{kind} runs in place over one of its two operands"));
+        }
+        if it.shape != ot.shape || it.dtype.bits() != ot.dtype.bits() {
+            return Err(format!(
+                "operand `{}` {:?} is broadcast or of another element size than output `{}` {:?}",
+                it.id, it.shape, ot.id, ot.shape
+            ));
+        }
+        return Ok(());
+    }
+    if kind == "DEPTHWISE_CONV_2D" {
+        if input != 0 || output != 0 {
+            return Err("DEPTHWISE_CONV_2D runs in place over its data input only".to_string());
+        }
+        let (is, os) = (&it.shape, &ot.shape);
+        if is.len() != 4
+            || os.len() != 4
+            || is[0] != 1
+            || os[0] != 1
+            || is[3] != os[3]
+            || os[1].saturating_mul(os[2]) > is[1].saturating_mul(is[2])
+            || it.dtype.bits() != ot.dtype.bits()
+        {
+            return Err(format!(
+                "DEPTHWISE_CONV_2D runs in place with one batch, depth multiplier 1, no more output pixels than input pixels and one element size; input {is:?}, output {os:?}"
+            ));
+        }
+        return Ok(());
+    }
+    Err(format!("{kind} ops do not run in place"))
+}
+
+/// Finds the ops that can run in place in `graph` (in its current op order) and records them
+/// in [`Graph::in_place`]; adds each depthwise convolution's temporary to the graph and as
+/// the op's last scratch tensor.
+pub fn detect(graph: &mut Graph) {
+    let n = graph.tensors.len();
+    let mut last_use = vec![usize::MAX; n];
+    let mut first_use = vec![usize::MAX; n];
+    for (k, op) in graph.ops.iter().enumerate() {
+        for t in op.tensors() {
+            let t = t.get();
+            last_use[t] = k;
+            first_use[t] = first_use[t].min(k);
+        }
+    }
+    let mut kept = vec![false; n];
+    for x in &graph.outputs {
+        kept[x.tensor.get()] = true;
+    }
+    let mut is_input = vec![false; n];
+    for x in &graph.inputs {
+        is_input[x.tensor.get()] = true;
+    }
+    // Tensors in an alias group keep their alias (one slot for their whole life).
+    let mut aliased = vec![false; n];
+    for &(a, b) in &graph.aliases {
+        aliased[a.get()] = true;
+        aliased[b.get()] = true;
+    }
+    let mut taken = vec![false; n];
+    let mut found = Vec::new();
+    for (k, op) in graph.ops.iter().enumerate() {
+        let [o] = op.outputs[..] else { continue };
+        let oi = o.get();
+        if aliased[oi] || is_input[oi] || first_use[oi] != k {
+            continue;
+        }
+        let positions: &[usize] = if BINARY.contains(&op.opcode.as_str()) {
+            &[0, 1]
+        } else {
+            &[0]
+        };
+        let pick = positions.iter().copied().find(|&p| {
+            let Some(Some(i)) = op.inputs.get(p).copied() else {
+                return false;
+            };
+            let ii = i.get();
+            ii != oi
+                && !aliased[ii]
+                && !kept[ii]
+                && !taken[ii]
+                && last_use[ii] == k
+                && kind_allows(graph, op, p, 0).is_ok()
+        });
+        if let Some(p) = pick {
+            let i = op.inputs[p].unwrap_or(o);
+            taken[i.get()] = true;
+            found.push((k, i, o));
+        }
+    }
+    let keep = worth_it(graph, &found);
+    for ((k, input, output), keep) in found.into_iter().zip(keep) {
+        if !keep {
+            continue;
+        }
+        let temp = (graph.ops[k].opcode == "DEPTHWISE_CONV_2D").then(|| add_temp(graph, k, input));
+        graph.in_place.push(InPlaceOp {
+            input,
+            output,
+            temp: temp.flatten(),
+        });
+    }
+}
+
+/// Bytes a slot of `size` takes in the estimate (slots align to 16 bytes).
+fn slot_bytes(size: u64) -> i64 {
+    i64::try_from(size.div_ceil(16).saturating_mul(16)).unwrap_or(i64::MAX / 4)
+}
+
+/// Which candidates (`(op, input, output)`) to run in place. While packing, a pair is one
+/// slot of the larger size over both lifetimes, so an output smaller than its input (a
+/// QUANTIZE from f32, a stride-2 depthwise convolution) keeps the input's size while it
+/// lives: that can raise the bytes live at a later op above the peak. Estimated on the live
+/// bytes per op (each slot rounded to 16 bytes): first every pair that raises no op's bytes,
+/// then the others, largest saving first, each only if no op goes above the current peak.
+fn worth_it(graph: &Graph, found: &[(usize, TensorIndex, TensorIndex)]) -> Vec<bool> {
+    let mut keep = vec![false; found.len()];
+    let Ok(lt) = crate::lifetimes::compute(graph) else {
+        return keep;
+    };
+    let ops = graph.ops.len().max(1);
+    let n = graph.tensors.len();
+    // Slot groups (alias groups, joined as pairs are taken): size and live range by root.
+    let mut parent: Vec<usize> = (0..n).map(|i| lt.slot_of[i].get()).collect();
+    let mut size = vec![0i64; n];
+    let mut range: Vec<Option<(usize, usize)>> = vec![None; n];
+    let mut live = vec![0i64; ops + 1];
+    for (i, t) in graph.tensors.iter().enumerate() {
+        let r = parent[i];
+        if t.kind == TensorKind::Activation && lt.live[i].is_some() {
+            size[r] = size[r].max(slot_bytes(t.size));
+        }
+    }
+    for r in 0..n {
+        if parent[r] == r
+            && size[r] > 0
+            && let Some((a, b)) = lt.live[r]
+        {
+            let (a, b) = (a as usize, (b as usize).min(ops - 1));
+            range[r] = Some((a, b));
+            for x in &mut live[a..=b] {
+                *x += size[r];
+            }
+        }
+    }
+    live.truncate(ops);
+    fn find(p: &mut [usize], mut x: usize) -> usize {
+        while p[x] != x {
+            p[x] = p[p[x]];
+            x = p[x];
+        }
+        x
+    }
+    // The change to each op's live bytes if candidate `c` is taken, over its ops.
+    let delta = |p: &mut [usize], size: &[i64], range: &[Option<(usize, usize)>], c: usize| {
+        let (k, i, o) = found[c];
+        let (gi, go) = (find(p, i.get()), find(p, o.get()));
+        let (Some(ri), Some(ro)) = (range[gi], range[go]) else {
+            return None;
+        };
+        if gi == go {
+            return None;
+        }
+        let temp = if graph.ops[k].opcode == "DEPTHWISE_CONV_2D" {
+            let it = graph.tensor(i);
+            let hw = it.shape.get(1).copied().unwrap_or(0) * it.shape.get(2).copied().unwrap_or(0);
+            slot_bytes(it.dtype.bytes_for(hw).unwrap_or(0))
+        } else {
+            0
+        };
+        // A smaller output that lives on keeps its own slot from the next op on
+        // (`Lifetimes::split`): the pair only saves the output's bytes at the op.
+        if slot_bytes(graph.tensor(o).size) < slot_bytes(graph.tensor(i).size) && ro.1 > k {
+            let d = vec![temp - size[go]];
+            return Some((k, d, go, go, size[go], (k + 1, ro.1)));
+        }
+        let (a, b) = (ri.0.min(ro.0), ri.1.max(ro.1));
+        let merged = size[gi].max(size[go]);
+        let d: Vec<i64> = (a..=b)
+            .map(|t| {
+                let inside = |r: (usize, usize)| r.0 <= t && t <= r.1;
+                let mut v = merged;
+                if inside(ri) {
+                    v -= size[gi];
+                }
+                if inside(ro) {
+                    v -= size[go];
+                }
+                if t == k {
+                    v += temp;
+                }
+                v
+            })
+            .collect();
+        Some((a, d, gi, go, merged, (a, b)))
+    };
+    let mut peak = live.iter().copied().max().unwrap_or(0);
+    // Candidates by pass: pure wins in op order, then the rest by saving.
+    let mut order: Vec<(bool, i64, usize)> = Vec::with_capacity(found.len());
+    for c in 0..found.len() {
+        if let Some((_, d, ..)) = delta(&mut parent.clone(), &size, &range, c) {
+            let worst = d.iter().copied().max().unwrap_or(0);
+            let saving = -d.iter().copied().min().unwrap_or(0);
+            order.push((worst > 0, -saving, c));
+        }
+    }
+    order.sort_unstable();
+    for (_, _, c) in order {
+        let Some((a, d, gi, go, merged, r)) = delta(&mut parent, &size, &range, c) else {
+            continue;
+        };
+        let high = d
+            .iter()
+            .enumerate()
+            .map(|(j, v)| live[a + j] + v)
+            .max()
+            .unwrap_or(0);
+        if high > peak || d.iter().all(|&v| v >= 0) {
+            continue;
+        }
+        for (j, v) in d.iter().enumerate() {
+            live[a + j] += v;
+        }
+        let (lo, hi) = (gi.min(go), gi.max(go));
+        parent[hi] = lo;
+        size[lo] = merged;
+        range[lo] = Some(r);
+        keep[c] = true;
+        peak = live.iter().copied().max().unwrap_or(0);
+    }
+    keep
+}
+
+/// Adds op `k`'s temporary: one channel of `input` (H x W elements of its type).
+fn add_temp(graph: &mut Graph, k: usize, input: TensorIndex) -> Option<TensorIndex> {
+    let it = graph.tensor(input);
+    let shape = vec![*it.shape.get(1)?, *it.shape.get(2)?];
+    let elements = shape[0].checked_mul(shape[1])?;
+    let size = it.dtype.bytes_for(elements)?;
+    let dtype = it.dtype;
+    let out = graph.tensor(*graph.ops[k].outputs.first()?);
+    let (mut id, mut name) = (
+        format!("{}{TEMP_SUFFIX}", out.id),
+        format!("{}{TEMP_SUFFIX}", out.name),
+    );
+    let mut extra = 1;
+    while graph.find(&id).is_some() {
+        id = format!("{}{TEMP_SUFFIX}_{extra}", out.id);
+        name = format!("{}{TEMP_SUFFIX}_{extra}", out.name);
+        extra += 1;
+    }
+    let index = TensorIndex(u32::try_from(graph.tensors.len()).ok()?);
+    graph.tensors.push(Tensor {
+        id,
+        name,
+        dtype,
+        shape,
+        size,
+        kind: TensorKind::Activation,
+        quantization: None,
+        align_hint: None,
+        data: None,
+    });
+    graph.ops[k].scratch.push(index);
+    Some(index)
+}
