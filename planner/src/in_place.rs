@@ -66,6 +66,7 @@ pub fn fold_pads(graph: &mut Graph) {
         io[b.get()] = true;
     }
     let mut folded = vec![false; graph.ops.len()];
+    #[allow(clippy::needless_range_loop)] // the body borrows `graph.ops` mutably
     for k in 0..graph.ops.len() {
         let Some((x, p, pad)) = pad_of(graph, &graph.ops[k]) else {
             continue;
@@ -578,4 +579,192 @@ fn add_temp(graph: &mut Graph, k: usize, input: TensorIndex) -> Option<TensorInd
     });
     graph.ops[k].scratch.push(index);
     Some(index)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::graph::{IoName, Quantization};
+    use crate::rt::options::{DepthwiseConv2dOptions, NoOptions, PadOptions};
+    use std::sync::Arc;
+
+    fn t(id: &str, dtype: DType, shape: &[u64], data: Option<Vec<u8>>) -> Tensor {
+        let size = dtype.bytes_for(shape.iter().product()).unwrap();
+        Tensor {
+            id: id.into(),
+            name: id.into(),
+            dtype,
+            shape: shape.to_vec(),
+            size,
+            kind: if data.is_some() {
+                TensorKind::Constant
+            } else {
+                TensorKind::Activation
+            },
+            quantization: (dtype == DType::I8).then(|| Quantization {
+                scale: vec![0.5],
+                zero_point: vec![-3],
+                axis: 0,
+            }),
+            align_hint: None,
+            data: data.map(Arc::from),
+        }
+    }
+
+    fn paddings(v: [i32; 8]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// x [1,4,4,2] -PAD(pads)-> p -DEPTHWISE_CONV_2D 3x3 (padding)-> y [1,h,w,2].
+    fn graph(pads: [i32; 8], padding: Padding, out_hw: u64) -> Graph {
+        let p_shape = [
+            1,
+            4 + (pads[2] + pads[3]) as u64,
+            4 + (pads[4] + pads[5]) as u64,
+            2 + (pads[6] + pads[7]) as u64,
+        ];
+        let dw = DepthwiseConv2dOptions {
+            padding,
+            stride_w: 1,
+            stride_h: 1,
+            depth_multiplier: 1,
+            dilation_w: 1,
+            dilation_h: 1,
+            ..Default::default()
+        };
+        let i = |x: u32| Some(TensorIndex(x));
+        Graph {
+            name: "g".into(),
+            tensors: vec![
+                t("x", DType::I8, &[1, 4, 4, 2], None),
+                t("pads", DType::I32, &[4, 2], Some(paddings(pads))),
+                t("p", DType::I8, &p_shape, None),
+                t("w", DType::I8, &[1, 3, 3, 2], Some(vec![1; 18])),
+                t("y", DType::I8, &[1, out_hw, out_hw, 2], None),
+            ],
+            ops: vec![
+                Op {
+                    opcode: "PAD".into(),
+                    inputs: vec![i(0), i(1)],
+                    outputs: vec![TensorIndex(2)],
+                    scratch: vec![],
+                    options: OpOptions::Pad(PadOptions::default()),
+                },
+                Op {
+                    opcode: "DEPTHWISE_CONV_2D".into(),
+                    inputs: vec![i(2), i(3), None],
+                    outputs: vec![TensorIndex(4)],
+                    scratch: vec![],
+                    options: OpOptions::DepthwiseConv2d(dw),
+                },
+            ],
+            inputs: vec![IoName {
+                name: "x".into(),
+                tensor: TensorIndex(0),
+            }],
+            outputs: vec![IoName {
+                name: "y".into(),
+                tensor: TensorIndex(4),
+            }],
+            ..Graph::default()
+        }
+    }
+
+    fn pads_of(g: &Graph) -> Option<Vec<i32>> {
+        match &g.ops.last()?.options {
+            OpOptions::DepthwiseConv2d(o) if o.padding == Padding::Explicit => {
+                Some(o.pads.as_slice().to_vec())
+            }
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn valid_convolution_takes_the_pads() {
+        let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Valid, 4);
+        fold_pads(&mut g);
+        assert_eq!(g.ops.len(), 1);
+        assert_eq!(g.ops[0].inputs[0], Some(TensorIndex(0)), "reads x");
+        assert_eq!(pads_of(&g), Some(vec![1, 1, 1, 1]));
+        assert_eq!(g.folded_pads.len(), 1);
+        assert_eq!(g.folded_pads[0].padded, TensorIndex(2));
+        g.validate().unwrap();
+    }
+
+    #[test]
+    fn same_convolution_adds_its_own_padding() {
+        // Padded 6x6 under SAME 3x3 stride 1: one more on each side, output 6x6.
+        let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Same, 6);
+        fold_pads(&mut g);
+        assert_eq!(pads_of(&g), Some(vec![2, 2, 2, 2]));
+        // Asymmetric under VALID: top 2, bottom 0, left 0, right 1 (6x5 padded, 4x3 out).
+        let mut g = graph([0, 0, 2, 0, 0, 1, 0, 0], Padding::Valid, 4);
+        g.tensors[4].shape = vec![1, 4, 3, 2];
+        g.tensors[4].size = 24;
+        fold_pads(&mut g);
+        assert_eq!(pads_of(&g), Some(vec![2, 0, 0, 1]));
+    }
+
+    #[test]
+    fn pads_that_do_not_qualify_stay() {
+        // Channels padded.
+        let mut g = graph([0, 0, 1, 1, 1, 1, 0, 2], Padding::Valid, 4);
+        g.tensors[3].shape = vec![1, 3, 3, 4];
+        fold_pads(&mut g);
+        assert_eq!(g.ops.len(), 2);
+        // The padded tensor read twice (also a model output).
+        let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Valid, 4);
+        g.outputs.push(IoName {
+            name: "p".into(),
+            tensor: TensorIndex(2),
+        });
+        fold_pads(&mut g);
+        assert_eq!(g.ops.len(), 2);
+        // PADV2 with a constant other than the zero point (-3).
+        for (value, folds) in [(-3i8, true), (0, false)] {
+            let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Valid, 4);
+            g.tensors
+                .push(t("v", DType::I8, &[], Some(vec![value.to_le_bytes()[0]])));
+            g.ops[0].opcode = "PADV2".into();
+            g.ops[0].options = OpOptions::None;
+            g.ops[0].inputs.push(Some(TensorIndex(5)));
+            fold_pads(&mut g);
+            assert_eq!(g.ops.len() == 1, folds, "PADV2 value {value}");
+        }
+        // An output size the explicit pads would not give.
+        let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Valid, 4);
+        g.tensors[4].shape = vec![1, 5, 5, 2];
+        g.tensors[4].size = 50;
+        fold_pads(&mut g);
+        assert_eq!(g.ops.len(), 2);
+    }
+
+    #[test]
+    fn depthwise_runs_in_place_with_a_one_channel_temporary() {
+        let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Valid, 4);
+        // x is a model input: it may be taken over.
+        apply(&mut g);
+        assert_eq!(g.in_place.len(), 1);
+        let p = g.in_place[0];
+        assert_eq!((p.input, p.output), (TensorIndex(0), TensorIndex(4)));
+        let temp = g.tensor(p.temp.unwrap());
+        assert_eq!((temp.id.as_str(), temp.size), ("y/in_place_temp", 16));
+        assert_eq!(g.ops[0].scratch, vec![p.temp.unwrap()]);
+        // Not when x is also read later.
+        let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Valid, 4);
+        g.tensors.push(t("z", DType::I8, &[1, 4, 4, 2], None));
+        g.ops.push(Op {
+            opcode: "RELU".into(),
+            inputs: vec![Some(TensorIndex(0))],
+            outputs: vec![TensorIndex(5)],
+            scratch: vec![],
+            options: OpOptions::Relu(NoOptions {}),
+        });
+        apply(&mut g);
+        assert!(
+            g.in_place
+                .iter()
+                .all(|p| p.input != TensorIndex(0) || p.output == TensorIndex(5))
+        );
+    }
 }

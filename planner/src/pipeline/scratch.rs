@@ -227,7 +227,7 @@ fn free_at(st: &State<'_>, r: usize, offset: u64, memory: &str) -> bool {
     let Some((a, b)) = st.lifetimes.live[r] else {
         return false;
     };
-    if offset % st.slot_align(r, memory) != 0 || offset.saturating_add(size) > height {
+    if !offset.is_multiple_of(st.slot_align(r, memory)) || offset.saturating_add(size) > height {
         return false;
     }
     st.roots.iter().all(|&j| {
