@@ -139,21 +139,30 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     // offset of the first packing; failing that, merged into one slot.
     let mut merged = std::collections::BTreeSet::new();
     let mut fixed = BTreeMap::new();
+    let mut fixed_outputs = Vec::new();
     let mut planned = loop {
         let lifetimes = lifetimes::compute_merging(&g, &merged)?;
         let last_try = lifetimes.split.is_empty();
-        match plan_with(manifest, Cow::Borrowed(&g), &lifetimes, &fixed)? {
-            Ok(p) => break p,
-            Err(_) if last_try => {
+        let result = plan_with(manifest, Cow::Borrowed(&g), &lifetimes, &fixed);
+        match result {
+            Ok(Ok(p)) => break p,
+            // Slots fixed from another packing may not fit together: merge those pairs.
+            Err(_) if !fixed_outputs.is_empty() => {
+                merged.extend(fixed_outputs.drain(..));
+                fixed.clear();
+            }
+            Err(e) => return Err(e),
+            Ok(Err(_)) if last_try => {
                 return Err(internal("in-place pairs stayed apart without split slots"));
             }
-            Err(failed) => {
+            Ok(Err(failed)) => {
                 for f in failed {
                     let retried = fixed.contains_key(&f.output_slot);
                     match f.input_offset {
                         Some(o) if !retried => {
                             fixed.insert(f.input_slot, o);
                             fixed.insert(f.output_slot, o);
+                            fixed_outputs.push(f.output);
                         }
                         _ => {
                             fixed.remove(&f.input_slot);
