@@ -78,6 +78,29 @@ for f in Cargo.toml .cargo/config.toml build.rs model.toml src/main.rs; do
     [ -s "$crate/$f" ] || die "the guide's \"The five files\" has no block captioned \`$f\`:"
 done
 
+# The README's firmware blocks ("## Use it in your firmware") are the guide's, so they run
+# as written too: each one must be, byte for byte, a block of the guide's "The five files".
+# Writes each fenced block of section $2 of file $1 to $3.N (N = 1, 2, ...).
+split_blocks() {
+    awk -v heading="$2" -v out="$3" '
+        /^## / { in_section = ($0 == heading) }
+        !in_section { next }
+        /^```/ { if (inside) { print > f; close(f); inside = 0; next } n++; f = out "." n; inside = 1 }
+        inside { print > f }
+    ' "$1"
+}
+split_blocks "$root/README.md" "## Use it in your firmware" "$crate/.readme"
+split_blocks "$guide" "## The five files" "$crate/.guide"
+ls "$crate"/.readme.* >/dev/null 2>&1 || die "README.md has no code block under \"## Use it in your firmware\""
+for r in "$crate"/.readme.*; do
+    found=0
+    for g in "$crate"/.guide.*; do
+        if cmp -s "$r" "$g"; then found=1; fi
+    done
+    [ "$found" -eq 1 ] || die "README.md's firmware block starting \"$(sed -n 2p "$r")\" is not one of the guide's five files: copy it from docs/firmware.md"
+done
+echo "== README's firmware blocks are the guide's"
+
 # crates.io versions of the planner crates -> this checkout, as the guide says.
 dep_lines="$(grep -cE '^planner(-[a-z]+)? = ' "$crate/Cargo.toml" || true)"
 [ "$dep_lines" -gt 0 ] || die "the guide's Cargo.toml names no planner crate"
