@@ -218,6 +218,15 @@ def main():
     unary("logistic_fine", B.LOGISTIC, [5, 61], i8, (0.011, -128), (1 / 256, -128))
     unary("tanh", B.TANH, [1, 300], i8, (0.05, 3), (1 / 128, 0))
     unary("tanh_coarse", B.TANH, [7, 13], i8, (0.3, 127), (1 / 128, 0))
+    # LOGISTIC and TANH, int16: TFLM's table, a power-of-two input scale and another.
+    i16 = (np.int16, np.int16)
+    unary("logistic_i16", B.LOGISTIC, [2, 300], i16, (0.0003, 0), (1 / 32768, 0))
+    unary("logistic_i16_pot", B.LOGISTIC, [3, 101], i16, (1 / 4096, 0), (1 / 32768, 0))
+    unary("tanh_i16", B.TANH, [2, 300], i16, (0.00041, 0), (1 / 32768, 0))
+    unary("tanh_i16_pot", B.TANH, [3, 101], i16, (1 / 4096, 0), (1 / 32768, 0))
+    # Scales the table was not measured on.
+    unary("logistic_i16_fine", B.LOGISTIC, [1, 513], i16, (0.00007, 0), (1 / 32768, 0))
+    unary("tanh_i16_coarse", B.TANH, [1, 513], i16, (0.0021, 0), (1 / 32768, 0))
     # HARD_SWISH with the relu-ish multiplier shifting left (coarse input) and right (fine).
     unary("hard_swish", B.HARD_SWISH, [2, 150], i8, (0.05, -20), (0.04, -50))
     unary("hard_swish_fine", B.HARD_SWISH, [3, 7, 5], i8, (0.005, 17), (0.003, -128))

@@ -1,4 +1,4 @@
-//! `RELU`, `RELU6`, `LOGISTIC`, `TANH` and `HARD_SWISH`, int8, with TFLite Micro's
+//! `RELU`, `RELU6`, `LOGISTIC` and `TANH` (int8 and int16), and `HARD_SWISH` (int8), with TFLite Micro's
 //! arithmetic, out of place or in place (one driver, [`super::unary::unary`]).
 
 use planner::rt::kernel::OpView;
@@ -103,10 +103,14 @@ pub(crate) fn tanh_q4(a: i32) -> i32 {
     if a < 0 { t.wrapping_neg() } else { t }
 }
 
-/// `LOGISTIC`, int8 in and out (output scale 1/256, zero point -128), as TFLM: inputs past
+/// `LOGISTIC`, int16 (see [`SIGMOID_Q16`]) or int8 in and out (output scale 1/256, zero
+/// point -128), as TFLM; int8: inputs past
 /// the radius saturate, the others are scaled into Q4.27, go through the fixed-point
 /// logistic, and are shifted right by 23 with rounding.
 pub(crate) fn logistic(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    if int16_output(&op) {
+        return sigmoid_like16(&mut op, in_place, false);
+    }
     let ((si, zi), _) = quants(&op)?;
     fixed_output(
         &op,
@@ -128,10 +132,14 @@ pub(crate) fn logistic(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), Ker
     })
 }
 
-/// `TANH`, int8 in and out (output scale 1/128, zero point 0), as TFLM: inputs past the
+/// `TANH`, int16 (see [`SIGMOID_Q16`]) or int8 in and out (output scale 1/128, zero point
+/// 0), as TFLM; int8: inputs past the
 /// radius saturate, the others are scaled into Q4.27, go through the fixed-point tanh, and
 /// are shifted right by 24 with rounding.
 pub(crate) fn tanh(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    if int16_output(&op) {
+        return sigmoid_like16(&mut op, in_place, true);
+    }
     let ((si, zi), _) = quants(&op)?;
     fixed_output(
         &op,
@@ -151,6 +159,134 @@ pub(crate) fn tanh(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelE
             rounding_divide_by_pot(q, 24).clamp(-128, 127) as i8
         }
     })
+}
+
+/// `sigmoid(i / 24)` in unsigned Q0.16 for `i` in `0..256` (the last entry saturated at
+/// 65535), the table TFLM's int16 `LOGISTIC` and `TANH` interpolate in. The entries are
+/// within one of `round(65536 · sigmoid(i / 24))`; they were measured from TFLM's int16
+/// outputs over every input (four models: two scales each, one a power of two), which they
+/// reproduce exactly.
+const SIGMOID_Q16: [u16; 256] = [
+    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794,
+    41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443,
+    48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374,
+    54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433, 57724, 58007, 58280, 58544,
+    58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110, 61279,
+    61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990,
+    63090, 63186, 63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030,
+    64090, 64148, 64204, 64257, 64308, 64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652,
+    64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900, 64926, 64950, 64974, 64997, 65019,
+    65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208, 65221, 65234,
+    65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360,
+    65367, 65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433,
+    65438, 65442, 65445, 65449, 65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476,
+    65479, 65481, 65483, 65485, 65488, 65489, 65491, 65493, 65495, 65497, 65498, 65500, 65501,
+    65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513, 65514, 65515, 65516,
+    65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
+    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529,
+    65529, 65530, 65530, 65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532,
+    65532, 65532, 65532, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65533, 65534, 65534,
+    65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535,
+];
+
+/// The input scaling of TFLM's int16 `LOGISTIC` and `TANH`: `(multiplier, shift)` taking
+/// the input to the table's scale (`1 / (3 · 4096)` per step). For an input scale of
+/// `2^-12` (within 0.1% in log2) the multiplier is 3 and the shift 0; otherwise the
+/// multiplier is `input_scale · 3 · 4096` doubled (the shift counting the doublings, at
+/// most 31) until above 32767 / 2, truncated to an integer.
+fn q16_scaling(input_scale: f32) -> Result<(i32, u32), KernelError> {
+    let ratio = f64::from(input_scale) * 4096.0;
+    if (0.999_307..=1.000_694).contains(&ratio) {
+        return Ok((3, 0));
+    }
+    let mut m = f64::from(input_scale) * 4096.0 * 3.0;
+    let mut shift = 0u32;
+    while m <= 32767.0 / 2.0 && shift <= 30 {
+        shift += 1;
+        m *= 2.0;
+    }
+    if !(m.is_finite() && m < f64::from(i32::MAX) / 65536.0) {
+        return Err(KernelError::Quantization {
+            tensor: "input 0 (an int16 LOGISTIC or TANH input scale too large for TFLM's table)",
+        });
+    }
+    Ok((m as i32, shift))
+}
+
+/// An int16 input on the table's scale: `(v · multiplier + round) >> shift`.
+fn on_table_scale(v: i16, (m, shift): (i32, u32)) -> i32 {
+    let round = if shift > 0 { 1i32 << (shift - 1) } else { 0 };
+    (i32::from(v).wrapping_mul(m).wrapping_add(round)) >> shift
+}
+
+/// The table interpolated at `|d|` with `bits` fraction bits per entry: `(a << bits) + t ·
+/// (b - a)`; past the table, `saturated`.
+fn interpolate(abs: u32, bits: u32, saturated: u32) -> u32 {
+    let uh = (abs >> bits) as usize;
+    if uh >= 255 {
+        return saturated;
+    }
+    let (a, b) = (u32::from(SIGMOID_Q16[uh]), u32::from(SIGMOID_Q16[uh + 1]));
+    let t = abs & ((1 << bits) - 1);
+    (a << bits).wrapping_add(t.wrapping_mul(b.wrapping_sub(a)))
+}
+
+/// int16 `LOGISTIC` as TFLM: the table at 9 fraction bits, mirrored for negative inputs,
+/// to Q0.15.
+fn logistic16(v: i16, scaling: (i32, u32)) -> i16 {
+    let d = on_table_scale(v, scaling);
+    let r = interpolate(d.unsigned_abs(), 9, 0x7fff << 10);
+    let r = if d >= 0 {
+        r.wrapping_add(1 << 9)
+    } else {
+        (1u32 << 25).wrapping_sub(r).wrapping_add((1 << 9) - 1)
+    };
+    (r >> 10) as i16
+}
+
+/// int16 `TANH` as TFLM (`tanh(x) = 2 · sigmoid(2x) - 1`): the table at 8 fraction bits,
+/// to Q0.15.
+fn tanh16(v: i16, scaling: (i32, u32)) -> i16 {
+    let d = on_table_scale(v, scaling);
+    let r = interpolate(d.unsigned_abs(), 8, 0xffff << 8) as i32;
+    let r = if d >= 0 {
+        r.wrapping_sub(1 << 23).wrapping_add(1 << 7)
+    } else {
+        r.wrapping_neg()
+            .wrapping_add(1 << 23)
+            .wrapping_add((1 << 7) - 1)
+    };
+    (r >> 8) as i16
+}
+
+/// int16 `LOGISTIC` or `TANH` (`tanh`): input and output zero points 0, output scale 2^-15.
+fn sigmoid_like16(op: &mut OpView<'_, '_>, in_place: bool, tanh: bool) -> Result<(), KernelError> {
+    let ((si, zi), _) = quants(op)?;
+    fixed_output(
+        op,
+        1.0 / 32768.0,
+        0,
+        "int16 LOGISTIC or TANH with an output quantisation other than scale 2^-15, zero point 0",
+    )?;
+    if zi != 0 {
+        return Err(KernelError::Quantization {
+            tensor: "input 0 (int16 LOGISTIC and TANH need zero point 0)",
+        });
+    }
+    let scaling = q16_scaling(si)?;
+    if tanh {
+        unary(op, in_place, |v: i16| tanh16(v, scaling))
+    } else {
+        unary(op, in_place, |v: i16| logistic16(v, scaling))
+    }
+}
+
+/// True when output 0 holds int16 elements.
+fn int16_output(op: &OpView<'_, '_>) -> bool {
+    matches!(
+        op.outputs.first().map(|o| &o.data),
+        Some(planner::rt::kernel::DataMut::I16(_))
+    )
 }
 
 /// A Q31 multiplier rounded to Q15 (TFLite's `DownScaleInt32ToInt16Multiplier`).

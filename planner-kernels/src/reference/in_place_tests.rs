@@ -842,3 +842,45 @@ fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
     );
     assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
 }
+
+#[test]
+fn int16_logistic_and_tanh_in_place_equal_out_of_place() {
+    let mut r = Rng::new(9);
+    for (kernel, scale) in [
+        (activation::logistic as UnaryKernel, 0.0003f32),
+        (activation::logistic, 1.0 / 4096.0),
+        (activation::tanh, 0.00041),
+        (activation::tanh, 0.002),
+    ] {
+        let x: Vec<i16> = (0..301).map(|_| r.range(-32768, 32767) as i16).collect();
+        let xi = info::<i16>(&[301], &[scale], &[0]);
+        let yi = info::<i16>(&[301], &[1.0 / 32768.0], &[0]);
+        let mut want = vec![0i16; 301];
+        run_op(
+            &[Some(In::new(&x, &xi))],
+            &mut [Out::new(&mut want, &yi)],
+            &mut [],
+            |op| kernel(op, false),
+        )
+        .unwrap();
+        assert!(want.iter().any(|&v| v != want[0]));
+        let mut buf = x.clone();
+        run_op(
+            &[Some(In::in_place(0, &xi))],
+            &mut [Out::new(&mut buf, &yi)],
+            &mut [],
+            |op| kernel(op, true),
+        )
+        .unwrap();
+        assert_eq!(buf, want, "scale {scale}");
+        // A zero point other than 0 is refused.
+        let zi = info::<i16>(&[301], &[scale], &[3]);
+        let e = run_op(
+            &[Some(In::new(&x, &zi))],
+            &mut [Out::new(&mut want, &yi)],
+            &mut [],
+            |op| kernel(op, false),
+        );
+        assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
+    }
+}

@@ -6,9 +6,11 @@
 //! explicit per-side padding, a PAD the planner folded into them), `FULLY_CONNECTED`,
 //! `AVERAGE_POOL_2D`, `MAX_POOL_2D`, `ADD`, `SUB`, `MUL`, `SOFTMAX`, `RESHAPE`, `PAD`,
 //! `MEAN`, `TRANSPOSE`, `QUANTIZE` (float, int8 or int16 to int8, int8 or int16 to int32),
-//! `DEQUANTIZE` (int8 or int16 to float), `RELU`, `RELU6`, `LOGISTIC`, `TANH`, `HARD_SWISH`
-//! (int8), `SVDF` (int8 or int16 state), and `CONCATENATION` (any element type, inputs
-//! quantised as the output). A model with any other op kind does not compile against it
+//! `DEQUANTIZE` (int8 or int16 to float), `RELU`, `RELU6`, `HARD_SWISH` (int8), `LOGISTIC`,
+//! `TANH` (int8 and int16), `MAXIMUM`, `MINIMUM` (int8), `STRIDED_SLICE`,
+//! `RESIZE_NEAREST_NEIGHBOR` (any element type; default options only, as the op reaches
+//! the kernel set without them), `SVDF` (int8 or int16 state), and `CONCATENATION` (any
+//! element type, inputs quantised as the output). A model with any other op kind does not compile against it
 //! (the trait bound of `run()` names the op).
 //!
 //! It also runs every op kind the planner may run in place (the `*InPlace` traits):
