@@ -5,7 +5,8 @@
 # model that fits the board and of a model the planner reorders (models/branches.toml), and
 # the group run (two models back to back from one shared scratch arena, each against its
 # golden, the first model's state kept; the ELF check proves the shared arena is the group's
-# need). Then proves the checks are real: a HardFault must be reported and fail the run, and
+# need), and te_mcunet_vww planned in place (every op's output against TFLite Micro's; its
+# scratch arena in the ELF must be the in-place plan's, under 92,000 bytes). Then proves the checks are real: a HardFault must be reported and fail the run, and
 # a plan with one live tensor moved onto another must be rejected by rustc and, with the plan
 # check left out, caught by the canary on the board.
 #
@@ -83,16 +84,22 @@ fi
 grep -E "are both live at op [0-9]+ and share bytes" "$out/broken-build.log" ||
     { cat "$out/broken-build.log"; die "the broken plan failed to build, but not on the plan check"; }
 
-# 3. The same plan with the check left out: the canary on the board must catch it.
-echo "== broken plan, plan check left out: the canary must catch it"
-build --features broken-plan,skip-plan-check >/dev/null
+# 3. The same plan with the check left out: the canary on the board must catch it. The same
+# build flips one of TFLite Micro's per-op digests of te_mcunet_vww in place (wrong-golden):
+# the in-place run must report the difference too.
+echo "== broken plan, plan check left out: the canary must catch it; a flipped per-op golden must fail"
+build --features broken-plan,skip-plan-check,wrong-golden >/dev/null
 cp "$elf" "$out/broken-plan.elf"
 status=0
 run_qemu "$out/broken-plan.elf" >"$out/broken-plan.log" 2>&1 || status=$?
-grep -E "canary hello_world: FAILED" "$out/broken-plan.log" || true
+grep -E "canary hello_world: FAILED|in place .*: FAILED" "$out/broken-plan.log" || true
 if [ "$status" -ne 1 ] || ! grep -q "canary hello_world: FAILED: .*live tensor" "$out/broken-plan.log"; then
     cat "$out/broken-plan.log"
     die "the canary did not catch the broken plan (status $status)"
+fi
+if ! grep -q "in place vww_in_place: FAILED: run 0 op 0 " "$out/broken-plan.log"; then
+    cat "$out/broken-plan.log"
+    die "the in-place run did not report the flipped per-op golden digest (status $status)"
 fi
 
 # 4. The real firmware.
@@ -106,6 +113,25 @@ cp "$elf" "$out/firmware-m55.elf"
 echo "== ELF check"
 (cd "$root" && cargo run --quiet -p firmware-elf --bin firmware-elf-check -- \
     "$out/firmware-m55.elf" --script "$fw/memory.x" --plan-dir "$out_dir/planner")
+
+# te_mcunet_vww in place: the ELF check above proved every arena has its plan's size; the
+# in-place scratch must also be the small one (89,600 bytes planned; the classic plan needs
+# 161,472), read from the plan and from the ELF's section headers.
+plan_json="$out_dir/planner/vww_in_place.plan.json"
+[ -f "$plan_json" ] || die "no plan $plan_json: the firmware's build.rs must plan models/vww_in_place.toml"
+plan_scratch="$(grep -A4 '"name": "scratch.DTCM"' "$plan_json" | sed -n 's/.*"size": \([0-9]*\).*/\1/p' | head -n 1)"
+[ -n "$plan_scratch" ] || die "$plan_json: no scratch.DTCM arena size; plan the model's scratch in DTCM"
+readelf="$(command -v llvm-readelf || command -v readelf || true)"
+[ -n "$readelf" ] || die "neither llvm-readelf nor readelf is installed; install llvm or binutils"
+elf_scratch_hex="$("$readelf" -SW "$out/firmware-m55.elf" | sed 's/^.*\] //' |
+    awk '$1 == ".planner.vww_in_place.scratch.dtcm" { print $5 }')"
+[ -n "$elf_scratch_hex" ] || die "$out/firmware-m55.elf: no section .planner.vww_in_place.scratch.dtcm"
+elf_scratch=$((16#$elf_scratch_hex))
+echo "vww_in_place: scratch arena ${elf_scratch} bytes in the ELF, ${plan_scratch} in the plan (limit 92000)"
+[ "$elf_scratch" -le 92000 ] ||
+    die "vww_in_place: the ELF's in-place scratch arena is ${elf_scratch} bytes, over 92000; the in-place plan no longer shrinks it (plan says ${plan_scratch})"
+[ "$elf_scratch" -ge "$plan_scratch" ] ||
+    die "vww_in_place: the ELF's scratch arena is ${elf_scratch} bytes, smaller than the plan's ${plan_scratch}"
 
 echo "== run on qemu-system-arm -M mps3-an547"
 start="$(now)"
@@ -121,6 +147,9 @@ grep -q "canary branches: ok" "$out/firmware-m55.log" ||
 # The model whose SRAM arenas the firmware binds itself (models/app_bound.toml) must have run.
 grep -q "golden app_hello .*bit-exact" "$out/firmware-m55.log" ||
     die "no bit-exact run of the app_bound model (app_hello) in the firmware's output"
+# te_mcunet_vww in place: every op output and the final output equal to TFLite Micro's.
+grep -E "^in place vww_in_place: .* ([0-9]+) op outputs compared .*, \1 equal to TFLite Micro's; final output bit-exact" "$out/firmware-m55.log" >/dev/null ||
+    die "no passing in-place run of te_mcunet_vww (vww_in_place) in the firmware's output"
 
 # 5. The firmware's hello_world outputs must equal the host example's.
 echo "== hello_world: firmware vs host example"

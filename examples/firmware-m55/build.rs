@@ -134,8 +134,11 @@ fn main() {
     let _ = writeln!(fragments, "INCLUDE {}", group.fragment.display());
     let (app_fragment, app_rust) = app_bound(&plans);
     let _ = writeln!(fragments, "INCLUDE {}", app_fragment.display());
+    let wrong_golden = env::var_os("CARGO_FEATURE_WRONG_GOLDEN").is_some();
+    let (vww_fragment, vww_rust) = in_place::plan(&crate_dir, &plans, wrong_golden);
+    let _ = writeln!(fragments, "INCLUDE {}", vww_fragment.display());
     write_if_changed(&out.join("planner_models.x"), fragments.as_bytes());
-    let rust = rust(&loaded) + &group::rust(&group) + &app_rust;
+    let rust = rust(&loaded) + &group::rust(&group) + &app_rust + &vww_rust;
     write_if_changed(&out.join("models.rs"), rust.as_bytes());
     let memory_x = fs::read(crate_dir.join("memory.x")).expect("memory.x is next to build.rs");
     write_if_changed(&out.join("memory.x"), &memory_x);
@@ -698,4 +701,203 @@ fn rust(models: &[Model]) -> String {
         models.len()
     );
     s
+}
+
+/// te_mcunet_vww planned with `in_place = true` (`models/vww_in_place.toml`), run through
+/// `run_with()` with a tap that hashes every op's outputs and compares them with TFLite
+/// Micro's per-op goldens (`tests/run-models/goldens/ops/te_mcunet_vww.json`), then its
+/// final output with TFLite Micro's (`tests/run-models/goldens/te_mcunet_vww.json`).
+mod in_place {
+    use std::fmt::Write as _;
+    use std::fs;
+    use std::path::{Path, PathBuf};
+
+    use planner::planfile::{PlanFile, naming};
+    use serde_json::Value;
+
+    /// The model's name in its manifest, and its bundled model's stem (the goldens').
+    const NAME: &str = "vww_in_place";
+    const STEM: &str = "te_mcunet_vww";
+
+    fn json(path: &Path) -> Value {
+        println!("cargo::rerun-if-changed={}", path.display());
+        let text = fs::read_to_string(path).unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; run the golden scripts to write it",
+                path.display()
+            )
+        });
+        serde_json::from_str(&text).unwrap_or_else(|e| {
+            panic!(
+                "{}: not JSON: {e}; rewrite it with its script",
+                path.display()
+            )
+        })
+    }
+
+    /// The plan op of each golden op (`None`: a PAD folded into its consumer), matched by
+    /// opcode and first output tensor name, as `tests/run-models/tests/ops.rs` does.
+    fn align(plan: &PlanFile, ops: &[Value], golden: &Path) -> Vec<Option<usize>> {
+        let mut k = 0;
+        let mut out = Vec::new();
+        for (g, want) in ops.iter().enumerate() {
+            let opcode = want["opcode"].as_str().unwrap_or("");
+            let tensor = want["outputs"][0]["tensor"].as_str().unwrap_or("");
+            let same = plan.ops.get(k).is_some_and(|op| {
+                op.opcode == opcode
+                    && (tensor.is_empty()
+                        || op
+                            .outputs
+                            .first()
+                            .is_some_and(|&t| plan.tensors[t as usize].name == tensor))
+            });
+            if same {
+                out.push(Some(k));
+                k += 1;
+            } else {
+                assert!(
+                    matches!(opcode, "PAD" | "PADV2"),
+                    "{}: golden op {g} ({opcode}, output `{tensor}`) is not plan op {k} of `{NAME}` ({:?}), and only PADs are folded away; rewrite the golden or the plan",
+                    golden.display(),
+                    plan.ops.get(k).map(|o| o.opcode.as_str())
+                );
+                out.push(None);
+            }
+        }
+        assert_eq!(
+            k,
+            plan.ops.len(),
+            "{}: plan `{NAME}` has {} ops, the golden matched {k}; rewrite the golden",
+            golden.display(),
+            plan.ops.len()
+        );
+        out
+    }
+
+    /// Plans the model; returns its linker fragment and its Rust: the `include_model!`, the
+    /// golden's inputs and digests as consts, and `run_vww_in_place()`.
+    pub fn plan(crate_dir: &Path, plans: &Path, wrong_golden: bool) -> (PathBuf, String) {
+        let out = planner_build::Builder::new()
+            .manifest("models/vww_in_place.toml")
+            .compile();
+        let path = out.dir.join(naming::plan_file(NAME));
+        let text = fs::read_to_string(&path).expect("planner-build wrote the plan file");
+        let plan = PlanFile::parse(&text, &path.display().to_string())
+            .expect("planner-build wrote a valid plan file");
+        let scratch: u64 = plan
+            .arenas
+            .iter()
+            .filter(|a| a.name.starts_with("scratch."))
+            .map(|a| a.size)
+            .sum();
+        let goldens = crate_dir.join("../../tests/run-models/goldens");
+        let ops_path = goldens.join(format!("ops/{STEM}.json"));
+        let g = json(&ops_path);
+        let fin = json(&goldens.join(format!("{STEM}.json")));
+
+        // One input per run (the model has one float32 input).
+        assert_eq!(plan.inputs.len(), 1, "`{NAME}` has one input");
+        let mut runs = String::new();
+        let mut digests = String::new();
+        let mut folded = 0;
+        let mut flipped = false;
+        let empty = Vec::new();
+        for run in g["runs"].as_array().unwrap_or(&empty) {
+            let i = &run["inputs"][0];
+            assert_eq!(
+                i["dtype"].as_str(),
+                Some("float32"),
+                "{}: a float32 input",
+                ops_path.display()
+            );
+            let _ = write!(
+                runs,
+                "({}, {:?}, {:?}), ",
+                i["seed"].as_u64().unwrap_or(0),
+                i["lo"].as_f64().unwrap_or(0.0),
+                i["hi"].as_f64().unwrap_or(1.0)
+            );
+            let ops = run["ops"].as_array().unwrap_or(&empty);
+            let at = align(&plan, ops, &ops_path);
+            folded = at.iter().filter(|k| k.is_none()).count();
+            let _ = write!(digests, "&[");
+            for (want, k) in ops.iter().zip(at) {
+                let Some(k) = k else { continue };
+                for (j, o) in want["outputs"]
+                    .as_array()
+                    .unwrap_or(&empty)
+                    .iter()
+                    .enumerate()
+                {
+                    let hex = o["fnv1a64"].as_str().unwrap_or("");
+                    let mut d = u64::from_str_radix(hex, 16).unwrap_or_else(|e| {
+                        panic!(
+                            "{}: op {k} digest `{hex}`: {e}; rewrite the golden",
+                            ops_path.display()
+                        )
+                    });
+                    // The self-test: one digest flipped, the run must fail.
+                    if wrong_golden && !flipped {
+                        d ^= 1;
+                        flipped = true;
+                    }
+                    let _ = write!(digests, "({k}, {j}, 0x{d:016x}), ");
+                }
+            }
+            let _ = writeln!(digests, "],");
+        }
+        let fi = &fin["inputs"][0];
+        let want: Vec<String> = {
+            let hex = fin["outputs"][0]["hex"].as_str().unwrap_or("");
+            (0..hex.len() / 2)
+                .map(|k| format!("0x{}", &hex[2 * k..2 * k + 2]))
+                .collect()
+        };
+        let input = naming::unique_idents(plan.inputs.iter().map(|io| io.name.as_str()));
+        let output = naming::unique_idents(plan.outputs.iter().map(|io| io.name.as_str()));
+        let module = naming::model_module(NAME);
+        let rust = format!(
+            r#"
+planner_macros::include_model!({path:?});
+
+/// Scratch bytes of `{NAME}`'s plan (every scratch arena).
+pub const VWW_IN_PLACE_SCRATCH: u64 = {scratch};
+/// Golden PADs the in-place plan folded into their convolutions.
+pub const VWW_IN_PLACE_FOLDED: usize = {folded};
+/// The per-op golden's runs: the input's seed and range.
+pub const VWW_IN_PLACE_RUNS: &[(u64, f64, f64)] = &[{runs}];
+/// For each run: (plan op, output, FNV-1a 64 of TFLite Micro's output bytes).
+pub const VWW_IN_PLACE_DIGESTS: &[&[(usize, usize, u64)]] = &[
+{digests}];
+/// The final-output golden's input seed and TFLite Micro's output bytes.
+pub const VWW_IN_PLACE_FINAL: (u64, &[u8]) = ({seed}, &[{want}]);
+
+/// Runs `{NAME}` on every golden input through `run_with()`, the reference kernels and
+/// `tap`, then on the final-output golden's input; true when everything equals TFLite Micro's.
+pub fn run_vww_in_place(tap: &mut crate::golden::Digests) -> Result<bool, planner::rt::kernel::RunError<planner_kernels::KernelError>> {{
+    let Some(m) = {module}::Model::take() else {{
+        cortex_m_semihosting::hprintln!("{NAME}: FAILED: its handle was taken already");
+        return Ok(false);
+    }};
+    let mut m = m.init();
+    crate::print_arenas({module}::MODEL, &{module}::ARENAS, &m.arena_ptrs());
+    for (&(seed, lo, hi), want) in VWW_IN_PLACE_RUNS.iter().zip(VWW_IN_PLACE_DIGESTS) {{
+        crate::golden::fill_f32(m.input_{input}_mut(), seed, lo, hi);
+        tap.expect(want);
+        m.run_with(&mut planner_kernels::Reference, tap)?;
+        tap.finish();
+    }}
+    crate::golden::fill_f32(m.input_{input}_mut(), VWW_IN_PLACE_FINAL.0, 0.0, 1.0);
+    m.run(&mut planner_kernels::Reference)?;
+    Ok(crate::golden::compare({module}::MODEL, {out:?}, crate::pod::bytes(m.output_{out}()), VWW_IN_PLACE_FINAL.1))
+}}
+"#,
+            path = path.display().to_string(),
+            seed = fi["seed"].as_u64().unwrap_or(0),
+            want = want.join(", "),
+            input = input[0],
+            out = output[0],
+        );
+        (plans.join(naming::linker_file(NAME)), rust)
+    }
 }

@@ -3,7 +3,7 @@
 //! outputs TFLite Micro's reference kernels gave (see build.rs).
 
 use cortex_m_semihosting::hprintln;
-use planner::rt::kernel::RunError;
+use planner::rt::kernel::{Data, Hooks, RunError, Tap};
 use planner_kernels::KernelError;
 
 use crate::GOLDEN_FAILED;
@@ -34,6 +34,115 @@ pub fn fill_i16(input: &mut [i16], seed: u64) {
     let mut s = SplitMix64(seed);
     for v in input {
         *v = (s.next() >> 48) as u16 as i16;
+    }
+}
+
+/// Fills a float32 input from the stream at `seed`, in `[lo, hi]` as the op goldens' script
+/// does: `lo + (hi - lo) * ((next >> 40) / 2^24)` in double precision, rounded to `f32`
+/// (`lo = 0`, `hi = 1`: the output goldens' `(next >> 40) / 2^24`).
+pub fn fill_f32(input: &mut [f32], seed: u64, lo: f64, hi: f64) {
+    let mut s = SplitMix64(seed);
+    for v in input {
+        let unit = (s.next() >> 40) as f64 / f64::from(1u32 << 24);
+        *v = (lo + (hi - lo) * unit) as f32;
+    }
+}
+
+/// FNV-1a 64 of `bytes`: the per-op goldens' digest of a whole output.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// FNV-1a 64 of a tensor view's little-endian bytes; `None` for a view that holds no
+/// elements itself (an in-place or variable reference).
+fn digest(data: &Data<'_>) -> Option<u64> {
+    use crate::pod::bytes;
+    Some(fnv1a64(match *data {
+        Data::I8(s) => bytes(s),
+        Data::U8(s) => bytes(s),
+        Data::I16(s) => bytes(s),
+        Data::U16(s) => bytes(s),
+        Data::I32(s) => bytes(s),
+        Data::U32(s) => bytes(s),
+        Data::I64(s) => bytes(s),
+        Data::U64(s) => bytes(s),
+        Data::F32(s) => bytes(s),
+        Data::F64(s) => bytes(s),
+        Data::C64(s) => bytes(s),
+        Data::C128(s) => bytes(s),
+        _ => return None,
+    }))
+}
+
+/// The first op output that differed from TFLite Micro's.
+#[derive(Clone, Copy, Debug)]
+pub struct Difference {
+    /// The run (golden input) it was in.
+    pub run: usize,
+    /// The op, in plan order, and its name.
+    pub op: usize,
+    pub opcode: &'static str,
+    /// The output's index.
+    pub output: usize,
+    /// FNV-1a 64 of our bytes (`None`: the op had no such output) and TFLite Micro's.
+    pub ours: Option<u64>,
+    pub theirs: u64,
+}
+
+/// A tap (`Hooks::tap`) that hashes every op's outputs and compares them with the digests
+/// of TFLite Micro's, op by op: `(plan op, output, FNV-1a 64)` per compared output.
+#[derive(Default)]
+pub struct Digests {
+    want: &'static [(usize, usize, u64)],
+    run: usize,
+    /// Outputs the goldens hold, over the runs given to [`Digests::expect`].
+    pub expected: usize,
+    /// Outputs compared, and of them equal to TFLite Micro's.
+    pub compared: usize,
+    pub equal: usize,
+    /// The first difference.
+    pub first: Option<Difference>,
+}
+
+impl Digests {
+    /// The digests of the next run.
+    pub fn expect(&mut self, want: &'static [(usize, usize, u64)]) {
+        self.want = want;
+        self.expected += want.len();
+    }
+
+    /// Ends a run.
+    pub fn finish(&mut self) {
+        self.want = &[];
+        self.run += 1;
+    }
+
+    /// True when every output the goldens hold was compared and equal.
+    pub fn passed(&self) -> bool {
+        self.expected > 0 && self.compared == self.expected && self.equal == self.compared
+    }
+}
+
+impl Hooks for Digests {
+    fn tap(&mut self, op: &Tap<'_, '_>) {
+        for &(k, j, theirs) in self.want.iter().filter(|w| w.0 == op.index) {
+            let ours = op.output(j).and_then(|o| digest(&o.data));
+            self.compared += 1;
+            if ours == Some(theirs) {
+                self.equal += 1;
+            } else if self.first.is_none() {
+                self.first = Some(Difference {
+                    run: self.run,
+                    op: k,
+                    opcode: op.opcode,
+                    output: j,
+                    ours,
+                    theirs,
+                });
+            }
+        }
     }
 }
 

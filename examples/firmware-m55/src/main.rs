@@ -55,6 +55,9 @@ fn main() -> ! {
     models::canary_bundled(&mut |name, result| failed |= report_canary(name, result));
     failed |= run_group();
     failed |= run_app_bound();
+    if run_in_place() {
+        GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
     if GOLDEN_FAILED.load(core::sync::atomic::Ordering::Relaxed) {
         fail("a golden run differs from TFLite Micro")
     }
@@ -106,6 +109,53 @@ fn run_app_bound() -> bool {
         models::golden_app_hello(&mut model),
     );
     false
+}
+
+/// te_mcunet_vww planned in place (`models/vww_in_place.toml`): every op's output hashed by
+/// a tap and compared with TFLite Micro's per-op digests over the golden's runs, then the
+/// final output compared byte for byte. Prints one line; true when it failed.
+fn run_in_place() -> bool {
+    let mut tap = golden::Digests::default();
+    let result = models::run_vww_in_place(&mut tap);
+    let model = models::vww_in_place::MODEL;
+    let (final_ok, error) = match result {
+        Ok(same) => (same, None),
+        Err(e) => (false, Some(e)),
+    };
+    hprintln!(
+        "in place {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
+        model,
+        models::VWW_IN_PLACE_SCRATCH,
+        tap.compared,
+        models::VWW_IN_PLACE_RUNS.len(),
+        models::VWW_IN_PLACE_FOLDED,
+        tap.equal,
+        if final_ok { "bit-exact" } else { "DIFFERS" }
+    );
+    if let Some(d) = tap.first {
+        hprintln!(
+            "in place {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}; the kernel or the in-place plan changed its bytes",
+            model,
+            d.run,
+            d.op,
+            d.opcode,
+            d.output,
+            d.ours,
+            d.theirs
+        );
+    }
+    if let Some(e) = error {
+        hprintln!("in place {}: FAILED: {}", model, e);
+    }
+    if tap.compared != tap.expected {
+        hprintln!(
+            "in place {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
+            model,
+            tap.compared,
+            tap.expected
+        );
+    }
+    !(final_ok && tap.passed())
 }
 
 /// hello_world inference through the op views (left out of the broken-plan test build,
