@@ -1070,40 +1070,7 @@ fn reordered_rows(inp: &Input) -> Vec<Vec<String>> {
             format!("{} schedule=fixed", m.planner.name())
         }
     };
-    let start = Instant::now();
-    let result = plan_as(inp, &m);
-    let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);
-    match result {
-        Ok(p) => p
-            .scratch_reports
-            .iter()
-            .map(|r| {
-                let ratio = if r.lower_bound == 0 {
-                    1.0
-                } else {
-                    r.used as f64 / r.lower_bound as f64
-                };
-                vec![
-                    label.clone(),
-                    r.memory.clone(),
-                    r.used.to_string(),
-                    r.lower_bound.to_string(),
-                    format!("{ratio:.4}"),
-                    if r.optimal { "yes" } else { "-" }.to_string(),
-                    took.clone(),
-                ]
-            })
-            .collect(),
-        Err(e) => vec![vec![
-            label,
-            "-".into(),
-            format!("failed: {}", e.message()),
-            String::new(),
-            String::new(),
-            String::new(),
-            took,
-        ]],
-    }
+    variant_rows(inp, &m, label)
 }
 
 /// Rows for the manifest's planner with in-place planning toggled (`in_place=true` when the
@@ -1112,8 +1079,14 @@ fn in_place_rows(inp: &Input) -> Vec<Vec<String>> {
     let mut m = inp.manifest.clone();
     m.aliasing.in_place = !m.aliasing.in_place;
     let label = format!("{} in_place={}", m.planner.name(), m.aliasing.in_place);
+    variant_rows(inp, &m, label)
+}
+
+/// The compare rows of manifest `m` (a variant of the input's), one per scratch memory,
+/// labelled `label`; one row saying why when it does not plan.
+fn variant_rows(inp: &Input, m: &Manifest, label: String) -> Vec<Vec<String>> {
     let start = Instant::now();
-    let result = plan_as(inp, &m);
+    let result = plan_as(inp, m);
     let took = format!("{:.3} ms", start.elapsed().as_secs_f64() * 1e3);
     match result {
         Ok(p) => p
