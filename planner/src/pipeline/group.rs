@@ -12,8 +12,12 @@
 //!   the arena is the largest component's need, and with no `concurrent` set, the largest
 //!   model's need.
 //!
-//! Budgets are charged for the whole group; then [`crate::verify::verify_group`] checks the
-//! result with cross-model lifetimes.
+//! Budgets are charged for the whole group. When a memory's total passes its budget, the
+//! models using it are planned again with shares of that memory that add up to its budget
+//! (in model order within each concurrent component), so their overflow spills to the next
+//! bank as a single model's does; a group that still does not fit is refused naming the
+//! `max_size` to raise and the models to take out of `concurrent`. Then
+//! [`crate::verify::verify_group`] checks the result with cross-model lifetimes.
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
@@ -75,16 +79,37 @@ impl GroupPlanned {
     }
 }
 
+/// Most rounds of re-planning models under smaller shares of a memory before the group is
+/// refused (each round lowers at least one share, so this only bounds pathological cases).
+const MAX_SPILL_ROUNDS: usize = 64;
+
 /// Plans every model of `group` and lays out the group's shared arenas.
+///
+/// When a memory's total for the group passes its budget, the models using it are planned
+/// again jointly under that budget: each gets a share of the memory (the budget less the
+/// other models' constants and state there and the scratch of the models before it in its
+/// concurrent component), so its overflow spills to the next bank of `memory.constraints`
+/// exactly as a single model's would. Groups that fit are laid out from the plans alone.
 pub fn plan_group(group: &Group) -> Result<GroupPlanned> {
-    let alone: Vec<Planned> = group.models.iter().map(plan).collect::<Result<_>>()?;
+    let mut alone: Vec<Planned> = group.models.iter().map(plan).collect::<Result<_>>()?;
     let components = components(group.models.len(), &group.concurrent);
-    let mut layout = Layout::default();
-    scratch(&alone, &components, &mut layout);
-    persistent(&alone, &mut layout);
-    constants(group, &alone, &mut layout)?;
     let manifest = &group.models[0];
-    charge(group, manifest, &mut layout)?;
+    // (model, memory) → the model's budget in that memory when lower than the manifest's.
+    let mut shares: BTreeMap<(usize, String), u64> = BTreeMap::new();
+    let mut rounds = 0usize;
+    let mut layout = loop {
+        let layout = lay_out(group, &alone, &components)?;
+        let Some(over) = overflow(manifest, &layout) else {
+            break layout;
+        };
+        rounds += 1;
+        let spilled =
+            rounds <= MAX_SPILL_ROUNDS && spill(group, &components, &over, &mut shares, &mut alone);
+        if !spilled {
+            return Err(refusal(group, manifest, &components, &layout, &over));
+        }
+    };
+    charge(manifest, &mut layout);
     let models = alone
         .into_iter()
         .enumerate()
@@ -105,6 +130,203 @@ pub fn plan_group(group: &Group) -> Result<GroupPlanned> {
         )));
     }
     Ok(planned)
+}
+
+/// The group's arenas from the models' plans.
+fn lay_out(group: &Group, alone: &[Planned], components: &[Vec<usize>]) -> Result<Layout> {
+    let mut layout = Layout::default();
+    scratch(alone, components, &mut layout);
+    persistent(alone, &mut layout);
+    constants(group, alone, &mut layout)?;
+    Ok(layout)
+}
+
+/// A memory whose group total passes its budget.
+struct Overflow {
+    memory: String,
+    /// Constants (staged copies' sources included), persistent, scratch, lower bound.
+    need: [u64; 4],
+    cap: u64,
+}
+
+impl Overflow {
+    fn total(&self) -> u64 {
+        self.need[0]
+            .saturating_add(self.need[1])
+            .saturating_add(self.need[2])
+    }
+}
+
+/// Bytes the group needs in each memory: constants (a staged arena charges its source
+/// too), persistent, scratch, and the lower bound of the three.
+fn needs(layout: &Layout) -> BTreeMap<String, [u64; 4]> {
+    let mut need: BTreeMap<String, [u64; 4]> = BTreeMap::new();
+    for a in &layout.arenas {
+        let slot = match a.arena.role {
+            ArenaRole::Constant => 0,
+            ArenaRole::Persistent => 1,
+            ArenaRole::Scratch => 2,
+        };
+        let e = need.entry(a.arena.memory.clone()).or_default();
+        e[slot] = e[slot].saturating_add(a.arena.used);
+        // The scratch lower bound; the other roles cannot shrink.
+        e[3] = e[3].saturating_add(a.lower_bound);
+        if a.arena.is_staged() {
+            let s = need.entry(a.arena.source_memory.clone()).or_default();
+            s[0] = s[0].saturating_add(a.arena.used);
+            s[3] = s[3].saturating_add(a.arena.used);
+        }
+    }
+    need
+}
+
+/// The first memory (in name order) whose group total passes its budget.
+fn overflow(manifest: &Manifest, layout: &Layout) -> Option<Overflow> {
+    needs(layout).into_iter().find_map(|(memory, need)| {
+        let cap = manifest.budget(&memory)?;
+        let over = Overflow { memory, need, cap };
+        (over.total() > cap).then_some(over)
+    })
+}
+
+/// Bytes model `p` alone charges to `memory` besides scratch: its constants there, the
+/// sources of its staged constants, and its persistent state.
+fn own_fixed(p: &Planned, memory: &str) -> u64 {
+    let constants = p
+        .plan
+        .constant_arenas
+        .values()
+        .filter(|a| a.memory == memory || (a.is_staged() && a.source_memory == memory))
+        .fold(0u64, |s, a| s.saturating_add(a.used));
+    let state = p.plan.persistent_arenas.get(memory).map_or(0, |a| a.used);
+    constants.saturating_add(state)
+}
+
+/// Gives the models using `over.memory` shares of it that fit together and plans the ones
+/// that do not fit their share again under it, so their overflow spills to their next
+/// bank. In each concurrent component, in model order, a model's share is the budget less
+/// the group's constants and state there that are not its own, less the end of the
+/// scratch of the models before it in the component (as they are after re-planning).
+/// Returns false when no model could be planned under a smaller share (nothing more
+/// spills).
+fn spill(
+    group: &Group,
+    components: &[Vec<usize>],
+    over: &Overflow,
+    shares: &mut BTreeMap<(usize, String), u64>,
+    alone: &mut [Planned],
+) -> bool {
+    let memory = &over.memory;
+    let fixed = over.need[0].saturating_add(over.need[1]);
+    let mut changed = false;
+    for comp in components {
+        let mut end = 0u64;
+        for &k in comp {
+            let own = own_fixed(&alone[k], memory);
+            let scratch = alone[k].plan.arena_usages.get(memory);
+            if scratch.is_none() && own == 0 {
+                continue;
+            }
+            let align = scratch.map_or(1, |a| a.alignment);
+            let base = align_up(end, align).unwrap_or(u64::MAX);
+            let others = fixed.saturating_sub(own);
+            let share = over.cap.saturating_sub(others).saturating_sub(base);
+            let used = own.saturating_add(scratch.map_or(0, |a| a.used));
+            let key = (k, memory.clone());
+            // A share is only ever lowered, so the rounds end.
+            let lower = shares.get(&key).is_none_or(|&s| share < s);
+            if used > share && lower {
+                let replanned = with_share(&group.models[k], memory, share).map(|m| plan(&m));
+                if let Some(Ok(p)) = replanned {
+                    alone[k] = p;
+                    shares.insert(key, share);
+                    changed = true;
+                }
+            }
+            let scratch = alone[k].plan.arena_usages.get(memory).map_or(0, |a| a.used);
+            end = base.saturating_add(scratch);
+        }
+    }
+    changed
+}
+
+/// `manifest` with the budget of `memory` lowered to `share` (`None` when the memory is
+/// not in `memory.constraints`: adding it would change the bank order).
+fn with_share(manifest: &Manifest, memory: &str, share: u64) -> Option<Manifest> {
+    let mut m = manifest.clone();
+    let c = m.constraints.iter_mut().find(|c| c.name == memory)?;
+    c.max_size = Some(c.max_size.map_or(share, |max| max.min(share)));
+    Some(m)
+}
+
+/// The error for a group that does not fit `over.memory` even after spilling: the figures,
+/// the `max_size` to raise and by how much, and the models to take out of `concurrent`.
+fn refusal(
+    group: &Group,
+    manifest: &Manifest,
+    components: &[Vec<usize>],
+    layout: &Layout,
+    over: &Overflow,
+) -> Error {
+    let memory = &over.memory;
+    let [c, p, s, lb] = over.need;
+    let (total, cap) = (over.total(), over.cap);
+    let name = |k: usize| {
+        group
+            .models
+            .get(k)
+            .map_or_else(|| k.to_string(), |m| m.name.clone())
+    };
+    // The component whose stacked scratch is the memory's scratch arena.
+    let arena = layout
+        .arenas
+        .iter()
+        .find(|a| a.arena.role == ArenaRole::Scratch && &a.arena.memory == memory);
+    let stacked: Option<Vec<usize>> = arena.and_then(|a| {
+        components
+            .iter()
+            .filter(|comp| comp.len() > 1)
+            .find(|comp| {
+                let end = a
+                    .users
+                    .iter()
+                    .filter(|u| comp.contains(&u.model))
+                    .map(|u| u.base.saturating_add(u.bytes))
+                    .max()
+                    .unwrap_or(0);
+                end == a.arena.used
+            })
+            .map(|comp| {
+                comp.iter()
+                    .copied()
+                    .filter(|k| a.users.iter().any(|u| u.model == *k))
+                    .collect()
+            })
+    });
+    let mut help = format!(
+        "raise the max_size of {memory} in memory.constraints to at least {total} ({} more)",
+        total.saturating_sub(cap)
+    );
+    match stacked.as_deref() {
+        Some(models @ [_, _, ..]) => {
+            let list: Vec<String> = models.iter().map(|&k| format!("`{}`", name(k))).collect();
+            help.push_str(&format!(
+                ", or take `{}` out of its [group] concurrent set so that {} run in turn (their scratch then shares {memory})",
+                name(models[models.len() - 1]),
+                list.join(" and ")
+            ));
+        }
+        _ => help.push_str(", or move constants or state elsewhere with rules"),
+    }
+    let e = Error::infeasible(format!(
+        "group {} does not fit memory {memory}: it needs {total} bytes (constants {c}, persistent {p}, scratch {s}), budget {cap}, lower bound {lb}, and no model's scratch can spill further to a next bank",
+        group.name
+    ))
+    .help(help);
+    match manifest.budget_source(memory) {
+        Some((span, what)) => e.at(span).label(format!("{what} set here")),
+        None => e,
+    }
 }
 
 /// Arenas laid out so far, and where each model's slots moved.
@@ -375,43 +597,14 @@ fn constants(group: &Group, alone: &[Planned], layout: &mut Layout) -> Result<()
 
 /// Charges the group's arenas to every memory's budget (a staged constant arena charges its
 /// source too); then gives each arena its share: constants, then state, then scratch.
-fn charge(group: &Group, manifest: &Manifest, layout: &mut Layout) -> Result<()> {
-    let mut need: BTreeMap<String, [u64; 4]> = BTreeMap::new();
-    for a in &layout.arenas {
-        let slot = match a.arena.role {
-            ArenaRole::Constant => 0,
-            ArenaRole::Persistent => 1,
-            ArenaRole::Scratch => 2,
-        };
-        let e = need.entry(a.arena.memory.clone()).or_default();
-        e[slot] = e[slot].saturating_add(a.arena.used);
-        // The scratch lower bound; the other roles cannot shrink.
-        e[3] = e[3].saturating_add(a.lower_bound);
-        if a.arena.is_staged() {
-            let s = need.entry(a.arena.source_memory.clone()).or_default();
-            s[0] = s[0].saturating_add(a.arena.used);
-            s[3] = s[3].saturating_add(a.arena.used);
-        }
-    }
+fn charge(manifest: &Manifest, layout: &mut Layout) {
+    let need = needs(layout);
     let mut left: BTreeMap<String, u64> = BTreeMap::new();
-    for (memory, [c, p, s, lb]) in &need {
-        let total = c.saturating_add(*p).saturating_add(*s);
+    // Every memory fits its budget here: [`overflow`] found none that does not.
+    for memory in need.keys() {
         let Some(cap) = manifest.budget(memory) else {
             continue;
         };
-        if total > cap {
-            let e = Error::infeasible(format!(
-                "group {} does not fit memory {memory}: it needs {total} bytes (constants {c}, persistent {p}, scratch {s}), budget {cap}, lower bound {lb}",
-                group.name
-            ))
-            .help(format!(
-                "raise the max_size of {memory}, move constants or state elsewhere with rules, or run fewer models concurrently"
-            ));
-            return Err(match manifest.budget_source(memory) {
-                Some((span, what)) => e.at(span).label(format!("{what} set here")),
-                None => e,
-            });
-        }
         left.insert(memory.clone(), cap);
     }
     let order = |r: ArenaRole| match r {
@@ -437,7 +630,6 @@ fn charge(group: &Group, manifest: &Manifest, layout: &mut Layout) -> Result<()>
             None => a.used,
         };
     }
-    Ok(())
 }
 
 /// Model `k`'s plan with offsets in the group's arenas and the group's arena records.
