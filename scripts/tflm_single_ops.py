@@ -178,13 +178,14 @@ def strided_slice(name, shape, begin, end, strides, masks, q):
     )
 
 
-def resize_nearest(name, shape, size, q):
-    """RESIZE_NEAREST_NEIGHBOR of an int8 NHWC input to `size`, default options."""
+def resize_nearest(name, shape, size, q, align_corners=False, half_pixel_centers=False):
+    """RESIZE_NEAREST_NEIGHBOR of an int8 NHWC input to `size`, with the options given."""
     m = Model()
     x = m.tensor("x", shape, np.int8, q)
     sz = m.tensor("size", [2], np.int32, data=size)
     y = m.tensor("y", [shape[0], size[0], size[1], shape[3]], np.int8, q)
     o = s.ResizeNearestNeighborOptionsT()
+    o.alignCorners, o.halfPixelCenters = align_corners, half_pixel_centers
     m.write(
         name, s.BuiltinOperator.RESIZE_NEAREST_NEIGHBOR, [x, sz], [y],
         s.BuiltinOptions.ResizeNearestNeighborOptions, o,
@@ -244,6 +245,10 @@ def main():
     resize_nearest("resize_nearest_x2", [1, 5, 3, 4], [10, 6], q)
     resize_nearest("resize_nearest_odd", [2, 3, 4, 2], [7, 5], q)
     resize_nearest("resize_nearest_down", [1, 9, 8, 3], [4, 3], q)
+    # ... with align_corners, half_pixel_centers, and both, at non-integer scales up and down.
+    for tag, ac, hp in [("align", True, False), ("half", False, True), ("align_half", True, True)]:
+        resize_nearest(f"resize_nearest_{tag}_up", [2, 4, 5, 3], [7, 9], q, ac, hp)
+        resize_nearest(f"resize_nearest_{tag}_down", [1, 11, 9, 2], [4, 5], q, ac, hp)
     sub("sub_same_shape", [[3, 5, 7], [3, 5, 7]], [(0.02, -128), (0.03, 127), (0.05, 0)], 0)
 
 

@@ -1049,6 +1049,34 @@ fn options_are_read_and_checked() {
     assert!(msg.contains("op 0 (CONV_2D) has stride_w 0"), "{msg}");
     m.subgraphs[0].ops[0].options = Some((1, Some(vec![(0, 2), (1, 1), (2, 1)])));
     assert!(error_of(&m).contains("padding 2"));
+    // RESIZE_NEAREST_NEIGHBOR: ResizeNearestNeighborOptions (74), align_corners (field 0)
+    // and half_pixel_centers (field 1), both false without a table.
+    use planner::rt::options::ResizeNearestNeighborOptions;
+    let mut m = small_model();
+    m.codes[0] = code(97);
+    let resize = |align_corners, half_pixel_centers| {
+        OpOptions::ResizeNearestNeighbor(ResizeNearestNeighborOptions {
+            align_corners,
+            half_pixel_centers,
+        })
+    };
+    for (fields, want) in [
+        (None, resize(false, false)),
+        (Some(vec![(0, 1)]), resize(true, false)),
+        (Some(vec![(1, 1)]), resize(false, true)),
+        (Some(vec![(0, 1), (1, 1)]), resize(true, true)),
+    ] {
+        m.subgraphs[0].ops[0].options = fields.map(|f| (74, Some(f)));
+        assert_eq!(read_built(&m).unwrap().ops[0].options, want);
+    }
+    m.subgraphs[0].ops[0].options = Some((15, Some(vec![(0, 1)])));
+    let msg = error_of(&m);
+    assert!(
+        msg.contains(
+            "type 15 (unknown), but a RESIZE_NEAREST_NEIGHBOR op has ResizeNearestNeighborOptions (74)"
+        ),
+        "{msg}"
+    );
     // An op kind without typed options keeps none, whatever its options.
     let mut m = small_model();
     m.codes[0] = code(36); // GATHER

@@ -838,7 +838,7 @@ fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
         &[Some(In::new(&x, &xi)), Some(In::new(&size, &si))],
         &mut [Out::new(&mut y, &yi)],
         &mut [],
-        shape::resize_nearest_neighbor,
+        |op| shape::resize_nearest_neighbor(op, &Default::default()),
     );
     assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
 }

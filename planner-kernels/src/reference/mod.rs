@@ -8,8 +8,8 @@
 //! `MEAN`, `TRANSPOSE`, `QUANTIZE` (float, int8 or int16 to int8, int8 or int16 to int32),
 //! `DEQUANTIZE` (int8 or int16 to float), `RELU`, `RELU6`, `HARD_SWISH` (int8), `LOGISTIC`,
 //! `TANH` (int8 and int16), `MAXIMUM`, `MINIMUM` (int8), `STRIDED_SLICE`,
-//! `RESIZE_NEAREST_NEIGHBOR` (any element type; default options only, as the op reaches
-//! the kernel set without them), `SVDF` (int8 or int16 state), and `CONCATENATION` (any
+//! `RESIZE_NEAREST_NEIGHBOR` (any element type, all four combinations of `align_corners`
+//! and `half_pixel_centers`), `SVDF` (int8 or int16 state), and `CONCATENATION` (any
 //! element type, inputs quantised as the output). A model with any other op kind does not compile against it
 //! (the trait bound of `run()` names the op).
 //!
@@ -146,6 +146,7 @@ kinds! {
     HardSwish::hard_swish(o::NoOptions) => |op, _| activation::hard_swish(op, false);
     Svdf::svdf(o::SvdfOptions) => svdf::svdf;
     StridedSlice::strided_slice(o::StridedSliceOptions) => shape::strided_slice;
+    ResizeNearestNeighbor::resize_nearest_neighbor(o::ResizeNearestNeighborOptions) => shape::resize_nearest_neighbor;
     DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) => conv::depthwise_conv_2d_in_place;
     AddInPlace::add_in_place(o::AddOptions) => |op, o| elementwise::add(op, o, true);
     SubInPlace::sub_in_place(o::AddOptions) => |op, o| elementwise::sub(op, o, true);
@@ -176,7 +177,6 @@ macro_rules! builtins {
 builtins! {
     "MAXIMUM" => |op| elementwise::min_max(op, true);
     "MINIMUM" => |op| elementwise::min_max(op, false);
-    "RESIZE_NEAREST_NEIGHBOR" => shape::resize_nearest_neighbor;
 }
 
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.

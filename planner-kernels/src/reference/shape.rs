@@ -3,7 +3,8 @@
 
 use planner::rt::kernel::{Data, DataMut, OpView};
 use planner::rt::options::{
-    Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions, TransposeOptions,
+    Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions,
+    ResizeNearestNeighborOptions, TransposeOptions,
 };
 
 use super::{KernelError, elements, input_i8, output, params};
@@ -455,12 +456,17 @@ pub(crate) fn strided_slice(
     copy_element(x.data, &mut out.data, pairs)
 }
 
-/// `RESIZE_NEAREST_NEIGHBOR`, any element type, NHWC, with TFLite's default options
-/// (`align_corners` and `half_pixel_centers` false: the op reaches the kernel set without
-/// its options, so it cannot tell them apart): output row `y` reads input row
-/// `min(floor(y · (in_h / out_h)), in_h - 1)` with the scale in `f32`, and likewise for
-/// columns. The size operand (input 1, int32 `[out_h, out_w]`) must agree with the output.
-pub(crate) fn resize_nearest_neighbor(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
+/// `RESIZE_NEAREST_NEIGHBOR`, any element type, NHWC, as TFLM's reference kernel computes
+/// it: output row `y` reads input row `min(floor((y + o) · s), in_h - 1)`, or with
+/// `align_corners` `min(round((y + o) · s), in_h - 1)` (half away from zero), where `o` is
+/// 0.5 with `half_pixel_centers` (else 0) and the scale `s` is `in_h / out_h` in `f32`, or
+/// `(in_h - 1) / (out_h - 1)` with `align_corners` and `out_h > 1`; the index is at least 0
+/// with `half_pixel_centers`. Likewise for columns. The size operand (input 1, int32
+/// `[out_h, out_w]`) must agree with the output.
+pub(crate) fn resize_nearest_neighbor(
+    mut op: OpView<'_, '_>,
+    options: &ResizeNearestNeighborOptions,
+) -> Result<(), KernelError> {
     let x = op
         .input(0)
         .ok_or(KernelError::Missing { tensor: "input 0" })?;
@@ -502,11 +508,7 @@ pub(crate) fn resize_nearest_neighbor(mut op: OpView<'_, '_>) -> Result<(), Kern
             what: "RESIZE_NEAREST_NEIGHBOR of an empty image",
         });
     }
-    let nearest = |v: usize, input: usize, output: usize| {
-        let scale = input as f32 / output as f32;
-        let at = (v as f32 * scale) as usize; // Non-negative: truncation is floor.
-        at.min(input - 1)
-    };
+    let nearest = |v: usize, input: usize, output: usize| nearest_index(v, input, output, options);
     let pairs = (0..n * out_h * out_w * c).map(|at| {
         let ch = at % c;
         let ox = (at / c) % out_w;
@@ -516,4 +518,59 @@ pub(crate) fn resize_nearest_neighbor(mut op: OpView<'_, '_>) -> Result<(), Kern
         (((b * in_h + iy) * in_w + ix) * c + ch, at)
     });
     copy_element(x.data, &mut out.data, pairs)
+}
+
+/// The input index output index `v` reads along one axis of `input` to `output` elements:
+/// TFLM's `GetNearestNeighbor`, in `f32` as it computes it (`input` at least 1).
+fn nearest_index(
+    v: usize,
+    input: usize,
+    output: usize,
+    options: &ResizeNearestNeighborOptions,
+) -> usize {
+    let scale = if options.align_corners && output > 1 {
+        (input - 1) as f32 / (output - 1) as f32
+    } else {
+        input as f32 / output as f32
+    };
+    let offset = if options.half_pixel_centers { 0.5 } else { 0.0 };
+    let at = (v as f32 + offset) * scale;
+    // Non-negative, so truncation is floor and `round_f32` rounds half away from zero
+    // (TfLiteRound); the upper clamp also covers a saturated conversion.
+    let at = if options.align_corners {
+        super::round_f32(at)
+    } else {
+        at as i32
+    };
+    usize::try_from(at).unwrap_or(0).min(input - 1)
+}
+
+#[cfg(test)]
+mod resize_tests {
+    use super::*;
+
+    fn indices<const N: usize>(input: usize, align_corners: bool, half: bool) -> [usize; N] {
+        let o = ResizeNearestNeighborOptions {
+            align_corners,
+            half_pixel_centers: half,
+        };
+        core::array::from_fn(|v| nearest_index(v, input, N, &o))
+    }
+
+    #[test]
+    fn nearest_indices_follow_each_option() {
+        // 4 to 7: floor(y · 4/7); align_corners rounds y · 3/6 half away from zero;
+        // with both, round((y + 0.5) · 3/6).
+        assert_eq!(indices::<7>(4, false, false), [0, 0, 1, 1, 2, 2, 3]);
+        assert_eq!(indices::<7>(4, true, false), [0, 1, 1, 2, 2, 3, 3]);
+        assert_eq!(indices::<7>(4, true, true), [0, 1, 1, 2, 2, 3, 3]);
+        // 11 to 4: the corners meet with align_corners (scale 10/3).
+        assert_eq!(indices::<4>(11, false, false), [0, 2, 5, 8]);
+        assert_eq!(indices::<4>(11, true, false), [0, 3, 7, 10]);
+        assert_eq!(indices::<4>(11, false, true), [1, 4, 6, 9]);
+        // One output: align_corners falls back to in / out (and rounds 2.5 up).
+        assert_eq!(indices::<1>(5, true, false), [0]);
+        assert_eq!(indices::<1>(5, true, true), [3]);
+        assert_eq!(indices::<3>(1, true, true), [0, 0, 0]);
+    }
 }

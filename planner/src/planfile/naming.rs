@@ -317,7 +317,7 @@ pub fn header_file(model: &str) -> String {
 pub const OP_KINDS_MODULE: &str = "op_kinds";
 
 /// Trait names, in [`OP_KINDS_MODULE`], for distinct opcodes without typed options
-/// (`"RESIZE_NEAREST_NEIGHBOR"` → `ResizeNearestNeighbor`, `"CUSTOM:SignalWindow"` →
+/// (`"SQUARED_DIFFERENCE"` → `SquaredDifference`, `"CUSTOM:SignalWindow"` →
 /// `CustomSignalWindow`); two opcodes that would share a name get `_<index>` appended
 /// (which [`type_ident`] never makes, so no other name is taken).
 pub fn op_kind_traits<'a>(opcodes: impl IntoIterator<Item = &'a str>) -> Vec<String> {
@@ -347,13 +347,13 @@ mod tests {
     fn op_kind_traits_are_camel_case_and_distinct() {
         assert_eq!(
             op_kind_traits([
-                "RESIZE_NEAREST_NEIGHBOR",
+                "SQUARED_DIFFERENCE",
                 "CUSTOM:SignalWindow",
                 "CUSTOM:Signal-Window",
                 "BUILTIN:250"
             ]),
             [
-                "ResizeNearestNeighbor",
+                "SquaredDifference",
                 "CustomSignalWindow_1",
                 "CustomSignalWindow_2",
                 "Builtin250"

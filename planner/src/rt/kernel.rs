@@ -27,7 +27,7 @@ pub trait Kernel {
 }
 
 /// The key of an op name in [`Builtin`] and [`Custom`]: the FNV-1a 128 hash of its
-/// bytes. `Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }>` runs `RESIZE_NEAREST_NEIGHBOR`
+/// bytes. `Builtin<{ op_key("SQUARED_DIFFERENCE") }>` runs `SQUARED_DIFFERENCE`
 /// ops, `Custom<{ op_key("SignalWindow") }>` custom ops whose custom code is
 /// `SignalWindow`.
 pub const fn op_key(name: &str) -> u128 {
@@ -45,7 +45,7 @@ pub const fn op_key(name: &str) -> u128 {
 }
 
 /// Runs a builtin op kind without typed options (one that is not a trait of this module),
-/// by its TFLite name: `impl Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }> for MyKernels`.
+/// by its TFLite name: `impl Builtin<{ op_key("SQUARED_DIFFERENCE") }> for MyKernels`.
 /// A model with such an op asks for it in its `run()` bounds, through a trait of its
 /// `op_kinds` module whose compile error names the op.
 pub trait Builtin<const NAME: u128>: Kernel {

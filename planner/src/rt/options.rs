@@ -399,6 +399,15 @@ options_struct! {
         /// Recurrent weights are diagonal.
         diagonal_recurrent_tensors: bool,
     }
+
+    /// `RESIZE_NEAREST_NEIGHBOR` (TFLite `ResizeNearestNeighborOptions`).
+    ResizeNearestNeighborOptions {
+        /// Map the corner pixels of input and output onto each other: the scale is
+        /// `(in - 1) / (out - 1)` and the source index is rounded rather than floored.
+        align_corners: bool,
+        /// Sample at pixel centres: the source index is taken at `out + 0.5`.
+        half_pixel_centers: bool,
+    }
 }
 
 /// Lists every op kind with typed options: the `OpOptions` variant (also the kernel trait's
@@ -517,6 +526,8 @@ kinds! {
     Relu6 = "RELU6", NoOptions, relu6, "the kernel set `{Self}` has no RELU6 kernel, and the model runs RELU6";
     /// `HARD_SWISH`.
     HardSwish = "HARD_SWISH", NoOptions, hard_swish, "the kernel set `{Self}` has no HARD_SWISH kernel, and the model runs HARD_SWISH";
+    /// `RESIZE_NEAREST_NEIGHBOR`.
+    ResizeNearestNeighbor = "RESIZE_NEAREST_NEIGHBOR", ResizeNearestNeighborOptions, resize_nearest_neighbor, "the kernel set `{Self}` has no RESIZE_NEAREST_NEIGHBOR kernel, and the model runs RESIZE_NEAREST_NEIGHBOR";
 }
 
 /// Lists the op kinds that can run in place (see [`crate::planfile::InPlaceEntry`]): the
@@ -658,6 +669,6 @@ mod tests {
             "::planner::rt::options::SoftmaxOptions { beta: f32::from_bits(0x3f800000u32) }"
         );
         assert_eq!(OpOptions::None.codegen("x"), None);
-        assert_eq!(OpOptions::OPCODES.len(), 24);
+        assert_eq!(OpOptions::OPCODES.len(), 25);
     }
 }

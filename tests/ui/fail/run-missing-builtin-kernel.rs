@@ -1,17 +1,17 @@
-// Both ops of this model are RESIZE_NEAREST_NEIGHBOR, a builtin op without typed options:
+// Both ops of this model are SQUARED_DIFFERENCE, a builtin op without typed options:
 // a kernel set without it does not run the model, and the one error (one per missing op
 // kind, not per op) names the op.
 planner_macros::include_model!("../plans/untyped-twice.plan.json");
 
 use planner::rt::kernel::Kernel;
 
-struct NoResize;
+struct NoSquaredDifference;
 
-impl Kernel for NoResize {
+impl Kernel for NoSquaredDifference {
     type Error = ();
 }
 
 fn main() {
     let mut model = tiny::Model::take().unwrap().init();
-    let _ = model.run(&mut NoResize);
+    let _ = model.run(&mut NoSquaredDifference);
 }

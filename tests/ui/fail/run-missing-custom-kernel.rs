@@ -1,4 +1,4 @@
-// The model runs RESIZE_NEAREST_NEIGHBOR and the custom op `SignalWindow`: a kernel set
+// The model runs SQUARED_DIFFERENCE and the custom op `SignalWindow`: a kernel set
 // with the builtin but not the custom op does not run it, and the error names the custom
 // code.
 planner_macros::include_model!("../plans/untyped.plan.json");
@@ -11,7 +11,7 @@ impl Kernel for NoWindow {
     type Error = ();
 }
 
-impl Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }> for NoWindow {
+impl Builtin<{ op_key("SQUARED_DIFFERENCE") }> for NoWindow {
     fn builtin(&mut self, _: OpView<'_, '_>) -> Result<(), ()> {
         Ok(())
     }

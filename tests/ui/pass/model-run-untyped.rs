@@ -13,7 +13,7 @@ impl Kernel for Kernels {
     type Error = &'static str;
 }
 
-impl Builtin<{ op_key("RESIZE_NEAREST_NEIGHBOR") }> for Kernels {
+impl Builtin<{ op_key("SQUARED_DIFFERENCE") }> for Kernels {
     fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), &'static str> {
         self.seen.push(op.opcode);
         let x = op.input(0).and_then(|x| x.i8()).ok_or("input 0")?;
@@ -54,7 +54,7 @@ fn main() {
     let mut kernels = Kernels::default();
     let mut tap = Outputs::default();
     model.run_with(&mut kernels, &mut tap).unwrap();
-    assert_eq!(kernels.seen, ["RESIZE_NEAREST_NEIGHBOR", "CUSTOM:SignalWindow"]);
+    assert_eq!(kernels.seen, ["SQUARED_DIFFERENCE", "CUSTOM:SignalWindow"]);
     assert_eq!(tap.0, [vec![2, 3, 4, 5], vec![4, 6, 8, 10]]);
     assert_eq!(model.output_y(), &[4, 6, 8, 10]);
 }

@@ -24,6 +24,7 @@
 //! | `ReducerOptions` (27) | keep_dims (0) |
 //! | `StridedSliceOptions` (32) | begin_mask (0) .. shrink_axis_mask (4), offset (5) |
 //! | `UnidirectionalSequenceLSTMOptions` (71) | fused_activation_function (0), cell_clip (1), proj_clip (2), time_major (3), asymmetric_quantize_inputs (4), diagonal_recurrent_tensors (5) |
+//! | `ResizeNearestNeighborOptions` (74) | align_corners (0), half_pixel_centers (1) |
 //! | `PadOptions` (22), `TransposeOptions` (26), `DequantizeOptions` (38), `QuantizeOptions` (89), `HardSwishOptions` (91) | none |
 //!
 //! Constant operands: `RESHAPE` input 1 (when the options have no shape; else the output's
@@ -45,8 +46,9 @@ use crate::graph::{DType, Op, Tensor};
 use crate::rt::options::{
     Activation, AddOptions, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
     FullyConnectedOptions, MeanOptions, MulOptions, NoOptions, OpOptions, PadOptions, Padding,
-    Pool2dOptions, ReshapeOptions, SoftmaxOptions, StridedSliceOptions, SvdfOptions,
-    TransposeOptions, UnidirectionalSequenceLstmOptions, WeightsFormat,
+    Pool2dOptions, ReshapeOptions, ResizeNearestNeighborOptions, SoftmaxOptions,
+    StridedSliceOptions, SvdfOptions, TransposeOptions, UnidirectionalSequenceLstmOptions,
+    WeightsFormat,
 };
 
 /// A table type that is a member of the `BuiltinOptions` union: its key and name.
@@ -225,6 +227,14 @@ table! {
 }
 
 table! {
+    /// `ResizeNearestNeighborOptions`.
+    ResizeNearest<'a> {
+        0 align_corners: bool,
+        1 half_pixel_centers: bool,
+    }
+}
+
+table! {
     /// `PadOptions`.
     PadT<'a> {}
 }
@@ -263,6 +273,7 @@ members! {
     32 StridedSlice = "StridedSliceOptions",
     38 DequantizeT = "DequantizeOptions",
     71 SequenceLstm = "UnidirectionalSequenceLSTMOptions",
+    74 ResizeNearest = "ResizeNearestNeighborOptions",
     89 QuantizeT = "QuantizeOptions",
     91 HardSwishT = "HardSwishOptions",
 }
@@ -557,6 +568,13 @@ impl<'b> Reader<'_, 'b> {
             "QUANTIZE" => OpOptions::Quantize(cx.none::<QuantizeT>()?),
             "DEQUANTIZE" => OpOptions::Dequantize(cx.none::<DequantizeT>()?),
             "HARD_SWISH" => OpOptions::HardSwish(cx.none::<HardSwishT>()?),
+            "RESIZE_NEAREST_NEIGHBOR" => {
+                let t = cx.table::<ResizeNearest>()?;
+                OpOptions::ResizeNearestNeighbor(ResizeNearestNeighborOptions {
+                    align_corners: t.and_then(|t| t.align_corners()).unwrap_or(false),
+                    half_pixel_centers: t.and_then(|t| t.half_pixel_centers()).unwrap_or(false),
+                })
+            }
             "LOGISTIC" => OpOptions::Logistic(cx.no_table()?),
             "TANH" => OpOptions::Tanh(cx.no_table()?),
             "RELU" => OpOptions::Relu(cx.no_table()?),
