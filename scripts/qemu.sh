@@ -122,6 +122,12 @@ plan_json="$out_dir/planner/vww_in_place.plan.json"
 plan_scratch="$(grep -A4 '"name": "scratch.DTCM"' "$plan_json" | sed -n 's/.*"size": \([0-9]*\).*/\1/p' | head -n 1)"
 [ -n "$plan_scratch" ] || die "$plan_json: no scratch.DTCM arena size; plan the model's scratch in DTCM"
 readelf="$(command -v llvm-readelf || command -v readelf || true)"
+if [ -z "$readelf" ]; then
+    echo "== installing binutils (readelf)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils >/dev/null
+    readelf="$(command -v readelf || true)"
+fi
 [ -n "$readelf" ] || die "neither llvm-readelf nor readelf is installed; install llvm or binutils"
 elf_scratch_hex="$("$readelf" -SW "$out/firmware-m55.elf" | sed 's/^.*\] //' |
     awk '$1 == ".planner.vww_in_place.scratch.dtcm" { print $5 }')"
