@@ -108,6 +108,9 @@ fn exit(status: debug::ExitStatus) -> ! {
     }
 }
 
+/// Reports the faulting frame and stops QEMU with a failure status (the default handler would
+/// spin forever). cortex-m-rt requires a HardFault handler to be an `unsafe fn`; its body does
+/// nothing unsafe.
 #[exception]
 unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
     hprintln!("firmware-m4f: hard fault: {:?}", frame);
