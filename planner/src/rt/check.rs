@@ -390,8 +390,8 @@ const fn check_slots(p: &PlanTable<'_>) {
 }
 
 /// Scratch words [`check`] needs for a table of `slots` slots: per alias class its byte
-/// length, live-member count, current extent, last live op and in-place links (see
-/// [`Words`]), a bitset for the order checks, and the live set's levels.
+/// length, live-member count, current extent, last live op and in-place links, a bitset
+/// for the order checks, and the live set's levels.
 pub const fn scratch_len(slots: usize) -> usize {
     Words::PER_SLOT * slots + words(slots) + Levels::new(slots, 0).end
 }
