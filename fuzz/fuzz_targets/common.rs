@@ -150,7 +150,7 @@ pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Opt
             root: slot[root(t)] as u32,
         });
     }
-    let mut lists: Vec<(Vec<u32>, Vec<u32>)> = Vec::new();
+    let mut lists: Vec<(Vec<u32>, Vec<u32>, Option<check::InPlaceRow>)> = Vec::new();
     for op in &f.ops {
         let all = op
             .inputs
@@ -175,16 +175,30 @@ pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Opt
             .filter(|&&t| !written.contains(&root(t as usize)))
             .map(|&t| slot[t as usize] as u32)
             .collect();
-        lists.push((reads, writes));
+        // An in-place op: its declared input and output, by slot, as the generated table
+        // gives them (a declaration out of range is the macro's error, not the check's).
+        let in_place = match op.in_place {
+            Some(d) => {
+                let input = op.inputs.get(d.input as usize).copied().flatten()?;
+                let output = *op.outputs.get(d.output as usize)?;
+                Some(check::InPlaceRow {
+                    input: slot[input as usize] as u32,
+                    output: slot[output as usize] as u32,
+                })
+            }
+            None => None,
+        };
+        lists.push((reads, writes, in_place));
     }
     let ops: Vec<OpRow<'_>> = f
         .ops
         .iter()
         .zip(&lists)
-        .map(|(op, (r, w))| OpRow {
+        .map(|(op, (r, w, p))| OpRow {
             opcode: &op.opcode,
             reads: r,
             writes: w,
+            in_place: *p,
         })
         .collect();
     let (by_start, by_end) = check::time_orders(&slots);
