@@ -278,84 +278,19 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             planner,
             format,
             in_place,
-        } => {
-            refuse_in_place(&input, in_place)?;
-            if format == Format::Svg {
-                return Err(usage(
-                    "explain draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
-                ));
-            }
-            if let Some(g) = group_of(&input, planner.as_deref())? {
-                let planned = plan_group(&g)?;
-                if format != Format::Table {
-                    let mut rows = Vec::new();
-                    for m in &planned.models {
-                        let r = report::explain_rows(m, tensor.as_deref());
-                        if rows.is_empty() {
-                            rows.extend(r);
-                        } else {
-                            rows.extend(r.into_iter().skip(1));
-                        }
-                    }
-                    print(&rows_as(format, &rows));
-                    return Ok(ExitCode::SUCCESS);
-                }
-                print(&planner::report::group_explain(&planned, tensor.as_deref()));
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut inp = load(&input, None)?;
-            override_planner(&mut inp.manifest, planner.as_deref())?;
-            inp.manifest.aliasing.in_place |= in_place;
-            if let Some(t) = &tensor
-                && !inp.graph.tensors.iter().any(|x| &x.id == t || &x.name == t)
-            {
-                return Err(usage(&format!(
-                    "model {} has no tensor with id or name {t:?}; `planner explain {}` lists them",
-                    inp.manifest.name,
-                    input.display()
-                )));
-            }
-            let planned = plan(&inp)?;
-            if format != Format::Table {
-                print(&rows_as(
-                    format,
-                    &report::explain_rows(&planned, tensor.as_deref()),
-                ));
-                return Ok(ExitCode::SUCCESS);
-            }
-            print(&report::explain(
-                &planned,
-                &planned.graph,
-                tensor.as_deref(),
-            ));
-            Ok(ExitCode::SUCCESS)
-        }
+        } => explain_command(
+            &input,
+            tensor.as_deref(),
+            planner.as_deref(),
+            format,
+            in_place,
+        ),
         Command::Compare {
             input,
             capacity,
             format,
             in_place,
-        } => {
-            refuse_in_place(&input, in_place)?;
-            if format == Format::Svg {
-                return Err(usage(
-                    "compare draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
-                ));
-            }
-            if let Some(g) = group_of(&input, None)? {
-                if capacity.is_some() {
-                    return Err(usage(
-                        "--capacity is for CSV problems; a group manifest sets budgets with memory.constraints",
-                    ));
-                }
-                print(&compare_group(&g, format)?);
-                return Ok(ExitCode::SUCCESS);
-            }
-            let mut inp = load(&input, capacity.as_deref())?;
-            inp.manifest.aliasing.in_place |= in_place;
-            print(&compare(&inp, format)?);
-            Ok(ExitCode::SUCCESS)
-        }
+        } => compare_command(&input, capacity.as_deref(), format, in_place),
         Command::Import { model, output } => {
             let text = import(&model, output.as_deref())?;
             match output {
@@ -368,6 +303,87 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
         }
         Command::Export { target } => export::run(target),
     }
+}
+
+/// `planner explain`: a group's or a model's lines, or its rows as JSON or CSV.
+fn explain_command(
+    input: &Path,
+    tensor: Option<&str>,
+    planner: Option<&str>,
+    format: Format,
+    in_place: bool,
+) -> Result<ExitCode, Error> {
+    refuse_in_place(input, in_place)?;
+    if format == Format::Svg {
+        return Err(usage(
+            "explain draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
+        ));
+    }
+    if let Some(g) = group_of(input, planner)? {
+        let planned = plan_group(&g)?;
+        if format != Format::Table {
+            let mut rows = Vec::new();
+            for m in &planned.models {
+                let r = report::explain_rows(m, tensor);
+                if rows.is_empty() {
+                    rows.extend(r);
+                } else {
+                    rows.extend(r.into_iter().skip(1));
+                }
+            }
+            print(&rows_as(format, &rows));
+            return Ok(ExitCode::SUCCESS);
+        }
+        print(&planner::report::group_explain(&planned, tensor));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut inp = load(input, None)?;
+    override_planner(&mut inp.manifest, planner)?;
+    inp.manifest.aliasing.in_place |= in_place;
+    if let Some(t) = tensor
+        && !inp.graph.tensors.iter().any(|x| x.id == t || x.name == t)
+    {
+        return Err(usage(&format!(
+            "model {} has no tensor with id or name {t:?}; `planner explain {}` lists them",
+            inp.manifest.name,
+            input.display()
+        )));
+    }
+    let planned = plan(&inp)?;
+    if format != Format::Table {
+        print(&rows_as(format, &report::explain_rows(&planned, tensor)));
+        return Ok(ExitCode::SUCCESS);
+    }
+    print(&report::explain(&planned, &planned.graph, tensor));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `planner compare`: every planner side by side, for a group, a model or a CSV problem.
+fn compare_command(
+    input: &Path,
+    capacity: Option<&str>,
+    format: Format,
+    in_place: bool,
+) -> Result<ExitCode, Error> {
+    refuse_in_place(input, in_place)?;
+    if format == Format::Svg {
+        return Err(usage(
+            "compare draws no picture; `planner plan <input> --format svg` draws a plan (a group's too); use --format table, json or csv",
+        ));
+    }
+    if let Some(g) = group_of(input, None)? {
+        if capacity.is_some() {
+            return Err(usage(
+                "--capacity is for CSV problems; a group manifest sets budgets with memory.constraints",
+            ));
+        }
+        print(&compare_group(&g, format)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut inp = load(input, capacity)?;
+    inp.manifest.aliasing.in_place |= in_place;
+    print(&compare(&inp, format)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// `planner plan` on a group manifest, once the plan is known to link: the group table, or
