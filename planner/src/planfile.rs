@@ -17,6 +17,7 @@
 
 pub mod group;
 pub mod naming;
+pub mod patch;
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
@@ -42,6 +43,9 @@ use crate::plan::{ArenaRole, MemoryConstraint, MemoryPlan};
 ///   dies at the op, and the op's temporary) and PADs folded into the convolution that
 ///   consumes them ([`Padding::Explicit`](crate::rt::options::Padding::Explicit) with the
 ///   convolution's per-side `pads`). Version 2 files are refused with "rebuild".
+///   Patch-based execution of the first stage ([`PlanFile::patches`]) is an addition of the
+///   same release, so it goes under version 3 too: a file without `patches` reads as one
+///   run per layer.
 pub const FORMAT_VERSION: u32 = 3;
 
 /// A plan file.
@@ -68,6 +72,10 @@ pub struct PlanFile {
     pub inputs: Vec<IoEntry>,
     /// Model outputs by signature name.
     pub outputs: Vec<IoEntry>,
+    /// How the first stage runs patch by patch (since version 3); left out when every op
+    /// runs once over whole tensors.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patches: Option<patch::PatchPlan>,
 }
 
 /// A memory and its budget.
@@ -321,6 +329,7 @@ impl PlanFile {
             ops,
             inputs: io(&graph.inputs, "input")?,
             outputs: io(&graph.outputs, "output")?,
+            patches: None,
         };
         // Blob hashes need the blobs; the plan hash then covers them.
         let blobs = file.blobs(graph)?;

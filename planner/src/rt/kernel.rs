@@ -147,15 +147,64 @@ data! {
     C128([f64; 2]),
 }
 
+/// The part of a 4-D `[batch, height, width, channels]` tensor that an op of a patch stage
+/// reads or writes in one patch (see `PatchPlan` in the plan file): rows
+/// `top..top + height`, columns `left..left + width`, every channel, batch 0.
+///
+/// A view with a region holds only those elements, row after row, each row `width ·
+/// channels` elements long (the row stride); its `shape` stays the whole tensor's, so a
+/// kernel maps a position `(y, x)` of the tensor to element `((y - top) · width + (x -
+/// left)) · channels + c` and knows where the true image border is: padding applies only
+/// outside `0..shape[1]` and `0..shape[2]`, never at a region's edge inside the image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// First row, in the whole tensor.
+    pub top: usize,
+    /// First column, in the whole tensor.
+    pub left: usize,
+    /// Rows.
+    pub height: usize,
+    /// Columns.
+    pub width: usize,
+}
+
+impl Region {
+    /// The region `[top, left, height, width]`.
+    pub const fn new(top: usize, left: usize, height: usize, width: usize) -> Region {
+        Region {
+            top,
+            left,
+            height,
+            width,
+        }
+    }
+
+    /// The whole of a `[batch, height, width, channels]` shape (`None` for another rank).
+    pub fn whole(shape: &[usize]) -> Option<Region> {
+        match shape {
+            [_, h, w, _] => Some(Region::new(0, 0, *h, *w)),
+            _ => None,
+        }
+    }
+
+    /// True when row `y` and column `x` of the tensor lie in the region.
+    pub const fn contains(&self, y: usize, x: usize) -> bool {
+        y >= self.top && y - self.top < self.height && x >= self.left && x - self.left < self.width
+    }
+}
+
 /// One input of an op.
 #[derive(Debug, Clone, Copy)]
 pub struct In<'a> {
-    /// Its elements.
+    /// Its elements: all of them, or those of `region`.
     pub data: Data<'a>,
-    /// Its shape.
+    /// Its shape (the whole tensor's, also when `region` is set).
     pub shape: &'static [usize],
     /// Its quantisation.
     pub quant: Option<Quant>,
+    /// The part of the tensor `data` holds, for an op of a patch stage; `None` for the
+    /// whole tensor.
+    pub region: Option<Region>,
 }
 
 impl<'a> In<'a> {
@@ -168,6 +217,15 @@ impl<'a> In<'a> {
             data: Data::from(data),
             shape: info.shape,
             quant: info.quant,
+            region: None,
+        }
+    }
+
+    /// The same view over the part `region` of the tensor (for a patch stage).
+    pub fn with_region(self, region: Region) -> Self {
+        In {
+            region: Some(region),
+            ..self
         }
     }
 
@@ -177,6 +235,7 @@ impl<'a> In<'a> {
             data: Data::InPlace(output),
             shape: info.shape,
             quant: info.quant,
+            region: None,
         }
     }
 
@@ -186,6 +245,7 @@ impl<'a> In<'a> {
             data: Data::Variable(at),
             shape: info.shape,
             quant: info.quant,
+            region: None,
         }
     }
 
@@ -225,12 +285,15 @@ impl<'a> In<'a> {
 /// One output (or scratch tensor) of an op.
 #[derive(Debug)]
 pub struct Out<'a> {
-    /// Its elements.
+    /// Its elements: all of them, or those of `region`.
     pub data: DataMut<'a>,
-    /// Its shape.
+    /// Its shape (the whole tensor's, also when `region` is set).
     pub shape: &'static [usize],
     /// Its quantisation.
     pub quant: Option<Quant>,
+    /// The part of the tensor the op writes in this patch, for an op of a patch stage;
+    /// `None` for the whole tensor.
+    pub region: Option<Region>,
 }
 
 impl<'a> Out<'a> {
@@ -243,6 +306,15 @@ impl<'a> Out<'a> {
             data: DataMut::from(data),
             shape: info.shape,
             quant: info.quant,
+            region: None,
+        }
+    }
+
+    /// The same view over the part `region` of the tensor (for a patch stage).
+    pub fn with_region(self, region: Region) -> Self {
+        Out {
+            region: Some(region),
+            ..self
         }
     }
 
@@ -318,6 +390,18 @@ impl<'a> OpView<'_, 'a> {
     }
 }
 
+/// A kernel set whose kernels honour [`In::region`] and [`Out::region`] for every op kind
+/// a patch stage may hold (convolutions, depthwise convolutions, pooling, `PAD`,
+/// elementwise and unary ops): the generated `run()` of a model planned with patches
+/// asks for it, so a kernel set that would compute whole-tensor arithmetic on a region
+/// is a compile error.
+#[diagnostic::on_unimplemented(
+    message = "the kernel set `{Self}` does not declare that it runs ops on patch regions, and the model was planned with patches",
+    label = "the model's first stage runs patch by patch",
+    note = "implement `planner::rt::kernel::Patches` for `{Self}` once its kernels honour `In::region` and `Out::region`, or plan the model without `patches`"
+)]
+pub trait Patches: Kernel {}
+
 /// Sees every op before and after it runs. `()` sees nothing.
 pub trait Hooks {
     /// Called before op `index` (`opcode`) runs.
@@ -386,6 +470,7 @@ impl<'v, 'a> Tap<'v, 'a> {
             data,
             shape: x.shape,
             quant: x.quant,
+            region: x.region,
         })
     }
 
@@ -401,6 +486,7 @@ impl<'v, 'a> Tap<'v, 'a> {
             data: y.data.as_data(),
             shape: y.shape,
             quant: y.quant,
+            region: y.region,
         })
     }
 }
