@@ -151,11 +151,18 @@ data! {
 /// reads or writes in one patch (see `PatchPlan` in the plan file): rows
 /// `top..top + height`, columns `left..left + width`, every channel, batch 0.
 ///
-/// A view with a region holds only those elements, row after row, each row `width ·
-/// channels` elements long (the row stride); its `shape` stays the whole tensor's, so a
-/// kernel maps a position `(y, x)` of the tensor to element `((y - top) · width + (x -
-/// left)) · channels + c` and knows where the true image border is: padding applies only
-/// outside `0..shape[1]` and `0..shape[2]`, never at a region's edge inside the image.
+/// A view with a region holds its elements in one of two layouts, told apart by the
+/// data's length ([`Region::pixel`] does the arithmetic):
+/// - *dense* (`height · width · channels` elements): only the region's elements, row after
+///   row, each row `width · channels` long. The tensors inside a patch stage, placed with
+///   the size of their largest region, are viewed so.
+/// - *whole* (the shape's product of elements): the whole tensor, of which the op reads or
+///   writes only the region. The split tensor (each patch writes its tile in place) and a
+///   resident model input are viewed so.
+///
+/// The view's `shape` stays the whole tensor's in both, so a kernel knows where the true
+/// image border is: padding applies only outside `0..shape[1]` and `0..shape[2]`, never
+/// at a region's edge inside the image.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Region {
     /// First row, in the whole tensor.
@@ -190,6 +197,29 @@ impl Region {
     /// True when row `y` and column `x` of the tensor lie in the region.
     pub const fn contains(&self, y: usize, x: usize) -> bool {
         y >= self.top && y - self.top < self.height && x >= self.left && x - self.left < self.width
+    }
+
+    /// The index in a view's data of channel 0 of pixel `(y, x)` (whole-tensor
+    /// coordinates, batch 0) of a `[batch, height, width, channels]` tensor of shape
+    /// `shape`, whose view over this region holds `len` elements: dense or whole (see
+    /// [`Region`]). `None` when the pixel is outside the region, the shape is not 4-D, or
+    /// `len` is neither layout's length.
+    pub fn pixel(&self, shape: &[usize], len: usize, y: usize, x: usize) -> Option<usize> {
+        let [_, h, w, c] = *shape else {
+            return None;
+        };
+        if !self.contains(y, x) {
+            return None;
+        }
+        let dense = self.height.checked_mul(self.width)?.checked_mul(c)?;
+        let whole = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
+        if len == dense {
+            Some(((y - self.top) * self.width + (x - self.left)) * c)
+        } else if len == whole && y < h && x < w {
+            Some((y * w + x) * c)
+        } else {
+            None
+        }
     }
 }
 
@@ -507,5 +537,26 @@ pub struct RunError<E> {
 impl<E: core::fmt::Display> core::fmt::Display for RunError<E> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "op {} ({}) failed: {}", self.op, self.opcode, self.error)
+    }
+}
+
+#[cfg(test)]
+mod region_tests {
+    use super::Region;
+
+    #[test]
+    fn pixel_reads_dense_and_whole_layouts() {
+        let shape = [1, 6, 5, 3];
+        let r = Region::new(2, 1, 3, 2);
+        // Dense: 3 rows of 2 pixels of 3 channels.
+        assert_eq!(r.pixel(&shape, 18, 2, 1), Some(0));
+        assert_eq!(r.pixel(&shape, 18, 4, 2), Some((2 * 2 + 1) * 3));
+        // Whole: the tensor's own layout.
+        assert_eq!(r.pixel(&shape, 90, 4, 2), Some((4 * 5 + 2) * 3));
+        // Outside the region, or a length of neither layout.
+        assert_eq!(r.pixel(&shape, 18, 1, 1), None);
+        assert_eq!(r.pixel(&shape, 18, 2, 3), None);
+        assert_eq!(r.pixel(&shape, 17, 2, 1), None);
+        assert_eq!(r.pixel(&[6, 5, 3], 18, 2, 1), None);
     }
 }
