@@ -1,0 +1,439 @@
+//! Running a packer: [`pack`] and [`pack_report`], the `auto` policy's stages, and
+//! packing the parts of a problem that splits.
+
+use std::time::Instant;
+use std::vec::Vec;
+
+use super::bounds::height_lower_bound;
+use super::greedy::{GapRule, Placer};
+use super::optimal::OptimalOptions;
+use super::options::{AutoOptions, HillClimbOptions};
+use super::problem::{Certificate, Packing, Problem, certify, certify_known};
+use super::registry::PlannerKind;
+use super::{best_of, hill_climb, large, optimal, split, window};
+
+/// Packs `problem` with the chosen planner.
+pub fn pack(kind: &PlannerKind, problem: &Problem) -> Packing {
+    pack_report(kind, problem).packing
+}
+
+/// A packing with its certificate and what the search did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The offsets.
+    pub packing: Packing,
+    /// Height against the lower bound.
+    pub certificate: Certificate,
+    /// Work done.
+    pub stats: SearchStats,
+}
+
+/// What a planner did: deterministic counts, no times.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SearchStats {
+    /// For the search planners, the greedy order (a name of [`GREEDY_ORDERS`]) and gap rule
+    /// whose packing seeded the search.
+    pub seed: Option<(&'static str, GapRule)>,
+    /// Hill-climb re-packs tried.
+    pub iterations: u32,
+    /// Hill-climb re-packs that lowered the height.
+    pub improvements: u32,
+    /// Items placed in all, re-packs included.
+    pub placements: u64,
+    /// Work units spent (items placed plus placed neighbours examined), what
+    /// [`AutoOptions::budget`] limits.
+    pub work: u64,
+    /// Nodes of the exact search.
+    pub nodes: u64,
+    /// Independent parts the problem was planned as (0 or 1: planned whole).
+    pub parts: u32,
+}
+
+/// The placement orders best-of-greedy tries, by name.
+pub const GREEDY_ORDERS: &[&str] = best_of::ORDERS;
+
+/// Packs `problem` with the chosen planner and reports on the result.
+pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
+    let mut run = Run {
+        placer: Placer::new(problem),
+        stats: SearchStats::default(),
+        proven: false,
+        threads: 0,
+        known_bound: None,
+    };
+    let packing = (kind.packer().run)(kind, &mut run);
+    let mut stats = run.stats;
+    stats.placements += run.placer.placements;
+    stats.work += run.placer.work;
+    let mut certificate = certify_known(problem, &packing, run.known_bound.as_ref());
+    if run.proven {
+        certificate = certificate.proven_optimal();
+    }
+    Report {
+        packing,
+        certificate,
+        stats,
+    }
+}
+
+/// The state a packer runs with: the placement engine, the counts it reports, and whether an
+/// exact search proved its packing optimal.
+pub struct Run<'p> {
+    pub(super) placer: Placer<'p>,
+    stats: SearchStats,
+    proven: bool,
+    /// Threads for the first stage's passes, as the `threads` option gives them (0: one per
+    /// core; the result does not depend on it).
+    threads: u32,
+    /// The items the first stage placed and their [`lower_bound_of`], which the searches
+    /// after it keep: the certificate need not compute it again (a sweep over every item).
+    known_bound: Option<(Vec<bool>, u64)>,
+}
+
+/// Problems with fewer items run the first stage's passes on one thread.
+const THREADED_FROM: usize = 4096;
+
+/// Threads for `threads` as an option gives it: 0 means one per core.
+fn threads_for(threads: u32) -> usize {
+    match threads {
+        0 => std::thread::available_parallelism().map_or(1, |t| t.get()),
+        t => t as usize,
+    }
+}
+
+impl std::fmt::Debug for Run<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("stats", &self.stats)
+            .field("proven", &self.proven)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Run<'_> {
+    /// Best-of-greedy, then the hill climb within `budget` when one is given.
+    pub(super) fn search(&mut self, budget: Option<hill_climb::Budget>) -> Packing {
+        self.search_to(budget, 0, u64::MAX, None)
+    }
+
+    /// [`Run::search`], stopping as soon as the height is at most `target` (or the lower
+    /// bound), with at most `seed_budget` placements in the first stage's passes. With
+    /// `large` (nodes, most items), the large items are placed exactly and the rest around
+    /// them ([`large::lower`]) between the first stage and the climb, which is skipped when
+    /// that reaches the target.
+    fn search_to(
+        &mut self,
+        budget: Option<hill_climb::Budget>,
+        target: u64,
+        seed_budget: u64,
+        large: Option<(u64, usize, usize)>,
+    ) -> Packing {
+        // On a model's few hundred tensors a pass takes microseconds, less than starting a
+        // thread: small problems run their passes on this one.
+        let threads = if self.placer.problem.items.len() < THREADED_FROM {
+            1
+        } else {
+            threads_for(self.threads)
+        };
+        let seed = best_of::seed(&mut self.placer, target, seed_budget, threads);
+        self.stats.seed = Some(seed.origin);
+        let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
+        self.known_bound = Some((placed, seed.placed_bound));
+        let mut large = match large {
+            Some((node_budget, max_items, peak_max_items))
+                if seed.packing.height > seed.lower_bound =>
+            {
+                let problem = self.placer.problem;
+                let start = seed.packing.clone();
+                let limits = (node_budget, max_items);
+                let (found, nodes) = large::lower(problem, start, seed.lower_bound, limits);
+                self.stats.nodes += nodes;
+                // The window around the op of most load, from the lower of the two.
+                let (found, nodes) = if found.height > seed.lower_bound && peak_max_items > 0 {
+                    let limits = (node_budget, peak_max_items);
+                    large::peak_window(problem, found, seed.lower_bound, limits)
+                } else {
+                    (found, 0)
+                };
+                self.stats.nodes += nodes;
+                Some(found).filter(|p| p.height < seed.packing.height)
+            }
+            _ => None,
+        };
+        if let Some(found) = large.take_if(|p| p.height <= seed.lower_bound) {
+            return found;
+        }
+        let packing = match budget {
+            Some(budget) => {
+                let (packing, climb) = hill_climb::climb(&mut self.placer, seed, budget);
+                self.stats.iterations = climb.iterations;
+                self.stats.improvements = climb.improvements;
+                packing
+            }
+            None => seed.packing,
+        };
+        match large {
+            Some(found) if found.height < packing.height => found,
+            _ => packing,
+        }
+    }
+
+    /// The exact search from `packing` (see [`exact_stage`]).
+    fn exact(&mut self, packing: Packing, opts: &OptimalOptions) -> Packing {
+        let problem = self.placer.problem;
+        let (packing, proven) = exact_stage(problem, packing, opts, &mut self.stats);
+        self.proven = proven;
+        packing
+    }
+}
+
+pub(super) fn run_hill_climb(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
+    let o = match kind {
+        PlannerKind::HillClimb(o) => o.clone(),
+        _ => HillClimbOptions::default(),
+    };
+    run.search(Some(hill_climb::Budget {
+        iterations: o.iterations,
+        max_stall: o.max_stall_iterations,
+        work: None,
+        seed: o.seed,
+        deadline: None,
+    }))
+}
+
+pub(super) fn run_optimal(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
+    let o = match kind {
+        PlannerKind::Optimal(o) => o.clone(),
+        _ => OptimalOptions::default(),
+    };
+    // The better the incumbent, the less the exact search has to do: start from the
+    // default hill climb.
+    let packing = run_hill_climb(&PlannerKind::HillClimb(HillClimbOptions::default()), run);
+    run.exact(packing, &o)
+}
+
+pub(super) fn run_auto(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
+    let o = match kind {
+        PlannerKind::Auto(o) => o.clone(),
+        _ => AutoOptions::default(),
+    };
+    let deadline = o.time_limit.map(|d| Instant::now() + d);
+    run.threads = o.threads;
+    let problem = run.placer.problem;
+    if problem.items.len() >= o.split_min_items as usize
+        && let Some(split) = split::Split::of(problem)
+    {
+        let packing = run_parts(problem, &split, &o, deadline, &mut run.stats);
+        // Parts are planned without the capacity: when they do not fit under it together,
+        // the whole problem gets its own try (the answer is then the same as without the
+        // decomposition, only later).
+        if problem.capacity.is_none_or(|c| packing.height <= c) {
+            return packing;
+        }
+    }
+    auto_stages(run, &o, (0, false), deadline)
+}
+
+/// The stages of `auto` after any decomposition, stopping at a height of `target` (or the
+/// lower bound); `windows` when the problem is a decomposition's part, too large for the
+/// exact search, so [`window::lower_peak`] searches windows around its peak instead.
+fn auto_stages(
+    run: &mut Run<'_>,
+    o: &AutoOptions,
+    (target, windows): (u64, bool),
+    deadline: Option<Instant>,
+) -> Packing {
+    // Under a time limit the climb may take half of what is left when the exact search
+    // follows, all of it otherwise.
+    let n = run.placer.problem.items.len();
+    let whole = n <= o.exact_max_items as usize;
+    let exact = o.node_budget > 0 && (whole || (windows && n <= o.part_exact_max_items as usize));
+    let climb_until = deadline.map(|d| {
+        let now = Instant::now();
+        let left = d.saturating_duration_since(now);
+        now + if exact { left / 2 } else { left }
+    });
+    let timed = deadline.is_some();
+    // Large items first (an exact search too) where the exact search or the windows run,
+    // and under a time limit. Problems without time cuts above `exact_max_items` (the random
+    // ones) skip it otherwise: there it lowered random 20k problems by 0.3-1.8 % but took
+    // 1.2-1.5 s more, against their 2 s target.
+    let large = o.node_budget > 0 && o.large_max_items > 0 && (whole || windows || timed);
+    let packing = run.search_to(
+        Some(hill_climb::Budget {
+            iterations: if timed { u32::MAX } else { o.iterations },
+            max_stall: if timed { None } else { o.max_stall_iterations },
+            work: if timed { None } else { Some(o.budget) },
+            seed: o.seed,
+            deadline: climb_until,
+        }),
+        target,
+        o.seed_budget,
+        large.then_some((
+            o.node_budget,
+            o.large_max_items as usize,
+            o.peak_max_items as usize,
+        )),
+    );
+    let problem = run.placer.problem;
+    let mut packing = packing;
+    if exact && packing.height > target && !certify(problem, &packing).optimal {
+        // A part that windows may follow keeps to the node budget under a time limit too.
+        let opts = OptimalOptions {
+            node_budget: if timed && whole {
+                u64::MAX
+            } else {
+                o.node_budget
+            },
+            time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
+        };
+        packing = run.exact(packing, &opts);
+    }
+    if windows && !whole && o.node_budget > 0 && packing.height > target {
+        // Too large to search whole, or searched whole in vain: search windows around the
+        // peak. Only on the parts of a decomposition: on problems without time cuts (the
+        // random ones) every buffer overlaps hundreds of others, a node costs ten times as
+        // much and the windows were measured to gain nothing there.
+        let floor = target.max(height_lower_bound(problem));
+        let (found, nodes) = window::lower_peak(problem, packing, floor, o.node_budget);
+        run.stats.nodes += nodes;
+        packing = found;
+    }
+    packing
+}
+
+/// Plans the parts of `split` with `auto`'s stages, each stopping once it no longer
+/// decides the height (at the whole problem's lower bound), on up to `o.threads` threads,
+/// and puts them together.
+fn run_parts(
+    problem: &Problem,
+    split: &split::Split,
+    o: &AutoOptions,
+    deadline: Option<Instant>,
+    stats: &mut SearchStats,
+) -> Packing {
+    let bound = height_lower_bound(problem);
+    let slack = (u128::from(bound) * u128::from(o.slack_ppm) / 1_000_000) as u64;
+    let goal = bound.saturating_add(slack);
+    let n = split.parts.len();
+    let solve = |k: usize| {
+        let sub = split.part_problem(problem, k);
+        // The parts already share the threads: each part's passes run on its own.
+        let mut run = Run {
+            placer: Placer::new(&sub),
+            stats: SearchStats::default(),
+            proven: false,
+            threads: 1,
+            known_bound: None,
+        };
+        let target = goal.saturating_sub(split.parts[k].0);
+        let packing = auto_stages(&mut run, o, (target, true), deadline);
+        let mut stats = run.stats;
+        stats.placements = run.placer.placements;
+        stats.work = run.placer.work;
+        (packing, stats)
+    };
+    // Largest parts first, for balance; which thread plans a part changes nothing.
+    let mut queue: Vec<usize> = (0..n).collect();
+    queue.sort_by_key(|&k| (std::cmp::Reverse(split.parts[k].1.len()), k));
+    let results = crate::par::each(threads_for(o.threads), &queue, solve, |_, _| false);
+    assemble(problem, split, results, stats)
+}
+
+/// The whole problem's packing from its parts' (a part that failed to plan, which a
+/// panicking thread would leave, is planned again here).
+fn assemble(
+    problem: &Problem,
+    split: &split::Split,
+    results: Vec<Option<(Packing, SearchStats)>>,
+    stats: &mut SearchStats,
+) -> Packing {
+    let mut offsets: Vec<Option<u64>> = vec![None; problem.items.len()];
+    let mut height = 0u64;
+    for &(i, off) in &split.stacked {
+        offsets[i] = Some(off);
+        height = height.max(off.saturating_add(problem.items[i].size));
+    }
+    let mut peak = (0u64, None);
+    for (k, r) in results.into_iter().enumerate() {
+        let (base, idx) = &split.parts[k];
+        let (packing, s) = r.unwrap_or_else(|| {
+            let sub = split.part_problem(problem, k);
+            (
+                pack(&PlannerKind::GreedyBySize, &sub),
+                SearchStats::default(),
+            )
+        });
+        for (&i, o) in idx.iter().zip(&packing.offsets) {
+            offsets[i] = o.map(|o| o.saturating_add(*base));
+        }
+        let top = base.saturating_add(packing.height);
+        height = height.max(top);
+        if top > peak.0 || peak.1.is_none() {
+            peak = (top, s.seed);
+        }
+        stats.iterations += s.iterations;
+        stats.improvements += s.improvements;
+        stats.placements += s.placements;
+        stats.work += s.work;
+        stats.nodes += s.nodes;
+    }
+    stats.seed = peak.1;
+    stats.parts = u32::try_from(split.parts.len()).unwrap_or(u32::MAX);
+    Packing { offsets, height }
+}
+
+/// The exact search over the items `packing` placed (the others stay spilled), from
+/// `packing`: the lower of the two (`packing` on ties), and whether the search proved that
+/// height optimal for these items.
+fn exact_stage(
+    problem: &Problem,
+    packing: Packing,
+    opts: &OptimalOptions,
+    stats: &mut SearchStats,
+) -> (Packing, bool) {
+    let keep: Vec<usize> = (0..problem.items.len())
+        .filter(|&i| packing.offsets[i].is_some())
+        .collect();
+    let sub = Problem {
+        items: keep.iter().map(|&i| problem.items[i].clone()).collect(),
+        capacity: None,
+    };
+    let hint = Packing {
+        offsets: keep.iter().map(|&i| packing.offsets[i]).collect(),
+        height: packing.height,
+    };
+    let (found, proven, search) = optimal::minimize_with_stats(&sub, opts, Some(hint));
+    stats.nodes += search.nodes;
+    if found.height >= packing.height || found.offsets.len() != keep.len() {
+        let proven = proven && found.height == packing.height;
+        return (packing, proven);
+    }
+    let mut offsets = vec![None; problem.items.len()];
+    for (&i, &o) in keep.iter().zip(&found.offsets) {
+        offsets[i] = o;
+    }
+    // The exact search knows no capacity: a spillable item it put above it would break
+    // the spill rule, so such a packing is not taken.
+    let passes_capacity = problem.capacity.is_some_and(|c| {
+        keep.iter().any(|&i| {
+            let it = &problem.items[i];
+            it.spillable && offsets[i].is_none_or(|o| o.saturating_add(it.size) > c)
+        })
+    });
+    if passes_capacity
+        || offsets
+            .iter()
+            .zip(&packing.offsets)
+            .any(|(a, b)| a.is_some() != b.is_some())
+    {
+        return (packing, false);
+    }
+    (
+        Packing {
+            offsets,
+            height: found.height,
+        },
+        proven,
+    )
+}
