@@ -227,6 +227,11 @@ impl MemoryPlan {
         })
     }
 
+    /// Where tensor `id` is bound (arena role, memory, offset), when the plan places it.
+    pub fn binding(&self, id: &str) -> Option<&TensorBinding> {
+        self.tensor_allocs.get(id).and_then(|a| a.binding.as_ref())
+    }
+
     /// The arena of `role` in `memory`.
     pub fn arena(&self, role: ArenaRole, memory: &str) -> Option<&ArenaUsage> {
         match role {

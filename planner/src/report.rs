@@ -322,8 +322,7 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
             continue;
         }
         let d = planned.decisions.get(i).and_then(|d| d.as_ref());
-        let a = planned.plan.tensor_allocs.get(&t.id);
-        match (d, a.and_then(|a| a.binding.as_ref())) {
+        match (d, planned.plan.binding(&t.id)) {
             (Some(d), Some(b)) => {
                 let src = if b.is_staged() {
                     format!("<-{}", b.source_memory)
@@ -380,8 +379,7 @@ pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
             continue;
         }
         let d = planned.decisions.get(i).and_then(|d| d.as_ref());
-        let a = planned.plan.tensor_allocs.get(&t.id);
-        let row = match (d, a.and_then(|a| a.binding.as_ref())) {
+        let row = match (d, planned.plan.binding(&t.id)) {
             (Some(d), Some(b)) => vec![
                 b.role.name().to_string(),
                 b.memory.clone(),

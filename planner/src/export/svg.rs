@@ -91,9 +91,7 @@ fn class_of(planned: &Planned, g: &Graph, i: usize, staged: bool) -> &'static st
             TensorKind::Activation => {
                 let persistent = planned
                     .plan
-                    .tensor_allocs
-                    .get(&t.id)
-                    .and_then(|a| a.binding.as_ref())
+                    .binding(&t.id)
                     .is_some_and(|b| b.role == ArenaRole::Persistent);
                 if persistent { "state" } else { "activation" }
             }

@@ -279,12 +279,7 @@ pub fn offsets(planned: &Planned, model_tensors: usize, total_tensors: usize) ->
         if t.kind != TensorKind::Activation || t.size == 0 {
             continue;
         }
-        let Some(b) = planned
-            .plan
-            .tensor_allocs
-            .get(&t.id)
-            .and_then(|a| a.binding.as_ref())
-        else {
+        let Some(b) = planned.plan.binding(&t.id) else {
             continue;
         };
         if b.role != ArenaRole::Scratch {

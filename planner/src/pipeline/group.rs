@@ -488,12 +488,7 @@ struct Slot {
 fn constant_slots(p: &Planned, manifest_align: u64, memory: &str) -> Vec<Slot> {
     let mut by: BTreeMap<u64, Slot> = BTreeMap::new();
     for t in &p.graph.tensors {
-        let Some(b) = p
-            .plan
-            .tensor_allocs
-            .get(&t.id)
-            .and_then(|a| a.binding.as_ref())
-        else {
+        let Some(b) = p.plan.binding(&t.id) else {
             continue;
         };
         if b.role != ArenaRole::Constant || b.memory != memory {

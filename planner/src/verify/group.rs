@@ -102,12 +102,7 @@ fn check_cross_model(group: &Group, planned: &GroupPlanned, v: &mut Vec<Violatio
     let mut arenas: BTreeMap<(ArenaRole, &str), Vec<Slot>> = BTreeMap::new();
     for (k, p) in planned.models.iter().enumerate() {
         for (i, t) in p.graph.tensors.iter().enumerate() {
-            let Some(b) = p
-                .plan
-                .tensor_allocs
-                .get(&t.id)
-                .and_then(|a| a.binding.as_ref())
-            else {
+            let Some(b) = p.plan.binding(&t.id) else {
                 continue;
             };
             if t.size == 0 {
