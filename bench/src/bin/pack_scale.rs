@@ -2,22 +2,16 @@
 //! random problems of issue 17 (20k buffers over 5k ops, 100k over 25k), with the default
 //! planner against the classic greedy orders.
 //!
-//! Run with `cargo run --release -p planner --example pack_scale -- [what]`, where `what` is
+//! Run with `cargo run --release -p planner-bench --bin pack_scale -- [what]`, where `what` is
 //! `suite [real|random20k|random100k]` (the default: the tables of `bench/RESULTS.md` at scale), `real N [SEED]`,
 //! `random N OPS [SEED]`, or `csv real|random N [OPS] SEED FILE` (write the problem as a
 //! MiniMalloc CSV for `planner plan`). `--planner NAME` picks another planner for `real` and
 //! `random`, `--option KEY=INTEGER` sets one of its options (`--option threads=1`).
 
-#[path = "../benches/support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use planner::pack::{
-    GapRule, OptionValue, PlannerKind, Problem, Report, greedy_order, pack_report,
-    place_in_order_by,
-};
+use planner::pack::{OptionValue, PlannerKind, Problem, Report, pack_report};
 
 fn planner(name: &str, threads: Option<i64>) -> PlannerKind {
     let mut o = BTreeMap::new();
@@ -43,26 +37,9 @@ fn with_options(name: &str, args: &[String]) -> PlannerKind {
 
 /// Wall-clock seconds, and CPU seconds of the whole process (all threads).
 fn timed(kind: &PlannerKind, problem: &Problem) -> (Report, f64, f64) {
-    let (t, c) = (Instant::now(), cpu_secs());
+    let (t, c) = (Instant::now(), planner_bench::cpu_secs());
     let r = pack_report(kind, problem);
-    (r, t.elapsed().as_secs_f64(), cpu_secs() - c)
-}
-
-/// CPU seconds this process has used (user + system, from `/proc/self/stat`, in clock
-/// ticks of 10 ms; 0 where there is no such file). On a loaded machine the CPU time of a
-/// single-threaded run is what its wall time would be on an idle one.
-fn cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the command name (which is in parentheses): utime and stime are the
-    // 12th and 13th.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    f.iter().sum::<f64>() / 100.0
+    (r, t.elapsed().as_secs_f64(), planner_bench::cpu_secs() - c)
 }
 
 fn arg_after(args: &[String], flag: &str) -> Option<String> {
@@ -81,25 +58,28 @@ fn main() {
     };
     match args.first().map(String::as_str) {
         Some("real") => {
-            let p = support::real_trace_like(num(1, 30_000) as usize, num(2, 0));
+            let p = planner_bench::real_trace_like(num(1, 30_000) as usize, num(2, 0));
             one(&p, &with_options(&name, &args));
         }
         Some("random") => {
             let n = num(1, 20_000) as usize;
-            let p = support::random_problem(n, num(2, 5_000) as u32, num(3, 0));
+            let p = planner_bench::random_problem(n, num(2, 5_000) as u32, num(3, 0));
             one(&p, &with_options(&name, &args));
         }
         Some("csv") => {
             let real = args.get(1).is_some_and(|a| a == "real");
             let n = num(2, 30_000) as usize;
             let (p, file) = if real {
-                (support::real_trace_like(n, num(3, 0)), args.get(4))
+                (planner_bench::real_trace_like(n, num(3, 0)), args.get(4))
             } else {
                 let ops = num(3, 5_000) as u32;
-                (support::random_problem(n, ops, num(4, 0)), args.get(5))
+                (
+                    planner_bench::random_problem(n, ops, num(4, 0)),
+                    args.get(5),
+                )
             };
             let file = file.cloned().unwrap_or_else(|| "problem.csv".to_string());
-            support::write_csv(&p, std::path::Path::new(&file))
+            planner_bench::write_csv(&p, std::path::Path::new(&file))
                 .unwrap_or_else(|e| panic!("cannot write {file}: {e}"));
             println!("wrote {file}: {} buffers", p.items.len());
         }
@@ -122,44 +102,14 @@ fn one(problem: &Problem, kind: &PlannerKind) {
     );
 }
 
-/// The lowest of the classic greedy heights: TFLM's planner (the `tflm` packer: sizes
-/// rounded up to 16, largest first), size-descending first fit at byte granularity
-/// (`greedy_by_size`), Vela's (start order, best fit) and best-of-greedy (six orders times two
-/// gap rules); with the name of the lowest and the time all of them took.
-fn best_classic(problem: &Problem) -> (u64, &'static str, f64) {
-    let t = Instant::now();
-    let mut all = [
-        (
-            pack_report(&planner("tflm", None), problem).packing.height,
-            "tflm",
-        ),
-        (
-            pack_report(&planner("greedy_by_size", None), problem)
-                .packing
-                .height,
-            "by size",
-        ),
-        (
-            place_in_order_by(problem, &greedy_order(problem), GapRule::BestFit).height,
-            "vela",
-        ),
-        (
-            pack_report(&planner("best_of_greedy", None), problem)
-                .packing
-                .height,
-            "best of",
-        ),
-    ];
-    all.sort_by_key(|&(h, _)| h);
-    (all[0].0, all[0].1, t.elapsed().as_secs_f64())
-}
-
 /// One table row; returns (height / bound, height / best classic).
 fn row(name: &str, problem: &Problem) -> (f64, f64) {
     let (one, t1, c1) = timed(&planner("auto", Some(1)), problem);
     let (all, tn, _) = timed(&planner("auto", None), problem);
     assert_eq!(one.packing, all.packing, "{name}: threads changed the plan");
-    let (classic, which, tc) = best_classic(problem);
+    let t = Instant::now();
+    let (classic, which) = planner_bench::best_classic(problem);
+    let tc = t.elapsed().as_secs_f64();
     let c = one.certificate;
     let vs_classic = c.height as f64 / classic as f64;
     println!(
@@ -203,7 +153,7 @@ fn suite() {
         }
         row(
             &format!("real-like {}k #{seed}", n / 1000),
-            &support::real_trace_like(n, seed),
+            &planner_bench::real_trace_like(n, seed),
         );
     }
     for (n, ops) in [(20_000usize, 5_000u32), (100_000, 25_000)] {
@@ -217,7 +167,7 @@ fn suite() {
         for seed in 0..10 {
             let (b, c) = row(
                 &format!("random {}k #{seed}", n / 1000),
-                &support::random_problem(n, ops, seed),
+                &planner_bench::random_problem(n, ops, seed),
             );
             bound.push(b);
             classic.push(c);

@@ -1,7 +1,7 @@
 //! Runs the exact search on MiniMalloc's challenging instances (`bench/challenging/*.csv`)
 //! at the capacity in each file name, and prints one line per instance.
 //!
-//! `cargo run --release -p planner --example optimal_challenging [NODE_BUDGET] [FILTER]`
+//! `cargo run --release -p planner-bench --bin optimal_challenging [NODE_BUDGET] [FILTER]`
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;

@@ -14,7 +14,7 @@
 //! 4. Scheduling time for 1000-op graphs.
 //!
 //! ```text
-//! cargo run --release -p planner --example schedule_bench
+//! cargo run --release -p planner-bench --bin schedule_bench
 //! ```
 
 use std::path::Path;

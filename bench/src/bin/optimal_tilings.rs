@@ -8,16 +8,13 @@
 //! instances are also written as MiniMalloc CSV files (`id,lower,upper,size`, half-open
 //! lifetimes) for other solvers.
 //!
-//! `cargo run --release -p planner --example optimal_tilings [COUNT] [NODE_BUDGET] [--write DIR]`
-
-#[path = "../benches/support/mod.rs"]
-mod support;
+//! `cargo run --release -p planner-bench --bin optimal_tilings [COUNT] [NODE_BUDGET] [--write DIR]`
 
 use std::time::Instant;
 
 use planner::pack::optimal::{self, OptimalOptions, Outcome};
 use planner::pack::{Item, Problem};
-use support::Rng;
+use planner_bench::Rng;
 
 /// 1 MiB: the capacity, and the length of the time axis.
 const SIDE: u64 = 1 << 20;

@@ -1,12 +1,9 @@
 //! Plan quality and planning time of every packer on the benchmark instances.
 //!
-//! Run with `cargo run --release -p planner --example pack_quality`. For each MiniMalloc
+//! Run with `cargo run --release -p planner-bench --bin pack_quality`. For each MiniMalloc
 //! CSV under `bench/` (or `../shared/bench/`) and each synthetic problem, prints per packer:
 //! the height, the lower bound, their ratio, whether the height is proven optimal, whether it
 //! fits the capacity the file name asks for, and the planning time (median of a few runs).
-
-#[path = "../benches/support/mod.rs"]
-mod support;
 
 use std::time::{Duration, Instant};
 
@@ -42,12 +39,12 @@ fn run(kind: &PlannerKind, problem: &planner::pack::Problem) -> (Report, Duratio
 fn main() {
     let mut instances = Vec::new();
     for set in ["examples", "small", "challenging"] {
-        instances.extend(support::csv_set(set));
+        instances.extend(planner_bench::csv_set(set));
     }
     if instances.is_empty() {
         println!("no CSV instances under bench/ or ../shared/bench/; synthetic sets only");
     }
-    instances.extend(support::synthetic_set());
+    instances.extend(planner_bench::synthetic_set());
     println!(
         "| instance | items | packer | height | lower bound | aligned bound | ratio | optimal | fits capacity | seed order | re-packs | exact nodes | time |"
     );

@@ -1,7 +1,7 @@
 //! Group plans of bundled models: scratch shared by models that run in turn, stacked for
 //! models that run at once, and the time to plan a group of four.
 //!
-//! Run with `cargo run --release -p planner --example group_pairs`. For each pair of
+//! Run with `cargo run --release -p planner-bench --bin group_pairs`. For each pair of
 //! `models/` it prints each model's scratch planned alone (DTCM first, then SRAM, on the
 //! mps3-an547 preset), the group's scratch when the models run in turn and when they are
 //! declared concurrent, and the bytes the group saves against separate plans (every arena).

@@ -1,7 +1,7 @@
 //! Planning time and peak memory on large inputs: a 100,000-op chain model and a
 //! 1,000,000-row MiniMalloc CSV problem.
 //!
-//! Run with `cargo run --release -p planner --example scale` (add `-- chain`, `-- table`
+//! Run with `cargo run --release -p planner-bench --bin scale` (add `-- chain`, `-- table`
 //! (the chain, then the table `planner plan` prints, with the all-orders bound), `-- csv`
 //! or `-- dense` (10^6 rows, 100 live at a step) for one of them, `-- chain 10000` for
 //! another size). Each case runs in a child process so
@@ -10,9 +10,6 @@
 //! size, and an activation), parsed, imported and planned with the default planner; the CSV
 //! problem has deterministic random lifetimes and sizes and is parsed and planned as
 //! `planner plan problem.csv` does.
-
-#[path = "../benches/support/mod.rs"]
-mod support;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -51,7 +48,7 @@ fn chain_manifest(ops: usize) -> String {
 }
 
 fn csv_problem(rows: usize, dense: bool) -> String {
-    let mut rng = support::Rng(0x5eed_cafe);
+    let mut rng = planner_bench::Rng(0x5eed_cafe);
     let mut s = String::from("id,lower,upper,size\n");
     // Sparse: lifetimes of 1-64 steps over `rows` steps (32 live at a step); dense:
     // 1-40 steps over `rows / 5` steps (100 live at a step).
@@ -67,12 +64,6 @@ fn csv_problem(rows: usize, dense: bool) -> String {
         let _ = writeln!(s, "b{k},{lower},{upper},{size}");
     }
     s
-}
-
-fn peak_rss_kib() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
 }
 
 fn run_chain(ops: usize, table: bool) {
@@ -137,26 +128,14 @@ fn run_csv(rows: usize, dense: bool) {
             c.lower_bound,
             c.ratio(),
             table.len(),
-            cpu_secs()
+            planner_bench::cpu_secs()
         ),
     );
 }
 
-/// CPU seconds this process has used (user + system, all threads).
-fn cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    f.iter().sum::<f64>() / 100.0
-}
-
 fn report(what: &str, parsed: f64, total: f64, result: &str) {
-    let rss = peak_rss_kib().map_or("?".to_string(), |k| format!("{:.0} MiB", k as f64 / 1024.0));
+    let rss = planner_bench::peak_rss_kib()
+        .map_or("?".to_string(), |k| format!("{:.0} MiB", k as f64 / 1024.0));
     println!("{what}: read {parsed:.2} s, read + plan {total:.2} s, peak RSS {rss}, {result}");
 }
 

@@ -1,8 +1,8 @@
-//! Inputs shared by `benches/pack.rs` and `examples/pack_quality.rs`: the MiniMalloc CSV
-//! instances under `bench/` (or `../shared/bench/` when the repository has no copy), read
-//! with `planner::import::csv`, and deterministic synthetic problems.
-
-#![allow(dead_code)]
+//! The planner's benchmark harnesses (`src/bin/*`, run with `cargo run --release -p
+//! planner-bench --bin NAME`) and the criterion bench `benches/pack.rs`, with the inputs
+//! they share: the MiniMalloc CSV instances under `bench/` (or `../shared/bench/` when the
+//! repository has no copy), read with `planner::import::csv`, deterministic synthetic and
+//! real-trace-like problems, and the classic greedy heights a packing is compared with.
 
 use std::path::{Path, PathBuf};
 
@@ -71,6 +71,7 @@ pub fn csv_set(set: &str) -> Vec<Instance> {
 pub struct Rng(pub u64);
 
 impl Rng {
+    #[allow(clippy::should_implement_trait)] // An endless generator, not an iterator.
     pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -273,4 +274,59 @@ pub fn write_csv(problem: &Problem, path: &Path) -> std::io::Result<()> {
         )?;
     }
     out.flush()
+}
+
+/// The packer `name` with integer options `options` (`[("threads", 1)]`); panics with the
+/// registry's message on a name or option it refuses (a harness's argument error).
+pub fn packer(name: &str, options: &[(String, i64)]) -> planner::pack::PlannerKind {
+    let o: std::collections::BTreeMap<String, planner::pack::OptionValue> = options
+        .iter()
+        .map(|(k, v)| (k.clone(), planner::pack::OptionValue::Int(*v)))
+        .collect();
+    planner::pack::PlannerKind::from_name(name, &o).unwrap_or_else(|e| panic!("{}", e.message))
+}
+
+/// The lowest of the classic greedy heights, with its name: TFLM's planner (the `tflm`
+/// packer: sizes rounded up to 16, largest first), size-descending first fit at byte
+/// granularity (`greedy_by_size`), Vela's (start order, best fit) and best-of-greedy (six
+/// orders times two gap rules).
+pub fn best_classic(problem: &Problem) -> (u64, &'static str) {
+    use planner::pack::{GapRule, greedy_order, pack_report, place_in_order_by};
+    let height = |name: &str| pack_report(&packer(name, &[]), problem).packing.height;
+    let mut all = [
+        (height("tflm"), "tflm"),
+        (height("greedy_by_size"), "by size"),
+        (
+            place_in_order_by(problem, &greedy_order(problem), GapRule::BestFit).height,
+            "vela",
+        ),
+        (height("best_of_greedy"), "best of"),
+    ];
+    all.sort_by_key(|&(h, _)| h);
+    all[0]
+}
+
+/// CPU seconds this process has used (user + system, all threads, from `/proc/self/stat`
+/// in clock ticks of 10 ms; 0 where there is no such file). On a loaded machine the CPU
+/// time of a single-threaded run is what its wall time would be on an idle one.
+pub fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime and stime are the
+    // 12th and 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<f64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    f.iter().sum::<f64>() / 100.0
+}
+
+/// Peak resident memory of this process in KiB (`VmHWM` of `/proc/self/status`), when the
+/// system says.
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }

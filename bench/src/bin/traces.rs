@@ -1,8 +1,8 @@
 //! `planner plan X.csv` on allocation traces: time, peak memory and height against the lower
 //! bound and against the best classic greedy order, one child process per trace.
 //!
-//! Run with `cargo run --release -p planner --example traces -- [TRACE ...]`, where a trace
-//! is a MiniMalloc CSV file or `real:N:SEED:SCALE`, a [`support::real_trace_like`] problem of
+//! Run with `cargo run --release -p planner-bench --bin traces -- [TRACE ...]`, where a trace
+//! is a MiniMalloc CSV file or `real:N:SEED:SCALE`, a [`planner_bench::real_trace_like`] problem of
 //! `N` buffers with every size times `SCALE` (stand-ins for real traces with heights in the
 //! gigabytes). Without arguments: the CSV files of `../shared/bench/traces` (when there) and
 //! stand-ins of 800 to 62 000 buffers at four times the generator's sizes (10 to 20 GB).
@@ -15,49 +15,11 @@
 //! classic height (TFLM's planner, size-descending first fit, start order with best fit,
 //! best-of-greedy) with its ratio to the bound.
 
-#[path = "../benches/support/mod.rs"]
-mod support;
-
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 use planner::import::csv::CsvProblem;
-use planner::pack::{
-    GapRule, OptionValue, PlannerKind, Problem, greedy_order, pack_report, place_in_order_by,
-};
-
-/// CPU seconds this process has used (user + system, from `/proc/self/stat`).
-fn cpu_secs() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<f64> = rest
-        .split_whitespace()
-        .skip(11)
-        .take(2)
-        .filter_map(|x| x.parse().ok())
-        .collect();
-    f.iter().sum::<f64>() / 100.0
-}
-
-fn peak_rss_mib() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|k| k.parse::<f64>().ok())
-        .map_or(0.0, |k| k / 1024.0)
-}
-
-fn planner(name: &str, options: &[(String, i64)]) -> PlannerKind {
-    let o: BTreeMap<String, OptionValue> = options
-        .iter()
-        .map(|(k, v)| (k.clone(), OptionValue::Int(*v)))
-        .collect();
-    PlannerKind::from_name(name, &o).unwrap_or_else(|e| panic!("{}", e.message))
-}
 
 /// The problem a trace names, and the seconds reading it took.
 fn load(spec: &str) -> (CsvProblem, f64) {
@@ -65,7 +27,7 @@ fn load(spec: &str) -> (CsvProblem, f64) {
     if let Some(rest) = spec.strip_prefix("real:") {
         let v: Vec<u64> = rest.split(':').filter_map(|x| x.parse().ok()).collect();
         let (n, seed, scale) = (v[0] as usize, v[1], v.get(2).copied().unwrap_or(1));
-        let mut problem = support::real_trace_like(n, seed);
+        let mut problem = planner_bench::real_trace_like(n, seed);
         for it in &mut problem.items {
             it.size *= scale;
         }
@@ -76,35 +38,6 @@ fn load(spec: &str) -> (CsvProblem, f64) {
     (csv, t.elapsed().as_secs_f64())
 }
 
-/// The lowest classic greedy height and its name.
-fn best_classic(problem: &Problem) -> (u64, &'static str) {
-    let none: &[(String, i64)] = &[];
-    let mut all = [
-        (
-            pack_report(&planner("tflm", none), problem).packing.height,
-            "tflm",
-        ),
-        (
-            pack_report(&planner("greedy_by_size", none), problem)
-                .packing
-                .height,
-            "by size",
-        ),
-        (
-            place_in_order_by(problem, &greedy_order(problem), GapRule::BestFit).height,
-            "vela",
-        ),
-        (
-            pack_report(&planner("best_of_greedy", none), problem)
-                .packing
-                .height,
-            "best of",
-        ),
-    ];
-    all.sort_by_key(|&(h, _)| h);
-    (all[0].0, all[0].1)
-}
-
 fn one(spec: &str, options: &[(String, i64)]) {
     let (csv, read) = load(spec);
     // The command's planner: `auto` with `slack_ppm = 1` unless the options say otherwise.
@@ -112,16 +45,16 @@ fn one(spec: &str, options: &[(String, i64)]) {
     if !options.iter().any(|(k, _)| k == "slack_ppm") {
         options.push(("slack_ppm".to_string(), 1));
     }
-    let kind = planner("auto", &options);
-    let (t, c) = (Instant::now(), cpu_secs());
+    let kind = planner_bench::packer("auto", &options);
+    let (t, c) = (Instant::now(), planner_bench::cpu_secs());
     let solved = match planner::solve_problem(&csv, &kind, None, 0) {
         Ok(planner::Solution::Solved(s)) => s,
         Ok(planner::Solution::DoesNotFit { .. }) => panic!("{spec}: no capacity, always fits"),
         Err(e) => panic!("{spec}: {e}"),
     };
-    let (wall, cpu) = (t.elapsed().as_secs_f64(), cpu_secs() - c);
-    let rss = peak_rss_mib();
-    let (classic, which) = best_classic(&csv.problem);
+    let (wall, cpu) = (t.elapsed().as_secs_f64(), planner_bench::cpu_secs() - c);
+    let rss = planner_bench::peak_rss_kib().unwrap_or(0) as f64 / 1024.0;
+    let (classic, which) = planner_bench::best_classic(&csv.problem);
     let cert = solved.certificate;
     let name = Path::new(spec)
         .file_name()
@@ -161,7 +94,7 @@ fn main() {
         return;
     }
     if specs.is_empty() {
-        let dir = support::repo_root().join("../shared/bench/traces");
+        let dir = planner_bench::repo_root().join("../shared/bench/traces");
         let mut files: Vec<String> = std::fs::read_dir(&dir)
             .into_iter()
             .flatten()

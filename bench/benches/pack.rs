@@ -1,10 +1,8 @@
 //! Planning time of every packer on the MiniMalloc CSV instances under `bench/` (or
 //! `../shared/bench/`, skipped when neither exists) and on synthetic problems of 1k, 5k and
-//! 20k items. Run with `cargo bench -p planner --bench pack`; the quality table (heights
-//! against the lower bound) comes from `cargo run --release -p planner --example
+//! 20k items. Run with `cargo bench -p planner-bench --bench pack`; the quality table (heights
+//! against the lower bound) comes from `cargo run --release -p planner-bench --bin
 //! pack_quality`.
-
-mod support;
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -26,7 +24,7 @@ fn planners(exact: bool) -> Vec<PlannerKind> {
 
 fn csv_instances(c: &mut Criterion) {
     for set in ["small", "challenging"] {
-        let instances = support::csv_set(set);
+        let instances = planner_bench::csv_set(set);
         if instances.is_empty() {
             eprintln!("no bench/{set}/ CSV files here or in ../shared/bench; skipping");
             continue;
@@ -54,7 +52,7 @@ fn synthetic(c: &mut Criterion) {
     group.sample_size(10);
     group.warm_up_time(Duration::from_millis(300));
     group.measurement_time(Duration::from_secs(2));
-    for inst in support::synthetic_set() {
+    for inst in planner_bench::synthetic_set() {
         for kind in planners(false) {
             let id = format!(
                 "{}/{}",

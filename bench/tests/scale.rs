@@ -2,9 +2,6 @@
 //! 60k-buffer problem within the default work budget. Every packing is checked by
 //! [`planner::pack::optimal::is_valid`], which shares no code with the packers.
 
-#[path = "../benches/support/mod.rs"]
-mod support;
-
 use std::collections::BTreeMap;
 
 use planner::pack::optimal::is_valid;
@@ -21,7 +18,7 @@ fn auto(options: &[(&str, i64)]) -> PlannerKind {
 /// Random problems in `phases` phases that no item crosses, with a few items live over the
 /// whole span: sizes log-uniform 64 B to 64 KiB, lifetimes 1 to 20 ops (80 %) or up to 200.
 fn phased(n: usize, phases: u32, seed: u64) -> Problem {
-    let mut rng = support::Rng(seed);
+    let mut rng = planner_bench::Rng(seed);
     let len = 400u32;
     let mut items = Vec::with_capacity(n);
     for k in 0..n {
@@ -85,7 +82,7 @@ fn decomposed_plans_verify_and_are_no_higher() {
 
 #[test]
 fn thread_count_does_not_change_the_plan() {
-    for (k, p) in [phased(3000, 7, 11), support::real_trace_like(6000, 3)]
+    for (k, p) in [phased(3000, 7, 11), planner_bench::real_trace_like(6000, 3)]
         .iter()
         .enumerate()
     {
@@ -100,7 +97,7 @@ fn thread_count_does_not_change_the_plan() {
 
 #[test]
 fn sixty_thousand_buffers_plan_within_the_work_budget() {
-    let p = support::real_trace_like(60_000, 1);
+    let p = planner_bench::real_trace_like(60_000, 1);
     let r = pack_report(&PlannerKind::default(), &p);
     assert!(is_valid(&p, &r.packing.offsets, u64::MAX));
     assert_eq!(r.certificate, certify(&p, &r.packing));
@@ -115,7 +112,7 @@ fn windows_around_the_peak_lower_real_like_plans() {
     // On this problem the climb leaves the deciding part 2.3 % above the bound; the exact
     // search in windows around its peak (the default node budget) takes it lower.
     // Large items first would reach the bound before any window: leave it out.
-    let p = support::real_trace_like(4000, 1);
+    let p = planner_bench::real_trace_like(4000, 1);
     let with = pack_report(&auto(&[("large_max_items", 0)]), &p);
     let without = pack_report(&auto(&[("node_budget", 0)]), &p);
     assert!(
@@ -139,7 +136,7 @@ fn parts_of_a_few_thousand_items_get_the_whole_part_exact_search() {
     // (2000-odd items, below `part_exact_max_items`) reaches the bound.
     // Large items first and the window around the op of most load would reach the bound
     // before it: leave them out.
-    let p = support::real_trace_like(3000, 1);
+    let p = planner_bench::real_trace_like(3000, 1);
     let with = pack_report(&auto(&[("large_max_items", 0)]), &p);
     let without = pack_report(
         &auto(&[
@@ -166,7 +163,7 @@ fn large_items_first_bring_real_like_plans_to_the_bound() {
     // its few hundred large buffers badly among thousands of small ones, and the exact
     // searches (whole part, windows) run out of nodes. The exact search over the large ones
     // alone, with the small ones placed around them, reaches the bound.
-    let p = support::real_trace_like(5000, 1);
+    let p = planner_bench::real_trace_like(5000, 1);
     let with = pack_report(&PlannerKind::default(), &p);
     let without = pack_report(&auto(&[("large_max_items", 0)]), &p);
     assert!(is_valid(&p, &with.packing.offsets, u64::MAX));
@@ -187,7 +184,7 @@ fn planning_a_csv_decomposes_it_too() {
     // command planned real-like 5k #1 9.2 % above the bound, and 30k problems three times
     // slower. The parts are now planned as without one. Sizes quartered: the height must fit
     // in a 2 GiB arena.
-    let mut p = support::real_trace_like(5000, 1);
+    let mut p = planner_bench::real_trace_like(5000, 1);
     for it in &mut p.items {
         it.size = it.size / 4 + 1;
     }
@@ -230,7 +227,7 @@ fn parts_that_do_not_fit_under_a_capacity_together_give_the_undecomposed_plan() 
 fn csv_problems_in_the_gigabytes_plan_on_their_own_items() {
     // Real allocation traces reach 3 to 17 GB; the command refused every one above the
     // 2 GiB arena as "does not fit". Real-like 5k #1 at four times its sizes: 9.7 GB.
-    let mut p = support::real_trace_like(5000, 1);
+    let mut p = planner_bench::real_trace_like(5000, 1);
     for it in &mut p.items {
         it.size *= 4;
     }
