@@ -22,23 +22,9 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/docs-firmware}"
 RUSTUP_TOOLCHAIN="$(cd "$root" && rustup show active-toolchain | cut -d' ' -f1)"
 export RUSTUP_TOOLCHAIN
 
-die() {
-    echo "docs_firmware.sh: $*" >&2
-    exit 1
-}
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
-}
-
-if ! command -v qemu-system-arm >/dev/null 2>&1; then
-    echo "== installing qemu-system-arm"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
-fi
-if ! rustup target list --installed | grep -qx "$target"; then
-    echo "== adding rust target $target"
-    rustup target add "$target"
-fi
+# shellcheck source=lib/qemu_common.sh
+source "$root/scripts/lib/qemu_common.sh"
+setup_qemu "$target"
 
 crate="$(mktemp -d "${TMPDIR:-/tmp}/docs-firmware.XXXXXX")"
 if [ -z "${KEEP:-}" ]; then trap 'rm -rf "$crate"' EXIT; fi
@@ -126,9 +112,7 @@ elf="$CARGO_TARGET_DIR/$target/release/$elf_name"
 
 echo "== run on qemu-system-arm -M mps3-an547"
 status=0
-timeout "$qemu_timeout" qemu-system-arm -M mps3-an547 -nographic \
-    -semihosting-config enable=on,target=native -kernel "$elf" </dev/null \
-    | tee "$crate/run.log" || status=$?
+run_qemu_on mps3-an547 "$elf" | tee "$crate/run.log" || status=$?
 echo "== the guide's firmware exited with status $status"
 [ "$status" -eq 0 ] || die "the guide's firmware did not exit with status 0 under QEMU (status $status; 124: killed by the ${qemu_timeout}s timeout, e.g. a lock-up or a fault)"
 

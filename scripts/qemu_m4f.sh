@@ -20,32 +20,13 @@ elf="$fw/target/$target/release/firmware-m4f"
 out="$fw/target/qemu"
 qemu_timeout="${QEMU_TIMEOUT:-60}"
 
-as_root() {
-    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
-}
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-die() {
-    echo "qemu_m4f.sh: $*" >&2
-    exit 1
-}
-
-if ! command -v qemu-system-arm >/dev/null 2>&1; then
-    echo "== installing qemu-system-arm"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
-fi
-if ! rustup target list --installed | grep -qx "$target"; then
-    echo "== adding rust target $target"
-    rustup target add "$target"
-fi
+# shellcheck source=lib/qemu_common.sh
+source "$root/scripts/lib/qemu_common.sh"
+setup_qemu "$target"
 echo "== $(qemu-system-arm --version | head -n 1)"
 mkdir -p "$out"
 
-run_qemu() {
-    timeout "$qemu_timeout" qemu-system-arm -M netduinoplus2 -nographic \
-        -semihosting-config enable=on,target=native -kernel "$1" </dev/null
-}
+run_qemu() { run_qemu_on netduinoplus2 "$1"; }
 
 # The firmware is outside the workspace, so the workspace's fmt and clippy miss it.
 echo "== fmt and clippy (firmware-m4f)"

@@ -163,14 +163,7 @@ impl Rng {
 }
 
 fn buffer(size: u64, start: u32, end: u32) -> Item {
-    Item {
-        size,
-        start,
-        end,
-        align: 1,
-        fixed: None,
-        spillable: false,
-    }
+    Item::new(size, start, end)
 }
 
 /// A problem shaped like the allocation traces of compiler-scheduled networks (the MiniMalloc

@@ -1561,14 +1561,7 @@ mod tests {
     use crate::pack::Rng;
 
     fn item(size: u64, start: u32, end: u32) -> Item {
-        Item {
-            size,
-            start,
-            end,
-            align: 1,
-            fixed: None,
-            spillable: false,
-        }
+        Item::new(size, start, end)
     }
 
     #[test]
