@@ -1,12 +1,13 @@
 //! Ops that move values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`,
 //! `CONCATENATION`, `STRIDED_SLICE`, `RESIZE_NEAREST_NEIGHBOR`), and `MEAN`.
 
-use planner::rt::kernel::{Data, DataMut, OpView};
+use planner::rt::kernel::{Data, DataMut, OpView, Region};
 use planner::rt::options::{
     Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions,
     ResizeNearestNeighborOptions, TransposeOptions,
 };
 
+use super::region::Plane;
 use super::{KernelError, elements, input_i8, output, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -59,19 +60,20 @@ pub(crate) fn reshape(mut op: OpView<'_, '_>, _: &ReshapeOptions) -> Result<(), 
 }
 
 /// `PAD`: the input at offset `before` in an output filled with the output's zero point.
+/// With regions (`[1, h, w, c]` tensors), the output's region is computed: its pixel `p`
+/// is the input's pixel `p - before` when inside the input (which the input's region must
+/// hold), the zero point elsewhere.
 pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
     let (_, zero) = params(out.quant, "output 0")?;
-    let out_shape = out.shape;
+    let (out_shape, out_region) = (out.shape, out.region);
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
     let rank = xi.shape.len();
     let before = o.before.as_slice();
     let fits = rank <= RANK
         && before.len() == rank
         && out_shape.len() == rank
-        && x.len() == elements(xi.shape)
-        && y.len() == elements(out_shape)
         && (0..rank)
             .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + xi.shape[d] <= out_shape[d]));
     if !fits {
@@ -79,20 +81,79 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
             what: "pad amounts do not fit the input and output",
         });
     }
-    y.fill(zero.clamp(-128, 127) as i8);
-    if x.is_empty() {
+    // Each tensor's box of elements held (`lo..hi` per dimension) and where its element
+    // `index` lies: `base + Σ index[d] · strides[d]`, wrapping.
+    let view = |shape: &[usize], region: Option<Region>, len: usize| -> Result<_, KernelError> {
+        let (mut lo, mut hi) = ([0; RANK], [1; RANK]);
+        hi[..rank].copy_from_slice(shape);
+        if region.is_none() {
+            if len != elements(shape) {
+                return Err(KernelError::Shape {
+                    what: "pad amounts do not fit the input and output",
+                });
+            }
+            return Ok((lo, hi, 0, strides(shape)));
+        }
+        let p = Plane::new(shape, region, len)?;
+        for (d, range) in [(1, p.rows()), (2, p.cols())] {
+            (lo[d], hi[d]) = (range.start, range.end);
+        }
+        let (base, s) = p.strides();
+        let mut st = [0; RANK];
+        st[..4].copy_from_slice(&s);
+        Ok((lo, hi, base, st))
+    };
+    let (lo, hi, y_base, y_strides) = view(out_shape, out_region, y.len())?;
+    let (x_lo, x_hi, x_base, x_strides) = view(xi.shape, xi.region, x.len())?;
+    if (0..RANK).any(|d| lo[d] >= hi[d]) {
         return Ok(());
     }
-    let out_strides = strides(out_shape);
-    let mut index = [0usize; RANK];
-    for &v in x {
-        let at: usize = (0..rank)
-            .map(|d| (index[d] + before[d] as usize) * out_strides[d])
-            .sum();
-        y[at] = v;
-        next(&mut index, xi.shape);
+    let at = |base: usize, strides: &[usize; RANK], index: &[usize; RANK]| {
+        index
+            .iter()
+            .zip(strides)
+            .fold(base, |a, (i, s)| a.wrapping_add(i.wrapping_mul(*s)))
+    };
+    let fill = zero.clamp(-128, 127) as i8;
+    let short = KernelError::Shape {
+        what: "pad amounts do not fit the input and output",
+    };
+    let mut index = lo;
+    loop {
+        // The input element this output element copies, when inside the input.
+        let mut from = [0; RANK];
+        let mut inside = true;
+        for d in 0..RANK {
+            let b = before.get(d).map_or(0, |&b| b as usize);
+            match index[d].checked_sub(b) {
+                Some(i) if i < xi.shape.get(d).copied().unwrap_or(1) => from[d] = i,
+                _ => inside = false,
+            }
+        }
+        let v = if inside {
+            if (0..RANK).any(|d| from[d] < x_lo[d] || from[d] >= x_hi[d]) {
+                return Err(KernelError::Shape {
+                    what: "the input's region lacks pixels inside the input that the output's region copies; trace the input region back through the pads",
+                });
+            }
+            *x.get(at(x_base, &x_strides, &from)).ok_or(short)?
+        } else {
+            fill
+        };
+        *y.get_mut(at(y_base, &y_strides, &index)).ok_or(short)? = v;
+        let mut d = RANK;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            index[d] += 1;
+            if index[d] < hi[d] {
+                break;
+            }
+            index[d] = lo[d];
+        }
     }
-    Ok(())
 }
 
 /// `TRANSPOSE`: output dimension `i` is input dimension `perm[i]`.
