@@ -177,19 +177,27 @@ fn binary(
         return Ok(());
     }
     let [la, lb] = &layouts;
+    // Row by row along the last dimension: the outer index in `index[..RANK - 1]`, each
+    // tensor's element stepping by its last stride.
+    let last = RANK - 1;
     let mut index = lo;
     loop {
-        let i = out_layout.at(&index);
-        let get = |x: Operand<'_>, layout: &Layout, y: &[i8]| match x {
-            Operand::Slice(s) => s.get(layout.at(&index)).copied(),
-            Operand::InPlace => y.get(i).copied(),
-        };
-        let (va, vb) = match (get(a, la, y), get(b, lb, y)) {
-            (Some(va), Some(vb)) => (va, vb),
-            _ => return Err(not_broadcast),
-        };
-        *y.get_mut(i).ok_or(not_broadcast)? = f(i32::from(va), i32::from(vb)) as i8;
-        let mut d = RANK;
+        let (mut i, mut ia, mut ib) = (out_layout.at(&index), la.at(&index), lb.at(&index));
+        for _ in lo[last]..hi[last] {
+            let get = |x: Operand<'_>, at: usize, y: &[i8]| match x {
+                Operand::Slice(s) => s.get(at).copied(),
+                Operand::InPlace => y.get(i).copied(),
+            };
+            let (va, vb) = match (get(a, ia, y), get(b, ib, y)) {
+                (Some(va), Some(vb)) => (va, vb),
+                _ => return Err(not_broadcast),
+            };
+            *y.get_mut(i).ok_or(not_broadcast)? = f(i32::from(va), i32::from(vb)) as i8;
+            i = i.wrapping_add(out_layout.strides[last]);
+            ia = ia.wrapping_add(la.strides[last]);
+            ib = ib.wrapping_add(lb.strides[last]);
+        }
+        let mut d = last;
         loop {
             if d == 0 {
                 return Ok(());

@@ -22,6 +22,32 @@
 //! unary kernels take it from the buffer's length (see `unary::InType`), so an input
 //! narrower than its output (never planned in place) is refused.
 //!
+//! # Patch regions
+//!
+//! [`Reference`] implements [`planner::rt::kernel::Patches`]: the kernels of every kind a
+//! patch stage may hold honour [`In::region`] and [`Out::region`]: `CONV_2D` and
+//! `DEPTHWISE_CONV_2D` (every padding, stride, dilation and quantisation above),
+//! `AVERAGE_POOL_2D` (dividing by the window's pixels inside the image, as TFLM) and
+//! `MAX_POOL_2D`, `PAD` (int8: the output region's pixel `p` is the input's pixel `p -
+//! before`, or the zero point outside the input), `ADD`, `SUB`, `MUL`, `MAXIMUM` and
+//! `MINIMUM` (an operand with a region has the output's shape; one without is read whole,
+//! broadcasting or not), `QUANTIZE`, `DEQUANTIZE`, `RELU`, `RELU6`, `LOGISTIC`, `TANH` and
+//! `HARD_SWISH`, with the element types above. Such a kernel computes the pixels of the
+//! output's region (all of them when the output has none) exactly as it computes them on
+//! the whole tensor: it reads input pixels at whole-tensor coordinates, pads only outside
+//! the image (a view's shape is the whole tensor's, never a region's edge inside it), and
+//! finds each pixel through the view's layout, dense (the region's elements only) or whole
+//! (the tensor's), told apart by the data's length as
+//! [`Region::pixel`](planner::rt::kernel::Region::pixel) says. The whole tensor is the
+//! region that covers everything: the arithmetic exists once. An input region that lacks
+//! a pixel inside the image the output region reads is refused
+//! ([`KernelError::Shape`]); so are a region reaching outside its tensor, a view whose
+//! length is neither layout's, and a region over a tensor of more than one batch.
+//!
+//! Every other kind, the in-place variants, and a region on any tensor but the image
+//! inputs and output 0 (a filter, a bias, a scratch tensor) are refused with
+//! [`KernelError::Region`], never computed on the wrong pixels.
+//!
 //! The arithmetic follows the operators' definitions in TFLite's integer scheme: int32
 //! accumulation of `(x - input_zero_point) · w`, the bias, then the real multiplier
 //! `input_scale · filter_scale / output_scale` (per output channel where the filter has

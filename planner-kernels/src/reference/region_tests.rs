@@ -259,6 +259,19 @@ fn check_windowed(
         crop(&whole, dims(yi), g),
         "{what}, out {g:?}, in {in_region:?}"
     );
+    // The same from an input region larger than the receptive field.
+    let [_, in_h, in_w, _] = dims(xi);
+    let grow = |r: &mut Rng, start: usize, len: usize, size: usize| {
+        let a = start.saturating_sub(r.range(0, 2) as usize);
+        let b = (start + len + r.range(0, 2) as usize).min(size);
+        (a, b - a)
+    };
+    let (top, height) = grow(r, in_region.top, in_region.height, in_h);
+    let (left, width) = grow(r, in_region.left, in_region.width, in_w);
+    let larger = Region::new(top, left, height, width);
+    let got = on_region(r, x, xi, Some(larger), rest, yi, g, kernel)
+        .unwrap_or_else(|e| panic!("{what}, out {g:?}, in {larger:?}: {e:?}"));
+    assert_eq!(got, crop(&whole, dims(yi), g), "{what}, in {larger:?}");
     // The same with the input whole and no region.
     let got = on_region(r, x, xi, None, rest, yi, g, kernel).unwrap();
     assert_eq!(
@@ -878,4 +891,47 @@ fn regions_are_refused_where_kernels_do_not_run_on_them() {
 fn the_reference_set_runs_patch_planned_models() {
     fn patches<K: planner::rt::kernel::Patches>(_: &K) {}
     patches(&Reference);
+}
+
+#[test]
+fn pad_of_every_rank_equals_a_brute_force_copy() {
+    let mut r = Rng::new(33);
+    for round in 0..200 {
+        let rank = 1 + round % 6;
+        let shape: Vec<usize> = (0..rank).map(|_| r.range(1, 4) as usize).collect();
+        let before: Vec<usize> = (0..rank).map(|_| r.range(0, 2) as usize).collect();
+        let after: Vec<usize> = (0..rank).map(|_| r.range(0, 2) as usize).collect();
+        let out: Vec<usize> = (0..rank).map(|d| shape[d] + before[d] + after[d]).collect();
+        let x = r.i8s(shape.iter().product());
+        let zero = r.range(-128, 127);
+        let xi = info::<i8>(&shape, &[0.1], &[zero]);
+        let yi = info::<i8>(&out, &[0.1], &[zero]);
+        let o = PadOptions {
+            before: Dims::new(&before.iter().map(|&b| b as i32).collect::<Vec<_>>()).unwrap(),
+            after: Dims::new(&after.iter().map(|&b| b as i32).collect::<Vec<_>>()).unwrap(),
+        };
+        let mut y = vec![0i8; yi.elements];
+        run_op(
+            &[Some(In::new(&x, &xi))],
+            &mut [Out::new(&mut y, &yi)],
+            &mut [],
+            |op| Reference.pad(op, &o),
+        )
+        .unwrap();
+        let mut expected = vec![zero as i8; yi.elements];
+        for (i, v) in x.iter().enumerate() {
+            // Input element i's multi-index, moved by the pads, in the output's order.
+            let (mut rest, mut at, mut stride) = (i, 0, 1);
+            for d in (0..rank).rev() {
+                at += (rest % shape[d] + before[d]) * stride;
+                rest /= shape[d];
+                stride *= out[d];
+            }
+            expected[at] = *v;
+        }
+        assert_eq!(
+            y, expected,
+            "rank {rank}, {shape:?} + {before:?} / {after:?}"
+        );
+    }
 }

@@ -81,26 +81,33 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
             what: "pad amounts do not fit the input and output",
         });
     }
-    // Each tensor's box of elements held (`lo..hi` per dimension) and where its element
-    // `index` lies: `base + Σ index[d] · strides[d]`, wrapping.
+    // Dimensions aligned right in `RANK`. Each tensor's box of elements held (`lo..hi` per
+    // dimension) and where its element `index` lies: `base + Σ index[d] · strides[d]`,
+    // wrapping.
+    let off = RANK - rank;
+    let mut pads = [0usize; RANK];
+    for (p, &b) in pads[off..].iter_mut().zip(before) {
+        *p = b as usize;
+    }
     let view = |shape: &[usize], region: Option<Region>, len: usize| -> Result<_, KernelError> {
         let (mut lo, mut hi) = ([0; RANK], [1; RANK]);
-        hi[..rank].copy_from_slice(shape);
+        hi[off..].copy_from_slice(shape);
+        let mut st = [0; RANK];
         if region.is_none() {
             if len != elements(shape) {
                 return Err(KernelError::Shape {
                     what: "pad amounts do not fit the input and output",
                 });
             }
-            return Ok((lo, hi, 0, strides(shape)));
+            st[off..].copy_from_slice(&strides(shape)[..rank]);
+            return Ok((lo, hi, 0, st));
         }
         let p = Plane::new(shape, region, len)?;
-        for (d, range) in [(1, p.rows()), (2, p.cols())] {
+        for (d, range) in [(RANK - 3, p.rows()), (RANK - 2, p.cols())] {
             (lo[d], hi[d]) = (range.start, range.end);
         }
         let (base, s) = p.strides();
-        let mut st = [0; RANK];
-        st[..4].copy_from_slice(&s);
+        st[RANK - 4..].copy_from_slice(&s);
         Ok((lo, hi, base, st))
     };
     let (lo, hi, y_base, y_strides) = view(out_shape, out_region, y.len())?;
@@ -118,30 +125,42 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
     let short = KernelError::Shape {
         what: "pad amounts do not fit the input and output",
     };
+    // Row by row along the last dimension (contiguous in every layout): the row of the
+    // input it copies, at `pads[last]`, between fills, or only the fill when the row lies
+    // in the padding.
+    let last = RANK - 1;
+    let (in_last, out_last) = (x_hi[last], hi[last]);
     let mut index = lo;
+    let mut from = [0; RANK];
     loop {
-        // The input element this output element copies, when inside the input.
-        let mut from = [0; RANK];
+        let start = at(y_base, &y_strides, &index);
+        let row = y
+            .get_mut(start..start.wrapping_add(out_last))
+            .ok_or(short)?;
         let mut inside = true;
-        for d in 0..RANK {
-            let b = before.get(d).map_or(0, |&b| b as usize);
-            match index[d].checked_sub(b) {
-                Some(i) if i < xi.shape.get(d).copied().unwrap_or(1) => from[d] = i,
+        for d in 0..last {
+            match index[d].checked_sub(pads[d]) {
+                Some(i) if i < in_dim(xi.shape, off, d) => from[d] = i,
                 _ => inside = false,
             }
         }
-        let v = if inside {
-            if (0..RANK).any(|d| from[d] < x_lo[d] || from[d] >= x_hi[d]) {
+        if inside {
+            if (0..last).any(|d| from[d] < x_lo[d] || from[d] >= x_hi[d]) {
                 return Err(KernelError::Shape {
                     what: "the input's region lacks pixels inside the input that the output's region copies; trace the input region back through the pads",
                 });
             }
-            *x.get(at(x_base, &x_strides, &from)).ok_or(short)?
+            let src = at(x_base, &x_strides, &from);
+            let src = x.get(src..src.wrapping_add(in_last)).ok_or(short)?;
+            let (head, rest) = row.split_at_mut(pads[last].min(out_last));
+            head.fill(fill);
+            let (body, tail) = rest.split_at_mut(in_last.min(rest.len()));
+            body.copy_from_slice(src.get(..body.len()).ok_or(short)?);
+            tail.fill(fill);
         } else {
-            fill
-        };
-        *y.get_mut(at(y_base, &y_strides, &index)).ok_or(short)? = v;
-        let mut d = RANK;
+            row.fill(fill);
+        }
+        let mut d = last;
         loop {
             if d == 0 {
                 return Ok(());
@@ -154,6 +173,14 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
             index[d] = lo[d];
         }
     }
+}
+
+/// Dimension `d` of `RANK` of a shape of rank `RANK - off` aligned right (1 before it).
+fn in_dim(shape: &[usize], off: usize, d: usize) -> usize {
+    d.checked_sub(off)
+        .and_then(|i| shape.get(i))
+        .copied()
+        .unwrap_or(1)
 }
 
 /// `TRANSPOSE`: output dimension `i` is input dimension `perm[i]`.
