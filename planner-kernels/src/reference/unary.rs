@@ -226,8 +226,8 @@ pub(crate) fn unary<I: Elem, O: Elem>(
         let yp = Plane::new(out_shape, out_region, y.len())?;
         let (rows, cols) = (yp.rows(), yp.cols());
         xp.holds(
-            Some((rows.start, rows.end - 1)),
-            Some((cols.start, cols.end - 1)),
+            Some((rows.start, rows.end.saturating_sub(1))),
+            Some((cols.start, cols.end.saturating_sub(1))),
         )?;
         Some((xp, yp))
     } else {
