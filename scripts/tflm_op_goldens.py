@@ -22,9 +22,11 @@ gave there).
 Inputs: element `i` of input `k` of run `r` comes from a SplitMix64 stream at
 `seed = 0x0BE5_0000 + 256 * model index + 16 * r + k`, advanced once per element
 (`tests/run-models/src/lib.rs` makes the same bytes):
-- int8 and int16: `lo + ((next >> 32) * (hi - lo + 1) >> 32)`, uniform in `[lo, hi]` (a
+- int8, int16 and int32: `lo + ((next >> 32) * (hi - lo + 1) >> 32)`, uniform in `[lo, hi]` (a
   subrange of the input's quantised range, around its zero point);
 - float32: `lo + (hi - lo) * ((next >> 40) / 2^24)` in float64, then rounded to float32.
+  Its range is [0, 1), or `[LO, HI)` when the model's description has `float_range=LO:HI`
+  (one-op models whose floats must reach past 1 or below 0), times the amplitude.
 The range is the one of AMPLITUDES (fractions of the type's range around the zero point, or
 of [0, 1) for float inputs) for which the RUNS outputs differ from each other, no run's
 output is all at the int8 or int16 extremes, and the fewest output elements are at those
@@ -71,7 +73,7 @@ def splitmix64(state, count):
 def fill(dtype, count, seed, lo, hi):
     """`count` values of `dtype` in `[lo, hi]` from the stream at `seed`."""
     raw = splitmix64(seed, count)
-    if dtype in (np.int8, np.int16):
+    if dtype in (np.int8, np.int16, np.int32):
         span = hi - lo + 1
         return np.array([lo + (((v >> 32) * span) >> 32) for v in raw], dtype=dtype)
     if dtype == np.float32:
@@ -95,10 +97,12 @@ def fnv1a32(data):
     return h
 
 
-def input_range(dtype, details, amplitude):
-    """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point."""
+def input_range(dtype, details, amplitude, float_range=(0.0, 1.0)):
+    """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point (of
+    `float_range` for a float input: [0, 1) unless the model's description says
+    `float_range=LO:HI`)."""
     if dtype == np.float32:
-        return (0.0, float(amplitude))
+        return (float_range[0] * amplitude, float_range[1] * float(amplitude))
     info = np.iinfo(dtype)
     zps = details.get("quantization_parameters", {}).get("zero_points", [])
     zero = int(zps[0]) if len(zps) else 0
@@ -135,6 +139,12 @@ def run_model(path, index, amplitude, dump, digests=True):
         intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
     )
     ops, names = graph(path)
+    float_range = (0.0, 1.0)
+    description = (schema.Model.GetRootAsModel(path.read_bytes(), 0).Description() or b"").decode()
+    for word in description.split():
+        if word.startswith("float_range="):
+            lo, hi = word.split("=", 1)[1].split(":")
+            float_range = (float(lo), float(hi))
     runs = []
     outputs = []
     for r in range(RUNS):
@@ -147,7 +157,7 @@ def run_model(path, index, amplitude, dump, digests=True):
                 break
             shape = [int(d) for d in details["shape"]]
             dtype = np.dtype(details["dtype"]).type
-            lo, hi = input_range(dtype, details, amplitude)
+            lo, hi = input_range(dtype, details, amplitude, float_range)
             seed = 0x0BE50000 + 256 * index + 16 * r + k
             data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
             interp.set_input(data, k)

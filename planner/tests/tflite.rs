@@ -807,9 +807,46 @@ fn options_are_read_and_checked() {
     );
     // An op kind without typed options keeps none, whatever its options.
     let mut m = small_model();
-    m.codes[0] = code(36); // GATHER
-    m.subgraphs[0].ops[0].options = Some((23, Some(vec![(0, 1)])));
+    m.codes[0] = code(15); // LSH_PROJECTION
+    m.subgraphs[0].ops[0].options = Some((4, Some(vec![(0, 1)])));
     assert_eq!(read_built(&m).unwrap().ops[0].options, OpOptions::None);
+    // Batch 1 of issue 25: GATHER (GatherOptions, 23), DIV (DivOptions, 29), LEAKY_RELU
+    // (LeakyReluOptions, 75); ARG_MAX's output_type (ArgMaxOptions, 40) is int32 or int64.
+    use planner::rt::options::{DivOptions, GatherOptions, LeakyReluOptions};
+    let mut m = small_model();
+    m.codes[0] = code(36);
+    m.subgraphs[0].ops[0].options = Some((23, Some(vec![(0, -1), (1, 0)])));
+    assert_eq!(
+        read_built(&m).unwrap().ops[0].options,
+        OpOptions::Gather(GatherOptions {
+            axis: -1,
+            batch_dims: 0
+        })
+    );
+    m.codes[0] = code(42);
+    m.subgraphs[0].ops[0].options = Some((29, Some(vec![(0, 3)])));
+    assert_eq!(
+        read_built(&m).unwrap().ops[0].options,
+        OpOptions::Div(DivOptions {
+            activation: Activation::Relu6
+        })
+    );
+    m.codes[0] = code(98);
+    m.subgraphs[0].ops[0].options = Some((75, Some(vec![(0, 0.2f32.to_bits() as i32)])));
+    assert_eq!(
+        read_built(&m).unwrap().ops[0].options,
+        OpOptions::LeakyRelu(LeakyReluOptions { alpha: 0.2 })
+    );
+    m.subgraphs[0].ops[0].options = Some((75, Some(vec![(0, f32::NAN.to_bits() as i32)])));
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("op 0 (LEAKY_RELU) has LeakyReluOptions.alpha = NaN"),
+        "{msg}"
+    );
+    m.codes[0] = code(56);
+    m.subgraphs[0].ops[0].options = Some((40, Some(vec![(0, 9)])));
+    let msg = error_of(&m);
+    assert!(msg.contains("op 0 (ARG_MAX) has output_type 9"), "{msg}");
     // A table whose offset leaves the file fails verification.
     let mut bytes = build(&with_fc_options(8, Some(vec![(0, 1)])));
     let at = options_layout(&bytes).1[0];

@@ -44,6 +44,20 @@ const SUPPORTED: &[&str] = &[
     "MINIMUM",
     "STRIDED_SLICE",
     "RESIZE_NEAREST_NEIGHBOR",
+    "DIV",
+    "SQUARED_DIFFERENCE",
+    "PRELU",
+    "LEAKY_RELU",
+    "LOG_SOFTMAX",
+    "CAST",
+    "ARG_MAX",
+    "GATHER",
+    "SUM",
+    "REDUCE_MAX",
+    "SQUEEZE",
+    "EXPAND_DIMS",
+    "SLICE",
+    "PADV2",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

@@ -22,6 +22,15 @@
 //! unary kernels take it from the buffer's length (see `unary::InType`), so an input
 //! narrower than its output (never planned in place) is refused.
 //!
+//! Batch 1 adds `DIV` (float32, int8), `SQUARED_DIFFERENCE` (float32, int8), `PRELU`
+//! (float32, int8, alpha broadcast), `LEAKY_RELU` (float32, int8), `LOG_SOFTMAX` (int8),
+//! `CAST` (int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or
+//! float32), `ARG_MAX` (int32 or int64 indices), `GATHER` (any element type, int32 or int64
+//! indices, `batch_dims`), `SUM` (int8, int32, float32), `REDUCE_MAX` (int8, float32),
+//! `SQUEEZE`, `EXPAND_DIMS`, `SLICE` and `PADV2` (with its constant pad value); all with
+//! broadcasting and negative axes where the op has them, and a type combination TFLM does
+//! not run refused with [`KernelError::Type`].
+//!
 //! # Patch regions
 //!
 //! [`Reference`] implements [`planner::rt::kernel::Patches`]: the kernels of every kind a
@@ -56,6 +65,7 @@
 //! activation as a clamp.
 
 mod activation;
+mod batch1;
 mod conv;
 mod elementwise;
 mod fc;
@@ -202,6 +212,16 @@ kinds! {
     ReluInPlace::relu_in_place(o::NoOptions) [0] => |op, _| activation::relu(op, true);
     Relu6InPlace::relu6_in_place(o::NoOptions) [0] => |op, _| activation::relu6(op, true);
     HardSwishInPlace::hard_swish_in_place(o::NoOptions) [0] => |op, _| activation::hard_swish(op, true);
+    Div::div(o::DivOptions) [0] => batch1::div;
+    LeakyRelu::leaky_relu(o::LeakyReluOptions) [0] => batch1::leaky_relu;
+    ArgMax::arg_max(o::ArgMaxOptions) [0] => batch1::arg_max;
+    Gather::gather(o::GatherOptions) [0] => batch1::gather;
+    Sum::sum(o::ReduceOptions) [0] => batch1::sum;
+    ReduceMax::reduce_max(o::ReduceOptions) [0] => batch1::reduce_max;
+    Squeeze::squeeze(o::SqueezeOptions) [0] => batch1::squeeze;
+    ExpandDims::expand_dims(o::ExpandDimsOptions) [0] => batch1::expand_dims;
+    Slice::slice(o::SliceOptions) [0] => batch1::slice;
+    PadV2::padv2(o::PadOptions) [0] => batch1::padv2;
 }
 
 /// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
@@ -222,6 +242,10 @@ macro_rules! builtins {
 builtins! {
     "MAXIMUM" => |op| elementwise::min_max(op, true);
     "MINIMUM" => |op| elementwise::min_max(op, false);
+    "SQUARED_DIFFERENCE" => batch1::squared_difference;
+    "PRELU" => batch1::prelu;
+    "LOG_SOFTMAX" => batch1::log_softmax;
+    "CAST" => batch1::cast;
 }
 
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.
@@ -309,6 +333,8 @@ pub(crate) fn elements(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
+#[cfg(test)]
+mod batch1_tests;
 #[cfg(test)]
 mod in_place_tests;
 #[cfg(test)]

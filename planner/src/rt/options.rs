@@ -410,6 +410,64 @@ options_struct! {
     }
 }
 
+options_struct! {
+    /// `DIV`.
+    DivOptions {
+        /// Fused activation.
+        activation: Activation,
+    }
+
+    /// `LEAKY_RELU`.
+    LeakyReluOptions {
+        /// The slope below zero.
+        alpha: f32,
+    }
+
+    /// `ARG_MAX`, with the constant `axis` operand.
+    ArgMaxOptions {
+        /// The axis reduced (negative counts from the end).
+        axis: i32,
+    }
+
+    /// `GATHER`.
+    GatherOptions {
+        /// The axis gathered along (negative counts from the end).
+        axis: i32,
+        /// Leading dimensions the input and the indices share (negative counts from the
+        /// end of the indices' dimensions).
+        batch_dims: i32,
+    }
+
+    /// `SUM` and `REDUCE_MAX` (TFLite `ReducerOptions` and the constant `axis` operand).
+    ReduceOptions {
+        /// Axes reduced (negative counts from the end), as the file lists them.
+        axes: Dims,
+        /// Keep reduced dimensions with size 1.
+        keep_dims: bool,
+    }
+
+    /// `SQUEEZE`.
+    SqueezeOptions {
+        /// The dimensions removed (all of size 1 when empty).
+        squeeze_dims: Dims,
+    }
+
+    /// `EXPAND_DIMS`, with the constant `axis` operand.
+    ExpandDimsOptions {
+        /// Where the new dimension of size 1 goes (negative counts from the end of the
+        /// output's dimensions).
+        axis: i32,
+    }
+
+    /// `SLICE`, with the constant `begin` and `size` operands.
+    SliceOptions {
+        /// First index of each dimension.
+        begin: Dims,
+        /// Elements taken along each dimension (`-1`: to the end).
+        size: Dims,
+    }
+}
+
 /// Lists every op kind with typed options: the `OpOptions` variant (also the kernel trait's
 /// name), the TFLite opcode, the options type, and the kernel method.
 macro_rules! kinds {
@@ -528,6 +586,26 @@ kinds! {
     HardSwish = "HARD_SWISH", NoOptions, hard_swish, "the kernel set `{Self}` has no HARD_SWISH kernel, and the model runs HARD_SWISH";
     /// `RESIZE_NEAREST_NEIGHBOR`.
     ResizeNearestNeighbor = "RESIZE_NEAREST_NEIGHBOR", ResizeNearestNeighborOptions, resize_nearest_neighbor, "the kernel set `{Self}` has no RESIZE_NEAREST_NEIGHBOR kernel, and the model runs RESIZE_NEAREST_NEIGHBOR";
+    /// `DIV`.
+    Div = "DIV", DivOptions, div, "the kernel set `{Self}` has no DIV kernel, and the model runs DIV";
+    /// `LEAKY_RELU`.
+    LeakyRelu = "LEAKY_RELU", LeakyReluOptions, leaky_relu, "the kernel set `{Self}` has no LEAKY_RELU kernel, and the model runs LEAKY_RELU";
+    /// `ARG_MAX`.
+    ArgMax = "ARG_MAX", ArgMaxOptions, arg_max, "the kernel set `{Self}` has no ARG_MAX kernel, and the model runs ARG_MAX";
+    /// `GATHER`.
+    Gather = "GATHER", GatherOptions, gather, "the kernel set `{Self}` has no GATHER kernel, and the model runs GATHER";
+    /// `SUM`.
+    Sum = "SUM", ReduceOptions, sum, "the kernel set `{Self}` has no SUM kernel, and the model runs SUM";
+    /// `REDUCE_MAX`.
+    ReduceMax = "REDUCE_MAX", ReduceOptions, reduce_max, "the kernel set `{Self}` has no REDUCE_MAX kernel, and the model runs REDUCE_MAX";
+    /// `SQUEEZE`.
+    Squeeze = "SQUEEZE", SqueezeOptions, squeeze, "the kernel set `{Self}` has no SQUEEZE kernel, and the model runs SQUEEZE";
+    /// `EXPAND_DIMS`.
+    ExpandDims = "EXPAND_DIMS", ExpandDimsOptions, expand_dims, "the kernel set `{Self}` has no EXPAND_DIMS kernel, and the model runs EXPAND_DIMS";
+    /// `SLICE`.
+    Slice = "SLICE", SliceOptions, slice, "the kernel set `{Self}` has no SLICE kernel, and the model runs SLICE";
+    /// `PADV2`.
+    PadV2 = "PADV2", PadOptions, padv2, "the kernel set `{Self}` has no PADV2 kernel, and the model runs PADV2";
 }
 
 /// Lists the op kinds that can run in place (see [`crate::planfile::InPlaceEntry`]): the
@@ -669,6 +747,6 @@ mod tests {
             "::planner::rt::options::SoftmaxOptions { beta: f32::from_bits(0x3f800000u32) }"
         );
         assert_eq!(OpOptions::None.codegen("x"), None);
-        assert_eq!(OpOptions::OPCODES.len(), 25);
+        assert_eq!(OpOptions::OPCODES.len(), 35);
     }
 }

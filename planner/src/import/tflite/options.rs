@@ -26,12 +26,22 @@
 //! | `UnidirectionalSequenceLSTMOptions` (71) | fused_activation_function (0), cell_clip (1), proj_clip (2), time_major (3), asymmetric_quantize_inputs (4), diagonal_recurrent_tensors (5) |
 //! | `ResizeNearestNeighborOptions` (74) | align_corners (0), half_pixel_centers (1) |
 //! | `PadOptions` (22), `TransposeOptions` (26), `DequantizeOptions` (38), `QuantizeOptions` (89), `HardSwishOptions` (91) | none |
+//! | `DivOptions` (29) | fused_activation_function (0) |
+//! | `LeakyReluOptions` (75) | alpha (0) |
+//! | `GatherOptions` (23) | axis (0), batch_dims (1) |
+//! | `ArgMaxOptions` (40) | output_type (0): int32 or int64 |
+//! | `SqueezeOptions` (30) | squeeze_dims (0) |
+//! | `ExpandDimsOptions` (52), `SliceOptions` (48), `PadV2Options` (43) | none |
 //!
 //! Constant operands: `RESHAPE` input 1 (when the options have no shape; else the output's
 //! shape), `PAD` input 1 (`[rank, 2]`), `MEAN` input 1, `TRANSPOSE` input 1,
 //! `STRIDED_SLICE` inputs 1 to 3; int32 or int64. A `PAD`, `MEAN`, `TRANSPOSE` or
 //! `STRIDED_SLICE` whose operand is not constant is an error: its kernel needs the values
 //! before run time.
+//!
+//! Batch 1: `SUM` and `REDUCE_MAX` input 1 (axes, with `ReducerOptions`), `ARG_MAX` and
+//! `EXPAND_DIMS` input 1 (one value), `SLICE` inputs 1 and 2 (begin, size), `PADV2` input 1
+//! (paddings, as `PAD`'s; its pad value, input 2, is read by the kernel); constant too.
 
 use std::string::{String, ToString};
 use std::vec::Vec;
@@ -44,11 +54,12 @@ use super::{Operator, Reader, Scalars, field_offset};
 use crate::error::Result;
 use crate::graph::{DType, Op, Tensor};
 use crate::rt::options::{
-    Activation, AddOptions, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
-    FullyConnectedOptions, MeanOptions, MulOptions, NoOptions, OpOptions, PadOptions, Padding,
-    Pool2dOptions, ReshapeOptions, ResizeNearestNeighborOptions, SoftmaxOptions,
-    StridedSliceOptions, SvdfOptions, TransposeOptions, UnidirectionalSequenceLstmOptions,
-    WeightsFormat,
+    Activation, AddOptions, ArgMaxOptions, ConcatenationOptions, Conv2dOptions,
+    DepthwiseConv2dOptions, Dims, DivOptions, ExpandDimsOptions, FullyConnectedOptions,
+    GatherOptions, LeakyReluOptions, MeanOptions, MulOptions, NoOptions, OpOptions, PadOptions,
+    Padding, Pool2dOptions, ReduceOptions, ReshapeOptions, ResizeNearestNeighborOptions,
+    SliceOptions, SoftmaxOptions, SqueezeOptions, StridedSliceOptions, SvdfOptions,
+    TransposeOptions, UnidirectionalSequenceLstmOptions, WeightsFormat,
 };
 
 /// A table type that is a member of the `BuiltinOptions` union: its key and name.
@@ -255,6 +266,55 @@ table! {
     HardSwishT<'a> {}
 }
 
+table! {
+    /// `DivOptions`.
+    DivT<'a> {
+        0 activation: i8,
+    }
+}
+
+table! {
+    /// `LeakyReluOptions`.
+    LeakyReluT<'a> {
+        0 alpha: f32,
+    }
+}
+
+table! {
+    /// `GatherOptions`.
+    GatherT<'a> {
+        0 axis: i32,
+        1 batch_dims: i32,
+    }
+}
+
+table! {
+    /// `ArgMaxOptions`.
+    ArgMaxT<'a> {
+        0 output_type: i8,
+    }
+}
+
+table! {
+    /// `SqueezeOptions`.
+    SqueezeT<'a> {
+        0 squeeze_dims: Scalars<'a, i32>,
+    }
+}
+
+table! {
+    /// `ExpandDimsOptions`.
+    ExpandDimsT<'a> {}
+}
+table! {
+    /// `SliceOptions`.
+    SliceT<'a> {}
+}
+table! {
+    /// `PadV2Options`.
+    PadV2T<'a> {}
+}
+
 members! {
     1 Conv2D = "Conv2DOptions",
     2 DepthwiseConv2D = "DepthwiseConv2DOptions",
@@ -276,6 +336,14 @@ members! {
     74 ResizeNearest = "ResizeNearestNeighborOptions",
     89 QuantizeT = "QuantizeOptions",
     91 HardSwishT = "HardSwishOptions",
+    29 DivT = "DivOptions",
+    75 LeakyReluT = "LeakyReluOptions",
+    23 GatherT = "GatherOptions",
+    40 ArgMaxT = "ArgMaxOptions",
+    30 SqueezeT = "SqueezeOptions",
+    52 ExpandDimsT = "ExpandDimsOptions",
+    48 SliceT = "SliceOptions",
+    43 PadV2T = "PadV2Options",
 }
 
 impl<'a> Operator<'a> {
@@ -411,10 +479,10 @@ impl<'b> Ctx<'_, '_, 'b> {
                 ),
                 &format!(
                     "set {field} to a finite value ({}) and export the model again",
-                    if field == "beta" {
-                        "the converter writes 1.0"
-                    } else {
-                        "0.0 means no clipping"
+                    match field {
+                        "beta" => "the converter writes 1.0",
+                        "alpha" => "the slope below zero, such as 0.2",
+                        _ => "0.0 means no clipping",
                     }
                 ),
             ));
@@ -468,6 +536,18 @@ impl<'b> Ctx<'_, '_, 'b> {
                 t.dtype.name()
             ))
         })
+    }
+
+    /// The one integer of constant input `j` (`what` names it).
+    fn scalar(&self, j: usize, what: &str) -> Result<i32> {
+        match self.ints(j, what)?[..] {
+            [v] => Ok(v),
+            ref v => Err(self.r.corrupt(format_args!(
+                "{} takes its {what} from a constant of {} values; expected one",
+                self.what(),
+                v.len()
+            ))),
+        }
     }
 
     /// A short list, or an error naming the field when it is longer than [`Dims`] holds.
@@ -579,6 +659,51 @@ impl<'b> Reader<'_, 'b> {
             "TANH" => OpOptions::Tanh(cx.no_table()?),
             "RELU" => OpOptions::Relu(cx.no_table()?),
             "RELU6" => OpOptions::Relu6(cx.no_table()?),
+            "DIV" => OpOptions::Div(DivOptions {
+                activation: cx.activation(cx.table::<DivT>()?.and_then(|t| t.activation()))?,
+            }),
+            "LEAKY_RELU" => OpOptions::LeakyRelu(LeakyReluOptions {
+                alpha: cx.finite(
+                    "LeakyReluOptions",
+                    "alpha",
+                    cx.table::<LeakyReluT>()?.and_then(|t| t.alpha()),
+                    0.0,
+                )?,
+            }),
+            "ARG_MAX" => OpOptions::ArgMax(arg_max(&cx)?),
+            "GATHER" => {
+                let t = cx.table::<GatherT>()?;
+                OpOptions::Gather(GatherOptions {
+                    axis: t.and_then(|t| t.axis()).unwrap_or(0),
+                    batch_dims: t.and_then(|t| t.batch_dims()).unwrap_or(0),
+                })
+            }
+            "SUM" => OpOptions::Sum(reduce(&cx)?),
+            "REDUCE_MAX" => OpOptions::ReduceMax(reduce(&cx)?),
+            "SQUEEZE" => {
+                let dims: Vec<i32> = cx
+                    .table::<SqueezeT>()?
+                    .and_then(|t| t.squeeze_dims())
+                    .map(|v: Vector<'_, i32>| v.iter().collect())
+                    .unwrap_or_default();
+                OpOptions::Squeeze(SqueezeOptions {
+                    squeeze_dims: cx.dims("squeeze_dims", &dims)?,
+                })
+            }
+            "EXPAND_DIMS" => {
+                cx.table::<ExpandDimsT>()?;
+                OpOptions::ExpandDims(ExpandDimsOptions {
+                    axis: cx.scalar(1, "axis")?,
+                })
+            }
+            "SLICE" => {
+                cx.table::<SliceT>()?;
+                OpOptions::Slice(SliceOptions {
+                    begin: cx.dims("begin", &cx.ints(1, "begin")?)?,
+                    size: cx.dims("size", &cx.ints(2, "size")?)?,
+                })
+            }
+            "PADV2" => OpOptions::PadV2(pad_with::<PadV2T>(&cx)?),
             _ => OpOptions::None,
         })
     }
@@ -683,7 +808,12 @@ fn reshape(cx: &Ctx<'_, '_, '_>) -> Result<ReshapeOptions> {
 }
 
 fn pad(cx: &Ctx<'_, '_, '_>) -> Result<PadOptions> {
-    cx.table::<PadT>()?;
+    pad_with::<PadT>(cx)
+}
+
+/// The amounts of a `PAD` (options table `PadT`) or `PADV2` (`PadV2T`).
+fn pad_with<'b, T: UnionMember<'b>>(cx: &Ctx<'_, '_, 'b>) -> Result<PadOptions> {
+    cx.table::<T>()?;
     let v = cx.ints(1, "paddings")?;
     if v.len() % 2 != 0 {
         return Err(cx.r.corrupt(format_args!(
@@ -732,5 +862,29 @@ fn lstm(cx: &Ctx<'_, '_, '_>) -> Result<UnidirectionalSequenceLstmOptions> {
         time_major: flag(t.and_then(|t| t.time_major())),
         asymmetric_quantize_inputs: flag(t.and_then(|t| t.asymmetric_quantize_inputs())),
         diagonal_recurrent_tensors: flag(t.and_then(|t| t.diagonal_recurrent_tensors())),
+    })
+}
+
+/// `SUM` and `REDUCE_MAX`: `ReducerOptions` and the constant `axis` operand.
+fn reduce(cx: &Ctx<'_, '_, '_>) -> Result<ReduceOptions> {
+    Ok(ReduceOptions {
+        keep_dims: cx
+            .table::<Reducer>()?
+            .and_then(|t| t.keep_dims())
+            .unwrap_or(false),
+        axes: cx.dims("axis", &cx.ints(1, "axes")?)?,
+    })
+}
+
+/// `ARG_MAX`: the constant `axis` operand (one value), and an `output_type` of int32 (2)
+/// or int64 (4), the output tensor's type.
+fn arg_max(cx: &Ctx<'_, '_, '_>) -> Result<ArgMaxOptions> {
+    let t = cx.table::<ArgMaxT>()?;
+    match t.and_then(|t| t.output_type()) {
+        None | Some(2 | 4) => {}
+        Some(x) => return Err(cx.bad_enum("output_type", x, "2 INT32, 4 INT64")),
+    }
+    Ok(ArgMaxOptions {
+        axis: cx.scalar(1, "axis")?,
     })
 }
