@@ -26,7 +26,8 @@ Inputs: element `i` of input `k` of run `r` comes from a SplitMix64 stream at
   subrange of the input's quantised range, around its zero point);
 - float32: `lo + (hi - lo) * ((next >> 40) / 2^24)` in float64, then rounded to float32.
 The range is the one of AMPLITUDES (fractions of the type's range around the zero point, or
-of [0, 1) for float inputs) for which the RUNS outputs differ from each other, no run's
+of [0, 1) for float inputs, or of [min, max] for a float input whose quantisation
+parameters state a min and a max) for which the RUNS outputs differ from each other, no run's
 output is all at the int8 or int16 extremes, and the fewest output elements are at those
 extremes (the widest on a tie); a model for which none qualifies keeps the widest, and the
 script says so (`"informative": false` in its file).
@@ -95,9 +96,12 @@ def fnv1a32(data):
     return h
 
 
-def input_range(dtype, details, amplitude):
-    """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point."""
+def input_range(dtype, details, amplitude, bounds=None):
+    """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point (of a
+    float input, of `bounds`, its stated `(min, max)`, or of [0, 1))."""
     if dtype == np.float32:
+        if bounds is not None:
+            return (float(np.float32(bounds[0] * amplitude)), float(np.float32(bounds[1] * amplitude)))
         return (0.0, float(amplitude))
     info = np.iinfo(dtype)
     zps = details.get("quantization_parameters", {}).get("zero_points", [])
@@ -126,6 +130,19 @@ def graph(path):
     return ops, tensors
 
 
+def input_bounds(path):
+    """Per model input, the `(min, max)` its quantisation parameters state, or `None`."""
+    sub = schema.Model.GetRootAsModel(path.read_bytes(), 0).Subgraphs(0)
+    out = []
+    for k in range(sub.InputsLength()):
+        q = sub.Tensors(sub.Inputs(k)).Quantization()
+        if q is not None and q.MinLength() == 1 and q.MaxLength() == 1:
+            out.append((q.Min(0), q.Max(0)))
+        else:
+            out.append(None)
+    return out
+
+
 def run_model(path, index, amplitude, dump, digests=True):
     """Runs RUNS inputs through one interpreter; the golden runs and the model outputs."""
     interp = runtime.Interpreter.from_file(
@@ -135,6 +152,7 @@ def run_model(path, index, amplitude, dump, digests=True):
         intrepreter_config=runtime.InterpreterConfig.kPreserveAllTensors,
     )
     ops, names = graph(path)
+    bounds = input_bounds(path)
     runs = []
     outputs = []
     for r in range(RUNS):
@@ -147,7 +165,9 @@ def run_model(path, index, amplitude, dump, digests=True):
                 break
             shape = [int(d) for d in details["shape"]]
             dtype = np.dtype(details["dtype"]).type
-            lo, hi = input_range(dtype, details, amplitude)
+            lo, hi = input_range(
+                dtype, details, amplitude, bounds[k] if k < len(bounds) else None
+            )
             seed = 0x0BE50000 + 256 * index + 16 * r + k
             data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
             interp.set_input(data, k)

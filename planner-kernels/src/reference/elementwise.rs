@@ -136,6 +136,9 @@ pub(crate) fn add(
     o: &AddOptions,
     in_place: bool,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        return super::b2_float::add(&mut op, o, in_place);
+    }
     add_sub(&mut op, o, in_place, false)
 }
 
@@ -145,6 +148,9 @@ pub(crate) fn sub(
     o: &AddOptions,
     in_place: bool,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        return super::b2_float::sub(&mut op, o, in_place);
+    }
     add_sub(&mut op, o, in_place, true)
 }
 
@@ -208,6 +214,9 @@ pub(crate) fn mul(
     o: &MulOptions,
     in_place: bool,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        return super::b2_float::mul(&mut op, o, in_place);
+    }
     let q = |i: usize, t| params(op.input(i).and_then(|x| x.quant), t);
     let (s1, z1) = q(0, "input 0")?;
     let (s2, z2) = q(1, "input 1")?;

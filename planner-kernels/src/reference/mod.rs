@@ -30,6 +30,7 @@
 //! activation as a clamp.
 
 mod activation;
+mod b2_float;
 mod conv;
 mod elementwise;
 mod fc;
