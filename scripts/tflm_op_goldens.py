@@ -22,7 +22,7 @@ gave there).
 Inputs: element `i` of input `k` of run `r` comes from a SplitMix64 stream at
 `seed = 0x0BE5_0000 + 256 * model index + 16 * r + k`, advanced once per element
 (`tests/run-models/src/lib.rs` makes the same bytes):
-- int8 and int16: `lo + ((next >> 32) * (hi - lo + 1) >> 32)`, uniform in `[lo, hi]` (a
+- int8, int16 and int32: `lo + ((next >> 32) * (hi - lo + 1) >> 32)`, uniform in `[lo, hi]` (a
   subrange of the input's quantised range, around its zero point);
 - float32: `lo + (hi - lo) * ((next >> 40) / 2^24)` in float64, then rounded to float32.
 The range is the one of AMPLITUDES (fractions of the type's range around the zero point, or
@@ -72,7 +72,7 @@ def splitmix64(state, count):
 def fill(dtype, count, seed, lo, hi):
     """`count` values of `dtype` in `[lo, hi]` from the stream at `seed`."""
     raw = splitmix64(seed, count)
-    if dtype in (np.int8, np.int16):
+    if dtype in (np.int8, np.int16, np.int32):
         span = hi - lo + 1
         return np.array([lo + (((v >> 32) * span) >> 32) for v in raw], dtype=dtype)
     if dtype == np.float32:

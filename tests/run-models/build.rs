@@ -44,6 +44,11 @@ const SUPPORTED: &[&str] = &[
     "MINIMUM",
     "STRIDED_SLICE",
     "RESIZE_NEAREST_NEIGHBOR",
+    "SPLIT",
+    "SPLIT_V",
+    "PACK",
+    "UNPACK",
+    "RESIZE_BILINEAR",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

@@ -32,7 +32,7 @@ pub(crate) fn float_output(op: &OpView<'_, '_>) -> bool {
 }
 
 /// `(min, max)` of a fused activation on floats: TFLite's `CalculateActivationRange`.
-fn activation_range(a: Activation) -> Result<(f32, f32), KernelError> {
+pub(crate) fn float_activation_range(a: Activation) -> Result<(f32, f32), KernelError> {
     Ok(match a {
         Activation::None => (f32::MIN, f32::MAX),
         Activation::Relu => (0.0, f32::MAX),
@@ -48,7 +48,7 @@ fn activation_range(a: Activation) -> Result<(f32, f32), KernelError> {
 
 /// `min(max(x, lo), hi)` as C++'s `std::min`/`std::max` compute it (TFLite's
 /// `ActivationFunctionWithMinMax`): an infinity is clamped to the finite bounds.
-fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+pub(crate) fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
     let v = if x < lo { lo } else { x };
     if hi < v { hi } else { v }
 }
@@ -148,7 +148,7 @@ pub(crate) fn fully_connected(
             });
         }
     };
-    let (lo, hi) = activation_range(o.activation)?;
+    let (lo, hi) = float_activation_range(o.activation)?;
     let y = output(&mut op)?
         .f32()
         .ok_or(KernelError::Type { tensor: "output 0" })?;
@@ -211,7 +211,7 @@ fn binary(
     activation: Activation,
     f: fn(f32, f32) -> f32,
 ) -> Result<(), KernelError> {
-    let (lo, hi) = activation_range(activation)?;
+    let (lo, hi) = float_activation_range(activation)?;
     let mut operands = [(Operand::InPlace, &[][..]); 2];
     for (i, (slot, tensor)) in operands.iter_mut().zip(["input 0", "input 1"]).enumerate() {
         let x = op.input(i).ok_or(KernelError::Missing { tensor })?;

@@ -31,6 +31,8 @@
 
 mod activation;
 mod b2_float;
+mod b2_resize;
+mod b2_split;
 mod conv;
 mod elementwise;
 mod fc;
@@ -159,6 +161,11 @@ kinds! {
     ReluInPlace::relu_in_place(o::NoOptions) => |op, _| activation::relu(op, true);
     Relu6InPlace::relu6_in_place(o::NoOptions) => |op, _| activation::relu6(op, true);
     HardSwishInPlace::hard_swish_in_place(o::NoOptions) => |op, _| activation::hard_swish(op, true);
+    Split::split(o::SplitOptions) => b2_split::split;
+    SplitV::split_v(o::SplitVOptions) => b2_split::split_v;
+    Pack::pack(o::PackOptions) => b2_split::pack;
+    Unpack::unpack(o::UnpackOptions) => b2_split::unpack;
+    ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) => b2_resize::resize_bilinear;
 }
 
 /// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,

@@ -115,7 +115,7 @@ pub fn input(dtype: &str, count: usize, seed: u64) -> Option<Vec<u8>> {
 }
 
 /// The bytes of an input of `count` elements of `dtype` from the stream at `seed`, in the
-/// range `[lo, hi]`, as `scripts/tflm_op_goldens.py` makes them: int8 and int16 `lo +
+/// range `[lo, hi]`, as `scripts/tflm_op_goldens.py` makes them: int8, int16 and int32 `lo +
 /// ((next >> 32) · (hi − lo + 1) >> 32)`; float32 `lo + (hi − lo) · ((next >> 40) / 2^24)`
 /// in `f64`, rounded to `f32`. `None` for another type or an empty integer range.
 pub fn input_in(dtype: &str, count: usize, seed: u64, lo: f64, hi: f64) -> Option<Vec<u8>> {
@@ -135,6 +135,10 @@ pub fn input_in(dtype: &str, count: usize, seed: u64, lo: f64, hi: f64) -> Optio
         "int16" => {
             let (lo, span) = int(lo, hi)?;
             stream.for_each(|v| (pick(v, lo, span) as i16).push_le(&mut out));
+        }
+        "int32" => {
+            let (lo, span) = int(lo, hi)?;
+            stream.for_each(|v| (pick(v, lo, span) as i32).push_le(&mut out));
         }
         "float32" => stream.for_each(|v| {
             let unit = (v >> 40) as f64 / f64::from(1u32 << 24);
