@@ -49,6 +49,7 @@ const SUPPORTED: &[&str] = &[
     "PACK",
     "UNPACK",
     "RESIZE_BILINEAR",
+    "TRANSPOSE_CONV",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

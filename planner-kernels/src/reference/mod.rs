@@ -33,6 +33,7 @@ mod activation;
 mod b2_float;
 mod b2_resize;
 mod b2_split;
+mod b2_tconv;
 mod conv;
 mod elementwise;
 mod fc;
@@ -166,6 +167,7 @@ kinds! {
     Pack::pack(o::PackOptions) => b2_split::pack;
     Unpack::unpack(o::UnpackOptions) => b2_split::unpack;
     ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) => b2_resize::resize_bilinear;
+    TransposeConv::transpose_conv(o::TransposeConvOptions) => b2_tconv::transpose_conv;
 }
 
 /// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
