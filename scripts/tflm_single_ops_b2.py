@@ -267,11 +267,57 @@ def transpose_convs():
     transpose_conv("tconv_f32_valid_s2_relu", [1, 3, 3, 3], [2, 3, 3], [7, 7], (2, 2), VALID, F32, False, A.RELU)
 
 
+def conv_f32(name, in_shape, filt, stride, padding, dilation=(1, 1), activation=0, bias=True,
+             depthwise=False, seed=11):
+    """float32 CONV_2D (filter [out_c, h, w, in_c]) or DEPTHWISE_CONV_2D (filter [1, h, w,
+    out_c]), `filt` = (out_c, h, w); the output size from TFLite's SAME / VALID rule."""
+    m = Model()
+    r = rng(seed)
+    out_c, fh, fw = filt
+    n, h, w, in_c = in_shape
+    x = bounded(m, "x", in_shape, -2, 2)
+    wshape = [1, fh, fw, out_c] if depthwise else [out_c, fh, fw, in_c]
+    wt = m.tensor("w", wshape, F32, data=r.normal(0, 0.5, wshape).astype(F32))
+    inputs = [x, wt]
+    if bias:
+        inputs.append(m.tensor("bias", [out_c], F32, data=r.normal(0, 1, out_c).astype(F32)))
+
+    def size(i, f, st, d):
+        ext = (f - 1) * d + 1
+        return -(-i // st) if padding == s.Padding.SAME else (i - ext) // st + 1
+
+    out = [n, size(h, fh, stride[0], dilation[0]), size(w, fw, stride[1], dilation[1]), out_c]
+    y = m.tensor("y", out, F32)
+    if depthwise:
+        o = s.DepthwiseConv2DOptionsT()
+        o.depthMultiplier = out_c // in_c
+        builtin, otype = B.DEPTHWISE_CONV_2D, O.DepthwiseConv2DOptions
+    else:
+        o = s.Conv2DOptionsT()
+        builtin, otype = B.CONV_2D, O.Conv2DOptions
+    o.padding = padding
+    o.strideH, o.strideW = stride
+    o.dilationHFactor, o.dilationWFactor = dilation
+    o.fusedActivationFunction = activation
+    m.write(f"b2_{name}", builtin, inputs, [y], otype, o)
+
+
+def float_convs():
+    SAME, VALID = s.Padding.SAME, s.Padding.VALID
+    conv_f32("conv_f32_same_s2", [1, 9, 7, 5], (4, 3, 3), (2, 2), SAME)
+    conv_f32("conv_f32_valid_dil_relu6", [2, 8, 8, 3], (5, 3, 2), (1, 2), VALID, (2, 1), A.RELU6)
+    conv_f32("conv_f32_same_nobias", [1, 6, 5, 7], (3, 1, 1), (1, 1), SAME, bias=False)
+    conv_f32("dwconv_f32_same_m2", [1, 7, 9, 3], (6, 3, 3), (2, 2), SAME, depthwise=True)
+    conv_f32("dwconv_f32_valid_dil_relu", [2, 9, 8, 4], (4, 3, 3), (1, 1), VALID, (2, 2), A.RELU,
+             depthwise=True)
+
+
 def main():
     floats()
     splits()
     resizes()
     transpose_convs()
+    float_convs()
 
 
 if __name__ == "__main__":

@@ -129,6 +129,9 @@ fn finish(acc: i32, m: QuantizedMultiplier, zero: i32, lo: i32, hi: i32) -> i8 {
 /// `CONV_2D`: input `[n, h, w, c_in]`, filter `[c_out, fh, fw, c_in / groups]`, bias
 /// `[c_out]`, output `[n, oh, ow, c_out]`.
 pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        return super::b2_fconv::conv_2d(op, o);
+    }
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (w, wi) = input_i8(&op, 1, "input 1 (filter)")?;
     let (in_scale, in_zero) = params(xi.quant, "input 0")?;
@@ -373,6 +376,9 @@ pub(crate) fn depthwise_conv_2d(
     mut op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        return super::b2_fconv::depthwise_conv_2d(op, o);
+    }
     let (x, _) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
     let (out_shape, out_quant) = (out.shape, out.quant);

@@ -28,8 +28,19 @@
 //! several scales) applied as a Q31 multiplier and a shift ([`crate::quantize_multiplier`],
 //! [`crate::multiply_by_quantized_multiplier`]), the output zero point, and the fused
 //! activation as a clamp.
+//!
+//! Batch 2 (`b2_*` files): float32 `FULLY_CONNECTED`, `CONV_2D`, `DEPTHWISE_CONV_2D`, `ADD`,
+//! `SUB`, `MUL`, `LOGISTIC`, `TANH`, `SOFTMAX`, `RELU` and `RELU6` (the int8 kernels hand an
+//! op whose output is `f32` to them) with TFLM's float reference arithmetic, sums in the
+//! same order (`exp` and `tanh` through the `libm` crate: one ulp from glibc's on rare
+//! arguments, see `b2_float`); `SPLIT`, `SPLIT_V`, `PACK` and `UNPACK` (any element type,
+//! negative axes); `RESIZE_BILINEAR` (int8 through TFLM's Q10 integer variant, float32
+//! through its float one; `align_corners` or `half_pixel_centers`); and `TRANSPOSE_CONV`
+//! (int8 with per-channel filters and an optional int32 bias, or float32; SAME or VALID,
+//! any stride, fused activation).
 
 mod activation;
+mod b2_fconv;
 mod b2_float;
 mod b2_resize;
 mod b2_split;
