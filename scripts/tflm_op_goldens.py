@@ -28,7 +28,8 @@ Inputs: element `i` of input `k` of run `r` comes from a SplitMix64 stream at
   Its range is [0, 1), or `[LO, HI)` when the model's description has `float_range=LO:HI`
   (one-op models whose floats must reach past 1 or below 0), times the amplitude.
 The range is the one of AMPLITUDES (fractions of the type's range around the zero point, or
-of [0, 1) for float inputs) for which the RUNS outputs differ from each other, no run's
+of [0, 1) for float inputs, or of [min, max] for a float input whose quantisation
+parameters state a min and a max) for which the RUNS outputs differ from each other, no run's
 output is all at the int8 or int16 extremes, and the fewest output elements are at those
 extremes (the widest on a tie); a model for which none qualifies keeps the widest, and the
 script says so (`"informative": false` in its file).
@@ -97,11 +98,13 @@ def fnv1a32(data):
     return h
 
 
-def input_range(dtype, details, amplitude, float_range=(0.0, 1.0)):
-    """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point (of
-    `float_range` for a float input: [0, 1) unless the model's description says
-    `float_range=LO:HI`)."""
+def input_range(dtype, details, amplitude, bounds=None, float_range=(0.0, 1.0)):
+    """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point; of a
+    float input, of `bounds` (its stated quantisation `(min, max)`) when there are some,
+    else of `float_range` ([0, 1) unless the model's description says `float_range=LO:HI`)."""
     if dtype == np.float32:
+        if bounds is not None:
+            return (float(np.float32(bounds[0] * amplitude)), float(np.float32(bounds[1] * amplitude)))
         return (float_range[0] * amplitude, float_range[1] * float(amplitude))
     info = np.iinfo(dtype)
     zps = details.get("quantization_parameters", {}).get("zero_points", [])
@@ -130,6 +133,19 @@ def graph(path):
     return ops, tensors
 
 
+def input_bounds(path):
+    """Per model input, the `(min, max)` its quantisation parameters state, or `None`."""
+    sub = schema.Model.GetRootAsModel(path.read_bytes(), 0).Subgraphs(0)
+    out = []
+    for k in range(sub.InputsLength()):
+        q = sub.Tensors(sub.Inputs(k)).Quantization()
+        if q is not None and q.MinLength() == 1 and q.MaxLength() == 1:
+            out.append((q.Min(0), q.Max(0)))
+        else:
+            out.append(None)
+    return out
+
+
 def run_model(path, index, amplitude, dump, digests=True):
     """Runs RUNS inputs through one interpreter; the golden runs and the model outputs."""
     interp = runtime.Interpreter.from_file(
@@ -145,6 +161,7 @@ def run_model(path, index, amplitude, dump, digests=True):
         if word.startswith("float_range="):
             lo, hi = word.split("=", 1)[1].split(":")
             float_range = (float(lo), float(hi))
+    bounds = input_bounds(path)
     runs = []
     outputs = []
     for r in range(RUNS):
@@ -157,7 +174,9 @@ def run_model(path, index, amplitude, dump, digests=True):
                 break
             shape = [int(d) for d in details["shape"]]
             dtype = np.dtype(details["dtype"]).type
-            lo, hi = input_range(dtype, details, amplitude, float_range)
+            lo, hi = input_range(
+                dtype, details, amplitude, bounds[k] if k < len(bounds) else None, float_range
+            )
             seed = 0x0BE50000 + 256 * index + 16 * r + k
             data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
             interp.set_input(data, k)

@@ -797,12 +797,87 @@ fn options_are_read_and_checked() {
         m.subgraphs[0].ops[0].options = fields.map(|f| (74, Some(f)));
         assert_eq!(read_built(&m).unwrap().ops[0].options, want);
     }
-    m.subgraphs[0].ops[0].options = Some((15, Some(vec![(0, 1)])));
+    m.subgraphs[0].ops[0].options = Some((120, Some(vec![(0, 1)])));
     let msg = error_of(&m);
     assert!(
         msg.contains(
-            "type 15 (unknown), but a RESIZE_NEAREST_NEIGHBOR op has ResizeNearestNeighborOptions (74)"
+            "type 120 (unknown), but a RESIZE_NEAREST_NEIGHBOR op has ResizeNearestNeighborOptions (74)"
         ),
+        "{msg}"
+    );
+    // PACK (PackOptions 59), UNPACK (UnpackOptions 64), RESIZE_BILINEAR
+    // (ResizeBilinearOptions 15, fields 2 and 3), TRANSPOSE_CONV (TransposeConvOptions 49).
+    use planner::rt::options::{
+        PackOptions, Padding, ResizeBilinearOptions, TransposeConvOptions, UnpackOptions,
+    };
+    for (builtin, options, want) in [
+        (
+            83,
+            (59, Some(vec![(0, 3), (1, -1)])),
+            OpOptions::Pack(PackOptions {
+                axis: -1,
+                values_count: 3,
+            }),
+        ),
+        (
+            88,
+            (64, Some(vec![(0, 4), (1, 1)])),
+            OpOptions::Unpack(UnpackOptions { axis: 1, num: 4 }),
+        ),
+        (
+            23,
+            (15, Some(vec![(2, 1), (3, 1)])),
+            OpOptions::ResizeBilinear(ResizeBilinearOptions {
+                align_corners: true,
+                half_pixel_centers: true,
+            }),
+        ),
+        (
+            67,
+            (49, Some(vec![(0, 1), (1, 2), (2, 3), (3, 1)])),
+            OpOptions::TransposeConv(TransposeConvOptions {
+                padding: Padding::Valid,
+                stride_w: 2,
+                stride_h: 3,
+                activation: Activation::Relu,
+            }),
+        ),
+    ] {
+        let mut m = small_model();
+        m.codes[0] = code(builtin);
+        m.subgraphs[0].ops[0].options = Some(options);
+        assert_eq!(read_built(&m).unwrap().ops[0].options, want);
+    }
+    let mut m = small_model();
+    m.codes[0] = code(67);
+    m.subgraphs[0].ops[0].options = Some((49, Some(vec![(0, 1), (1, 0), (2, 1)])));
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("op 0 (TRANSPOSE_CONV) has stride_w 0"),
+        "{msg}"
+    );
+    // SPLIT takes its axis from constant input 0, SPLIT_V from input 2: not constant, of
+    // another type, or missing, each is an error naming the op and the tensor.
+    let mut m = small_model();
+    m.codes[0] = code(49);
+    m.subgraphs[0].ops[0].options = Some((35, Some(vec![(0, 2)])));
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("op 0 (SPLIT) takes its axis from tensor `x`, which is not constant"),
+        "{msg}"
+    );
+    m.subgraphs[0].ops[0].inputs = vec![1, 0];
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("takes its axis from tensor `w` of type i8"),
+        "{msg}"
+    );
+    m.codes[0] = code(102);
+    m.subgraphs[0].ops[0].options = Some((79, Some(vec![(0, 2)])));
+    m.subgraphs[0].ops[0].inputs = vec![0, 1, -1];
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("op 0 (SPLIT_V) has no input 2 (axis)"),
         "{msg}"
     );
     // An op kind without typed options keeps none, whatever its options.

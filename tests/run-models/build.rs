@@ -58,6 +58,12 @@ const SUPPORTED: &[&str] = &[
     "EXPAND_DIMS",
     "SLICE",
     "PADV2",
+    "SPLIT",
+    "SPLIT_V",
+    "PACK",
+    "UNPACK",
+    "RESIZE_BILINEAR",
+    "TRANSPOSE_CONV",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

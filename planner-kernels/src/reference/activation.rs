@@ -25,6 +25,10 @@ fn quants(op: &OpView<'_, '_>) -> Result<(Params, Params), KernelError> {
 /// offset times the multiplier of `input_scale / output_scale`, plus the output zero point,
 /// clamped below at the output's zero point.
 pub(crate) fn relu(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::unary_f32(&mut op, in_place, super::b2_float::relu_f32);
+    }
     let ((si, zi), (so, zo)) = quants(&op)?;
     let m = quantize_multiplier(f64::from(si) / f64::from(so));
     let lo = zo.saturating_add(round_f32(0.0 / so)).max(-128);
@@ -38,6 +42,10 @@ pub(crate) fn relu(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelE
 /// `round(6 / input_scale) + zero point`, without requantising (the output is expected to
 /// share the input's quantisation).
 pub(crate) fn relu6(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::unary_f32(&mut op, in_place, super::b2_float::relu6_f32);
+    }
     let ((si, zi), _) = quants(&op)?;
     let six = round_f32(6.0 / si).saturating_add(zi).clamp(-128, 127);
     let zero = zi.clamp(-128, 127);
@@ -108,6 +116,10 @@ pub(crate) fn tanh_q4(a: i32) -> i32 {
 /// the radius saturate, the others are scaled into Q4.27, go through the fixed-point
 /// logistic, and are shifted right by 23 with rounding.
 pub(crate) fn logistic(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::unary_f32(&mut op, in_place, super::b2_float::logistic_f32);
+    }
     if int16_output(&op) {
         return sigmoid_like16(&mut op, in_place, false);
     }
@@ -137,6 +149,10 @@ pub(crate) fn logistic(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), Ker
 /// radius saturate, the others are scaled into Q4.27, go through the fixed-point tanh, and
 /// are shifted right by 24 with rounding.
 pub(crate) fn tanh(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::unary_f32(&mut op, in_place, super::b2_float::tanhf);
+    }
     if int16_output(&op) {
         return sigmoid_like16(&mut op, in_place, true);
     }

@@ -194,6 +194,10 @@ fn finish(acc: i32, m: QuantizedMultiplier, zero: i32, lo: i32, hi: i32) -> i8 {
 /// when it has none) from the input's region, which must hold every pixel inside the
 /// image those outputs read.
 pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_fconv::conv_2d(op, o);
+    }
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (w, wi) = input_i8(&op, 1, "input 1 (filter)")?;
     let (in_scale, in_zero) = params(xi.quant, "input 0")?;
@@ -424,6 +428,10 @@ pub(crate) fn depthwise_conv_2d(
     mut op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_fconv::depthwise_conv_2d(op, o);
+    }
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
     let (out_shape, out_quant, out_region) = (out.shape, out.quant, out.region);

@@ -219,6 +219,10 @@ pub(crate) fn add(
     o: &AddOptions,
     in_place: bool,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::add(&mut op, o, in_place);
+    }
     add_sub(&mut op, o, in_place, false)
 }
 
@@ -228,6 +232,10 @@ pub(crate) fn sub(
     o: &AddOptions,
     in_place: bool,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::sub(&mut op, o, in_place);
+    }
     add_sub(&mut op, o, in_place, true)
 }
 
@@ -291,6 +299,10 @@ pub(crate) fn mul(
     o: &MulOptions,
     in_place: bool,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::mul(&mut op, o, in_place);
+    }
     let q = |i: usize, t| params(op.input(i).and_then(|x| x.quant), t);
     let (s1, z1) = q(0, "input 0")?;
     let (s2, z2) = q(1, "input 1")?;

@@ -12,6 +12,10 @@ pub(crate) fn fully_connected(
     mut op: OpView<'_, '_>,
     o: &FullyConnectedOptions,
 ) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::fully_connected(op, o);
+    }
     if o.weights_format != WeightsFormat::Default {
         return Err(KernelError::Options {
             what: "shuffled fully-connected weights",

@@ -55,7 +55,8 @@
 //!
 //! Every other kind, the in-place variants, and a region on any tensor but the image
 //! inputs and output 0 (a filter, a bias, a scratch tensor) are refused with
-//! [`KernelError::Region`], never computed on the wrong pixels.
+//! [`KernelError::Region`], never computed on the wrong pixels; so are the float32 paths
+//! of the kinds above (the int8 paths, and `QUANTIZE` from float32, honour regions).
 //!
 //! The arithmetic follows the operators' definitions in TFLite's integer scheme: int32
 //! accumulation of `(x - input_zero_point) · w`, the bias, then the real multiplier
@@ -63,8 +64,23 @@
 //! several scales) applied as a Q31 multiplier and a shift ([`crate::quantize_multiplier`],
 //! [`crate::multiply_by_quantized_multiplier`]), the output zero point, and the fused
 //! activation as a clamp.
+//!
+//! Batch 2 (`b2_*` files): float32 `FULLY_CONNECTED`, `CONV_2D`, `DEPTHWISE_CONV_2D`, `ADD`,
+//! `SUB`, `MUL`, `LOGISTIC`, `TANH`, `SOFTMAX`, `RELU` and `RELU6` (the int8 kernels hand an
+//! op whose output is `f32` to them) with TFLM's float reference arithmetic, sums in the
+//! same order (`exp` and `tanh` through the `libm` crate: one ulp from glibc's on rare
+//! arguments, see `b2_float`); `SPLIT`, `SPLIT_V`, `PACK` and `UNPACK` (any element type,
+//! negative axes); `RESIZE_BILINEAR` (int8 through TFLM's Q10 integer variant, float32
+//! through its float one; `align_corners` or `half_pixel_centers`); and `TRANSPOSE_CONV`
+//! (int8 with per-channel filters and an optional int32 bias, or float32; SAME or VALID,
+//! any stride, fused activation).
 
 mod activation;
+mod b2_fconv;
+mod b2_float;
+mod b2_resize;
+mod b2_split;
+mod b2_tconv;
 mod batch1;
 mod conv;
 mod elementwise;
@@ -222,6 +238,12 @@ kinds! {
     ExpandDims::expand_dims(o::ExpandDimsOptions) [0] => batch1::expand_dims;
     Slice::slice(o::SliceOptions) [0] => batch1::slice;
     PadV2::padv2(o::PadOptions) [0] => batch1::padv2;
+    Split::split(o::SplitOptions) [0] => b2_split::split;
+    SplitV::split_v(o::SplitVOptions) [0] => b2_split::split_v;
+    Pack::pack(o::PackOptions) [0] => b2_split::pack;
+    Unpack::unpack(o::UnpackOptions) [0] => b2_split::unpack;
+    ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) [0] => b2_resize::resize_bilinear;
+    TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
 }
 
 /// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
@@ -246,6 +268,15 @@ builtins! {
     "PRELU" => batch1::prelu;
     "LOG_SOFTMAX" => batch1::log_softmax;
     "CAST" => batch1::cast;
+}
+
+/// Refuses a view with a patch region: the float kernels run on whole tensors only.
+pub(crate) fn whole_tensors(op: &OpView<'_, '_>) -> Result<(), KernelError> {
+    let input = op.inputs.iter().flatten().any(|x| x.region.is_some());
+    if input || op.outputs.iter().any(|y| y.region.is_some()) {
+        return Err(KernelError::Region { tensor: "input 0" });
+    }
+    Ok(())
 }
 
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.

@@ -128,6 +128,10 @@ fn reciprocal(sum: i32) -> (i32, i32) {
 }
 
 pub(crate) fn softmax(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return super::b2_float::softmax(op, o);
+    }
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (in_scale, _) = params(xi.quant, "input 0")?;
     let depth = *xi.shape.last().ok_or(KernelError::Shape {

@@ -408,6 +408,61 @@ options_struct! {
         /// Sample at pixel centres: the source index is taken at `out + 0.5`.
         half_pixel_centers: bool,
     }
+
+    /// `SPLIT` (TFLite `SplitOptions` and the constant `axis` operand, input 0).
+    SplitOptions {
+        /// The axis split (negative counts from the end).
+        axis: i32,
+        /// Number of outputs, as the file states it.
+        num_splits: i32,
+    }
+
+    /// `SPLIT_V` (TFLite `SplitVOptions` and the constant `axis` operand, input 2; each
+    /// output's size along the axis is its shape's).
+    SplitVOptions {
+        /// The axis split (negative counts from the end).
+        axis: i32,
+        /// Number of outputs, as the file states it.
+        num_splits: i32,
+    }
+
+    /// `PACK` (TFLite `PackOptions`).
+    PackOptions {
+        /// The output's new axis (negative counts from the end of the output's dimensions).
+        axis: i32,
+        /// Number of inputs, as the file states it.
+        values_count: i32,
+    }
+
+    /// `UNPACK` (TFLite `UnpackOptions`).
+    UnpackOptions {
+        /// The input's axis taken apart (negative counts from the end).
+        axis: i32,
+        /// Number of outputs, as the file states it.
+        num: i32,
+    }
+
+    /// `RESIZE_BILINEAR` (TFLite `ResizeBilinearOptions`; the size is the output's shape).
+    ResizeBilinearOptions {
+        /// Map the corner pixels of input and output onto each other: the scale is
+        /// `(in - 1) / (out - 1)`.
+        align_corners: bool,
+        /// Sample at pixel centres: the source position is `(out + 0.5) · scale - 0.5`.
+        half_pixel_centers: bool,
+    }
+
+    /// `TRANSPOSE_CONV` (TFLite `TransposeConvOptions`; the output size is the output's
+    /// shape, the constant `output_shape` operand's).
+    TransposeConvOptions {
+        /// Padding (`Same` or `Valid`).
+        padding: Padding,
+        /// Stride along the width (at least 1).
+        stride_w: i32,
+        /// Stride along the height (at least 1).
+        stride_h: i32,
+        /// Fused activation.
+        activation: Activation,
+    }
 }
 
 options_struct! {
@@ -606,6 +661,18 @@ kinds! {
     Slice = "SLICE", SliceOptions, slice, "the kernel set `{Self}` has no SLICE kernel, and the model runs SLICE";
     /// `PADV2`.
     PadV2 = "PADV2", PadOptions, padv2, "the kernel set `{Self}` has no PADV2 kernel, and the model runs PADV2";
+    /// `SPLIT`.
+    Split = "SPLIT", SplitOptions, split, "the kernel set `{Self}` has no SPLIT kernel, and the model runs SPLIT";
+    /// `SPLIT_V`.
+    SplitV = "SPLIT_V", SplitVOptions, split_v, "the kernel set `{Self}` has no SPLIT_V kernel, and the model runs SPLIT_V";
+    /// `PACK`.
+    Pack = "PACK", PackOptions, pack, "the kernel set `{Self}` has no PACK kernel, and the model runs PACK";
+    /// `UNPACK`.
+    Unpack = "UNPACK", UnpackOptions, unpack, "the kernel set `{Self}` has no UNPACK kernel, and the model runs UNPACK";
+    /// `RESIZE_BILINEAR`.
+    ResizeBilinear = "RESIZE_BILINEAR", ResizeBilinearOptions, resize_bilinear, "the kernel set `{Self}` has no RESIZE_BILINEAR kernel, and the model runs RESIZE_BILINEAR";
+    /// `TRANSPOSE_CONV`.
+    TransposeConv = "TRANSPOSE_CONV", TransposeConvOptions, transpose_conv, "the kernel set `{Self}` has no TRANSPOSE_CONV kernel, and the model runs TRANSPOSE_CONV";
 }
 
 /// Lists the op kinds that can run in place (see [`crate::planfile::InPlaceEntry`]): the
@@ -748,5 +815,6 @@ mod tests {
         );
         assert_eq!(OpOptions::None.codegen("x"), None);
         assert_eq!(OpOptions::OPCODES.len(), 35);
+        assert_eq!(OpOptions::OPCODES.len(), 31);
     }
 }

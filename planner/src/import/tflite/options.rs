@@ -25,6 +25,11 @@
 //! | `StridedSliceOptions` (32) | begin_mask (0) .. shrink_axis_mask (4), offset (5) |
 //! | `UnidirectionalSequenceLSTMOptions` (71) | fused_activation_function (0), cell_clip (1), proj_clip (2), time_major (3), asymmetric_quantize_inputs (4), diagonal_recurrent_tensors (5) |
 //! | `ResizeNearestNeighborOptions` (74) | align_corners (0), half_pixel_centers (1) |
+//! | `SplitOptions` (35), `SplitVOptions` (79) | num_splits (0) |
+//! | `PackOptions` (59) | values_count (0), axis (1) |
+//! | `UnpackOptions` (64) | num (0), axis (1) |
+//! | `ResizeBilinearOptions` (15) | align_corners (2), half_pixel_centers (3) |
+//! | `TransposeConvOptions` (49) | padding (0), stride_w (1), stride_h (2), fused_activation_function (3) |
 //! | `PadOptions` (22), `TransposeOptions` (26), `DequantizeOptions` (38), `QuantizeOptions` (89), `HardSwishOptions` (91) | none |
 //! | `DivOptions` (29) | fused_activation_function (0) |
 //! | `LeakyReluOptions` (75) | alpha (0) |
@@ -35,9 +40,10 @@
 //!
 //! Constant operands: `RESHAPE` input 1 (when the options have no shape; else the output's
 //! shape), `PAD` input 1 (`[rank, 2]`), `MEAN` input 1, `TRANSPOSE` input 1,
-//! `STRIDED_SLICE` inputs 1 to 3; int32 or int64. A `PAD`, `MEAN`, `TRANSPOSE` or
-//! `STRIDED_SLICE` whose operand is not constant is an error: its kernel needs the values
-//! before run time.
+//! `STRIDED_SLICE` inputs 1 to 3, `SPLIT` input 0 and `SPLIT_V` input 2 (the axis, one
+//! value); int32 or int64. A `PAD`, `MEAN`, `TRANSPOSE`, `STRIDED_SLICE`, `SPLIT` or
+//! `SPLIT_V` whose operand is not constant is an error: its kernel needs the values before
+//! run time.
 //!
 //! Batch 1: `SUM` and `REDUCE_MAX` input 1 (axes, with `ReducerOptions`), `ARG_MAX` and
 //! `EXPAND_DIMS` input 1 (one value), `SLICE` inputs 1 and 2 (begin, size), `PADV2` input 1
@@ -60,6 +66,10 @@ use crate::rt::options::{
     Padding, Pool2dOptions, ReduceOptions, ReshapeOptions, ResizeNearestNeighborOptions,
     SliceOptions, SoftmaxOptions, SqueezeOptions, StridedSliceOptions, SvdfOptions,
     TransposeOptions, UnidirectionalSequenceLstmOptions, WeightsFormat,
+};
+use crate::rt::options::{
+    PackOptions, ResizeBilinearOptions, SplitOptions, SplitVOptions, TransposeConvOptions,
+    UnpackOptions,
 };
 
 /// A table type that is a member of the `BuiltinOptions` union: its key and name.
@@ -246,6 +256,54 @@ table! {
 }
 
 table! {
+    /// `SplitOptions`.
+    SplitT<'a> {
+        0 num_splits: i32,
+    }
+}
+
+table! {
+    /// `SplitVOptions`.
+    SplitVT<'a> {
+        0 num_splits: i32,
+    }
+}
+
+table! {
+    /// `PackOptions`.
+    PackT<'a> {
+        0 values_count: i32,
+        1 axis: i32,
+    }
+}
+
+table! {
+    /// `UnpackOptions`.
+    UnpackT<'a> {
+        0 num: i32,
+        1 axis: i32,
+    }
+}
+
+table! {
+    /// `ResizeBilinearOptions`.
+    ResizeBilinearT<'a> {
+        2 align_corners: bool,
+        3 half_pixel_centers: bool,
+    }
+}
+
+table! {
+    /// `TransposeConvOptions`.
+    TransposeConvT<'a> {
+        0 padding: i8,
+        1 stride_w: i32,
+        2 stride_h: i32,
+        3 activation: i8,
+    }
+}
+
+table! {
     /// `PadOptions`.
     PadT<'a> {}
 }
@@ -344,6 +402,12 @@ members! {
     52 ExpandDimsT = "ExpandDimsOptions",
     48 SliceT = "SliceOptions",
     43 PadV2T = "PadV2Options",
+    35 SplitT = "SplitOptions",
+    79 SplitVT = "SplitVOptions",
+    59 PackT = "PackOptions",
+    64 UnpackT = "UnpackOptions",
+    15 ResizeBilinearT = "ResizeBilinearOptions",
+    49 TransposeConvT = "TransposeConvOptions",
 }
 
 impl<'a> Operator<'a> {
@@ -704,6 +768,50 @@ impl<'b> Reader<'_, 'b> {
                 })
             }
             "PADV2" => OpOptions::PadV2(pad_with::<PadV2T>(&cx)?),
+            "SPLIT" => {
+                let t = cx.table::<SplitT>()?;
+                OpOptions::Split(SplitOptions {
+                    axis: axis_operand(&cx, 0)?,
+                    num_splits: t.and_then(|t| t.num_splits()).unwrap_or(0),
+                })
+            }
+            "SPLIT_V" => {
+                let t = cx.table::<SplitVT>()?;
+                OpOptions::SplitV(SplitVOptions {
+                    axis: axis_operand(&cx, 2)?,
+                    num_splits: t.and_then(|t| t.num_splits()).unwrap_or(0),
+                })
+            }
+            "PACK" => {
+                let t = cx.table::<PackT>()?;
+                OpOptions::Pack(PackOptions {
+                    axis: t.and_then(|t| t.axis()).unwrap_or(0),
+                    values_count: t.and_then(|t| t.values_count()).unwrap_or(0),
+                })
+            }
+            "UNPACK" => {
+                let t = cx.table::<UnpackT>()?;
+                OpOptions::Unpack(UnpackOptions {
+                    axis: t.and_then(|t| t.axis()).unwrap_or(0),
+                    num: t.and_then(|t| t.num()).unwrap_or(0),
+                })
+            }
+            "RESIZE_BILINEAR" => {
+                let t = cx.table::<ResizeBilinearT>()?;
+                OpOptions::ResizeBilinear(ResizeBilinearOptions {
+                    align_corners: t.and_then(|t| t.align_corners()).unwrap_or(false),
+                    half_pixel_centers: t.and_then(|t| t.half_pixel_centers()).unwrap_or(false),
+                })
+            }
+            "TRANSPOSE_CONV" => {
+                let t = cx.table::<TransposeConvT>()?;
+                OpOptions::TransposeConv(TransposeConvOptions {
+                    padding: cx.padding(t.and_then(|t| t.padding()))?,
+                    stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
+                    stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
+                    activation: cx.activation(t.and_then(|t| t.activation()))?,
+                })
+            }
             _ => OpOptions::None,
         })
     }
@@ -887,4 +995,16 @@ fn arg_max(cx: &Ctx<'_, '_, '_>) -> Result<ArgMaxOptions> {
     Ok(ArgMaxOptions {
         axis: cx.scalar(1, "axis")?,
     })
+}
+
+/// The axis of a `SPLIT` or `SPLIT_V`: constant input `j`, exactly one value.
+fn axis_operand(cx: &Ctx<'_, '_, '_>, j: usize) -> Result<i32> {
+    match cx.ints(j, "axis")?.as_slice() {
+        [axis] => Ok(*axis),
+        v => Err(cx.r.corrupt(format_args!(
+            "{} has {} axis values; expected exactly one",
+            cx.what(),
+            v.len()
+        ))),
+    }
 }

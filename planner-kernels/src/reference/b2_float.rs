@@ -1,0 +1,368 @@
+//! float32 `FULLY_CONNECTED`, `ADD`, `SUB`, `MUL`, `LOGISTIC`, `TANH`, `SOFTMAX`, `RELU` and
+//! `RELU6`, with TFLite Micro's float reference arithmetic: the same operations in the same
+//! order, in `f32`, so that the sums round as TFLM's do.
+//!
+//! The int8 kernels of these ops call in here when output 0 holds `f32` elements
+//! ([`float_output`]); an op with float and integer tensors mixed is refused.
+//!
+//! `exp` and `tanh`: TFLM calls the C library's `expf` and `tanhf`. Without `std` these come
+//! from the `libm` crate: `expf(x)` is `libm::exp` in `f64` rounded to `f32` (glibc's `expf`
+//! is within 0.502 ulp of the exact value, so the two differ by one ulp where the exact value
+//! lies within that margin of a half-way point: measured on every 101st bit pattern with
+//! `|x| <= 100`, 1,705 of 22,186,207 inputs, 0.008%), and `tanhf` is the classic
+//! `expm1`-based formula glibc uses, over `libm::expm1f` (13 of the same 22,186,207 inputs
+//! differ, by one ulp). The one-op tests (`op_b2_*_f32*`, 3 inputs each, about 2,800 `exp`
+//! and 1,400 `tanh` evaluations) compare bit for bit and match TFLM on every element; a
+//! model whose inputs hit one of those rare arguments would differ by one ulp there.
+
+use planner::rt::kernel::{Data, DataMut, OpView};
+use planner::rt::options::{
+    Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions, WeightsFormat,
+};
+
+use super::unary::unary;
+use super::{KernelError, output};
+
+/// Most dimensions broadcasting handles.
+const RANK: usize = 6;
+
+/// True when output 0 of the op holds `f32` elements: the float kernel runs it.
+pub(crate) fn float_output(op: &OpView<'_, '_>) -> bool {
+    matches!(op.outputs.first().map(|o| &o.data), Some(DataMut::F32(_)))
+}
+
+/// `(min, max)` of a fused activation on floats: TFLite's `CalculateActivationRange`.
+pub(crate) fn float_activation_range(a: Activation) -> Result<(f32, f32), KernelError> {
+    Ok(match a {
+        Activation::None => (f32::MIN, f32::MAX),
+        Activation::Relu => (0.0, f32::MAX),
+        Activation::Relu6 => (0.0, 6.0),
+        Activation::ReluN1To1 => (-1.0, 1.0),
+        Activation::Tanh | Activation::SignBit => {
+            return Err(KernelError::Options {
+                what: "fused activation TANH or SIGN_BIT",
+            });
+        }
+    })
+}
+
+/// `min(max(x, lo), hi)` as C++'s `std::min`/`std::max` compute it (TFLite's
+/// `ActivationFunctionWithMinMax`): an infinity is clamped to the finite bounds.
+pub(crate) fn clamp(x: f32, lo: f32, hi: f32) -> f32 {
+    let v = if x < lo { lo } else { x };
+    if hi < v { hi } else { v }
+}
+
+/// `expf` (see the module's doc): `exp` in `f64`, rounded to `f32`.
+pub(crate) fn expf(x: f32) -> f32 {
+    libm::exp(f64::from(x)) as f32
+}
+
+/// `tanhf` as glibc computes it: `±(1 - 2 / (expm1(2|x|) + 2))` for `|x| >= 1`,
+/// `∓expm1(-2|x|) / (expm1(-2|x|) + 2)` below, `x · (1 + x)` for tiny `|x|`, and `±1` from
+/// 22 on.
+pub(crate) fn tanhf(x: f32) -> f32 {
+    let bits = x.to_bits() & 0x7fff_ffff;
+    let ax = f32::from_bits(bits);
+    if x.is_nan() {
+        return x;
+    }
+    let z = if bits >= 0x41b0_0000 {
+        // |x| >= 22, or infinite: 1 - tiny rounds to 1.
+        1.0
+    } else if bits < 0x2400_0000 {
+        // |x| < 2^-55.
+        return x * (1.0 + x);
+    } else if bits >= 0x3f80_0000 {
+        let t = libm::expm1f(2.0 * ax);
+        1.0 - 2.0 / (t + 2.0)
+    } else {
+        let t = libm::expm1f(-2.0 * ax);
+        -t / (t + 2.0)
+    };
+    if x.is_sign_negative() { -z } else { z }
+}
+
+/// `LOGISTIC`, float: TFLM's reference, `1` above 16.619047, `exp(x)` below -9, else
+/// `1 / (1 + exp(-x))`.
+pub(crate) fn logistic_f32(x: f32) -> f32 {
+    const UPPER: f32 = 16.619_047;
+    const LOWER: f32 = -9.0;
+    if x > UPPER {
+        1.0
+    } else if x < LOWER {
+        expf(x)
+    } else {
+        1.0 / (1.0 + expf(-x))
+    }
+}
+
+/// `RELU`, float: `x < 0 ? 0 : x` (so `-0.0` and NaN pass through, as in TFLM).
+pub(crate) fn relu_f32(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
+/// `RELU6`, float: TFLM's `x > 6 ? 6 : x < 0 ? 0 : x`, which is `f32::clamp` (NaN and `-0.0`
+/// pass through both).
+pub(crate) fn relu6_f32(x: f32) -> f32 {
+    x.clamp(0.0, 6.0)
+}
+
+/// A float unary op (`RELU`, `RELU6`, `LOGISTIC`, `TANH`), out of place or in place.
+pub(crate) fn unary_f32(
+    op: &mut OpView<'_, '_>,
+    in_place: bool,
+    f: fn(f32) -> f32,
+) -> Result<(), KernelError> {
+    unary(op, in_place, f)
+}
+
+/// `FULLY_CONNECTED`, float: per batch and unit, `Σ_d x[d] · w[u][d]` accumulated in `f32`
+/// from `d = 0`, plus the bias, through the fused activation.
+pub(crate) fn fully_connected(
+    mut op: OpView<'_, '_>,
+    o: &FullyConnectedOptions,
+) -> Result<(), KernelError> {
+    if o.weights_format != WeightsFormat::Default {
+        return Err(KernelError::Options {
+            what: "shuffled fully-connected weights",
+        });
+    }
+    let f32_input = |i: usize, tensor: &'static str| {
+        let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
+        x.f32()
+            .map(|d| (d, x.shape))
+            .ok_or(KernelError::Type { tensor })
+    };
+    let (x, _) = f32_input(0, "input 0 (float output, so float input)")?;
+    let (w, w_shape) = f32_input(1, "input 1 (weights; float output, so float weights)")?;
+    let bias = match op.input(2) {
+        Some(_) => Some(f32_input(2, "input 2 (bias; float output, so float bias)")?.0),
+        None => None,
+    };
+    let (units, depth) = match w_shape {
+        [units, depth] => (*units, *depth),
+        _ => {
+            return Err(KernelError::Shape {
+                what: "weights are not [units, depth]",
+            });
+        }
+    };
+    let (lo, hi) = float_activation_range(o.activation)?;
+    let y = output(&mut op)?
+        .f32()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if depth == 0 || x.len() % depth != 0 || w.len() != units * depth {
+        return Err(KernelError::Shape {
+            what: "input length is not a multiple of the weights' depth",
+        });
+    }
+    let batches = x.len() / depth;
+    if y.len() != batches * units || bias.is_some_and(|b| b.len() != units) {
+        return Err(KernelError::Shape {
+            what: "output or bias length differs from batches x units",
+        });
+    }
+    for b in 0..batches {
+        let row = &x[b * depth..(b + 1) * depth];
+        for u in 0..units {
+            let mut total = 0.0f32;
+            for (xv, wv) in row.iter().zip(&w[u * depth..(u + 1) * depth]) {
+                total += xv * wv;
+            }
+            let bias = bias.map_or(0.0, |b| b[u]);
+            y[b * units + u] = clamp(total + bias, lo, hi);
+        }
+    }
+    Ok(())
+}
+
+/// Element strides of `shape` seen from an output of `RANK` dimensions `out`: 0 where the
+/// input broadcasts. `None` when the shapes do not broadcast.
+fn broadcast_strides(shape: &[usize], out: &[usize; RANK]) -> Option<[usize; RANK]> {
+    let pad = RANK.checked_sub(shape.len())?;
+    let mut dims = [1; RANK];
+    dims[pad..].copy_from_slice(shape);
+    let mut strides = [0; RANK];
+    let mut stride = 1;
+    for d in (0..RANK).rev() {
+        if dims[d] == out[d] {
+            strides[d] = stride;
+        } else if dims[d] != 1 {
+            return None;
+        }
+        stride *= dims[d];
+    }
+    Some(strides)
+}
+
+/// One float operand: its elements, or (in place) output 0's.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    Slice(&'a [f32]),
+    InPlace,
+}
+
+/// A float binary op (`ADD`, `SUB`, `MUL`) with broadcasting: `clamp(f(a, b))` per output
+/// element. In place, one input is output 0's bytes and has its exact shape.
+fn binary(
+    op: &mut OpView<'_, '_>,
+    in_place: bool,
+    activation: Activation,
+    f: fn(f32, f32) -> f32,
+) -> Result<(), KernelError> {
+    let (lo, hi) = float_activation_range(activation)?;
+    let mut operands = [(Operand::InPlace, &[][..]); 2];
+    for (i, (slot, tensor)) in operands.iter_mut().zip(["input 0", "input 1"]).enumerate() {
+        let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
+        *slot = match (x.data, in_place) {
+            (Data::F32(d), _) => (Operand::Slice(d), x.shape),
+            (Data::InPlace(0), true) => (Operand::InPlace, x.shape),
+            (Data::InPlace(_), _) => {
+                return Err(KernelError::Missing { tensor });
+            }
+            _ => return Err(KernelError::Type { tensor }),
+        };
+    }
+    let [(a, a_shape), (b, b_shape)] = operands;
+    if in_place != (matches!(a, Operand::InPlace) ^ matches!(b, Operand::InPlace)) {
+        return Err(KernelError::Shape {
+            what: "in place, exactly one input must be the output's bytes",
+        });
+    }
+    let out = output(op)?;
+    let out_shape = out.shape;
+    let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let pad = RANK
+        .checked_sub(out_shape.len())
+        .ok_or(KernelError::Shape {
+            what: "rank above 6",
+        })?;
+    let mut dims = [1; RANK];
+    dims[pad..].copy_from_slice(out_shape);
+    let not_broadcast = KernelError::Shape {
+        what: "the inputs do not broadcast to the output",
+    };
+    for (x, shape) in [(a, a_shape), (b, b_shape)] {
+        if matches!(x, Operand::InPlace) && shape != out_shape {
+            return Err(KernelError::Shape {
+                what: "the in-place input's shape is not the output's",
+            });
+        }
+    }
+    let sa = broadcast_strides(a_shape, &dims).ok_or(not_broadcast)?;
+    let sb = broadcast_strides(b_shape, &dims).ok_or(not_broadcast)?;
+    if y.len() != dims.iter().product::<usize>() {
+        return Err(not_broadcast);
+    }
+    let mut index = [0usize; RANK];
+    for i in 0..y.len() {
+        let at = |s: &[usize; RANK]| -> usize { index.iter().zip(s).map(|(i, s)| i * s).sum() };
+        let get = |x: Operand<'_>, at: usize, y: &[f32]| match x {
+            Operand::Slice(s) => s.get(at).copied(),
+            Operand::InPlace => y.get(i).copied(),
+        };
+        let (Some(va), Some(vb)) = (get(a, at(&sa), y), get(b, at(&sb), y)) else {
+            return Err(not_broadcast);
+        };
+        y[i] = clamp(f(va, vb), lo, hi);
+        for d in (0..RANK).rev() {
+            index[d] += 1;
+            if index[d] < dims[d] {
+                break;
+            }
+            index[d] = 0;
+        }
+    }
+    Ok(())
+}
+
+/// `ADD`, float: `a + b` through the fused activation.
+pub(crate) fn add(
+    op: &mut OpView<'_, '_>,
+    o: &AddOptions,
+    in_place: bool,
+) -> Result<(), KernelError> {
+    binary(op, in_place, o.activation, |a, b| a + b)
+}
+
+/// `SUB`, float: `a - b` through the fused activation.
+pub(crate) fn sub(
+    op: &mut OpView<'_, '_>,
+    o: &AddOptions,
+    in_place: bool,
+) -> Result<(), KernelError> {
+    binary(op, in_place, o.activation, |a, b| a - b)
+}
+
+/// `MUL`, float: `a · b` through the fused activation.
+pub(crate) fn mul(
+    op: &mut OpView<'_, '_>,
+    o: &MulOptions,
+    in_place: bool,
+) -> Result<(), KernelError> {
+    binary(op, in_place, o.activation, |a, b| a * b)
+}
+
+/// `SOFTMAX`, float, over the last dimension: per row, the maximum, then
+/// `e_c = exp((x_c - max) · beta)` summed in `f32` from `c = 0`, then `e_c / sum`.
+pub(crate) fn softmax(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    let xi = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let x = xi.f32().ok_or(KernelError::Type {
+        tensor: "input 0 (float output, so float input)",
+    })?;
+    let depth = *xi.shape.last().ok_or(KernelError::Shape {
+        what: "softmax of a scalar",
+    })?;
+    let y = output(&mut op)?
+        .f32()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if depth == 0 || x.len() % depth != 0 || y.len() != x.len() {
+        return Err(KernelError::Shape {
+            what: "softmax input and output lengths differ or are not whole rows",
+        });
+    }
+    for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
+        let mut max = f32::MIN;
+        for &v in row {
+            if max < v {
+                max = v;
+            }
+        }
+        let mut sum = 0.0f32;
+        for (&v, e) in row.iter().zip(out.iter_mut()) {
+            *e = expf((v - max) * o.beta);
+            sum += *e;
+        }
+        for e in out.iter_mut() {
+            *e /= sum;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tanh_and_exp_are_the_functions() {
+        for k in -400..=400 {
+            let x = k as f32 / 37.0;
+            let t = f64::from(tanhf(x));
+            assert!((t - f64::from(x).tanh()).abs() < 1e-6, "tanh({x}) = {t}");
+            let e = f64::from(expf(x));
+            let want = f64::from(x).exp();
+            assert!(((e - want) / want).abs() < 1e-7, "exp({x}) = {e}");
+        }
+        assert_eq!(tanhf(30.0), 1.0);
+        assert_eq!(tanhf(-30.0), -1.0);
+        assert_eq!(tanhf(f32::INFINITY), 1.0);
+        assert!(tanhf(f32::NAN).is_nan());
+        assert_eq!(logistic_f32(17.0), 1.0);
+        assert_eq!(logistic_f32(-10.0), expf(-10.0));
+        assert_eq!(clamp(f32::INFINITY, f32::MIN, f32::MAX), f32::MAX);
+    }
+}
