@@ -44,6 +44,7 @@ const SUPPORTED: &[&str] = &[
     "MINIMUM",
     "STRIDED_SLICE",
     "RESIZE_NEAREST_NEIGHBOR",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

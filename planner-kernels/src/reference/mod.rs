@@ -28,11 +28,18 @@
 //! several scales) applied as a Q31 multiplier and a shift ([`crate::quantize_multiplier`],
 //! [`crate::multiply_by_quantized_multiplier`]), the output zero point, and the fused
 //! activation as a clamp.
+//!
+//! `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard LSTM TFLM runs: no peephole, projection,
+//! layer norm or coupled gates; batch- or time-major) runs in int8 (int8 input, weights
+//! and hidden state, int32 biases, int16 cell state, TFLM's integer gate arithmetic at
+//! Q3.12 into its int16 logistic and tanh) and in float32; its hidden and cell states are
+//! the op's variables and carry from run to run.
 
 mod activation;
 mod conv;
 mod elementwise;
 mod fc;
+mod lstm;
 mod pool;
 mod shape;
 mod softmax;
@@ -158,6 +165,7 @@ kinds! {
     ReluInPlace::relu_in_place(o::NoOptions) => |op, _| activation::relu(op, true);
     Relu6InPlace::relu6_in_place(o::NoOptions) => |op, _| activation::relu6(op, true);
     HardSwishInPlace::hard_swish_in_place(o::NoOptions) => |op, _| activation::hard_swish(op, true);
+    UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) => lstm::unidirectional_sequence_lstm;
 }
 
 /// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
