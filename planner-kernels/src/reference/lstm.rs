@@ -405,9 +405,188 @@ fn states(op: &OpView<'_, '_>) -> Result<[usize; 2], KernelError> {
 }
 
 fn float(
-    _op: OpView<'_, '_>,
-    _o: &UnidirectionalSequenceLstmOptions,
-    _d: Dims,
+    op: OpView<'_, '_>,
+    o: &UnidirectionalSequenceLstmOptions,
+    d: Dims,
 ) -> Result<(), KernelError> {
-    Err(KernelError::Type { tensor: "input 0" })
+    let f32s = |i: usize, tensor: &'static str| -> Result<&[f32], KernelError> {
+        let t = op.input(i).ok_or(KernelError::Missing { tensor })?;
+        t.f32().ok_or(KernelError::Type { tensor })
+    };
+    let x = f32s(INPUT, "input 0")?;
+    let gate = |g: usize| -> Result<[&[f32]; 3], KernelError> {
+        Ok([
+            f32s(INPUT_WEIGHTS[g], WEIGHT_NAMES[g])?,
+            f32s(RECURRENT_WEIGHTS[g], RECURRENT_NAMES[g])?,
+            f32s(BIASES[g], BIAS_NAMES[g])?,
+        ])
+    };
+    let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
+    let at = states(&op)?;
+    let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
+        return Err(KernelError::Missing {
+            tensor: "inputs 18 and 19 (hidden and cell state variables)",
+        });
+    };
+    let (DataMut::F32(hidden), DataMut::F32(cell)) = (&mut h_var.data, &mut c_var.data) else {
+        return Err(KernelError::Type {
+            tensor: "inputs 18 and 19 (float32 hidden and cell states)",
+        });
+    };
+    let out = op
+        .outputs
+        .first_mut()
+        .ok_or(KernelError::Missing { tensor: "output 0" })?;
+    let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let (u, n) = (d.units, d.input);
+    if x.len() != d.batch * d.steps * n
+        || y.len() != d.batch * d.steps * u
+        || hidden.len() != d.batch * u
+        || cell.len() != d.batch * u
+    {
+        return Err(KernelError::Shape {
+            what: "lstm input, output or state lengths do not fit batch, steps, input and units",
+        });
+    }
+    let clip = o.cell_clip;
+    for t in 0..d.steps {
+        for b in 0..d.batch {
+            let (xo, yo) = d.offsets(t, b);
+            let xt = &x[xo..xo + n];
+            let h = &hidden[b * u..(b + 1) * u];
+            let c = &mut cell[b * u..(b + 1) * u];
+            let yt = &mut y[yo..yo + u];
+            for j in 0..u {
+                let f = sigmoid(gate_f32(gf, j, xt, h));
+                let i = sigmoid(gate_f32(gi, j, xt, h));
+                let g = tanh(gate_f32(gg, j, xt, h));
+                let mut cj = no_activation(no_activation(f * c[j]) + no_activation(i * g));
+                if clip > 0.0 {
+                    cj = min_f32(max_f32(cj, -clip), clip);
+                }
+                c[j] = cj;
+                let og = sigmoid(gate_f32(go, j, xt, h));
+                yt[j] = no_activation(tanh(cj) * og);
+            }
+            hidden[b * u..(b + 1) * u].copy_from_slice(yt);
+        }
+    }
+    Ok(())
+}
+
+/// The float gate input of unit `j`: the input product plus the bias, plus the recurrent
+/// product, each sum in element order as TFLM's float `FULLY_CONNECTED`.
+fn gate_f32([w, r, bias]: [&[f32]; 3], j: usize, x: &[f32], h: &[f32]) -> f32 {
+    let n = x.len();
+    let mut a = 0.0f32;
+    for (xv, wv) in x.iter().zip(&w[j * n..(j + 1) * n]) {
+        a += xv * wv;
+    }
+    let s = h.len();
+    let mut b = 0.0f32;
+    for (hv, wv) in h.iter().zip(&r[j * s..(j + 1) * s]) {
+        b += hv * wv;
+    }
+    no_activation(a + bias[j]) + no_activation(b + 0.0)
+}
+
+/// C++'s `std::max(x, lo)`: `x` unless `x < lo` (a NaN stays).
+fn max_f32(x: f32, lo: f32) -> f32 {
+    if x < lo { lo } else { x }
+}
+
+/// C++'s `std::min(x, hi)`: `x` unless `hi < x` (a NaN stays).
+fn min_f32(x: f32, hi: f32) -> f32 {
+    if hi < x { hi } else { x }
+}
+
+/// TFLM's clamp for a float op without activation: to the finite range (an infinity
+/// becomes the largest finite value), a NaN left as it is.
+fn no_activation(x: f32) -> f32 {
+    min_f32(max_f32(x, f32::MIN), f32::MAX)
+}
+
+/// TFLite's float logistic: 1 past 16.619047, `exp(x)` below -9, `1 / (1 + exp(-x))` between.
+fn sigmoid(x: f32) -> f32 {
+    if x > 16.619_047 {
+        1.0
+    } else if x < -9.0 {
+        exp_f32(x)
+    } else {
+        1.0 / (1.0 + exp_f32(-x))
+    }
+}
+
+/// `exp` of an `f32`, rounded to the nearest `f32` (computed in `f64`).
+fn exp_f32(x: f32) -> f32 {
+    exp_f64(f64::from(x)) as f32
+}
+
+/// `tanh` of an `f32`, rounded to the nearest `f32`: `expm1(2x) / (expm1(2x) + 2)` in `f64`.
+fn tanh(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = f64::from(x).abs();
+    let t = if a > 20.0 {
+        1.0
+    } else {
+        let e = expm1_f64(2.0 * a);
+        e / (e + 2.0)
+    };
+    (if x < 0.0 { -t } else { t }) as f32
+}
+
+/// `exp(x) - 1` in `f64`, accurate near 0 (the series there).
+fn expm1_f64(x: f64) -> f64 {
+    if x.abs() < 0.25 {
+        // x + x^2/2! + ... + x^17/17!: the next term is below 2^-60 of the sum.
+        let mut term = x;
+        let mut sum = x;
+        for k in 2..=17 {
+            term *= x / f64::from(k);
+            sum += term;
+        }
+        sum
+    } else {
+        exp_f64(x) - 1.0
+    }
+}
+
+/// `exp(x)` in `f64` to about one part in 2^52: `2^k · exp(r)` with `r = x - k·ln 2` in
+/// `[-ln 2 / 2, ln 2 / 2]` (ln 2 split in two so that `k·ln2_hi` is exact), `exp(r)` by its
+/// Taylor series.
+fn exp_f64(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x > 710.0 {
+        return f64::INFINITY;
+    }
+    if x < -746.0 {
+        return 0.0;
+    }
+    const LN2_HI: f64 = 0.693_147_180_369_123_8;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    let kf = x * core::f64::consts::LOG2_E;
+    let k = if kf >= 0.0 {
+        (kf + 0.5) as i32
+    } else {
+        (kf - 0.5) as i32
+    };
+    let r = (x - f64::from(k) * LN2_HI) - f64::from(k) * LN2_LO;
+    let mut term = 1.0;
+    let mut sum = 1.0;
+    for i in 1..=14 {
+        term *= r / f64::from(i);
+        sum += term;
+    }
+    // 2^k in two factors, so that neither overflows nor underflows on its own.
+    let half = k / 2;
+    sum * pow2(half) * pow2(k - half)
+}
+
+/// `2^k` for `k` in `-1022..=1023`.
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023).clamp(1, 2046) as u64) << 52)
 }
