@@ -10,7 +10,8 @@
 2. Writes `tests/run-models/goldens/state/<model>.json` for every bundled model and every
    one-op model of `single/` with variable tensors (an LSTM's or an SVDF's state): two
    inputs invoked one after the other on one TFLM interpreter, without a reset, and per
-   invoke the model's outputs and every variable tensor's bytes after it; also the model's
+   invoke the model's outputs and every variable tensor's bytes after it (with the last op
+   that reads it and its input position there); also the model's
    outputs for the second input on a fresh interpreter (so a test can check that the state
    carried over matters). The inputs are made as `scripts/tflm_op_goldens.py` makes them
    (same generator and range as the model's op goldens, other seeds:
@@ -150,14 +151,23 @@ def models():
 
 
 def variables(path):
-    """`(tensor index, name)` of the model's variable tensors."""
+    """`(tensor index, name, op, input)` of the model's variable tensors, with the last op
+    (model order) that reads each and the input position it has there."""
     model = s.Model.GetRootAsModel(path.read_bytes(), 0)
     sub = model.Subgraphs(0)
     out = []
     for i in range(sub.TensorsLength()):
         t = sub.Tensors(i)
-        if t.IsVariable():
-            out.append((i, (t.Name() or b"").decode()))
+        if not t.IsVariable():
+            continue
+        reader = None
+        for k in range(sub.OperatorsLength()):
+            op = sub.Operators(k)
+            for j in range(op.InputsLength()):
+                if op.Inputs(j) == i:
+                    reader = (k, j)
+        if reader is not None:
+            out.append((i, (t.Name() or b"").decode(), reader[0], reader[1]))
     return out
 
 
@@ -192,6 +202,7 @@ def state_goldens():
             print(f"{path.stem}: no op goldens; run scripts/tflm_op_goldens.py --only {path.stem}")
             continue
         ops = json.loads(ops_golden.read_text())
+        n_ops = len(ops["runs"][0]["ops"])
         ranges = [(i["lo"], i["hi"]) for i in ops["runs"][0]["inputs"]]
         interp = interpreter(path)
         runs = []
@@ -220,11 +231,18 @@ def state_goldens():
             interp.invoke()
             fed.append(feed)
             state = []
-            for t, name in var:
+            for t, name, op, position in var:
                 got = interp.GetTensor(t, 0)
                 value = np.asarray(got["tensor_data"], dtype=got["dtype"])
                 state.append(
-                    {"tensor": name, "dtype": value.dtype.name, "hex": value.tobytes().hex()}
+                    {
+                        "tensor": name,
+                        "index": t,
+                        "op": op,
+                        "input": position,
+                        "dtype": value.dtype.name,
+                        "hex": value.tobytes().hex(),
+                    }
                 )
             runs.append(
                 {
@@ -241,6 +259,7 @@ def state_goldens():
         golden = {
             "model": path.stem,
             "generator": "scripts/tflm_single_ops_lstm.py",
+            "ops": n_ops,
             "runs": runs,
             "second_fresh": second_fresh,
         }
