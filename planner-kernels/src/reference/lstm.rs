@@ -590,3 +590,167 @@ fn exp_f64(x: f64) -> f64 {
 fn pow2(k: i32) -> f64 {
     f64::from_bits(((k + 1023).clamp(1, 2046) as u64) << 52)
 }
+
+#[cfg(test)]
+mod tests {
+    use planner::rt::kernel::{In, OpView, Out};
+    use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
+    use planner::rt::{Quant, TensorInfo};
+
+    use super::{KernelError, unidirectional_sequence_lstm};
+
+    fn info<T>(shape: &'static [usize], scale: &'static [f32]) -> TensorInfo<T> {
+        TensorInfo {
+            id: "t",
+            name: "t",
+            dtype: "",
+            shape,
+            elements: shape.iter().product(),
+            size: 0,
+            quant: Some(Quant {
+                scale,
+                zero_point: &[0, 0],
+                axis: 0,
+            }),
+            element: core::marker::PhantomData,
+        }
+    }
+
+    fn options(activation: Activation) -> UnidirectionalSequenceLstmOptions {
+        UnidirectionalSequenceLstmOptions {
+            activation,
+            ..Default::default()
+        }
+    }
+
+    /// One float unit, one input, zero weights: the gates are their biases' logistic
+    /// (tanh for the cell gate), so `c = f · c + i · g` and `h = o · tanh(c)` step by step,
+    /// the state carried from one call to the next.
+    #[test]
+    fn float_unit_carries_its_state_from_call_to_call() {
+        let x = [0.7f32, -0.3];
+        let zero = [0.0f32];
+        let biases = [[0.4f32], [-0.2], [0.9], [1.1]];
+        let (xi, wi, bi) = (
+            info::<f32>(&[1, 2, 1], &[1.0]),
+            info::<f32>(&[1, 1], &[1.0]),
+            info::<f32>(&[1], &[1.0]),
+        );
+        let si = info::<f32>(&[1, 1], &[1.0]);
+        let yi = info::<f32>(&[1, 2, 1], &[1.0]);
+        let (mut h, mut c) = ([0.0f32], [0.0f32]);
+        let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+        let (i, f, g, o) = (sig(0.4), sig(-0.2), 0.9f64.tanh(), sig(1.1));
+        let mut want_c = 0.0f64;
+        for call in 0..2 {
+            let mut inputs = [None; 24];
+            inputs[0] = Some(In::new(&x, &xi));
+            for g in 0..4 {
+                inputs[1 + g] = Some(In::new(&zero, &wi));
+                inputs[5 + g] = Some(In::new(&zero, &wi));
+                inputs[12 + g] = Some(In::new(&biases[g], &bi));
+            }
+            inputs[18] = Some(In::variable(0, &si));
+            inputs[19] = Some(In::variable(1, &si));
+            let mut y = [0.0f32; 2];
+            let mut outputs = [Out::new(&mut y, &yi)];
+            let mut variables = [Out::new(&mut h, &si), Out::new(&mut c, &si)];
+            let op = OpView {
+                index: 0,
+                opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                inputs: &inputs,
+                outputs: &mut outputs,
+                scratch: &mut [],
+                variables: &mut variables,
+            };
+            unidirectional_sequence_lstm(op, &options(Activation::Tanh)).unwrap();
+            for (t, got) in y.iter().enumerate() {
+                want_c = f * want_c + i * g;
+                let want_h = o * want_c.tanh();
+                assert!(
+                    (f64::from(*got) - want_h).abs() < 1e-6,
+                    "call {call} step {t}: {got} against {want_h}"
+                );
+            }
+            assert!(
+                (f64::from(c[0]) - want_c).abs() < 1e-6,
+                "cell {} against {want_c}",
+                c[0]
+            );
+            assert_eq!(h[0], y[1], "the hidden state is the last step's output");
+        }
+    }
+
+    /// Variants TFLM does not run, a cell activation other than tanh, and a state that is
+    /// not a variable are refused, not run.
+    #[test]
+    fn unsupported_variants_are_refused() {
+        let x = [1i8; 2];
+        let w = [1i8];
+        let b = [0i32];
+        let (xi, wi, bi) = (
+            info::<i8>(&[1, 2, 1], &[0.1]),
+            info::<i8>(&[1, 1], &[0.1]),
+            info::<i32>(&[1], &[0.01]),
+        );
+        let hi = info::<i8>(&[1, 1], &[0.1]);
+        let ci = info::<i16>(&[1, 1], &[1.0 / 4096.0]);
+        let yi = info::<i8>(&[1, 2, 1], &[0.1]);
+        let per_channel = TensorInfo {
+            quant: Some(Quant {
+                scale: &[0.1, 0.2],
+                zero_point: &[0, 0],
+                axis: 0,
+            }),
+            ..info::<i8>(&[1, 1], &[0.1])
+        };
+        let run = |peephole: bool, activation, variable: bool, pc: bool| {
+            let (mut h, mut c, mut y) = ([0i8], [0i16], [0i8; 2]);
+            let mut inputs = [None; 24];
+            inputs[0] = Some(In::new(&x, &xi));
+            for g in 0..4 {
+                inputs[1 + g] = Some(In::new(&w, if pc { &per_channel } else { &wi }));
+                inputs[5 + g] = Some(In::new(&w, &wi));
+                inputs[12 + g] = Some(In::new(&b, &bi));
+            }
+            if peephole {
+                inputs[10] = Some(In::new(&w, &wi));
+            }
+            let hv = [0i8];
+            inputs[18] = Some(if variable {
+                In::variable(0, &hi)
+            } else {
+                In::new(&hv, &hi)
+            });
+            inputs[19] = Some(In::variable(1, &ci));
+            let mut outputs = [Out::new(&mut y, &yi)];
+            let mut variables = [Out::new(&mut h, &hi), Out::new(&mut c, &ci)];
+            let op = OpView {
+                index: 0,
+                opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                inputs: &inputs,
+                outputs: &mut outputs,
+                scratch: &mut [],
+                variables: &mut variables,
+            };
+            unidirectional_sequence_lstm(op, &options(activation))
+        };
+        assert!(run(false, Activation::Tanh, true, false).is_ok());
+        assert!(matches!(
+            run(true, Activation::Tanh, true, false),
+            Err(KernelError::Options { .. })
+        ));
+        assert!(matches!(
+            run(false, Activation::Relu, true, false),
+            Err(KernelError::Options { .. })
+        ));
+        assert!(matches!(
+            run(false, Activation::Tanh, false, false),
+            Err(KernelError::Missing { .. })
+        ));
+        assert!(matches!(
+            run(false, Activation::Tanh, true, true),
+            Err(KernelError::Quantization { .. })
+        ));
+    }
+}
