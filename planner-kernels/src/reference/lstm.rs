@@ -92,6 +92,22 @@ struct Dims {
 }
 
 impl Dims {
+    /// True when the input, output and state lengths are the sizes' (without overflow).
+    fn fits(&self, x: usize, y: usize, hidden: usize, cell: usize) -> bool {
+        let rows = self.batch.checked_mul(self.steps);
+        rows.and_then(|r| r.checked_mul(self.input)) == Some(x)
+            && rows.and_then(|r| r.checked_mul(self.units)) == Some(y)
+            && self.batch.checked_mul(self.units) == Some(hidden)
+            && hidden == cell
+    }
+
+    /// True when a gate's weights, recurrent weights and bias have the sizes' lengths.
+    fn gate_fits(&self, w: usize, r: usize, bias: usize) -> bool {
+        self.units.checked_mul(self.input) == Some(w)
+            && self.units.checked_mul(self.units) == Some(r)
+            && bias == self.units
+    }
+
     /// Offsets of step `t` of batch `b` in the input and the output.
     fn offsets(&self, t: usize, b: usize) -> (usize, usize) {
         let row = if self.time_major {
@@ -304,10 +320,16 @@ fn int8(
             .ok_or(KernelError::Type {
                 tensor: BIAS_NAMES[g],
             })?;
+        let (w, r) = (wi.i8().unwrap_or_default(), ri.i8().unwrap_or_default());
+        if !d.gate_fits(w.len(), r.len(), bias.len()) {
+            return Err(KernelError::Shape {
+                what: "lstm weight or bias lengths do not fit units and input",
+            });
+        }
         Ok(Gate {
-            w: wi.i8().unwrap_or_default(),
+            w,
             w_zero,
-            r: ri.i8().unwrap_or_default(),
+            r,
             r_zero,
             bias,
             m_in: quantize_multiplier(f64::from(s_x) * f64::from(s_w) / gate_scale),
@@ -345,11 +367,7 @@ fn int8(
         .ok_or(KernelError::Missing { tensor: "output 0" })?;
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
     let (u, n) = (d.units, d.input);
-    if x.len() != d.batch * d.steps * n
-        || y.len() != d.batch * d.steps * u
-        || hidden.len() != d.batch * u
-        || cell.len() != d.batch * u
-    {
+    if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
         return Err(KernelError::Shape {
             what: "lstm input, output or state lengths do not fit batch, steps, input and units",
         });
@@ -415,11 +433,17 @@ fn float(
     };
     let x = f32s(INPUT, "input 0")?;
     let gate = |g: usize| -> Result<[&[f32]; 3], KernelError> {
-        Ok([
+        let gate = [
             f32s(INPUT_WEIGHTS[g], WEIGHT_NAMES[g])?,
             f32s(RECURRENT_WEIGHTS[g], RECURRENT_NAMES[g])?,
             f32s(BIASES[g], BIAS_NAMES[g])?,
-        ])
+        ];
+        if !d.gate_fits(gate[0].len(), gate[1].len(), gate[2].len()) {
+            return Err(KernelError::Shape {
+                what: "lstm weight or bias lengths do not fit units and input",
+            });
+        }
+        Ok(gate)
     };
     let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
     let at = states(&op)?;
@@ -439,11 +463,7 @@ fn float(
         .ok_or(KernelError::Missing { tensor: "output 0" })?;
     let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
     let (u, n) = (d.units, d.input);
-    if x.len() != d.batch * d.steps * n
-        || y.len() != d.batch * d.steps * u
-        || hidden.len() != d.batch * u
-        || cell.len() != d.batch * u
-    {
+    if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
         return Err(KernelError::Shape {
             what: "lstm input, output or state lengths do not fit batch, steps, input and units",
         });
