@@ -6,7 +6,9 @@
 # the group run (two models back to back from one shared scratch arena, each against its
 # golden, the first model's state kept; the ELF check proves the shared arena is the group's
 # need), and te_mcunet_vww planned in place (every op's output against TFLite Micro's; its
-# scratch arena in the ELF must be the in-place plan's, under 92,000 bytes). Then proves the checks are real: a HardFault must be reported and fail the run, and
+# scratch arena in the ELF must be the in-place plan's, under 92,000 bytes), and the two LSTM
+# models (every op's output over three runs, the state carried, against TFLite Micro's).
+# Then proves the checks are real: a HardFault must be reported and fail the run, and
 # a plan with one live tensor moved onto another must be rejected by rustc and, with the plan
 # check left out, caught by the canary on the board.
 #
@@ -137,6 +139,12 @@ grep -q "golden app_hello .*bit-exact" "$out/firmware-m55.log" ||
 # te_mcunet_vww in place: every op output and the final output equal to TFLite Micro's.
 grep -E "^in place vww_in_place: .* ([0-9]+) op outputs compared .*, \1 equal to TFLite Micro's; final output bit-exact" "$out/firmware-m55.log" >/dev/null ||
     die "no passing in-place run of te_mcunet_vww (vww_in_place) in the firmware's output"
+# The LSTM models: every op output over three runs on one handle, the state carried over,
+# equal to TFLite Micro's digests (speech_lstm's hidden state has zero point -1).
+for lstm in mnist_lstm speech_lstm; do
+    grep -E "^lstm $lstm: ([0-9]+) op outputs compared over 3 runs \(state carried\), \1 equal to TFLite Micro's" "$out/firmware-m55.log" >/dev/null ||
+        die "no passing LSTM run of $lstm in the firmware's output"
+done
 
 # 5. The firmware's hello_world outputs must equal the host example's.
 echo "== hello_world: firmware vs host example"

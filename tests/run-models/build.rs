@@ -64,6 +64,7 @@ const SUPPORTED: &[&str] = &[
     "UNPACK",
     "RESIZE_BILINEAR",
     "TRANSPOSE_CONV",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

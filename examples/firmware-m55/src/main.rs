@@ -58,6 +58,9 @@ fn main() -> ! {
     if run_in_place() {
         GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
     }
+    if run_lstm() {
+        GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
     if GOLDEN_FAILED.load(core::sync::atomic::Ordering::Relaxed) {
         fail("a golden run differs from TFLite Micro")
     }
@@ -360,4 +363,48 @@ unsafe fn DefaultHandler(irqn: i16) {
 fn panic(info: &core::panic::PanicInfo) -> ! {
     hprintln!("firmware-m55: panic: {}", info);
     exit(debug::EXIT_FAILURE)
+}
+
+/// The LSTM models (`models/mnist_lstm.toml`, `models/speech_lstm.toml`): each model's
+/// per-op golden inputs in order on one handle, the LSTM's state carried from run to run,
+/// every op's output hashed by a tap and compared with TFLite Micro's digests. Prints a
+/// line per model; true when one failed.
+fn run_lstm() -> bool {
+    let mut failed = false;
+    for &(model, run, runs) in models::LSTM_MODELS {
+        let mut tap = golden::Digests::default();
+        let result = run(&mut tap);
+        hprintln!(
+            "lstm {}: {} op outputs compared over {} runs (state carried), {} equal to TFLite Micro's",
+            model,
+            tap.compared,
+            runs,
+            tap.equal
+        );
+        if let Some(d) = tap.first {
+            hprintln!(
+                "lstm {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}",
+                model,
+                d.run,
+                d.op,
+                d.opcode,
+                d.output,
+                d.ours,
+                d.theirs
+            );
+        }
+        if let Err(e) = &result {
+            hprintln!("lstm {}: FAILED: {}", model, e);
+        }
+        if tap.compared != tap.expected {
+            hprintln!(
+                "lstm {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
+                model,
+                tap.compared,
+                tap.expected
+            );
+        }
+        failed |= !(result.is_ok() && tap.passed());
+    }
+    failed
 }

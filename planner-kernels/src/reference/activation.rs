@@ -249,7 +249,7 @@ fn interpolate(abs: u32, bits: u32, saturated: u32) -> u32 {
 
 /// int16 `LOGISTIC` as TFLM: the table at 9 fraction bits, mirrored for negative inputs,
 /// to Q0.15.
-fn logistic16(v: i16, scaling: (i32, u32)) -> i16 {
+pub(crate) fn logistic16(v: i16, scaling: (i32, u32)) -> i16 {
     let d = on_table_scale(v, scaling);
     let r = interpolate(d.unsigned_abs(), 9, 0x7fff << 10);
     let r = if d >= 0 {
@@ -262,7 +262,7 @@ fn logistic16(v: i16, scaling: (i32, u32)) -> i16 {
 
 /// int16 `TANH` as TFLM (`tanh(x) = 2 · sigmoid(2x) - 1`): the table at 8 fraction bits,
 /// to Q0.15.
-fn tanh16(v: i16, scaling: (i32, u32)) -> i16 {
+pub(crate) fn tanh16(v: i16, scaling: (i32, u32)) -> i16 {
     let d = on_table_scale(v, scaling);
     let r = interpolate(d.unsigned_abs(), 8, 0xffff << 8) as i32;
     let r = if d >= 0 {

@@ -74,6 +74,12 @@
 //! through its float one; `align_corners` or `half_pixel_centers`); and `TRANSPOSE_CONV`
 //! (int8 with per-channel filters and an optional int32 bias, or float32; SAME or VALID,
 //! any stride, fused activation).
+//!
+//! `UNIDIRECTIONAL_SEQUENCE_LSTM` (the standard LSTM TFLM runs: no peephole, projection,
+//! layer norm or coupled gates; batch- or time-major) runs in int8 (int8 input, weights
+//! and hidden state, int32 biases, int16 cell state, TFLM's integer gate arithmetic at
+//! Q3.12 into its int16 logistic and tanh) and in float32; its hidden and cell states are
+//! the op's variables and carry from run to run.
 
 mod activation;
 mod b2_fconv;
@@ -85,6 +91,7 @@ mod batch1;
 mod conv;
 mod elementwise;
 mod fc;
+mod lstm;
 mod pool;
 mod region;
 mod shape;
@@ -244,6 +251,7 @@ kinds! {
     Unpack::unpack(o::UnpackOptions) [0] => b2_split::unpack;
     ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) [0] => b2_resize::resize_bilinear;
     TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
+    UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
 }
 
 /// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,

@@ -110,7 +110,7 @@ pub(crate) fn svdf(mut op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), Kernel
         tensor: "input 4 (state)",
     })?;
     let features = |set: &mut dyn FnMut(usize, i32)| {
-        project(x, wf, &d, (z_in, z_state), m1, set);
+        project(x, wf, &d, z_in, m1, set);
     };
     let mut results = [[0i32; 64]; 8];
     if d.batch > results.len() {
@@ -172,7 +172,9 @@ fn step<T: State>(
         });
     }
     state.copy_within(1.., 0);
-    features(&mut |at, q| state[at] = T::from(q.clamp(T::MIN, T::MAX)));
+    // TFLM clamps the projection to the state type's range, then adds the zero point and
+    // stores it as that type (wrapping, as C's conversion does).
+    features(&mut |at, q| state[at] = T::from(q.clamp(T::MIN, T::MAX).wrapping_add(z_state)));
     let units = d.filters / d.rank;
     for b in 0..d.batch {
         let mut acc = [0i32; 64];
@@ -193,12 +195,13 @@ fn step<T: State>(
 }
 
 /// The feature projection of the input, requantised into the state's scale: calls `set`
-/// with each filter's newest state position and value (before clamping).
+/// with each filter's newest state position and value (before clamping and before the
+/// state's zero point).
 fn project(
     x: &[i8],
     wf: &[i8],
     d: &Dims,
-    (z_in, z_state): (i32, i32),
+    z_in: i32,
     m1: crate::QuantizedMultiplier,
     set: &mut dyn FnMut(usize, i32),
 ) {
@@ -209,7 +212,7 @@ fn project(
             for (w, v) in wf[f * d.input..(f + 1) * d.input].iter().zip(input) {
                 dot = dot.wrapping_add(i32::from(*w) * (i32::from(*v) - z_in));
             }
-            let q = multiply_by_quantized_multiplier(dot, m1).saturating_add(z_state);
+            let q = multiply_by_quantized_multiplier(dot, m1);
             set((b * d.filters + f) * d.memory + d.memory - 1, q);
         }
     }

@@ -2,6 +2,7 @@
 //! `take()`, `Buffers<'a>` and `bind_*` for arenas the application allocates (any lifetime),
 //! and `init()`. A model of a group has no `take()`: the group's handle lends it.
 
+use planner::graph::{DType, TensorKind};
 use planner::plan::ArenaRole;
 use planner::planfile::naming;
 use proc_macro2::TokenStream;
@@ -181,6 +182,7 @@ fn init_steps(cx: &Ctx<'_>) -> Vec<TokenStream> {
                 // checked by `bind`).
                 unsafe { self.bases[#i].zero(const { PLAN.arenas[#i].size as usize }) };
             });
+            init.extend(zero_point_fills(cx, i));
         } else if a.is_staged() {
             let blob = ident(&naming::blob_static(&a.memory));
             init.push(quote! {
@@ -193,6 +195,36 @@ fn init_steps(cx: &Ctx<'_>) -> Vec<TokenStream> {
         }
     }
     init
+}
+
+/// The int8 variables of persistent arena `i` whose zero point is not 0: each starts at its
+/// zero point (the real value 0), as TFLite Micro resets a variable tensor, rather than at
+/// the zeroed arena's 0.
+fn zero_point_fills(cx: &Ctx<'_>, i: usize) -> Vec<TokenStream> {
+    let mut fills = Vec::new();
+    for t in &cx.l.file.tensors {
+        let zero = t.quantization.as_ref().and_then(|q| q.zero_point.first());
+        let byte = match zero {
+            Some(&z) if z != 0 => i8::try_from(z).ok().map(|z| z as u8),
+            _ => None,
+        };
+        let Some(byte) = byte.filter(|_| {
+            t.kind == TensorKind::Variable
+                && t.dtype == DType::I8
+                && t.arena as usize == i
+                && t.alias_of.is_none()
+        }) else {
+            continue;
+        };
+        let (offset, size) = (t.offset as usize, t.size as usize);
+        fills.push(quote! {
+            // SAFETY: as for zeroing: no reference into arena #i is alive and it is
+            // writable; the tensor's `#size` bytes from `#offset` lie inside the arena (the
+            // plan's const check holds every tensor inside its arena).
+            unsafe { self.bases[#i].fill(#offset, #size, #byte) };
+        });
+    }
+    fills
 }
 
 /// `Buffers` fields, the base of each arena in a handle from `from_buffers`, and the

@@ -230,6 +230,18 @@ impl Base {
         unsafe { core::ptr::write_bytes(self.0.as_ptr(), 0, len) }
     }
 
+    /// Sets the `len` bytes from byte `offset` to `byte` (an int8 variable starts at its
+    /// zero point).
+    ///
+    /// # Safety
+    ///
+    /// The arena is writable, `offset + len` bytes lie inside it, and no reference into it
+    /// is alive.
+    pub unsafe fn fill(self, offset: usize, len: usize, byte: u8) {
+        // SAFETY: the caller guarantees a writable, unshared range inside the arena.
+        unsafe { core::ptr::write_bytes(self.0.as_ptr().wrapping_add(offset), byte, len) }
+    }
+
     /// Copies `src` to the start of the arena (hydrates a staged constant arena).
     ///
     /// # Safety

@@ -23,7 +23,16 @@ use serde_json::Value;
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
 /// the work list of issue 25. The test fails when one of them becomes exact (take it out)
 /// or another model differs.
-const DIFFER_TODAY: &[(&str, &str)] = &[];
+const DIFFER_TODAY: &[(&str, &str)] = &[
+    // float32 LSTM: TFLM's float logistic and tanh call the C library's `expf` and `tanhf`
+    // (glibc's tanhf is not correctly rounded); ours round `f64` results, 1 ulp apart on
+    // some elements, which the recurrence carries on.
+    ("op_lstm_f32", "UNIDIRECTIONAL_SEQUENCE_LSTM"),
+    (
+        "op_lstm_f32_time_major_clip",
+        "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    ),
+];
 
 fn golden(name: &str) -> Value {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))

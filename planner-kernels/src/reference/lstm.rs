@@ -1,0 +1,776 @@
+//! `UNIDIRECTIONAL_SEQUENCE_LSTM`, the standard LSTM (no peephole, projection, layer norm
+//! or coupled input and forget gates, as TFLite Micro runs it), int8 or float32.
+//!
+//! At each time step, for each batch and each unit `j`, four gates
+//! `gate = act(W_x · x_t + bias + W_h · h_{t-1})` (the forget, input and output gates through
+//! the logistic function, the cell gate through tanh), the cell state `c = f · c + i · g`
+//! (clipped to `±cell_clip` when it is set) and the hidden state `h = o · tanh(c)`, which
+//! is also the step's output. Both states are the op's variable inputs (18 hidden, 19 cell)
+//! and carry from one run to the next.
+//!
+//! int8 follows TFLite Micro's integer LSTM: int8 input, weights and hidden state, int32
+//! biases, an int16 cell state. Each gate's two products are requantised to int16 at scale
+//! 2^-12 (saturating), added with saturation, and go through TFLM's int16 logistic or tanh
+//! (Q3.12 in, Q0.15 out). The cell update multiplies Q0.15 values and requantises into the
+//! cell state's scale (`2^-15` for `f · c`, `2^-30 / cell_scale` for `i · g`), adds with int16
+//! saturation and clips at `cell_clip / cell_scale`; tanh reads the cell state at the power
+//! of two nearest its scale; `o · tanh(c)` is requantised by `2^-30 / hidden_scale` with the
+//! hidden state's zero point. The model's intermediate tensors (gate scales of the layer-norm
+//! variant) are not used, as TFLM does not use them for this LSTM.
+//!
+//! Each unit's new hidden value is written to the output first, and the hidden state is
+//! copied from there once the step's units are done (the gates of every unit read the
+//! previous hidden state): the kernel needs no buffer.
+
+use planner::rt::kernel::{Data, DataMut, In, OpView};
+use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
+
+use super::activation::{logistic16, tanh16};
+use super::{KernelError, params};
+use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
+
+/// Input positions of the op (TFLite's `lstm_shared.h`).
+const INPUT: usize = 0;
+/// Input-to-gate weights, in gate order input, forget, cell, output.
+const INPUT_WEIGHTS: [usize; 4] = [1, 2, 3, 4];
+/// Recurrent weights, same order.
+const RECURRENT_WEIGHTS: [usize; 4] = [5, 6, 7, 8];
+/// Gate biases, same order.
+const BIASES: [usize; 4] = [12, 13, 14, 15];
+/// The hidden state (TFLite's output state).
+const HIDDEN: usize = 18;
+/// The cell state.
+const CELL: usize = 19;
+/// Inputs of the variants TFLM does not run: peephole weights (9..=11), the projection
+/// (16, 17) and layer-norm coefficients (20..=23).
+const UNSUPPORTED: [(usize, &str); 9] = [
+    (9, "peephole weights (input 9)"),
+    (10, "peephole weights (input 10)"),
+    (11, "peephole weights (input 11)"),
+    (16, "a projection (input 16)"),
+    (17, "a projection bias (input 17)"),
+    (20, "layer normalisation (input 20)"),
+    (21, "layer normalisation (input 21)"),
+    (22, "layer normalisation (input 22)"),
+    (23, "layer normalisation (input 23)"),
+];
+
+/// Gate order of the arrays: input, forget, cell, output.
+const I: usize = 0;
+const F: usize = 1;
+const G: usize = 2;
+const O: usize = 3;
+
+/// Names of the gates' tensors, for errors.
+const WEIGHT_NAMES: [&str; 4] = [
+    "input 1 (input-to-input weights)",
+    "input 2 (input-to-forget weights)",
+    "input 3 (input-to-cell weights)",
+    "input 4 (input-to-output weights)",
+];
+const RECURRENT_NAMES: [&str; 4] = [
+    "input 5 (recurrent-to-input weights)",
+    "input 6 (recurrent-to-forget weights)",
+    "input 7 (recurrent-to-cell weights)",
+    "input 8 (recurrent-to-output weights)",
+];
+const BIAS_NAMES: [&str; 4] = [
+    "input 12 (input gate bias)",
+    "input 13 (forget gate bias)",
+    "input 14 (cell gate bias)",
+    "input 15 (output gate bias)",
+];
+
+/// Sizes of one LSTM op.
+#[derive(Debug, Clone, Copy)]
+struct Dims {
+    time_major: bool,
+    batch: usize,
+    steps: usize,
+    input: usize,
+    units: usize,
+}
+
+impl Dims {
+    /// True when the input, output and state lengths are the sizes' (without overflow).
+    fn fits(&self, x: usize, y: usize, hidden: usize, cell: usize) -> bool {
+        let rows = self.batch.checked_mul(self.steps);
+        rows.and_then(|r| r.checked_mul(self.input)) == Some(x)
+            && rows.and_then(|r| r.checked_mul(self.units)) == Some(y)
+            && self.batch.checked_mul(self.units) == Some(hidden)
+            && hidden == cell
+    }
+
+    /// True when a gate's weights, recurrent weights and bias have the sizes' lengths.
+    fn gate_fits(&self, w: usize, r: usize, bias: usize) -> bool {
+        self.units.checked_mul(self.input) == Some(w)
+            && self.units.checked_mul(self.units) == Some(r)
+            && bias == self.units
+    }
+
+    /// Offsets of step `t` of batch `b` in the input and the output.
+    fn offsets(&self, t: usize, b: usize) -> (usize, usize) {
+        let row = if self.time_major {
+            t * self.batch + b
+        } else {
+            b * self.steps + t
+        };
+        (row * self.input, row * self.units)
+    }
+}
+
+pub(crate) fn unidirectional_sequence_lstm(
+    op: OpView<'_, '_>,
+    o: &UnidirectionalSequenceLstmOptions,
+) -> Result<(), KernelError> {
+    for (i, what) in UNSUPPORTED {
+        if op.input(i).is_some() {
+            return Err(KernelError::Options { what });
+        }
+    }
+    if o.diagonal_recurrent_tensors {
+        return Err(KernelError::Options {
+            what: "diagonal recurrent weights",
+        });
+    }
+    if o.activation != Activation::Tanh {
+        return Err(KernelError::Options {
+            what: "an LSTM cell activation other than TANH",
+        });
+    }
+    let x = op
+        .input(INPUT)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let d = dims(&op, &x, o.time_major)?;
+    match x.data {
+        Data::I8(_) => int8(op, o, d),
+        Data::F32(_) => float(op, o, d),
+        _ => Err(super::kind_error(&x, "input 0")),
+    }
+}
+
+/// The op's sizes from its input and its weights, every weight, bias and state checked.
+fn dims(op: &OpView<'_, '_>, x: &In<'_>, time_major: bool) -> Result<Dims, KernelError> {
+    let (steps, batch, input) = match (x.shape, time_major) {
+        ([t, b, i], true) | ([b, t, i], false) => (*t, *b, *i),
+        _ => {
+            return Err(KernelError::Shape {
+                what: "lstm input is not rank 3",
+            });
+        }
+    };
+    let w = op.input(INPUT_WEIGHTS[F]).ok_or(KernelError::Missing {
+        tensor: WEIGHT_NAMES[F],
+    })?;
+    let units = match w.shape {
+        [units, _] => *units,
+        _ => {
+            return Err(KernelError::Shape {
+                what: "lstm input-to-forget weights are not [units, input]",
+            });
+        }
+    };
+    let d = Dims {
+        time_major,
+        batch,
+        steps,
+        input,
+        units,
+    };
+    for g in 0..4 {
+        let w = op.input(INPUT_WEIGHTS[g]).ok_or(KernelError::Missing {
+            tensor: WEIGHT_NAMES[g],
+        })?;
+        let r = op.input(RECURRENT_WEIGHTS[g]).ok_or(KernelError::Missing {
+            tensor: RECURRENT_NAMES[g],
+        })?;
+        let b = op.input(BIASES[g]).ok_or(KernelError::Missing {
+            tensor: BIAS_NAMES[g],
+        })?;
+        if w.shape != [units, input] || r.shape != [units, units] || b.shape != [units] {
+            return Err(KernelError::Shape {
+                what: "lstm weights are not [units, input] and [units, units] with biases of units",
+            });
+        }
+    }
+    let out = op
+        .outputs
+        .first()
+        .ok_or(KernelError::Missing { tensor: "output 0" })?;
+    match out.shape {
+        [a, b, u] if [*a, *b] == x.shape[..2] && *u == units => {}
+        _ => {
+            return Err(KernelError::Shape {
+                what: "lstm output is not the input's first two dimensions by units",
+            });
+        }
+    }
+    Ok(d)
+}
+
+/// The elements of a constant int8 tensor.
+fn i8s<'a>(op: &OpView<'_, 'a>, i: usize, tensor: &'static str) -> Result<In<'a>, KernelError> {
+    let t = op.input(i).ok_or(KernelError::Missing { tensor })?;
+    match t.data {
+        Data::I8(_) => Ok(t),
+        _ => Err(super::kind_error(&t, tensor)),
+    }
+}
+
+/// The one scale and zero point of a weight tensor (TFLM's LSTM multiplies by one scale
+/// per weight tensor).
+fn per_tensor(t: &In<'_>, tensor: &'static str) -> Result<(f32, i32), KernelError> {
+    match t.quant {
+        Some(q) if !q.is_per_tensor() => Err(KernelError::Quantization {
+            tensor: "lstm weights with per-channel scales (TFLM's LSTM takes one scale per weight tensor)",
+        }),
+        q => params(q, tensor),
+    }
+}
+
+/// One gate's integer parameters.
+#[derive(Clone, Copy)]
+struct Gate<'a> {
+    w: &'a [i8],
+    w_zero: i32,
+    r: &'a [i8],
+    r_zero: i32,
+    bias: &'a [i32],
+    m_in: QuantizedMultiplier,
+    m_rec: QuantizedMultiplier,
+}
+
+/// The int16 gate input at scale 2^-12 of unit `j`: both products requantised and clamped
+/// to int16, then added with saturation.
+fn gate16(g: &Gate<'_>, j: usize, x: &[i8], z_x: i32, h: &[i8], z_h: i32) -> i32 {
+    let n = x.len();
+    let mut acc: i32 = 0;
+    for (xv, wv) in x.iter().zip(&g.w[j * n..(j + 1) * n]) {
+        acc = acc.wrapping_add((i32::from(*wv) - g.w_zero).wrapping_mul(i32::from(*xv) - z_x));
+    }
+    acc = acc.wrapping_add(g.bias[j]);
+    let a = clamp16(multiply_by_quantized_multiplier(acc, g.m_in));
+    let s = h.len();
+    let mut acc: i32 = 0;
+    for (hv, wv) in h.iter().zip(&g.r[j * s..(j + 1) * s]) {
+        acc = acc.wrapping_add((i32::from(*wv) - g.r_zero).wrapping_mul(i32::from(*hv) - z_h));
+    }
+    let b = clamp16(multiply_by_quantized_multiplier(acc, g.m_rec));
+    clamp16(a + b)
+}
+
+fn clamp16(v: i32) -> i32 {
+    v.clamp(i32::from(i16::MIN), i32::from(i16::MAX))
+}
+
+/// The exponent of the power of two nearest `scale` (TFLite's `CheckedLog2`, whose result
+/// TFLM uses also when the scale is not a power of two).
+fn nearest_log2(scale: f32) -> Option<i32> {
+    if !(scale.is_finite() && scale > 0.0) {
+        return None;
+    }
+    let bits = scale.to_bits();
+    let exponent = ((bits >> 23) & 0xff) as i32;
+    if exponent == 0 {
+        return None;
+    }
+    let mantissa = f32::from_bits((bits & 0x007f_ffff) | (127 << 23));
+    Some(exponent - 127 + i32::from(mantissa >= core::f32::consts::SQRT_2))
+}
+
+/// The input scaling of TFLM's int16 tanh for a cell state at scale `2^power`: the table
+/// reads Q3.12 times 3, so a left shift of `12 + power` folds into the multiplier 3, and a
+/// right shift stays one.
+fn cell_tanh_scaling(power: i32) -> Result<(i32, u32), KernelError> {
+    let left = 12 + power;
+    match left {
+        0..=15 => Ok((3 << left, 0)),
+        -31..=-1 => Ok((3, left.unsigned_abs())),
+        _ => Err(KernelError::Quantization {
+            tensor: "input 19 (cell state scale out of TFLM's int16 tanh range)",
+        }),
+    }
+}
+
+fn int8(
+    op: OpView<'_, '_>,
+    o: &UnidirectionalSequenceLstmOptions,
+    d: Dims,
+) -> Result<(), KernelError> {
+    let xi = i8s(&op, INPUT, "input 0")?;
+    let x = xi.i8().unwrap_or_default();
+    let (s_x, z_x) = params(xi.quant, "input 0")?;
+    let hi = op.input(HIDDEN).ok_or(KernelError::Missing {
+        tensor: "input 18 (hidden state)",
+    })?;
+    let ci = op.input(CELL).ok_or(KernelError::Missing {
+        tensor: "input 19 (cell state)",
+    })?;
+    let (s_h, z_h) = params(hi.quant, "input 18 (hidden state)")?;
+    let (s_c, _) = params(ci.quant, "input 19 (cell state)")?;
+    let gate_scale = 1.0f64 / 4096.0;
+    let gate = |g: usize| -> Result<Gate<'_>, KernelError> {
+        let wi = i8s(&op, INPUT_WEIGHTS[g], WEIGHT_NAMES[g])?;
+        let ri = i8s(&op, RECURRENT_WEIGHTS[g], RECURRENT_NAMES[g])?;
+        let (s_w, w_zero) = per_tensor(&wi, WEIGHT_NAMES[g])?;
+        let (s_r, r_zero) = per_tensor(&ri, RECURRENT_NAMES[g])?;
+        let bias = op
+            .input(BIASES[g])
+            .and_then(|b| b.i32())
+            .ok_or(KernelError::Type {
+                tensor: BIAS_NAMES[g],
+            })?;
+        let (w, r) = (wi.i8().unwrap_or_default(), ri.i8().unwrap_or_default());
+        if !d.gate_fits(w.len(), r.len(), bias.len()) {
+            return Err(KernelError::Shape {
+                what: "lstm weight or bias lengths do not fit units and input",
+            });
+        }
+        Ok(Gate {
+            w,
+            w_zero,
+            r,
+            r_zero,
+            bias,
+            m_in: quantize_multiplier(f64::from(s_x) * f64::from(s_w) / gate_scale),
+            m_rec: quantize_multiplier(f64::from(s_h) * f64::from(s_r) / gate_scale),
+        })
+    };
+    let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
+    let q15 = 1.0f64 / 32768.0;
+    let m_forget = quantize_multiplier(q15 * f64::from(s_c) / f64::from(s_c));
+    let m_input = quantize_multiplier(q15 * q15 / f64::from(s_c));
+    let m_hidden = quantize_multiplier(q15 * q15 / f64::from(s_h));
+    let power = nearest_log2(s_c).ok_or(KernelError::Quantization {
+        tensor: "input 19 (cell state)",
+    })?;
+    let cell_scaling = cell_tanh_scaling(power)?;
+    let clip = if o.cell_clip > 0.0 {
+        Some((f64::from(o.cell_clip) / f64::from(s_c)).clamp(-32768.0, 32767.0) as i32)
+    } else {
+        None
+    };
+    let at = states(&op)?;
+    let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
+        return Err(KernelError::Missing {
+            tensor: "inputs 18 and 19 (hidden and cell state variables)",
+        });
+    };
+    let (DataMut::I8(hidden), DataMut::I16(cell)) = (&mut h_var.data, &mut c_var.data) else {
+        return Err(KernelError::Type {
+            tensor: "inputs 18 and 19 (an int8 hidden state and an int16 cell state)",
+        });
+    };
+    let out = op
+        .outputs
+        .first_mut()
+        .ok_or(KernelError::Missing { tensor: "output 0" })?;
+    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let (u, n) = (d.units, d.input);
+    if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
+        return Err(KernelError::Shape {
+            what: "lstm input, output or state lengths do not fit batch, steps, input and units",
+        });
+    }
+    for t in 0..d.steps {
+        for b in 0..d.batch {
+            let (xo, yo) = d.offsets(t, b);
+            let xt = &x[xo..xo + n];
+            let h = &hidden[b * u..(b + 1) * u];
+            let c = &mut cell[b * u..(b + 1) * u];
+            let yt = &mut y[yo..yo + u];
+            for j in 0..u {
+                let f = i32::from(logistic16(gate16(&gf, j, xt, z_x, h, z_h) as i16, (3, 0)));
+                let i = i32::from(logistic16(gate16(&gi, j, xt, z_x, h, z_h) as i16, (3, 0)));
+                let g = i32::from(tanh16(gate16(&gg, j, xt, z_x, h, z_h) as i16, (3, 0)));
+                let kept = clamp16(multiply_by_quantized_multiplier(
+                    f * i32::from(c[j]),
+                    m_forget,
+                ));
+                let added = clamp16(multiply_by_quantized_multiplier(i * g, m_input));
+                let mut cj = clamp16(kept + added);
+                if let Some(clip) = clip {
+                    cj = cj.clamp(-clip, clip);
+                }
+                c[j] = cj as i16;
+                let og = i32::from(logistic16(gate16(&go, j, xt, z_x, h, z_h) as i16, (3, 0)));
+                let th = i32::from(tanh16(cj as i16, cell_scaling));
+                yt[j] = multiply_by_quantized_multiplier(th * og, m_hidden)
+                    .saturating_add(z_h)
+                    .clamp(-128, 127) as i8;
+            }
+            hidden[b * u..(b + 1) * u].copy_from_slice(yt);
+        }
+    }
+    Ok(())
+}
+
+/// The positions among the op's variables of the hidden and the cell state (inputs 18 and
+/// 19), which must be two distinct variables.
+fn states(op: &OpView<'_, '_>) -> Result<[usize; 2], KernelError> {
+    let at = |i: usize, tensor| match op.input(i).map(|t| t.data) {
+        Some(Data::Variable(at)) => Ok(at),
+        _ => Err(KernelError::Missing { tensor }),
+    };
+    let h = at(HIDDEN, "input 18 (hidden state, a variable)")?;
+    let c = at(CELL, "input 19 (cell state, a variable)")?;
+    if h == c || h.max(c) >= op.variables.len() {
+        return Err(KernelError::Missing {
+            tensor: "inputs 18 and 19 (two distinct state variables)",
+        });
+    }
+    Ok([h, c])
+}
+
+fn float(
+    op: OpView<'_, '_>,
+    o: &UnidirectionalSequenceLstmOptions,
+    d: Dims,
+) -> Result<(), KernelError> {
+    let f32s = |i: usize, tensor: &'static str| -> Result<&[f32], KernelError> {
+        let t = op.input(i).ok_or(KernelError::Missing { tensor })?;
+        t.f32().ok_or(KernelError::Type { tensor })
+    };
+    let x = f32s(INPUT, "input 0")?;
+    let gate = |g: usize| -> Result<[&[f32]; 3], KernelError> {
+        let gate = [
+            f32s(INPUT_WEIGHTS[g], WEIGHT_NAMES[g])?,
+            f32s(RECURRENT_WEIGHTS[g], RECURRENT_NAMES[g])?,
+            f32s(BIASES[g], BIAS_NAMES[g])?,
+        ];
+        if !d.gate_fits(gate[0].len(), gate[1].len(), gate[2].len()) {
+            return Err(KernelError::Shape {
+                what: "lstm weight or bias lengths do not fit units and input",
+            });
+        }
+        Ok(gate)
+    };
+    let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
+    let at = states(&op)?;
+    let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
+        return Err(KernelError::Missing {
+            tensor: "inputs 18 and 19 (hidden and cell state variables)",
+        });
+    };
+    let (DataMut::F32(hidden), DataMut::F32(cell)) = (&mut h_var.data, &mut c_var.data) else {
+        return Err(KernelError::Type {
+            tensor: "inputs 18 and 19 (float32 hidden and cell states)",
+        });
+    };
+    let out = op
+        .outputs
+        .first_mut()
+        .ok_or(KernelError::Missing { tensor: "output 0" })?;
+    let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let (u, n) = (d.units, d.input);
+    if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
+        return Err(KernelError::Shape {
+            what: "lstm input, output or state lengths do not fit batch, steps, input and units",
+        });
+    }
+    let clip = o.cell_clip;
+    for t in 0..d.steps {
+        for b in 0..d.batch {
+            let (xo, yo) = d.offsets(t, b);
+            let xt = &x[xo..xo + n];
+            let h = &hidden[b * u..(b + 1) * u];
+            let c = &mut cell[b * u..(b + 1) * u];
+            let yt = &mut y[yo..yo + u];
+            for j in 0..u {
+                let f = sigmoid(gate_f32(gf, j, xt, h));
+                let i = sigmoid(gate_f32(gi, j, xt, h));
+                let g = tanh(gate_f32(gg, j, xt, h));
+                let mut cj = no_activation(no_activation(f * c[j]) + no_activation(i * g));
+                if clip > 0.0 {
+                    cj = min_f32(max_f32(cj, -clip), clip);
+                }
+                c[j] = cj;
+                let og = sigmoid(gate_f32(go, j, xt, h));
+                yt[j] = no_activation(tanh(cj) * og);
+            }
+            hidden[b * u..(b + 1) * u].copy_from_slice(yt);
+        }
+    }
+    Ok(())
+}
+
+/// The float gate input of unit `j`: the input product plus the bias, plus the recurrent
+/// product, each sum in element order as TFLM's float `FULLY_CONNECTED`.
+fn gate_f32([w, r, bias]: [&[f32]; 3], j: usize, x: &[f32], h: &[f32]) -> f32 {
+    let n = x.len();
+    let mut a = 0.0f32;
+    for (xv, wv) in x.iter().zip(&w[j * n..(j + 1) * n]) {
+        a += xv * wv;
+    }
+    let s = h.len();
+    let mut b = 0.0f32;
+    for (hv, wv) in h.iter().zip(&r[j * s..(j + 1) * s]) {
+        b += hv * wv;
+    }
+    no_activation(a + bias[j]) + no_activation(b + 0.0)
+}
+
+/// C++'s `std::max(x, lo)`: `x` unless `x < lo` (a NaN stays).
+fn max_f32(x: f32, lo: f32) -> f32 {
+    if x < lo { lo } else { x }
+}
+
+/// C++'s `std::min(x, hi)`: `x` unless `hi < x` (a NaN stays).
+fn min_f32(x: f32, hi: f32) -> f32 {
+    if hi < x { hi } else { x }
+}
+
+/// TFLM's clamp for a float op without activation: to the finite range (an infinity
+/// becomes the largest finite value), a NaN left as it is.
+fn no_activation(x: f32) -> f32 {
+    min_f32(max_f32(x, f32::MIN), f32::MAX)
+}
+
+/// TFLite's float logistic: 1 past 16.619047, `exp(x)` below -9, `1 / (1 + exp(-x))` between.
+fn sigmoid(x: f32) -> f32 {
+    if x > 16.619_047 {
+        1.0
+    } else if x < -9.0 {
+        exp_f32(x)
+    } else {
+        1.0 / (1.0 + exp_f32(-x))
+    }
+}
+
+/// `exp` of an `f32`, rounded to the nearest `f32` (computed in `f64`).
+fn exp_f32(x: f32) -> f32 {
+    exp_f64(f64::from(x)) as f32
+}
+
+/// `tanh` of an `f32`, rounded to the nearest `f32`: `expm1(2x) / (expm1(2x) + 2)` in `f64`.
+fn tanh(x: f32) -> f32 {
+    if x.is_nan() {
+        return x;
+    }
+    let a = f64::from(x).abs();
+    let t = if a > 20.0 {
+        1.0
+    } else {
+        let e = expm1_f64(2.0 * a);
+        e / (e + 2.0)
+    };
+    (if x < 0.0 { -t } else { t }) as f32
+}
+
+/// `exp(x) - 1` in `f64`, accurate near 0 (the series there).
+fn expm1_f64(x: f64) -> f64 {
+    if x.abs() < 0.25 {
+        // x + x^2/2! + ... + x^17/17!: the next term is below 2^-60 of the sum.
+        let mut term = x;
+        let mut sum = x;
+        for k in 2..=17 {
+            term *= x / f64::from(k);
+            sum += term;
+        }
+        sum
+    } else {
+        exp_f64(x) - 1.0
+    }
+}
+
+/// `exp(x)` in `f64` to about one part in 2^52: `2^k · exp(r)` with `r = x - k·ln 2` in
+/// `[-ln 2 / 2, ln 2 / 2]` (ln 2 split in two so that `k·ln2_hi` is exact), `exp(r)` by its
+/// Taylor series.
+fn exp_f64(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x > 710.0 {
+        return f64::INFINITY;
+    }
+    if x < -746.0 {
+        return 0.0;
+    }
+    const LN2_HI: f64 = 0.693_147_180_369_123_8;
+    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+    let kf = x * core::f64::consts::LOG2_E;
+    let k = if kf >= 0.0 {
+        (kf + 0.5) as i32
+    } else {
+        (kf - 0.5) as i32
+    };
+    let r = (x - f64::from(k) * LN2_HI) - f64::from(k) * LN2_LO;
+    let mut term = 1.0;
+    let mut sum = 1.0;
+    for i in 1..=14 {
+        term *= r / f64::from(i);
+        sum += term;
+    }
+    // 2^k in two factors, so that neither overflows nor underflows on its own.
+    let half = k / 2;
+    sum * pow2(half) * pow2(k - half)
+}
+
+/// `2^k` for `k` in `-1022..=1023`.
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023).clamp(1, 2046) as u64) << 52)
+}
+
+#[cfg(test)]
+mod tests {
+    use planner::rt::kernel::{In, OpView, Out};
+    use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
+    use planner::rt::{Quant, TensorInfo};
+
+    use super::{KernelError, unidirectional_sequence_lstm};
+
+    fn info<T>(shape: &'static [usize], scale: &'static [f32]) -> TensorInfo<T> {
+        TensorInfo {
+            id: "t",
+            name: "t",
+            dtype: "",
+            shape,
+            elements: shape.iter().product(),
+            size: 0,
+            quant: Some(Quant {
+                scale,
+                zero_point: &[0, 0],
+                axis: 0,
+            }),
+            element: core::marker::PhantomData,
+        }
+    }
+
+    fn options(activation: Activation) -> UnidirectionalSequenceLstmOptions {
+        UnidirectionalSequenceLstmOptions {
+            activation,
+            ..Default::default()
+        }
+    }
+
+    /// One float unit, one input, zero weights: the gates are their biases' logistic
+    /// (tanh for the cell gate), so `c = f · c + i · g` and `h = o · tanh(c)` step by step,
+    /// the state carried from one call to the next.
+    #[test]
+    fn float_unit_carries_its_state_from_call_to_call() {
+        let x = [0.7f32, -0.3];
+        let zero = [0.0f32];
+        let biases = [[0.4f32], [-0.2], [0.9], [1.1]];
+        let (xi, wi, bi) = (
+            info::<f32>(&[1, 2, 1], &[1.0]),
+            info::<f32>(&[1, 1], &[1.0]),
+            info::<f32>(&[1], &[1.0]),
+        );
+        let si = info::<f32>(&[1, 1], &[1.0]);
+        let yi = info::<f32>(&[1, 2, 1], &[1.0]);
+        let (mut h, mut c) = ([0.0f32], [0.0f32]);
+        let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+        let (i, f, g, o) = (sig(0.4), sig(-0.2), 0.9f64.tanh(), sig(1.1));
+        let mut want_c = 0.0f64;
+        for call in 0..2 {
+            let mut inputs = [None; 24];
+            inputs[0] = Some(In::new(&x, &xi));
+            for g in 0..4 {
+                inputs[1 + g] = Some(In::new(&zero, &wi));
+                inputs[5 + g] = Some(In::new(&zero, &wi));
+                inputs[12 + g] = Some(In::new(&biases[g], &bi));
+            }
+            inputs[18] = Some(In::variable(0, &si));
+            inputs[19] = Some(In::variable(1, &si));
+            let mut y = [0.0f32; 2];
+            let mut outputs = [Out::new(&mut y, &yi)];
+            let mut variables = [Out::new(&mut h, &si), Out::new(&mut c, &si)];
+            let op = OpView {
+                index: 0,
+                opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                inputs: &inputs,
+                outputs: &mut outputs,
+                scratch: &mut [],
+                variables: &mut variables,
+            };
+            unidirectional_sequence_lstm(op, &options(Activation::Tanh)).unwrap();
+            for (t, got) in y.iter().enumerate() {
+                want_c = f * want_c + i * g;
+                let want_h = o * want_c.tanh();
+                assert!(
+                    (f64::from(*got) - want_h).abs() < 1e-6,
+                    "call {call} step {t}: {got} against {want_h}"
+                );
+            }
+            assert!(
+                (f64::from(c[0]) - want_c).abs() < 1e-6,
+                "cell {} against {want_c}",
+                c[0]
+            );
+            assert_eq!(h[0], y[1], "the hidden state is the last step's output");
+        }
+    }
+
+    /// Variants TFLM does not run, a cell activation other than tanh, and a state that is
+    /// not a variable are refused, not run.
+    #[test]
+    fn unsupported_variants_are_refused() {
+        let x = [1i8; 2];
+        let w = [1i8];
+        let b = [0i32];
+        let (xi, wi, bi) = (
+            info::<i8>(&[1, 2, 1], &[0.1]),
+            info::<i8>(&[1, 1], &[0.1]),
+            info::<i32>(&[1], &[0.01]),
+        );
+        let hi = info::<i8>(&[1, 1], &[0.1]);
+        let ci = info::<i16>(&[1, 1], &[1.0 / 4096.0]);
+        let yi = info::<i8>(&[1, 2, 1], &[0.1]);
+        let per_channel = TensorInfo {
+            quant: Some(Quant {
+                scale: &[0.1, 0.2],
+                zero_point: &[0, 0],
+                axis: 0,
+            }),
+            ..info::<i8>(&[1, 1], &[0.1])
+        };
+        let run = |peephole: bool, activation, variable: bool, pc: bool| {
+            let (mut h, mut c, mut y) = ([0i8], [0i16], [0i8; 2]);
+            let mut inputs = [None; 24];
+            inputs[0] = Some(In::new(&x, &xi));
+            for g in 0..4 {
+                inputs[1 + g] = Some(In::new(&w, if pc { &per_channel } else { &wi }));
+                inputs[5 + g] = Some(In::new(&w, &wi));
+                inputs[12 + g] = Some(In::new(&b, &bi));
+            }
+            if peephole {
+                inputs[10] = Some(In::new(&w, &wi));
+            }
+            let hv = [0i8];
+            inputs[18] = Some(if variable {
+                In::variable(0, &hi)
+            } else {
+                In::new(&hv, &hi)
+            });
+            inputs[19] = Some(In::variable(1, &ci));
+            let mut outputs = [Out::new(&mut y, &yi)];
+            let mut variables = [Out::new(&mut h, &hi), Out::new(&mut c, &ci)];
+            let op = OpView {
+                index: 0,
+                opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
+                inputs: &inputs,
+                outputs: &mut outputs,
+                scratch: &mut [],
+                variables: &mut variables,
+            };
+            unidirectional_sequence_lstm(op, &options(activation))
+        };
+        assert!(run(false, Activation::Tanh, true, false).is_ok());
+        assert!(matches!(
+            run(true, Activation::Tanh, true, false),
+            Err(KernelError::Options { .. })
+        ));
+        assert!(matches!(
+            run(false, Activation::Relu, true, false),
+            Err(KernelError::Options { .. })
+        ));
+        assert!(matches!(
+            run(false, Activation::Tanh, false, false),
+            Err(KernelError::Missing { .. })
+        ));
+        assert!(matches!(
+            run(false, Activation::Tanh, true, true),
+            Err(KernelError::Quantization { .. })
+        ));
+    }
+}

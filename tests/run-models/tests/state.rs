@@ -1,0 +1,243 @@
+//! State over two runs equal to TFLite Micro's over two invokes: every model with variable
+//! tensors (an LSTM's hidden and cell state, an SVDF's), bundled or one-op, planned classic
+//! and in place, runs two inputs one after the other on one handle without a reset; both
+//! runs' outputs and every variable after each run are compared with TFLM's two
+//! consecutive invokes on one interpreter (`goldens/state/`, written by
+//! `scripts/tflm_single_ops_lstm.py`).
+//!
+//! The only test of this binary: each model's state starts fresh (from `init()`) at the
+//! first golden run.
+
+use std::path::PathBuf;
+
+use planner::planfile::PlanFile;
+use planner_kernels::Reference;
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64, input_in};
+use serde_json::Value;
+
+/// Float models whose values are 1 ulp off TFLM's (its `expf`/`tanhf` are glibc's): their
+/// float tensors are compared within [`FLOAT_TOLERANCE`] instead of bit for bit. The test
+/// fails when one of them becomes exact.
+const FLOAT_APPROXIMATE: &[&str] = &["op_lstm_f32", "op_lstm_f32_time_major_clip"];
+
+/// Largest difference allowed on the float tensors of [`FLOAT_APPROXIMATE`] models.
+const FLOAT_TOLERANCE: f32 = 1e-5;
+
+fn goldens() -> Vec<Value> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("goldens/state");
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| {
+            panic!(
+                "{}: {e}; run scripts/tflm_single_ops_lstm.py",
+                dir.display()
+            )
+        })
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
+        .collect()
+}
+
+fn inputs(run: &Value) -> Vec<Vec<u8>> {
+    run["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let count: u64 = i["shape"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap())
+                .product();
+            let bytes = input_in(
+                i["dtype"].as_str().unwrap(),
+                count as usize,
+                i["seed"].as_u64().unwrap(),
+                i["lo"].as_f64().unwrap(),
+                i["hi"].as_f64().unwrap(),
+            )
+            .expect("an input type the generator knows");
+            assert_eq!(fnv1a64(&bytes), i["fnv1a64"].as_str().unwrap(), "input {i}");
+            bytes
+        })
+        .collect()
+}
+
+fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap())
+        .collect()
+}
+
+/// Where `ours` differs from `theirs` (`None` when equal, or within the tolerance for
+/// float32 bytes when `approximate`).
+fn differs(ours: &[u8], theirs: &[u8], float: bool, approximate: bool) -> Option<String> {
+    if ours == theirs {
+        return None;
+    }
+    if ours.len() != theirs.len() {
+        return Some(format!("{} bytes, TFLM's {}", ours.len(), theirs.len()));
+    }
+    if float {
+        let f = |b: &[u8]| f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let pairs: Vec<(f32, f32)> = ours
+            .chunks(4)
+            .zip(theirs.chunks(4))
+            .map(|(a, b)| (f(a), f(b)))
+            .collect();
+        let worst = pairs
+            .iter()
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0f32, f32::max);
+        if approximate && worst <= FLOAT_TOLERANCE {
+            return None;
+        }
+        let e = pairs.iter().position(|(a, b)| a != b).unwrap_or(0);
+        return Some(format!(
+            "element {e}: ours {}, TFLM {} (largest difference {worst})",
+            pairs[e].0, pairs[e].1
+        ));
+    }
+    let e = ours
+        .iter()
+        .zip(theirs)
+        .position(|(a, b)| a != b)
+        .unwrap_or(0);
+    Some(format!("byte {e}: ours {}, TFLM {}", ours[e], theirs[e]))
+}
+
+/// Runs the two golden runs on `model`; the differences found, and whether the model's
+/// float values were bit-exact.
+fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool) {
+    let text = std::str::from_utf8(model.plan_file()).unwrap();
+    let plan = PlanFile::parse(text, model.name()).unwrap();
+    let mut problems = Vec::new();
+    let mut exact = true;
+    if Some(plan.ops.len() as u64) != g["ops"].as_u64() {
+        problems.push(format!(
+            "{}: the plan has {} ops, the golden model {}",
+            model.name(),
+            plan.ops.len(),
+            g["ops"]
+        ));
+        return (problems, false);
+    }
+    for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
+        let inputs = inputs(run);
+        let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut record = Record::default();
+        let outputs = match model.run(&refs, &mut Reference, &mut record) {
+            Ok(o) => o,
+            Err(e) => {
+                problems.push(format!("{} run {r}: {e}", model.name()));
+                return (problems, false);
+            }
+        };
+        let float_outputs: Vec<bool> = plan
+            .outputs
+            .iter()
+            .map(|o| plan.tensors[o.tensor as usize].dtype == planner::graph::DType::F32)
+            .collect();
+        for (k, want) in run["outputs"].as_array().unwrap().iter().enumerate() {
+            let want = unhex(want.as_str().unwrap());
+            let ours = outputs.get(k).map(Vec::as_slice).unwrap_or_default();
+            let float = float_outputs.get(k).copied().unwrap_or(false);
+            exact &= ours == want.as_slice();
+            if let Some(d) = differs(ours, &want, float, approximate) {
+                problems.push(format!(
+                    "{} run {r}: output {k} differs at {d}",
+                    model.name()
+                ));
+            }
+        }
+        for v in run["variables"].as_array().unwrap() {
+            let name = v["tensor"].as_str().unwrap();
+            // The last op that reads the variable, and its input position there (plan ops
+            // are the model's, one for one: checked below).
+            let (k, j) = (
+                v["op"].as_u64().unwrap() as usize,
+                v["input"].as_u64().unwrap() as usize,
+            );
+            let want = unhex(v["hex"].as_str().unwrap());
+            let ours = record
+                .inputs
+                .get(k)
+                .and_then(|i| i.get(j))
+                .and_then(Option::as_deref)
+                .unwrap_or_default();
+            let float = v["dtype"].as_str() == Some("float32");
+            exact &= ours == want.as_slice();
+            if let Some(d) = differs(ours, &want, float, approximate) {
+                problems.push(format!(
+                    "{} run {r}: variable `{name}` (op {k} input {j}) after the run differs at {d}",
+                    model.name()
+                ));
+            }
+        }
+    }
+    (problems, exact)
+}
+
+#[test]
+fn state_over_two_runs_matches_two_tflm_invokes() {
+    let goldens = goldens();
+    assert!(goldens.len() >= 4, "{} state goldens", goldens.len());
+    let mut problems = Vec::new();
+    let mut carried = 0;
+    let mut checked = 0;
+    for g in &goldens {
+        let name = g["model"].as_str().unwrap();
+        // The golden's own evidence that the state matters: TFLM's second output from a
+        // fresh interpreter differs from the one after the first invoke.
+        if g["second_fresh"] != g["runs"][1]["outputs"] {
+            carried += 1;
+        }
+        let approximate = FLOAT_APPROXIMATE.contains(&name);
+        let plans = MODELS
+            .iter()
+            .chain(SINGLE_OPS)
+            .filter(|m| m.name() == name)
+            .chain(
+                MODELS_IN_PLACE
+                    .iter()
+                    .filter(|m| m.name().strip_suffix("_in_place") == Some(name)),
+            );
+        for model in plans {
+            let (p, exact) = check(*model, g, approximate);
+            checked += 1;
+            println!(
+                "{}: {}",
+                model.name(),
+                if !p.is_empty() {
+                    "differs"
+                } else if exact {
+                    "outputs and state equal TFLM's after both runs"
+                } else {
+                    "within the float tolerance of TFLM's after both runs"
+                }
+            );
+            problems.extend(p);
+            if approximate && exact {
+                problems.push(format!(
+                    "{}: now bit-exact: take it out of FLOAT_APPROXIMATE",
+                    model.name()
+                ));
+            }
+        }
+    }
+    assert!(checked >= goldens.len(), "{checked} plans checked");
+    assert!(
+        carried >= 3,
+        "only {carried} state goldens show that the state carried over matters"
+    );
+    assert!(
+        problems.is_empty(),
+        "state differs from TFLite Micro's:\n{}",
+        problems.join("\n")
+    );
+}
