@@ -1,10 +1,13 @@
 //! `CONV_2D` and `DEPTHWISE_CONV_2D`, int8 with int32 bias, per-channel or per-tensor
 //! filter quantisation, NHWC.
 
+use core::ops::Range;
+
 use planner::rt::Quant;
 use planner::rt::kernel::{Data, In, OpView};
 use planner::rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
 
+use super::region::{Plane, reach};
 use super::{KernelError, activation_range, dims4, input_i8, output, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -86,7 +89,67 @@ pub(crate) struct Window {
     pub(crate) pad: (usize, usize),
 }
 
+/// The window of a convolution: strides and dilations (options, positive), the padding
+/// (`pad_before` on each axis), over an input of `input` rows and columns, a filter of
+/// `filter` and an output of `out`.
+fn window(
+    stride: (i32, i32),
+    dilation: (i32, i32),
+    padding: Padding,
+    pads: &Dims,
+    input: (usize, usize),
+    filter: (usize, usize),
+    out: (usize, usize),
+) -> Result<Window, KernelError> {
+    let stride = (positive(stride.0, "stride")?, positive(stride.1, "stride")?);
+    let dilation = (
+        positive(dilation.0, "dilation")?,
+        positive(dilation.1, "dilation")?,
+    );
+    Ok(Window {
+        in_h: input.0,
+        in_w: input.1,
+        stride,
+        dilation,
+        pad: (
+            pad_before(
+                padding, pads, 0, stride.0, dilation.0, input.0, filter.0, out.0,
+            )?,
+            pad_before(
+                padding, pads, 1, stride.1, dilation.1, input.1, filter.1, out.1,
+            )?,
+        ),
+    })
+}
+
 impl Window {
+    /// Checks that the input plane `x` holds every pixel inside the image that a
+    /// `filter`-sized window reads for the outputs of the plane `y`.
+    pub(crate) fn read_by(
+        &self,
+        x: &Plane,
+        y: &Plane,
+        filter: (usize, usize),
+    ) -> Result<(), KernelError> {
+        let rows = reach(
+            y.rows(),
+            self.stride.0,
+            self.dilation.0,
+            self.pad.0,
+            filter.0,
+            self.in_h,
+        );
+        let cols = reach(
+            y.cols(),
+            self.stride.1,
+            self.dilation.1,
+            self.pad.1,
+            filter.1,
+            self.in_w,
+        );
+        x.holds(rows, cols)
+    }
+
     /// The input row and column of filter tap `(fy, fx)` for output `(oy, ox)`, when inside.
     fn tap(&self, oy: usize, ox: usize, fy: usize, fx: usize) -> Option<(usize, usize)> {
         let y = (oy * self.stride.0 + fy * self.dilation.0).checked_sub(self.pad.0)?;
@@ -127,7 +190,9 @@ fn finish(acc: i32, m: QuantizedMultiplier, zero: i32, lo: i32, hi: i32) -> i8 {
 }
 
 /// `CONV_2D`: input `[n, h, w, c_in]`, filter `[c_out, fh, fw, c_in / groups]`, bias
-/// `[c_out]`, output `[n, oh, ow, c_out]`.
+/// `[c_out]`, output `[n, oh, ow, c_out]`. Computes the output's region (the whole output
+/// when it has none) from the input's region, which must hold every pixel inside the
+/// image those outputs read.
 pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (w, wi) = input_i8(&op, 1, "input 1 (filter)")?;
@@ -146,6 +211,7 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
     let out = output(&mut op)?;
     let (out_scale, out_zero) = params(out.quant, "output 0")?;
     let [on, out_h, out_w, oc] = shape(out.shape)?;
+    let (out_shape, out_region) = (out.shape, out.region);
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
     if on != n
         || oc != out_c
@@ -158,54 +224,45 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
             what: "conv channels do not fit",
         });
     }
-    if x.len() != n * in_h * in_w * in_c
-        || w.len() != out_c * f_h * f_w * f_c
-        || y.len() != n * out_h * out_w * out_c
-    {
+    if w.len() != out_c * f_h * f_w * f_c {
         return Err(KernelError::Shape {
             what: "a conv tensor's length differs from its shape",
         });
     }
-    let stride = (
-        positive(o.stride_h, "stride")?,
-        positive(o.stride_w, "stride")?,
-    );
-    let dilation = (
-        positive(o.dilation_h, "dilation")?,
-        positive(o.dilation_w, "dilation")?,
-    );
-    let win = Window {
-        in_h,
-        in_w,
-        stride,
-        dilation,
-        pad: (
-            pad_before(
-                o.padding, &o.pads, 0, stride.0, dilation.0, in_h, f_h, out_h,
-            )?,
-            pad_before(
-                o.padding, &o.pads, 1, stride.1, dilation.1, in_w, f_w, out_w,
-            )?,
-        ),
-    };
+    let xp = Plane::new(xi.shape, xi.region, x.len())?;
+    let yp = Plane::new(out_shape, out_region, y.len())?;
+    let win = window(
+        (o.stride_h, o.stride_w),
+        (o.dilation_h, o.dilation_w),
+        o.padding,
+        &o.pads,
+        (in_h, in_w),
+        (f_h, f_w),
+        (out_h, out_w),
+    )?;
+    win.read_by(&xp, &yp, (f_h, f_w))?;
     let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
     let per_group = out_c / (in_c / f_c);
+    let short = KernelError::Shape {
+        what: "a conv tensor's length differs from its shape",
+    };
     for c in 0..out_c {
         let m = channel_multiplier(in_scale, &wq, out_scale, c);
         let first_in = (c / per_group) * f_c;
         let filter = &w[c * f_h * f_w * f_c..(c + 1) * f_h * f_w * f_c];
         for b_i in 0..n {
-            for oy in 0..out_h {
-                for ox in 0..out_w {
+            for oy in yp.rows() {
+                for ox in yp.cols() {
                     let mut acc: i32 = 0;
                     for fy in 0..f_h {
                         for fx in 0..f_w {
                             let Some((iy, ix)) = win.tap(oy, ox, fy, fx) else {
                                 continue;
                             };
-                            let px = ((b_i * in_h + iy) * in_w + ix) * in_c + first_in;
+                            let px = xp.at(b_i, iy, ix).wrapping_add(first_in);
+                            let xs = x.get(px..px.wrapping_add(f_c)).ok_or(short)?;
                             let taps = &filter[(fy * f_w + fx) * f_c..][..f_c];
-                            for (xv, wv) in x[px..px + f_c].iter().zip(taps) {
+                            for (xv, wv) in xs.iter().zip(taps) {
                                 acc = acc.wrapping_add((i32::from(*xv) - in_zero) * i32::from(*wv));
                             }
                         }
@@ -213,8 +270,8 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
                     if let Some(b) = b {
                         acc = acc.wrapping_add(b[c]);
                     }
-                    y[((b_i * out_h + oy) * out_w + ox) * out_c + c] =
-                        finish(acc, m, out_zero, lo, hi);
+                    let v = finish(acc, m, out_zero, lo, hi);
+                    *y.get_mut(yp.at(b_i, oy, ox).wrapping_add(c)).ok_or(short)? = v;
                 }
             }
         }
@@ -283,28 +340,15 @@ impl<'a> Depthwise<'a> {
                 what: "a depthwise tensor's length differs from its shape",
             });
         }
-        let stride = (
-            positive(o.stride_h, "stride")?,
-            positive(o.stride_w, "stride")?,
-        );
-        let dilation = (
-            positive(o.dilation_h, "dilation")?,
-            positive(o.dilation_w, "dilation")?,
-        );
-        let win = Window {
-            in_h,
-            in_w,
-            stride,
-            dilation,
-            pad: (
-                pad_before(
-                    o.padding, &o.pads, 0, stride.0, dilation.0, in_h, f_h, out_h,
-                )?,
-                pad_before(
-                    o.padding, &o.pads, 1, stride.1, dilation.1, in_w, f_w, out_w,
-                )?,
-            ),
-        };
+        let win = window(
+            (o.stride_h, o.stride_w),
+            (o.dilation_h, o.dilation_w),
+            o.padding,
+            &o.pads,
+            (in_h, in_w),
+            (f_h, f_w),
+            (out_h, out_w),
+        )?;
         let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
         Ok(Depthwise {
             n,
@@ -338,12 +382,20 @@ impl<'a> Depthwise<'a> {
         self.n * self.out_h * self.out_w * self.out_c
     }
 
-    /// Output channel `c` of batch `b`: `x(iy, ix)` reads the input channel `c / multiplier`
-    /// of batch `b`, `put(oy · out_w + ox, v)` writes an output pixel.
-    fn channel(&self, c: usize, x: impl Fn(usize, usize) -> i8, mut put: impl FnMut(usize, i8)) {
+    /// Output channel `c` of batch `b` at output rows `rows` and columns `cols`: `x(iy,
+    /// ix)` reads the input channel `c / multiplier` of batch `b` at a pixel inside the
+    /// image, `put(oy, ox, v)` writes an output pixel.
+    fn channel(
+        &self,
+        c: usize,
+        rows: Range<usize>,
+        cols: Range<usize>,
+        x: impl Fn(usize, usize) -> i8,
+        mut put: impl FnMut(usize, usize, i8),
+    ) {
         let m = channel_multiplier(self.in_scale, &self.wq, self.out_scale, c);
-        for oy in 0..self.out_h {
-            for ox in 0..self.out_w {
+        for oy in rows {
+            for ox in cols.clone() {
                 let mut acc: i32 = 0;
                 for fy in 0..self.f_h {
                     for fx in 0..self.f_w {
@@ -358,44 +410,50 @@ impl<'a> Depthwise<'a> {
                 if let Some(b) = self.bias {
                     acc = acc.wrapping_add(b[c]);
                 }
-                put(
-                    oy * self.out_w + ox,
-                    finish(acc, m, self.out_zero, self.lo, self.hi),
-                );
+                put(oy, ox, finish(acc, m, self.out_zero, self.lo, self.hi));
             }
         }
     }
 }
 
 /// `DEPTHWISE_CONV_2D`: input `[n, h, w, c_in]`, filter `[1, fh, fw, c_out]` with `c_out =
-/// c_in · multiplier`, bias `[c_out]`, output `[n, oh, ow, c_out]`.
+/// c_in · multiplier`, bias `[c_out]`, output `[n, oh, ow, c_out]`. Computes the output's
+/// region (the whole output when it has none) from the input's region, which must hold
+/// every pixel inside the image those outputs read.
 pub(crate) fn depthwise_conv_2d(
     mut op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
-    let (x, _) = input_i8(&op, 0, "input 0")?;
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
-    let (out_shape, out_quant) = (out.shape, out.quant);
+    let (out_shape, out_quant, out_region) = (out.shape, out.quant, out.region);
     let d = Depthwise::new(&op, o, out_shape, out_quant)?;
     let y = output(&mut op)?
         .i8()
         .ok_or(KernelError::Type { tensor: "output 0" })?;
-    if x.len() != d.input_len() || y.len() != d.output_len() {
-        return Err(KernelError::Shape {
-            what: "a depthwise tensor's length differs from its shape",
-        });
-    }
-    let (in_h, in_w, in_c, out_c) = (d.win.in_h, d.win.in_w, d.in_c, d.out_c);
-    let out_pixels = d.out_h * d.out_w;
+    let xp = Plane::new(xi.shape, xi.region, x.len())?;
+    let yp = Plane::new(out_shape, out_region, y.len())?;
+    d.win.read_by(&xp, &yp, (d.f_h, d.f_w))?;
+    let out_c = d.out_c;
     for c in 0..out_c {
         let ic = c / d.multiplier;
         for b in 0..d.n {
-            let image = &x[b * in_h * in_w * in_c..];
-            let out_image = &mut y[b * out_pixels * out_c..];
+            // The planes hold every pixel the channel reads and writes (`read_by`, and
+            // `Plane::new` for the output region), so `get` finds them all.
             d.channel(
                 c,
-                |iy, ix| image[(iy * in_w + ix) * in_c + ic],
-                |p, v| out_image[p * out_c + c] = v,
+                yp.rows(),
+                yp.cols(),
+                |iy, ix| {
+                    x.get(xp.at(b, iy, ix).wrapping_add(ic))
+                        .copied()
+                        .unwrap_or(0)
+                },
+                |oy, ox, v| {
+                    if let Some(o) = y.get_mut(yp.at(b, oy, ox).wrapping_add(c)) {
+                        *o = v;
+                    }
+                },
             );
         }
     }
@@ -469,8 +527,10 @@ pub(crate) fn depthwise_conv_2d_in_place(
             let out_image = &mut y[b * out_pixels * c_n..];
             d.channel(
                 c,
+                0..d.out_h,
+                0..d.out_w,
                 |iy, ix| temp[iy * in_w + ix],
-                |p, v| out_image[p * c_n + c] = v,
+                |oy, ox, v| out_image[(oy * d.out_w + ox) * c_n + c] = v,
             );
         }
     }

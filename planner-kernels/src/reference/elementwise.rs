@@ -4,6 +4,7 @@
 use planner::rt::kernel::{Data, DataMut, In, OpView};
 use planner::rt::options::{AddOptions, MulOptions};
 
+use super::region::Plane;
 use super::unary::{InType, unary as op_unary};
 use super::{KernelError, activation_range, kind_error, output, params, round_f32};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
@@ -44,11 +45,11 @@ fn operand<'a>(
     i: usize,
     tensor: &'static str,
     in_place: bool,
-) -> Result<(Operand<'a>, &'static [usize]), KernelError> {
+) -> Result<(Operand<'a>, In<'a>), KernelError> {
     let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
     match (x.data, in_place) {
-        (Data::I8(d), _) => Ok((Operand::Slice(d), x.shape)),
-        (Data::InPlace(0), true) => Ok((Operand::InPlace, x.shape)),
+        (Data::I8(d), _) => Ok((Operand::Slice(d), x)),
+        (Data::InPlace(0), true) => Ok((Operand::InPlace, x)),
         (Data::InPlace(_), true) => Err(KernelError::Shape {
             what: "an in-place input taken over by another output than output 0",
         }),
@@ -56,17 +57,45 @@ fn operand<'a>(
     }
 }
 
-/// Runs `f(a, b)` over the broadcast of two int8 inputs into the int8 output. When
-/// `in_place`, one input is the output's bytes (`Data::InPlace(0)`); it must have the
-/// output's exact shape (the other may broadcast), and output element `i` reads only its
-/// element `i` before writing it.
+/// Where the elements of a tensor lie in its data, seen from an output of `RANK`
+/// dimensions: element `index` is at `base + Σ index[d] · strides[d]` (wrapping; strides
+/// 0 where it broadcasts).
+struct Layout {
+    base: usize,
+    strides: [usize; RANK],
+}
+
+impl Layout {
+    /// The layout of a region view's plane, as the last 4 of `RANK` dimensions.
+    fn of_plane(p: &Plane) -> Layout {
+        let (base, s) = p.strides();
+        let mut strides = [0; RANK];
+        strides[RANK - 4..].copy_from_slice(&s);
+        Layout { base, strides }
+    }
+
+    /// The index of element `index`.
+    fn at(&self, index: &[usize; RANK]) -> usize {
+        index
+            .iter()
+            .zip(&self.strides)
+            .fold(self.base, |a, (i, s)| a.wrapping_add(i.wrapping_mul(*s)))
+    }
+}
+
+/// Runs `f(a, b)` over the broadcast of two int8 inputs into the int8 output: over the
+/// output's region when it has one (a `[1, h, w, c]` output; an operand with a region has
+/// the output's shape and a region holding the output's, an operand without one is read
+/// whole, broadcasting or not), else over every element. When `in_place`, one input is the
+/// output's bytes (`Data::InPlace(0)`); it must have the output's exact shape (the other
+/// may broadcast), and output element `i` reads only its element `i` before writing it.
 fn binary(
     op: &mut OpView<'_, '_>,
     in_place: bool,
     f: &dyn Fn(i32, i32) -> i32,
 ) -> Result<(), KernelError> {
-    let (a, a_shape) = operand(op, 0, "input 0", in_place)?;
-    let (b, b_shape) = operand(op, 1, "input 1", in_place)?;
+    let (a, ai) = operand(op, 0, "input 0", in_place)?;
+    let (b, bi) = operand(op, 1, "input 1", in_place)?;
     match (a, b, in_place) {
         (Operand::InPlace, Operand::InPlace, _) => {
             return Err(KernelError::Shape {
@@ -81,7 +110,7 @@ fn binary(
         _ => {}
     }
     let out = output(op)?;
-    let out_shape = out.shape;
+    let (out_shape, out_region) = (out.shape, out.region);
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
     let pad = RANK
         .checked_sub(out_shape.len())
@@ -93,40 +122,94 @@ fn binary(
     let not_broadcast = KernelError::Shape {
         what: "the inputs do not broadcast to the output",
     };
-    for (x, shape) in [(a, a_shape), (b, b_shape)] {
-        if matches!(x, Operand::InPlace) && shape != out_shape {
+    // The box of output elements to compute, `lo[d]..hi[d]` along dimension `d`.
+    let (mut lo, mut hi) = ([0; RANK], dims);
+    let out_layout = match out_region {
+        Some(_) => {
+            let p = Plane::new(out_shape, out_region, y.len())?;
+            for (d, range) in [(RANK - 3, p.rows()), (RANK - 2, p.cols())] {
+                (lo[d], hi[d]) = (range.start, range.end);
+            }
+            Layout::of_plane(&p)
+        }
+        None => {
+            if y.len() != dims.iter().product::<usize>() {
+                return Err(not_broadcast);
+            }
+            let strides = broadcast_strides(out_shape, &dims).ok_or(not_broadcast)?;
+            Layout { base: 0, strides }
+        }
+    };
+    let mut layouts = [(), ()].map(|_| Layout {
+        base: 0,
+        strides: [0; RANK],
+    });
+    for ((x, xi), layout) in [(a, ai), (b, bi)].into_iter().zip(&mut layouts) {
+        if matches!(x, Operand::InPlace) && xi.shape != out_shape {
             return Err(KernelError::Shape {
                 what: "the in-place input's shape is not the output's",
             });
         }
-    }
-    let sa = broadcast_strides(a_shape, &dims).ok_or(not_broadcast)?;
-    let sb = broadcast_strides(b_shape, &dims).ok_or(not_broadcast)?;
-    if y.len() != dims.iter().product::<usize>() {
-        return Err(not_broadcast);
-    }
-    let mut index = [0usize; RANK];
-    for i in 0..y.len() {
-        let ia: usize = index.iter().zip(&sa).map(|(i, s)| i * s).sum();
-        let ib: usize = index.iter().zip(&sb).map(|(i, s)| i * s).sum();
-        let get = |x: Operand<'_>, at: usize, y: &[i8]| match x {
-            Operand::Slice(s) => s.get(at).copied(),
-            Operand::InPlace => y.get(i).copied(),
+        *layout = match (x, xi.region) {
+            (Operand::InPlace, _) => Layout {
+                base: out_layout.base,
+                strides: out_layout.strides,
+            },
+            (Operand::Slice(_), None) => Layout {
+                base: 0,
+                strides: broadcast_strides(xi.shape, &dims).ok_or(not_broadcast)?,
+            },
+            (Operand::Slice(d), region) => {
+                if xi.shape != out_shape {
+                    return Err(KernelError::Shape {
+                        what: "an input with a region has another shape than the output; give a broadcast input no region",
+                    });
+                }
+                let p = Plane::new(xi.shape, region, d.len())?;
+                let rows = (lo[RANK - 3], hi[RANK - 3].saturating_sub(1));
+                let cols = (lo[RANK - 2], hi[RANK - 2].saturating_sub(1));
+                p.holds(Some(rows), Some(cols))?;
+                Layout::of_plane(&p)
+            }
         };
-        let (va, vb) = match (get(a, ia, y), get(b, ib, y)) {
-            (Some(va), Some(vb)) => (va, vb),
-            _ => return Err(not_broadcast),
-        };
-        y[i] = f(i32::from(va), i32::from(vb)) as i8;
-        for d in (0..RANK).rev() {
+    }
+    if (0..RANK).any(|d| lo[d] >= hi[d]) {
+        return Ok(());
+    }
+    let [la, lb] = &layouts;
+    // Row by row along the last dimension: the outer index in `index[..RANK - 1]`, each
+    // tensor's element stepping by its last stride.
+    let last = RANK - 1;
+    let mut index = lo;
+    loop {
+        let (mut i, mut ia, mut ib) = (out_layout.at(&index), la.at(&index), lb.at(&index));
+        for _ in lo[last]..hi[last] {
+            let get = |x: Operand<'_>, at: usize, y: &[i8]| match x {
+                Operand::Slice(s) => s.get(at).copied(),
+                Operand::InPlace => y.get(i).copied(),
+            };
+            let (va, vb) = match (get(a, ia, y), get(b, ib, y)) {
+                (Some(va), Some(vb)) => (va, vb),
+                _ => return Err(not_broadcast),
+            };
+            *y.get_mut(i).ok_or(not_broadcast)? = f(i32::from(va), i32::from(vb)) as i8;
+            i = i.wrapping_add(out_layout.strides[last]);
+            ia = ia.wrapping_add(la.strides[last]);
+            ib = ib.wrapping_add(lb.strides[last]);
+        }
+        let mut d = last;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
             index[d] += 1;
-            if index[d] < dims[d] {
+            if index[d] < hi[d] {
                 break;
             }
-            index[d] = 0;
+            index[d] = lo[d];
         }
     }
-    Ok(())
 }
 
 /// `ADD`: each input's offset value scaled to a common Q20 scale (twice the larger input

@@ -475,13 +475,13 @@ fn depthwise_in_place_refuses_what_it_cannot_do() {
 }
 
 /// An int8 unary kernel, by `in_place`.
-type UnaryKernel = fn(OpView<'_, '_>, bool) -> Result<(), KernelError>;
+pub(crate) type UnaryKernel = fn(OpView<'_, '_>, bool) -> Result<(), KernelError>;
 
 /// The int8 unary kernels with an input and output quantisation each accepts.
 /// A kernel's name, the kernel, and the quantisation of its input and output.
-type UnaryCase = (&'static str, UnaryKernel, (f32, i64), (f32, i64));
+pub(crate) type UnaryCase = (&'static str, UnaryKernel, (f32, i64), (f32, i64));
 
-fn unary_kernels(r: &mut Rng) -> Vec<UnaryCase> {
+pub(crate) fn unary_kernels(r: &mut Rng) -> Vec<UnaryCase> {
     let q = |r: &mut Rng, lo, hi| (r.scale(lo, hi), r.range(-128, 127));
     vec![
         ("RELU", activation::relu, q(r, 0.01, 0.1), q(r, 0.01, 0.1)),

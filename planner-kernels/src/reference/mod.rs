@@ -22,6 +22,32 @@
 //! unary kernels take it from the buffer's length (see `unary::InType`), so an input
 //! narrower than its output (never planned in place) is refused.
 //!
+//! # Patch regions
+//!
+//! [`Reference`] implements [`planner::rt::kernel::Patches`]: the kernels of every kind a
+//! patch stage may hold honour [`In::region`] and [`Out::region`]: `CONV_2D` and
+//! `DEPTHWISE_CONV_2D` (every padding, stride, dilation and quantisation above),
+//! `AVERAGE_POOL_2D` (dividing by the window's pixels inside the image, as TFLM) and
+//! `MAX_POOL_2D`, `PAD` (int8: the output region's pixel `p` is the input's pixel `p -
+//! before`, or the zero point outside the input), `ADD`, `SUB`, `MUL`, `MAXIMUM` and
+//! `MINIMUM` (an operand with a region has the output's shape; one without is read whole,
+//! broadcasting or not), `QUANTIZE`, `DEQUANTIZE`, `RELU`, `RELU6`, `LOGISTIC`, `TANH` and
+//! `HARD_SWISH`, with the element types above. Such a kernel computes the pixels of the
+//! output's region (all of them when the output has none) exactly as it computes them on
+//! the whole tensor: it reads input pixels at whole-tensor coordinates, pads only outside
+//! the image (a view's shape is the whole tensor's, never a region's edge inside it), and
+//! finds each pixel through the view's layout, dense (the region's elements only) or whole
+//! (the tensor's), told apart by the data's length as
+//! [`Region::pixel`](planner::rt::kernel::Region::pixel) says. The whole tensor is the
+//! region that covers everything: the arithmetic exists once. An input region that lacks
+//! a pixel inside the image the output region reads is refused
+//! ([`KernelError::Shape`]); so are a region reaching outside its tensor, a view whose
+//! length is neither layout's, and a region over a tensor of more than one batch.
+//!
+//! Every other kind, the in-place variants, and a region on any tensor but the image
+//! inputs and output 0 (a filter, a bias, a scratch tensor) are refused with
+//! [`KernelError::Region`], never computed on the wrong pixels.
+//!
 //! The arithmetic follows the operators' definitions in TFLite's integer scheme: int32
 //! accumulation of `(x - input_zero_point) · w`, the bias, then the real multiplier
 //! `input_scale · filter_scale / output_scale` (per output channel where the filter has
@@ -34,6 +60,7 @@ mod conv;
 mod elementwise;
 mod fc;
 mod pool;
+mod region;
 mod shape;
 mod softmax;
 mod svdf;
@@ -79,6 +106,13 @@ pub enum KernelError {
         /// Which option.
         what: &'static str,
     },
+    /// A tensor has a patch region ([`planner::rt::kernel::Region`]) and this kernel does
+    /// not run on regions (an op kind outside those listed in the module docs, an in-place
+    /// variant, or a tensor other than an image input or output 0).
+    Region {
+        /// Which tensor.
+        tensor: &'static str,
+    },
 }
 
 impl fmt::Display for KernelError {
@@ -99,6 +133,10 @@ impl fmt::Display for KernelError {
             }
             KernelError::Shape { what } => write!(f, "shapes do not fit: {what}"),
             KernelError::Options { what } => write!(f, "option not supported: {what}"),
+            KernelError::Region { tensor } => write!(
+                f,
+                "{tensor} is a patch region and this kernel runs only on whole tensors; plan the op outside the patch stage"
+            ),
         }
     }
 }
@@ -107,12 +145,18 @@ impl Kernel for Reference {
     type Error = KernelError;
 }
 
-/// Implements kernel traits by calling the op's function.
+/// Every kind a patch stage may hold honours [`In::region`] and [`Out::region`] (see the
+/// module docs).
+impl planner::rt::kernel::Patches for Reference {}
+
+/// Implements kernel traits by calling the op's function, after refusing a region on any
+/// tensor but the first `regions` inputs and output 0 (`[0]`: no region anywhere).
 macro_rules! kinds {
-    ($($kind:ident :: $method:ident ($options:ty) => $f:expr;)*) => {
+    ($($kind:ident :: $method:ident ($options:ty) [$regions:literal] => $f:expr;)*) => {
         $(
             impl planner::rt::kernel::$kind for Reference {
                 fn $method(&mut self, op: OpView<'_, '_>, options: &$options) -> Result<(), KernelError> {
+                    region::only_on(&op, $regions)?;
                     $f(op, options)
                 }
             }
@@ -123,41 +167,41 @@ macro_rules! kinds {
 use planner::rt::options as o;
 
 kinds! {
-    Conv2d::conv_2d(o::Conv2dOptions) => conv::conv_2d;
-    DepthwiseConv2d::depthwise_conv_2d(o::DepthwiseConv2dOptions) => conv::depthwise_conv_2d;
-    FullyConnected::fully_connected(o::FullyConnectedOptions) => fc::fully_connected;
-    AveragePool2d::average_pool_2d(o::Pool2dOptions) => |op, o| pool::pool_2d(op, o, pool::Pool::Average);
-    MaxPool2d::max_pool_2d(o::Pool2dOptions) => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
-    Add::add(o::AddOptions) => |op, o| elementwise::add(op, o, false);
-    Sub::sub(o::AddOptions) => |op, o| elementwise::sub(op, o, false);
-    Mul::mul(o::MulOptions) => |op, o| elementwise::mul(op, o, false);
-    Softmax::softmax(o::SoftmaxOptions) => softmax::softmax;
-    Reshape::reshape(o::ReshapeOptions) => shape::reshape;
-    Pad::pad(o::PadOptions) => shape::pad;
-    Mean::mean(o::MeanOptions) => shape::mean;
-    Transpose::transpose(o::TransposeOptions) => shape::transpose;
-    Concatenation::concatenation(o::ConcatenationOptions) => shape::concatenation;
-    Quantize::quantize(o::NoOptions) => |op, _| elementwise::quantize(op, false);
-    Dequantize::dequantize(o::NoOptions) => |op, _| elementwise::dequantize(op, false);
-    Relu::relu(o::NoOptions) => |op, _| activation::relu(op, false);
-    Relu6::relu6(o::NoOptions) => |op, _| activation::relu6(op, false);
-    Logistic::logistic(o::NoOptions) => |op, _| activation::logistic(op, false);
-    Tanh::tanh(o::NoOptions) => |op, _| activation::tanh(op, false);
-    HardSwish::hard_swish(o::NoOptions) => |op, _| activation::hard_swish(op, false);
-    Svdf::svdf(o::SvdfOptions) => svdf::svdf;
-    StridedSlice::strided_slice(o::StridedSliceOptions) => shape::strided_slice;
-    ResizeNearestNeighbor::resize_nearest_neighbor(o::ResizeNearestNeighborOptions) => shape::resize_nearest_neighbor;
-    DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) => conv::depthwise_conv_2d_in_place;
-    AddInPlace::add_in_place(o::AddOptions) => |op, o| elementwise::add(op, o, true);
-    SubInPlace::sub_in_place(o::AddOptions) => |op, o| elementwise::sub(op, o, true);
-    MulInPlace::mul_in_place(o::MulOptions) => |op, o| elementwise::mul(op, o, true);
-    QuantizeInPlace::quantize_in_place(o::NoOptions) => |op, _| elementwise::quantize(op, true);
-    DequantizeInPlace::dequantize_in_place(o::NoOptions) => |op, _| elementwise::dequantize(op, true);
-    LogisticInPlace::logistic_in_place(o::NoOptions) => |op, _| activation::logistic(op, true);
-    TanhInPlace::tanh_in_place(o::NoOptions) => |op, _| activation::tanh(op, true);
-    ReluInPlace::relu_in_place(o::NoOptions) => |op, _| activation::relu(op, true);
-    Relu6InPlace::relu6_in_place(o::NoOptions) => |op, _| activation::relu6(op, true);
-    HardSwishInPlace::hard_swish_in_place(o::NoOptions) => |op, _| activation::hard_swish(op, true);
+    Conv2d::conv_2d(o::Conv2dOptions) [1] => conv::conv_2d;
+    DepthwiseConv2d::depthwise_conv_2d(o::DepthwiseConv2dOptions) [1] => conv::depthwise_conv_2d;
+    FullyConnected::fully_connected(o::FullyConnectedOptions) [0] => fc::fully_connected;
+    AveragePool2d::average_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Average);
+    MaxPool2d::max_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
+    Add::add(o::AddOptions) [2] => |op, o| elementwise::add(op, o, false);
+    Sub::sub(o::AddOptions) [2] => |op, o| elementwise::sub(op, o, false);
+    Mul::mul(o::MulOptions) [2] => |op, o| elementwise::mul(op, o, false);
+    Softmax::softmax(o::SoftmaxOptions) [0] => softmax::softmax;
+    Reshape::reshape(o::ReshapeOptions) [0] => shape::reshape;
+    Pad::pad(o::PadOptions) [1] => shape::pad;
+    Mean::mean(o::MeanOptions) [0] => shape::mean;
+    Transpose::transpose(o::TransposeOptions) [0] => shape::transpose;
+    Concatenation::concatenation(o::ConcatenationOptions) [0] => shape::concatenation;
+    Quantize::quantize(o::NoOptions) [1] => |op, _| elementwise::quantize(op, false);
+    Dequantize::dequantize(o::NoOptions) [1] => |op, _| elementwise::dequantize(op, false);
+    Relu::relu(o::NoOptions) [1] => |op, _| activation::relu(op, false);
+    Relu6::relu6(o::NoOptions) [1] => |op, _| activation::relu6(op, false);
+    Logistic::logistic(o::NoOptions) [1] => |op, _| activation::logistic(op, false);
+    Tanh::tanh(o::NoOptions) [1] => |op, _| activation::tanh(op, false);
+    HardSwish::hard_swish(o::NoOptions) [1] => |op, _| activation::hard_swish(op, false);
+    Svdf::svdf(o::SvdfOptions) [0] => svdf::svdf;
+    StridedSlice::strided_slice(o::StridedSliceOptions) [0] => shape::strided_slice;
+    ResizeNearestNeighbor::resize_nearest_neighbor(o::ResizeNearestNeighborOptions) [0] => shape::resize_nearest_neighbor;
+    DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) [0] => conv::depthwise_conv_2d_in_place;
+    AddInPlace::add_in_place(o::AddOptions) [0] => |op, o| elementwise::add(op, o, true);
+    SubInPlace::sub_in_place(o::AddOptions) [0] => |op, o| elementwise::sub(op, o, true);
+    MulInPlace::mul_in_place(o::MulOptions) [0] => |op, o| elementwise::mul(op, o, true);
+    QuantizeInPlace::quantize_in_place(o::NoOptions) [0] => |op, _| elementwise::quantize(op, true);
+    DequantizeInPlace::dequantize_in_place(o::NoOptions) [0] => |op, _| elementwise::dequantize(op, true);
+    LogisticInPlace::logistic_in_place(o::NoOptions) [0] => |op, _| activation::logistic(op, true);
+    TanhInPlace::tanh_in_place(o::NoOptions) [0] => |op, _| activation::tanh(op, true);
+    ReluInPlace::relu_in_place(o::NoOptions) [0] => |op, _| activation::relu(op, true);
+    Relu6InPlace::relu6_in_place(o::NoOptions) [0] => |op, _| activation::relu6(op, true);
+    HardSwishInPlace::hard_swish_in_place(o::NoOptions) [0] => |op, _| activation::hard_swish(op, true);
 }
 
 /// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
@@ -167,6 +211,7 @@ macro_rules! builtins {
         $(
             impl planner::rt::kernel::Builtin<{ planner::rt::kernel::op_key($name) }> for Reference {
                 fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), KernelError> {
+                    region::only_on(&op, 2)?;
                     $f(op)
                 }
             }
@@ -266,5 +311,7 @@ pub(crate) fn elements(shape: &[usize]) -> usize {
 
 #[cfg(test)]
 mod in_place_tests;
+#[cfg(test)]
+mod region_tests;
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,7 @@ use planner::rt::kernel::OpView;
 use planner::rt::options::{Dims, Pool2dOptions};
 
 use super::conv::pad_before;
+use super::region::{Plane, reach};
 use super::{KernelError, activation_range, dims4, input_i8, output, params};
 
 /// Which pool.
@@ -14,6 +15,9 @@ pub(crate) enum Pool {
     Max,
 }
 
+/// `AVERAGE_POOL_2D` or `MAX_POOL_2D` over the output's region (the whole output when it
+/// has none), from the input's region, which must hold every pixel inside the image those
+/// outputs read. The average divides by the window's pixels inside the image, as TFLM.
 pub(crate) fn pool_2d(
     mut op: OpView<'_, '_>,
     o: &Pool2dOptions,
@@ -29,12 +33,15 @@ pub(crate) fn pool_2d(
     };
     let [n, in_h, in_w, c] = shape(xi.shape)?;
     let [on, out_h, out_w, oc] = shape(out.shape)?;
+    let (out_shape, out_region) = (out.shape, out.region);
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    if on != n || oc != c || x.len() != n * in_h * in_w * c || y.len() != n * out_h * out_w * c {
+    if on != n || oc != c {
         return Err(KernelError::Shape {
             what: "pool input and output do not fit",
         });
     }
+    let xp = Plane::new(xi.shape, xi.region, x.len())?;
+    let yp = Plane::new(out_shape, out_region, y.len())?;
     let get = |v: i32, what| {
         usize::try_from(v)
             .ok()
@@ -45,24 +52,34 @@ pub(crate) fn pool_2d(
     let (f_h, f_w) = (get(o.filter_h, "filter")?, get(o.filter_w, "filter")?);
     let pad_h = pad_before(o.padding, &Dims::EMPTY, 0, s_h, 1, in_h, f_h, out_h)?;
     let pad_w = pad_before(o.padding, &Dims::EMPTY, 1, s_w, 1, in_w, f_w, out_w)?;
+    xp.holds(
+        reach(yp.rows(), s_h, 1, pad_h, f_h, in_h),
+        reach(yp.cols(), s_w, 1, pad_w, f_w, in_w),
+    )?;
     let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
+    let short = KernelError::Shape {
+        what: "pool input and output do not fit",
+    };
     for b in 0..n {
-        for oy in 0..out_h {
+        for oy in yp.rows() {
             // The window's rows inside the input: [y0, y1).
             let origin_y = (oy * s_h) as isize - pad_h as isize;
             let y0 = origin_y.max(0) as usize;
             let y1 = ((origin_y + f_h as isize).min(in_h as isize)).max(0) as usize;
-            for ox in 0..out_w {
+            for ox in yp.cols() {
                 let origin_x = (ox * s_w) as isize - pad_w as isize;
                 let x0 = origin_x.max(0) as usize;
                 let x1 = ((origin_x + f_w as isize).min(in_w as isize)).max(0) as usize;
-                for ch in 0..c {
+                let at = yp.at(b, oy, ox);
+                let out = y.get_mut(at..at.wrapping_add(c)).ok_or(short)?;
+                for (ch, out) in out.iter_mut().enumerate() {
                     let mut sum: i32 = 0;
                     let mut max = i32::from(i8::MIN);
                     let mut count: i32 = 0;
                     for iy in y0..y1 {
                         for ix in x0..x1 {
-                            let v = i32::from(x[((b * in_h + iy) * in_w + ix) * c + ch]);
+                            let v = x.get(xp.at(b, iy, ix).wrapping_add(ch)).ok_or(short)?;
+                            let v = i32::from(*v);
                             sum += v;
                             max = max.max(v);
                             count += 1;
@@ -74,7 +91,7 @@ pub(crate) fn pool_2d(
                         Pool::Average if sum > 0 => (sum + count / 2) / count,
                         Pool::Average => (sum - count / 2) / count,
                     };
-                    y[((b * out_h + oy) * out_w + ox) * c + ch] = v.clamp(lo, hi) as i8;
+                    *out = v.clamp(lo, hi) as i8;
                 }
             }
         }

@@ -1,12 +1,13 @@
 //! Ops that move values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`,
 //! `CONCATENATION`, `STRIDED_SLICE`, `RESIZE_NEAREST_NEIGHBOR`), and `MEAN`.
 
-use planner::rt::kernel::{Data, DataMut, OpView};
+use planner::rt::kernel::{Data, DataMut, OpView, Region};
 use planner::rt::options::{
     Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions,
     ResizeNearestNeighborOptions, TransposeOptions,
 };
 
+use super::region::Plane;
 use super::{KernelError, elements, input_i8, output, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -59,19 +60,20 @@ pub(crate) fn reshape(mut op: OpView<'_, '_>, _: &ReshapeOptions) -> Result<(), 
 }
 
 /// `PAD`: the input at offset `before` in an output filled with the output's zero point.
+/// With regions (`[1, h, w, c]` tensors), the output's region is computed: its pixel `p`
+/// is the input's pixel `p - before` when inside the input (which the input's region must
+/// hold), the zero point elsewhere.
 pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
     let (_, zero) = params(out.quant, "output 0")?;
-    let out_shape = out.shape;
+    let (out_shape, out_region) = (out.shape, out.region);
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
     let rank = xi.shape.len();
     let before = o.before.as_slice();
     let fits = rank <= RANK
         && before.len() == rank
         && out_shape.len() == rank
-        && x.len() == elements(xi.shape)
-        && y.len() == elements(out_shape)
         && (0..rank)
             .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + xi.shape[d] <= out_shape[d]));
     if !fits {
@@ -79,20 +81,106 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
             what: "pad amounts do not fit the input and output",
         });
     }
-    y.fill(zero.clamp(-128, 127) as i8);
-    if x.is_empty() {
+    // Dimensions aligned right in `RANK`. Each tensor's box of elements held (`lo..hi` per
+    // dimension) and where its element `index` lies: `base + Σ index[d] · strides[d]`,
+    // wrapping.
+    let off = RANK - rank;
+    let mut pads = [0usize; RANK];
+    for (p, &b) in pads[off..].iter_mut().zip(before) {
+        *p = b as usize;
+    }
+    let view = |shape: &[usize], region: Option<Region>, len: usize| -> Result<_, KernelError> {
+        let (mut lo, mut hi) = ([0; RANK], [1; RANK]);
+        hi[off..].copy_from_slice(shape);
+        let mut st = [0; RANK];
+        if region.is_none() {
+            if len != elements(shape) {
+                return Err(KernelError::Shape {
+                    what: "pad amounts do not fit the input and output",
+                });
+            }
+            st[off..].copy_from_slice(&strides(shape)[..rank]);
+            return Ok((lo, hi, 0, st));
+        }
+        let p = Plane::new(shape, region, len)?;
+        for (d, range) in [(RANK - 3, p.rows()), (RANK - 2, p.cols())] {
+            (lo[d], hi[d]) = (range.start, range.end);
+        }
+        let (base, s) = p.strides();
+        st[RANK - 4..].copy_from_slice(&s);
+        Ok((lo, hi, base, st))
+    };
+    let (lo, hi, y_base, y_strides) = view(out_shape, out_region, y.len())?;
+    let (x_lo, x_hi, x_base, x_strides) = view(xi.shape, xi.region, x.len())?;
+    if (0..RANK).any(|d| lo[d] >= hi[d]) {
         return Ok(());
     }
-    let out_strides = strides(out_shape);
-    let mut index = [0usize; RANK];
-    for &v in x {
-        let at: usize = (0..rank)
-            .map(|d| (index[d] + before[d] as usize) * out_strides[d])
-            .sum();
-        y[at] = v;
-        next(&mut index, xi.shape);
+    let at = |base: usize, strides: &[usize; RANK], index: &[usize; RANK]| {
+        index
+            .iter()
+            .zip(strides)
+            .fold(base, |a, (i, s)| a.wrapping_add(i.wrapping_mul(*s)))
+    };
+    let fill = zero.clamp(-128, 127) as i8;
+    let short = KernelError::Shape {
+        what: "pad amounts do not fit the input and output",
+    };
+    // Row by row along the last dimension (contiguous in every layout): the row of the
+    // input it copies, at `pads[last]`, between fills, or only the fill when the row lies
+    // in the padding.
+    let last = RANK - 1;
+    let (in_last, out_last) = (x_hi[last], hi[last]);
+    let mut index = lo;
+    let mut from = [0; RANK];
+    loop {
+        let start = at(y_base, &y_strides, &index);
+        let row = y
+            .get_mut(start..start.wrapping_add(out_last))
+            .ok_or(short)?;
+        let mut inside = true;
+        for d in 0..last {
+            match index[d].checked_sub(pads[d]) {
+                Some(i) if i < in_dim(xi.shape, off, d) => from[d] = i,
+                _ => inside = false,
+            }
+        }
+        if inside {
+            if (0..last).any(|d| from[d] < x_lo[d] || from[d] >= x_hi[d]) {
+                return Err(KernelError::Shape {
+                    what: "the input's region lacks pixels inside the input that the output's region copies; trace the input region back through the pads",
+                });
+            }
+            let src = at(x_base, &x_strides, &from);
+            let src = x.get(src..src.wrapping_add(in_last)).ok_or(short)?;
+            let (head, rest) = row.split_at_mut(pads[last].min(out_last));
+            head.fill(fill);
+            let (body, tail) = rest.split_at_mut(in_last.min(rest.len()));
+            body.copy_from_slice(src.get(..body.len()).ok_or(short)?);
+            tail.fill(fill);
+        } else {
+            row.fill(fill);
+        }
+        let mut d = last;
+        loop {
+            if d == 0 {
+                return Ok(());
+            }
+            d -= 1;
+            index[d] += 1;
+            if index[d] < hi[d] {
+                break;
+            }
+            index[d] = lo[d];
+        }
     }
-    Ok(())
+}
+
+/// Dimension `d` of `RANK` of a shape of rank `RANK - off` aligned right (1 before it).
+fn in_dim(shape: &[usize], off: usize, d: usize) -> usize {
+    d.checked_sub(off)
+        .and_then(|i| shape.get(i))
+        .copied()
+        .unwrap_or(1)
 }
 
 /// `TRANSPOSE`: output dimension `i` is input dimension `perm[i]`.

@@ -6,6 +6,7 @@
 use planner::rt::kernel::{Data, DataMut, In, OpView};
 
 use super::KernelError;
+use super::region::Plane;
 
 /// An element type of a unary op's input or output, read and written by its bytes in
 /// native order (an in-place buffer holds the input's bytes under the output's type).
@@ -169,7 +170,10 @@ pub(crate) fn map<I: Elem, O: Elem>(
 }
 
 /// Runs the unary op `f` (of `I` to `O`) on input 0 and output 0: out of place, or, when
-/// `in_place`, with input 0 taken over by output 0 (`Data::InPlace(0)`).
+/// `in_place`, with input 0 taken over by output 0 (`Data::InPlace(0)`). Out of place, on
+/// the output's region when either tensor has one (both `[1, h, w, c]` of one shape, the
+/// input's region holding the output's), row by row: a region's row is contiguous in the
+/// dense and in the whole layout.
 pub(crate) fn unary<I: Elem, O: Elem>(
     op: &mut OpView<'_, '_>,
     in_place: bool,
@@ -199,6 +203,54 @@ pub(crate) fn unary<I: Elem, O: Elem>(
             what: "input and output element counts differ",
         });
     }
+    let (out_shape, out_region) = (out.shape, out.region);
     let y = O::slice_mut(&mut out.data).ok_or(KernelError::Type { tensor: "output 0" })?;
-    map(src, y, n, f)
+    let Some(x_data) = src else {
+        if x.region.is_some() || out_region.is_some() {
+            return Err(KernelError::Region {
+                tensor: "input 0 (an in-place op on a patch region)",
+            });
+        }
+        return map(None, y, n, f);
+    };
+    // Runs of `(input start, output start, elements)`: the whole tensor, or each row of
+    // the output's region.
+    let whole = [(0, 0, n)];
+    let planes = if x.region.is_some() || out_region.is_some() {
+        if x.shape != out_shape {
+            return Err(KernelError::Shape {
+                what: "a unary op on a region with an input shape other than the output's",
+            });
+        }
+        let xp = Plane::new(x.shape, x.region, x_data.len())?;
+        let yp = Plane::new(out_shape, out_region, y.len())?;
+        let (rows, cols) = (yp.rows(), yp.cols());
+        xp.holds(
+            Some((rows.start, rows.end - 1)),
+            Some((cols.start, cols.end - 1)),
+        )?;
+        Some((xp, yp))
+    } else {
+        if x_data.len() != n || y.len() != n {
+            return Err(KernelError::Shape {
+                what: "input and output lengths differ",
+            });
+        }
+        None
+    };
+    let region_runs = planes.iter().flat_map(|(xp, yp)| {
+        let (left, len) = (yp.region.left, yp.region.width * yp.c);
+        yp.rows()
+            .map(move |r| (xp.at(0, r, left), yp.at(0, r, left), len))
+    });
+    let runs = (planes.is_none().then_some(whole).into_iter().flatten()).chain(region_runs);
+    let short = KernelError::Shape {
+        what: "input and output lengths differ",
+    };
+    for (at_x, at_y, len) in runs {
+        let xs = x_data.get(at_x..at_x.wrapping_add(len)).ok_or(short)?;
+        let ys = y.get_mut(at_y..at_y.wrapping_add(len)).ok_or(short)?;
+        map(Some(xs), ys, len, &f)?;
+    }
+    Ok(())
 }
