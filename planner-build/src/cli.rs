@@ -32,6 +32,126 @@ struct Cli {
     command: Command,
 }
 
+/// The patch-based first stage, as on the command line (`memory.patches`).
+#[derive(clap::Args, Clone, Default)]
+struct PatchArgs {
+    /// Run the first stage patch by patch (`memory.patches`): `auto` (the split and grid
+    /// with the lowest peak within --max-recompute) or `OP:ROWSxCOLS` (`12:4x4`; OP an op
+    /// index or its output tensor's name); `off` plans without patches. The kernel set
+    /// must implement `planner::rt::kernel::Patches`.
+    #[arg(long, value_name = "auto|OP:RxC|off")]
+    patches: Option<String>,
+    /// How the model input reaches the patch stage (`memory.patch_input`): `resident`
+    /// (whole in RAM) or `streamed` (a callback fills each patch's input region).
+    #[arg(long, value_name = "resident|streamed")]
+    patch_input: Option<String>,
+    /// Most extra multiply-accumulates patches may cost, a fraction (`memory.max_recompute`,
+    /// default 0.2).
+    #[arg(long, value_name = "FRACTION")]
+    max_recompute: Option<f64>,
+}
+
+impl PatchArgs {
+    /// True when no patch option was given.
+    fn is_empty(&self) -> bool {
+        self.patches.is_none() && self.patch_input.is_none() && self.max_recompute.is_none()
+    }
+
+    /// A group manifest sets patches per manifest, not on the command line.
+    fn refuse_group(&self) -> Result<(), Error> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        Err(usage(
+            "--patches, --patch-input and --max-recompute are for one model; for a group, set memory.patches in the manifest",
+        ))
+    }
+
+    /// Sets the manifest's patch settings from the options.
+    fn apply(&self, input: &Path, m: &mut Manifest) -> Result<(), Error> {
+        use planner::patch::{PatchMode, SplitRef};
+        use planner::planfile::patch::PatchInput;
+        if self.is_empty() {
+            return Ok(());
+        }
+        if input.is_dir() || is_problem(input)? {
+            return Err(usage(
+                "--patches, --patch-input and --max-recompute are for one model; for a group, set memory.patches in the manifest",
+            ));
+        }
+        if let Some(r) = self.max_recompute {
+            if !r.is_finite() || r < 0.0 {
+                return Err(usage(&format!(
+                    "--max-recompute is {r}, not a fraction of 0 or more; write 0.2 for at most 20 % more multiply-accumulates"
+                )));
+            }
+            m.patches.max_recompute = Some(r);
+        }
+        if let Some(i) = &self.patch_input {
+            m.patches.input = match i.as_str() {
+                "resident" => PatchInput::Resident,
+                "streamed" => PatchInput::Streamed,
+                other => {
+                    return Err(usage(&format!(
+                        "--patch-input is {other:?}; use resident or streamed"
+                    )));
+                }
+            };
+        }
+        let budget = m
+            .patches
+            .max_recompute
+            .unwrap_or(planner::manifest::DEFAULT_MAX_RECOMPUTE);
+        match self.patches.as_deref() {
+            None => {}
+            Some("off") => m.patches.mode = PatchMode::Off,
+            Some("auto") => {
+                m.patches.mode = PatchMode::Auto {
+                    max_recompute: budget,
+                }
+            }
+            Some(text) => {
+                let bad = || {
+                    usage(&format!(
+                        "--patches is {text:?}; use auto, off, or OP:ROWSxCOLS such as 12:4x4 (OP an op index or its output tensor's name)"
+                    ))
+                };
+                let (op, grid) = text.rsplit_once(':').ok_or_else(bad)?;
+                let (r, c) = grid.split_once(['x', 'X']).ok_or_else(bad)?;
+                let side = |v: &str| {
+                    v.trim()
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&n| (1..=1024).contains(&n))
+                };
+                let (Some(r), Some(c)) = (side(r), side(c)) else {
+                    return Err(bad());
+                };
+                if op.is_empty() {
+                    return Err(bad());
+                }
+                let split = match op.parse::<u32>() {
+                    Ok(i) => SplitRef::Index(i),
+                    Err(_) => SplitRef::Name(op.to_string()),
+                };
+                m.patches.mode = PatchMode::Fixed {
+                    split,
+                    grid: [r, c],
+                };
+            }
+        }
+        if let PatchMode::Auto { max_recompute } = &mut m.patches.mode {
+            *max_recompute = budget;
+        }
+        if m.patches.mode == PatchMode::Off && self.patches.as_deref() != Some("off") {
+            return Err(usage(
+                "--patch-input and --max-recompute need patches: add --patches auto (or set memory.patches in the manifest)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Plan a manifest (`.toml`), a model (`.tflite`) or a MiniMalloc problem (`.csv`).
@@ -65,6 +185,8 @@ enum Command {
         /// kernel set must implement the `*InPlace` traits and explicit padding.
         #[arg(long)]
         in_place: bool,
+        #[command(flatten)]
+        patches: PatchArgs,
     },
     /// One line per tensor: where it goes and why.
     Explain {
@@ -84,6 +206,8 @@ enum Command {
         /// kernel set must implement the `*InPlace` traits and explicit padding.
         #[arg(long)]
         in_place: bool,
+        #[command(flatten)]
+        patches: PatchArgs,
     },
     /// Every planner side by side: bytes per scratch arena, lower bound, ratio, time; and
     /// what TensorFlow Lite Micro's planner would need (`tflm`) beside the manifest's.
@@ -188,9 +312,11 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             time_limit,
             target,
             in_place,
+            patches,
         } => {
             refuse_in_place(&input, in_place)?;
             if let Some(g) = group_of(&input, planner.as_deref())? {
+                patches.refuse_group()?;
                 return plan_group_table(&g, &input, format, target.as_deref());
             }
             if format != Format::Svg && is_problem(&input)? {
@@ -206,6 +332,7 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             let mut inp = load(&input, capacity.as_deref())?;
             override_planner(&mut inp.manifest, planner.as_deref())?;
             inp.manifest.aliasing.in_place |= in_place;
+            patches.apply(&input, &mut inp.manifest)?;
             if let Some(t) = &time_limit {
                 set_time_limit(&mut inp.manifest, t)?;
             }
@@ -278,12 +405,14 @@ fn run(cli: Cli) -> Result<ExitCode, Error> {
             planner,
             format,
             in_place,
+            patches,
         } => explain_command(
             &input,
             tensor.as_deref(),
             planner.as_deref(),
             format,
             in_place,
+            &patches,
         ),
         Command::Compare {
             input,
@@ -312,6 +441,7 @@ fn explain_command(
     planner: Option<&str>,
     format: Format,
     in_place: bool,
+    patches: &PatchArgs,
 ) -> Result<ExitCode, Error> {
     refuse_in_place(input, in_place)?;
     if format == Format::Svg {
@@ -320,6 +450,7 @@ fn explain_command(
         ));
     }
     if let Some(g) = group_of(input, planner)? {
+        patches.refuse_group()?;
         let planned = plan_group(&g)?;
         if format != Format::Table {
             let mut rows = Vec::new();
@@ -340,6 +471,7 @@ fn explain_command(
     let mut inp = load(input, None)?;
     override_planner(&mut inp.manifest, planner)?;
     inp.manifest.aliasing.in_place |= in_place;
+    patches.apply(input, &mut inp.manifest)?;
     if let Some(t) = tensor
         && !inp.graph.tensors.iter().any(|x| x.id == t || x.name == t)
     {

@@ -24,6 +24,22 @@ pub(crate) struct Loaded {
     pub(crate) elements: Vec<u64>,
     /// For each tensor, the tensor whose bytes it is (itself unless an alias).
     pub(crate) roots: Vec<usize>,
+    /// For each tensor, how the patch stage views it (`None` outside a patch stage).
+    pub(crate) stage: Vec<Option<StageView>>,
+}
+
+/// How the ops of a patch stage view one of its tensors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct StageView {
+    /// Index of its entry in `PatchPlan::tensors`.
+    pub(crate) entry: usize,
+    /// True when viewed whole (the split tensor, a resident input); false when dense (its
+    /// slot holds one region at a time).
+    pub(crate) whole: bool,
+    /// True for the split tensor.
+    pub(crate) split: bool,
+    /// True for a streamed model input.
+    pub(crate) streamed: bool,
 }
 
 /// True when the literal names a file rather than a model.
@@ -207,8 +223,18 @@ fn prepare(file: PlanFile, path: PathBuf) -> Result<Loaded, String> {
     check_blobs(&file, &blobs)?;
     check_in_place(&file)
         .map_err(|m| format!("bad plan file {}: {m}; {REBUILD}", path.display()))?;
+    let stage = check_patches(&file)
+        .map_err(|m| format!("bad plan file {}: {m}; {REBUILD}", path.display()))?;
     let mut elements = Vec::new();
-    for t in &file.tensors {
+    for (t, v) in file.tensors.iter().zip(&stage) {
+        if v.is_some_and(|v| !v.whole) {
+            // A dense stage tensor's views hold what its slot holds: its largest region,
+            // as placed (`check_patches` checked its type has a size; the `const` check
+            // proves each region fits).
+            let bytes = t.dtype.bits().unwrap_or(8).div_ceil(8).max(1);
+            elements.push(t.size / bytes);
+            continue;
+        }
         let n = view_elements(t.dtype, &t.shape, t.size).ok_or_else(|| {
             format!(
                 "tensor `{}` of model `{}` has shape {:?}, whose element count overflows; fix the shape",
@@ -230,6 +256,7 @@ fn prepare(file: PlanFile, path: PathBuf) -> Result<Loaded, String> {
         blobs,
         elements,
         roots,
+        stage,
     })
 }
 
@@ -544,6 +571,195 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
     Ok(())
 }
 
+/// What code generation relies on in a plan's patch stage (`PlanFile::patches`): the split
+/// op exists, the grid is not empty, every stage tensor is an activation `[1, H, W, C]` of a
+/// type with a Rust counterpart, listed once with one region per patch; every activation a
+/// stage op touches is listed; no stage op runs in place; tensors other than the split
+/// tensor are used by stage ops only; a streamed stage has one model input. The `const`
+/// check (`rt::check::check_patches`) proves the regions fit and the lifetimes cover the
+/// stage. Returns how the stage views each tensor.
+fn check_patches(f: &PlanFile) -> Result<Vec<Option<StageView>>, String> {
+    use planner::graph::TensorKind;
+    use planner::planfile::patch::PatchInput;
+    let mut views = vec![None; f.tensors.len()];
+    let Some(p) = &f.patches else {
+        return Ok(views);
+    };
+    let model = &f.model;
+    let split = p.split as usize;
+    let Some(split_op) = f.ops.get(split) else {
+        return Err(format!(
+            "the patch stage of model `{model}` ends at op {split}, but the model has {} ops",
+            f.ops.len()
+        ));
+    };
+    let n = p.grid[0] as u64 * p.grid[1] as u64;
+    if n == 0 || n > u32::MAX as u64 / 2 {
+        return Err(format!(
+            "the patch grid of model `{model}` is {}x{}, which makes no patches or too many",
+            p.grid[0], p.grid[1]
+        ));
+    }
+    let Some(&split_tensor) = split_op.outputs.first() else {
+        return Err(format!(
+            "the split op {split} ({}) of model `{model}` has no output",
+            split_op.opcode
+        ));
+    };
+    let is_input = |t: usize| f.inputs.iter().any(|io| io.tensor as usize == t);
+    let streamed = p.input == PatchInput::Streamed;
+    for (entry, pt) in p.tensors.iter().enumerate() {
+        let t = pt.tensor as usize;
+        let Some(e) = f.tensors.get(t) else {
+            return Err(format!(
+                "the patch stage of model `{model}` names tensor #{t}, but the plan has {} tensors",
+                f.tensors.len()
+            ));
+        };
+        let id = &e.id;
+        if views[t].is_some() {
+            return Err(format!(
+                "the patch stage of model `{model}` lists tensor `{id}` twice"
+            ));
+        }
+        if e.kind != TensorKind::Activation {
+            return Err(format!(
+                "the patch stage of model `{model}` lists tensor `{id}`, which is not an activation"
+            ));
+        }
+        let [1, h, w, c] = e.shape[..] else {
+            return Err(format!(
+                "tensor `{id}` of the patch stage of model `{model}` has shape {:?}; a stage \
+                 tensor is [1, H, W, C]",
+                e.shape
+            ));
+        };
+        if h.checked_mul(w)
+            .and_then(|a| a.checked_mul(c))
+            .is_none_or(|a| a > u32::MAX as u64)
+        {
+            return Err(format!(
+                "tensor `{id}` of the patch stage of model `{model}` has shape {:?}, too large \
+                 for a patch stage",
+                e.shape
+            ));
+        }
+        if matches!(
+            e.dtype,
+            DType::I4 | DType::String | DType::Resource | DType::Variant
+        ) {
+            return Err(format!(
+                "tensor `{id}` of the patch stage of model `{model}` is {}, which the stage \
+                 cannot view by region",
+                e.dtype.name()
+            ));
+        }
+        let aliased =
+            e.alias_of.is_some() || f.tensors.iter().any(|o| o.alias_of == Some(pt.tensor));
+        if aliased {
+            return Err(format!(
+                "tensor `{id}` of the patch stage of model `{model}` shares its bytes with \
+                 another tensor (an alias), which a patch stage does not support"
+            ));
+        }
+        if pt.regions.len() as u64 != n {
+            return Err(format!(
+                "tensor `{id}` of the patch stage of model `{model}` has {} regions for {n} \
+                 patches",
+                pt.regions.len()
+            ));
+        }
+        let input = is_input(t);
+        let is_split = t == split_tensor as usize;
+        views[t] = Some(StageView {
+            entry,
+            whole: is_split || (input && !streamed),
+            split: is_split,
+            streamed: input && streamed,
+        });
+    }
+    if views[split_tensor as usize].is_none() {
+        return Err(format!(
+            "the patch stage of model `{model}` does not list its split tensor `{}`",
+            f.tensors[split_tensor as usize].id
+        ));
+    }
+    for (k, op) in f.ops.iter().enumerate() {
+        let touched = op.inputs.iter().flatten().chain(&op.outputs);
+        if k <= split {
+            // In place inside the stage: output and input dense, of one element size, with
+            // the same region in every patch, so each patch's output overwrites exactly its
+            // input's bytes.
+            let same = |i: usize, o: usize| {
+                let (vi, vo) = (views[i]?, views[o]?);
+                let (ti, to) = (&f.tensors[i], &f.tensors[o]);
+                let fits = !vi.whole
+                    && !vo.whole
+                    && ti.dtype.bits() == to.dtype.bits()
+                    && p.tensors[vi.entry].regions == p.tensors[vo.entry].regions;
+                fits.then_some(())
+            };
+            if let Some(ip) = op.in_place {
+                let pair = op
+                    .inputs
+                    .get(ip.input as usize)
+                    .copied()
+                    .flatten()
+                    .zip(op.outputs.get(ip.output as usize).copied());
+                if pair
+                    .and_then(|(i, o)| same(i as usize, o as usize))
+                    .is_none()
+                {
+                    return Err(format!(
+                        "op {k} ({}) of the patch stage of model `{model}` runs in place, but \
+                         its input and output are not dense stage tensors of one element size \
+                         with the same region in every patch; plan it out of place",
+                        op.opcode
+                    ));
+                }
+            }
+            for &t in touched {
+                let e = &f.tensors[t as usize];
+                if e.kind == TensorKind::Activation && views[t as usize].is_none() {
+                    return Err(format!(
+                        "op {k} ({}) of the patch stage of model `{model}` uses tensor `{}`, \
+                         which the patch stage does not list",
+                        op.opcode, e.id
+                    ));
+                }
+            }
+        } else if let Some(&t) = touched
+            .clone()
+            .find(|&&t| views[t as usize].is_some_and(|v| !v.split))
+        {
+            return Err(format!(
+                "op {k} ({}) of model `{model}` runs after the patch stage but uses its tensor \
+                 `{}`, which exists only one region at a time",
+                op.opcode, f.tensors[t as usize].id
+            ));
+        }
+    }
+    if let Some(o) = f
+        .outputs
+        .iter()
+        .find(|o| views[o.tensor as usize].is_some_and(|v| !v.split))
+    {
+        return Err(format!(
+            "model output `{}` of model `{model}` is a tensor of the patch stage, which exists \
+             only one region at a time",
+            o.name
+        ));
+    }
+    if streamed && views.iter().flatten().filter(|v| v.streamed).count() != 1 {
+        return Err(format!(
+            "the patch stage of model `{model}` streams its input, but it reads {} model \
+             inputs; a streamed stage reads exactly one",
+            views.iter().flatten().filter(|v| v.streamed).count()
+        ));
+    }
+    Ok(views)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -646,5 +862,94 @@ mod tests {
         let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
         f.arenas[0].memory = "NOPE".into();
         assert!(check_indices(&f).unwrap_err().contains("`NOPE`"));
+    }
+
+    /// The UI fixture with a patch stage, as written on disk.
+    fn patch_fixture() -> PlanFile {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/plans/patches.plan.json");
+        let text = std::fs::read_to_string(&path).unwrap();
+        match read(&text, "patches.plan.json").unwrap() {
+            AnyPlan::Model(f) => f,
+            AnyPlan::Group(_) => unreachable!("a model plan"),
+        }
+    }
+
+    fn p(f: &mut PlanFile) -> &mut planner::planfile::patch::PatchPlan {
+        f.patches.as_mut().unwrap()
+    }
+
+    #[test]
+    fn patch_stages_are_checked() {
+        let file = patch_fixture();
+        let views = check_patches(&file).unwrap();
+        // x (the resident input) and b (the split tensor) whole, a dense, y outside.
+        let whole: Vec<_> = views.iter().map(|v| v.map(|v| v.whole)).collect();
+        assert_eq!(whole, [Some(true), Some(false), Some(true), None]);
+        let fails = |edit: &dyn Fn(&mut PlanFile), want: &str| {
+            let mut f = file.clone();
+            edit(&mut f);
+            let e = check_patches(&f).unwrap_err();
+            assert!(e.contains(want), "{e}");
+        };
+
+        fails(&|f| p(f).split = 3, "ends at op 3, but the model has 3 ops");
+        fails(
+            &|f| p(f).grid = [0, 2],
+            "the patch grid of model `patches` is 0x2",
+        );
+        fails(
+            &|f| p(f).tensors[0].regions.pop().map(drop).unwrap_or(()),
+            "tensor `x` of the patch stage of model `patches` has 3 regions for 4 patches",
+        );
+        fails(
+            &|f| {
+                p(f).tensors.remove(2);
+            },
+            "does not list its split tensor `b`",
+        );
+        fails(
+            &|f| {
+                p(f).tensors.remove(1);
+            },
+            "op 0 (MAX_POOL_2D) of the patch stage of model `patches` uses tensor `a`, which the patch stage does not list",
+        );
+        fails(
+            &|f| f.tensors[1].shape = vec![8, 8, 1],
+            "tensor `a` of the patch stage of model `patches` has shape [8, 8, 1]",
+        );
+        fails(
+            &|f| f.ops[2].inputs = vec![Some(1)],
+            "op 2 (RELU) of model `patches` runs after the patch stage but uses its tensor `a`",
+        );
+        fails(
+            &|f| f.outputs[0].tensor = 1,
+            "model output `y` of model `patches` is a tensor of the patch stage",
+        );
+        fails(
+            &|f| {
+                let t = p(f).tensors[1].clone();
+                p(f).tensors.push(t);
+            },
+            "lists tensor `a` twice",
+        );
+        fails(
+            &|f| {
+                f.ops[0].in_place = Some(planner::planfile::InPlaceEntry {
+                    input: 0,
+                    output: 0,
+                    temp: None,
+                });
+            },
+            "op 0 (MAX_POOL_2D) of the patch stage of model `patches` runs in place, but its input and output are not dense",
+        );
+        fails(
+            &|f| {
+                p(f).input = planner::planfile::patch::PatchInput::Streamed;
+                p(f).tensors.remove(0);
+                f.ops[0].inputs = vec![Some(1)];
+            },
+            "streams its input, but it reads 0 model inputs",
+        );
     }
 }

@@ -226,7 +226,7 @@ impl Tensor {
     /// Checks what generated code relies on: an alignment it can make, finite quantisation
     /// scales (they become `f32` literals), and a size that is exactly the shape's elements
     /// (a typed view of the tensor has that many elements).
-    fn validate(&self) -> Result<(), Error> {
+    fn validate(&self, dense: Option<u64>) -> Result<(), Error> {
         let id = &self.id;
         if let Some(a) = self.align_hint
             && a > crate::rt::MAX_ALIGN
@@ -254,7 +254,11 @@ impl Tensor {
         let Some(bits) = self.dtype.bits() else {
             return Ok(());
         };
-        let want = self.elements().and_then(|e| self.dtype.bytes_for(e));
+        // A dense tensor of a patch stage takes its largest region's bytes.
+        let want = match dense {
+            Some(d) => Some(d),
+            None => self.elements().and_then(|e| self.dtype.bytes_for(e)),
+        };
         // A sparse constant from a `.tflite` file is planned at its stored bytes, fewer than
         // its dense shape takes.
         let sparse = self.kind == TensorKind::Constant
@@ -351,6 +355,12 @@ pub struct Graph {
     /// left `ops`, and their padded output left the plan.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub folded_pads: Vec<FoldedPad>,
+    /// The patch-based first stage ([`crate::patch`], `memory.patches`), with graph tensor
+    /// indices: its ops are `ops[0..=split]`, each dense stage tensor's `size` is its
+    /// largest region's bytes, and the split tensor (and a resident input) stays whole and
+    /// lives from op 0 through the stage.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patches: Option<crate::planfile::patch::PatchPlan>,
 }
 
 /// An op that runs in place: `output` starts at `input`'s offset; `input` ends at the op
@@ -417,6 +427,21 @@ impl Graph {
             .map(TensorIndex)
     }
 
+    /// The bytes a dense tensor of the patch stage takes (its largest region's); `None` for
+    /// a tensor sized by its shape (no patches, outside the stage, the split tensor, a
+    /// resident input).
+    pub fn dense_size(&self, index: TensorIndex) -> Option<u64> {
+        let plan = self.patches.as_ref()?;
+        let t = self.tensors.get(index.get())?;
+        let split = self
+            .ops
+            .get(plan.split as usize)
+            .and_then(|o| o.outputs.first())
+            .map(|s| s.0);
+        let inputs: Vec<u32> = self.inputs.iter().map(|io| io.tensor.0).collect();
+        crate::patch::dense_size(plan, index.0, split, &inputs, t.dtype, &t.shape)
+    }
+
     /// Checks the graph's own consistency: ids unique, every index in range, sizes match
     /// shapes, alignment hints powers of two. Importers call it before returning.
     pub fn validate(&self) -> Result<(), Error> {
@@ -428,7 +453,7 @@ impl Graph {
             )));
         }
         let mut ids = std::collections::HashSet::with_capacity(n);
-        for t in &self.tensors {
+        for (i, t) in self.tensors.iter().enumerate() {
             if !ids.insert(t.id.as_str()) {
                 return Err(Error::model(format!(
                     "tensor id `{}` is used twice in model `{}`; give each tensor its own id",
@@ -443,7 +468,7 @@ impl Graph {
                     t.id
                 )));
             }
-            t.validate()?;
+            t.validate(self.dense_size(TensorIndex(i as u32)))?;
         }
         let check = |i: TensorIndex, what: &str| -> Result<(), Error> {
             if i.get() >= n {

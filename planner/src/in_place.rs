@@ -397,6 +397,7 @@ pub fn detect(graph: &mut Graph) {
                 && !taken[ii]
                 && last_use[ii] == k
                 && kind_allows(graph, op, p, 0).is_ok()
+                && crate::patch::pair_allowed(graph, k, i, o)
         });
         if let Some(p) = pick {
             let i = op.inputs[p].unwrap_or(o);

@@ -54,6 +54,8 @@ pub mod pack;
 #[cfg(feature = "std")]
 mod par;
 #[cfg(feature = "std")]
+pub mod patch;
+#[cfg(feature = "std")]
 mod pipeline;
 #[cfg(feature = "std")]
 pub mod placement;

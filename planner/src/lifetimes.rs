@@ -88,6 +88,9 @@ pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<
     for io in &graph.outputs {
         touch(&mut live, io.tensor, last);
     }
+    for (t, op) in crate::patch::pinned(graph) {
+        touch(&mut live, t, op);
+    }
     for (i, t) in graph.tensors.iter().enumerate() {
         if t.kind != TensorKind::Activation {
             live[i] = Some((0, last));
@@ -247,6 +250,7 @@ mod tests {
             warnings: vec![],
             in_place: vec![],
             folded_pads: vec![],
+            patches: None,
         }
     }
 

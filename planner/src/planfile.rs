@@ -329,7 +329,7 @@ impl PlanFile {
             ops,
             inputs: io(&graph.inputs, "input")?,
             outputs: io(&graph.outputs, "output")?,
-            patches: None,
+            patches: patches(graph, &number)?,
         };
         // Blob hashes need the blobs; the plan hash then covers them.
         let blobs = file.blobs(graph)?;
@@ -631,6 +631,20 @@ fn renumber(
     })
 }
 
+/// The graph's patch plan with its tensors renumbered as the plan file's.
+fn patches(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result<Option<patch::PatchPlan>> {
+    let Some(p) = &graph.patches else {
+        return Ok(None);
+    };
+    let mut out = p.clone();
+    for t in &mut out.tensors {
+        t.tensor = renumber(graph, number, TensorIndex(t.tensor), &|| {
+            "the patch stage".to_string()
+        })?;
+    }
+    Ok(Some(out))
+}
+
 /// The ops of `graph` with their tensors renumbered.
 fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result<Vec<OpEntry>> {
     let renumber = |t: TensorIndex, what: &dyn Fn() -> String| renumber(graph, number, t, what);
@@ -815,6 +829,7 @@ pub mod fixture {
             warnings: vec![],
             in_place: vec![],
             folded_pads: vec![],
+            patches: None,
         };
         let mut plan = MemoryPlan::default();
         let mut place =
@@ -956,6 +971,7 @@ pub mod fixture {
             warnings: vec![],
             in_place: vec![],
             folded_pads: vec![],
+            patches: None,
         };
         let mut plan = MemoryPlan::default();
         place(

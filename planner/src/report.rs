@@ -33,6 +33,29 @@ pub fn json(planned: &Planned) -> String {
         plan: &'a crate::plan::MemoryPlan,
         #[serde(skip_serializing_if = "Option::is_none")]
         in_place: Option<InPlaceJson>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        patches: Option<PatchJson>,
+    }
+    /// `memory.patches`: the stage, its grid and figures, each stage tensor's regions.
+    #[derive(serde::Serialize)]
+    struct PatchJson {
+        split_op: u32,
+        split_opcode: String,
+        split_tensor: String,
+        grid: [u32; 2],
+        input: crate::planfile::patch::PatchInput,
+        scratch_used: u64,
+        macs: u64,
+        patch_macs: u64,
+        mac_overhead_percent: f64,
+        tensors: Vec<PatchTensorJson>,
+    }
+    #[derive(serde::Serialize)]
+    struct PatchTensorJson {
+        id: String,
+        layout: &'static str,
+        size: u64,
+        regions: Vec<[u32; 4]>,
     }
     /// `memory.in_place`: the classic bound beside this plan.
     #[derive(serde::Serialize)]
@@ -62,6 +85,44 @@ pub fn json(planned: &Planned) -> String {
                 .collect(),
         }
     });
+    let patches = planned.graph.patches.as_ref().map(|p| {
+        let g = &planned.graph;
+        let split = g.ops.get(p.split as usize);
+        PatchJson {
+            split_op: p.split,
+            split_opcode: split.map(|o| o.opcode.clone()).unwrap_or_default(),
+            split_tensor: split
+                .and_then(|o| o.outputs.first())
+                .map(|&t| g.tensor(t).id.clone())
+                .unwrap_or_default(),
+            grid: p.grid,
+            input: p.input,
+            scratch_used: planned.scratch_reports.iter().map(|r| r.used).sum(),
+            macs: p.macs,
+            patch_macs: p.patch_macs,
+            mac_overhead_percent: if p.macs == 0 {
+                0.0
+            } else {
+                ((p.patch_macs as f64 / p.macs as f64 - 1.0) * 1000.0).round() / 10.0
+            },
+            tensors: p
+                .tensors
+                .iter()
+                .filter_map(|e| {
+                    let t = g.tensors.get(e.tensor as usize)?;
+                    Some(PatchTensorJson {
+                        id: t.id.clone(),
+                        layout: match g.dense_size(crate::graph::TensorIndex(e.tensor)) {
+                            Some(_) => "dense",
+                            None => "whole",
+                        },
+                        size: t.size,
+                        regions: e.regions.clone(),
+                    })
+                })
+                .collect(),
+        }
+    });
     let out = Out {
         format_version: JSON_FORMAT_VERSION,
         model: &planned.model,
@@ -69,6 +130,7 @@ pub fn json(planned: &Planned) -> String {
         op_order: &planned.order,
         plan: &planned.plan,
         in_place,
+        patches,
     };
     // Serialising plain maps, strings and integers cannot fail.
     serde_json::to_string_pretty(&out).unwrap_or_default()
@@ -137,6 +199,7 @@ pub fn table(planned: &Planned, graph: &Graph) -> String {
     }
     write_rows(&mut s, &rows);
     s.push_str(&in_place_summary(planned));
+    s.push_str(&patch_summary(planned));
     let _ = writeln!(s);
     let accessors = accessor_names(planned, graph);
     let mut rows: Vec<[String; 8]> = vec![[
@@ -316,6 +379,10 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
         s.push_str(&moved_ops(planned));
         s.push_str(&in_place_summary(planned));
         s.push_str(&in_place_ops(planned));
+        s.push_str(&patch_summary(planned));
+        s.push_str(&patch_regions(planned, None));
+    } else {
+        s.push_str(&patch_regions(planned, only));
     }
     for (i, t) in graph.tensors.iter().enumerate() {
         if only.is_some_and(|o| o != t.id && o != t.name) {
@@ -374,6 +441,10 @@ pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
         .map(|s| s.to_string())
         .collect::<Vec<String>>(),
     ];
+    let patches = planned.graph.patches.as_ref();
+    if patches.is_some() {
+        rows[0].push("regions".to_string());
+    }
     for (i, t) in planned.graph.tensors.iter().enumerate() {
         if only.is_some_and(|o| o != t.id && o != t.name) {
             continue;
@@ -399,6 +470,13 @@ pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
         };
         let mut full = vec![planned.model.clone(), t.id.clone(), t.name.clone()];
         full.extend(row);
+        if let Some(p) = patches {
+            full.push(
+                p.tensor(i as u32)
+                    .map(|e| regions_text(&e.regions))
+                    .unwrap_or_default(),
+            );
+        }
         rows.push(full);
     }
     rows
@@ -418,6 +496,8 @@ fn in_model_order(planned: &Planned) -> Option<Graph> {
     let mut model = g.clone();
     model.ops = ops.into_iter().collect::<Option<Vec<_>>>()?;
     model.aliases.clear();
+    // The patch stage's op indices are the plan's, not the model's.
+    model.patches = None;
     Some(model)
 }
 
@@ -459,6 +539,61 @@ pub fn moved_ops(planned: &Planned) -> String {
         let _ = writeln!(
             s,
             "op {o} {opcode}: step {o} in the model, runs at step {step}"
+        );
+    }
+    s
+}
+
+/// One line on the patch stage (`memory.patches`): the split op, the grid, the scratch
+/// peak, the MAC overhead and the input mode. Empty without patches.
+pub fn patch_summary(planned: &Planned) -> String {
+    let Some(p) = &planned.graph.patches else {
+        return String::new();
+    };
+    let used: u64 = planned.scratch_reports.iter().map(|r| r.used).sum();
+    format!(
+        "patches: {} · scratch peak {used} bytes\n",
+        crate::patch::summary(&planned.graph, p)
+    )
+}
+
+/// `[top,left,height,width]` per patch, space-separated.
+fn regions_text(regions: &[[u32; 4]]) -> String {
+    regions
+        .iter()
+        .map(|r| format!("[{},{},{},{}]", r[0], r[1], r[2], r[3]))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// One line per tensor of the patch stage (`only`: the one with that id or name): its
+/// layout (dense, at its largest region's bytes, or whole), its bytes and its region per
+/// patch, row by row over the grid. Empty without patches.
+pub fn patch_regions(planned: &Planned, only: Option<&str>) -> String {
+    let g = &planned.graph;
+    let Some(p) = &g.patches else {
+        return String::new();
+    };
+    let mut s = String::new();
+    for e in &p.tensors {
+        let Some(t) = g.tensors.get(e.tensor as usize) else {
+            continue;
+        };
+        if only.is_some_and(|o| o != t.id && o != t.name) {
+            continue;
+        }
+        let layout = match g.dense_size(crate::graph::TensorIndex(e.tensor)) {
+            Some(_) => "dense",
+            None => "whole",
+        };
+        let _ = writeln!(
+            s,
+            "patch stage: {} {} ({layout}, {} bytes, shape {:?}): {}",
+            t.id,
+            t.name,
+            t.size,
+            t.shape,
+            regions_text(&e.regions)
         );
     }
     s

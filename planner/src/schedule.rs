@@ -354,6 +354,7 @@ mod tests {
             warnings: vec![],
             in_place: vec![],
             folded_pads: vec![],
+            patches: None,
         }
     }
 
@@ -453,6 +454,7 @@ mod tests {
             warnings: vec![],
             in_place: vec![],
             folded_pads: vec![],
+            patches: None,
         }
     }
 

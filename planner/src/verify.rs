@@ -178,6 +178,13 @@ fn true_use(graph: &Graph) -> Vec<Option<(u64, u64)>> {
     for io in &graph.outputs {
         touch(io.tensor.get(), n_ops.saturating_sub(1));
     }
+    // A patch stage pins the split tensor from op 0 and a resident input to the split op.
+    let n = graph.tensors.len();
+    for (t, op) in crate::patch::pinned(graph) {
+        if t.get() < n {
+            touch(t.get(), op as u64);
+        }
+    }
     used
 }
 

@@ -10,7 +10,7 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::ops::op_tensors;
-use super::{Ctx, ident};
+use super::{Ctx, elem_type, ident, patches};
 
 /// The typed options of one op, as tokens.
 pub(crate) struct OpKind {
@@ -51,6 +51,14 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     let (reads, writes) = op_tensors(cx, k);
     let root = |t: usize| cx.l.roots[t];
     let in_place = cx.in_place(k);
+    // In a patch stage, a stage tensor's view is over its region in patch `p`: the whole
+    // slot (the split tensor, a resident input) or its first region-many elements (dense).
+    let in_stage = patches::plan(cx).is_some_and(|p| k <= p.split as usize);
+    let stage_view = |t: usize| {
+        let v = patches::view(cx, t).filter(|_| in_stage)?;
+        let len = (!v.whole).then(|| patches::dense_len(cx, t));
+        Some((patches::region(cx, t), len))
+    };
     // Position in `outputs` of the output field `name`.
     let out_index = |name: &str| {
         writes
@@ -71,9 +79,24 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
             // The output written over this input holds its bytes when the op starts.
             let out = out_index(&format!("output{}", ip.output_pos)).unwrap_or(0);
             let tc = ident(&cx.idents[t].to_ascii_uppercase());
-            inputs.push(quote!(#pv::Some(#rt::kernel::In::in_place(#out, &tensors::#tc))));
+            let x = quote!(#rt::kernel::In::in_place(#out, &tensors::#tc));
+            let x = match stage_view(t) {
+                Some((region, _)) => quote!(#x.with_region(#region)),
+                None => x,
+            };
+            inputs.push(quote!(#pv::Some(#x)));
         } else if reads.iter().any(|(r, _)| *r == field) {
-            inputs.push(quote!(#pv::Some(#rt::kernel::In::new(view.#f, &ops::#name::#c))));
+            let x = match stage_view(t) {
+                Some((region, None)) => {
+                    quote!(#rt::kernel::In::new(view.#f, &ops::#name::#c).with_region(#region))
+                }
+                Some((region, Some(len))) => quote!(
+                    #rt::kernel::In::new(patch_regions::prefix(view.#f, #len), &ops::#name::#c)
+                        .with_region(#region)
+                ),
+                None => quote!(#rt::kernel::In::new(view.#f, &ops::#name::#c)),
+            };
+            inputs.push(quote!(#pv::Some(#x)));
         } else if writes.iter().any(|(w, _)| *w == field) {
             // A variable input: the kernel updates it through `variables`.
             let at = variables.len();
@@ -92,9 +115,18 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     }
     let mut outputs = Vec::new();
     let mut scratch = Vec::new();
-    for (field, _) in &writes {
+    for &(ref field, t) in &writes {
         let (f, c) = (ident(field), ident(&field.to_ascii_uppercase()));
-        let out = quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c));
+        let out = match stage_view(t) {
+            Some((region, None)) => {
+                quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c).with_region(#region))
+            }
+            Some((region, Some(len))) => quote!(
+                #rt::kernel::Out::new(patch_regions::prefix_mut(view.#f, #len), &ops::#name::#c)
+                    .with_region(#region)
+            ),
+            None => quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c)),
+        };
         if field.starts_with("output") {
             outputs.push(out);
         } else if field.starts_with("scratch") {
@@ -289,37 +321,139 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
     }
     let (op_kinds, more) = op_kinds(cx, &untyped);
     bounds.extend(more);
-    let doc = format!(
-        "Runs the model's {n} ops in plan order, each through the kernel trait of its kind in \
-         `kernels` (the bounds list the kinds this model uses: a kernel set without one does \
-         not compile). Fill the inputs first (`input_*_mut`), read the outputs after. Stops at \
-         the first kernel error, naming the op."
-    );
+    let split = patches::plan(cx).map(|p| p.split as usize);
+    if split.is_some() {
+        bounds.push(quote!(#rt::kernel::Patches));
+    }
+    let (stage, rest) = steps.split_at(split.map_or(0, |s| s + 1));
+    let streamed = patches::streamed(cx);
+    let fill = match streamed {
+        Some(t) => {
+            let get = ident(&format!("tensor_{}_mut", cx.idents[t]));
+            let region = patches::region(cx, t);
+            let len = patches::dense_len(cx, t);
+            quote!(fill(#region, patch_regions::prefix_mut(self.#get(), #len));)
+        }
+        None => TokenStream::new(),
+    };
+    let body = match split {
+        Some(_) => quote! {
+            // The stage once per patch, row-major over the grid, each
+            // stage tensor viewed over its region in patch `p`.
+            for p in 0..PATCHES {
+                #fill
+                #(#stage)*
+            }
+            #(#rest)*
+        },
+        None => quote!(#(#rest)*),
+    };
+    let stage_doc = match split {
+        Some(split) => format!(
+            " The first stage (ops 0..={split}) runs once per patch (`PATCHES`, row-major over \
+             the grid), each of its ops over its tensors' regions in that patch \
+             (`patch_regions`), so `K` must also implement `Patches`; the ops after it run once \
+             over whole tensors."
+        ),
+        None => String::new(),
+    };
+    let hooks_doc = if split.is_some() {
+        " A stage op is seen once per patch: `before_op`, `after_op` and `tap` with the same \
+         op index each time, the tap's views over that patch's regions (`In::region`; a dense \
+         view holds only the region's elements)."
+    } else {
+        ""
+    };
+    let methods = match streamed {
+        None => {
+            let doc = format!(
+                "Runs the model's {n} ops in plan order, each through the kernel trait of its kind \
+                 in `kernels` (the bounds list the kinds this model uses: a kernel set without one \
+                 does not compile). Fill the inputs first (`input_*_mut`), read the outputs after. \
+                 Stops at the first kernel error, naming the op.{stage_doc}"
+            );
+            let with_doc = format!(
+                "[`Handle::run`], with `hooks` called before and after every op (timing, \
+                 tracing, canaries), and given each op's tensors read-only after it ran \
+                 (`Hooks::tap`).{hooks_doc}"
+            );
+            quote! {
+                #[doc = #doc]
+                pub fn run<K>(&mut self, kernels: &mut K) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
+                where
+                    K: #rt::kernel::Kernel #(+ #bounds)*,
+                {
+                    self.run_with(kernels, &mut ())
+                }
+
+                #[doc = #with_doc]
+                pub fn run_with<K, H: #rt::kernel::Hooks + ?Sized>(
+                    &mut self,
+                    kernels: &mut K,
+                    hooks: &mut H,
+                ) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
+                where
+                    K: #rt::kernel::Kernel #(+ #bounds)*,
+                {
+                    #body
+                    #pv::Ok(())
+                }
+            }
+        }
+        Some(t) => {
+            let elem = elem_type(cx.l.file.tensors[t].dtype);
+            let input = super::code(&cx.l.file.tensors[t].id);
+            let doc = format!(
+                "Runs the model's {n} ops in plan order, each through the kernel trait of its kind \
+                 in `kernels`, with the model input {input} streamed: it never sits whole in \
+                 RAM. Before each patch's stage ops, `fill(region, buffer)` writes that patch's \
+                 region of the input (`[top, left, height, width]` in the whole image) into \
+                 `buffer`, densely: `height · width · channels` elements, row after row, pixel \
+                 `(y, x)` at `((y - top) · width + (x - left)) · channels`. It is called once per \
+                 patch, in patch order (`patch_regions`), every run. Read the outputs after. \
+                 Stops at the first kernel error, naming the op.{stage_doc} There is no `run()`: \
+                 the input has no whole buffer to fill beforehand."
+            );
+            let with_doc = format!(
+                "[`Handle::run_streamed`], with `hooks` called before and after every op \
+                 (timing, tracing, canaries), and given each op's tensors read-only after it ran \
+                 (`Hooks::tap`).{hooks_doc}"
+            );
+            quote! {
+                #[doc = #doc]
+                pub fn run_streamed<K, F>(
+                    &mut self,
+                    kernels: &mut K,
+                    fill: F,
+                ) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
+                where
+                    K: #rt::kernel::Kernel #(+ #bounds)*,
+                    F: FnMut(#rt::kernel::Region, &mut [#elem]),
+                {
+                    self.run_streamed_with(kernels, &mut (), fill)
+                }
+
+                #[doc = #with_doc]
+                pub fn run_streamed_with<K, H: #rt::kernel::Hooks + ?Sized, F>(
+                    &mut self,
+                    kernels: &mut K,
+                    hooks: &mut H,
+                    mut fill: F,
+                ) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
+                where
+                    K: #rt::kernel::Kernel #(+ #bounds)*,
+                    F: FnMut(#rt::kernel::Region, &mut [#elem]),
+                {
+                    #body
+                    #pv::Ok(())
+                }
+            }
+        }
+    };
     quote! {
         #op_kinds
         #ready {
-            #[doc = #doc]
-            pub fn run<K>(&mut self, kernels: &mut K) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
-            where
-                K: #rt::kernel::Kernel #(+ #bounds)*,
-            {
-                self.run_with(kernels, &mut ())
-            }
-
-            /// [`Handle::run`], with `hooks` called before and after every op (timing,
-            /// tracing, canaries), and given each op's tensors read-only after it ran
-            /// (`Hooks::tap`).
-            pub fn run_with<K, H: #rt::kernel::Hooks + ?Sized>(
-                &mut self,
-                kernels: &mut K,
-                hooks: &mut H,
-            ) -> #pv::Result<(), #rt::kernel::RunError<K::Error>>
-            where
-                K: #rt::kernel::Kernel #(+ #bounds)*,
-            {
-                #(#steps)*
-                #pv::Ok(())
-            }
+            #methods
         }
     }
 }

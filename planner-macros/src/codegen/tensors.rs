@@ -127,7 +127,10 @@ pub(crate) fn tensors(cx: &Ctx<'_>) -> TokenStream {
             io_consts.push(
                 quote!(#[doc = #doc] pub const #c: #rt::TensorInfo<#elem> = super::tensors::#tc;),
             );
-            methods.push(accessors(cx, t, &format!("{kind}_{name}"), &doc));
+            // A streamed input is never whole: `run_streamed` fills it one region at a time.
+            if kind == "output" || super::patches::streamed(cx) != Some(t) {
+                methods.push(accessors(cx, t, &format!("{kind}_{name}"), &doc));
+            }
         }
         let m = ident(&format!("{kind}s"));
         let doc = format!("The model's {kind}s by signature name.");

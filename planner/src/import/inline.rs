@@ -182,6 +182,7 @@ pub(crate) fn read(model: &InlineModel, name: &str) -> Result<Graph> {
         warnings: Vec::new(),
         in_place: Vec::new(),
         folded_pads: Vec::new(),
+        patches: None,
     };
     let (default_inputs, default_outputs) = default_io(&graph);
     graph.inputs = inputs.unwrap_or(default_inputs);

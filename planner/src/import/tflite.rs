@@ -504,6 +504,7 @@ impl<'p, 'b> Reader<'p, 'b> {
                 .collect(),
             in_place: Vec::new(),
             folded_pads: Vec::new(),
+            patches: None,
         };
         graph.validate().map_err(|e| {
             self.err(

@@ -35,8 +35,10 @@ use crate::graph::{Graph, TensorIndex};
 use crate::in_place;
 use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
+use crate::patch::{self, PatchMode};
 use crate::placement::Decision;
 use crate::plan::MemoryPlan;
+use crate::planfile::patch::PatchInput;
 use crate::schedule;
 use crate::verify::{self, VerifyRules};
 
@@ -111,6 +113,16 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     } else {
         None
     };
+    // The patch split op is named in the model as imported, before PADs fold.
+    let split = match &manifest.patches.mode {
+        PatchMode::Fixed { split, .. } => Some(patch::resolve(graph, split).map_err(|m| {
+            manifest.patches.error(
+                m,
+                "name the split op by its index in the model or its output tensor's name",
+            )
+        })?),
+        _ => None,
+    };
     // `memory.in_place`: PADs fold into their convolutions before the order is chosen.
     let folded;
     let graph = if manifest.aliasing.in_place {
@@ -121,15 +133,155 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     } else {
         graph
     };
-    let (mut g, order) = match manifest.schedule {
-        Schedule::Fixed => (graph.clone(), (0..graph.ops.len() as u32).collect()),
+    let (g, order) = match manifest.schedule {
+        Schedule::Fixed => (
+            graph.clone(),
+            (0..graph.ops.len() as u32).collect::<Vec<u32>>(),
+        ),
         Schedule::Memory => {
             let mut s = schedule::reorder(graph, manifest.platform.min_alignment);
             s.graph.folded_pads.clone_from(&graph.folded_pads);
             (s.graph, s.order)
         }
     };
+    let (mut planned, order) = match &manifest.patches.mode {
+        PatchMode::Off => (finish(manifest, g)?, order),
+        PatchMode::Fixed { grid, .. } => {
+            let p = &manifest.patches;
+            let split = split.ok_or_else(|| internal("the patch split was not resolved"))?;
+            let c = patch::fixed(&g, split, *grid, p.input)
+                .map_err(|m| p.error(m, "pick another split op or grid, or patches = \"auto\""))?;
+            if let Some(max) = p.max_recompute
+                && c.overhead() > max
+            {
+                return Err(p.error(
+                    format!(
+                        "the patch plan split after op {} with grid {}x{} costs {} ({} per layer, {} with patches), above memory.max_recompute = {max}",
+                        c.stage.split_op,
+                        grid[0],
+                        grid[1],
+                        patch::overhead_text(c.macs, c.patch_macs),
+                        c.macs,
+                        c.patch_macs
+                    ),
+                    "use a coarser grid or a split op nearer the input, or raise max_recompute",
+                ));
+            }
+            with_patches(manifest, g, &order, &c)?
+        }
+        PatchMode::Auto { max_recompute } => {
+            auto(manifest, g, order, manifest.patches.input, *max_recompute)?
+        }
+    };
+    planned.order = order;
+    planned.classic_bound = classic_bound;
+    Ok(planned)
+}
+
+/// Scratch bytes of a plan: the sum over its scratch arenas.
+pub fn scratch_bytes(p: &Planned) -> u64 {
+    p.scratch_reports.iter().map(|r| r.used).sum()
+}
+
+/// Plans `g` rewritten for patch candidate `c`; the op order composed with `order`.
+fn with_patches(
+    manifest: &Manifest,
+    mut g: Graph,
+    order: &[u32],
+    c: &patch::Candidate,
+) -> Result<(Planned, Vec<u32>)> {
+    let perm = patch::apply(&mut g, c);
+    let order = perm.iter().map(|&k| order[k]).collect();
+    Ok((finish(manifest, g)?, order))
+}
+
+/// `patches = "auto"`: the best few candidates by peak bound planned in full, the lowest
+/// scratch peak kept (ties: fewer MACs, then the earlier candidate); the plan without
+/// patches when no candidate is lower.
+fn auto(
+    manifest: &Manifest,
+    g: Graph,
+    order: Vec<u32>,
+    input: PatchInput,
+    max_recompute: f64,
+) -> Result<(Planned, Vec<u32>)> {
+    let list = patch::candidates(&g, input, max_recompute);
+    let mut best: Option<(u64, u64, Planned, Vec<u32>)> = None;
+    for (_, c) in list.iter().take(patch::PACKED_CANDIDATES) {
+        let (p, o) = with_patches(manifest, g.clone(), &order, c)?;
+        let peak = scratch_bytes(&p);
+        if best
+            .as_ref()
+            .is_none_or(|b| (peak, c.patch_macs) < (b.0, b.1))
+        {
+            best = Some((peak, c.patch_macs, p, o));
+        }
+    }
+    let plain_bound = lifetimes::compute(&g)
+        .map(|lt| live_bound(&g, &lt))
+        .unwrap_or(0);
+    let macs = patch::graph_macs(&g);
+    match best {
+        Some((peak, _, p, o)) if peak < plain_bound => Ok((p, o)),
+        best => {
+            let mut plain = finish(manifest, g)?;
+            match best {
+                Some((peak, _, p, o)) if peak < scratch_bytes(&plain) => Ok((p, o)),
+                _ => {
+                    plain.warnings.push(if list.is_empty() {
+                        format!(
+                            "memory.patches = \"auto\" found no split op whose stage is spatially local within max_recompute = {max_recompute}; planned without patches"
+                        )
+                    } else {
+                        format!(
+                            "memory.patches = \"auto\" found no patch plan below the plan without patches ({} bytes, {macs} MACs); planned without patches",
+                            scratch_bytes(&plain)
+                        )
+                    });
+                    Ok((plain, order))
+                }
+            }
+        }
+    }
+}
+
+/// Live bytes at the busiest op (a lower bound of any packing).
+fn live_bound(g: &Graph, lt: &Lifetimes) -> u64 {
+    let n = lt.ops as usize;
+    let mut diff = vec![0i128; n + 2];
+    for (i, t) in g.tensors.iter().enumerate() {
+        if t.kind != crate::graph::TensorKind::Activation || lt.slot_of[i].get() != i {
+            continue;
+        }
+        if let Some((s, e)) = lt.live[i] {
+            diff[(s as usize).min(n)] += t.size as i128;
+            diff[(e as usize + 1).min(n + 1)] -= t.size as i128;
+        }
+    }
+    let mut cur = 0i128;
+    let mut best = 0i128;
+    for d in diff {
+        cur += d;
+        best = best.max(cur);
+    }
+    best.max(0) as u64
+}
+
+/// The rest of [`plan_graph`] for a graph in its final op order: aliases and in-place ops
+/// (those a patch stage allows), then lifetimes and the stages.
+fn finish(manifest: &Manifest, mut g: Graph) -> Result<Planned> {
     let found = alias::detect(&g, &manifest.aliasing);
+    let found: Vec<_> = if g.patches.is_some() {
+        found
+            .into_iter()
+            .filter(|&(a, t)| {
+                g.producer(a)
+                    .is_none_or(|k| patch::pair_allowed(&g, k, t, a))
+            })
+            .collect()
+    } else {
+        found
+    };
     g.aliases.extend(found);
     if manifest.aliasing.in_place {
         in_place::detect(&mut g);
@@ -140,7 +292,7 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     let mut merged = std::collections::BTreeSet::new();
     let mut fixed = BTreeMap::new();
     let mut fixed_outputs = Vec::new();
-    let mut planned = loop {
+    let planned = loop {
         let lifetimes = lifetimes::compute_merging(&g, &merged)?;
         let last_try = lifetimes.split.is_empty();
         let result = plan_with(manifest, Cow::Borrowed(&g), &lifetimes, &fixed);
@@ -174,8 +326,6 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
             }
         }
     };
-    planned.order = order;
-    planned.classic_bound = classic_bound;
     Ok(planned)
 }
 

@@ -19,7 +19,9 @@
 use super::arena::MAX_ALIGN;
 
 mod group;
+mod patch;
 pub use group::{GroupArenaRow, GroupModelRow, GroupTable, check_group};
+pub use patch::{PatchRow, PatchTable, check_patches};
 
 /// "No value" for the optional numbers of the table (budgets, blob lengths).
 pub const NONE: u64 = u64::MAX;

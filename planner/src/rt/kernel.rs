@@ -12,6 +12,12 @@
 //! [`Hooks`] see every op before and after it runs (timing, tracing, canaries), through
 //! `run_with`; [`Hooks::tap`] also sees its input and output tensors, read-only, after it
 //! ran.
+//!
+//! A model planned with patches (`PatchPlan` in the plan file) runs its first stage once
+//! per patch: `run()` then also asks `K` for [`Patches`], and each stage op gets views
+//! with [`In::region`] and [`Out::region`] set (dense or whole, see [`Region`]). A model
+//! whose input is streamed has `run_streamed(kernels, fill)` instead of `run()`: `fill`
+//! gets each patch's input region and its dense buffer before the patch's stage ops.
 
 use super::tensor::{Element, Quant, TensorInfo};
 
@@ -433,6 +439,12 @@ impl<'a> OpView<'_, 'a> {
 pub trait Patches: Kernel {}
 
 /// Sees every op before and after it runs. `()` sees nothing.
+///
+/// In a model planned with patches, each op of the first stage is seen once per patch, in
+/// patch order: `before_op`, `after_op` and `tap` with the same index every time, and the
+/// tap's views over that patch's regions ([`In::region`]; a dense view holds only the
+/// region's elements, the split tensor's whole view all of it, its tiles filled so far).
+/// The ops after the stage are seen once.
 pub trait Hooks {
     /// Called before op `index` (`opcode`) runs.
     fn before_op(&mut self, index: usize, opcode: &'static str) {

@@ -74,6 +74,43 @@ pub fn fill<T: Le>(dst: &mut [T], bytes: &[u8]) -> Result<(), String> {
     Ok(())
 }
 
+/// Copies region `r` of the whole `[1, H, W, C]` tensor of shape `shape` whose
+/// little-endian bytes are `whole` into `dst`, densely (row after row, `r.width · C`
+/// elements each): what a streamed input's callback gives a patch. An error when the
+/// lengths or the region do not fit.
+pub fn fill_region<T: Le>(
+    dst: &mut [T],
+    whole: &[u8],
+    shape: &[usize],
+    r: planner::rt::kernel::Region,
+) -> Result<(), String> {
+    let &[_, h, w, c] = shape else {
+        return Err(format!(
+            "a streamed input has shape {shape:?}, not [1, H, W, C]"
+        ));
+    };
+    if whole.len() != h * w * c * T::SIZE
+        || dst.len() != r.height * r.width * c
+        || r.top + r.height > h
+        || r.left + r.width > w
+    {
+        return Err(format!(
+            "region {r:?} of a {shape:?} input of {} bytes does not fit a buffer of {} elements",
+            whole.len(),
+            dst.len()
+        ));
+    }
+    let row = r.width * c;
+    for y in 0..r.height {
+        let at = ((r.top + y) * w + r.left) * c * T::SIZE;
+        fill(
+            &mut dst[y * row..(y + 1) * row],
+            &whole[at..at + row * T::SIZE],
+        )?;
+    }
+    Ok(())
+}
+
 /// The bytes of a view.
 pub fn bytes<T: Le>(src: &[T]) -> Vec<u8> {
     let mut out = Vec::with_capacity(src.len() * T::SIZE);

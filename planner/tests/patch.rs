@@ -1,0 +1,395 @@
+//! `memory.patches`: the patch-based first stage (issue 27). The targets on the bundled
+//! vision models, the plan file's record, the refusal of a global op in the stage, the
+//! manifest's errors at their line and column, and the same bytes on every run.
+
+use std::path::{Path, PathBuf};
+
+use planner::graph::{DType, Graph, IoName, Op, OpOptions, Tensor, TensorIndex, TensorKind};
+use planner::manifest::Manifest;
+use planner::patch::{PatchMode, SplitRef};
+use planner::planfile::patch::PatchInput;
+use planner::planfile::{Layout, PlanFile};
+use planner::rt::options::{
+    Activation, Conv2dOptions, Dims, FullyConnectedOptions, MeanOptions, Padding,
+};
+use planner::{Planned, verify};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn model(name: &str) -> PathBuf {
+    root().join(format!("models/{name}.tflite"))
+}
+
+fn plan(path: &Path, mode: PatchMode, input: PatchInput, in_place: bool) -> Planned {
+    let mut m = Manifest::for_model_file(path);
+    m.aliasing.in_place = in_place;
+    m.patches.mode = mode;
+    m.patches.input = input;
+    let g = planner::import::load(&m).unwrap();
+    planner::plan_graph(&m, &g).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn auto() -> PatchMode {
+    PatchMode::Auto { max_recompute: 0.2 }
+}
+
+fn scratch(p: &Planned) -> u64 {
+    p.scratch_reports.iter().map(|r| r.used).sum()
+}
+
+fn overhead(p: &Planned) -> f64 {
+    let pp = p.graph.patches.as_ref().expect("a patch plan");
+    pp.patch_macs as f64 / pp.macs as f64 - 1.0
+}
+
+/// The issue's targets: te_mcunetv2_large at most 830,000 bytes resident (750,000 in
+/// place), tflm_person_detect_int8 at most 23,000, te_mcunet_vww at most 52,000 streamed,
+/// each at most 20 % more MACs; pinned at the figures `auto` reaches.
+#[test]
+fn auto_meets_the_targets() {
+    use PatchInput::{Resident, Streamed};
+    let cases = [
+        ("te_mcunetv2_large", Resident, false, 830_000, 702_784),
+        ("te_mcunetv2_large", Resident, true, 750_000, 675_904),
+        ("tflm_person_detect_int8", Resident, false, 23_000, 22_488),
+        ("te_mcunet_vww", Streamed, false, 52_000, 51_648),
+    ];
+    for (name, input, in_place, target, pinned) in cases {
+        let p = plan(&model(name), auto(), input, in_place);
+        let used = scratch(&p);
+        assert!(used <= target, "{name}: {used} > {target}");
+        assert_eq!(used, pinned, "{name} {input:?} in_place={in_place}");
+        let o = overhead(&p);
+        assert!((0.0..=0.2).contains(&o), "{name}: MAC overhead {o}");
+    }
+}
+
+/// A given split and grid plans what the independent peak model computes for it
+/// (`peak_model.py`: te_mcunetv2_large 4x4 after op 11 = 817,984 resident, te_mcunet_vww
+/// 2x2 after op 8 = 51,648 streamed).
+#[test]
+fn fixed_split_matches_the_peak_model() {
+    let fixed = |i, n| PatchMode::Fixed {
+        split: SplitRef::Index(i),
+        grid: [n, n],
+    };
+    let p = plan(
+        &model("te_mcunetv2_large"),
+        fixed(11, 4),
+        PatchInput::Resident,
+        false,
+    );
+    assert_eq!(scratch(&p), 817_984);
+    let p = plan(
+        &model("te_mcunet_vww"),
+        fixed(8, 2),
+        PatchInput::Streamed,
+        false,
+    );
+    assert_eq!(scratch(&p), 51_648);
+    let pp = p.graph.patches.as_ref().unwrap();
+    assert!((overhead(&p) - 0.014).abs() < 0.001, "{}", overhead(&p));
+    assert_eq!(pp.grid, [2, 2]);
+}
+
+/// The plan file carries the stage: the stage ops first, the split tensor's regions its
+/// tiles (they partition it), every stage tensor listed with one region per patch, the
+/// dense ones placed at their largest region's bytes, a streamed input too; and the same
+/// bytes on a second run.
+#[test]
+fn plan_file_records_the_stage_and_is_deterministic() {
+    let path = model("te_mcunet_vww");
+    let bytes = |input| {
+        let p = plan(&path, auto(), input, true);
+        let m = Manifest::for_model_file(&path);
+        let f = PlanFile::from_plan(&p.graph, &p.plan, &Layout::of(&m)).unwrap();
+        (f.to_bytes(), f)
+    };
+    for input in [PatchInput::Resident, PatchInput::Streamed] {
+        let (a, f) = bytes(input);
+        let (b, _) = bytes(input);
+        assert_eq!(a, b, "two runs differ");
+        let pp = f.patches.as_ref().expect("patches in the plan file");
+        assert_eq!(pp.input, input);
+        let split = f.ops[pp.split as usize].outputs[0];
+        let n = pp.patches();
+        let entry = pp.tensor(split).expect("the split tensor is listed");
+        let shape = &f.tensors[split as usize].shape;
+        let (h, w) = (shape[1] as usize, shape[2] as usize);
+        let mut covered = vec![0u8; h * w];
+        for r in &entry.regions {
+            for y in r[0]..r[0] + r[2] {
+                for x in r[1]..r[1] + r[3] {
+                    covered[y as usize * w + x as usize] += 1;
+                }
+            }
+        }
+        assert!(covered.iter().all(|&c| c == 1), "tiles do not partition");
+        let model_input = f.inputs[0].tensor;
+        for t in &pp.tensors {
+            assert_eq!(t.regions.len(), n);
+            let e = &f.tensors[t.tensor as usize];
+            let whole =
+                t.tensor == split || (input == PatchInput::Resident && t.tensor == model_input);
+            let elems: u64 = e.shape.iter().product();
+            let bytes_per = e.size as f64;
+            if whole {
+                assert_eq!(e.size, elems * dtype_bytes(e.dtype), "{} whole", e.id);
+            } else {
+                let px = t.regions.iter().map(|r| r[2] as u64 * r[3] as u64).max();
+                let c = *e.shape.last().unwrap();
+                assert_eq!(e.size, px.unwrap() * c * dtype_bytes(e.dtype), "{}", e.id);
+                assert!(bytes_per < (elems * dtype_bytes(e.dtype)) as f64 || n == 1);
+            }
+        }
+        // The stage is ops[0..=split] and reads the model input.
+        assert!(pp.tensor(model_input).is_some());
+    }
+}
+
+fn dtype_bytes(d: DType) -> u64 {
+    d.bytes_for(1).unwrap()
+}
+
+/// The verifier knows the stage: a split tensor whose lifetime starts at its producer
+/// instead of op 0 is refused.
+#[test]
+fn verifier_pins_the_split_tensor() {
+    let p = plan(
+        &model("tflm_person_detect_int8"),
+        auto(),
+        PatchInput::Resident,
+        false,
+    );
+    assert!(verify::verify(&p.graph, &p.plan).is_ok());
+    let pp = p.graph.patches.as_ref().unwrap();
+    let split = p.graph.ops[pp.split as usize].outputs[0];
+    let id = p.graph.tensor(split).id.clone();
+    let mut bad = p.plan.clone();
+    let l = bad.tensor_lifetimes.get_mut(&id).unwrap();
+    assert_eq!(l.start_op, 0);
+    l.start_op = pp.split;
+    let e = verify::verify(&p.graph, &bad).unwrap_err();
+    assert!(
+        e.iter().any(|v| v.to_string().contains(&id)),
+        "{:?}",
+        e.iter().map(|v| v.to_string()).collect::<Vec<_>>()
+    );
+}
+
+fn tensor(id: &str, shape: &[u64], kind: TensorKind) -> Tensor {
+    Tensor {
+        id: id.into(),
+        name: id.into(),
+        dtype: DType::I8,
+        shape: shape.to_vec(),
+        size: shape.iter().product(),
+        kind,
+        quantization: None,
+        align_hint: None,
+        data: None,
+    }
+}
+
+fn op(opcode: &str, inputs: &[u32], output: u32, options: OpOptions) -> Op {
+    Op {
+        opcode: opcode.into(),
+        inputs: inputs.iter().map(|&i| Some(TensorIndex(i))).collect(),
+        outputs: vec![TensorIndex(output)],
+        scratch: vec![],
+        options,
+    }
+}
+
+fn conv() -> OpOptions {
+    OpOptions::Conv2d(Conv2dOptions {
+        padding: Padding::Same,
+        pads: Dims::EMPTY,
+        stride_w: 1,
+        stride_h: 1,
+        dilation_w: 1,
+        dilation_h: 1,
+        activation: Activation::None,
+    })
+}
+
+/// x -CONV-> a -(MEAN or FULLY_CONNECTED)-> b -CONV 1x1-> c: a split at the last conv puts
+/// the global op in the stage.
+fn global(opcode: &str) -> Graph {
+    use TensorKind::{Activation as A, Constant as C};
+    let (mid, options) = match opcode {
+        "MEAN" => (
+            vec![1, 1, 1, 8],
+            OpOptions::Mean(MeanOptions {
+                axes: Dims::new(&[1, 2]).unwrap(),
+                keep_dims: true,
+            }),
+        ),
+        _ => (
+            vec![1, 1, 1, 8],
+            OpOptions::FullyConnected(FullyConnectedOptions {
+                activation: Activation::None,
+                weights_format: Default::default(),
+                keep_num_dims: true,
+                asymmetric_quantize_inputs: false,
+            }),
+        ),
+    };
+    let mut w = tensor("w", &[8, 3, 3, 3], C);
+    w.data = Some(vec![0u8; 216].into());
+    let mut w2 = tensor("w2", &[8, 1, 1, 8], C);
+    w2.data = Some(vec![0u8; 64].into());
+    let mut fc = tensor("fc", &[8, 8], C);
+    fc.data = Some(vec![0u8; 64].into());
+    let g = Graph {
+        name: "global".into(),
+        tensors: vec![
+            tensor("x", &[1, 16, 16, 3], A),
+            w,
+            tensor("a", &[1, 16, 16, 8], A),
+            tensor("b", &mid, A),
+            w2,
+            tensor("c", &[1, 1, 1, 8], A),
+            fc,
+        ],
+        ops: vec![
+            op("CONV_2D", &[0, 1], 2, conv()),
+            op(
+                opcode,
+                if opcode == "MEAN" { &[2] } else { &[2, 6] },
+                3,
+                options,
+            ),
+            op("CONV_2D", &[3, 4], 5, conv()),
+        ],
+        inputs: vec![IoName {
+            name: "x".into(),
+            tensor: TensorIndex(0),
+        }],
+        outputs: vec![IoName {
+            name: "c".into(),
+            tensor: TensorIndex(5),
+        }],
+        ..Graph::default()
+    };
+    g.validate().unwrap();
+    g
+}
+
+/// A split whose stage holds a global op (MEAN, FULLY_CONNECTED) is refused, naming the op,
+/// its index and the fix; `auto` plans such a model without patches, with a warning.
+#[test]
+fn a_global_op_in_the_stage_is_refused() {
+    for opcode in ["MEAN", "FULLY_CONNECTED"] {
+        let g = global(opcode);
+        let mut m = Manifest::for_model_file(Path::new("global.tflite"));
+        m.patches.mode = PatchMode::Fixed {
+            split: SplitRef::Index(2),
+            grid: [1, 1],
+        };
+        let e = planner::plan_graph(&m, &g).unwrap_err().to_string();
+        assert!(
+            e.contains(&format!("op 1 ({opcode})"))
+                && e.contains("not spatially local")
+                && e.contains("pick a split op before op 1"),
+            "{e}"
+        );
+        // A split before the global op is fine.
+        m.patches.mode = PatchMode::Fixed {
+            split: SplitRef::Name("a".into()),
+            grid: [2, 2],
+        };
+        let p = planner::plan_graph(&m, &g).unwrap();
+        assert_eq!(p.graph.patches.as_ref().unwrap().split, 0);
+        m.patches.mode = auto();
+        assert!(planner::plan_graph(&m, &g).is_ok());
+    }
+}
+
+/// The manifest's patch keys, and their errors at the line and column of `patches`.
+#[test]
+fn manifest_patches_and_their_errors() {
+    let base = "[model]\nname = \"m\"\nsource = \"m.tflite\"\n[memory]\n";
+    let parse = |extra: &str| Manifest::parse(&format!("{base}{extra}"), Path::new("m.toml"));
+    let m = parse("").unwrap();
+    assert_eq!(m.patches.mode, PatchMode::Off, "off by default");
+    let m = parse("patches = \"auto\"\n").unwrap();
+    assert_eq!(m.patches.mode, PatchMode::Auto { max_recompute: 0.2 });
+    let m =
+        parse("patches = \"auto\"\nmax_recompute = 0.05\npatch_input = \"streamed\"\n").unwrap();
+    assert_eq!(
+        m.patches.mode,
+        PatchMode::Auto {
+            max_recompute: 0.05
+        }
+    );
+    assert_eq!(m.patches.input, PatchInput::Streamed);
+    let m =
+        parse("patches = { split = \"conv_3\", grid = [4, 3], input = \"streamed\" }\n").unwrap();
+    assert_eq!(
+        m.patches.mode,
+        PatchMode::Fixed {
+            split: SplitRef::Name("conv_3".into()),
+            grid: [4, 3]
+        }
+    );
+    assert_eq!(m.patches.input, PatchInput::Streamed);
+    let m = parse("patches = { split = 12, grid = [2, 2] }\n").unwrap();
+    assert_eq!(
+        m.patches.mode,
+        PatchMode::Fixed {
+            split: SplitRef::Index(12),
+            grid: [2, 2]
+        }
+    );
+    let err = |extra: &str| parse(extra).unwrap_err().to_string();
+    let e = err("patches = \"sometimes\"\n");
+    assert!(
+        e.contains("m.toml:5:11") && e.contains("\"sometimes\""),
+        "{e}"
+    );
+    let e = err("patches = { split = 3 }\n");
+    assert!(e.contains("m.toml:5:11") && e.contains("no `grid`"), "{e}");
+    let e = err("patches = { split = 3, grid = [0, 2] }\n");
+    assert!(e.contains("m.toml:5:11") && e.contains("[0, 2]"), "{e}");
+    let e = err("patches = { split = 3, grid = [2, 2], size = 4 }\n");
+    assert!(e.contains("unknown key `size`"), "{e}");
+    let e = err("patches = \"auto\"\nmax_recompute = -1\n");
+    assert!(e.contains("m.toml:6:17") && e.contains("-1"), "{e}");
+    let e = err("patch_input = \"streamed\"\n");
+    assert!(
+        e.contains("m.toml:5:15") && e.contains("patches is not"),
+        "{e}"
+    );
+    let e = err("patches = \"auto\"\npatch_input = \"camera\"\n");
+    assert!(e.contains("m.toml:6:15") && e.contains("\"camera\""), "{e}");
+}
+
+/// A split op the model does not have is refused at `patches`' line and column when the
+/// model is planned.
+#[test]
+fn unknown_split_names_the_manifest_line() {
+    let dir = std::env::temp_dir().join(format!("pplan-patch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = model("tflm_person_detect_int8");
+    let text = format!(
+        "[model]\nname = \"m\"\nsource = {:?}\n[memory]\npatches = {{ split = \"Conv2d_4_nope\", grid = [4, 4] }}\n",
+        src.display().to_string()
+    );
+    let path = dir.join("m.toml");
+    std::fs::write(&path, &text).unwrap();
+    let m = planner::manifest::load(&path).unwrap();
+    let e = planner::plan(&m).unwrap_err().to_string();
+    assert!(
+        e.contains("m.toml:5:11") && e.contains("Conv2d_4_nope") && e.contains("no op's output"),
+        "{e}"
+    );
+    let text = text.replace("\"Conv2d_4_nope\"", "99");
+    std::fs::write(&path, &text).unwrap();
+    let m = planner::manifest::load(&path).unwrap();
+    let e = planner::plan(&m).unwrap_err().to_string();
+    assert!(e.contains("m.toml:5:11") && e.contains("op 99"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
