@@ -41,8 +41,10 @@ fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
 fn strides(shape: &[usize]) -> [usize; RANK] {
     let mut s = [0; RANK];
     let mut stride = 1;
-    for (d, &n) in shape.iter().enumerate().rev().take(RANK) {
-        s[d] = stride;
+    for (d, &n) in shape.iter().enumerate().rev() {
+        if let Some(v) = s.get_mut(d) {
+            *v = stride;
+        }
         stride *= n;
     }
     s
