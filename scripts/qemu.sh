@@ -6,8 +6,11 @@
 # the group run (two models back to back from one shared scratch arena, each against its
 # golden, the first model's state kept; the ELF check proves the shared arena is the group's
 # need), and te_mcunet_vww planned in place (every op's output against TFLite Micro's; its
-# scratch arena in the ELF must be the in-place plan's, under 92,000 bytes), and the two LSTM
-# models (every op's output over three runs, the state carried, against TFLite Micro's).
+# scratch arena in the ELF must be the in-place plan's, under 92,000 bytes),
+# tflm_person_detect_int8 planned with patches (its first stage patch by patch; the split
+# tensor and every op output after it against TFLite Micro's; its scratch arena in the ELF
+# must be the patch plan's, at most 23,000 bytes), and the two LSTM models (every op's output
+# over three runs, the state carried, against TFLite Micro's).
 # Then proves the checks are real: a HardFault must be reported and fail the run, and
 # a plan with one live tensor moved onto another must be rejected by rustc and, with the plan
 # check left out, caught by the canary on the board.
@@ -75,7 +78,7 @@ build --features broken-plan,skip-plan-check,wrong-golden >/dev/null
 cp "$elf" "$out/broken-plan.elf"
 status=0
 run_qemu "$out/broken-plan.elf" >"$out/broken-plan.log" 2>&1 || status=$?
-grep -E "canary hello_world: FAILED|in place .*: FAILED" "$out/broken-plan.log" || true
+grep -E "canary hello_world: FAILED|in place .*: FAILED|patches .*: FAILED" "$out/broken-plan.log" || true
 if [ "$status" -ne 1 ] || ! grep -q "canary hello_world: FAILED: .*live tensor" "$out/broken-plan.log"; then
     cat "$out/broken-plan.log"
     die "the canary did not catch the broken plan (status $status)"
@@ -83,6 +86,10 @@ fi
 if ! grep -q "in place vww_in_place: FAILED: run 0 op 0 " "$out/broken-plan.log"; then
     cat "$out/broken-plan.log"
     die "the in-place run did not report the flipped per-op golden digest (status $status)"
+fi
+if ! grep -q "patches person_patches: FAILED: run 0 op [0-9]* ([A-Z_0-9]*) input 0: " "$out/broken-plan.log"; then
+    cat "$out/broken-plan.log"
+    die "the patch-based run did not report the flipped digest of the split tensor (status $status)"
 fi
 
 # 4. The real firmware.
@@ -97,13 +104,10 @@ echo "== ELF check"
 (cd "$root" && cargo run --quiet -p firmware-elf --bin firmware-elf-check -- \
     "$out/firmware-m55.elf" --script "$fw/memory.x" --plan-dir "$out_dir/planner")
 
-# te_mcunet_vww in place: the ELF check above proved every arena has its plan's size; the
-# in-place scratch must also be the small one (89,600 bytes planned; the classic plan needs
-# 161,472), read from the plan and from the ELF's section headers.
-plan_json="$out_dir/planner/vww_in_place.plan.json"
-[ -f "$plan_json" ] || die "no plan $plan_json: the firmware's build.rs must plan models/vww_in_place.toml"
-plan_scratch="$(grep -A4 '"name": "scratch.DTCM"' "$plan_json" | sed -n 's/.*"size": \([0-9]*\).*/\1/p' | head -n 1)"
-[ -n "$plan_scratch" ] || die "$plan_json: no scratch.DTCM arena size; plan the model's scratch in DTCM"
+# te_mcunet_vww in place and tflm_person_detect_int8 with patches: the ELF check above proved
+# every arena has its plan's size; their scratch must also be the small one, read from the
+# plan and from the ELF's section headers: vww_in_place 89,600 bytes planned (the classic
+# plan needs 161,472), person_patches 22,488 (issue 27's target: at most 23,000).
 readelf="$(command -v llvm-readelf || command -v readelf || true)"
 if [ -z "$readelf" ]; then
     echo "== installing binutils (readelf)"
@@ -112,15 +116,31 @@ if [ -z "$readelf" ]; then
     readelf="$(command -v readelf || true)"
 fi
 [ -n "$readelf" ] || die "neither llvm-readelf nor readelf is installed; install llvm or binutils"
-elf_scratch_hex="$("$readelf" -SW "$out/firmware-m55.elf" | sed 's/^.*\] //' |
-    awk '$1 == ".planner.vww_in_place.scratch.dtcm" { print $5 }')"
-[ -n "$elf_scratch_hex" ] || die "$out/firmware-m55.elf: no section .planner.vww_in_place.scratch.dtcm"
-elf_scratch=$((16#$elf_scratch_hex))
-echo "vww_in_place: scratch arena ${elf_scratch} bytes in the ELF, ${plan_scratch} in the plan (limit 92000)"
-[ "$elf_scratch" -le 92000 ] ||
-    die "vww_in_place: the ELF's in-place scratch arena is ${elf_scratch} bytes, over 92000; the in-place plan no longer shrinks it (plan says ${plan_scratch})"
-[ "$elf_scratch" -ge "$plan_scratch" ] ||
-    die "vww_in_place: the ELF's scratch arena is ${elf_scratch} bytes, smaller than the plan's ${plan_scratch}"
+# check_scratch MODEL LIMIT WHY: MODEL's scratch.DTCM arena, in its plan and in the ELF's
+# section .planner.MODEL.scratch.dtcm, must be equal (up to the section's alignment) and at
+# most LIMIT bytes.
+check_scratch() {
+    local model="$1" limit="$2" why="$3"
+    local plan_json="$out_dir/planner/$model.plan.json"
+    [ -f "$plan_json" ] || die "no plan $plan_json: the firmware's build.rs must plan models/$model.toml"
+    local plan_scratch
+    plan_scratch="$(grep -A4 '"name": "scratch.DTCM"' "$plan_json" | sed -n 's/.*"size": \([0-9]*\).*/\1/p' | head -n 1)"
+    [ -n "$plan_scratch" ] || die "$plan_json: no scratch.DTCM arena size; plan the model's scratch in DTCM"
+    local hex align
+    read -r hex align < <("$readelf" -SW "$out/firmware-m55.elf" | sed 's/^.*\] //' |
+        awk -v s=".planner.$model.scratch.dtcm" '$1 == s { print $5, $NF }') || true
+    [ -n "${hex:-}" ] || die "$out/firmware-m55.elf: no section .planner.$model.scratch.dtcm"
+    local elf_scratch=$((16#$hex))
+    # The linker rounds the section up to its alignment.
+    local rounded=$(((plan_scratch + align - 1) / align * align))
+    echo "$model: scratch arena ${elf_scratch} bytes in the ELF, ${plan_scratch} in the plan (${rounded} at the section's ${align}-byte alignment; limit $limit)"
+    [ "$plan_scratch" -le "$limit" ] && [ "$elf_scratch" -le "$limit" ] ||
+        die "$model: the scratch arena is ${plan_scratch} bytes in the plan, ${elf_scratch} in the ELF, over $limit; $why"
+    [ "$elf_scratch" -eq "$rounded" ] ||
+        die "$model: the ELF's scratch arena is ${elf_scratch} bytes, the plan's ${plan_scratch} rounded to ${align} bytes is ${rounded}; link the plan's arena"
+}
+check_scratch vww_in_place 92000 "the in-place plan no longer shrinks it"
+check_scratch person_patches 23000 "the patch plan no longer shrinks it (issue 27's target)"
 
 echo "== run on qemu-system-arm -M mps3-an547"
 start="$(now)"
@@ -139,6 +159,10 @@ grep -q "golden app_hello .*bit-exact" "$out/firmware-m55.log" ||
 # te_mcunet_vww in place: every op output and the final output equal to TFLite Micro's.
 grep -E "^in place vww_in_place: .* ([0-9]+) op outputs compared .*, \1 equal to TFLite Micro's; final output bit-exact" "$out/firmware-m55.log" >/dev/null ||
     die "no passing in-place run of te_mcunet_vww (vww_in_place) in the firmware's output"
+# tflm_person_detect_int8 with patches: the split tensor and every op output after the split
+# equal to TFLite Micro's digests, and the final output.
+grep -E "^patches person_patches: ([0-9]+) op outputs compared over 3 runs, \1 equal to TFLite Micro's \(split after op [0-9]+, grid [0-9]+x[0-9]+, scratch [0-9]+ bytes\); final output bit-exact" "$out/firmware-m55.log" >/dev/null ||
+    die "no passing patch-based run of tflm_person_detect_int8 (person_patches) in the firmware's output"
 # The LSTM models: every op output over three runs on one handle, the state carried over,
 # equal to TFLite Micro's digests (speech_lstm's hidden state has zero point -1).
 for lstm in mnist_lstm speech_lstm; do

@@ -94,18 +94,23 @@ pub struct Difference {
     /// The op, in plan order, and its name.
     pub op: usize,
     pub opcode: &'static str,
-    /// The output's index.
+    /// The output's index (the input's, when `input`).
     pub output: usize,
+    /// True when the tensor compared was the op's input `output`, after the op ran.
+    pub input: bool,
     /// FNV-1a 64 of our bytes (`None`: the op had no such output) and TFLite Micro's.
     pub ours: Option<u64>,
     pub theirs: u64,
 }
 
 /// A tap (`Hooks::tap`) that hashes every op's outputs and compares them with the digests
-/// of TFLite Micro's, op by op: `(plan op, output, FNV-1a 64)` per compared output.
+/// of TFLite Micro's, op by op: `(plan op, output, FNV-1a 64)` per compared output, and
+/// `(plan op, input, FNV-1a 64)` per compared input (a tensor whose writer's taps show only
+/// parts of it, as a patch stage's split op's, is compared whole as its reader's input).
 #[derive(Default)]
 pub struct Digests {
     want: &'static [(usize, usize, u64)],
+    want_inputs: &'static [(usize, usize, u64)],
     run: usize,
     /// Outputs the goldens hold, over the runs given to [`Digests::expect`].
     pub expected: usize,
@@ -123,9 +128,16 @@ impl Digests {
         self.expected += want.len();
     }
 
+    /// The input digests of the next run.
+    pub fn expect_inputs(&mut self, want: &'static [(usize, usize, u64)]) {
+        self.want_inputs = want;
+        self.expected += want.len();
+    }
+
     /// Ends a run.
     pub fn finish(&mut self) {
         self.want = &[];
+        self.want_inputs = &[];
         self.run += 1;
     }
 
@@ -137,8 +149,11 @@ impl Digests {
 
 impl Hooks for Digests {
     fn tap(&mut self, op: &Tap<'_, '_>) {
-        for &(k, j, theirs) in self.want.iter().filter(|w| w.0 == op.index) {
-            let ours = op.output(j).and_then(|o| digest(&o.data));
+        let outputs = self.want.iter().map(|&w| (w, false));
+        let inputs = self.want_inputs.iter().map(|&w| (w, true));
+        for ((k, j, theirs), input) in outputs.chain(inputs).filter(|w| w.0.0 == op.index) {
+            let view = if input { op.input(j) } else { op.output(j) };
+            let ours = view.and_then(|o| digest(&o.data));
             self.compared += 1;
             if ours == Some(theirs) {
                 self.equal += 1;
@@ -148,6 +163,7 @@ impl Hooks for Digests {
                     op: k,
                     opcode: op.opcode,
                     output: j,
+                    input,
                     ours,
                     theirs,
                 });

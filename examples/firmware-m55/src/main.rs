@@ -58,6 +58,9 @@ fn main() -> ! {
     if run_in_place() {
         GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
     }
+    if run_patches() {
+        GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
     if run_lstm() {
         GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
     }
@@ -153,6 +156,58 @@ fn run_in_place() -> bool {
     if tap.compared != tap.expected {
         hprintln!(
             "in place {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
+            model,
+            tap.compared,
+            tap.expected
+        );
+    }
+    !(final_ok && tap.passed())
+}
+
+/// tflm_person_detect_int8 planned with `patches = "auto"` (`models/person_patches.toml`):
+/// its first stage runs patch by patch; the split tensor (whole after the stage, read by
+/// the first op after it) and every op output after the split hashed by a tap and compared
+/// with TFLite Micro's per-op digests over the golden's runs, then the final output
+/// compared byte for byte. Prints one line; true when it failed.
+fn run_patches() -> bool {
+    let mut tap = golden::Digests::default();
+    let result = models::run_person_patches(&mut tap);
+    let model = models::person_patches::MODEL;
+    let (final_ok, error) = match result {
+        Ok(same) => (same, None),
+        Err(e) => (false, Some(e)),
+    };
+    hprintln!(
+        "patches {}: {} op outputs compared over {} runs, {} equal to TFLite Micro's (split after op {}, grid {}x{}, scratch {} bytes); final output {}",
+        model,
+        tap.compared,
+        models::PERSON_PATCHES_RUNS.len(),
+        tap.equal,
+        models::PERSON_PATCHES_SPLIT,
+        models::PERSON_PATCHES_GRID[0],
+        models::PERSON_PATCHES_GRID[1],
+        models::PERSON_PATCHES_SCRATCH,
+        if final_ok { "bit-exact" } else { "DIFFERS" }
+    );
+    if let Some(d) = tap.first {
+        hprintln!(
+            "patches {}: FAILED: run {} op {} ({}) {} {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}; the kernel or the patch plan changed its bytes",
+            model,
+            d.run,
+            d.op,
+            d.opcode,
+            if d.input { "input" } else { "output" },
+            d.output,
+            d.ours,
+            d.theirs
+        );
+    }
+    if let Some(e) = error {
+        hprintln!("patches {}: FAILED: {}", model, e);
+    }
+    if tap.compared != tap.expected {
+        hprintln!(
+            "patches {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
             model,
             tap.compared,
             tap.expected
