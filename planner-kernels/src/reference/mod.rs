@@ -1,4 +1,4 @@
-//! [`Reference`]: the int8 kernel set that a model's generated `run()` takes, with TFLite
+//! [`Reference`]: the kernel set (int8, int16 and float32) that a model's generated `run()` takes, with TFLite
 //! Micro's reference arithmetic, op by op.
 //!
 //! Each op kind is a trait of `planner::rt::kernel`; [`Reference`] implements the kinds the
