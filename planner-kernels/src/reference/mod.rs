@@ -1,5 +1,5 @@
-//! [`Reference`]: the kernel set (int8, int16 and float32) that a model's generated `run()` takes, with TFLite
-//! Micro's reference arithmetic, op by op.
+//! [`Reference`]: the kernel set (int8, int16 and float32) that a model's generated `run()`
+//! takes, with TFLite Micro's reference arithmetic, op by op.
 //!
 //! Each op kind is a trait of `planner::rt::kernel`; [`Reference`] implements the kinds the
 //! bundled int8 models use: `CONV_2D`, `DEPTHWISE_CONV_2D` (both with SAME, VALID or
