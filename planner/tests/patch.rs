@@ -177,6 +177,27 @@ fn verifier_pins_the_split_tensor() {
         "{:?}",
         e.iter().map(|v| v.to_string()).collect::<Vec<_>>()
     );
+    // Tiles that leave a pixel of the split tensor out, and a region past a tensor's
+    // border, are refused too.
+    let mut g = p.graph.clone();
+    let pp = g.patches.as_mut().unwrap();
+    let e = pp.tensors.iter_mut().find(|t| t.tensor == split.0).unwrap();
+    e.regions[0][2] -= 1;
+    let msgs: Vec<String> = verify::verify(&g, &p.plan)
+        .unwrap_err()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert!(msgs.iter().any(|m| m.contains("cover pixel")), "{msgs:?}");
+    let mut g = p.graph.clone();
+    let pp = g.patches.as_mut().unwrap();
+    pp.tensors[0].regions[0][3] += 1000;
+    let msgs: Vec<String> = verify::verify(&g, &p.plan)
+        .unwrap_err()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert!(msgs.iter().any(|m| m.contains("outside it")), "{msgs:?}");
 }
 
 fn tensor(id: &str, shape: &[u64], kind: TensorKind) -> Tensor {
