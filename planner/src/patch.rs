@@ -894,70 +894,33 @@ pub fn resolve(graph: &Graph, split: &SplitRef) -> std::result::Result<TensorInd
     }
 }
 
-/// Live bytes at the busiest op of `graph` rewritten for candidate `c`, without building
-/// it: the lower bound `auto` ranks candidates by (packing adds only fragmentation).
-pub fn peak_bound(graph: &Graph, c: &Candidate) -> u64 {
-    let in_stage: BTreeSet<usize> = c.stage.steps.iter().map(|s| s.op).collect();
-    let n = graph.ops.len();
-    let mut pos = vec![0usize; n];
-    let mut p = 0;
-    for k in (0..n).filter(|k| in_stage.contains(k)) {
-        pos[k] = p;
-        p += 1;
-    }
-    let split_pos = p.saturating_sub(1);
-    for k in (0..n).filter(|k| !in_stage.contains(k)) {
-        pos[k] = p;
-        p += 1;
-    }
-    let mut live: BTreeMap<TensorIndex, (usize, usize)> = BTreeMap::new();
-    let mut touch = |t: TensorIndex, at: usize| {
-        if graph.tensor(t).kind == TensorKind::Activation {
-            let e = live.entry(t).or_insert((at, at));
-            e.0 = e.0.min(at);
-            e.1 = e.1.max(at);
-        }
-    };
-    for (k, op) in graph.ops.iter().enumerate() {
-        for t in op.tensors() {
-            touch(t, pos[k]);
-        }
-    }
-    for io in &graph.inputs {
-        touch(io.tensor, 0);
-    }
-    for io in &graph.outputs {
-        touch(io.tensor, n.saturating_sub(1));
-    }
-    touch(c.stage.split, 0);
-    if c.input == PatchInput::Resident {
-        for &t in &c.stage.inputs {
-            touch(t, split_pos);
-        }
-    }
-    let mut diff = vec![0i128; n + 2];
-    for (&t, &(s, e)) in &live {
-        let size = c.size(graph, t) as i128;
-        diff[s] += size;
-        diff[e + 1] -= size;
-    }
-    let mut cur = 0i128;
-    let mut best = 0i128;
-    for d in diff {
-        cur += d;
-        best = best.max(cur);
-    }
-    best.max(0) as u64
+/// A candidate of `auto`, ranked before it is built: its peak bound (the live bytes at the busiest op of the rewritten graph, before in-place ops: packing adds only fragmentation),
+/// its MACs with patches, its split op and grid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Scored {
+    /// Live bytes at the busiest op.
+    pub bound: u64,
+    /// Multiply-accumulates with patches.
+    pub patch_macs: u64,
+    /// The split op.
+    pub split_op: usize,
+    /// `[rows, columns]`.
+    pub grid: [u32; 2],
 }
 
 /// Every valid candidate of `graph` for `auto`: each op whose output is `[1, H, W, C]` and
 /// whose stage is spatially local, each grid up to [`MAX_GRID`] per side (at most the
 /// split tensor's size), within `max_recompute`; sorted by peak bound, then MACs, then
 /// split op and grid, so the order is deterministic.
-pub fn candidates(graph: &Graph, input: PatchInput, max_recompute: f64) -> Vec<(u64, Candidate)> {
+///
+/// Cheap per grid: the rows of every stage tensor are traced once per row count and its
+/// columns once per column count (a region is their product), and the live bytes outside
+/// the stage's own dense tensors are summed once per split op.
+pub fn candidates(graph: &Graph, input: PatchInput, max_recompute: f64) -> Vec<Scored> {
     let macs = graph_macs(graph);
+    let n = graph.ops.len();
     let mut out = Vec::new();
-    for k in 0..graph.ops.len() {
+    for k in 0..n {
         let Some(&t) = graph.ops[k].outputs.first() else {
             continue;
         };
@@ -971,46 +934,139 @@ pub fn candidates(graph: &Graph, input: PatchInput, max_recompute: f64) -> Vec<(
             continue;
         }
         let stage_macs = stage.macs();
-        let rows: Vec<AxisTrace> = (1..=MAX_GRID.min(h as u32))
-            .map(|n| stage.trace_axis(0, n as u64))
-            .collect();
-        let cols: Vec<AxisTrace> = (1..=MAX_GRID.min(w as u32))
-            .map(|n| stage.trace_axis(1, n as u64))
-            .collect();
+        let whole = |t: TensorIndex| {
+            t == stage.split || (input == PatchInput::Resident && stage.inputs.contains(&t))
+        };
+        // Positions of the ops once the stage runs first, and each activation's live range.
+        let in_stage: BTreeSet<usize> = stage.steps.iter().map(|s| s.op).collect();
+        let mut pos = vec![0usize; n];
+        let mut p = 0;
+        for j in (0..n).filter(|j| in_stage.contains(j)) {
+            pos[j] = p;
+            p += 1;
+        }
+        let split_pos = p.saturating_sub(1);
+        for j in (0..n).filter(|j| !in_stage.contains(j)) {
+            pos[j] = p;
+            p += 1;
+        }
+        let mut live: BTreeMap<TensorIndex, (usize, usize)> = BTreeMap::new();
+        let mut touch = |t: TensorIndex, at: usize| {
+            if graph.tensor(t).kind == TensorKind::Activation {
+                let e = live.entry(t).or_insert((at, at));
+                e.0 = e.0.min(at);
+                e.1 = e.1.max(at);
+            }
+        };
+        for (j, op) in graph.ops.iter().enumerate() {
+            for t in op.tensors() {
+                touch(t, pos[j]);
+            }
+        }
+        for io in &graph.inputs {
+            touch(io.tensor, 0);
+        }
+        for io in &graph.outputs {
+            touch(io.tensor, n.saturating_sub(1));
+        }
+        touch(stage.split, 0);
+        if input == PatchInput::Resident {
+            for &t in &stage.inputs {
+                touch(t, split_pos);
+            }
+        }
+        // Whole tensors into the base; dense stage tensors kept apart, sized per grid.
+        let mut base = vec![0i128; n + 1];
+        let mut dense = Vec::new();
+        for (&t, &(s, e)) in &live {
+            if stage.dims.contains_key(&t) && !whole(t) {
+                dense.push((t, s, e));
+            } else {
+                base[s] += graph.tensor(t).size as i128;
+                base[e + 1] -= graph.tensor(t).size as i128;
+            }
+        }
+        let mut cur = 0i128;
+        let mut base_live = Vec::with_capacity(n);
+        for d in &base[..n] {
+            cur += d;
+            base_live.push(cur);
+        }
+        let after = base_live[split_pos + 1..]
+            .iter()
+            .copied()
+            .max()
+            .unwrap_or(0);
+        // Per row count: each tensor's (largest, total) rows; per column count likewise.
+        let stats = |axis: usize, len: u64| -> Vec<BTreeMap<TensorIndex, (u64, u64)>> {
+            (1..=MAX_GRID.min(len as u32))
+                .map(|c| {
+                    stage
+                        .trace_axis(axis, c as u64)
+                        .into_iter()
+                        .map(|(t, v)| {
+                            let max = v.iter().map(|x| x.1).max().unwrap_or(0);
+                            let sum = v.iter().map(|x| x.1).sum::<u64>();
+                            (t, (max, sum))
+                        })
+                        .collect()
+                })
+                .collect()
+        };
+        let rows = stats(0, h);
+        let cols = stats(1, w);
         for (i, r) in rows.iter().enumerate() {
             for (j, c) in cols.iter().enumerate() {
-                let traced = Traced {
-                    grid: [i as u32 + 1, j as u32 + 1],
-                    rows: r.clone(),
-                    cols: c.clone(),
-                };
-                let patch_macs = macs
-                    .saturating_sub(stage_macs)
-                    .saturating_add(stage.patch_macs(&traced));
-                let cand = Candidate {
-                    stage: stage.clone(),
-                    traced,
-                    input,
-                    macs,
-                    patch_macs,
-                };
-                if cand.overhead() > max_recompute + 1e-12 {
+                let get =
+                    |m: &BTreeMap<TensorIndex, (u64, u64)>, t| m.get(&t).copied().unwrap_or((0, 0));
+                let patch_stage: u64 = stage
+                    .steps
+                    .iter()
+                    .map(|s| {
+                        s.macs_per_pixel
+                            .saturating_mul(get(r, s.output).1.saturating_mul(get(c, s.output).1))
+                    })
+                    .fold(0u64, u64::saturating_add);
+                let patch_macs = macs.saturating_sub(stage_macs).saturating_add(patch_stage);
+                if macs > 0 && patch_macs as f64 / macs as f64 - 1.0 > max_recompute + 1e-12 {
                     continue;
                 }
-                let bound = peak_bound(graph, &cand);
-                out.push((bound, cand));
+                let mut stage_live: Vec<i128> = base_live[..=split_pos].to_vec();
+                for &(t, s, e) in &dense {
+                    let tensor = graph.tensor(t);
+                    let px = get(r, t).0.saturating_mul(get(c, t).0);
+                    let ch = tensor.shape.last().copied().unwrap_or(1);
+                    let size = tensor
+                        .dtype
+                        .bytes_for(px.saturating_mul(ch))
+                        .unwrap_or(tensor.size)
+                        .min(tensor.size) as i128;
+                    for x in &mut stage_live[s..=e.min(split_pos)] {
+                        *x += size;
+                    }
+                }
+                let peak = stage_live.iter().copied().max().unwrap_or(0).max(after);
+                out.push(Scored {
+                    bound: peak.max(0) as u64,
+                    patch_macs,
+                    split_op: k,
+                    grid: [i as u32 + 1, j as u32 + 1],
+                });
             }
         }
     }
-    out.sort_by(|a, b| {
-        (a.0, a.1.patch_macs, a.1.stage.split_op, a.1.traced.grid).cmp(&(
-            b.0,
-            b.1.patch_macs,
-            b.1.stage.split_op,
-            b.1.traced.grid,
-        ))
-    });
+    out.sort();
     out
+}
+
+/// The candidate `auto` ranked as `s`.
+pub fn build(
+    graph: &Graph,
+    s: &Scored,
+    input: PatchInput,
+) -> std::result::Result<Candidate, String> {
+    let stage = Stage::of(graph, s.split_op)?;
+    Candidate::new(graph, stage, s.grid, input, graph_macs(graph))
 }
 
 /// The candidate of a given split tensor and grid, or an error naming what is wrong.
@@ -1127,6 +1183,144 @@ pub fn pair_allowed(graph: &Graph, k: usize, input: TensorIndex, output: TensorI
         (Some(a), Some(b)) => dense(input) && dense(output) && a.regions == b.regions,
         _ => false,
     }
+}
+
+/// The verifier's checks of a graph's patch plan, one message per violation: the split op
+/// exists and its output is listed; every listed tensor is `[1, H, W, C]` with one region
+/// per patch inside it; the split tensor's regions tile it (every pixel in exactly one
+/// patch); each stage op's output is listed, and a dense stage tensor is read by stage ops
+/// only, is no model output and takes its largest region's bytes; an in-place pair inside
+/// the stage has the same region in every patch.
+pub fn check(graph: &Graph) -> Vec<String> {
+    let Some(p) = &graph.patches else {
+        return Vec::new();
+    };
+    let mut bad = Vec::new();
+    let model = &graph.name;
+    let split = p.split as usize;
+    let Some(&split_t) = graph.ops.get(split).and_then(|o| o.outputs.first()) else {
+        bad.push(format!(
+            "the patch plan of model `{model}` splits at op {split}, which does not exist or has no output"
+        ));
+        return bad;
+    };
+    if p.grid[0] == 0 || p.grid[1] == 0 {
+        bad.push(format!(
+            "the patch grid of model `{model}` is {:?}; each side needs at least 1",
+            p.grid
+        ));
+        return bad;
+    }
+    let n = p.patches();
+    let mut listed = BTreeSet::new();
+    for e in &p.tensors {
+        let Some(t) = graph.tensors.get(e.tensor as usize) else {
+            bad.push(format!(
+                "the patch plan of model `{model}` lists tensor index {}, past the last",
+                e.tensor
+            ));
+            continue;
+        };
+        listed.insert(e.tensor);
+        let [1, h, w, _] = t.shape[..] else {
+            bad.push(format!(
+                "patch stage tensor `{}` has shape {:?}, not [1, H, W, C]",
+                t.id, t.shape
+            ));
+            continue;
+        };
+        if e.regions.len() != n {
+            bad.push(format!(
+                "patch stage tensor `{}` has {} regions for {n} patches",
+                t.id,
+                e.regions.len()
+            ));
+        }
+        for r in &e.regions {
+            if r[0] as u64 + r[2] as u64 > h || r[1] as u64 + r[3] as u64 > w {
+                bad.push(format!(
+                    "patch stage tensor `{}` ({h}x{w}) has region {r:?} outside it",
+                    t.id
+                ));
+            }
+        }
+        if let Some(d) = graph.dense_size(TensorIndex(e.tensor))
+            && d != t.size
+        {
+            bad.push(format!(
+                "patch stage tensor `{}` takes {} bytes, but its largest region takes {d}",
+                t.id, t.size
+            ));
+        }
+        let dense = graph.dense_size(TensorIndex(e.tensor)).is_some();
+        if dense && e.tensor != split_t.0 {
+            let tt = TensorIndex(e.tensor);
+            if graph.outputs.iter().any(|io| io.tensor == tt) {
+                bad.push(format!("patch stage tensor `{}` is a model output", t.id));
+            }
+            if let Some(k) =
+                (split + 1..graph.ops.len()).find(|&k| graph.ops[k].tensors().any(|x| x == tt))
+            {
+                bad.push(format!(
+                    "patch stage tensor `{}` is used by op {k} ({}) after the stage (ops 0..={split}), which needs it whole",
+                    t.id, graph.ops[k].opcode
+                ));
+            }
+        }
+    }
+    match p.tensor(split_t.0) {
+        None => bad.push(format!(
+            "the patch plan of model `{model}` does not list its split tensor `{}`",
+            graph.tensor(split_t).id
+        )),
+        Some(e) => {
+            if let [1, h, w, _] = graph.tensor(split_t).shape[..] {
+                let mut seen = vec![0u8; (h * w) as usize];
+                for r in &e.regions {
+                    for y in r[0] as u64..(r[0] as u64 + r[2] as u64).min(h) {
+                        for x in r[1] as u64..(r[1] as u64 + r[3] as u64).min(w) {
+                            let c = &mut seen[(y * w + x) as usize];
+                            *c = c.saturating_add(1);
+                        }
+                    }
+                }
+                if let Some(i) = seen.iter().position(|&c| c != 1) {
+                    bad.push(format!(
+                        "the patches of split tensor `{}` cover pixel ({}, {}) {} times; each pixel once",
+                        graph.tensor(split_t).id,
+                        i as u64 / w,
+                        i as u64 % w,
+                        seen[i]
+                    ));
+                }
+            }
+        }
+    }
+    for (k, op) in graph.ops.iter().enumerate().take(split + 1) {
+        for &o in &op.outputs {
+            if !listed.contains(&o.0) {
+                bad.push(format!(
+                    "op {k} ({}) is in the patch stage but its output `{}` has no regions",
+                    op.opcode,
+                    graph.tensor(o).id
+                ));
+            }
+        }
+    }
+    for ip in &graph.in_place {
+        if let Some(k) = graph.producer(ip.output)
+            && k <= split
+            && !pair_allowed(graph, k, ip.input, ip.output)
+        {
+            bad.push(format!(
+                "op {k} ({}) runs in place inside the patch stage, but `{}` and `{}` differ in region or layout",
+                graph.ops[k].opcode,
+                graph.tensor(ip.input).id,
+                graph.tensor(ip.output).id
+            ));
+        }
+    }
+    bad
 }
 
 #[cfg(test)]

@@ -373,7 +373,80 @@ impl PlanFile {
                 .help("regenerate it with planner-build rather than editing it by hand")
         })?;
         file.check_scales(origin)?;
+        file.check_patches(origin)?;
         Ok(file)
+    }
+
+    /// Refuses a patch plan ([`PlanFile::patches`]) that code generation could not trust:
+    /// a split op or tensor out of range, a tensor that is not `[1, H, W, C]`, a region
+    /// count other than the grid's, a region outside its tensor, or a dense stage tensor
+    /// whose size is not its largest region's bytes (the split tensor and a resident input
+    /// are whole, sized by their shape).
+    pub(crate) fn check_patches(&self, origin: &str) -> Result<()> {
+        let Some(p) = &self.patches else {
+            return Ok(());
+        };
+        let bad = |m: String| {
+            Err(Error::input(format!("{origin} has a bad patch plan: {m}"))
+                .help("regenerate it with planner-build rather than editing it by hand"))
+        };
+        let Some(&split) = self
+            .ops
+            .get(p.split as usize)
+            .and_then(|o| o.outputs.first())
+        else {
+            return bad(format!("split op {} is not an op with an output", p.split));
+        };
+        if p.tensor(split).is_none() {
+            return bad(format!("split tensor #{split} has no regions"));
+        }
+        let inputs: Vec<u32> = self.inputs.iter().map(|io| io.tensor).collect();
+        let n = p.patches();
+        for e in &p.tensors {
+            let Some(t) = self.tensors.get(e.tensor as usize) else {
+                return bad(format!(
+                    "tensor #{} is past the last of {}",
+                    e.tensor,
+                    self.tensors.len()
+                ));
+            };
+            let [1, h, w, _] = t.shape[..] else {
+                return bad(format!(
+                    "tensor `{}` has shape {:?}, not [1, H, W, C]",
+                    t.id, t.shape
+                ));
+            };
+            if e.regions.len() != n {
+                return bad(format!(
+                    "tensor `{}` has {} regions for a {}x{} grid",
+                    t.id,
+                    e.regions.len(),
+                    p.grid[0],
+                    p.grid[1]
+                ));
+            }
+            if let Some(r) = e
+                .regions
+                .iter()
+                .find(|r| r[0] as u64 + r[2] as u64 > h || r[1] as u64 + r[3] as u64 > w)
+            {
+                return bad(format!(
+                    "tensor `{}` ({h}x{w}) has region {r:?} outside it",
+                    t.id
+                ));
+            }
+            let dense =
+                crate::patch::dense_size(p, e.tensor, Some(split), &inputs, t.dtype, &t.shape);
+            if let Some(d) = dense
+                && d != t.size
+            {
+                return bad(format!(
+                    "tensor `{}` takes {} bytes, but its largest region takes {d}",
+                    t.id, t.size
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Refuses a quantization scale that is not finite. A number past f32's range reads as

@@ -177,6 +177,27 @@ fn verifier_pins_the_split_tensor() {
         "{:?}",
         e.iter().map(|v| v.to_string()).collect::<Vec<_>>()
     );
+    // Tiles that leave a pixel of the split tensor out, and a region past a tensor's
+    // border, are refused too.
+    let mut g = p.graph.clone();
+    let pp = g.patches.as_mut().unwrap();
+    let e = pp.tensors.iter_mut().find(|t| t.tensor == split.0).unwrap();
+    e.regions[0][2] -= 1;
+    let msgs: Vec<String> = verify::verify(&g, &p.plan)
+        .unwrap_err()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert!(msgs.iter().any(|m| m.contains("cover pixel")), "{msgs:?}");
+    let mut g = p.graph.clone();
+    let pp = g.patches.as_mut().unwrap();
+    pp.tensors[0].regions[0][3] += 1000;
+    let msgs: Vec<String> = verify::verify(&g, &p.plan)
+        .unwrap_err()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert!(msgs.iter().any(|m| m.contains("outside it")), "{msgs:?}");
 }
 
 fn tensor(id: &str, shape: &[u64], kind: TensorKind) -> Tensor {
@@ -392,4 +413,77 @@ fn unknown_split_names_the_manifest_line() {
     let e = planner::plan(&m).unwrap_err().to_string();
     assert!(e.contains("m.toml:5:11") && e.contains("op 99"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// How long `patches = "auto"` takes per bundled model, beside the plan without patches
+/// (best of 5; printed, not asserted: run `cargo test --release -p planner --test patch --
+/// --ignored --nocapture auto_timing`).
+#[test]
+#[ignore]
+fn auto_timing() {
+    let mut models: Vec<PathBuf> = std::fs::read_dir(root().join("models"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
+        .collect();
+    models.sort();
+    for path in models {
+        let m0 = Manifest::for_model_file(&path);
+        let g = planner::import::load(&m0).unwrap();
+        let time = |mode: PatchMode, input, in_place| {
+            let mut m = m0.clone();
+            m.patches.mode = mode;
+            m.patches.input = input;
+            m.aliasing.in_place = in_place;
+            (0..5)
+                .map(|_| {
+                    let t = std::time::Instant::now();
+                    let p = planner::plan_graph(&m, &g).unwrap();
+                    (t.elapsed().as_secs_f64() * 1e3, scratch(&p))
+                })
+                .fold((f64::MAX, 0), |a, b| (a.0.min(b.0), b.1))
+        };
+        let off = time(PatchMode::Off, PatchInput::Resident, false);
+        let res = time(auto(), PatchInput::Resident, false);
+        let st = time(auto(), PatchInput::Streamed, false);
+        let resi = time(auto(), PatchInput::Resident, true);
+        let sti = time(auto(), PatchInput::Streamed, true);
+        println!(
+            "{:28} off {:7.2} ms | auto resident {:7.2} ms | streamed {:7.2} ms | resident in-place {:7.2} ms | streamed in-place {:7.2} ms",
+            path.file_stem().unwrap().to_string_lossy(),
+            off.0,
+            res.0,
+            st.0,
+            resi.0,
+            sti.0
+        );
+    }
+}
+
+/// A plan file's patch plan reads back, and one edited out of shape is refused on parse.
+#[test]
+fn plan_file_patches_read_back_and_are_checked() {
+    let path = model("tflm_person_detect_int8");
+    let p = plan(&path, auto(), PatchInput::Streamed, false);
+    let m = Manifest::for_model_file(&path);
+    let f = PlanFile::from_plan(&p.graph, &p.plan, &Layout::of(&m)).unwrap();
+    let text = String::from_utf8(f.to_bytes()).unwrap();
+    let back = PlanFile::parse(&text, "p.json").unwrap();
+    assert_eq!(back.patches, f.patches);
+    let mut bad = f.clone();
+    bad.patches.as_mut().unwrap().tensors[1].regions.pop();
+    let e = PlanFile::parse(&String::from_utf8(bad.to_bytes()).unwrap(), "p.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("p.json has a bad patch plan") && e.contains("regions for a"),
+        "{e}"
+    );
+    let mut bad = f.clone();
+    let t = bad.patches.as_ref().unwrap().tensors[1].tensor as usize;
+    bad.tensors[t].size += 1;
+    let e = PlanFile::parse(&String::from_utf8(bad.to_bytes()).unwrap(), "p.json")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("largest region takes"), "{e}");
 }

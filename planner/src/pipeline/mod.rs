@@ -207,8 +207,14 @@ fn auto(
 ) -> Result<(Planned, Vec<u32>)> {
     let list = patch::candidates(&g, input, max_recompute);
     let mut best: Option<(u64, u64, Planned, Vec<u32>)> = None;
-    for (_, c) in list.iter().take(patch::PACKED_CANDIDATES) {
-        let (p, o) = with_patches(manifest, g.clone(), &order, c)?;
+    // Ranked by bound: without in-place ops, a candidate whose bound is not below the
+    // best peak planned cannot beat it, so most models plan one candidate in full.
+    for s in list.iter().take(patch::PACKED_CANDIDATES) {
+        if !manifest.aliasing.in_place && best.as_ref().is_some_and(|b| s.bound >= b.0) {
+            break;
+        }
+        let c = patch::build(&g, s, input).map_err(|m| internal(&m))?;
+        let (p, o) = with_patches(manifest, g.clone(), &order, &c)?;
         let peak = scratch_bytes(&p);
         if best
             .as_ref()

@@ -1,0 +1,103 @@
+//! `planner plan` and `planner explain` with `--patches` (issue 27): the summary line, the
+//! regions per stage tensor, and the option errors.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn planner(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("the planner binary runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const MODEL: &str = "models/tflm_person_detect_int8.tflite";
+
+#[test]
+fn plan_prints_split_grid_peak_overhead_and_input() {
+    let out = planner(&["plan", MODEL, "--patches", "7:4x4"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(
+        t.contains("patches: split after op 7 (DEPTHWISE_CONV_2D")
+            && t.contains("grid 4x4, 16 patches")
+            && t.contains("(+17.7 % MACs)")
+            && t.contains("input resident")
+            && t.contains("scratch peak 22488 bytes"),
+        "{t}"
+    );
+    let out = planner(&[
+        "plan",
+        MODEL,
+        "--patches",
+        "auto",
+        "--patch-input",
+        "streamed",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["patches"]["input"], "streamed");
+    assert_eq!(v["patches"]["scratch_used"], 18432);
+    assert!(v["patches"]["mac_overhead_percent"].as_f64().unwrap() <= 20.0);
+}
+
+#[test]
+fn explain_shows_regions_per_patch() {
+    let out = planner(&["explain", MODEL, "--patches", "7:2x2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    let lines: Vec<&str> = t
+        .lines()
+        .filter(|l| l.starts_with("patch stage:"))
+        .collect();
+    assert!(lines.len() >= 8, "{t}");
+    // The split tensor (12x12) is tiled into four 6x6 tiles.
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("(whole") && l.ends_with("[0,0,6,6] [0,6,6,6] [6,0,6,6] [6,6,6,6]")),
+        "{t}"
+    );
+    let out = planner(&["explain", MODEL, "--patches", "7:2x2", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let t = text(&out.stdout);
+    assert!(t.contains("\"regions\""), "{t}");
+}
+
+#[test]
+fn bad_patch_options_are_refused() {
+    for (args, want) in [
+        (&["--patches", "7:4"][..], "OP:ROWSxCOLS"),
+        (&["--patches", "7:0x4"][..], "OP:ROWSxCOLS"),
+        (&["--patches", "nope:2x2"][..], "no op's output"),
+        (&["--patches", "30:2x2"][..], "op 29 (RESHAPE)"),
+        (&["--patch-input", "streamed"][..], "need patches"),
+        (
+            &["--patches", "auto", "--max-recompute=-1"][..],
+            "--max-recompute is -1",
+        ),
+    ] {
+        let mut a = vec!["plan", MODEL];
+        a.extend_from_slice(args);
+        let out = planner(&a);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stdout)
+        );
+        let e = text(&out.stderr);
+        assert!(e.contains(want), "{args:?}: {e}");
+    }
+}
