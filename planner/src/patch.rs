@@ -12,8 +12,8 @@
 //!    consumers read, clipped at the tensor's border. The rows of a region depend only on
 //!    the patch's grid row and its columns only on its grid column, so each axis is traced
 //!    once per grid size.
-//! 3. [`choose`] and [`apply`]: the split and grid (the manifest's, or the lowest peak
-//!    within the MAC budget for `patches = "auto"`), then the graph as planned: stage ops
+//! 3. [`fixed`] (the manifest's split and grid) or [`candidates`] (for `patches = "auto"`:
+//!    ranked by peak within the MAC budget), then [`apply`]: the graph as planned: stage ops
 //!    first, stage tensors sized to their largest region, [`Graph::patches`] set so that
 //!    lifetimes and the verifier pin the split tensor (and a resident input) for the stage.
 
