@@ -723,98 +723,106 @@ impl<'b> Reader<'_, 'b> {
             "TANH" => OpOptions::Tanh(cx.no_table()?),
             "RELU" => OpOptions::Relu(cx.no_table()?),
             "RELU6" => OpOptions::Relu6(cx.no_table()?),
-            "DIV" => OpOptions::Div(DivOptions {
-                activation: cx.activation(cx.table::<DivT>()?.and_then(|t| t.activation()))?,
-            }),
-            "LEAKY_RELU" => OpOptions::LeakyRelu(LeakyReluOptions {
-                alpha: cx.finite(
-                    "LeakyReluOptions",
-                    "alpha",
-                    cx.table::<LeakyReluT>()?.and_then(|t| t.alpha()),
-                    0.0,
-                )?,
-            }),
-            "ARG_MAX" => OpOptions::ArgMax(arg_max(&cx)?),
-            "GATHER" => {
-                let t = cx.table::<GatherT>()?;
-                OpOptions::Gather(GatherOptions {
-                    axis: t.and_then(|t| t.axis()).unwrap_or(0),
-                    batch_dims: t.and_then(|t| t.batch_dims()).unwrap_or(0),
-                })
-            }
-            "SUM" => OpOptions::Sum(reduce(&cx)?),
-            "REDUCE_MAX" => OpOptions::ReduceMax(reduce(&cx)?),
-            "SQUEEZE" => {
-                let dims: Vec<i32> = cx
-                    .table::<SqueezeT>()?
-                    .and_then(|t| t.squeeze_dims())
-                    .map(|v: Vector<'_, i32>| v.iter().collect())
-                    .unwrap_or_default();
-                OpOptions::Squeeze(SqueezeOptions {
-                    squeeze_dims: cx.dims("squeeze_dims", &dims)?,
-                })
-            }
-            "EXPAND_DIMS" => {
-                cx.table::<ExpandDimsT>()?;
-                OpOptions::ExpandDims(ExpandDimsOptions {
-                    axis: cx.scalar(1, "axis")?,
-                })
-            }
-            "SLICE" => {
-                cx.table::<SliceT>()?;
-                OpOptions::Slice(SliceOptions {
-                    begin: cx.dims("begin", &cx.ints(1, "begin")?)?,
-                    size: cx.dims("size", &cx.ints(2, "size")?)?,
-                })
-            }
-            "PADV2" => OpOptions::PadV2(pad_with::<PadV2T>(&cx)?),
-            "SPLIT" => {
-                let t = cx.table::<SplitT>()?;
-                OpOptions::Split(SplitOptions {
-                    axis: axis_operand(&cx, 0)?,
-                    num_splits: t.and_then(|t| t.num_splits()).unwrap_or(0),
-                })
-            }
-            "SPLIT_V" => {
-                let t = cx.table::<SplitVT>()?;
-                OpOptions::SplitV(SplitVOptions {
-                    axis: axis_operand(&cx, 2)?,
-                    num_splits: t.and_then(|t| t.num_splits()).unwrap_or(0),
-                })
-            }
-            "PACK" => {
-                let t = cx.table::<PackT>()?;
-                OpOptions::Pack(PackOptions {
-                    axis: t.and_then(|t| t.axis()).unwrap_or(0),
-                    values_count: t.and_then(|t| t.values_count()).unwrap_or(0),
-                })
-            }
-            "UNPACK" => {
-                let t = cx.table::<UnpackT>()?;
-                OpOptions::Unpack(UnpackOptions {
-                    axis: t.and_then(|t| t.axis()).unwrap_or(0),
-                    num: t.and_then(|t| t.num()).unwrap_or(0),
-                })
-            }
-            "RESIZE_BILINEAR" => {
-                let t = cx.table::<ResizeBilinearT>()?;
-                OpOptions::ResizeBilinear(ResizeBilinearOptions {
-                    align_corners: t.and_then(|t| t.align_corners()).unwrap_or(false),
-                    half_pixel_centers: t.and_then(|t| t.half_pixel_centers()).unwrap_or(false),
-                })
-            }
-            "TRANSPOSE_CONV" => {
-                let t = cx.table::<TransposeConvT>()?;
-                OpOptions::TransposeConv(TransposeConvOptions {
-                    padding: cx.padding(t.and_then(|t| t.padding()))?,
-                    stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
-                    stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
-                    activation: cx.activation(t.and_then(|t| t.activation()))?,
-                })
-            }
-            _ => OpOptions::None,
+            _ => kinds_of_batches(&cx)?,
         })
     }
+}
+
+/// The typed options of the kinds added with the kernel batches (DIV to TRANSPOSE_CONV);
+/// [`OpOptions::None`] for an op kind without typed options.
+fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
+    Ok(match cx.op.opcode.as_str() {
+        "DIV" => OpOptions::Div(DivOptions {
+            activation: cx.activation(cx.table::<DivT>()?.and_then(|t| t.activation()))?,
+        }),
+        "LEAKY_RELU" => OpOptions::LeakyRelu(LeakyReluOptions {
+            alpha: cx.finite(
+                "LeakyReluOptions",
+                "alpha",
+                cx.table::<LeakyReluT>()?.and_then(|t| t.alpha()),
+                0.0,
+            )?,
+        }),
+        "ARG_MAX" => OpOptions::ArgMax(arg_max(cx)?),
+        "GATHER" => {
+            let t = cx.table::<GatherT>()?;
+            OpOptions::Gather(GatherOptions {
+                axis: t.and_then(|t| t.axis()).unwrap_or(0),
+                batch_dims: t.and_then(|t| t.batch_dims()).unwrap_or(0),
+            })
+        }
+        "SUM" => OpOptions::Sum(reduce(cx)?),
+        "REDUCE_MAX" => OpOptions::ReduceMax(reduce(cx)?),
+        "SQUEEZE" => {
+            let dims: Vec<i32> = cx
+                .table::<SqueezeT>()?
+                .and_then(|t| t.squeeze_dims())
+                .map(|v: Vector<'_, i32>| v.iter().collect())
+                .unwrap_or_default();
+            OpOptions::Squeeze(SqueezeOptions {
+                squeeze_dims: cx.dims("squeeze_dims", &dims)?,
+            })
+        }
+        "EXPAND_DIMS" => {
+            cx.table::<ExpandDimsT>()?;
+            OpOptions::ExpandDims(ExpandDimsOptions {
+                axis: cx.scalar(1, "axis")?,
+            })
+        }
+        "SLICE" => {
+            cx.table::<SliceT>()?;
+            OpOptions::Slice(SliceOptions {
+                begin: cx.dims("begin", &cx.ints(1, "begin")?)?,
+                size: cx.dims("size", &cx.ints(2, "size")?)?,
+            })
+        }
+        "PADV2" => OpOptions::PadV2(pad_with::<PadV2T>(cx)?),
+        "SPLIT" => {
+            let t = cx.table::<SplitT>()?;
+            OpOptions::Split(SplitOptions {
+                axis: axis_operand(cx, 0)?,
+                num_splits: t.and_then(|t| t.num_splits()).unwrap_or(0),
+            })
+        }
+        "SPLIT_V" => {
+            let t = cx.table::<SplitVT>()?;
+            OpOptions::SplitV(SplitVOptions {
+                axis: axis_operand(cx, 2)?,
+                num_splits: t.and_then(|t| t.num_splits()).unwrap_or(0),
+            })
+        }
+        "PACK" => {
+            let t = cx.table::<PackT>()?;
+            OpOptions::Pack(PackOptions {
+                axis: t.and_then(|t| t.axis()).unwrap_or(0),
+                values_count: t.and_then(|t| t.values_count()).unwrap_or(0),
+            })
+        }
+        "UNPACK" => {
+            let t = cx.table::<UnpackT>()?;
+            OpOptions::Unpack(UnpackOptions {
+                axis: t.and_then(|t| t.axis()).unwrap_or(0),
+                num: t.and_then(|t| t.num()).unwrap_or(0),
+            })
+        }
+        "RESIZE_BILINEAR" => {
+            let t = cx.table::<ResizeBilinearT>()?;
+            OpOptions::ResizeBilinear(ResizeBilinearOptions {
+                align_corners: t.and_then(|t| t.align_corners()).unwrap_or(false),
+                half_pixel_centers: t.and_then(|t| t.half_pixel_centers()).unwrap_or(false),
+            })
+        }
+        "TRANSPOSE_CONV" => {
+            let t = cx.table::<TransposeConvT>()?;
+            OpOptions::TransposeConv(TransposeConvOptions {
+                padding: cx.padding(t.and_then(|t| t.padding()))?,
+                stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
+                stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
+                activation: cx.activation(t.and_then(|t| t.activation()))?,
+            })
+        }
+        _ => OpOptions::None,
+    })
 }
 
 fn conv(cx: &Ctx<'_, '_, '_>) -> Result<Conv2dOptions> {
