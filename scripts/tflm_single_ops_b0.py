@@ -99,6 +99,9 @@ def convs():
          in_q=(0.03, -128), out_zp=127, seed=23)
     # VALID stride 2x1 on odd sizes, a 1x1 filter (the pointwise case).
     conv("conv_i8_valid_s2x1_1x1", [1, 9, 5, 8], (5, 1, 1), (2, 1), VALID, seed=24)
+    # VALID stride 2 on even sizes (the last row and column unread), fused RELU.
+    conv("conv_i8_valid_s2_even_relu", [1, 8, 6, 3], (4, 2, 3), (2, 2), VALID, activation=A.RELU,
+         seed=29)
     # Depth multiplier 1, SAME, stride 2 on even sizes.
     conv("dwconv_i8_m1_same_s2", [1, 8, 8, 4], (4, 3, 3), (2, 2), SAME, depthwise=True, seed=25)
     # Depth multiplier 2, VALID, dilation 2, fused RELU.
@@ -113,14 +116,19 @@ def convs():
 
 
 def fc(name, in_shape, units, activation, bias=True, keep=False, in_q=(0.05, -9), out_zp=3,
-       seed=31):
-    """int8 FULLY_CONNECTED, a per-tensor filter [units, depth]."""
+       seed=31, per_chan=False):
+    """int8 FULLY_CONNECTED, a filter [units, depth] per tensor (or per unit)."""
     m = Model()
     r = rng(seed)
     depth = in_shape[-1]
     w_scale = 0.01
     x = m.tensor("x", in_shape, I8, in_q)
-    wt = m.tensor("w", [units, depth], I8, (w_scale, 0), r.integers(-127, 128, (units, depth)))
+    data = r.integers(-127, 128, (units, depth))
+    if per_chan:
+        scales = r.uniform(0.5 * w_scale, 1.5 * w_scale, units)
+        wt = per_channel(m, "w", [units, depth], scales, data, 0)
+    else:
+        wt = m.tensor("w", [units, depth], I8, (w_scale, 0), data)
     inputs = [x, wt]
     if bias:
         inputs.append(m.tensor("bias", [units], I32, data=r.integers(-5000, 5000, units)))
@@ -141,6 +149,8 @@ def fcs():
     fc("fc_i8_nobias", [2, 17], 5, A.NONE, bias=False, in_q=(0.02, 127), out_zp=-128, seed=32)
     fc("fc_i8_keep_num_dims", [2, 3, 9], 4, A.NONE, keep=True, seed=33)
     fc("fc_i8_rank3_flatten_relu6", [2, 3, 11], 6, A.RELU6, seed=34)
+    # Per-unit filter scales (TFLM's per-channel FULLY_CONNECTED).
+    fc("fc_i8_per_channel", [3, 10], 6, A.NONE, seed=35, per_chan=True)
 
 
 def pool(name, builtin, shape, filt, stride, padding, activation=A.NONE, q=(0.05, -9)):
@@ -195,6 +205,10 @@ def adds_muls():
             [(0.02, -128), (0.03, 127), (0.1, 0)], A.NONE)
     add_mul("mul_i8_broadcast4d_relu6", B.MUL, [[2, 1, 3, 1], [1, 4, 1, 5]],
             [(0.05, 20), (0.05, -20), (0.03, -128)], A.RELU6)
+    # A one-element second operand broadcast to every element.
+    add_mul("add_i8_scalar", B.ADD, [[3, 5], [1]], [(0.05, -9), (0.02, 60), (0.06, 4)], A.NONE)
+    add_mul("mul_i8_scalar_relu_n1", B.MUL, [[2, 7], [1]], [(0.01, -9), (0.02, 60), (0.008, 0)],
+            A.RELU_N1_TO_1)
 
 
 def softmax(name, shape, qin, beta):
@@ -210,6 +224,8 @@ def softmaxes():
     softmax("softmax_i8", [3, 37], (0.1, -9), 1.0)
     softmax("softmax_i8_beta", [2, 5, 9], (0.05, 20), 0.6)
     softmax("softmax_i8_beta_large", [4, 10], (0.02, -128), 2.5)
+    # A fine input scale: the whole int8 range, differences below one exp step.
+    softmax("softmax_i8_fine", [2, 50], (0.01, 0), 1.0)
 
 
 def reshape(name, shape, new_shape, q=(0.05, -9)):
