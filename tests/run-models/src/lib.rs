@@ -241,3 +241,50 @@ pub fn fnv1a64(bytes: &[u8]) -> String {
 }
 
 include!(concat!(env!("OUT_DIR"), "/models.rs"));
+
+/// Reads `goldens/<rel>.json` of this crate (`rel`: `ops/te_mcunet_vww`, ...); panics
+/// naming the file and the script that writes it when it is missing or not JSON.
+pub fn golden_json(rel: &str, script: &str) -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("goldens")
+        .join(format!("{rel}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run {script} to write it", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{}: not JSON: {e}; run {script} to rewrite it",
+            path.display()
+        )
+    })
+}
+
+/// The inputs of one per-op golden run (`{"inputs": [{dtype, shape, seed, lo, hi,
+/// fnv1a64}, ...]}`), made from their seeds and ranges with [`input_in`] and checked
+/// against the script's digests.
+pub fn run_inputs(run: &serde_json::Value) -> Vec<Vec<u8>> {
+    let none = Vec::new();
+    let mut out = Vec::new();
+    for i in run["inputs"].as_array().unwrap_or(&none) {
+        let count: u64 = i["shape"]
+            .as_array()
+            .unwrap_or(&none)
+            .iter()
+            .map(|d| d.as_u64().unwrap_or(0))
+            .product();
+        let bytes = input_in(
+            i["dtype"].as_str().unwrap_or(""),
+            count as usize,
+            i["seed"].as_u64().unwrap_or(0),
+            i["lo"].as_f64().unwrap_or(0.0),
+            i["hi"].as_f64().unwrap_or(0.0),
+        )
+        .unwrap_or_else(|| panic!("input {i}: a type the generator does not know"));
+        assert_eq!(
+            fnv1a64(&bytes),
+            i["fnv1a64"].as_str().unwrap_or(""),
+            "input differs from the script's: {i}"
+        );
+        out.push(bytes);
+    }
+    out
+}

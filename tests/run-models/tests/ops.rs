@@ -17,7 +17,7 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
-use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64, input_in};
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64};
 use serde_json::Value;
 
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
@@ -34,53 +34,11 @@ const DIFFER_TODAY: &[(&str, &str)] = &[
     ),
 ];
 
-fn golden(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("goldens/ops")
-        .join(format!("{name}.json"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run scripts/tflm_op_goldens.py to write it",
-            path.display()
-        )
-    });
-    serde_json::from_str(&text).unwrap()
-}
-
 /// FNV-1a 32 of `bytes`: the golden's block digests.
 fn fnv1a32(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
         (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
     })
-}
-
-/// The inputs of one golden run, made from their seeds and ranges and checked against
-/// their digests.
-fn inputs(run: &Value) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for i in run["inputs"].as_array().unwrap() {
-        let count: u64 = i["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .product();
-        let bytes = input_in(
-            i["dtype"].as_str().unwrap(),
-            count as usize,
-            i["seed"].as_u64().unwrap(),
-            i["lo"].as_f64().unwrap(),
-            i["hi"].as_f64().unwrap(),
-        )
-        .expect("an input type the generator knows");
-        assert_eq!(
-            fnv1a64(&bytes),
-            i["fnv1a64"].as_str().unwrap(),
-            "input differs from the script's: {i}"
-        );
-        out.push(bytes);
-    }
-    out
 }
 
 /// Bytes per element of a golden dtype.
@@ -244,7 +202,10 @@ fn align(model: &str, plan: &PlanFile, ops: &[Value]) -> Vec<Option<usize>> {
 }
 
 fn compare(model: &dyn Runner) -> Result<Outcome, String> {
-    let g = golden(golden_name(model.name()));
+    let g = run_models::golden_json(
+        &format!("ops/{}", golden_name(model.name())),
+        "scripts/tflm_op_goldens.py",
+    );
     let text = std::str::from_utf8(model.plan_file()).unwrap();
     let plan = PlanFile::parse(text, model.name()).unwrap();
     let mut outcome = Outcome {
@@ -257,7 +218,7 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
     };
     let mut finals = std::collections::BTreeSet::new();
     for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-        let inputs = inputs(run);
+        let inputs = run_models::run_inputs(run);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
         let outputs = model.run(&refs, &mut Reference, &mut record)?;

@@ -10,14 +10,11 @@
 //!   run's tensor cropped to that region.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner::rt::kernel::{Hooks, Region, Tap};
 use planner_kernels::Reference;
-use run_models::{
-    MODELS, MODELS_PATCHES, MODELS_STREAMED, Record, Runner, data_bytes, fnv1a64, input_in,
-};
+use run_models::{MODELS, MODELS_PATCHES, MODELS_STREAMED, Record, Runner, data_bytes, fnv1a64};
 use serde_json::Value;
 
 /// The suffixes of the patch-planned models' names.
@@ -36,42 +33,6 @@ fn plan(model: &dyn Runner) -> PlanFile {
         model.name(),
     )
     .unwrap()
-}
-
-fn golden(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("goldens/ops")
-        .join(format!("{name}.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/tflm_op_goldens.py", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-/// The inputs of one golden run, made from their seeds and ranges.
-fn inputs(run: &Value) -> Vec<Vec<u8>> {
-    run["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            let count: u64 = i["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_u64().unwrap())
-                .product();
-            let bytes = input_in(
-                i["dtype"].as_str().unwrap(),
-                count as usize,
-                i["seed"].as_u64().unwrap(),
-                i["lo"].as_f64().unwrap(),
-                i["hi"].as_f64().unwrap(),
-            )
-            .unwrap();
-            assert_eq!(fnv1a64(&bytes), i["fnv1a64"].as_str().unwrap());
-            bytes
-        })
-        .collect()
 }
 
 /// Every tap of op output 0, in order: (op, region, bytes).
@@ -116,10 +77,11 @@ fn from_the_split_on_every_op_matches_tflite_micro() {
         };
         split_models += 1;
         let split = p.split as usize;
-        let g = golden(base(name));
+        let g =
+            run_models::golden_json(&format!("ops/{}", base(name)), "scripts/tflm_op_goldens.py");
         let (mut compared, before) = (0, failures.len());
         for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-            let inputs = inputs(run);
+            let inputs = run_models::run_inputs(run);
             let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
             let mut seen = Regions::default();
             model
@@ -207,8 +169,9 @@ fn stage_regions_equal_the_per_layer_run_cropped() {
             .find(|m| m.name() == base(name))
             .expect("the per-layer plan of the model");
         let layer_plan = self::plan(*layer);
-        let g = golden(base(name));
-        let inputs = inputs(&g["runs"][0]);
+        let g =
+            run_models::golden_json(&format!("ops/{}", base(name)), "scripts/tflm_op_goldens.py");
+        let inputs = run_models::run_inputs(&g["runs"][0]);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut whole = Record::default();
         layer.run(&refs, &mut Reference, &mut whole).unwrap();

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
-use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64, input_in};
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS};
 use serde_json::Value;
 
 /// Float models whose values are 1 ulp off TFLM's (its `expf`/`tanhf` are glibc's): their
@@ -39,32 +39,6 @@ fn goldens() -> Vec<Value> {
     paths
         .iter()
         .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
-        .collect()
-}
-
-fn inputs(run: &Value) -> Vec<Vec<u8>> {
-    run["inputs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| {
-            let count: u64 = i["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_u64().unwrap())
-                .product();
-            let bytes = input_in(
-                i["dtype"].as_str().unwrap(),
-                count as usize,
-                i["seed"].as_u64().unwrap(),
-                i["lo"].as_f64().unwrap(),
-                i["hi"].as_f64().unwrap(),
-            )
-            .expect("an input type the generator knows");
-            assert_eq!(fnv1a64(&bytes), i["fnv1a64"].as_str().unwrap(), "input {i}");
-            bytes
-        })
         .collect()
 }
 
@@ -128,7 +102,7 @@ fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool
         return (problems, false);
     }
     for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-        let inputs = inputs(run);
+        let inputs = run_models::run_inputs(run);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
         let outputs = match model.run(&refs, &mut Reference, &mut record) {
