@@ -1191,7 +1191,7 @@ pub fn pair_allowed(graph: &Graph, k: usize, input: TensorIndex, output: TensorI
 /// patch); each stage op's output is listed, and a dense stage tensor is read by stage ops
 /// only, is no model output and takes its largest region's bytes; an in-place pair inside
 /// the stage has the same region in every patch.
-pub fn check(graph: &Graph) -> Vec<String> {
+pub fn verify_plan(graph: &Graph) -> Vec<String> {
     let Some(p) = &graph.patches else {
         return Vec::new();
     };
