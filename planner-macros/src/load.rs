@@ -579,12 +579,54 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
 /// check (`rt::check::check_patches`) proves the regions fit and the lifetimes cover the
 /// stage. Returns how the stage views each tensor.
 fn check_patches(f: &PlanFile) -> Result<Vec<Option<StageView>>, String> {
-    use planner::graph::TensorKind;
-    use planner::planfile::patch::PatchInput;
     let mut views = vec![None; f.tensors.len()];
     let Some(p) = &f.patches else {
         return Ok(views);
     };
+    let split_tensor = check_split(f, p)?;
+    let streamed = p.input == planner::planfile::patch::PatchInput::Streamed;
+    for (entry, pt) in p.tensors.iter().enumerate() {
+        let t = pt.tensor as usize;
+        let view = stage_view(f, p, entry, split_tensor, streamed)?;
+        if views[t].is_some() {
+            return Err(format!(
+                "the patch stage of model `{}` lists tensor `{}` twice",
+                f.model, f.tensors[t].id
+            ));
+        }
+        views[t] = Some(view);
+    }
+    if views[split_tensor].is_none() {
+        return Err(format!(
+            "the patch stage of model `{}` does not list its split tensor `{}`",
+            f.model, f.tensors[split_tensor].id
+        ));
+    }
+    check_stage_ops(f, p, &views)?;
+    let model = &f.model;
+    if let Some(o) = f
+        .outputs
+        .iter()
+        .find(|o| views[o.tensor as usize].is_some_and(|v| !v.split))
+    {
+        return Err(format!(
+            "model output `{}` of model `{model}` is a tensor of the patch stage, which exists \
+             only one region at a time",
+            o.name
+        ));
+    }
+    let streams = views.iter().flatten().filter(|v| v.streamed).count();
+    if streamed && streams != 1 {
+        return Err(format!(
+            "the patch stage of model `{model}` streams its input, but it reads {streams} model \
+             inputs; a streamed stage reads exactly one"
+        ));
+    }
+    Ok(views)
+}
+
+/// The split op exists, the grid makes patches, the split op has an output: its index.
+fn check_split(f: &PlanFile, p: &planner::planfile::patch::PatchPlan) -> Result<usize, String> {
     let model = &f.model;
     let split = p.split as usize;
     let Some(split_op) = f.ops.get(split) else {
@@ -600,90 +642,102 @@ fn check_patches(f: &PlanFile) -> Result<Vec<Option<StageView>>, String> {
             p.grid[0], p.grid[1]
         ));
     }
-    let Some(&split_tensor) = split_op.outputs.first() else {
-        return Err(format!(
+    match split_op.outputs.first() {
+        Some(&t) => Ok(t as usize),
+        None => Err(format!(
             "the split op {split} ({}) of model `{model}` has no output",
             split_op.opcode
+        )),
+    }
+}
+
+/// Stage tensor entry `entry`: an activation `[1, H, W, C]` of a type with a Rust
+/// counterpart, not aliased, with one region per patch; how the stage views it.
+fn stage_view(
+    f: &PlanFile,
+    p: &planner::planfile::patch::PatchPlan,
+    entry: usize,
+    split_tensor: usize,
+    streamed: bool,
+) -> Result<StageView, String> {
+    use planner::graph::TensorKind;
+    let model = &f.model;
+    let pt = &p.tensors[entry];
+    let t = pt.tensor as usize;
+    let Some(e) = f.tensors.get(t) else {
+        return Err(format!(
+            "the patch stage of model `{model}` names tensor #{t}, but the plan has {} tensors",
+            f.tensors.len()
         ));
     };
-    let is_input = |t: usize| f.inputs.iter().any(|io| io.tensor as usize == t);
-    let streamed = p.input == PatchInput::Streamed;
-    for (entry, pt) in p.tensors.iter().enumerate() {
-        let t = pt.tensor as usize;
-        let Some(e) = f.tensors.get(t) else {
-            return Err(format!(
-                "the patch stage of model `{model}` names tensor #{t}, but the plan has {} tensors",
-                f.tensors.len()
-            ));
-        };
-        let id = &e.id;
-        if views[t].is_some() {
-            return Err(format!(
-                "the patch stage of model `{model}` lists tensor `{id}` twice"
-            ));
-        }
-        if e.kind != TensorKind::Activation {
-            return Err(format!(
-                "the patch stage of model `{model}` lists tensor `{id}`, which is not an activation"
-            ));
-        }
-        let [1, h, w, c] = e.shape[..] else {
-            return Err(format!(
-                "tensor `{id}` of the patch stage of model `{model}` has shape {:?}; a stage \
-                 tensor is [1, H, W, C]",
-                e.shape
-            ));
-        };
-        if h.checked_mul(w)
-            .and_then(|a| a.checked_mul(c))
-            .is_none_or(|a| a > u32::MAX as u64)
-        {
-            return Err(format!(
-                "tensor `{id}` of the patch stage of model `{model}` has shape {:?}, too large \
-                 for a patch stage",
-                e.shape
-            ));
-        }
-        if matches!(
-            e.dtype,
-            DType::I4 | DType::String | DType::Resource | DType::Variant
-        ) {
-            return Err(format!(
-                "tensor `{id}` of the patch stage of model `{model}` is {}, which the stage \
-                 cannot view by region",
-                e.dtype.name()
-            ));
-        }
-        let aliased =
-            e.alias_of.is_some() || f.tensors.iter().any(|o| o.alias_of == Some(pt.tensor));
-        if aliased {
-            return Err(format!(
-                "tensor `{id}` of the patch stage of model `{model}` shares its bytes with \
-                 another tensor (an alias), which a patch stage does not support"
-            ));
-        }
-        if pt.regions.len() as u64 != n {
-            return Err(format!(
-                "tensor `{id}` of the patch stage of model `{model}` has {} regions for {n} \
-                 patches",
-                pt.regions.len()
-            ));
-        }
-        let input = is_input(t);
-        let is_split = t == split_tensor as usize;
-        views[t] = Some(StageView {
-            entry,
-            whole: is_split || (input && !streamed),
-            split: is_split,
-            streamed: input && streamed,
-        });
-    }
-    if views[split_tensor as usize].is_none() {
+    let id = &e.id;
+    if e.kind != TensorKind::Activation {
         return Err(format!(
-            "the patch stage of model `{model}` does not list its split tensor `{}`",
-            f.tensors[split_tensor as usize].id
+            "the patch stage of model `{model}` lists tensor `{id}`, which is not an activation"
         ));
     }
+    let [1, h, w, c] = e.shape[..] else {
+        return Err(format!(
+            "tensor `{id}` of the patch stage of model `{model}` has shape {:?}; a stage \
+             tensor is [1, H, W, C]",
+            e.shape
+        ));
+    };
+    if h.checked_mul(w)
+        .and_then(|a| a.checked_mul(c))
+        .is_none_or(|a| a > u32::MAX as u64)
+    {
+        return Err(format!(
+            "tensor `{id}` of the patch stage of model `{model}` has shape {:?}, too large \
+             for a patch stage",
+            e.shape
+        ));
+    }
+    if matches!(
+        e.dtype,
+        DType::I4 | DType::String | DType::Resource | DType::Variant
+    ) {
+        return Err(format!(
+            "tensor `{id}` of the patch stage of model `{model}` is {}, which the stage \
+             cannot view by region",
+            e.dtype.name()
+        ));
+    }
+    let aliased = e.alias_of.is_some() || f.tensors.iter().any(|o| o.alias_of == Some(pt.tensor));
+    if aliased {
+        return Err(format!(
+            "tensor `{id}` of the patch stage of model `{model}` shares its bytes with \
+             another tensor (an alias), which a patch stage does not support"
+        ));
+    }
+    let n = p.grid[0] as u64 * p.grid[1] as u64;
+    if pt.regions.len() as u64 != n {
+        return Err(format!(
+            "tensor `{id}` of the patch stage of model `{model}` has {} regions for {n} \
+             patches",
+            pt.regions.len()
+        ));
+    }
+    let input = f.inputs.iter().any(|io| io.tensor as usize == t);
+    let is_split = t == split_tensor;
+    Ok(StageView {
+        entry,
+        whole: is_split || (input && !streamed),
+        split: is_split,
+        streamed: input && streamed,
+    })
+}
+
+/// Stage ops touch listed tensors only and run in place only dense over dense with the
+/// same regions; ops after the stage use no tensor of it but the split tensor.
+fn check_stage_ops(
+    f: &PlanFile,
+    p: &planner::planfile::patch::PatchPlan,
+    views: &[Option<StageView>],
+) -> Result<(), String> {
+    use planner::graph::TensorKind;
+    let model = &f.model;
+    let split = p.split as usize;
     for (k, op) in f.ops.iter().enumerate() {
         let touched = op.inputs.iter().flatten().chain(&op.outputs);
         if k <= split {
@@ -739,25 +793,7 @@ fn check_patches(f: &PlanFile) -> Result<Vec<Option<StageView>>, String> {
             ));
         }
     }
-    if let Some(o) = f
-        .outputs
-        .iter()
-        .find(|o| views[o.tensor as usize].is_some_and(|v| !v.split))
-    {
-        return Err(format!(
-            "model output `{}` of model `{model}` is a tensor of the patch stage, which exists \
-             only one region at a time",
-            o.name
-        ));
-    }
-    if streamed && views.iter().flatten().filter(|v| v.streamed).count() != 1 {
-        return Err(format!(
-            "the patch stage of model `{model}` streams its input, but it reads {} model \
-             inputs; a streamed stage reads exactly one",
-            views.iter().flatten().filter(|v| v.streamed).count()
-        ));
-    }
-    Ok(views)
+    Ok(())
 }
 
 #[cfg(test)]
