@@ -287,11 +287,10 @@ fn op_kinds(cx: &Ctx<'_>, opcodes: &[&str]) -> (TokenStream, Vec<TokenStream>) {
     (items, bounds)
 }
 
-/// `run` and `run_with`, bounded by the kernel traits of the kinds the model uses.
-pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
-    let ready = super::ready_impl(cx);
+/// The `op_kinds` items, the kernel-trait bounds of the kinds the model uses (an op that
+/// runs in place asks for its kind's in-place trait only) and each op's call, in plan order.
+fn kinds_and_steps(cx: &Ctx<'_>) -> (TokenStream, Vec<TokenStream>, Vec<TokenStream>) {
     let rt = &cx.rt;
-    let pv = &cx.pv;
     let n = cx.l.file.ops.len();
     let mut kinds = BTreeSet::new();
     let mut bounds = Vec::new();
@@ -321,6 +320,16 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
     }
     let (op_kinds, more) = op_kinds(cx, &untyped);
     bounds.extend(more);
+    (op_kinds, bounds, steps)
+}
+
+/// `run` and `run_with`, bounded by the kernel traits of the kinds the model uses.
+pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
+    let ready = super::ready_impl(cx);
+    let rt = &cx.rt;
+    let pv = &cx.pv;
+    let n = cx.l.file.ops.len();
+    let (op_kinds, mut bounds, steps) = kinds_and_steps(cx);
     let split = patches::plan(cx).map(|p| p.split as usize);
     if split.is_some() {
         bounds.push(quote!(#rt::kernel::Patches));
