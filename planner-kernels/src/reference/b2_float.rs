@@ -15,6 +15,7 @@
 //! and 1,400 `tanh` evaluations) compare bit for bit and match TFLM on every element; a
 //! model whose inputs hit one of those rare arguments would differ by one ulp there.
 
+use super::index::{RANK, broadcast_strides};
 use planner::rt::kernel::{Data, DataMut, OpView};
 use planner::rt::options::{
     Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions, WeightsFormat,
@@ -22,9 +23,6 @@ use planner::rt::options::{
 
 use super::unary::unary;
 use super::{KernelError, output};
-
-/// Most dimensions broadcasting handles.
-const RANK: usize = 6;
 
 /// True when output 0 of the op holds `f32` elements: the float kernel runs it.
 pub(crate) fn float_output(op: &OpView<'_, '_>) -> bool {
@@ -175,25 +173,6 @@ pub(crate) fn fully_connected(
         }
     }
     Ok(())
-}
-
-/// Element strides of `shape` seen from an output of `RANK` dimensions `out`: 0 where the
-/// input broadcasts. `None` when the shapes do not broadcast.
-fn broadcast_strides(shape: &[usize], out: &[usize; RANK]) -> Option<[usize; RANK]> {
-    let pad = RANK.checked_sub(shape.len())?;
-    let mut dims = [1; RANK];
-    dims[pad..].copy_from_slice(shape);
-    let mut strides = [0; RANK];
-    let mut stride = 1;
-    for d in (0..RANK).rev() {
-        if dims[d] == out[d] {
-            strides[d] = stride;
-        } else if dims[d] != 1 {
-            return None;
-        }
-        stride *= dims[d];
-    }
-    Some(strides)
 }
 
 /// One float operand: its elements, or (in place) output 0's.

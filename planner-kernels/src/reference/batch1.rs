@@ -5,6 +5,7 @@
 //! TFLM's prepare computes them, in `f32` where it does) and plain `f32` arithmetic for
 //! float. Element types TFLM does not run either are refused with [`KernelError::Type`].
 
+use super::index::{RANK, broadcast_strides, next, strides};
 use planner::rt::kernel::{Data, DataMut, In, OpView};
 use planner::rt::options::{
     Activation, ArgMaxOptions, DivOptions, ExpandDimsOptions, GatherOptions, LeakyReluOptions,
@@ -18,37 +19,9 @@ use crate::{
     rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
 };
 
-/// Most dimensions these ops handle (TFLM's reference kernels take at most 5 or 6).
-const RANK: usize = 6;
-
 const RANK_ERROR: KernelError = KernelError::Shape {
     what: "a tensor of more than 6 dimensions",
 };
-
-/// Advances a multi-index over `shape`; false after the last one.
-fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
-    for d in (0..shape.len().min(RANK)).rev() {
-        index[d] += 1;
-        if index[d] < shape[d] {
-            return true;
-        }
-        index[d] = 0;
-    }
-    false
-}
-
-/// Row-major strides of `shape` (at most [`RANK`] dimensions).
-fn strides(shape: &[usize]) -> [usize; RANK] {
-    let mut s = [0; RANK];
-    let mut stride = 1;
-    for (d, &n) in shape.iter().enumerate().rev() {
-        if let Some(v) = s.get_mut(d) {
-            *v = stride;
-        }
-        stride *= n;
-    }
-    s
-}
 
 /// `axis` (negative counts from the end) as an index below `rank`.
 fn resolve_axis(axis: i32, rank: usize) -> Option<usize> {
@@ -105,25 +78,6 @@ macro_rules! same_type {
 /// Input `i`, or `Missing`.
 fn input<'a>(op: &OpView<'_, 'a>, i: usize, tensor: &'static str) -> Result<In<'a>, KernelError> {
     op.input(i).ok_or(KernelError::Missing { tensor })
-}
-
-/// Element strides of `shape` seen from the output dimensions `out` (leading ones added):
-/// 0 where it broadcasts. `None` when it does not broadcast to `out`.
-fn broadcast_strides(shape: &[usize], out: &[usize; RANK]) -> Option<[usize; RANK]> {
-    let pad = RANK.checked_sub(shape.len())?;
-    let mut dims = [1; RANK];
-    dims[pad..].copy_from_slice(shape);
-    let mut s = [0; RANK];
-    let mut stride = 1;
-    for d in (0..RANK).rev() {
-        if dims[d] == out[d] {
-            s[d] = stride;
-        } else if dims[d] != 1 {
-            return None;
-        }
-        stride *= dims[d];
-    }
-    Some(s)
 }
 
 /// `y[i] = f(a[..], b[..])` over the broadcast of `a` and `b` to the output's shape.

@@ -1,6 +1,7 @@
 //! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
 //! place or in place.
 
+use super::index::{RANK, broadcast_strides};
 use planner::rt::kernel::{Data, DataMut, In, OpView};
 use planner::rt::options::{AddOptions, MulOptions};
 
@@ -8,29 +9,6 @@ use super::region::Plane;
 use super::unary::{InType, unary as op_unary};
 use super::{KernelError, activation_range, kind_error, output, params, round_f32};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
-
-/// Most dimensions broadcasting handles.
-const RANK: usize = 6;
-
-/// Element strides of `shape` seen from an output of `RANK` dimensions: 0 where the input
-/// broadcasts (size 1 against a larger output size). `None` when the shapes do not
-/// broadcast.
-fn broadcast_strides(shape: &[usize], out: &[usize; RANK]) -> Option<[usize; RANK]> {
-    let pad = RANK.checked_sub(shape.len())?;
-    let mut dims = [1; RANK];
-    dims[pad..].copy_from_slice(shape);
-    let mut strides = [0; RANK];
-    let mut stride = 1;
-    for d in (0..RANK).rev() {
-        if dims[d] == out[d] {
-            strides[d] = stride;
-        } else if dims[d] != 1 {
-            return None;
-        }
-        stride *= dims[d];
-    }
-    Some(strides)
-}
 
 /// One operand of a binary op: its elements, or (in place) the output's.
 #[derive(Clone, Copy)]

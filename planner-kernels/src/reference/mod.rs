@@ -91,6 +91,7 @@ mod batch1;
 mod conv;
 mod elementwise;
 mod fc;
+mod index;
 mod lstm;
 mod pool;
 mod region;

@@ -1,6 +1,7 @@
 //! Ops that move values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`,
 //! `CONCATENATION`, `STRIDED_SLICE`, `RESIZE_NEAREST_NEIGHBOR`), and `MEAN`.
 
+use super::index::{RANK, next, strides};
 use planner::rt::kernel::{Data, DataMut, OpView, Region};
 use planner::rt::options::{
     Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions,
@@ -10,32 +11,6 @@ use planner::rt::options::{
 use super::region::Plane;
 use super::{KernelError, elements, input_i8, output, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
-
-/// Most dimensions these ops handle.
-const RANK: usize = 6;
-
-/// Row-major strides of `shape`.
-fn strides(shape: &[usize]) -> [usize; RANK] {
-    let mut s = [0; RANK];
-    let mut stride = 1;
-    for (d, &n) in shape.iter().enumerate().rev() {
-        s[d] = stride;
-        stride *= n;
-    }
-    s
-}
-
-/// Advances a multi-index over `shape`; false after the last one.
-fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
-    for d in (0..shape.len()).rev() {
-        index[d] += 1;
-        if index[d] < shape[d] {
-            return true;
-        }
-        index[d] = 0;
-    }
-    false
-}
 
 /// `RESHAPE`: the same bytes under another shape (nothing to do when the plan made the
 /// output the input's bytes).

@@ -1,0 +1,50 @@
+//! Multi-index arithmetic the shape-moving and broadcasting kernels share.
+
+/// Most dimensions these kernels handle (TFLM's reference kernels take at most 5 or 6).
+pub(crate) const RANK: usize = 6;
+
+/// Row-major strides of `shape`; dimensions past [`RANK`] are left out (callers refuse
+/// such shapes first).
+pub(crate) fn strides(shape: &[usize]) -> [usize; RANK] {
+    let mut s = [0; RANK];
+    let mut stride = 1;
+    for (d, &n) in shape.iter().enumerate().rev() {
+        if let Some(v) = s.get_mut(d) {
+            *v = stride;
+        }
+        stride *= n;
+    }
+    s
+}
+
+/// Advances a multi-index over `shape`; false after the last one.
+pub(crate) fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
+    for d in (0..shape.len().min(RANK)).rev() {
+        index[d] += 1;
+        if index[d] < shape[d] {
+            return true;
+        }
+        index[d] = 0;
+    }
+    false
+}
+
+/// Element strides of `shape` seen from an output of `RANK` dimensions `out` (leading ones
+/// added): 0 where the input broadcasts (size 1 against a larger output size). `None` when
+/// the shapes do not broadcast.
+pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize; RANK]) -> Option<[usize; RANK]> {
+    let pad = RANK.checked_sub(shape.len())?;
+    let mut dims = [1; RANK];
+    dims[pad..].copy_from_slice(shape);
+    let mut strides = [0; RANK];
+    let mut stride = 1;
+    for d in (0..RANK).rev() {
+        if dims[d] == out[d] {
+            strides[d] = stride;
+        } else if dims[d] != 1 {
+            return None;
+        }
+        stride *= dims[d];
+    }
+    Some(strides)
+}
