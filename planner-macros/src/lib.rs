@@ -30,6 +30,7 @@
 //! every name from `planner::planfile::naming`.
 #![deny(missing_docs)]
 
+mod analyze;
 mod codegen;
 mod load;
 mod parse;

@@ -18,6 +18,7 @@ use planner::planfile::naming;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
+use crate::analyze::{Analysis, InPlace, OpFacts, analyze};
 use crate::load::{self, Loaded, Plan};
 use crate::parse::Args;
 
@@ -54,6 +55,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) slot: Vec<usize>,
     /// Unique identifier of each tensor.
     pub(crate) idents: Vec<String>,
+    /// Each op's view tensors, in-place declaration and kind ([`analyze`]).
+    pub(crate) ops: Vec<OpFacts>,
     /// True for a model of a group: its arenas are the group's statics (`super::`), and
     /// its handles come only from the group's handle.
     pub(crate) member: bool,
@@ -65,20 +68,21 @@ pub(crate) struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     pub(crate) fn new(l: &'a Loaded, args: &Args) -> Ctx<'a> {
         let krate = &args.krate;
-        let tensors = &l.file.tensors;
-        let mut order: Vec<usize> = (0..tensors.len()).collect();
-        order.sort_by_key(|&i| (tensors[i].arena, tensors[i].offset, i));
-        let mut slot = vec![0; tensors.len()];
-        for (pos, &i) in order.iter().enumerate() {
-            slot[i] = pos;
-        }
+        let rt = quote!(#krate::rt);
+        let Analysis {
+            order,
+            slot,
+            idents,
+            ops,
+        } = analyze(l, &rt.to_string().replace(' ', ""));
         Ctx {
             l,
-            rt: quote!(#krate::rt),
+            rt,
             pv: quote!(#krate::__private),
             order,
             slot,
-            idents: naming::unique_idents(tensors.iter().map(|t| t.name.as_str())),
+            idents,
+            ops,
             member: false,
             member_bases: Vec::new(),
         }
@@ -111,20 +115,9 @@ impl<'a> Ctx<'a> {
         )
     }
 
-    /// Op `k`'s in-place declaration as tensors: (input position, input tensor, output
-    /// position, output tensor); `None` for an op that runs out of place. `load` checked
-    /// the positions.
+    /// Op `k`'s in-place declaration as tensors: `None` for an op that runs out of place.
     pub(crate) fn in_place(&self, k: usize) -> Option<InPlace> {
-        let op = &self.l.file.ops[k];
-        let ip = op.in_place?;
-        let input = (*op.inputs.get(ip.input as usize)?)? as usize;
-        let output = *op.outputs.get(ip.output as usize)? as usize;
-        Some(InPlace {
-            input_pos: ip.input as usize,
-            input,
-            output_pos: ip.output as usize,
-            output,
-        })
+        self.ops.get(k).and_then(|o| o.in_place)
     }
 
     /// One-line description of tensor `t` for docs.
@@ -144,19 +137,6 @@ impl<'a> Ctx<'a> {
             e.lifetime.end_op
         )
     }
-}
-
-/// An op that runs in place, as tensors (see [`Ctx::in_place`]).
-#[derive(Clone, Copy)]
-pub(crate) struct InPlace {
-    /// Position of the taken-over input in the op's inputs.
-    pub(crate) input_pos: usize,
-    /// The taken-over input.
-    pub(crate) input: usize,
-    /// Position of the output in the op's outputs.
-    pub(crate) output_pos: usize,
-    /// The output written over it.
-    pub(crate) output: usize,
 }
 
 /// Rust element type for a dtype: numbers as themselves, half floats as `u16` bits,

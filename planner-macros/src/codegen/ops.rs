@@ -1,62 +1,12 @@
 //! Per-operator views: `ops::Op<k>` with shared slices of op *k*'s inputs and mutable
 //! slices of its outputs and scratch, and the `op<k>()` method that builds it.
 
-use std::collections::BTreeSet;
-
-use planner::graph::TensorKind;
 use planner::planfile::naming;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{Ctx, code, ident};
-
-/// View fields: (field name, tensor index).
-pub(crate) type Fields = Vec<(String, usize)>;
-
-/// The tensors op `k`'s view holds, with their field names: reads (inputs) and writes
-/// (outputs, then scratch, then variable inputs, which the op updates). A tensor whose bytes are another's (an alias, or the same
-/// tensor listed twice) is written once, and not also read: the view never holds two
-/// references to the same bytes when one of them is mutable. The input an in-place op's
-/// output takes over is not in the view either: its bytes are at the start of that output.
-pub(crate) fn op_tensors(cx: &Ctx<'_>, k: usize) -> (Fields, Fields) {
-    let op = &cx.l.file.ops[k];
-    let taken = cx.in_place(k).map(|ip| ip.input_pos);
-    let root = |t: u32| cx.l.roots[t as usize];
-    let mut written = BTreeSet::new();
-    let mut writes = Vec::new();
-    let outs = op
-        .outputs
-        .iter()
-        .enumerate()
-        .map(|(j, &t)| (format!("output{j}"), t));
-    let scratch = op
-        .scratch
-        .iter()
-        .enumerate()
-        .map(|(j, &t)| (format!("scratch{j}"), t));
-    // Variable inputs (an LSTM's or SVDF's state) are state the op updates: mutable too.
-    let variables = op
-        .inputs
-        .iter()
-        .enumerate()
-        .filter_map(|(j, t)| t.map(|t| (format!("input{j}"), t)))
-        .filter(|&(_, t)| cx.l.file.tensors[t as usize].kind == TensorKind::Variable);
-    for (name, t) in outs.chain(scratch).chain(variables) {
-        if written.insert(root(t)) {
-            writes.push((name, t as usize));
-        }
-    }
-    let reads = op
-        .inputs
-        .iter()
-        .enumerate()
-        .filter(|&(j, _)| Some(j) != taken)
-        .filter_map(|(j, t)| t.map(|t| (format!("input{j}"), t)))
-        .filter(|&(_, t)| !written.contains(&root(t)))
-        .map(|(n, t)| (n, t as usize))
-        .collect();
-    (reads, writes)
-}
+use crate::analyze::OpKind;
 
 pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
     let ready = super::ready_impl(cx);
@@ -69,13 +19,13 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
     for (k, op) in f.ops.iter().enumerate() {
         let (method, name) = naming::op_view(k);
         let (method, name) = (ident(&method), ident(&name));
-        let (reads, writes) = op_tensors(cx, k);
-        let in_place = cx.in_place(k);
+        let (reads, writes) = (&cx.ops[k].reads, &cx.ops[k].writes);
+        let in_place = cx.ops[k].in_place;
         let opcode = &op.opcode;
         let mut fields = Vec::new();
         let mut infos = Vec::new();
         let mut inits = Vec::new();
-        for (mutable, list) in [(false, &reads), (true, &writes)] {
+        for (mutable, list) in [(false, reads), (true, writes)] {
             for (field, t) in list {
                 let t = *t;
                 let fid = ident(field);
@@ -195,14 +145,14 @@ fn options_const(
     wrapped: &mut Vec<TokenStream>,
 ) -> TokenStream {
     let rt = &cx.rt;
-    match super::run::options(cx, k) {
-        Some(super::run::OpKind {
+    match &cx.ops[k].kind {
+        Some(OpKind {
             kind, ty, value, ..
         }) => {
             wrapped.push(quote!(#rt::options::OpOptions::#kind(ops::#name::OPTIONS)));
             quote! {
                 /// The operator's typed options (strides, padding, activation, ...).
-                pub const OPTIONS: #ty = #value;
+                pub const OPTIONS: #rt::options::#ty = #value;
             }
         }
         None => {

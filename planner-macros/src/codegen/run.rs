@@ -3,42 +3,13 @@
 //! `OPTIONS` of each op.
 
 use std::collections::BTreeSet;
-use std::str::FromStr;
 
 use planner::planfile::naming;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::ops::op_tensors;
 use super::{Ctx, elem_type, ident, patches};
-
-/// The typed options of one op, as tokens.
-pub(crate) struct OpKind {
-    /// The op kind: the `OpOptions` variant and the kernel trait's name.
-    pub(crate) kind: TokenStream,
-    /// The kernel trait's method.
-    pub(crate) method: TokenStream,
-    /// The options type.
-    pub(crate) ty: TokenStream,
-    /// The options value.
-    pub(crate) value: TokenStream,
-}
-
-/// The kind and options of op `k`; `None` for an op without typed options.
-pub(crate) fn options(cx: &Ctx<'_>, k: usize) -> Option<OpKind> {
-    let rt = cx.rt.to_string().replace(' ', "");
-    let (kind, method, ty, value) = cx.l.file.ops[k].options.codegen(&rt)?;
-    // The value is written by `planner` from its own types; it always parses.
-    let value = TokenStream::from_str(&value).unwrap_or_default();
-    let (kind, method, ty) = (ident(kind), ident(method), ident(ty));
-    let rt = &cx.rt;
-    Some(OpKind {
-        kind: quote!(#kind),
-        method: quote!(#method),
-        ty: quote!(#rt::options::#ty),
-        value,
-    })
-}
+use crate::analyze::OpKind;
 
 /// The statement that runs op `k`: its view, its tensors as kernel inputs and outputs, the
 /// hooks around the kernel call.
@@ -48,7 +19,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     let op = &cx.l.file.ops[k];
     let (method, name) = naming::op_view(k);
     let (method, name) = (ident(&method), ident(&name));
-    let (reads, writes) = op_tensors(cx, k);
+    let (reads, writes) = (&cx.ops[k].reads, &cx.ops[k].writes);
     let root = |t: usize| cx.l.roots[t];
     let in_place = cx.in_place(k);
     // In a patch stage, a stage tensor's view is over its region in patch `p`: the whole
@@ -115,7 +86,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     }
     let mut outputs = Vec::new();
     let mut scratch = Vec::new();
-    for &(ref field, t) in &writes {
+    for &(ref field, t) in writes {
         let (f, c) = (ident(field), ident(&field.to_ascii_uppercase()));
         let out = match stage_view(t) {
             Some((region, None)) => {
@@ -143,7 +114,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
         None => TokenStream::new(),
     };
     let opcode = &op.opcode;
-    let call = match (options(cx, k), in_place_kind(cx, k)) {
+    let call = match (&cx.ops[k].kind, &cx.ops[k].in_place_kind) {
         (Some(_), Some((kind, method))) | (Some(OpKind { kind, method, .. }), None) => {
             quote!(#rt::kernel::#kind::#method(kernels, op_view, &ops::#name::OPTIONS))
         }
@@ -180,15 +151,6 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
             hooks.tap(&#rt::kernel::Tap::new(#k, #opcode, &inputs, &outputs, &variables));
         }
     }
-}
-
-/// The in-place kernel trait and method of op `k`, when it runs in place (`load` checked
-/// that its kind has them).
-fn in_place_kind(cx: &Ctx<'_>, k: usize) -> Option<(TokenStream, TokenStream)> {
-    cx.in_place(k)?;
-    let (kind, method) = cx.l.file.ops[k].options.in_place_codegen()?;
-    let (kind, method) = (ident(kind), ident(method));
-    Some((quote!(#kind), quote!(#method)))
 }
 
 /// An op kind without typed options: a builtin op by its TFLite name, or a custom op by
@@ -298,8 +260,8 @@ fn kinds_and_steps(cx: &Ctx<'_>) -> (TokenStream, Vec<TokenStream>, Vec<TokenStr
     let mut untyped = Vec::new();
     for k in 0..n {
         // An op that runs in place asks for its kind's in-place trait only.
-        let kind = in_place_kind(cx, k).map(|(kind, _)| kind);
-        match options(cx, k) {
+        let kind = cx.ops[k].in_place_kind.as_ref().map(|(kind, _)| kind);
+        match &cx.ops[k].kind {
             Some(OpKind {
                 kind: out_of_place, ..
             }) => {

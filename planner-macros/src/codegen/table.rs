@@ -4,13 +4,13 @@ use planner::planfile::naming;
 use proc_macro2::TokenStream;
 use quote::quote;
 
-use super::{Ctx, ident, lit_u64, ops::op_tensors};
+use super::{Ctx, ident, lit_u64};
 
 /// Op `k`'s row of the check table as slot positions: what it reads (the view's inputs, and
 /// the input an in-place output takes over), what it writes, and its in-place (input,
 /// output) pair.
 pub(crate) fn op_rows(cx: &Ctx<'_>, k: usize) -> (Vec<u32>, Vec<u32>, Option<(u32, u32)>) {
-    let (reads, writes) = op_tensors(cx, k);
+    let (reads, writes) = (&cx.ops[k].reads, &cx.ops[k].writes);
     let mut reads: Vec<u32> = reads.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
     let writes = writes.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
     let in_place = cx.in_place(k).map(|ip| {
