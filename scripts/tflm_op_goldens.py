@@ -20,8 +20,9 @@ gave there).
                                                   # TFLM_OP_DUMP=DIR is set)
 
 Inputs: element `i` of input `k` of run `r` comes from a SplitMix64 stream at
-`seed = 0x0BE5_0000 + 256 * model index + 16 * r + k`, advanced once per element
-(`tests/run-models/src/lib.rs` makes the same bytes):
+`seed = FNV-1a 64 of the model's file stem + 0x0BE5_0000 + 16 * r + k` (mod 2^64), advanced
+once per element (`tests/run-models/src/lib.rs` makes the same seed and bytes): a model's
+inputs depend on its name only, so adding or removing a model changes no other golden.
 - int8, int16 and int32: `lo + ((next >> 32) * (hi - lo + 1) >> 32)`, uniform in `[lo, hi]` (a
   subrange of the input's quantised range, around its zero point);
 - float32: `lo + (hi - lo) * ((next >> 40) / 2^24)` in float64, then rounded to float32.
@@ -54,6 +55,9 @@ MODELS = ROOT / "models"
 SINGLE = ROOT / "tests" / "run-models" / "single"
 GOLDENS = ROOT / "tests" / "run-models" / "goldens" / "ops"
 MASK = (1 << 64) - 1
+# Added to the FNV-1a 64 of the model's stem: the op goldens' input streams.
+# `scripts/tflm_single_ops_lstm.py` seeds the state goldens' with its own salt.
+OPS_SALT = 0x0BE50000
 RUNS = 3
 BLOCK = 1024
 HEX_MAX = 2048
@@ -94,6 +98,12 @@ def fnv1a64(data):
     for b in data:
         h = ((h ^ b) * 0x100000001B3) & MASK
     return h
+
+
+def input_seed(stem, run, k, salt=OPS_SALT):
+    """The SplitMix64 seed of input `k` of run `run` of the model whose file stem is `stem`:
+    FNV-1a 64 of the stem's UTF-8 bytes, plus `salt + 16 * run + k`, modulo 2^64."""
+    return (fnv1a64(stem.encode()) + salt + 16 * run + k) & MASK
 
 
 def fnv1a32(data):
@@ -151,7 +161,7 @@ def input_bounds(path):
     return out
 
 
-def run_model(path, index, amplitude, dump, digests=True):
+def run_model(path, amplitude, dump, digests=True):
     """Runs RUNS inputs through one interpreter; the golden runs and the model outputs."""
     interp = runtime.Interpreter.from_file(
         str(path),
@@ -182,7 +192,7 @@ def run_model(path, index, amplitude, dump, digests=True):
             lo, hi = input_range(
                 dtype, details, amplitude, bounds[k] if k < len(bounds) else None, float_range
             )
-            seed = 0x0BE50000 + 256 * index + 16 * r + k
+            seed = input_seed(path.stem, r, k)
             data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
             interp.set_input(data, k)
             inputs.append(
@@ -268,22 +278,22 @@ def main():
     args = ap.parse_args()
     GOLDENS.mkdir(parents=True, exist_ok=True)
     changed = 0
-    # Bundled models first (their indices, so their seeds, as before), then the one-op
-    # models of `scripts/tflm_single_ops.py`.
+    # Bundled models, then the one-op models of `scripts/tflm_single_ops.py` (the order
+    # changes no seed).
     paths = sorted(MODELS.glob("*.tflite")) + sorted(SINGLE.glob("*.tflite"))
-    for index, path in enumerate(paths):
+    for path in paths:
         if args.only and path.stem != args.only:
             continue
         chosen = None
         best = None
         for amplitude in AMPLITUDES:
-            _, outputs = run_model(path, index, amplitude, None, digests=False)
+            _, outputs = run_model(path, amplitude, None, digests=False)
             if informative(outputs):
                 s = sum(saturation(outputs))
                 if best is None or s < best:
                     chosen, best = amplitude, s
         for amplitude in NARROW_AMPLITUDES if chosen is None else []:
-            _, outputs = run_model(path, index, amplitude, None, digests=False)
+            _, outputs = run_model(path, amplitude, None, digests=False)
             if informative(outputs):
                 chosen = amplitude
                 break
@@ -291,7 +301,7 @@ def main():
         if chosen is None:
             chosen = AMPLITUDES[0]
             note = " (no amplitude gives outputs that differ and are not all saturated)"
-        runs, outputs = run_model(path, index, chosen, args.dump)
+        runs, outputs = run_model(path, chosen, args.dump)
         golden = {
             "model": path.stem,
             "generator": "scripts/tflm_op_goldens.py",

@@ -14,8 +14,8 @@
    that reads it and its input position there); also the model's
    outputs for the second input on a fresh interpreter (so a test can check that the state
    carried over matters). The inputs are made as `scripts/tflm_op_goldens.py` makes them
-   (same generator and range as the model's op goldens, other seeds:
-   `0x57A7E000 + 256 * file index + 16 * invoke + input`).
+   (same generator and range as the model's op goldens, other seeds: FNV-1a 64 of the
+   model's file stem + `0x57A7E000 + 16 * invoke + input`).
 
     python3 scripts/tflm_single_ops_lstm.py          # models, then state goldens
     python3 scripts/tflm_single_ops_lstm.py --state  # state goldens only
@@ -33,13 +33,14 @@ import flatbuffers
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_op_goldens import GOLDENS, MODELS, SINGLE, fill, fnv1a64  # noqa: E402
+from tflm_op_goldens import GOLDENS, MODELS, SINGLE, fill, fnv1a64, input_seed  # noqa: E402
 from tflm_single_ops import OUT, ROOT, Model, s  # noqa: E402
 
 from tflite_micro.python.tflite_micro import runtime  # noqa: E402
 
 STATE = ROOT / "tests" / "run-models" / "goldens" / "state"
-SEED = 0x57A7E000
+# Added to the FNV-1a 64 of the model's stem (`input_seed`): the state goldens' input streams.
+STATE_SALT = 0x57A7E000
 
 
 class LstmModel(Model):
@@ -193,7 +194,7 @@ def outputs_of(interp):
 def state_goldens():
     STATE.mkdir(parents=True, exist_ok=True)
     paths = sorted(MODELS.glob("*.tflite")) + sorted(SINGLE.glob("*.tflite"))
-    for index, path in enumerate(paths):
+    for path in paths:
         var = variables(path)
         if not var:
             continue
@@ -214,7 +215,7 @@ def state_goldens():
                 details = interp.get_input_details(k)
                 shape = [int(d) for d in details["shape"]]
                 dtype = np.dtype(details["dtype"]).type
-                seed = SEED + 256 * index + 16 * r + k
+                seed = input_seed(path.stem, r, k, STATE_SALT)
                 data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
                 interp.set_input(data, k)
                 feed.append(data)

@@ -218,7 +218,7 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
     };
     let mut finals = std::collections::BTreeSet::new();
     for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-        let inputs = run_models::run_inputs(run);
+        let inputs = run_models::run_inputs(&g, r, run_models::OPS_SALT);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
         let outputs = model.run(&refs, &mut Reference, &mut record)?;

@@ -102,7 +102,7 @@ fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool
         return (problems, false);
     }
     for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-        let inputs = run_models::run_inputs(run);
+        let inputs = run_models::run_inputs(g, r, run_models::STATE_SALT);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
         let outputs = match model.run(&refs, &mut Reference, &mut record) {
