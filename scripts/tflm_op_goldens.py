@@ -34,7 +34,12 @@ parameters state a min and a max) for which the RUNS outputs differ from each ot
 output is all at the int8 or int16 extremes, and the fewest output elements are at those
 extremes (the widest on a tie); when none qualifies, the first of NARROW_AMPLITUDES that
 does; a model for which none qualifies keeps the widest, and the script says so
-(`"informative": false` in its file).
+(`"informative": false` in its file). Per op, `"informative_ops"` says whether one of its
+outputs is informative in the same sense (the RUNS outputs differ and none is all at the
+int8 or int16 extremes): the Rust test checks that the op outputs it compares include
+informative ones for every model (te_mcunetv2_large's outputs are the same for every
+input from op 131 on, tflm_keyword_scrambled_8bit's from op 1 on: a property of these
+models, see docs/running-models.md).
 These are random inputs drawn from the input's quantisation range, not real samples.
 
 Needs: python3 with `tflite-micro` and `numpy` (`pip install tflite-micro`). CI does not run
@@ -179,6 +184,8 @@ def run_model(path, amplitude, dump, digests=True):
     bounds = input_bounds(path)
     runs = []
     outputs = []
+    # values[j][t][r]: output `t` of op `j` in run `r`.
+    values = [[[] for _ in outs] for _, outs in ops]
     for r in range(RUNS):
         inputs = []
         k = 0
@@ -214,6 +221,7 @@ def run_model(path, amplitude, dump, digests=True):
                 got = interp.GetTensor(t, 0)
                 value = np.asarray(got["tensor_data"], dtype=got["dtype"])
                 raw = value.tobytes()
+                values[j][len(tensors)].append(value)
                 entry = {
                     "tensor": names[t],
                     "dtype": value.dtype.name,
@@ -241,11 +249,16 @@ def run_model(path, amplitude, dump, digests=True):
             k += 1
         outputs.append(model_out)
         runs.append({"inputs": inputs, "ops": per_op})
-    return runs, outputs
+    informative_ops = [
+        any(len(runs_of) == RUNS and informative([[v] for v in runs_of]) for runs_of in op)
+        for op in values
+    ]
+    return runs, outputs, informative_ops
 
 
 def informative(outputs):
-    """True when the runs' outputs differ from each other and none is all at the extremes."""
+    """True when the runs' outputs differ from each other and none is all at the extremes
+    (`outputs[r]`: the arrays of run `r`; a model's outputs, or one op output's)."""
     flat = [b"".join(o.tobytes() for o in run) for run in outputs]
     if len(set(flat)) != len(flat):
         return False
@@ -287,13 +300,13 @@ def main():
         chosen = None
         best = None
         for amplitude in AMPLITUDES:
-            _, outputs = run_model(path, amplitude, None, digests=False)
+            _, outputs, _ = run_model(path, amplitude, None, digests=False)
             if informative(outputs):
                 s = sum(saturation(outputs))
                 if best is None or s < best:
                     chosen, best = amplitude, s
         for amplitude in NARROW_AMPLITUDES if chosen is None else []:
-            _, outputs = run_model(path, amplitude, None, digests=False)
+            _, outputs, _ = run_model(path, amplitude, None, digests=False)
             if informative(outputs):
                 chosen = amplitude
                 break
@@ -301,13 +314,14 @@ def main():
         if chosen is None:
             chosen = AMPLITUDES[0]
             note = " (no amplitude gives outputs that differ and are not all saturated)"
-        runs, outputs = run_model(path, chosen, args.dump)
+        runs, outputs, informative_ops = run_model(path, chosen, args.dump)
         golden = {
             "model": path.stem,
             "generator": "scripts/tflm_op_goldens.py",
             "block": BLOCK,
             "amplitude": chosen,
             "informative": note == "",
+            "informative_ops": informative_ops,
             "runs": runs,
         }
         text = json.dumps(golden, indent=1) + "\n"
@@ -322,7 +336,8 @@ def main():
         size = sum(o.size for o in outputs[0])
         print(
             f"{path.stem}: {len(runs[0]['ops'])} ops, amplitude {chosen}{note}, "
-            f"saturated outputs per run {saturated} of {size}"
+            f"saturated outputs per run {saturated} of {size}, "
+            f"{sum(informative_ops)} informative ops"
         )
     return 1 if changed else 0
 
