@@ -18,6 +18,12 @@
 //! hidden state's zero point. The model's intermediate tensors (gate scales of the layer-norm
 //! variant) are not used, as TFLM does not use them for this LSTM.
 //!
+//! float32 follows TFLM's float kernel: each gate's input product plus bias plus recurrent
+//! product summed in `f32` in element order, the gates through the float `LOGISTIC` and
+//! `TANH` of [`super::b2_float`] (the same `expf` and `tanhf` as every float kernel: TFLM
+//! calls the C library's, and a correctly rounded `tanh` differs from glibc's on about 5 % of
+//! arguments, which the recurrence carries on).
+//!
 //! Each unit's new hidden value is written to the output first, and the hidden state is
 //! copied from there once the step's units are done (the gates of every unit read the
 //! previous hidden state): the kernel needs no buffer.
@@ -26,6 +32,7 @@ use planner::rt::kernel::{Data, DataMut, In, OpView};
 use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
 
 use super::activation::{logistic16, tanh16};
+use super::b2_float::{logistic_f32, tanhf};
 use super::{KernelError, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -477,16 +484,16 @@ fn float(
             let c = &mut cell[b * u..(b + 1) * u];
             let yt = &mut y[yo..yo + u];
             for j in 0..u {
-                let f = sigmoid(gate_f32(gf, j, xt, h));
-                let i = sigmoid(gate_f32(gi, j, xt, h));
-                let g = tanh(gate_f32(gg, j, xt, h));
+                let f = logistic_f32(gate_f32(gf, j, xt, h));
+                let i = logistic_f32(gate_f32(gi, j, xt, h));
+                let g = tanhf(gate_f32(gg, j, xt, h));
                 let mut cj = no_activation(no_activation(f * c[j]) + no_activation(i * g));
                 if clip > 0.0 {
                     cj = min_f32(max_f32(cj, -clip), clip);
                 }
                 c[j] = cj;
-                let og = sigmoid(gate_f32(go, j, xt, h));
-                yt[j] = no_activation(tanh(cj) * og);
+                let og = logistic_f32(gate_f32(go, j, xt, h));
+                yt[j] = no_activation(tanhf(cj) * og);
             }
             hidden[b * u..(b + 1) * u].copy_from_slice(yt);
         }
@@ -524,91 +531,6 @@ fn min_f32(x: f32, hi: f32) -> f32 {
 /// becomes the largest finite value), a NaN left as it is.
 fn no_activation(x: f32) -> f32 {
     min_f32(max_f32(x, f32::MIN), f32::MAX)
-}
-
-/// TFLite's float logistic: 1 past 16.619047, `exp(x)` below -9, `1 / (1 + exp(-x))` between.
-fn sigmoid(x: f32) -> f32 {
-    if x > 16.619_047 {
-        1.0
-    } else if x < -9.0 {
-        exp_f32(x)
-    } else {
-        1.0 / (1.0 + exp_f32(-x))
-    }
-}
-
-/// `exp` of an `f32`, rounded to the nearest `f32` (computed in `f64`).
-fn exp_f32(x: f32) -> f32 {
-    exp_f64(f64::from(x)) as f32
-}
-
-/// `tanh` of an `f32`, rounded to the nearest `f32`: `expm1(2x) / (expm1(2x) + 2)` in `f64`.
-fn tanh(x: f32) -> f32 {
-    if x.is_nan() {
-        return x;
-    }
-    let a = f64::from(x).abs();
-    let t = if a > 20.0 {
-        1.0
-    } else {
-        let e = expm1_f64(2.0 * a);
-        e / (e + 2.0)
-    };
-    (if x < 0.0 { -t } else { t }) as f32
-}
-
-/// `exp(x) - 1` in `f64`, accurate near 0 (the series there).
-fn expm1_f64(x: f64) -> f64 {
-    if x.abs() < 0.25 {
-        // x + x^2/2! + ... + x^17/17!: the next term is below 2^-60 of the sum.
-        let mut term = x;
-        let mut sum = x;
-        for k in 2..=17 {
-            term *= x / f64::from(k);
-            sum += term;
-        }
-        sum
-    } else {
-        exp_f64(x) - 1.0
-    }
-}
-
-/// `exp(x)` in `f64` to about one part in 2^52: `2^k · exp(r)` with `r = x - k·ln 2` in
-/// `[-ln 2 / 2, ln 2 / 2]` (ln 2 split in two so that `k·ln2_hi` is exact), `exp(r)` by its
-/// Taylor series.
-fn exp_f64(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    if x > 710.0 {
-        return f64::INFINITY;
-    }
-    if x < -746.0 {
-        return 0.0;
-    }
-    const LN2_HI: f64 = 0.693_147_180_369_123_8;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-    let kf = x * core::f64::consts::LOG2_E;
-    let k = if kf >= 0.0 {
-        (kf + 0.5) as i32
-    } else {
-        (kf - 0.5) as i32
-    };
-    let r = (x - f64::from(k) * LN2_HI) - f64::from(k) * LN2_LO;
-    let mut term = 1.0;
-    let mut sum = 1.0;
-    for i in 1..=14 {
-        term *= r / f64::from(i);
-        sum += term;
-    }
-    // 2^k in two factors, so that neither overflows nor underflows on its own.
-    let half = k / 2;
-    sum * pow2(half) * pow2(k - half)
-}
-
-/// `2^k` for `k` in `-1022..=1023`.
-fn pow2(k: i32) -> f64 {
-    f64::from_bits(((k + 1023).clamp(1, 2046) as u64) << 52)
 }
 
 #[cfg(test)]

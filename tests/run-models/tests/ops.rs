@@ -26,16 +26,7 @@ use serde_json::Value;
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
 /// the work list of issue 25. The test fails when one of them becomes exact (take it out)
 /// or another model differs.
-const DIFFER_TODAY: &[(&str, &str)] = &[
-    // float32 LSTM: TFLM's float logistic and tanh call the C library's `expf` and `tanhf`
-    // (glibc's tanhf is not correctly rounded); ours round `f64` results, 1 ulp apart on
-    // some elements, which the recurrence carries on.
-    ("op_lstm_f32", "UNIDIRECTIONAL_SEQUENCE_LSTM"),
-    (
-        "op_lstm_f32_time_major_clip",
-        "UNIDIRECTIONAL_SEQUENCE_LSTM",
-    ),
-];
+const DIFFER_TODAY: &[(&str, &str)] = &[];
 
 /// FNV-1a 32 of `bytes`: the golden's block digests.
 fn fnv1a32(bytes: &[u8]) -> u32 {
