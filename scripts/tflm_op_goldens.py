@@ -135,6 +135,46 @@ def input_range(dtype, details, amplitude, bounds=None, float_range=(0.0, 1.0)):
     return (lo, hi)
 
 
+def input_details(interp):
+    """The details of each input of the interpreter, in order."""
+    k = 0
+    while True:
+        try:
+            yield interp.get_input_details(k)
+        except (IndexError, RuntimeError, ValueError):
+            return
+        k += 1
+
+
+def outputs_of(interp):
+    """Copies of the interpreter's outputs, in order."""
+    out = []
+    k = 0
+    while True:
+        try:
+            out.append(np.asarray(interp.get_output(k)).copy())
+        except (IndexError, RuntimeError, ValueError):
+            return out
+        k += 1
+
+
+def make_input(details, seed, lo, hi):
+    """An input of `details`' dtype and shape from the stream at `seed` in `[lo, hi]`, and
+    its golden entry (how to make it again)."""
+    shape = [int(d) for d in details["shape"]]
+    dtype = np.dtype(details["dtype"]).type
+    data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
+    entry = {
+        "dtype": np.dtype(dtype).name,
+        "shape": shape,
+        "seed": seed,
+        "lo": lo,
+        "hi": hi,
+        "fnv1a64": f"{fnv1a64(data.tobytes()):016x}",
+    }
+    return data, entry
+
+
 def graph(path):
     """The model's operators: `(opcode name, output tensor indices)`, and tensor names."""
     model = schema.Model.GetRootAsModel(path.read_bytes(), 0)
@@ -188,31 +228,14 @@ def run_model(path, amplitude, dump, digests=True):
     values = [[[] for _ in outs] for _, outs in ops]
     for r in range(RUNS):
         inputs = []
-        k = 0
-        while True:
-            try:
-                details = interp.get_input_details(k)
-            except (IndexError, RuntimeError, ValueError):
-                break
-            shape = [int(d) for d in details["shape"]]
+        for k, details in enumerate(input_details(interp)):
             dtype = np.dtype(details["dtype"]).type
             lo, hi = input_range(
                 dtype, details, amplitude, bounds[k] if k < len(bounds) else None, float_range
             )
-            seed = input_seed(path.stem, r, k)
-            data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
+            data, entry = make_input(details, input_seed(path.stem, r, k), lo, hi)
             interp.set_input(data, k)
-            inputs.append(
-                {
-                    "dtype": np.dtype(dtype).name,
-                    "shape": shape,
-                    "seed": seed,
-                    "lo": lo,
-                    "hi": hi,
-                    "fnv1a64": f"{fnv1a64(data.tobytes()):016x}",
-                }
-            )
-            k += 1
+            inputs.append(entry)
         interp.invoke()
         per_op = []
         for j, (opcode, outs) in enumerate(ops if digests else []):
@@ -239,15 +262,7 @@ def run_model(path, amplitude, dump, digests=True):
                     d.mkdir(parents=True, exist_ok=True)
                     (d / f"{j}_{len(tensors) - 1}.bin").write_bytes(raw)
             per_op.append({"op": j, "opcode": opcode, "outputs": tensors})
-        model_out = []
-        k = 0
-        while True:
-            try:
-                model_out.append(np.asarray(interp.get_output(k)).copy())
-            except (IndexError, RuntimeError, ValueError):
-                break
-            k += 1
-        outputs.append(model_out)
+        outputs.append(outputs_of(interp))
         runs.append({"inputs": inputs, "ops": per_op})
     informative_ops = [
         any(len(runs_of) == RUNS and informative([[v] for v in runs_of]) for runs_of in op)

@@ -22,14 +22,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_single_ops import Model, binary, s, unary  # noqa: E402
+from tflm_single_ops import A, B, F32, I8, I32, O, Model, binary, s, unary  # noqa: E402
 
-F32 = np.float32
-I8 = np.int8
-I32 = np.int32
-B = s.BuiltinOperator
-O = s.BuiltinOptions
-A = s.ActivationFunctionType
 SAME, VALID = s.Padding.SAME, s.Padding.VALID
 
 
