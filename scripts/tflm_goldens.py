@@ -24,7 +24,6 @@ this: the Rust tests read the stored JSON.
 """
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -33,7 +32,7 @@ import numpy as np
 from tflite_micro.python.tflite_micro import runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_op_goldens import input_details, outputs_of  # noqa: E402
+from tflm_op_goldens import input_details, outputs_of, write_or_check  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -112,14 +111,7 @@ def main():
     changed = 0
     for index, path in enumerate(sorted(MODELS.glob("*.tflite"))):
         golden, ms = run(path, index, args.time)
-        text = json.dumps(golden, indent=1) + "\n"
-        target = GOLDENS / f"{path.stem}.json"
-        if args.check:
-            if not target.exists() or target.read_text() != text:
-                print(f"{path.stem}: differs from {target}")
-                changed += 1
-        else:
-            target.write_text(text)
+        changed += write_or_check(GOLDENS / f"{path.stem}.json", golden, args.check)
         line = f"{path.stem}: {len(golden['inputs'])} inputs, {len(golden['outputs'])} outputs"
         if ms is not None:
             line += f", invoke {ms:.3f} ms"

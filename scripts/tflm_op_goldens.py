@@ -175,6 +175,19 @@ def make_input(details, seed, lo, hi):
     return data, entry
 
 
+def write_or_check(target, golden, check):
+    """Writes `golden` as JSON to `target`, or with `check` compares it with the stored file;
+    1 when they differ (said on stdout), else 0."""
+    text = json.dumps(golden, indent=1) + "\n"
+    if not check:
+        target.write_text(text)
+        return 0
+    if target.exists() and target.read_text() == text:
+        return 0
+    print(f"{target.stem}: differs from {target}")
+    return 1
+
+
 def graph(path):
     """The model's operators: `(opcode name, output tensor indices)`, and tensor names."""
     model = schema.Model.GetRootAsModel(path.read_bytes(), 0)
@@ -339,14 +352,7 @@ def main():
             "informative_ops": informative_ops,
             "runs": runs,
         }
-        text = json.dumps(golden, indent=1) + "\n"
-        target = GOLDENS / f"{path.stem}.json"
-        if args.check:
-            if not target.exists() or target.read_text() != text:
-                print(f"{path.stem}: differs from {target}")
-                changed += 1
-        else:
-            target.write_text(text)
+        changed += write_or_check(GOLDENS / f"{path.stem}.json", golden, args.check)
         saturated = saturation(outputs)
         size = sum(o.size for o in outputs[0])
         print(

@@ -103,6 +103,23 @@ def model_bytes(tensors, buffers, builtin, inputs, outputs, options_type=0, opti
     return bytes(b.Output())
 
 
+def conv_options(depthwise, multiplier, padding, stride, dilation, activation):
+    """`(builtin, options type, options)` of a CONV_2D, or of a DEPTHWISE_CONV_2D with depth
+    multiplier `multiplier`."""
+    if depthwise:
+        o = s.DepthwiseConv2DOptionsT()
+        o.depthMultiplier = multiplier
+        builtin, otype = B.DEPTHWISE_CONV_2D, O.DepthwiseConv2DOptions
+    else:
+        o = s.Conv2DOptionsT()
+        builtin, otype = B.CONV_2D, O.Conv2DOptions
+    o.padding = padding
+    o.strideH, o.strideW = stride
+    o.dilationHFactor, o.dilationWFactor = dilation
+    o.fusedActivationFunction = activation
+    return builtin, otype, o
+
+
 def save(stem, data):
     """Writes `single/<stem>.tflite` and prints its path."""
     path = OUT / f"{stem}.tflite"
