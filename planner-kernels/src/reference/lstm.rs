@@ -300,7 +300,7 @@ fn cell_tanh_scaling(power: i32) -> Result<(i32, u32), KernelError> {
 }
 
 fn int8(
-    op: OpView<'_, '_>,
+    mut op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
     d: Dims,
 ) -> Result<(), KernelError> {
@@ -357,59 +357,27 @@ fn int8(
     } else {
         None
     };
-    let at = states(&op)?;
-    let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
-        return Err(KernelError::Missing {
-            tensor: "inputs 18 and 19 (hidden and cell state variables)",
-        });
-    };
-    let (DataMut::I8(hidden), DataMut::I16(cell)) = (&mut h_var.data, &mut c_var.data) else {
-        return Err(KernelError::Type {
-            tensor: "inputs 18 and 19 (an int8 hidden state and an int16 cell state)",
-        });
-    };
-    let out = op
-        .outputs
-        .first_mut()
-        .ok_or(KernelError::Missing { tensor: "output 0" })?;
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let (u, n) = (d.units, d.input);
-    if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
-        return Err(KernelError::Shape {
-            what: "lstm input, output or state lengths do not fit batch, steps, input and units",
-        });
-    }
-    for t in 0..d.steps {
-        for b in 0..d.batch {
-            let (xo, yo) = d.offsets(t, b);
-            let xt = &x[xo..xo + n];
-            let h = &hidden[b * u..(b + 1) * u];
-            let c = &mut cell[b * u..(b + 1) * u];
-            let yt = &mut y[yo..yo + u];
-            for j in 0..u {
-                let f = i32::from(logistic16(gate16(&gf, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let i = i32::from(logistic16(gate16(&gi, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let g = i32::from(tanh16(gate16(&gg, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let kept = clamp16(multiply_by_quantized_multiplier(
-                    f * i32::from(c[j]),
-                    m_forget,
-                ));
-                let added = clamp16(multiply_by_quantized_multiplier(i * g, m_input));
-                let mut cj = clamp16(kept + added);
-                if let Some(clip) = clip {
-                    cj = cj.clamp(-clip, clip);
-                }
-                c[j] = cj as i16;
-                let og = i32::from(logistic16(gate16(&go, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let th = i32::from(tanh16(cj as i16, cell_scaling));
-                yt[j] = multiply_by_quantized_multiplier(th * og, m_hidden)
-                    .saturating_add(z_h)
-                    .clamp(-128, 127) as i8;
-            }
-            hidden[b * u..(b + 1) * u].copy_from_slice(yt);
+    let types = "inputs 18 and 19 (an int8 hidden state and an int16 cell state)";
+    run_steps(&mut op, d, x, types, |xt, h, c: &mut i16, j| {
+        let f = i32::from(logistic16(gate16(&gf, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let i = i32::from(logistic16(gate16(&gi, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let g = i32::from(tanh16(gate16(&gg, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let kept = clamp16(multiply_by_quantized_multiplier(
+            f * i32::from(*c),
+            m_forget,
+        ));
+        let added = clamp16(multiply_by_quantized_multiplier(i * g, m_input));
+        let mut cj = clamp16(kept + added);
+        if let Some(clip) = clip {
+            cj = cj.clamp(-clip, clip);
         }
-    }
-    Ok(())
+        *c = cj as i16;
+        let og = i32::from(logistic16(gate16(&go, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let th = i32::from(tanh16(cj as i16, cell_scaling));
+        multiply_by_quantized_multiplier(th * og, m_hidden)
+            .saturating_add(z_h)
+            .clamp(-128, 127) as i8
+    })
 }
 
 /// The positions among the op's variables of the hidden and the cell state (inputs 18 and
@@ -430,7 +398,7 @@ fn states(op: &OpView<'_, '_>) -> Result<[usize; 2], KernelError> {
 }
 
 fn float(
-    op: OpView<'_, '_>,
+    mut op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
     d: Dims,
 ) -> Result<(), KernelError> {
@@ -453,29 +421,72 @@ fn float(
         Ok(gate)
     };
     let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
-    let at = states(&op)?;
+    let clip = o.cell_clip;
+    let types = "inputs 18 and 19 (float32 hidden and cell states)";
+    run_steps(&mut op, d, x, types, |xt, h, c: &mut f32, j| {
+        let f = logistic_f32(gate_f32(gf, j, xt, h));
+        let i = logistic_f32(gate_f32(gi, j, xt, h));
+        let g = tanhf(gate_f32(gg, j, xt, h));
+        let mut cj = no_activation(no_activation(f * *c) + no_activation(i * g));
+        if clip > 0.0 {
+            cj = min_f32(max_f32(cj, -clip), clip);
+        }
+        *c = cj;
+        let og = logistic_f32(gate_f32(go, j, xt, h));
+        no_activation(tanhf(cj) * og)
+    })
+}
+
+/// Element types of the states and the output: how to see a variable or an output as them.
+trait Elem: Sized {
+    fn of<'s>(data: &'s mut DataMut<'_>) -> Option<&'s mut [Self]>;
+}
+
+macro_rules! elem {
+    ($($t:ty => $v:ident),*) => {$(
+        impl Elem for $t {
+            fn of<'s>(data: &'s mut DataMut<'_>) -> Option<&'s mut [$t]> {
+                match data {
+                    DataMut::$v(s) => Some(s),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+elem!(i8 => I8, i16 => I16, f32 => F32);
+
+/// Runs every step of every batch: `unit(x_t, h, c_j, j)` updates unit `j`'s cell value and
+/// gives its new hidden value, the step's output; the hidden state (input 18) takes the
+/// step's outputs once all its units are done (every unit reads the previous one). `types`
+/// names the states' element types for the error when they are others.
+fn run_steps<X, H: Elem + Copy, C: Elem>(
+    op: &mut OpView<'_, '_>,
+    d: Dims,
+    x: &[X],
+    types: &'static str,
+    mut unit: impl FnMut(&[X], &[H], &mut C, usize) -> H,
+) -> Result<(), KernelError> {
+    let at = states(op)?;
     let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
         return Err(KernelError::Missing {
             tensor: "inputs 18 and 19 (hidden and cell state variables)",
         });
     };
-    let (DataMut::F32(hidden), DataMut::F32(cell)) = (&mut h_var.data, &mut c_var.data) else {
-        return Err(KernelError::Type {
-            tensor: "inputs 18 and 19 (float32 hidden and cell states)",
-        });
+    let (Some(hidden), Some(cell)) = (H::of(&mut h_var.data), C::of(&mut c_var.data)) else {
+        return Err(KernelError::Type { tensor: types });
     };
     let out = op
         .outputs
         .first_mut()
         .ok_or(KernelError::Missing { tensor: "output 0" })?;
-    let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let y = H::of(&mut out.data).ok_or(KernelError::Type { tensor: "output 0" })?;
     let (u, n) = (d.units, d.input);
     if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
         return Err(KernelError::Shape {
             what: "lstm input, output or state lengths do not fit batch, steps, input and units",
         });
     }
-    let clip = o.cell_clip;
     for t in 0..d.steps {
         for b in 0..d.batch {
             let (xo, yo) = d.offsets(t, b);
@@ -483,17 +494,8 @@ fn float(
             let h = &hidden[b * u..(b + 1) * u];
             let c = &mut cell[b * u..(b + 1) * u];
             let yt = &mut y[yo..yo + u];
-            for j in 0..u {
-                let f = logistic_f32(gate_f32(gf, j, xt, h));
-                let i = logistic_f32(gate_f32(gi, j, xt, h));
-                let g = tanhf(gate_f32(gg, j, xt, h));
-                let mut cj = no_activation(no_activation(f * c[j]) + no_activation(i * g));
-                if clip > 0.0 {
-                    cj = min_f32(max_f32(cj, -clip), clip);
-                }
-                c[j] = cj;
-                let og = logistic_f32(gate_f32(go, j, xt, h));
-                yt[j] = no_activation(tanhf(cj) * og);
+            for (j, (yj, cj)) in yt.iter_mut().zip(c.iter_mut()).enumerate() {
+                *yj = unit(xt, h, cj, j);
             }
             hidden[b * u..(b + 1) * u].copy_from_slice(yt);
         }
@@ -542,20 +544,7 @@ mod tests {
     use super::{KernelError, unidirectional_sequence_lstm};
 
     fn info<T>(shape: &'static [usize], scale: &'static [f32]) -> TensorInfo<T> {
-        TensorInfo {
-            id: "t",
-            name: "t",
-            dtype: "",
-            shape,
-            elements: shape.iter().product(),
-            size: 0,
-            quant: Some(Quant {
-                scale,
-                zero_point: &[0, 0],
-                axis: 0,
-            }),
-            element: core::marker::PhantomData,
-        }
+        super::super::tests::info(shape, scale, &[0, 0])
     }
 
     fn options(activation: Activation) -> UnidirectionalSequenceLstmOptions {
