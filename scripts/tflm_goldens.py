@@ -24,13 +24,15 @@ this: the Rust tests read the stored JSON.
 """
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 from tflite_micro.python.tflite_micro import runtime
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tflm_op_goldens import input_details, outputs_of, write_or_check  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
@@ -71,12 +73,7 @@ def fnv1a64(data):
 def run(path, index, repeat):
     interp = runtime.Interpreter.from_file(str(path))
     inputs = []
-    k = 0
-    while True:
-        try:
-            details = interp.get_input_details(k)
-        except (IndexError, RuntimeError, ValueError):
-            break
+    for k, details in enumerate(input_details(interp)):
         shape = [int(d) for d in details["shape"]]
         dtype = np.dtype(details["dtype"]).type
         seed = 0x5EED0000 + 256 * index + k
@@ -90,23 +87,11 @@ def run(path, index, repeat):
                 "fnv1a64": fnv1a64(data.tobytes()),
             }
         )
-        k += 1
     interp.invoke()
-    outputs = []
-    k = 0
-    while True:
-        try:
-            out = interp.get_output(k)
-        except (IndexError, RuntimeError, ValueError):
-            break
-        outputs.append(
-            {
-                "dtype": out.dtype.name,
-                "shape": [int(d) for d in out.shape],
-                "hex": out.tobytes().hex(),
-            }
-        )
-        k += 1
+    outputs = [
+        {"dtype": out.dtype.name, "shape": [int(d) for d in out.shape], "hex": out.tobytes().hex()}
+        for out in outputs_of(interp)
+    ]
     elapsed = None
     if repeat:
         interp.invoke()
@@ -126,14 +111,7 @@ def main():
     changed = 0
     for index, path in enumerate(sorted(MODELS.glob("*.tflite"))):
         golden, ms = run(path, index, args.time)
-        text = json.dumps(golden, indent=1) + "\n"
-        target = GOLDENS / f"{path.stem}.json"
-        if args.check:
-            if not target.exists() or target.read_text() != text:
-                print(f"{path.stem}: differs from {target}")
-                changed += 1
-        else:
-            target.write_text(text)
+        changed += write_or_check(GOLDENS / f"{path.stem}.json", golden, args.check)
         line = f"{path.stem}: {len(golden['inputs'])} inputs, {len(golden['outputs'])} outputs"
         if ms is not None:
             line += f", invoke {ms:.3f} ms"

@@ -24,9 +24,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import flatbuffers
 import numpy as np
 from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as s
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tflm_single_ops import model_bytes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "data" / "tflm_scratch"
@@ -78,31 +80,8 @@ class Model:
         return self.tensor(shape, dtype, quant, np.full(shape, value, dtype=dtype), scales, qdim)
 
     def bytes(self, builtin, inputs, outputs, options_type=0, options=None):
-        code = s.OperatorCodeT()
-        code.builtinCode = builtin
-        code.deprecatedBuiltinCode = min(builtin, 127)
-        code.version = 1
-        op = s.OperatorT()
-        op.opcodeIndex = 0
-        op.inputs = inputs
-        op.outputs = outputs
-        op.builtinOptionsType = options_type
-        op.builtinOptions = options
-        g = s.SubGraphT()
-        g.tensors = self.tensors
-        g.inputs = [i for i in inputs if i >= 0 and self.tensors[i].buffer == 0]
-        g.outputs = outputs
-        g.operators = [op]
-        g.name = "main"
-        m = s.ModelT()
-        m.version = 3
-        m.operatorCodes = [code]
-        m.subgraphs = [g]
-        m.buffers = self.buffers
-        m.description = "scripts/tflm_kernel_scratch.py"
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+        return model_bytes(self.tensors, self.buffers, builtin, inputs, outputs, options_type,
+                           options, "scripts/tflm_kernel_scratch.py")
 
     def activation_bytes(self):
         """The rounded bytes of every non-constant tensor."""

@@ -20,8 +20,9 @@ gave there).
                                                   # TFLM_OP_DUMP=DIR is set)
 
 Inputs: element `i` of input `k` of run `r` comes from a SplitMix64 stream at
-`seed = 0x0BE5_0000 + 256 * model index + 16 * r + k`, advanced once per element
-(`tests/run-models/src/lib.rs` makes the same bytes):
+`seed = FNV-1a 64 of the model's file stem + 0x0BE5_0000 + 16 * r + k` (mod 2^64), advanced
+once per element (`tests/run-models/src/lib.rs` makes the same seed and bytes): a model's
+inputs depend on its name only, so adding or removing a model changes no other golden.
 - int8, int16 and int32: `lo + ((next >> 32) * (hi - lo + 1) >> 32)`, uniform in `[lo, hi]` (a
   subrange of the input's quantised range, around its zero point);
 - float32: `lo + (hi - lo) * ((next >> 40) / 2^24)` in float64, then rounded to float32.
@@ -33,7 +34,12 @@ parameters state a min and a max) for which the RUNS outputs differ from each ot
 output is all at the int8 or int16 extremes, and the fewest output elements are at those
 extremes (the widest on a tie); when none qualifies, the first of NARROW_AMPLITUDES that
 does; a model for which none qualifies keeps the widest, and the script says so
-(`"informative": false` in its file).
+(`"informative": false` in its file). Per op, `"informative_ops"` says whether one of its
+outputs is informative in the same sense (the RUNS outputs differ and none is all at the
+int8 or int16 extremes): the Rust test checks that the op outputs it compares include
+informative ones for every model (te_mcunetv2_large's outputs are the same for every
+input from op 131 on, tflm_keyword_scrambled_8bit's from op 1 on: a property of these
+models, see docs/running-models.md).
 These are random inputs drawn from the input's quantisation range, not real samples.
 
 Needs: python3 with `tflite-micro` and `numpy` (`pip install tflite-micro`). CI does not run
@@ -54,6 +60,9 @@ MODELS = ROOT / "models"
 SINGLE = ROOT / "tests" / "run-models" / "single"
 GOLDENS = ROOT / "tests" / "run-models" / "goldens" / "ops"
 MASK = (1 << 64) - 1
+# Added to the FNV-1a 64 of the model's stem: the op goldens' input streams.
+# `scripts/tflm_single_ops_lstm.py` seeds the state goldens' with its own salt.
+OPS_SALT = 0x0BE50000
 RUNS = 3
 BLOCK = 1024
 HEX_MAX = 2048
@@ -96,6 +105,12 @@ def fnv1a64(data):
     return h
 
 
+def input_seed(stem, run, k, salt=OPS_SALT):
+    """The SplitMix64 seed of input `k` of run `run` of the model whose file stem is `stem`:
+    FNV-1a 64 of the stem's UTF-8 bytes, plus `salt + 16 * run + k`, modulo 2^64."""
+    return (fnv1a64(stem.encode()) + salt + 16 * run + k) & MASK
+
+
 def fnv1a32(data):
     h = 0x811C9DC5
     for b in data:
@@ -118,6 +133,59 @@ def input_range(dtype, details, amplitude, bounds=None, float_range=(0.0, 1.0)):
     lo = max(int(info.min), int(round(zero - half)))
     hi = min(int(info.max), int(round(zero + half - 1)))
     return (lo, hi)
+
+
+def input_details(interp):
+    """The details of each input of the interpreter, in order."""
+    k = 0
+    while True:
+        try:
+            yield interp.get_input_details(k)
+        except (IndexError, RuntimeError, ValueError):
+            return
+        k += 1
+
+
+def outputs_of(interp):
+    """Copies of the interpreter's outputs, in order."""
+    out = []
+    k = 0
+    while True:
+        try:
+            out.append(np.asarray(interp.get_output(k)).copy())
+        except (IndexError, RuntimeError, ValueError):
+            return out
+        k += 1
+
+
+def make_input(details, seed, lo, hi):
+    """An input of `details`' dtype and shape from the stream at `seed` in `[lo, hi]`, and
+    its golden entry (how to make it again)."""
+    shape = [int(d) for d in details["shape"]]
+    dtype = np.dtype(details["dtype"]).type
+    data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
+    entry = {
+        "dtype": np.dtype(dtype).name,
+        "shape": shape,
+        "seed": seed,
+        "lo": lo,
+        "hi": hi,
+        "fnv1a64": f"{fnv1a64(data.tobytes()):016x}",
+    }
+    return data, entry
+
+
+def write_or_check(target, golden, check):
+    """Writes `golden` as JSON to `target`, or with `check` compares it with the stored file;
+    1 when they differ (said on stdout), else 0."""
+    text = json.dumps(golden, indent=1) + "\n"
+    if not check:
+        target.write_text(text)
+        return 0
+    if target.exists() and target.read_text() == text:
+        return 0
+    print(f"{target.stem}: differs from {target}")
+    return 1
 
 
 def graph(path):
@@ -151,7 +219,7 @@ def input_bounds(path):
     return out
 
 
-def run_model(path, index, amplitude, dump, digests=True):
+def run_model(path, amplitude, dump, digests=True):
     """Runs RUNS inputs through one interpreter; the golden runs and the model outputs."""
     interp = runtime.Interpreter.from_file(
         str(path),
@@ -169,33 +237,18 @@ def run_model(path, index, amplitude, dump, digests=True):
     bounds = input_bounds(path)
     runs = []
     outputs = []
+    # values[j][t][r]: output `t` of op `j` in run `r`.
+    values = [[[] for _ in outs] for _, outs in ops]
     for r in range(RUNS):
         inputs = []
-        k = 0
-        while True:
-            try:
-                details = interp.get_input_details(k)
-            except (IndexError, RuntimeError, ValueError):
-                break
-            shape = [int(d) for d in details["shape"]]
+        for k, details in enumerate(input_details(interp)):
             dtype = np.dtype(details["dtype"]).type
             lo, hi = input_range(
                 dtype, details, amplitude, bounds[k] if k < len(bounds) else None, float_range
             )
-            seed = 0x0BE50000 + 256 * index + 16 * r + k
-            data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
+            data, entry = make_input(details, input_seed(path.stem, r, k), lo, hi)
             interp.set_input(data, k)
-            inputs.append(
-                {
-                    "dtype": np.dtype(dtype).name,
-                    "shape": shape,
-                    "seed": seed,
-                    "lo": lo,
-                    "hi": hi,
-                    "fnv1a64": f"{fnv1a64(data.tobytes()):016x}",
-                }
-            )
-            k += 1
+            inputs.append(entry)
         interp.invoke()
         per_op = []
         for j, (opcode, outs) in enumerate(ops if digests else []):
@@ -204,6 +257,7 @@ def run_model(path, index, amplitude, dump, digests=True):
                 got = interp.GetTensor(t, 0)
                 value = np.asarray(got["tensor_data"], dtype=got["dtype"])
                 raw = value.tobytes()
+                values[j][len(tensors)].append(value)
                 entry = {
                     "tensor": names[t],
                     "dtype": value.dtype.name,
@@ -221,21 +275,18 @@ def run_model(path, index, amplitude, dump, digests=True):
                     d.mkdir(parents=True, exist_ok=True)
                     (d / f"{j}_{len(tensors) - 1}.bin").write_bytes(raw)
             per_op.append({"op": j, "opcode": opcode, "outputs": tensors})
-        model_out = []
-        k = 0
-        while True:
-            try:
-                model_out.append(np.asarray(interp.get_output(k)).copy())
-            except (IndexError, RuntimeError, ValueError):
-                break
-            k += 1
-        outputs.append(model_out)
+        outputs.append(outputs_of(interp))
         runs.append({"inputs": inputs, "ops": per_op})
-    return runs, outputs
+    informative_ops = [
+        any(len(runs_of) == RUNS and informative([[v] for v in runs_of]) for runs_of in op)
+        for op in values
+    ]
+    return runs, outputs, informative_ops
 
 
 def informative(outputs):
-    """True when the runs' outputs differ from each other and none is all at the extremes."""
+    """True when the runs' outputs differ from each other and none is all at the extremes
+    (`outputs[r]`: the arrays of run `r`; a model's outputs, or one op output's)."""
     flat = [b"".join(o.tobytes() for o in run) for run in outputs]
     if len(set(flat)) != len(flat):
         return False
@@ -268,22 +319,22 @@ def main():
     args = ap.parse_args()
     GOLDENS.mkdir(parents=True, exist_ok=True)
     changed = 0
-    # Bundled models first (their indices, so their seeds, as before), then the one-op
-    # models of `scripts/tflm_single_ops.py`.
+    # Bundled models, then the one-op models of `scripts/tflm_single_ops.py` (the order
+    # changes no seed).
     paths = sorted(MODELS.glob("*.tflite")) + sorted(SINGLE.glob("*.tflite"))
-    for index, path in enumerate(paths):
+    for path in paths:
         if args.only and path.stem != args.only:
             continue
         chosen = None
         best = None
         for amplitude in AMPLITUDES:
-            _, outputs = run_model(path, index, amplitude, None, digests=False)
+            _, outputs, _ = run_model(path, amplitude, None, digests=False)
             if informative(outputs):
                 s = sum(saturation(outputs))
                 if best is None or s < best:
                     chosen, best = amplitude, s
         for amplitude in NARROW_AMPLITUDES if chosen is None else []:
-            _, outputs = run_model(path, index, amplitude, None, digests=False)
+            _, outputs, _ = run_model(path, amplitude, None, digests=False)
             if informative(outputs):
                 chosen = amplitude
                 break
@@ -291,28 +342,23 @@ def main():
         if chosen is None:
             chosen = AMPLITUDES[0]
             note = " (no amplitude gives outputs that differ and are not all saturated)"
-        runs, outputs = run_model(path, index, chosen, args.dump)
+        runs, outputs, informative_ops = run_model(path, chosen, args.dump)
         golden = {
             "model": path.stem,
             "generator": "scripts/tflm_op_goldens.py",
             "block": BLOCK,
             "amplitude": chosen,
             "informative": note == "",
+            "informative_ops": informative_ops,
             "runs": runs,
         }
-        text = json.dumps(golden, indent=1) + "\n"
-        target = GOLDENS / f"{path.stem}.json"
-        if args.check:
-            if not target.exists() or target.read_text() != text:
-                print(f"{path.stem}: differs from {target}")
-                changed += 1
-        else:
-            target.write_text(text)
+        changed += write_or_check(GOLDENS / f"{path.stem}.json", golden, args.check)
         saturated = saturation(outputs)
         size = sum(o.size for o in outputs[0])
         print(
             f"{path.stem}: {len(runs[0]['ops'])} ops, amplitude {chosen}{note}, "
-            f"saturated outputs per run {saturated} of {size}"
+            f"saturated outputs per run {saturated} of {size}, "
+            f"{sum(informative_ops)} informative ops"
         )
     return 1 if changed else 0
 

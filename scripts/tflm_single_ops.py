@@ -26,6 +26,13 @@ TYPES = {
     np.int32: s.TensorType.INT32,
     np.float32: s.TensorType.FLOAT32,
 }
+# Short names the batch scripts share.
+F32 = np.float32
+I8 = np.int8
+I32 = np.int32
+B = s.BuiltinOperator
+O = s.BuiltinOptions
+A = s.ActivationFunctionType
 
 
 class Model:
@@ -34,6 +41,7 @@ class Model:
     def __init__(self):
         self.buffers = [s.BufferT()]
         self.tensors = []
+        self.description = "scripts/tflm_single_ops.py"
 
     def tensor(self, name, shape, dtype, quant=None, data=None):
         """Adds a tensor (a constant when `data` is given); returns its index."""
@@ -57,33 +65,66 @@ class Model:
 
     def write(self, name, builtin, inputs, outputs, options_type=0, options=None):
         """Writes the model of one `builtin` op reading `inputs` and writing `outputs`."""
-        code = s.OperatorCodeT()
-        code.builtinCode = builtin
-        code.deprecatedBuiltinCode = min(builtin, 127)
-        code.version = 1
-        op = s.OperatorT()
-        op.opcodeIndex = 0
-        op.inputs = inputs
-        op.outputs = outputs
-        op.builtinOptionsType = options_type
-        op.builtinOptions = options
-        g = s.SubGraphT()
-        g.tensors = self.tensors
-        g.inputs = [i for i in inputs if self.tensors[i].buffer == 0]
-        g.outputs = outputs
-        g.operators = [op]
-        g.name = "main"
-        m = s.ModelT()
-        m.version = 3
-        m.operatorCodes = [code]
-        m.subgraphs = [g]
-        m.buffers = self.buffers
-        m.description = "scripts/tflm_single_ops.py"
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        path = OUT / f"op_{name}.tflite"
-        path.write_bytes(bytes(b.Output()))
-        print(path.relative_to(ROOT))
+        save(f"op_{name}", model_bytes(self.tensors, self.buffers, builtin, inputs, outputs,
+                                       options_type, options, self.description))
+
+
+def model_bytes(tensors, buffers, builtin, inputs, outputs, options_type=0, options=None,
+                description="scripts/tflm_single_ops.py", graph_inputs=None):
+    """The flatbuffer of a one-subgraph model of one `builtin` op over `tensors` and
+    `buffers`, reading `inputs` and writing `outputs`; the graph's inputs are `graph_inputs`,
+    by default the op's inputs that are present (not -1) and not constants."""
+    code = s.OperatorCodeT()
+    code.builtinCode = builtin
+    code.deprecatedBuiltinCode = min(builtin, 127)
+    code.version = 1
+    op = s.OperatorT()
+    op.opcodeIndex = 0
+    op.inputs = inputs
+    op.outputs = outputs
+    op.builtinOptionsType = options_type
+    op.builtinOptions = options
+    g = s.SubGraphT()
+    g.tensors = tensors
+    if graph_inputs is None:
+        graph_inputs = [i for i in inputs if i >= 0 and tensors[i].buffer == 0]
+    g.inputs = graph_inputs
+    g.outputs = outputs
+    g.operators = [op]
+    g.name = "main"
+    m = s.ModelT()
+    m.version = 3
+    m.operatorCodes = [code]
+    m.subgraphs = [g]
+    m.buffers = buffers
+    m.description = description
+    b = flatbuffers.Builder(1024)
+    b.Finish(m.Pack(b), file_identifier=b"TFL3")
+    return bytes(b.Output())
+
+
+def conv_options(depthwise, multiplier, padding, stride, dilation, activation):
+    """`(builtin, options type, options)` of a CONV_2D, or of a DEPTHWISE_CONV_2D with depth
+    multiplier `multiplier`."""
+    if depthwise:
+        o = s.DepthwiseConv2DOptionsT()
+        o.depthMultiplier = multiplier
+        builtin, otype = B.DEPTHWISE_CONV_2D, O.DepthwiseConv2DOptions
+    else:
+        o = s.Conv2DOptionsT()
+        builtin, otype = B.CONV_2D, O.Conv2DOptions
+    o.padding = padding
+    o.strideH, o.strideW = stride
+    o.dilationHFactor, o.dilationWFactor = dilation
+    o.fusedActivationFunction = activation
+    return builtin, otype, o
+
+
+def save(stem, data):
+    """Writes `single/<stem>.tflite` and prints its path."""
+    path = OUT / f"{stem}.tflite"
+    path.write_bytes(data)
+    print(path.relative_to(ROOT))
 
 
 def mean(name, shape, axes, keep, qin, qout):

@@ -22,14 +22,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_single_ops import Model, binary, s, unary  # noqa: E402
+from tflm_single_ops import A, B, F32, I8, I32, O, Model, conv_options, binary, s, unary  # noqa: E402
 
-F32 = np.float32
-I8 = np.int8
-I32 = np.int32
-B = s.BuiltinOperator
-O = s.BuiltinOptions
-A = s.ActivationFunctionType
 SAME, VALID = s.Padding.SAME, s.Padding.VALID
 
 
@@ -75,17 +69,7 @@ def conv(name, in_shape, filt, stride, padding, dilation=(1, 1), activation=A.NO
     out = [n, out_size(h, fh, stride[0], dilation[0], padding),
            out_size(w, fw, stride[1], dilation[1], padding), out_c]
     y = m.tensor("y", out, I8, (out_scale, out_zp))
-    if depthwise:
-        o = s.DepthwiseConv2DOptionsT()
-        o.depthMultiplier = out_c // in_c
-        builtin, otype = B.DEPTHWISE_CONV_2D, O.DepthwiseConv2DOptions
-    else:
-        o = s.Conv2DOptionsT()
-        builtin, otype = B.CONV_2D, O.Conv2DOptions
-    o.padding = padding
-    o.strideH, o.strideW = stride
-    o.dilationHFactor, o.dilationWFactor = dilation
-    o.fusedActivationFunction = activation
+    builtin, otype, o = conv_options(depthwise, out_c // in_c, padding, stride, dilation, activation)
     m.write(f"b0_{name}", builtin, inputs, [y], otype, o)
 
 

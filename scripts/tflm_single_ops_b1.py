@@ -16,13 +16,9 @@ Then, for each case:
     done
 """
 
-import flatbuffers
 import numpy as np
 
-from tflm_single_ops import OUT, ROOT, Model, s
-
-B = s.BuiltinOperator
-O = s.BuiltinOptions
+from tflm_single_ops import OUT, B, Model, O, s
 
 
 class B1Model(Model):
@@ -34,34 +30,9 @@ class B1Model(Model):
         if float_range is not None:
             self.description += f" float_range={float_range[0]}:{float_range[1]}"
 
-    def write(self, name, builtin, inputs, outputs, options_type=0, options=None):
-        code = s.OperatorCodeT()
-        code.builtinCode = builtin
-        code.deprecatedBuiltinCode = min(builtin, 127)
-        code.version = 1
-        op = s.OperatorT()
-        op.opcodeIndex = 0
-        op.inputs = inputs
-        op.outputs = outputs
-        op.builtinOptionsType = options_type
-        op.builtinOptions = options
-        g = s.SubGraphT()
-        g.tensors = self.tensors
-        g.inputs = [i for i in inputs if i >= 0 and self.tensors[i].buffer == 0]
-        g.outputs = outputs
-        g.operators = [op]
-        g.name = "main"
-        m = s.ModelT()
-        m.version = 3
-        m.operatorCodes = [code]
-        m.subgraphs = [g]
-        m.buffers = self.buffers
-        m.description = self.description
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        path = OUT / f"op_b1_{name}.tflite"
-        path.write_bytes(bytes(b.Output()))
-        print(path.relative_to(ROOT))
+    def write(self, name, *args, **kwargs):
+        """`Model.write`, to `single/op_b1_<name>.tflite`."""
+        super().write(f"b1_{name}", *args, **kwargs)
 
 
 TYPES = {np.int64: s.TensorType.INT64, np.uint8: s.TensorType.UINT8}

@@ -22,14 +22,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_single_ops import Model, s  # noqa: E402
+from tflm_single_ops import A, B, F32, I8, I32, O, Model, conv_options, s  # noqa: E402
 
-F32 = np.float32
-I8 = np.int8
-I32 = np.int32
-B = s.BuiltinOperator
-O = s.BuiltinOptions
-A = s.ActivationFunctionType
 
 
 def bounded(m, name, shape, lo, hi):
@@ -288,17 +282,7 @@ def conv_f32(name, in_shape, filt, stride, padding, dilation=(1, 1), activation=
 
     out = [n, size(h, fh, stride[0], dilation[0]), size(w, fw, stride[1], dilation[1]), out_c]
     y = m.tensor("y", out, F32)
-    if depthwise:
-        o = s.DepthwiseConv2DOptionsT()
-        o.depthMultiplier = out_c // in_c
-        builtin, otype = B.DEPTHWISE_CONV_2D, O.DepthwiseConv2DOptions
-    else:
-        o = s.Conv2DOptionsT()
-        builtin, otype = B.CONV_2D, O.Conv2DOptions
-    o.padding = padding
-    o.strideH, o.strideW = stride
-    o.dilationHFactor, o.dilationWFactor = dilation
-    o.fusedActivationFunction = activation
+    builtin, otype, o = conv_options(depthwise, out_c // in_c, padding, stride, dilation, activation)
     m.write(f"b2_{name}", builtin, inputs, [y], otype, o)
 
 

@@ -14,8 +14,8 @@
    that reads it and its input position there); also the model's
    outputs for the second input on a fresh interpreter (so a test can check that the state
    carried over matters). The inputs are made as `scripts/tflm_op_goldens.py` makes them
-   (same generator and range as the model's op goldens, other seeds:
-   `0x57A7E000 + 256 * file index + 16 * invoke + input`).
+   (same generator and range as the model's op goldens, other seeds: FNV-1a 64 of the
+   model's file stem + `0x57A7E000 + 16 * invoke + input`).
 
     python3 scripts/tflm_single_ops_lstm.py          # models, then state goldens
     python3 scripts/tflm_single_ops_lstm.py --state  # state goldens only
@@ -29,17 +29,24 @@ import json
 import sys
 from pathlib import Path
 
-import flatbuffers
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_op_goldens import GOLDENS, MODELS, SINGLE, fill, fnv1a64  # noqa: E402
-from tflm_single_ops import OUT, ROOT, Model, s  # noqa: E402
+from tflm_op_goldens import (  # noqa: E402
+    GOLDENS,
+    MODELS,
+    SINGLE,
+    input_seed,
+    make_input,
+    outputs_of,
+)
+from tflm_single_ops import OUT, ROOT, Model, model_bytes, s, save  # noqa: E402
 
 from tflite_micro.python.tflite_micro import runtime  # noqa: E402
 
 STATE = ROOT / "tests" / "run-models" / "goldens" / "state"
-SEED = 0x57A7E000
+# Added to the FNV-1a 64 of the model's stem (`input_seed`): the state goldens' input streams.
+STATE_SALT = 0x57A7E000
 
 
 class LstmModel(Model):
@@ -51,33 +58,12 @@ class LstmModel(Model):
         return t
 
     def write_lstm(self, name, inputs, output, options):
-        code = s.OperatorCodeT()
-        code.builtinCode = s.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM
-        code.deprecatedBuiltinCode = s.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM
-        code.version = 1
-        op = s.OperatorT()
-        op.opcodeIndex = 0
-        op.inputs = inputs
-        op.outputs = [output]
-        op.builtinOptionsType = s.BuiltinOptions.UnidirectionalSequenceLSTMOptions
-        op.builtinOptions = options
-        g = s.SubGraphT()
-        g.tensors = self.tensors
-        g.inputs = [inputs[0]]
-        g.outputs = [output]
-        g.operators = [op]
-        g.name = "main"
-        m = s.ModelT()
-        m.version = 3
-        m.operatorCodes = [code]
-        m.subgraphs = [g]
-        m.buffers = self.buffers
-        m.description = "scripts/tflm_single_ops_lstm.py"
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        path = OUT / f"op_{name}.tflite"
-        path.write_bytes(bytes(b.Output()))
-        print(path.relative_to(ROOT))
+        """Writes `single/op_<name>.tflite`: the LSTM over `inputs`, the graph's input the
+        op's first."""
+        lstm = s.BuiltinOperator.UNIDIRECTIONAL_SEQUENCE_LSTM
+        kind = s.BuiltinOptions.UnidirectionalSequenceLSTMOptions
+        save(f"op_{name}", model_bytes(self.tensors, self.buffers, lstm, inputs, [output], kind,
+                                       options, "scripts/tflm_single_ops_lstm.py", [inputs[0]]))
 
 
 def options(time_major, cell_clip=0.0):
@@ -179,21 +165,10 @@ def interpreter(path):
     )
 
 
-def outputs_of(interp):
-    out = []
-    k = 0
-    while True:
-        try:
-            out.append(np.asarray(interp.get_output(k)).copy())
-        except (IndexError, RuntimeError, ValueError):
-            return out
-        k += 1
-
-
 def state_goldens():
     STATE.mkdir(parents=True, exist_ok=True)
     paths = sorted(MODELS.glob("*.tflite")) + sorted(SINGLE.glob("*.tflite"))
-    for index, path in enumerate(paths):
+    for path in paths:
         var = variables(path)
         if not var:
             continue
@@ -211,23 +186,11 @@ def state_goldens():
             inputs = []
             feed = []
             for k, (lo, hi) in enumerate(ranges):
-                details = interp.get_input_details(k)
-                shape = [int(d) for d in details["shape"]]
-                dtype = np.dtype(details["dtype"]).type
-                seed = SEED + 256 * index + 16 * r + k
-                data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
+                seed = input_seed(path.stem, r, k, STATE_SALT)
+                data, entry = make_input(interp.get_input_details(k), seed, lo, hi)
                 interp.set_input(data, k)
                 feed.append(data)
-                inputs.append(
-                    {
-                        "dtype": np.dtype(dtype).name,
-                        "shape": shape,
-                        "seed": seed,
-                        "lo": lo,
-                        "hi": hi,
-                        "fnv1a64": f"{fnv1a64(data.tobytes()):016x}",
-                    }
-                )
+                inputs.append(entry)
             interp.invoke()
             fed.append(feed)
             state = []

@@ -18,6 +18,12 @@
 //! hidden state's zero point. The model's intermediate tensors (gate scales of the layer-norm
 //! variant) are not used, as TFLM does not use them for this LSTM.
 //!
+//! float32 follows TFLM's float kernel: each gate's input product plus bias plus recurrent
+//! product summed in `f32` in element order, the gates through the float `LOGISTIC` and
+//! `TANH` of [`super::b2_float`] (the same `expf` and `tanhf` as every float kernel: TFLM
+//! calls the C library's, and a correctly rounded `tanh` differs from glibc's on about 5 % of
+//! arguments, which the recurrence carries on).
+//!
 //! Each unit's new hidden value is written to the output first, and the hidden state is
 //! copied from there once the step's units are done (the gates of every unit read the
 //! previous hidden state): the kernel needs no buffer.
@@ -26,6 +32,7 @@ use planner::rt::kernel::{Data, DataMut, In, OpView};
 use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
 
 use super::activation::{logistic16, tanh16};
+use super::b2_float::{logistic_f32, tanhf};
 use super::{KernelError, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -293,7 +300,7 @@ fn cell_tanh_scaling(power: i32) -> Result<(i32, u32), KernelError> {
 }
 
 fn int8(
-    op: OpView<'_, '_>,
+    mut op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
     d: Dims,
 ) -> Result<(), KernelError> {
@@ -350,59 +357,27 @@ fn int8(
     } else {
         None
     };
-    let at = states(&op)?;
-    let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
-        return Err(KernelError::Missing {
-            tensor: "inputs 18 and 19 (hidden and cell state variables)",
-        });
-    };
-    let (DataMut::I8(hidden), DataMut::I16(cell)) = (&mut h_var.data, &mut c_var.data) else {
-        return Err(KernelError::Type {
-            tensor: "inputs 18 and 19 (an int8 hidden state and an int16 cell state)",
-        });
-    };
-    let out = op
-        .outputs
-        .first_mut()
-        .ok_or(KernelError::Missing { tensor: "output 0" })?;
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let (u, n) = (d.units, d.input);
-    if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
-        return Err(KernelError::Shape {
-            what: "lstm input, output or state lengths do not fit batch, steps, input and units",
-        });
-    }
-    for t in 0..d.steps {
-        for b in 0..d.batch {
-            let (xo, yo) = d.offsets(t, b);
-            let xt = &x[xo..xo + n];
-            let h = &hidden[b * u..(b + 1) * u];
-            let c = &mut cell[b * u..(b + 1) * u];
-            let yt = &mut y[yo..yo + u];
-            for j in 0..u {
-                let f = i32::from(logistic16(gate16(&gf, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let i = i32::from(logistic16(gate16(&gi, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let g = i32::from(tanh16(gate16(&gg, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let kept = clamp16(multiply_by_quantized_multiplier(
-                    f * i32::from(c[j]),
-                    m_forget,
-                ));
-                let added = clamp16(multiply_by_quantized_multiplier(i * g, m_input));
-                let mut cj = clamp16(kept + added);
-                if let Some(clip) = clip {
-                    cj = cj.clamp(-clip, clip);
-                }
-                c[j] = cj as i16;
-                let og = i32::from(logistic16(gate16(&go, j, xt, z_x, h, z_h) as i16, (3, 0)));
-                let th = i32::from(tanh16(cj as i16, cell_scaling));
-                yt[j] = multiply_by_quantized_multiplier(th * og, m_hidden)
-                    .saturating_add(z_h)
-                    .clamp(-128, 127) as i8;
-            }
-            hidden[b * u..(b + 1) * u].copy_from_slice(yt);
+    let types = "inputs 18 and 19 (an int8 hidden state and an int16 cell state)";
+    run_steps(&mut op, d, x, types, |xt, h, c: &mut i16, j| {
+        let f = i32::from(logistic16(gate16(&gf, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let i = i32::from(logistic16(gate16(&gi, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let g = i32::from(tanh16(gate16(&gg, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let kept = clamp16(multiply_by_quantized_multiplier(
+            f * i32::from(*c),
+            m_forget,
+        ));
+        let added = clamp16(multiply_by_quantized_multiplier(i * g, m_input));
+        let mut cj = clamp16(kept + added);
+        if let Some(clip) = clip {
+            cj = cj.clamp(-clip, clip);
         }
-    }
-    Ok(())
+        *c = cj as i16;
+        let og = i32::from(logistic16(gate16(&go, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let th = i32::from(tanh16(cj as i16, cell_scaling));
+        multiply_by_quantized_multiplier(th * og, m_hidden)
+            .saturating_add(z_h)
+            .clamp(-128, 127) as i8
+    })
 }
 
 /// The positions among the op's variables of the hidden and the cell state (inputs 18 and
@@ -423,7 +398,7 @@ fn states(op: &OpView<'_, '_>) -> Result<[usize; 2], KernelError> {
 }
 
 fn float(
-    op: OpView<'_, '_>,
+    mut op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
     d: Dims,
 ) -> Result<(), KernelError> {
@@ -446,29 +421,72 @@ fn float(
         Ok(gate)
     };
     let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
-    let at = states(&op)?;
+    let clip = o.cell_clip;
+    let types = "inputs 18 and 19 (float32 hidden and cell states)";
+    run_steps(&mut op, d, x, types, |xt, h, c: &mut f32, j| {
+        let f = logistic_f32(gate_f32(gf, j, xt, h));
+        let i = logistic_f32(gate_f32(gi, j, xt, h));
+        let g = tanhf(gate_f32(gg, j, xt, h));
+        let mut cj = no_activation(no_activation(f * *c) + no_activation(i * g));
+        if clip > 0.0 {
+            cj = min_f32(max_f32(cj, -clip), clip);
+        }
+        *c = cj;
+        let og = logistic_f32(gate_f32(go, j, xt, h));
+        no_activation(tanhf(cj) * og)
+    })
+}
+
+/// Element types of the states and the output: how to see a variable or an output as them.
+trait Elem: Sized {
+    fn of<'s>(data: &'s mut DataMut<'_>) -> Option<&'s mut [Self]>;
+}
+
+macro_rules! elem {
+    ($($t:ty => $v:ident),*) => {$(
+        impl Elem for $t {
+            fn of<'s>(data: &'s mut DataMut<'_>) -> Option<&'s mut [$t]> {
+                match data {
+                    DataMut::$v(s) => Some(s),
+                    _ => None,
+                }
+            }
+        }
+    )*};
+}
+elem!(i8 => I8, i16 => I16, f32 => F32);
+
+/// Runs every step of every batch: `unit(x_t, h, c_j, j)` updates unit `j`'s cell value and
+/// gives its new hidden value, the step's output; the hidden state (input 18) takes the
+/// step's outputs once all its units are done (every unit reads the previous one). `types`
+/// names the states' element types for the error when they are others.
+fn run_steps<X, H: Elem + Copy, C: Elem>(
+    op: &mut OpView<'_, '_>,
+    d: Dims,
+    x: &[X],
+    types: &'static str,
+    mut unit: impl FnMut(&[X], &[H], &mut C, usize) -> H,
+) -> Result<(), KernelError> {
+    let at = states(op)?;
     let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
         return Err(KernelError::Missing {
             tensor: "inputs 18 and 19 (hidden and cell state variables)",
         });
     };
-    let (DataMut::F32(hidden), DataMut::F32(cell)) = (&mut h_var.data, &mut c_var.data) else {
-        return Err(KernelError::Type {
-            tensor: "inputs 18 and 19 (float32 hidden and cell states)",
-        });
+    let (Some(hidden), Some(cell)) = (H::of(&mut h_var.data), C::of(&mut c_var.data)) else {
+        return Err(KernelError::Type { tensor: types });
     };
     let out = op
         .outputs
         .first_mut()
         .ok_or(KernelError::Missing { tensor: "output 0" })?;
-    let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let y = H::of(&mut out.data).ok_or(KernelError::Type { tensor: "output 0" })?;
     let (u, n) = (d.units, d.input);
     if !d.fits(x.len(), y.len(), hidden.len(), cell.len()) {
         return Err(KernelError::Shape {
             what: "lstm input, output or state lengths do not fit batch, steps, input and units",
         });
     }
-    let clip = o.cell_clip;
     for t in 0..d.steps {
         for b in 0..d.batch {
             let (xo, yo) = d.offsets(t, b);
@@ -476,17 +494,8 @@ fn float(
             let h = &hidden[b * u..(b + 1) * u];
             let c = &mut cell[b * u..(b + 1) * u];
             let yt = &mut y[yo..yo + u];
-            for j in 0..u {
-                let f = sigmoid(gate_f32(gf, j, xt, h));
-                let i = sigmoid(gate_f32(gi, j, xt, h));
-                let g = tanh(gate_f32(gg, j, xt, h));
-                let mut cj = no_activation(no_activation(f * c[j]) + no_activation(i * g));
-                if clip > 0.0 {
-                    cj = min_f32(max_f32(cj, -clip), clip);
-                }
-                c[j] = cj;
-                let og = sigmoid(gate_f32(go, j, xt, h));
-                yt[j] = no_activation(tanh(cj) * og);
+            for (j, (yj, cj)) in yt.iter_mut().zip(c.iter_mut()).enumerate() {
+                *yj = unit(xt, h, cj, j);
             }
             hidden[b * u..(b + 1) * u].copy_from_slice(yt);
         }
@@ -526,91 +535,6 @@ fn no_activation(x: f32) -> f32 {
     min_f32(max_f32(x, f32::MIN), f32::MAX)
 }
 
-/// TFLite's float logistic: 1 past 16.619047, `exp(x)` below -9, `1 / (1 + exp(-x))` between.
-fn sigmoid(x: f32) -> f32 {
-    if x > 16.619_047 {
-        1.0
-    } else if x < -9.0 {
-        exp_f32(x)
-    } else {
-        1.0 / (1.0 + exp_f32(-x))
-    }
-}
-
-/// `exp` of an `f32`, rounded to the nearest `f32` (computed in `f64`).
-fn exp_f32(x: f32) -> f32 {
-    exp_f64(f64::from(x)) as f32
-}
-
-/// `tanh` of an `f32`, rounded to the nearest `f32`: `expm1(2x) / (expm1(2x) + 2)` in `f64`.
-fn tanh(x: f32) -> f32 {
-    if x.is_nan() {
-        return x;
-    }
-    let a = f64::from(x).abs();
-    let t = if a > 20.0 {
-        1.0
-    } else {
-        let e = expm1_f64(2.0 * a);
-        e / (e + 2.0)
-    };
-    (if x < 0.0 { -t } else { t }) as f32
-}
-
-/// `exp(x) - 1` in `f64`, accurate near 0 (the series there).
-fn expm1_f64(x: f64) -> f64 {
-    if x.abs() < 0.25 {
-        // x + x^2/2! + ... + x^17/17!: the next term is below 2^-60 of the sum.
-        let mut term = x;
-        let mut sum = x;
-        for k in 2..=17 {
-            term *= x / f64::from(k);
-            sum += term;
-        }
-        sum
-    } else {
-        exp_f64(x) - 1.0
-    }
-}
-
-/// `exp(x)` in `f64` to about one part in 2^52: `2^k · exp(r)` with `r = x - k·ln 2` in
-/// `[-ln 2 / 2, ln 2 / 2]` (ln 2 split in two so that `k·ln2_hi` is exact), `exp(r)` by its
-/// Taylor series.
-fn exp_f64(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    if x > 710.0 {
-        return f64::INFINITY;
-    }
-    if x < -746.0 {
-        return 0.0;
-    }
-    const LN2_HI: f64 = 0.693_147_180_369_123_8;
-    const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-    let kf = x * core::f64::consts::LOG2_E;
-    let k = if kf >= 0.0 {
-        (kf + 0.5) as i32
-    } else {
-        (kf - 0.5) as i32
-    };
-    let r = (x - f64::from(k) * LN2_HI) - f64::from(k) * LN2_LO;
-    let mut term = 1.0;
-    let mut sum = 1.0;
-    for i in 1..=14 {
-        term *= r / f64::from(i);
-        sum += term;
-    }
-    // 2^k in two factors, so that neither overflows nor underflows on its own.
-    let half = k / 2;
-    sum * pow2(half) * pow2(k - half)
-}
-
-/// `2^k` for `k` in `-1022..=1023`.
-fn pow2(k: i32) -> f64 {
-    f64::from_bits(((k + 1023).clamp(1, 2046) as u64) << 52)
-}
-
 #[cfg(test)]
 mod tests {
     use planner::rt::kernel::{In, OpView, Out};
@@ -620,20 +544,7 @@ mod tests {
     use super::{KernelError, unidirectional_sequence_lstm};
 
     fn info<T>(shape: &'static [usize], scale: &'static [f32]) -> TensorInfo<T> {
-        TensorInfo {
-            id: "t",
-            name: "t",
-            dtype: "",
-            shape,
-            elements: shape.iter().product(),
-            size: 0,
-            quant: Some(Quant {
-                scale,
-                zero_point: &[0, 0],
-                axis: 0,
-            }),
-            element: core::marker::PhantomData,
-        }
+        super::super::tests::info(shape, scale, &[0, 0])
     }
 
     fn options(activation: Activation) -> UnidirectionalSequenceLstmOptions {

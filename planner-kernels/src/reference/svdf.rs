@@ -18,27 +18,21 @@ trait State: Copy {
     fn from(v: i32) -> Self;
 }
 
-impl State for i8 {
-    const MIN: i32 = i8::MIN as i32;
-    const MAX: i32 = i8::MAX as i32;
-    fn get(self) -> i32 {
-        i32::from(self)
-    }
-    fn from(v: i32) -> Self {
-        v as i8
-    }
+macro_rules! state {
+    ($($t:ty),*) => {$(
+        impl State for $t {
+            const MIN: i32 = <$t>::MIN as i32;
+            const MAX: i32 = <$t>::MAX as i32;
+            fn get(self) -> i32 {
+                i32::from(self)
+            }
+            fn from(v: i32) -> Self {
+                v as $t
+            }
+        }
+    )*};
 }
-
-impl State for i16 {
-    const MIN: i32 = i16::MIN as i32;
-    const MAX: i32 = i16::MAX as i32;
-    fn get(self) -> i32 {
-        i32::from(self)
-    }
-    fn from(v: i32) -> Self {
-        v as i16
-    }
-}
+state!(i8, i16);
 
 /// Writes the newest features through the setter it is given (position, value).
 type Features<'f> = &'f dyn Fn(&mut dyn FnMut(usize, i32));

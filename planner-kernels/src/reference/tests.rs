@@ -14,7 +14,13 @@ use planner::rt::{Quant, TensorInfo};
 
 use super::{KernelError, conv, elementwise, fc, pool, shape, softmax};
 
-fn info<T>(shape: &'static [usize], scale: &'static [f32], zero: &'static [i64]) -> TensorInfo<T> {
+/// A tensor's info: `shape`, per-tensor or per-axis-0 `scale` and `zero` (also for other
+/// kernels' tests).
+pub(super) fn info<T>(
+    shape: &'static [usize],
+    scale: &'static [f32],
+    zero: &'static [i64],
+) -> TensorInfo<T> {
     TensorInfo {
         id: "t",
         name: "t",

@@ -258,13 +258,45 @@ pub fn golden_json(rel: &str, script: &str) -> serde_json::Value {
     })
 }
 
-/// The inputs of one per-op golden run (`{"inputs": [{dtype, shape, seed, lo, hi,
-/// fnv1a64}, ...]}`), made from their seeds and ranges with [`input_in`] and checked
-/// against the script's digests.
-pub fn run_inputs(run: &serde_json::Value) -> Vec<Vec<u8>> {
+/// Added to the FNV-1a 64 of a model's file stem: the seeds of the per-op goldens' inputs
+/// (`scripts/tflm_op_goldens.py`'s `OPS_SALT`).
+pub const OPS_SALT: u64 = 0x0BE5_0000;
+
+/// Added to the FNV-1a 64 of a model's file stem: the seeds of the state goldens' inputs
+/// (`scripts/tflm_single_ops_lstm.py`'s `STATE_SALT`).
+pub const STATE_SALT: u64 = 0x57A7_E000;
+
+/// The SplitMix64 seed of input `input` of golden run `run` of the model whose file stem is
+/// `stem`, as the golden scripts derive it (`input_seed`): FNV-1a 64 of the stem's bytes,
+/// plus `salt + 16 · run + input`, wrapping. It depends on the model's name only, so adding
+/// a model changes no other model's inputs.
+pub fn input_seed(stem: &str, salt: u64, run: usize, input: usize) -> u64 {
+    planner::planfile::fnv1a64(stem.as_bytes())
+        .wrapping_add(salt)
+        .wrapping_add(16 * run as u64 + input as u64)
+}
+
+/// The inputs of run `r` of a per-op or state golden (`{"model": stem, "runs": [{"inputs":
+/// [{dtype, shape, seed, lo, hi, fnv1a64}, ...]}, ...]}`), made with [`input_in`] from the
+/// seed [`input_seed`] derives from the model's name and `salt` ([`OPS_SALT`],
+/// [`STATE_SALT`]); panics when a stored seed or digest differs from the one made here.
+pub fn run_inputs(golden: &serde_json::Value, r: usize, salt: u64) -> Vec<Vec<u8>> {
     let none = Vec::new();
+    let model = golden["model"].as_str().unwrap_or("");
     let mut out = Vec::new();
-    for i in run["inputs"].as_array().unwrap_or(&none) {
+    for (k, i) in golden["runs"][r]["inputs"]
+        .as_array()
+        .unwrap_or(&none)
+        .iter()
+        .enumerate()
+    {
+        let seed = input_seed(model, salt, r, k);
+        assert_eq!(
+            i["seed"].as_u64(),
+            Some(seed),
+            "{model} run {r} input {k}: the golden's seed is not the one derived from the \
+             model's name ({seed}); rewrite the golden with its script"
+        );
         let count: u64 = i["shape"]
             .as_array()
             .unwrap_or(&none)
@@ -274,15 +306,15 @@ pub fn run_inputs(run: &serde_json::Value) -> Vec<Vec<u8>> {
         let bytes = input_in(
             i["dtype"].as_str().unwrap_or(""),
             count as usize,
-            i["seed"].as_u64().unwrap_or(0),
+            seed,
             i["lo"].as_f64().unwrap_or(0.0),
             i["hi"].as_f64().unwrap_or(0.0),
         )
-        .unwrap_or_else(|| panic!("input {i}: a type the generator does not know"));
+        .unwrap_or_else(|| panic!("{model} input {i}: a type the generator does not know"));
         assert_eq!(
             fnv1a64(&bytes),
             i["fnv1a64"].as_str().unwrap_or(""),
-            "input differs from the script's: {i}"
+            "{model}: input differs from the script's: {i}"
         );
         out.push(bytes);
     }

@@ -4,7 +4,10 @@
 //! interpreter with every intermediate tensor kept), 3 inputs per model run one after the
 //! other on one handle (so an LSTM's or an SVDF's state carries from run to run, as it
 //! does over TFLM's invokes). A difference names the first differing op, output and
-//! element, ours against TFLM's.
+//! element, ours against TFLM's. Every model's compared ops must include informative ones
+//! (the golden's `informative_ops`: outputs that differ between the runs and are not all at
+//! the int8 or int16 extremes), counted in the report: a model whose every op gives the same
+//! output for every input would prove nothing.
 //!
 //! The same, for every bundled model planned with `in_place = true`, matching the golden
 //! ops by their output tensors' names (PADs folded into their convolutions have none).
@@ -23,16 +26,7 @@ use serde_json::Value;
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
 /// the work list of issue 25. The test fails when one of them becomes exact (take it out)
 /// or another model differs.
-const DIFFER_TODAY: &[(&str, &str)] = &[
-    // float32 LSTM: TFLM's float logistic and tanh call the C library's `expf` and `tanhf`
-    // (glibc's tanhf is not correctly rounded); ours round `f64` results, 1 ulp apart on
-    // some elements, which the recurrence carries on.
-    ("op_lstm_f32", "UNIDIRECTIONAL_SEQUENCE_LSTM"),
-    (
-        "op_lstm_f32_time_major_clip",
-        "UNIDIRECTIONAL_SEQUENCE_LSTM",
-    ),
-];
+const DIFFER_TODAY: &[(&str, &str)] = &[];
 
 /// FNV-1a 32 of `bytes`: the golden's block digests.
 fn fnv1a32(bytes: &[u8]) -> u32 {
@@ -154,6 +148,11 @@ struct Outcome {
     distinct: usize,
     /// Golden ops (PADs) the plan folded away.
     folded: usize,
+    /// Compared ops whose outputs the golden marks informative (`informative_ops`: they
+    /// differ between the runs and none is all at the int8 or int16 extremes).
+    informative: usize,
+    /// Ops compared (per run).
+    ops: usize,
 }
 
 /// The golden of a model planned in place is its classic plan's (same model, same TFLM run).
@@ -215,10 +214,18 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
         first: None,
         distinct: 0,
         folded: 0,
+        informative: 0,
+        ops: 0,
     };
+    let informative_ops = g["informative_ops"].as_array().ok_or_else(|| {
+        format!(
+            "{}: the golden has no `informative_ops`; rewrite it with scripts/tflm_op_goldens.py",
+            model.name()
+        )
+    })?;
     let mut finals = std::collections::BTreeSet::new();
     for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-        let inputs = run_models::run_inputs(run);
+        let inputs = run_models::run_inputs(&g, r, run_models::OPS_SALT);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
         let outputs = model.run(&refs, &mut Reference, &mut record)?;
@@ -237,8 +244,14 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
             );
         }
         outcome.folded = at.iter().filter(|k| k.is_none()).count();
-        for (want, k) in ops.iter().zip(at) {
+        for (g_op, (want, k)) in ops.iter().zip(at).enumerate() {
             let Some(k) = k else { continue };
+            if r == 0 {
+                outcome.ops += 1;
+                if informative_ops.get(g_op).and_then(Value::as_bool) == Some(true) {
+                    outcome.informative += 1;
+                }
+            }
             let op = &plan.ops[k];
             let opcode = want["opcode"].as_str().unwrap();
             assert_eq!(opcode, op.opcode, "{}: op {k}", model.name());
@@ -317,14 +330,24 @@ fn compare_all<'a>(models: impl Iterator<Item = &'a &'a (dyn Runner + Sync)>) {
             }
             Ok(o) => {
                 report.push(format!(
-                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} distinct model outputs, {} PADs folded{}",
+                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} of {} ops compared informative, {} distinct model outputs, {} PADs folded{}",
                     o.differing,
                     o.compared,
                     o.kinds,
+                    o.informative,
+                    o.ops,
                     o.distinct,
                     o.folded,
                     o.first.as_ref().map(|(s, _)| format!("\n    {s}")).unwrap_or_default()
                 ));
+                if o.informative == 0 {
+                    unexpected.push(format!(
+                        "{name}: none of the {} ops compared has an informative output (the same \
+                         for every golden input, or all at the int8/int16 extremes): the comparison \
+                         proves little; give the model inputs that make its ops vary",
+                        o.ops
+                    ));
+                }
                 match (known, o.first) {
                     (None, Some((s, _))) => unexpected.push(s),
                     (Some((_, kind)), None) => unexpected.push(format!(

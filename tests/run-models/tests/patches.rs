@@ -81,7 +81,7 @@ fn from_the_split_on_every_op_matches_tflite_micro() {
             run_models::golden_json(&format!("ops/{}", base(name)), "scripts/tflm_op_goldens.py");
         let (mut compared, before) = (0, failures.len());
         for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-            let inputs = run_models::run_inputs(run);
+            let inputs = run_models::run_inputs(&g, r, run_models::OPS_SALT);
             let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
             let mut seen = Regions::default();
             model
@@ -171,7 +171,7 @@ fn stage_regions_equal_the_per_layer_run_cropped() {
         let layer_plan = self::plan(*layer);
         let g =
             run_models::golden_json(&format!("ops/{}", base(name)), "scripts/tflm_op_goldens.py");
-        let inputs = run_models::run_inputs(&g["runs"][0]);
+        let inputs = run_models::run_inputs(&g, 0, run_models::OPS_SALT);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut whole = Record::default();
         layer.run(&refs, &mut Reference, &mut whole).unwrap();

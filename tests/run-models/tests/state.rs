@@ -3,7 +3,7 @@
 //! and in place, runs two inputs one after the other on one handle without a reset; both
 //! runs' outputs and every variable after each run are compared with TFLM's two
 //! consecutive invokes on one interpreter (`goldens/state/`, written by
-//! `scripts/tflm_single_ops_lstm.py`).
+//! `scripts/tflm_single_ops_lstm.py`), bit for bit, float32 values included.
 //!
 //! The only test of this binary: each model's state starts fresh (from `init()`) at the
 //! first golden run.
@@ -14,14 +14,6 @@ use planner::planfile::PlanFile;
 use planner_kernels::Reference;
 use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS};
 use serde_json::Value;
-
-/// Float models whose values are 1 ulp off TFLM's (its `expf`/`tanhf` are glibc's): their
-/// float tensors are compared within [`FLOAT_TOLERANCE`] instead of bit for bit. The test
-/// fails when one of them becomes exact.
-const FLOAT_APPROXIMATE: &[&str] = &["op_lstm_f32", "op_lstm_f32_time_major_clip"];
-
-/// Largest difference allowed on the float tensors of [`FLOAT_APPROXIMATE`] models.
-const FLOAT_TOLERANCE: f32 = 1e-5;
 
 fn goldens() -> Vec<Value> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("goldens/state");
@@ -48,9 +40,9 @@ fn unhex(hex: &str) -> Vec<u8> {
         .collect()
 }
 
-/// Where `ours` differs from `theirs` (`None` when equal, or within the tolerance for
-/// float32 bytes when `approximate`).
-fn differs(ours: &[u8], theirs: &[u8], float: bool, approximate: bool) -> Option<String> {
+/// Where `ours` differs from `theirs`, bit for bit (`None` when equal); float32 bytes are
+/// written out as floats, with the largest difference.
+fn differs(ours: &[u8], theirs: &[u8], float: bool) -> Option<String> {
     if ours == theirs {
         return None;
     }
@@ -68,9 +60,6 @@ fn differs(ours: &[u8], theirs: &[u8], float: bool, approximate: bool) -> Option
             .iter()
             .map(|(a, b)| (a - b).abs())
             .fold(0.0f32, f32::max);
-        if approximate && worst <= FLOAT_TOLERANCE {
-            return None;
-        }
         let e = pairs.iter().position(|(a, b)| a != b).unwrap_or(0);
         return Some(format!(
             "element {e}: ours {}, TFLM {} (largest difference {worst})",
@@ -85,13 +74,11 @@ fn differs(ours: &[u8], theirs: &[u8], float: bool, approximate: bool) -> Option
     Some(format!("byte {e}: ours {}, TFLM {}", ours[e], theirs[e]))
 }
 
-/// Runs the two golden runs on `model`; the differences found, and whether the model's
-/// float values were bit-exact.
-fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool) {
+/// Runs the two golden runs on `model`; the differences found.
+fn check(model: &dyn Runner, g: &Value) -> Vec<String> {
     let text = std::str::from_utf8(model.plan_file()).unwrap();
     let plan = PlanFile::parse(text, model.name()).unwrap();
     let mut problems = Vec::new();
-    let mut exact = true;
     if Some(plan.ops.len() as u64) != g["ops"].as_u64() {
         problems.push(format!(
             "{}: the plan has {} ops, the golden model {}",
@@ -99,17 +86,17 @@ fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool
             plan.ops.len(),
             g["ops"]
         ));
-        return (problems, false);
+        return problems;
     }
     for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
-        let inputs = run_models::run_inputs(run);
+        let inputs = run_models::run_inputs(g, r, run_models::STATE_SALT);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
         let outputs = match model.run(&refs, &mut Reference, &mut record) {
             Ok(o) => o,
             Err(e) => {
                 problems.push(format!("{} run {r}: {e}", model.name()));
-                return (problems, false);
+                return problems;
             }
         };
         let float_outputs: Vec<bool> = plan
@@ -121,8 +108,7 @@ fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool
             let want = unhex(want.as_str().unwrap());
             let ours = outputs.get(k).map(Vec::as_slice).unwrap_or_default();
             let float = float_outputs.get(k).copied().unwrap_or(false);
-            exact &= ours == want.as_slice();
-            if let Some(d) = differs(ours, &want, float, approximate) {
+            if let Some(d) = differs(ours, &want, float) {
                 problems.push(format!(
                     "{} run {r}: output {k} differs at {d}",
                     model.name()
@@ -145,8 +131,7 @@ fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool
                 .and_then(Option::as_deref)
                 .unwrap_or_default();
             let float = v["dtype"].as_str() == Some("float32");
-            exact &= ours == want.as_slice();
-            if let Some(d) = differs(ours, &want, float, approximate) {
+            if let Some(d) = differs(ours, &want, float) {
                 problems.push(format!(
                     "{} run {r}: variable `{name}` (op {k} input {j}) after the run differs at {d}",
                     model.name()
@@ -154,7 +139,7 @@ fn check(model: &dyn Runner, g: &Value, approximate: bool) -> (Vec<String>, bool
             }
         }
     }
-    (problems, exact)
+    problems
 }
 
 #[test]
@@ -171,7 +156,6 @@ fn state_over_two_runs_matches_two_tflm_invokes() {
         if g["second_fresh"] != g["runs"][1]["outputs"] {
             carried += 1;
         }
-        let approximate = FLOAT_APPROXIMATE.contains(&name);
         let plans = MODELS
             .iter()
             .chain(SINGLE_OPS)
@@ -182,26 +166,18 @@ fn state_over_two_runs_matches_two_tflm_invokes() {
                     .filter(|m| m.name().strip_suffix("_in_place") == Some(name)),
             );
         for model in plans {
-            let (p, exact) = check(*model, g, approximate);
+            let p = check(*model, g);
             checked += 1;
             println!(
                 "{}: {}",
                 model.name(),
-                if !p.is_empty() {
-                    "differs"
-                } else if exact {
-                    "outputs and state equal TFLM's after both runs"
+                if p.is_empty() {
+                    "outputs and state equal TFLM's after both runs, bit for bit"
                 } else {
-                    "within the float tolerance of TFLM's after both runs"
+                    "differs"
                 }
             );
             problems.extend(p);
-            if approximate && exact {
-                problems.push(format!(
-                    "{}: now bit-exact: take it out of FLOAT_APPROXIMATE",
-                    model.name()
-                ));
-            }
         }
     }
     assert!(checked >= goldens.len(), "{checked} plans checked");
