@@ -16,8 +16,8 @@
 //! model whose inputs hit one of those rare arguments would differ by one ulp there.
 
 use super::index::{RANK, broadcast_strides};
-use planner::rt::kernel::{Data, DataMut, OpView};
-use planner::rt::options::{
+use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::options::{
     Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions, WeightsFormat,
 };
 

@@ -45,7 +45,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) l: &'a Loaded,
     /// `::planner::rt`.
     pub(crate) rt: TokenStream,
-    /// `::planner::__private`.
+    /// `::planner::rt::__export`.
     pub(crate) pv: TokenStream,
     /// Tensor indices in slot order: sorted by (arena, offset, index), as the checker
     /// wants them.
@@ -75,7 +75,7 @@ impl<'a> Ctx<'a> {
         Ctx {
             l,
             rt: quote!(#krate::rt),
-            pv: quote!(#krate::__private),
+            pv: quote!(#krate::rt::__export),
             order,
             slot,
             idents: naming::unique_idents(tensors.iter().map(|t| t.name.as_str())),

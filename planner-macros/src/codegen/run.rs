@@ -29,7 +29,7 @@ pub(crate) fn options(cx: &Ctx<'_>, k: usize) -> Option<OpKind> {
     let rt = cx.rt.to_string().replace(' ', "");
     let (kind, method, ty, value) = cx.l.file.ops[k].options.codegen(&rt)?;
     // The value is written by `planner` from its own types; it always parses.
-    let value = TokenStream::from_str(&value).unwrap_or_default();
+    let value = TokenStream::from_str(&value.to_string()).unwrap_or_default();
     let (kind, method, ty) = (ident(kind), ident(method), ident(ty));
     let rt = &cx.rt;
     Some(OpKind {
