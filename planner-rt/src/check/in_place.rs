@@ -62,14 +62,10 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
                 .s(so.id)
                 .s("` must start at its input `")
                 .s(si.id)
-                .s("` (offset ")
-                .n(si.offset)
-                .s(" of arena #")
-                .n(si.arena as u64)
-                .s("), but it is at offset ")
-                .n(so.offset)
-                .s(" of arena #")
-                .n(so.arena as u64)
+                .s("` (")
+                .at(si)
+                .s("), but it is at ")
+                .at(so)
                 .s("; re-plan so the output sits at the input's offset")
                 .panic();
         }

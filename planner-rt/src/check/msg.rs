@@ -40,6 +40,14 @@ impl Msg {
             .s(")")
     }
 
+    /// Appends where slot `s` sits: `offset 16 of arena #0`.
+    pub(super) const fn at(self, s: &SlotRow<'_>) -> Msg {
+        self.s("offset ")
+            .n(s.offset)
+            .s(" of arena #")
+            .n(s.arena as u64)
+    }
+
     /// A message starting with `what` (`model`, `group`) and its name.
     pub(super) const fn named(what: &str, name: &str) -> Msg {
         Msg {

@@ -223,14 +223,10 @@ const fn check_alias(p: &PlanTable<'_>, i: usize) {
         Msg::tensor(p, s.id)
             .s(" is an alias of `")
             .s(r.id)
-            .s("` but sits at offset ")
-            .n(s.offset)
-            .s(" of arena #")
-            .n(s.arena as u64)
-            .s(", not at its offset ")
-            .n(r.offset)
-            .s(" of arena #")
-            .n(r.arena as u64)
+            .s("` but sits at ")
+            .at(s)
+            .s(", not at its ")
+            .at(r)
             .s("; an alias shares its root's slot, rebuild the plan file with planner-build")
             .panic();
     }

@@ -165,12 +165,12 @@ pub(super) const fn check_overlaps(p: &PlanTable<'_>, scratch: &mut [u64]) {
                     continue;
                 }
                 let below = live.prev(scratch, r);
-                if below != NO_SLOT && disjoint_fails(p, scratch, w, below, r) {
-                    live_overlap(p, scratch, w, below, r, entering.start);
+                if below != NO_SLOT {
+                    check_disjoint(p, scratch, w, below, r, entering.start);
                 }
                 let above = live.next(scratch, r);
-                if above != NO_SLOT && disjoint_fails(p, scratch, w, r, above) {
-                    live_overlap(p, scratch, w, r, above, entering.start);
+                if above != NO_SLOT {
+                    check_disjoint(p, scratch, w, r, above, entering.start);
                 }
                 live.insert(scratch, r);
             }
@@ -180,29 +180,21 @@ pub(super) const fn check_overlaps(p: &PlanTable<'_>, scratch: &mut [u64]) {
     }
 }
 
-/// True when class `lo` (at a position below class `hi`) reaches into `hi`'s bytes in the
-/// same arena.
-const fn disjoint_fails(
-    p: &PlanTable<'_>,
-    scratch: &[u64],
-    w: Words,
-    lo: usize,
-    hi: usize,
-) -> bool {
-    let (a, b) = (&p.slots[lo], &p.slots[hi]);
-    a.arena == b.arena && a.offset.saturating_add(scratch[w.span + lo]) > b.offset
-}
-
-const fn live_overlap(
+/// Class `lo` (at a position below class `hi`) does not reach into `hi`'s bytes in the
+/// same arena; both are live at op `op`.
+const fn check_disjoint(
     p: &PlanTable<'_>,
     scratch: &[u64],
     w: Words,
     lo: usize,
     hi: usize,
     op: u32,
-) -> ! {
+) {
     let (a, b) = (&p.slots[lo], &p.slots[hi]);
     let a_end = a.offset.saturating_add(scratch[w.span + lo]);
+    if a.arena != b.arena || a_end <= b.offset {
+        return;
+    }
     let b_end = b.offset.saturating_add(scratch[w.span + hi]);
     let arena = &p.arenas[a.arena as usize];
     Msg::model(p)
