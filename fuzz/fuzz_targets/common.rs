@@ -201,7 +201,8 @@ pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Opt
             in_place: *p,
         })
         .collect();
-    let (by_start, by_end) = check::time_orders(&slots);
+    let (mut by_start, mut by_end) = (vec![0; slots.len()], vec![0; slots.len()]);
+    check::time_orders(&slots, &mut by_start, &mut by_end);
     let table = PlanTable {
         model: &f.model,
         memories: &memories,

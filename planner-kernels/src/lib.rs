@@ -10,7 +10,7 @@
 //! model.run(&mut planner_kernels::Reference)?;
 //! ```
 //!
-//! Each op kind is a trait of `planner::rt::kernel`; a model whose op kinds [`Reference`]
+//! Each op kind is a trait of `planner_rt::kernel`; a model whose op kinds [`Reference`]
 //! does not all implement does not compile, and the error names the missing op. Besides the
 //! kernel set the crate exports the fixed-point helpers the kernels use
 //! ([`quantize_multiplier`], [`multiply_by_quantized_multiplier`], ...) and a standalone

@@ -122,7 +122,7 @@ fn in_place(l: &Loaded, k: usize) -> Option<InPlace> {
 fn kind(l: &Loaded, k: usize, rt: &str) -> Option<OpKind> {
     let (kind, method, ty, value) = l.file.ops[k].options.codegen(rt)?;
     // The value is written by `planner` from its own types; it always parses.
-    let value = TokenStream::from_str(&value).unwrap_or_default();
+    let value = TokenStream::from_str(&value.to_string()).unwrap_or_default();
     Some(OpKind {
         kind: ident(kind),
         method: ident(method),

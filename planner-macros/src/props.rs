@@ -406,7 +406,8 @@ fn check_table(cx: &Ctx<'_>) {
             in_place: ip.map(|(input, output)| check::InPlaceRow { input, output }),
         })
         .collect();
-    let (by_start, by_end) = check::time_orders(&slots);
+    let (mut by_start, mut by_end) = (vec![0; slots.len()], vec![0; slots.len()]);
+    check::time_orders(&slots, &mut by_start, &mut by_end);
     let mut scratch = vec![0; check::scratch_len(slots.len())];
     check::check(
         &PlanTable {

@@ -301,7 +301,7 @@ pub struct Op {
     pub scratch: Vec<TensorIndex>,
     /// Typed options (strides, padding, activation, axes, ...); [`OpOptions::None`] when the
     /// importer reads none for this op (inline and CSV graphs, custom ops).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::options_de::deserialize")]
     pub options: OpOptions,
 }
 

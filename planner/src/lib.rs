@@ -22,8 +22,8 @@
 //! already imported; [`solve_problem`] plans a MiniMalloc CSV problem on its own items (64-bit
 //! heights, no arena cap), [`plan_problem`] as a one-bank model plan.
 //!
-//! [`rt`] is the `no_std` runtime that generated code uses; everything else needs the
-//! default `std` feature.
+//! [`rt`] is the `no_std` runtime that generated code uses (the `planner-rt` crate,
+//! re-exported); everything else needs the default `std` feature.
 #![no_std]
 #![deny(missing_docs)]
 
@@ -31,7 +31,13 @@
 #[macro_use]
 extern crate std;
 
-pub mod rt;
+/// The `no_std` runtime that generated code uses and kernels implement: the `planner-rt`
+/// crate, re-exported whole, so that `planner::rt::...` names each of its items (and rustc's
+/// messages name them by that path, which a firmware crate can write).
+pub mod rt {
+    #[doc(inline)]
+    pub use planner_rt::*;
+}
 
 #[cfg(feature = "std")]
 pub mod alias;
@@ -49,6 +55,8 @@ pub mod in_place;
 pub mod lifetimes;
 #[cfg(feature = "std")]
 pub mod manifest;
+#[cfg(feature = "std")]
+mod options_de;
 #[cfg(feature = "std")]
 pub mod pack;
 #[cfg(feature = "std")]
@@ -78,14 +86,3 @@ pub use pipeline::{
     ProblemOutcome, Solution, SolvedProblem, plan, plan_graph, plan_group, plan_problem,
     problem_input, solve_problem, users_of,
 };
-
-/// Re-exports for code that `include_model!` generates, so it names only `::planner`
-/// paths. Not public API.
-#[doc(hidden)]
-pub mod __private {
-    pub use core::include_bytes;
-    pub use core::marker::PhantomData;
-    pub use core::mem::{align_of, size_of};
-    pub use core::option::Option::{self, None, Some};
-    pub use core::result::Result::{self, Err, Ok};
-}

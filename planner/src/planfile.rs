@@ -194,7 +194,7 @@ pub struct OpEntry {
     pub scratch: Vec<u32>,
     /// Typed options (since version 2): `{"kind": "conv2d", "padding": "same", ...}`, or
     /// `{"kind": "none"}` for an op without typed options. Left out, it reads as none.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::options_de::deserialize")]
     pub options: OpOptions,
     /// How the op runs in place (since version 3); left out for an op that runs out of
     /// place.

@@ -1,7 +1,7 @@
 //! `RELU`, `RELU6`, `LOGISTIC` and `TANH` (int8 and int16), and `HARD_SWISH` (int8), with TFLite Micro's
 //! arithmetic, out of place or in place (one driver, [`super::unary::unary`]).
 
-use planner::rt::kernel::OpView;
+use planner_rt::kernel::OpView;
 
 use super::softmax::{exp_negative, one_minus_over_one_plus, one_over_one_plus};
 use super::unary::unary;
@@ -301,7 +301,7 @@ fn sigmoid_like16(op: &mut OpView<'_, '_>, in_place: bool, tanh: bool) -> Result
 fn int16_output(op: &OpView<'_, '_>) -> bool {
     matches!(
         op.outputs.first().map(|o| &o.data),
-        Some(planner::rt::kernel::DataMut::I16(_))
+        Some(planner_rt::kernel::DataMut::I16(_))
     )
 }
 

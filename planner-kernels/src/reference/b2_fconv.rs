@@ -4,8 +4,8 @@
 //! ascending, taps outside the image skipped, then the bias added and the fused activation
 //! applied. The int8 kernels call in here when output 0 holds `f32` elements.
 
-use planner::rt::kernel::OpView;
-use planner::rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
+use planner_rt::kernel::OpView;
+use planner_rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
 
 use super::b2_float::{clamp, float_activation_range};
 use super::conv::pad_before;

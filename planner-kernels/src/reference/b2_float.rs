@@ -21,8 +21,8 @@
 //! 169,385,354 arguments in [-20, 20] (every 13th `f32`), [`tanhf`] on 56 of them.
 
 use super::index::{RANK, broadcast_strides};
-use planner::rt::kernel::{Data, DataMut, OpView};
-use planner::rt::options::{
+use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::options::{
     Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions, WeightsFormat,
 };
 

@@ -11,8 +11,8 @@
 //! `y · scale + scale / 2 - 512`), the four neighbours times their Q10 weights summed in
 //! `i64` (Q20), and rounded half away from zero to the output.
 
-use planner::rt::kernel::{Data, DataMut, OpView};
-use planner::rt::options::ResizeBilinearOptions;
+use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::options::ResizeBilinearOptions;
 
 use super::{KernelError, output};
 

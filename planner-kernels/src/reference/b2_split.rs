@@ -7,8 +7,8 @@
 //! `UNPACK`'s outputs, which drop the axis, take 1 each), and `PACK` puts its inputs side by
 //! side along the output's new axis.
 
-use planner::rt::kernel::{Data, DataMut, OpView};
-use planner::rt::options::{PackOptions, SplitOptions, SplitVOptions, UnpackOptions};
+use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::options::{PackOptions, SplitOptions, SplitVOptions, UnpackOptions};
 
 use super::KernelError;
 

@@ -16,8 +16,8 @@
 //! the bias, through the channel's multiplier `input_scale · filter_scale[c] /
 //! output_scale`, plus the output zero point, clamped to the fused activation's range.
 
-use planner::rt::kernel::{Data, DataMut, OpView};
-use planner::rt::options::{Padding, TransposeConvOptions};
+use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::options::{Padding, TransposeConvOptions};
 
 use super::conv::channel_multiplier;
 use super::{KernelError, activation_range, output, params};

@@ -6,8 +6,8 @@
 //! float. Element types TFLM does not run either are refused with [`KernelError::Type`].
 
 use super::index::{RANK, broadcast_strides, next, strides};
-use planner::rt::kernel::{Data, DataMut, In, OpView};
-use planner::rt::options::{
+use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::options::{
     Activation, ArgMaxOptions, DivOptions, ExpandDimsOptions, GatherOptions, LeakyReluOptions,
     PadOptions, ReduceOptions, ReshapeOptions, SliceOptions, SqueezeOptions,
 };

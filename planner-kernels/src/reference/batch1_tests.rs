@@ -1,11 +1,9 @@
 //! Edge cases of the batch-1 kernels that the TFLM goldens cannot show: inputs where TFLM
 //! is undefined, types TFLM does not run, refusals instead of panics.
 
-use planner::rt::kernel::{In, OpView, Out};
-use planner::rt::options::{
-    Activation, ArgMaxOptions, Dims, DivOptions, GatherOptions, PadOptions,
-};
-use planner::rt::{Quant, TensorInfo};
+use planner_rt::kernel::{In, OpView, Out};
+use planner_rt::options::{Activation, ArgMaxOptions, Dims, DivOptions, GatherOptions, PadOptions};
+use planner_rt::{Quant, TensorInfo};
 
 use super::{KernelError, batch1};
 

@@ -3,9 +3,9 @@
 
 use core::ops::Range;
 
-use planner::rt::Quant;
-use planner::rt::kernel::{Data, In, OpView};
-use planner::rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
+use planner_rt::Quant;
+use planner_rt::kernel::{Data, In, OpView};
+use planner_rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
 
 use super::region::{Plane, reach};
 use super::{KernelError, activation_range, dims4, input_i8, output, params};

@@ -2,8 +2,8 @@
 //! place or in place.
 
 use super::index::{RANK, broadcast_strides};
-use planner::rt::kernel::{Data, DataMut, In, OpView};
-use planner::rt::options::{AddOptions, MulOptions};
+use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::options::{AddOptions, MulOptions};
 
 use super::region::Plane;
 use super::unary::{InType, unary as op_unary};
@@ -256,7 +256,7 @@ fn add_sub(
 /// (the inputs and output share a quantisation); refuses an output quantised otherwise
 /// than the inputs.
 pub(crate) fn min_max(mut op: OpView<'_, '_>, max: bool) -> Result<(), KernelError> {
-    let q = |x: Option<planner::rt::Quant>| x.and_then(|q| q.params(0));
+    let q = |x: Option<planner_rt::Quant>| x.and_then(|q| q.params(0));
     let out_q = q(op.outputs.first().and_then(|o| o.quant));
     for (i, tensor) in [
         (0, "input 0 (quantised otherwise than the output)"),

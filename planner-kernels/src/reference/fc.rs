@@ -1,8 +1,8 @@
 //! `FULLY_CONNECTED`, int8 with an optional int32 bias: `y[b][o] = act(requant(Σ_d (x[b][d]
 //! − x_zero) · (w[o][d] − w_zero) + bias[o]))`, per-tensor or per-channel weights.
 
-use planner::rt::kernel::OpView;
-use planner::rt::options::{FullyConnectedOptions, WeightsFormat};
+use planner_rt::kernel::OpView;
+use planner_rt::options::{FullyConnectedOptions, WeightsFormat};
 
 use super::conv::channel_multiplier;
 use super::{KernelError, activation_range, input_i8, output, params};

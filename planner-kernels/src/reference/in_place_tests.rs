@@ -8,12 +8,12 @@ use std::boxed::Box;
 use std::vec;
 use std::vec::Vec;
 
-use planner::rt::kernel::{In, OpView, Out};
-use planner::rt::options::{
+use planner_rt::kernel::{In, OpView, Out};
+use planner_rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, MulOptions, PadOptions,
     Padding,
 };
-use planner::rt::{Quant, TensorInfo};
+use planner_rt::{Quant, TensorInfo};
 
 use super::{KernelError, activation, conv, elementwise, shape};
 
@@ -770,7 +770,7 @@ fn binary_kernels_in_place_equal_out_of_place() {
 
 #[test]
 fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
-    use planner::rt::options::StridedSliceOptions;
+    use planner_rt::options::StridedSliceOptions;
     let x: Vec<i8> = (0..12).collect();
     let xi = info::<i8>(&[3, 4], &[0.1], &[0]);
     let yi = info::<i8>(&[1, 2], &[0.1], &[0]);

@@ -28,8 +28,8 @@
 //! copied from there once the step's units are done (the gates of every unit read the
 //! previous hidden state): the kernel needs no buffer.
 
-use planner::rt::kernel::{Data, DataMut, In, OpView};
-use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
+use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::options::{Activation, UnidirectionalSequenceLstmOptions};
 
 use super::activation::{logistic16, tanh16};
 use super::b2_float::{logistic_f32, tanhf};
@@ -537,9 +537,9 @@ fn no_activation(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use planner::rt::kernel::{In, OpView, Out};
-    use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
-    use planner::rt::{Quant, TensorInfo};
+    use planner_rt::kernel::{In, OpView, Out};
+    use planner_rt::options::{Activation, UnidirectionalSequenceLstmOptions};
+    use planner_rt::{Quant, TensorInfo};
 
     use super::{KernelError, unidirectional_sequence_lstm};
 

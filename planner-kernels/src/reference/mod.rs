@@ -1,7 +1,7 @@
 //! [`Reference`]: the kernel set (int8, int16 and float32) that a model's generated `run()`
 //! takes, with TFLite Micro's reference arithmetic, op by op.
 //!
-//! Each op kind is a trait of `planner::rt::kernel`; [`Reference`] implements the kinds the
+//! Each op kind is a trait of `planner_rt::kernel`; [`Reference`] implements the kinds the
 //! bundled int8 models use: `CONV_2D`, `DEPTHWISE_CONV_2D` (both with SAME, VALID or
 //! explicit per-side padding, a PAD the planner folded into them), `FULLY_CONNECTED`,
 //! `AVERAGE_POOL_2D`, `MAX_POOL_2D`, `ADD`, `SUB`, `MUL`, `SOFTMAX`, `RESHAPE`, `PAD`,
@@ -33,7 +33,7 @@
 //!
 //! # Patch regions
 //!
-//! [`Reference`] implements [`planner::rt::kernel::Patches`]: the kernels of every kind a
+//! [`Reference`] implements [`planner_rt::kernel::Patches`]: the kernels of every kind a
 //! patch stage may hold honour [`In::region`] and [`Out::region`]: `CONV_2D` and
 //! `DEPTHWISE_CONV_2D` (every padding, stride, dilation and quantisation above),
 //! `AVERAGE_POOL_2D` (dividing by the window's pixels inside the image, as TFLM) and
@@ -47,7 +47,7 @@
 //! the image (a view's shape is the whole tensor's, never a region's edge inside it), and
 //! finds each pixel through the view's layout, dense (the region's elements only) or whole
 //! (the tensor's), told apart by the data's length as
-//! [`Region::pixel`](planner::rt::kernel::Region::pixel) says. The whole tensor is the
+//! [`Region::pixel`](planner_rt::kernel::Region::pixel) says. The whole tensor is the
 //! region that covers everything: the arithmetic exists once. An input region that lacks
 //! a pixel inside the image the output region reads is refused
 //! ([`KernelError::Shape`]); so are a region reaching outside its tensor, a view whose
@@ -102,9 +102,9 @@ mod unary;
 
 use core::fmt;
 
-use planner::rt::Quant;
-use planner::rt::kernel::{In, Kernel, OpView, Out};
-use planner::rt::options::Activation;
+use planner_rt::Quant;
+use planner_rt::kernel::{In, Kernel, OpView, Out};
+use planner_rt::options::Activation;
 
 /// The reference kernel set. Holds nothing: every kernel works in the tensors it is given.
 #[derive(Debug, Default, Clone, Copy)]
@@ -140,7 +140,7 @@ pub enum KernelError {
         /// Which option.
         what: &'static str,
     },
-    /// A tensor has a patch region ([`planner::rt::kernel::Region`]) and this kernel does
+    /// A tensor has a patch region ([`planner_rt::kernel::Region`]) and this kernel does
     /// not run on regions (an op kind outside those listed in the module docs, an in-place
     /// variant, or a tensor other than an image input or output 0).
     Region {
@@ -181,14 +181,14 @@ impl Kernel for Reference {
 
 /// Every kind a patch stage may hold honours [`In::region`] and [`Out::region`] (see the
 /// module docs).
-impl planner::rt::kernel::Patches for Reference {}
+impl planner_rt::kernel::Patches for Reference {}
 
 /// Implements kernel traits by calling the op's function, after refusing a region on any
 /// tensor but the first `regions` inputs and output 0 (`[0]`: no region anywhere).
 macro_rules! kinds {
     ($($kind:ident :: $method:ident ($options:ty) [$regions:literal] => $f:expr;)*) => {
         $(
-            impl planner::rt::kernel::$kind for Reference {
+            impl planner_rt::kernel::$kind for Reference {
                 fn $method(&mut self, op: OpView<'_, '_>, options: &$options) -> Result<(), KernelError> {
                     region::only_on(&op, $regions)?;
                     $f(op, options)
@@ -198,7 +198,7 @@ macro_rules! kinds {
     };
 }
 
-use planner::rt::options as o;
+use planner_rt::options as o;
 
 kinds! {
     Conv2d::conv_2d(o::Conv2dOptions) [1] => conv::conv_2d;
@@ -255,12 +255,12 @@ kinds! {
     UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
 }
 
-/// Implements [`Builtin`](planner::rt::kernel::Builtin) for op kinds without typed options,
+/// Implements [`Builtin`](planner_rt::kernel::Builtin) for op kinds without typed options,
 /// by their TFLite name.
 macro_rules! builtins {
     ($($name:literal => $f:expr;)*) => {
         $(
-            impl planner::rt::kernel::Builtin<{ planner::rt::kernel::op_key($name) }> for Reference {
+            impl planner_rt::kernel::Builtin<{ planner_rt::kernel::op_key($name) }> for Reference {
                 fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), KernelError> {
                     region::only_on(&op, 2)?;
                     $f(op)
@@ -313,7 +313,7 @@ pub(crate) fn input_i8<'a>(
 /// `Missing` for an in-place input, `Type` otherwise.
 pub(crate) fn kind_error(x: &In<'_>, tensor: &'static str) -> KernelError {
     match x.data {
-        planner::rt::kernel::Data::InPlace(_) => KernelError::Missing { tensor },
+        planner_rt::kernel::Data::InPlace(_) => KernelError::Missing { tensor },
         _ => KernelError::Type { tensor },
     }
 }

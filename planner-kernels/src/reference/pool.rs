@@ -1,8 +1,8 @@
 //! `AVERAGE_POOL_2D` and `MAX_POOL_2D`, int8, NHWC. The window is clipped to the input
 //! (padding never counts as a value); the average rounds half away from zero.
 
-use planner::rt::kernel::OpView;
-use planner::rt::options::{Dims, Pool2dOptions};
+use planner_rt::kernel::OpView;
+use planner_rt::options::{Dims, Pool2dOptions};
 
 use super::conv::pad_before;
 use super::region::{Plane, reach};

@@ -11,7 +11,7 @@
 
 use core::ops::Range;
 
-use planner::rt::kernel::{OpView, Region};
+use planner_rt::kernel::{OpView, Region};
 
 use super::{KernelError, dims4};
 

@@ -11,12 +11,12 @@ use std::format;
 use std::vec;
 use std::vec::Vec;
 
-use planner::rt::TensorInfo;
-use planner::rt::kernel::{
+use planner_rt::TensorInfo;
+use planner_rt::kernel::{
     Add, AveragePool2d, Conv2d, DepthwiseConv2d, FullyConnected, In, MaxPool2d, Mul, OpView, Out,
     Pad, Region, ReluInPlace, Sub,
 };
-use planner::rt::options::{
+use planner_rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions,
     MulOptions, NoOptions, PadOptions, Padding, Pool2dOptions,
 };
@@ -889,7 +889,7 @@ fn regions_are_refused_where_kernels_do_not_run_on_them() {
 
 #[test]
 fn the_reference_set_runs_patch_planned_models() {
-    fn patches<K: planner::rt::kernel::Patches>(_: &K) {}
+    fn patches<K: planner_rt::kernel::Patches>(_: &K) {}
     patches(&Reference);
 }
 

@@ -2,8 +2,8 @@
 //! `CONCATENATION`, `STRIDED_SLICE`, `RESIZE_NEAREST_NEIGHBOR`), and `MEAN`.
 
 use super::index::{RANK, next, strides};
-use planner::rt::kernel::{Data, DataMut, OpView, Region};
-use planner::rt::options::{
+use planner_rt::kernel::{Data, DataMut, OpView, Region};
+use planner_rt::options::{
     Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions,
     ResizeNearestNeighborOptions, TransposeOptions,
 };
@@ -25,7 +25,7 @@ pub(crate) fn reshape(mut op: OpView<'_, '_>, _: &ReshapeOptions) -> Result<(), 
     macro_rules! copy {
         ($($v:ident),*) => {
             match (x.data, &mut out.data) {
-                $((Data::$v(a), planner::rt::kernel::DataMut::$v(b)) if a.len() == b.len() => b.copy_from_slice(a),)*
+                $((Data::$v(a), planner_rt::kernel::DataMut::$v(b)) if a.len() == b.len() => b.copy_from_slice(a),)*
                 _ => return Err(KernelError::Type { tensor: "output 0" }),
             }
         };
@@ -441,7 +441,7 @@ fn slice_stop(end: i64, masked: bool, shrink: bool, start: i64, stride: i64, siz
 /// new-axis masks and `offset` are refused (TFLM's reference does not take them either).
 pub(crate) fn strided_slice(
     mut op: OpView<'_, '_>,
-    o: &planner::rt::options::StridedSliceOptions,
+    o: &planner_rt::options::StridedSliceOptions,
 ) -> Result<(), KernelError> {
     if o.ellipsis_mask != 0 || o.new_axis_mask != 0 || o.offset {
         return Err(KernelError::Options {

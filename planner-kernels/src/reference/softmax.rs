@@ -4,8 +4,8 @@
 //! constants `exp(-2^k)` for the rest), their sum in Q12.19, its reciprocal by
 //! Newton-Raphson, and each `exp` times the reciprocal, scaled to the output type.
 
-use planner::rt::kernel::OpView;
-use planner::rt::options::SoftmaxOptions;
+use planner_rt::kernel::OpView;
+use planner_rt::options::SoftmaxOptions;
 
 use super::{KernelError, input_i8, output, params};
 use crate::{quantize_multiplier, rounding_divide_by_pot, saturating_rounding_doubling_high_mul};
@@ -159,10 +159,10 @@ pub(crate) fn softmax(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), 
         });
     }
     match &mut out.data {
-        planner::rt::kernel::DataMut::I8(y) if y.len() == x.len() => {
+        planner_rt::kernel::DataMut::I8(y) if y.len() == x.len() => {
             rows(x, y, depth, &scaled, 8, |v| v.clamp(-128, 127) as i8);
         }
-        planner::rt::kernel::DataMut::I16(y) if y.len() == x.len() => {
+        planner_rt::kernel::DataMut::I16(y) if y.len() == x.len() => {
             rows(x, y, depth, &scaled, 16, |v| v.clamp(-32768, 32767) as i16);
         }
         _ => return Err(KernelError::Type { tensor: "output 0" }),

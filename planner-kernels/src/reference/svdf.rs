@@ -4,8 +4,8 @@
 //! time weights, adds the bias, sums each unit's `rank` filters and requantises to int8.
 //! The fused activation is not applied, as TFLite Micro's integer kernel does not apply it.
 
-use planner::rt::kernel::{DataMut, OpView};
-use planner::rt::options::SvdfOptions;
+use planner_rt::kernel::{DataMut, OpView};
+use planner_rt::options::SvdfOptions;
 
 use super::{KernelError, input_i8, params};
 use crate::{multiply_by_quantized_multiplier, quantize_multiplier};
@@ -114,10 +114,10 @@ pub(crate) fn svdf(mut op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), Kernel
     }
     let mut keep = |b: usize, a: &[i32]| results[b][..a.len()].copy_from_slice(a);
     match (&mut state.data, wt.data) {
-        (DataMut::I8(s), planner::rt::kernel::Data::I8(t)) => {
+        (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => {
             step(s, t, &d, z_state, &features, bias, &mut keep)?;
         }
-        (DataMut::I16(s), planner::rt::kernel::Data::I16(t)) => {
+        (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => {
             step(s, t, &d, z_state, &features, bias, &mut keep)?;
         }
         _ => {

@@ -4,13 +4,13 @@ extern crate std;
 
 use std::vec::Vec;
 
-use planner::rt::kernel::{In, OpView, Out};
-use planner::rt::options::{
+use planner_rt::kernel::{In, OpView, Out};
+use planner_rt::options::{
     Activation, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
     FullyConnectedOptions, MeanOptions, PadOptions, Padding, Pool2dOptions, SoftmaxOptions,
     TransposeOptions,
 };
-use planner::rt::{Quant, TensorInfo};
+use planner_rt::{Quant, TensorInfo};
 
 use super::{KernelError, conv, elementwise, fc, pool, shape, softmax};
 
@@ -363,7 +363,7 @@ fn svdf_steps_its_state_and_sums_it_against_the_time_weights() {
     ];
     let mut outputs = [Out::new(&mut y, &yi)];
     let mut variables = [Out::new(&mut state, &si)];
-    let o = planner::rt::options::SvdfOptions {
+    let o = planner_rt::options::SvdfOptions {
         rank: 1,
         ..Default::default()
     };

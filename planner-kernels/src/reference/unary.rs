@@ -3,7 +3,7 @@
 //! start and takes the output (an op the plan runs in place), so each op's arithmetic is
 //! written once.
 
-use planner::rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::kernel::{Data, DataMut, In, OpView};
 
 use super::KernelError;
 use super::region::Plane;

@@ -13,7 +13,7 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
     let mut out = TokenStream::new();
     for (a, arena) in cx.l.file.arenas.iter().enumerate() {
         let ty_args = quote! {
-            { PLAN.arenas[#a].size as usize }, #rt::Align<{ PLAN.arenas[#a].align as usize }>
+            { PLAN.arenas[#a].size as usize }, #rt::__export::Align<{ PLAN.arenas[#a].align as usize }>
         };
         if let Some(section) = &arena.section {
             let name = ident(&naming::arena_static(arena.role, &arena.memory));
@@ -30,7 +30,7 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
                     not(any(target_vendor = "apple", target_os = "windows")),
                     unsafe(link_section = #section)
                 )]
-                static #name: #rt::Arena<#ty_args> = #rt::Arena::new();
+                static #name: #rt::__export::Arena<#ty_args> = #rt::__export::Arena::new();
             });
         }
         if let (Some(blob), Some(path)) = (&arena.blob, &cx.l.blobs[a]) {
@@ -57,7 +57,7 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
                     not(any(target_vendor = "apple", target_os = "windows")),
                     unsafe(link_section = #section)
                 )]
-                static #name: #rt::Blob<#ty_args> = #rt::Blob::new(#rt::copy_blob(#bytes));
+                static #name: #rt::__export::Blob<#ty_args> = #rt::__export::Blob::new(#rt::__export::copy_blob(#bytes));
             });
         }
     }

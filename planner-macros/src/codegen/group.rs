@@ -14,7 +14,7 @@ use crate::parse::Args;
 
 pub(crate) fn group(g: &LoadedGroup, args: &Args) -> TokenStream {
     let krate = &args.krate;
-    let (rt, pv) = (quote!(#krate::rt), quote!(#krate::__private));
+    let (rt, pv) = (quote!(#krate::rt), quote!(#krate::rt::__export));
     let f = &g.file;
     let module = ident(&naming::model_module(&f.group));
     let name = &f.group;
@@ -65,7 +65,7 @@ fn statics(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
         let a = &ga.arena;
         // From the checked table, so the statics are what the check proved.
         let ty_args = quote! {
-            { GROUP_PLAN.arenas[#i].size as usize }, #rt::Align<{ GROUP_PLAN.arenas[#i].align as usize }>
+            { GROUP_PLAN.arenas[#i].size as usize }, #rt::__export::Align<{ GROUP_PLAN.arenas[#i].align as usize }>
         };
         if let Some(section) = &a.section {
             let static_name = ident(&naming::arena_static(a.role, &a.memory));
@@ -79,7 +79,7 @@ fn statics(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
                     not(any(target_vendor = "apple", target_os = "windows")),
                     unsafe(link_section = #section)
                 )]
-                static #static_name: #rt::Arena<#ty_args> = #rt::Arena::new();
+                static #static_name: #rt::__export::Arena<#ty_args> = #rt::__export::Arena::new();
             });
         }
         if let (Some(blob), Some(path)) = (&a.blob, path) {
@@ -98,7 +98,7 @@ fn statics(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
                     not(any(target_vendor = "apple", target_os = "windows")),
                     unsafe(link_section = #section)
                 )]
-                static #static_name: #rt::Blob<#ty_args> = #rt::Blob::new(#rt::copy_blob(#bytes));
+                static #static_name: #rt::__export::Blob<#ty_args> = #rt::__export::Blob::new(#rt::__export::copy_blob(#bytes));
             });
         }
     }
@@ -114,7 +114,7 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
         let writable = a.role != ArenaRole::Constant;
         let persistent = a.role == ArenaRole::Persistent;
         quote! {
-            #rt::check::GroupArenaRow {
+            #rt::__export::check::GroupArenaRow {
                 name: #name, size: #size, align: #align, writable: #writable, persistent: #persistent,
             }
         }
@@ -122,7 +122,7 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
     let models = f.models.iter().zip(&g.arena_map).map(|(m, map)| {
         let module = ident(&naming::model_module(&m.model));
         let map = map.iter().map(|&k| k as u32);
-        quote!(#rt::check::GroupModelRow { plan: &#module::PLAN, arenas: &[#(#map),*] })
+        quote!(#rt::__export::check::GroupModelRow { plan: &#module::PLAN, arenas: &[#(#map),*] })
     });
     // The sets as the lenders lend them (`sets`), so the check proves what the code does.
     let sets = sets(g).into_iter().map(|ks| {
@@ -136,13 +136,13 @@ fn table(g: &LoadedGroup, rt: &TokenStream) -> TokenStream {
     let check = if cfg!(feature = "skip-plan-check") {
         quote!()
     } else {
-        quote!(#[doc = #doc] const _: () = #rt::check::check_group(&GROUP_PLAN);)
+        quote!(#[doc = #doc] const _: () = #rt::__export::check::check_group(&GROUP_PLAN);)
     };
     let group = &f.group;
     quote! {
         /// The group plan as `const` data: what the check below proves.
         #[doc(hidden)]
-        pub const GROUP_PLAN: #rt::check::GroupTable<'static> = #rt::check::GroupTable {
+        pub const GROUP_PLAN: #rt::__export::check::GroupTable<'static> = #rt::__export::check::GroupTable {
             group: #group,
             arenas: &[#(#arenas),*],
             models: &[#(#models),*],
@@ -261,7 +261,7 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
                 a.size, a.alignment
             );
             fields.push(quote!(#[doc = #doc] pub #field: &'a mut [u8],));
-            bound.push(quote!(#rt::bind(GROUP, #name, buffers.#field, #size, #align)?));
+            bound.push(quote!(#rt::__export::bind(GROUP, #name, buffers.#field, #size, #align)?));
         }
         if a.role == ArenaRole::Persistent {
             init.push(quote! {
@@ -293,7 +293,7 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
         quote!()
     } else {
         quote! {
-            static TAKEN: #rt::Once = #rt::Once::new();
+            static TAKEN: #rt::__export::Once = #rt::__export::Once::new();
 
             impl Handle<'static, #rt::Uninit> {
                 /// The one handle to the group's `static` arenas: `Some` the first time,
@@ -317,7 +317,7 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
         /// handle at a time (`group.<model>()` borrows it `mut`); models declared concurrent
         /// together through their split method.
         pub struct Handle<'a, S = #rt::Ready> {
-            bases: [#rt::Base; #n],
+            bases: [#rt::__export::Base; #n],
             state: #pv::PhantomData<S>,
             borrow: #pv::PhantomData<&'a mut [u8]>,
         }

@@ -37,7 +37,7 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
         quote! {
             /// A handle to the group's arenas, lent by the group's handle (which zeroed the
             /// state and copied the weights already).
-            pub(super) fn in_group(bases: [#rt::Base; #n]) -> Handle<'a, #rt::Ready> {
+            pub(super) fn in_group(bases: [#rt::__export::Base; #n]) -> Handle<'a, #rt::Ready> {
                 Handle { bases, state: #pv::PhantomData, borrow: #pv::PhantomData }
             }
         }
@@ -50,7 +50,7 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
         quote!()
     } else {
         quote! {
-            static TAKEN: #rt::Once = #rt::Once::new();
+            static TAKEN: #rt::__export::Once = #rt::__export::Once::new();
 
             /// The handle to the model's `static` arenas (`Handle<'static>`), as
             /// `Model::take()` gives it.
@@ -86,7 +86,7 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
 
         #[doc = #doc]
         pub struct Handle<'a, S = #rt::Ready> {
-            bases: [#rt::Base; #n],
+            bases: [#rt::__export::Base; #n],
             state: #pv::PhantomData<S>,
             borrow: #pv::PhantomData<&'a mut [u8]>,
         }
@@ -250,7 +250,7 @@ fn buffers(cx: &Ctx<'_>) -> (Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream
         );
         fields.push(quote!(#[doc = #doc] pub #field: &'a mut [u8],));
         let bind = quote! {
-            #rt::bind(
+            #rt::__export::bind(
                 MODEL, #name, buffers_field,
                 const { PLAN.arenas[#i].size as usize },
                 const { PLAN.arenas[#i].align as usize },

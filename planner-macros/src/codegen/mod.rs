@@ -46,7 +46,7 @@ pub(crate) struct Ctx<'a> {
     pub(crate) l: &'a Loaded,
     /// `::planner::rt`.
     pub(crate) rt: TokenStream,
-    /// `::planner::__private`.
+    /// `::planner::rt::__export`.
     pub(crate) pv: TokenStream,
     /// Tensor indices in slot order: sorted by (arena, offset, index), as the checker
     /// wants them.
@@ -78,7 +78,7 @@ impl<'a> Ctx<'a> {
         Ctx {
             l,
             rt,
-            pv: quote!(#krate::__private),
+            pv: quote!(#krate::rt::__export),
             order,
             slot,
             idents,

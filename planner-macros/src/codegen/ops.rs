@@ -36,7 +36,7 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                     // The output of an in-place op: one buffer over its input's bytes and
                     // its own, as long as the longer of the two (the check bounds it).
                     let (si, so) = (cx.slot[ip.input], cx.slot[ip.output]);
-                    len = quote!((#rt::check::in_place_elements(&PLAN.slots[#si], &PLAN.slots[#so]) as usize));
+                    len = quote!((#rt::__export::check::in_place_elements(&PLAN.slots[#si], &PLAN.slots[#so]) as usize));
                 }
                 if mutable {
                     fields.push(quote!(#[doc = #doc] pub #fid: &'a mut [#elem],));

@@ -85,7 +85,7 @@ pub(crate) fn items(cx: &Ctx<'_>) -> TokenStream {
         let shape = e.shape.iter().map(|&d| super::lit_u64(d));
         let (whole, is_split, streamed) = (v.whole, v.split, v.streamed);
         check_rows.push(quote! {
-            #rt::check::PatchRow {
+            #rt::__export::check::PatchRow {
                 slot: #slot, shape: [#(#shape),*], whole: #whole, split: #is_split,
                 streamed: #streamed, regions: &patch_regions::#name,
             }
@@ -102,7 +102,7 @@ pub(crate) fn items(cx: &Ctx<'_>) -> TokenStream {
         );
         quote! {
             #[doc = #doc]
-            const _: () = #rt::check::check_patches(&PLAN, &PATCH_TABLE);
+            const _: () = #rt::__export::check::check_patches(&PLAN, &PATCH_TABLE);
         }
     };
     let input = match p.input {
@@ -119,7 +119,7 @@ pub(crate) fn items(cx: &Ctx<'_>) -> TokenStream {
         pub const PATCHES: usize = #n;
         /// The patch stage as the check reads it.
         #[doc(hidden)]
-        pub const PATCH_TABLE: #rt::check::PatchTable<'static> = #rt::check::PatchTable {
+        pub const PATCH_TABLE: #rt::__export::check::PatchTable<'static> = #rt::__export::check::PatchTable {
             split: #split,
             patches: PATCHES as u32,
             tensors: &[#(#check_rows),*],

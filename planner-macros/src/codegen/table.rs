@@ -26,12 +26,12 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     let pv = &cx.pv;
     let f = &cx.l.file;
     let model = cx.model();
-    let none = quote!(#rt::check::NONE);
+    let none = quote!(#rt::__export::check::NONE);
     let opt = |v: Option<u64>| v.map_or(none.clone(), |v| lit_u64(v).into_token_stream());
     let memories = f.memories.iter().map(|m| {
         let name = &m.name;
         let budget = opt(m.budget);
-        quote!(#rt::check::MemoryRow { name: #name, budget: #budget })
+        quote!(#rt::__export::check::MemoryRow { name: #name, budget: #budget })
     });
     let arenas = f.arenas.iter().enumerate().map(|(a, arena)| {
         let name = &arena.name;
@@ -51,7 +51,7 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
             None => none.clone(),
         };
         quote! {
-            #rt::check::ArenaRow {
+            #rt::__export::check::ArenaRow {
                 name: #name, memory: #memory, source: #source, size: #size, budget: #budget, align: #align,
                 writable: #writable, blob_len: #blob_len,
             }
@@ -70,7 +70,7 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
         let end = e.lifetime.end_op;
         let root = cx.slot[cx.l.roots[t]] as u32;
         quote! {
-            #rt::check::SlotRow {
+            #rt::__export::check::SlotRow {
                 id: #id, arena: #arena, offset: #offset, size: #size, align: #align,
                 elem_size: #pv::size_of::<#elem>() as u64,
                 elem_align: #pv::align_of::<#elem>() as u64,
@@ -90,20 +90,20 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
         let (reads, writes, in_place) = op_rows(cx, k);
         let in_place = match in_place {
             Some((input, output)) => {
-                quote!(#pv::Some(#rt::check::InPlaceRow { input: #input, output: #output }))
+                quote!(#pv::Some(#rt::__export::check::InPlaceRow { input: #input, output: #output }))
             }
             None => quote!(#pv::None),
         };
-        quote!(#rt::check::OpRow { opcode: #opcode, reads: &[#(#reads),*], writes: &[#(#writes),*], in_place: #in_place })
+        quote!(#rt::__export::check::OpRow { opcode: #opcode, reads: &[#(#reads),*], writes: &[#(#writes),*], in_place: #in_place })
     });
     let slot_rows = slot_names
         .iter()
         .zip(slots)
-        .map(|(name, row)| quote!(pub const #name: #rt::check::SlotRow<'static> = #row;));
+        .map(|(name, row)| quote!(pub const #name: #rt::__export::check::SlotRow<'static> = #row;));
     let op_rows = op_names
         .iter()
         .zip(ops)
-        .map(|(name, row)| quote!(pub const #name: #rt::check::OpRow<'static> = #row;));
+        .map(|(name, row)| quote!(pub const #name: #rt::__export::check::OpRow<'static> = #row;));
     // Slot positions sorted by first and by last live op (ties by position), as the checker
     // wants them; it verifies both orders.
     let time = |t: usize| &f.tensors[cx.order[t]].lifetime;
@@ -122,15 +122,15 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
         quote! {
             #[doc = #check_doc]
             const _: () = {
-                let mut scratch = [0u64; #rt::check::scratch_len(#n_slots)];
-                #rt::check::check(&PLAN, &mut scratch)
+                let mut scratch = [0u64; #rt::__export::check::scratch_len(#n_slots)];
+                #rt::__export::check::check(&PLAN, &mut scratch)
             };
         }
     };
     quote! {
         /// The plan as `const` data: what the check below proves, and what every view uses.
         #[doc(hidden)]
-        pub const PLAN: #rt::check::PlanTable<'static> = #rt::check::PlanTable {
+        pub const PLAN: #rt::__export::check::PlanTable<'static> = #rt::__export::check::PlanTable {
             model: #model,
             memories: &[#(#memories),*],
             arenas: &[#(#arenas),*],

@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use core::mem::MaybeUninit;
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! // Any byte region will do; this one is aligned so that the figures below do not depend on
 //! // where the stack happens to put it.
@@ -52,7 +52,7 @@
 //!
 //! ```compile_fail,E0502
 //! use core::mem::MaybeUninit;
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! let mut region = [MaybeUninit::<u8>::uninit(); 64];
 //! let mut slab = Slab::new(&mut region);
@@ -65,7 +65,7 @@
 //!
 //! ```compile_fail
 //! use core::mem::MaybeUninit;
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! let mut region = [MaybeUninit::<u8>::uninit(); 64];
 //! let mut slab = Slab::new(&mut region);
@@ -78,7 +78,7 @@
 //!
 //! ```compile_fail,E0521
 //! use core::mem::MaybeUninit;
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! let mut region = [MaybeUninit::<u8>::uninit(); 64];
 //! let mut slab = Slab::new(&mut region);
@@ -97,7 +97,7 @@
 //!
 //! ```compile_fail,E0499
 //! use core::mem::MaybeUninit;
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! let mut region = [MaybeUninit::<u8>::uninit(); 64];
 //! let mut slab = Slab::new(&mut region);
@@ -116,7 +116,7 @@
 //!
 //! ```compile_fail,E0596
 //! use core::mem::MaybeUninit;
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! let mut region = [MaybeUninit::<u8>::uninit(); 64];
 //! let mut slab = Slab::new(&mut region);
@@ -132,7 +132,7 @@
 //! the same bytes, so a `Slab` is `Send` but not `Sync`:
 //!
 //! ```compile_fail,E0277
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! fn shared_between_threads<T: Sync>() {}
 //! shared_between_threads::<Slab<'static>>();
@@ -142,7 +142,7 @@
 //!
 //! ```compile_fail,E0277
 //! use core::mem::MaybeUninit;
-//! use planner::rt::slab::Slab;
+//! use planner_rt::slab::Slab;
 //!
 //! let mut region = [MaybeUninit::<u8>::uninit(); 64];
 //! let slab = Slab::new(&mut region);
@@ -596,7 +596,7 @@ fn padding(addr: usize, align: usize) -> usize {
 /// can outlive it: `R` cannot borrow the slab.
 ///
 /// ```
-/// use planner::rt::slab::with_bytes;
+/// use planner_rt::slab::with_bytes;
 /// #[repr(align(16))]
 /// struct Aligned([u8; 64]);
 /// let mut arena = Aligned([7; 64]);
@@ -659,7 +659,7 @@ impl fmt::Debug for Slab<'_> {
 ///
 /// ```
 /// use core::mem::MaybeUninit;
-/// use planner::rt::slab::Slab;
+/// use planner_rt::slab::Slab;
 ///
 /// let mut region = [MaybeUninit::<u8>::uninit(); 64];
 /// let mut slab = Slab::new(&mut region);
@@ -677,7 +677,7 @@ impl fmt::Debug for Slab<'_> {
 ///
 /// ```compile_fail,E0505
 /// use core::mem::MaybeUninit;
-/// use planner::rt::slab::Slab;
+/// use planner_rt::slab::Slab;
 ///
 /// let mut region = [MaybeUninit::<u8>::uninit(); 64];
 /// let mut slab = Slab::new(&mut region);

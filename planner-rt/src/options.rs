@@ -5,7 +5,7 @@
 //! constant operands that parameterise an op (a reshape's shape, a pad's amounts, a mean's
 //! axes, a transpose's permutation); the plan file carries them (as [`OpOptions`]); and
 //! `include_model!` emits them as a typed `const` per op (`ops::Op3::OPTIONS`) and passes them
-//! to the kernel trait of the op's kind ([`super::kernel`]).
+//! to the kernel trait of the op's kind ([`crate::kernel`]).
 //!
 //! Every type here is plain `Copy` data without allocation, so the constants live in flash.
 
@@ -71,64 +71,100 @@ impl core::fmt::Debug for Dims {
     }
 }
 
-#[cfg(feature = "std")]
 impl serde::Serialize for Dims {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(self.as_slice())
     }
 }
 
-#[cfg(feature = "std")]
 impl<'de> serde::Deserialize<'de> for Dims {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = <std::vec::Vec<i32>>::deserialize(d)?;
-        Dims::new(&v).ok_or_else(|| {
+        d.deserialize_seq(DimsVisitor)
+    }
+}
+
+/// Reads a list of integers into a [`Dims`] without allocating; a longer list is read to
+/// its end (to name its length) and refused.
+struct DimsVisitor;
+
+impl<'de> serde::de::Visitor<'de> for DimsVisitor {
+    type Value = Dims;
+
+    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "a sequence")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Dims, A::Error> {
+        let mut dims = [0; MAX_DIMS];
+        let mut len = 0usize;
+        while let Some(d) = seq.next_element::<i32>()? {
+            if let Some(slot) = dims.get_mut(len) {
+                *slot = d;
+            }
+            len += 1;
+        }
+        dims.get(..len).and_then(Dims::new).ok_or_else(|| {
             serde::de::Error::custom(format_args!(
-                "a list of {} integers where at most {MAX_DIMS} fit",
-                v.len()
+                "a list of {len} integers where at most {MAX_DIMS} fit"
             ))
         })
     }
 }
 
-/// How the rust expression of an option value is written, for `include_model!`.
-#[cfg(feature = "std")]
+/// How the Rust expression of an option value is written, for `include_model!`: into any
+/// [`core::fmt::Write`], so the runtime needs no allocator.
 #[doc(hidden)]
 pub trait RustExpr {
-    /// A Rust expression of this value; `rt` is the path of this runtime module's parent.
-    fn rust_expr(&self, rt: &str) -> std::string::String;
+    /// Writes a Rust expression of this value to `out`; `rt` is the path of this runtime
+    /// crate.
+    fn rust_expr(&self, rt: &str, out: &mut dyn core::fmt::Write) -> core::fmt::Result;
 }
 
-#[cfg(feature = "std")]
 impl RustExpr for Dims {
-    fn rust_expr(&self, rt: &str) -> std::string::String {
-        let items: std::vec::Vec<_> = self.as_slice().iter().map(|d| format!("{d}i32")).collect();
-        format!(
-            "match {rt}::options::Dims::new(&[{}]) {{ Some(d) => d, None => {rt}::options::Dims::EMPTY }}",
-            items.join(", ")
+    fn rust_expr(&self, rt: &str, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        write!(out, "match {rt}::options::Dims::new(&[")?;
+        for (i, d) in self.as_slice().iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            write!(out, "{sep}{d}i32")?;
+        }
+        write!(
+            out,
+            "]) {{ Some(d) => d, None => {rt}::options::Dims::EMPTY }}"
         )
     }
 }
 
-#[cfg(feature = "std")]
 impl RustExpr for i32 {
-    fn rust_expr(&self, _: &str) -> std::string::String {
-        format!("{self}i32")
+    fn rust_expr(&self, _: &str, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        write!(out, "{self}i32")
     }
 }
 
-#[cfg(feature = "std")]
 impl RustExpr for bool {
-    fn rust_expr(&self, _: &str) -> std::string::String {
-        format!("{self}")
+    fn rust_expr(&self, _: &str, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+        write!(out, "{self}")
     }
 }
 
-#[cfg(feature = "std")]
 impl RustExpr for f32 {
-    fn rust_expr(&self, _: &str) -> std::string::String {
+    fn rust_expr(&self, _: &str, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
         // Bit-exact, and valid for every value (NaN and infinities too).
-        format!("f32::from_bits({:#010x}u32)", self.to_bits())
+        write!(out, "f32::from_bits({:#010x}u32)", self.to_bits())
+    }
+}
+
+/// The Rust expression of an op's options (see [`OpOptions::codegen`]), written when
+/// displayed.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub struct OptionsExpr<'a> {
+    value: &'a dyn RustExpr,
+    rt: &'a str,
+}
+
+impl core::fmt::Display for OptionsExpr<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.value.rust_expr(self.rt, f)
     }
 }
 
@@ -137,17 +173,16 @@ macro_rules! value_enum {
     ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $text:literal,)* }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-        #[cfg_attr(feature = "std", derive(serde::Serialize, serde::Deserialize))]
+        #[derive(serde::Serialize, serde::Deserialize)]
         pub enum $name {
             #[default]
-            $($(#[$vdoc])* #[cfg_attr(feature = "std", serde(rename = $text))] $variant,)*
+            $($(#[$vdoc])* #[serde(rename = $text)] $variant,)*
         }
 
-        #[cfg(feature = "std")]
         impl RustExpr for $name {
-            fn rust_expr(&self, rt: &str) -> std::string::String {
+            fn rust_expr(&self, rt: &str, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
                 match self {
-                    $($name::$variant => format!(concat!("{}::options::", stringify!($name), "::", stringify!($variant)), rt),)*
+                    $($name::$variant => write!(out, concat!("{}::options::", stringify!($name), "::", stringify!($variant)), rt),)*
                 }
             }
         }
@@ -196,27 +231,31 @@ value_enum! {
     }
 }
 
-/// Declares option structs: plain `Copy` data, serialisable under `std`, and writable as a
+/// Declares option structs: plain `Copy` data, serialisable, and writable as a
 /// Rust expression for the generated constants.
 macro_rules! options_struct {
     ($($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident: $ty:ty,)* })*) => {
         $(
             $(#[$doc])*
             #[derive(Clone, Copy, Debug, Default, PartialEq)]
-            #[cfg_attr(feature = "std", derive(serde::Serialize, serde::Deserialize))]
-            #[cfg_attr(feature = "std", serde(deny_unknown_fields))]
+            #[derive(serde::Serialize, serde::Deserialize)]
+            #[serde(deny_unknown_fields)]
             pub struct $name {
                 $($(#[$fdoc])* pub $field: $ty,)*
             }
 
-            #[cfg(feature = "std")]
             impl RustExpr for $name {
-                #[allow(unused_variables)]
-                fn rust_expr(&self, rt: &str) -> std::string::String {
-                    let fields: std::vec::Vec<std::string::String> = std::vec![
-                        $(format!(concat!(stringify!($field), ": {}"), self.$field.rust_expr(rt)),)*
-                    ];
-                    format!(concat!("{}::options::", stringify!($name), " {{ {} }}"), rt, fields.join(", "))
+                // `NoOptions` has no field to separate.
+                #[allow(unused_mut, unused_assignments, unused_variables)]
+                fn rust_expr(&self, rt: &str, out: &mut dyn core::fmt::Write) -> core::fmt::Result {
+                    write!(out, concat!("{}::options::", stringify!($name), " {{ "), rt)?;
+                    let mut sep = "";
+                    $(
+                        write!(out, concat!("{}", stringify!($field), ": "), sep)?;
+                        self.$field.rust_expr(rt, out)?;
+                        sep = ", ";
+                    )*
+                    write!(out, " }}")
                 }
             }
         )*
@@ -530,8 +569,12 @@ macro_rules! kinds {
         /// An operator's typed options, by op kind; `None` for an op whose options the
         /// importer does not read (custom ops, and builtin ops outside this list).
         #[derive(Clone, Copy, Debug, Default, PartialEq)]
-        #[cfg_attr(feature = "std", derive(serde::Serialize, serde::Deserialize))]
-        #[cfg_attr(feature = "std", serde(tag = "kind", rename_all = "snake_case"))]
+        ///
+        /// Serialised internally tagged (`{"kind": "conv2d", ...}`). Reading that form back
+        /// needs an allocator, so the host crate reads it (with the same list of kinds, from
+        /// [`__op_kinds`](crate::__op_kinds)).
+        #[derive(serde::Serialize)]
+        #[serde(tag = "kind", rename_all = "snake_case")]
         pub enum OpOptions {
             /// No typed options (an op kind outside this list).
             #[default]
@@ -554,16 +597,15 @@ macro_rules! kinds {
             /// For generated code: `(kernel trait, kernel method, options type, value
             /// expression)`; `rt` is the path of the runtime module. `None` for
             /// [`OpOptions::None`].
-            #[cfg(feature = "std")]
             #[doc(hidden)]
-            pub fn codegen(&self, rt: &str) -> Option<(&'static str, &'static str, &'static str, std::string::String)> {
+            pub fn codegen<'a>(&'a self, rt: &'a str) -> Option<(&'static str, &'static str, &'static str, OptionsExpr<'a>)> {
                 match self {
                     OpOptions::None => None,
                     $(OpOptions::$variant(o) => Some((
                         stringify!($variant),
                         stringify!($method),
                         stringify!($ty),
-                        o.rust_expr(rt),
+                        OptionsExpr { value: o, rt },
                     )),)*
                 }
             }
@@ -573,7 +615,7 @@ macro_rules! kinds {
         /// kinds the model uses, so a missing kernel is a compile error naming the op.
         pub(crate) mod kind_traits {
             use super::*;
-            use crate::rt::kernel::{Kernel, OpView};
+            use crate::kernel::{Kernel, OpView};
             $(
                 #[doc = concat!("Runs `", $opcode, "` ops.")]
                 #[diagnostic::on_unimplemented(
@@ -590,92 +632,104 @@ macro_rules! kinds {
     };
 }
 
-kinds! {
-    /// `CONV_2D`.
-    Conv2d = "CONV_2D", Conv2dOptions, conv_2d, "the kernel set `{Self}` has no CONV_2D kernel, and the model runs CONV_2D";
-    /// `DEPTHWISE_CONV_2D`.
-    DepthwiseConv2d = "DEPTHWISE_CONV_2D", DepthwiseConv2dOptions, depthwise_conv_2d, "the kernel set `{Self}` has no DEPTHWISE_CONV_2D kernel, and the model runs DEPTHWISE_CONV_2D";
-    /// `FULLY_CONNECTED`.
-    FullyConnected = "FULLY_CONNECTED", FullyConnectedOptions, fully_connected, "the kernel set `{Self}` has no FULLY_CONNECTED kernel, and the model runs FULLY_CONNECTED";
-    /// `AVERAGE_POOL_2D`.
-    AveragePool2d = "AVERAGE_POOL_2D", Pool2dOptions, average_pool_2d, "the kernel set `{Self}` has no AVERAGE_POOL_2D kernel, and the model runs AVERAGE_POOL_2D";
-    /// `MAX_POOL_2D`.
-    MaxPool2d = "MAX_POOL_2D", Pool2dOptions, max_pool_2d, "the kernel set `{Self}` has no MAX_POOL_2D kernel, and the model runs MAX_POOL_2D";
-    /// `ADD`.
-    Add = "ADD", AddOptions, add, "the kernel set `{Self}` has no ADD kernel, and the model runs ADD";
-    /// `SUB`.
-    Sub = "SUB", AddOptions, sub, "the kernel set `{Self}` has no SUB kernel, and the model runs SUB";
-    /// `MUL`.
-    Mul = "MUL", MulOptions, mul, "the kernel set `{Self}` has no MUL kernel, and the model runs MUL";
-    /// `SOFTMAX`.
-    Softmax = "SOFTMAX", SoftmaxOptions, softmax, "the kernel set `{Self}` has no SOFTMAX kernel, and the model runs SOFTMAX";
-    /// `RESHAPE`.
-    Reshape = "RESHAPE", ReshapeOptions, reshape, "the kernel set `{Self}` has no RESHAPE kernel, and the model runs RESHAPE";
-    /// `CONCATENATION`.
-    Concatenation = "CONCATENATION", ConcatenationOptions, concatenation, "the kernel set `{Self}` has no CONCATENATION kernel, and the model runs CONCATENATION";
-    /// `PAD`.
-    Pad = "PAD", PadOptions, pad, "the kernel set `{Self}` has no PAD kernel, and the model runs PAD";
-    /// `MEAN`.
-    Mean = "MEAN", MeanOptions, mean, "the kernel set `{Self}` has no MEAN kernel, and the model runs MEAN";
-    /// `TRANSPOSE`.
-    Transpose = "TRANSPOSE", TransposeOptions, transpose, "the kernel set `{Self}` has no TRANSPOSE kernel, and the model runs TRANSPOSE";
-    /// `STRIDED_SLICE`.
-    StridedSlice = "STRIDED_SLICE", StridedSliceOptions, strided_slice, "the kernel set `{Self}` has no STRIDED_SLICE kernel, and the model runs STRIDED_SLICE";
-    /// `SVDF`.
-    Svdf = "SVDF", SvdfOptions, svdf, "the kernel set `{Self}` has no SVDF kernel, and the model runs SVDF";
-    /// `UNIDIRECTIONAL_SEQUENCE_LSTM`.
-    UnidirectionalSequenceLstm = "UNIDIRECTIONAL_SEQUENCE_LSTM", UnidirectionalSequenceLstmOptions, unidirectional_sequence_lstm, "the kernel set `{Self}` has no UNIDIRECTIONAL_SEQUENCE_LSTM kernel, and the model runs UNIDIRECTIONAL_SEQUENCE_LSTM";
-    /// `QUANTIZE`.
-    Quantize = "QUANTIZE", NoOptions, quantize, "the kernel set `{Self}` has no QUANTIZE kernel, and the model runs QUANTIZE";
-    /// `DEQUANTIZE`.
-    Dequantize = "DEQUANTIZE", NoOptions, dequantize, "the kernel set `{Self}` has no DEQUANTIZE kernel, and the model runs DEQUANTIZE";
-    /// `LOGISTIC`.
-    Logistic = "LOGISTIC", NoOptions, logistic, "the kernel set `{Self}` has no LOGISTIC kernel, and the model runs LOGISTIC";
-    /// `TANH`.
-    Tanh = "TANH", NoOptions, tanh, "the kernel set `{Self}` has no TANH kernel, and the model runs TANH";
-    /// `RELU`.
-    Relu = "RELU", NoOptions, relu, "the kernel set `{Self}` has no RELU kernel, and the model runs RELU";
-    /// `RELU6`.
-    Relu6 = "RELU6", NoOptions, relu6, "the kernel set `{Self}` has no RELU6 kernel, and the model runs RELU6";
-    /// `HARD_SWISH`.
-    HardSwish = "HARD_SWISH", NoOptions, hard_swish, "the kernel set `{Self}` has no HARD_SWISH kernel, and the model runs HARD_SWISH";
-    /// `RESIZE_NEAREST_NEIGHBOR`.
-    ResizeNearestNeighbor = "RESIZE_NEAREST_NEIGHBOR", ResizeNearestNeighborOptions, resize_nearest_neighbor, "the kernel set `{Self}` has no RESIZE_NEAREST_NEIGHBOR kernel, and the model runs RESIZE_NEAREST_NEIGHBOR";
-    /// `DIV`.
-    Div = "DIV", DivOptions, div, "the kernel set `{Self}` has no DIV kernel, and the model runs DIV";
-    /// `LEAKY_RELU`.
-    LeakyRelu = "LEAKY_RELU", LeakyReluOptions, leaky_relu, "the kernel set `{Self}` has no LEAKY_RELU kernel, and the model runs LEAKY_RELU";
-    /// `ARG_MAX`.
-    ArgMax = "ARG_MAX", ArgMaxOptions, arg_max, "the kernel set `{Self}` has no ARG_MAX kernel, and the model runs ARG_MAX";
-    /// `GATHER`.
-    Gather = "GATHER", GatherOptions, gather, "the kernel set `{Self}` has no GATHER kernel, and the model runs GATHER";
-    /// `SUM`.
-    Sum = "SUM", ReduceOptions, sum, "the kernel set `{Self}` has no SUM kernel, and the model runs SUM";
-    /// `REDUCE_MAX`.
-    ReduceMax = "REDUCE_MAX", ReduceOptions, reduce_max, "the kernel set `{Self}` has no REDUCE_MAX kernel, and the model runs REDUCE_MAX";
-    /// `SQUEEZE`.
-    Squeeze = "SQUEEZE", SqueezeOptions, squeeze, "the kernel set `{Self}` has no SQUEEZE kernel, and the model runs SQUEEZE";
-    /// `EXPAND_DIMS`.
-    ExpandDims = "EXPAND_DIMS", ExpandDimsOptions, expand_dims, "the kernel set `{Self}` has no EXPAND_DIMS kernel, and the model runs EXPAND_DIMS";
-    /// `SLICE`.
-    Slice = "SLICE", SliceOptions, slice, "the kernel set `{Self}` has no SLICE kernel, and the model runs SLICE";
-    /// `PADV2`.
-    PadV2 = "PADV2", PadOptions, padv2, "the kernel set `{Self}` has no PADV2 kernel, and the model runs PADV2";
-    /// `SPLIT`.
-    Split = "SPLIT", SplitOptions, split, "the kernel set `{Self}` has no SPLIT kernel, and the model runs SPLIT";
-    /// `SPLIT_V`.
-    SplitV = "SPLIT_V", SplitVOptions, split_v, "the kernel set `{Self}` has no SPLIT_V kernel, and the model runs SPLIT_V";
-    /// `PACK`.
-    Pack = "PACK", PackOptions, pack, "the kernel set `{Self}` has no PACK kernel, and the model runs PACK";
-    /// `UNPACK`.
-    Unpack = "UNPACK", UnpackOptions, unpack, "the kernel set `{Self}` has no UNPACK kernel, and the model runs UNPACK";
-    /// `RESIZE_BILINEAR`.
-    ResizeBilinear = "RESIZE_BILINEAR", ResizeBilinearOptions, resize_bilinear, "the kernel set `{Self}` has no RESIZE_BILINEAR kernel, and the model runs RESIZE_BILINEAR";
-    /// `TRANSPOSE_CONV`.
-    TransposeConv = "TRANSPOSE_CONV", TransposeConvOptions, transpose_conv, "the kernel set `{Self}` has no TRANSPOSE_CONV kernel, and the model runs TRANSPOSE_CONV";
+/// The op kinds with typed options, handed to the macro `$callback`: one line per kind with
+/// its docs, `OpOptions` variant, TFLite opcode, options type, kernel method and the message
+/// for a kernel set without it. This runtime declares [`OpOptions`] and the kernel traits
+/// from it; the host crate reads the plan file's options with it. Not public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __op_kinds {
+    ($callback:ident) => {
+        $callback! {
+            /// `CONV_2D`.
+            Conv2d = "CONV_2D", Conv2dOptions, conv_2d, "the kernel set `{Self}` has no CONV_2D kernel, and the model runs CONV_2D";
+            /// `DEPTHWISE_CONV_2D`.
+            DepthwiseConv2d = "DEPTHWISE_CONV_2D", DepthwiseConv2dOptions, depthwise_conv_2d, "the kernel set `{Self}` has no DEPTHWISE_CONV_2D kernel, and the model runs DEPTHWISE_CONV_2D";
+            /// `FULLY_CONNECTED`.
+            FullyConnected = "FULLY_CONNECTED", FullyConnectedOptions, fully_connected, "the kernel set `{Self}` has no FULLY_CONNECTED kernel, and the model runs FULLY_CONNECTED";
+            /// `AVERAGE_POOL_2D`.
+            AveragePool2d = "AVERAGE_POOL_2D", Pool2dOptions, average_pool_2d, "the kernel set `{Self}` has no AVERAGE_POOL_2D kernel, and the model runs AVERAGE_POOL_2D";
+            /// `MAX_POOL_2D`.
+            MaxPool2d = "MAX_POOL_2D", Pool2dOptions, max_pool_2d, "the kernel set `{Self}` has no MAX_POOL_2D kernel, and the model runs MAX_POOL_2D";
+            /// `ADD`.
+            Add = "ADD", AddOptions, add, "the kernel set `{Self}` has no ADD kernel, and the model runs ADD";
+            /// `SUB`.
+            Sub = "SUB", AddOptions, sub, "the kernel set `{Self}` has no SUB kernel, and the model runs SUB";
+            /// `MUL`.
+            Mul = "MUL", MulOptions, mul, "the kernel set `{Self}` has no MUL kernel, and the model runs MUL";
+            /// `SOFTMAX`.
+            Softmax = "SOFTMAX", SoftmaxOptions, softmax, "the kernel set `{Self}` has no SOFTMAX kernel, and the model runs SOFTMAX";
+            /// `RESHAPE`.
+            Reshape = "RESHAPE", ReshapeOptions, reshape, "the kernel set `{Self}` has no RESHAPE kernel, and the model runs RESHAPE";
+            /// `CONCATENATION`.
+            Concatenation = "CONCATENATION", ConcatenationOptions, concatenation, "the kernel set `{Self}` has no CONCATENATION kernel, and the model runs CONCATENATION";
+            /// `PAD`.
+            Pad = "PAD", PadOptions, pad, "the kernel set `{Self}` has no PAD kernel, and the model runs PAD";
+            /// `MEAN`.
+            Mean = "MEAN", MeanOptions, mean, "the kernel set `{Self}` has no MEAN kernel, and the model runs MEAN";
+            /// `TRANSPOSE`.
+            Transpose = "TRANSPOSE", TransposeOptions, transpose, "the kernel set `{Self}` has no TRANSPOSE kernel, and the model runs TRANSPOSE";
+            /// `STRIDED_SLICE`.
+            StridedSlice = "STRIDED_SLICE", StridedSliceOptions, strided_slice, "the kernel set `{Self}` has no STRIDED_SLICE kernel, and the model runs STRIDED_SLICE";
+            /// `SVDF`.
+            Svdf = "SVDF", SvdfOptions, svdf, "the kernel set `{Self}` has no SVDF kernel, and the model runs SVDF";
+            /// `UNIDIRECTIONAL_SEQUENCE_LSTM`.
+            UnidirectionalSequenceLstm = "UNIDIRECTIONAL_SEQUENCE_LSTM", UnidirectionalSequenceLstmOptions, unidirectional_sequence_lstm, "the kernel set `{Self}` has no UNIDIRECTIONAL_SEQUENCE_LSTM kernel, and the model runs UNIDIRECTIONAL_SEQUENCE_LSTM";
+            /// `QUANTIZE`.
+            Quantize = "QUANTIZE", NoOptions, quantize, "the kernel set `{Self}` has no QUANTIZE kernel, and the model runs QUANTIZE";
+            /// `DEQUANTIZE`.
+            Dequantize = "DEQUANTIZE", NoOptions, dequantize, "the kernel set `{Self}` has no DEQUANTIZE kernel, and the model runs DEQUANTIZE";
+            /// `LOGISTIC`.
+            Logistic = "LOGISTIC", NoOptions, logistic, "the kernel set `{Self}` has no LOGISTIC kernel, and the model runs LOGISTIC";
+            /// `TANH`.
+            Tanh = "TANH", NoOptions, tanh, "the kernel set `{Self}` has no TANH kernel, and the model runs TANH";
+            /// `RELU`.
+            Relu = "RELU", NoOptions, relu, "the kernel set `{Self}` has no RELU kernel, and the model runs RELU";
+            /// `RELU6`.
+            Relu6 = "RELU6", NoOptions, relu6, "the kernel set `{Self}` has no RELU6 kernel, and the model runs RELU6";
+            /// `HARD_SWISH`.
+            HardSwish = "HARD_SWISH", NoOptions, hard_swish, "the kernel set `{Self}` has no HARD_SWISH kernel, and the model runs HARD_SWISH";
+            /// `RESIZE_NEAREST_NEIGHBOR`.
+            ResizeNearestNeighbor = "RESIZE_NEAREST_NEIGHBOR", ResizeNearestNeighborOptions, resize_nearest_neighbor, "the kernel set `{Self}` has no RESIZE_NEAREST_NEIGHBOR kernel, and the model runs RESIZE_NEAREST_NEIGHBOR";
+            /// `DIV`.
+            Div = "DIV", DivOptions, div, "the kernel set `{Self}` has no DIV kernel, and the model runs DIV";
+            /// `LEAKY_RELU`.
+            LeakyRelu = "LEAKY_RELU", LeakyReluOptions, leaky_relu, "the kernel set `{Self}` has no LEAKY_RELU kernel, and the model runs LEAKY_RELU";
+            /// `ARG_MAX`.
+            ArgMax = "ARG_MAX", ArgMaxOptions, arg_max, "the kernel set `{Self}` has no ARG_MAX kernel, and the model runs ARG_MAX";
+            /// `GATHER`.
+            Gather = "GATHER", GatherOptions, gather, "the kernel set `{Self}` has no GATHER kernel, and the model runs GATHER";
+            /// `SUM`.
+            Sum = "SUM", ReduceOptions, sum, "the kernel set `{Self}` has no SUM kernel, and the model runs SUM";
+            /// `REDUCE_MAX`.
+            ReduceMax = "REDUCE_MAX", ReduceOptions, reduce_max, "the kernel set `{Self}` has no REDUCE_MAX kernel, and the model runs REDUCE_MAX";
+            /// `SQUEEZE`.
+            Squeeze = "SQUEEZE", SqueezeOptions, squeeze, "the kernel set `{Self}` has no SQUEEZE kernel, and the model runs SQUEEZE";
+            /// `EXPAND_DIMS`.
+            ExpandDims = "EXPAND_DIMS", ExpandDimsOptions, expand_dims, "the kernel set `{Self}` has no EXPAND_DIMS kernel, and the model runs EXPAND_DIMS";
+            /// `SLICE`.
+            Slice = "SLICE", SliceOptions, slice, "the kernel set `{Self}` has no SLICE kernel, and the model runs SLICE";
+            /// `PADV2`.
+            PadV2 = "PADV2", PadOptions, padv2, "the kernel set `{Self}` has no PADV2 kernel, and the model runs PADV2";
+            /// `SPLIT`.
+            Split = "SPLIT", SplitOptions, split, "the kernel set `{Self}` has no SPLIT kernel, and the model runs SPLIT";
+            /// `SPLIT_V`.
+            SplitV = "SPLIT_V", SplitVOptions, split_v, "the kernel set `{Self}` has no SPLIT_V kernel, and the model runs SPLIT_V";
+            /// `PACK`.
+            Pack = "PACK", PackOptions, pack, "the kernel set `{Self}` has no PACK kernel, and the model runs PACK";
+            /// `UNPACK`.
+            Unpack = "UNPACK", UnpackOptions, unpack, "the kernel set `{Self}` has no UNPACK kernel, and the model runs UNPACK";
+            /// `RESIZE_BILINEAR`.
+            ResizeBilinear = "RESIZE_BILINEAR", ResizeBilinearOptions, resize_bilinear, "the kernel set `{Self}` has no RESIZE_BILINEAR kernel, and the model runs RESIZE_BILINEAR";
+            /// `TRANSPOSE_CONV`.
+            TransposeConv = "TRANSPOSE_CONV", TransposeConvOptions, transpose_conv, "the kernel set `{Self}` has no TRANSPOSE_CONV kernel, and the model runs TRANSPOSE_CONV";
+        }
+    };
 }
 
-/// Lists the op kinds that can run in place (see [`crate::planfile::InPlaceEntry`]): the
+__op_kinds!(kinds);
+
+/// Lists the op kinds that can run in place (the plan file's `in_place` entry of an op): the
 /// `OpOptions` variant, the in-place kernel trait and its method.
 macro_rules! in_place_kinds {
     ($($variant:ident => $trait:ident, $method:ident, $ty:ident, $opcode:literal, $missing:literal, $note:literal;)*) => {
@@ -696,12 +750,12 @@ macro_rules! in_place_kinds {
         /// compile error naming the op.
         pub(crate) mod in_place_traits {
             use super::*;
-            use crate::rt::kernel::{Kernel, OpView};
+            use crate::kernel::{Kernel, OpView};
             $(
                 #[doc = concat!("Runs `", $opcode, "` ops in place.")]
                 ///
                 /// The view is the op's usual one, except that the input the output takes
-                /// over is [`Data::InPlace`](crate::rt::kernel::Data::InPlace) of that output,
+                /// over is [`Data::InPlace`](crate::kernel::Data::InPlace) of that output,
                 /// and that output's buffer (of the output's element type) spans the longer of
                 /// the two tensors: the input's bytes are at its start when the kernel starts
                 /// (read them as the input's element type, native byte order: a `QUANTIZE`
@@ -759,9 +813,10 @@ in_place_kinds! {
         "implement `planner::rt::kernel::HardSwishInPlace` for `{Self}`, or plan without `in_place`";
 }
 
-#[cfg(all(test, feature = "std"))]
+#[cfg(test)]
 mod tests {
     use super::*;
+    use std::string::ToString;
 
     #[test]
     fn dims_hold_up_to_eight() {
@@ -784,23 +839,26 @@ mod tests {
         let text = serde_json::to_string(&o).unwrap();
         assert!(text.contains("\"kind\":\"conv2d\""), "{text}");
         assert!(text.contains("\"padding\":\"valid\""), "{text}");
-        assert_eq!(serde_json::from_str::<OpOptions>(&text).unwrap(), o);
-        let m = OpOptions::Mean(MeanOptions {
+        let m = MeanOptions {
             axes: Dims::new(&[1, 2]).unwrap(),
             keep_dims: true,
-        });
-        let text = serde_json::to_string(&m).unwrap();
+        };
+        let text = serde_json::to_string(&OpOptions::Mean(m)).unwrap();
         assert!(text.contains("\"axes\":[1,2]"), "{text}");
-        assert_eq!(serde_json::from_str::<OpOptions>(&text).unwrap(), m);
+        let text = serde_json::to_string(&m).unwrap();
+        assert_eq!(serde_json::from_str::<MeanOptions>(&text).unwrap(), m);
+        let err =
+            serde_json::from_str::<MeanOptions>(r#"{"axes":[0,0,0,0,0,0,0,0,0],"keep_dims":true}"#)
+                .unwrap_err()
+                .to_string();
         assert!(
-            serde_json::from_str::<OpOptions>(
-                r#"{"kind":"mean","axes":[0,0,0,0,0,0,0,0,0],"keep_dims":true}"#
-            )
-            .is_err()
+            err.contains("a list of 9 integers where at most 8 fit"),
+            "{err}"
         );
+        assert_eq!(serde_json::from_str::<Dims>("[]").unwrap(), Dims::EMPTY);
         assert_eq!(
-            serde_json::from_str::<OpOptions>(r#"{"kind":"none"}"#).unwrap(),
-            OpOptions::None
+            serde_json::to_string(&OpOptions::None).unwrap(),
+            r#"{"kind":"none"}"#
         );
     }
 
@@ -810,10 +868,24 @@ mod tests {
         let (t, m, ty, v) = o.codegen("::planner::rt").unwrap();
         assert_eq!((t, m, ty), ("Softmax", "softmax", "SoftmaxOptions"));
         assert_eq!(
-            v,
+            v.to_string(),
             "::planner::rt::options::SoftmaxOptions { beta: f32::from_bits(0x3f800000u32) }"
         );
-        assert_eq!(OpOptions::None.codegen("x"), None);
+        let p = OpOptions::Mean(MeanOptions {
+            axes: Dims::new(&[1, 2]).unwrap(),
+            keep_dims: false,
+        });
+        assert_eq!(
+            p.codegen("rt").unwrap().3.to_string(),
+            "rt::options::MeanOptions { axes: match rt::options::Dims::new(&[1i32, 2i32]) \
+             { Some(d) => d, None => rt::options::Dims::EMPTY }, keep_dims: false }"
+        );
+        let n = OpOptions::Quantize(NoOptions {});
+        assert_eq!(
+            n.codegen("rt").unwrap().3.to_string(),
+            "rt::options::NoOptions {  }"
+        );
+        assert!(OpOptions::None.codegen("x").is_none());
         assert_eq!(OpOptions::OPCODES.len(), 41);
     }
 }

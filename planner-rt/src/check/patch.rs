@@ -190,14 +190,11 @@ const fn overlap(a: [u32; 4], b: [u32; 4]) -> bool {
 }
 
 const fn mul(a: u64, b: u64) -> u64 {
-    match a.checked_mul(b) {
-        Some(v) => v,
-        None => u64::MAX,
-    }
+    a.saturating_mul(b)
 }
 
 const fn tensor(plan: &PlanTable<'_>, s: &SlotRow<'_>) -> Msg {
-    Msg::model(plan).s("tensor `").s(s.id).s("`")
+    Msg::tensor(plan, s.id)
 }
 
 const fn region(plan: &PlanTable<'_>, s: &SlotRow<'_>, p: usize, r: [u32; 4]) -> Msg {
@@ -307,10 +304,7 @@ mod tests {
             patches: tiles.len() as u32,
             tensors: &rows,
         };
-        match std::panic::catch_unwind(|| check_patches(&plan, &table)) {
-            Ok(()) => String::new(),
-            Err(e) => e.downcast_ref::<String>().cloned().unwrap_or_default(),
-        }
+        super::super::tests::panic_message(|| check_patches(&plan, &table))
     }
 
     const TILES: [[u32; 4]; 2] = [[0, 0, 3, 6], [3, 0, 3, 6]];

@@ -476,7 +476,9 @@ pub struct Tap<'v, 'a> {
 }
 
 impl<'v, 'a> Tap<'v, 'a> {
-    /// The tap of op `index` (`opcode`) over the tensors its kernel was given.
+    /// The tap of op `index` (`opcode`) over the tensors its kernel was given; for
+    /// generated code.
+    #[doc(hidden)]
     pub fn new(
         index: usize,
         opcode: &'static str,

@@ -157,13 +157,16 @@ const fn check_set(g: &GroupTable<'_>, s: usize) {
 
 /// A message starting with the group's name.
 const fn msg(g: &GroupTable<'_>) -> Msg {
-    Msg {
-        buf: [0; 512],
-        len: 0,
+    Msg::named("group", g.group)
+}
+
+/// How an arena of that writability reads in a message.
+const fn access(writable: bool) -> &'static str {
+    if writable {
+        " and writable"
+    } else {
+        " and read-only"
     }
-    .s("group `")
-    .s(g.group)
-    .s("`: ")
 }
 
 const fn str_eq(a: &str, b: &str) -> bool {
@@ -217,18 +220,10 @@ const fn check_arenas(g: &GroupTable<'_>, m: usize) {
                 .s(model.plan.model)
                 .s("` is aligned to ")
                 .n(own.align)
-                .s(if own.writable {
-                    " and writable"
-                } else {
-                    " and read-only"
-                })
+                .s(access(own.writable))
                 .s(" but the group's is aligned to ")
                 .n(group.align)
-                .s(if group.writable {
-                    " and writable"
-                } else {
-                    " and read-only"
-                })
+                .s(access(group.writable))
                 .s("; rebuild the plan file with planner-build")
                 .panic();
         }
@@ -456,20 +451,12 @@ mod tests {
             models,
             concurrent,
         };
-        let r = std::panic::catch_unwind(|| {
+        super::super::tests::panic_message(|| {
             for m in g.models {
                 check(m.plan, &mut std::vec![0; scratch_len(m.plan.slots.len())]);
             }
             check_group(&g)
-        });
-        match r {
-            Ok(()) => String::new(),
-            Err(e) => e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| String::from(*s)))
-                .unwrap_or_default(),
-        }
+        })
     }
 
     #[test]

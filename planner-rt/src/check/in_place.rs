@@ -1,0 +1,139 @@
+//! The in-place declarations: each op that writes its output over an input it takes over
+//! does so in a way the overlap sweep may accept.
+
+use super::scratch::Words;
+use super::{Msg, PlanTable, in_place_bytes};
+
+/// True when `slots` lists `s`.
+const fn lists(slots: &[u32], s: usize) -> bool {
+    let mut i = 0;
+    while i < slots.len() {
+        if slots[i] as usize == s {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Every in-place declaration is one [`check_overlaps`](super::sweep::check_overlaps) may accept: the op reads the input
+/// and writes the output, the output is at the input's offset in the same arena, the input's
+/// bytes (every member of its alias class) are last live at the op and the output's first
+/// live there, the op's buffer stays inside the arena and inside the two slots, and the op
+/// sees the input's bytes only through that buffer. Records the links for the sweep.
+pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Words) {
+    let n = p.slots.len();
+    let mut k = 0;
+    while k < p.ops.len() {
+        let op = &p.ops[k];
+        let Some(ip) = op.in_place else {
+            k += 1;
+            continue;
+        };
+        let (i, o) = (ip.input as usize, ip.output as usize);
+        if i >= n || o >= n {
+            Msg::op(p, k, op.opcode)
+                .s(" runs in place on slot #")
+                .n(if i >= n { i } else { o } as u64)
+                .s(", which does not exist; rebuild the plan file with planner-build")
+                .panic();
+        }
+        let (si, so) = (&p.slots[i], &p.slots[o]);
+        if !lists(op.reads, i) || !lists(op.writes, o) {
+            Msg::op(p, k, op.opcode).s(" declares output `")
+                .s(so.id)
+                .s("` written over input `")
+                .s(si.id)
+                .s("`, but it does not read that input or write that output; rebuild the plan file with planner-build")
+                .panic();
+        }
+        let ri = si.root as usize;
+        if so.root as usize != o || ri == o {
+            Msg::op(p, k, op.opcode).s(" writes `")
+                .s(so.id)
+                .s("` in place over `")
+                .s(si.id)
+                .s("`, but the output is an alias or shares the input's bytes already; rebuild the plan file with planner-build")
+                .panic();
+        }
+        if si.arena != so.arena || si.offset != so.offset {
+            Msg::op(p, k, op.opcode)
+                .s(" runs in place, so its output `")
+                .s(so.id)
+                .s("` must start at its input `")
+                .s(si.id)
+                .s("` (")
+                .at(si)
+                .s("), but it is at ")
+                .at(so)
+                .s("; re-plan so the output sits at the input's offset")
+                .panic();
+        }
+        if so.start as usize != k || scratch[w.end + ri] != k as u64 {
+            Msg::op(p, k, op.opcode)
+                .s(" writes `")
+                .s(so.id)
+                .s("` (live from op ")
+                .n(so.start as u64)
+                .s(") over `")
+                .s(si.id)
+                .s("` (its bytes live until op ")
+                .n(scratch[w.end + ri])
+                .s("); in place needs the input's bytes to die and the output to start at op ")
+                .n(k as u64)
+                .s(", re-plan")
+                .panic();
+        }
+        let bytes = in_place_bytes(si, so);
+        let union = if si.size > so.size { si.size } else { so.size };
+        let arena = &p.arenas[so.arena as usize];
+        if bytes > union || so.offset.saturating_add(bytes) > arena.size {
+            Msg::op(p, k, op.opcode)
+                .s(" sees `")
+                .s(si.id)
+                .s("` and `")
+                .s(so.id)
+                .s("` as one buffer of ")
+                .n(bytes)
+                .s(" bytes from offset ")
+                .n(so.offset)
+                .s(", past their slots (")
+                .n(union)
+                .s(" bytes) or arena ")
+                .s(arena.name)
+                .s(" (")
+                .n(arena.size)
+                .s(" bytes); re-plan with slots that hold both tensors")
+                .panic();
+        }
+        if scratch[w.taken_by + ri] != 0 || scratch[w.takes + o] != 0 {
+            Msg::op(p, k, op.opcode).s(" runs in place over `")
+                .s(si.id)
+                .s("`, whose bytes another op already takes over; rebuild the plan file with planner-build")
+                .panic();
+        }
+        check_in_place_views(p, k, op.reads, i, ri);
+        check_in_place_views(p, k, op.writes, o, ri);
+        scratch[w.takes + o] = i as u64 + 1;
+        scratch[w.taken_by + ri] = o as u64 + 1;
+        k += 1;
+    }
+}
+
+/// Op `k` sees the bytes of class `ri` (an in-place input's) only as slot `only`.
+const fn check_in_place_views(p: &PlanTable<'_>, k: usize, slots: &[u32], only: usize, ri: usize) {
+    let mut j = 0;
+    while j < slots.len() {
+        let s = slots[j] as usize;
+        if s < p.slots.len() && s != only && p.slots[s].root as usize == ri {
+            Msg::op(p, k, p.ops[k].opcode)
+                .s(" runs in place over the bytes of `")
+                .s(p.slots[ri].id)
+                .s("` and also uses them as `")
+                .s(p.slots[s].id)
+                .s("`; an in-place input must be used once by its op, re-plan")
+                .panic();
+        }
+        j += 1;
+    }
+}
