@@ -3,6 +3,7 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use crate::plan::ArenaUsage;
 
 /// Memories and their budgets, each arena's entry, and (role, memory) → arena index.
 pub(super) type Arenas = (
@@ -10,6 +11,41 @@ pub(super) type Arenas = (
     Vec<ArenaEntry>,
     BTreeMap<(ArenaRole, String), usize>,
 );
+
+/// The entry of arena `usage` of `owner` (a model, or a group for its shared arenas):
+/// sections and blobs named from the owner, `app_bound` from `layout`.
+pub(super) fn arena_entry(owner: &str, usage: &ArenaUsage, layout: &Layout) -> ArenaEntry {
+    let (section, blob) = match usage.role {
+        ArenaRole::Constant => (
+            usage
+                .is_staged()
+                .then(|| naming::zeroed_section(owner, usage.role, &usage.memory)),
+            Some(BlobEntry {
+                file: naming::blob_file(owner, &usage.memory),
+                section: naming::blob_section(owner, &usage.source_memory, &usage.memory),
+                size: usage.used,
+                hash: String::new(),
+            }),
+        ),
+        role => (
+            Some(naming::zeroed_section(owner, role, &usage.memory)),
+            None,
+        ),
+    };
+    let app_bound = section.is_some() && layout.app_bound(&usage.memory);
+    ArenaEntry {
+        name: naming::arena_name(usage.role, &usage.memory),
+        role: usage.role,
+        memory: usage.memory.clone(),
+        source_memory: usage.source_memory.clone(),
+        size: usage.used,
+        budget: (usage.total_size != u64::MAX).then_some(usage.total_size),
+        alignment: usage.alignment,
+        section: section.filter(|_| !app_bound),
+        blob,
+        app_bound,
+    }
+}
 
 /// The arena entries of `plan` for model `model`: sections and blobs named from the model,
 /// budgets from `layout`.
@@ -20,41 +56,11 @@ pub(super) fn arena_entries(model: &str, plan: &MemoryPlan, layout: &Layout) -> 
     for usage in plan.arenas() {
         let constraint = layout.constraints.iter().find(|c| c.name == usage.memory);
         memories.insert(&usage.memory, constraint.and_then(|c| c.max_size));
-        let name = naming::arena_name(usage.role, &usage.memory);
-        let staged = usage.is_staged();
-        let (section, blob) = match usage.role {
-            ArenaRole::Constant => (
-                staged.then(|| naming::zeroed_section(model, usage.role, &usage.memory)),
-                Some(BlobEntry {
-                    file: naming::blob_file(model, &usage.memory),
-                    section: naming::blob_section(model, &usage.source_memory, &usage.memory),
-                    size: usage.used,
-                    hash: String::new(),
-                }),
-            ),
-            role => (
-                Some(naming::zeroed_section(model, role, &usage.memory)),
-                None,
-            ),
-        };
-        if staged {
+        if usage.is_staged() {
             memories.entry(&usage.source_memory).or_insert(None);
         }
-        let app_bound = section.is_some() && layout.app_bound(&usage.memory);
-        let section = section.filter(|_| !app_bound);
         arena_index.insert((usage.role, usage.memory.clone()), arenas.len());
-        arenas.push(ArenaEntry {
-            name,
-            role: usage.role,
-            memory: usage.memory.clone(),
-            source_memory: usage.source_memory.clone(),
-            size: usage.used,
-            budget: (usage.total_size != u64::MAX).then_some(usage.total_size),
-            alignment: usage.alignment,
-            section,
-            blob,
-            app_bound,
-        });
+        arenas.push(arena_entry(model, usage, layout));
     }
     let memories = memories
         .into_iter()
