@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use planner::manifest::{Group, Manifest};
 use planner::planfile::group::GroupPlanFile;
-use planner::planfile::{Layout, PlanFile, naming};
+use planner::planfile::{ArenaEntry, Blobs, Layout, PlanFile, naming};
 use planner::{Error, GroupPlanned, Planned};
 
 use crate::memory_x::{self, MemoryXLayout};
@@ -43,17 +43,90 @@ impl Default for Options {
     }
 }
 
-/// Everything one model's build produces.
+/// Everything one build produces: of a model (`P` = [`PlanFile`]) or of a group
+/// ([`GeneratedGroup`]).
 #[derive(Debug, Clone)]
-pub struct Generated {
+pub struct Generated<P = PlanFile> {
     /// The plan file's content.
-    pub plan: PlanFile,
-    /// Output files by name: plan file, blobs, linker fragment, C header.
+    pub plan: P,
+    /// Output files by name: plan file, blobs, linker fragment, C header(s).
     pub files: BTreeMap<String, Vec<u8>>,
     /// The planner's warnings and the blob layout's.
     pub warnings: Vec<String>,
     /// The plan hash.
     pub plan_hash: u64,
+}
+
+/// Everything a group's build produces: the group plan file, the group's blobs, the linker
+/// fragment, one C header per model.
+pub type GeneratedGroup = Generated<GroupPlanFile>;
+
+/// A plan file a build writes: a model's ([`PlanFile`]) or a group's ([`GroupPlanFile`],
+/// its models' plan files inside). Everything else a build writes is made from what this
+/// says, by the same code for both.
+pub(crate) trait UnitPlan {
+    /// The model's or the group's name: the plan file's, the fragment's and `memory.x`'s.
+    fn name(&self) -> &str;
+    /// `model` or `group`, for messages.
+    fn kind(&self) -> &'static str;
+    /// The arenas, each once (a group's shared arenas).
+    fn arena_entries(&self) -> Vec<&ArenaEntry>;
+    /// Each model's plan file, in model order (a model: itself).
+    fn model_files(&self) -> Vec<&PlanFile>;
+    /// The linker-script fragment.
+    fn fragment(&self, source: &str, options: &Options) -> String;
+    /// The file's bytes.
+    fn to_bytes(&self) -> Vec<u8>;
+    /// The plan hash.
+    fn hash(&self) -> u64;
+}
+
+impl UnitPlan for PlanFile {
+    fn name(&self) -> &str {
+        &self.model
+    }
+    fn kind(&self) -> &'static str {
+        "model"
+    }
+    fn arena_entries(&self) -> Vec<&ArenaEntry> {
+        self.arenas.iter().collect()
+    }
+    fn model_files(&self) -> Vec<&PlanFile> {
+        vec![self]
+    }
+    fn fragment(&self, source: &str, options: &Options) -> String {
+        linker::fragment(self, source, options)
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        PlanFile::to_bytes(self)
+    }
+    fn hash(&self) -> u64 {
+        PlanFile::hash(self)
+    }
+}
+
+impl UnitPlan for GroupPlanFile {
+    fn name(&self) -> &str {
+        &self.group
+    }
+    fn kind(&self) -> &'static str {
+        "group"
+    }
+    fn arena_entries(&self) -> Vec<&ArenaEntry> {
+        self.arenas.iter().map(|a| &a.arena).collect()
+    }
+    fn model_files(&self) -> Vec<&PlanFile> {
+        self.models.iter().collect()
+    }
+    fn fragment(&self, source: &str, options: &Options) -> String {
+        linker::group_fragment(self, source, options)
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        GroupPlanFile::to_bytes(self)
+    }
+    fn hash(&self) -> u64 {
+        GroupPlanFile::hash(self)
+    }
 }
 
 /// Refuses a region name ([`crate::Builder::region`]) that is not one linker-script name
@@ -69,17 +142,17 @@ fn check_regions(options: &Options) -> Result<(), Error> {
     Ok(())
 }
 
-/// Memories holding an arena or a blob of `plan`.
-pub(crate) fn used_memories(plan: &PlanFile) -> std::collections::BTreeSet<String> {
-    plan.arenas
-        .iter()
-        .flat_map(|a| [a.memory.clone(), a.source_memory.clone()])
-        .collect()
-}
-
 /// The platform facts the plan file records that the `MemoryPlan` does not.
 pub(crate) fn layout(manifest: &Manifest) -> Layout {
     Layout::of(manifest)
+}
+
+/// Memories holding an arena or a blob of `plan`.
+pub(crate) fn used_memories(plan: &impl UnitPlan) -> std::collections::BTreeSet<String> {
+    plan.arena_entries()
+        .into_iter()
+        .flat_map(|a| [a.memory.clone(), a.source_memory.clone()])
+        .collect()
 }
 
 /// Computes every output of one model from its plan: same inputs, same bytes. The graph is
@@ -91,72 +164,10 @@ pub fn generate(
     options: &Options,
 ) -> Result<Generated, Error> {
     check_regions(options)?;
-    let graph = &planned.graph;
-    let plan = PlanFile::from_plan(graph, &planned.plan, &layout(manifest))?;
-    let blobs = plan.blobs(graph)?;
-    let plan_hash = plan.hash();
-    let mut files = BTreeMap::new();
-    files.insert(naming::plan_file(&plan.model), plan.to_bytes());
-    for (a, bytes) in blobs.blobs {
-        if let Some(blob) = &plan.arenas[a].blob {
-            files.insert(blob.file.clone(), bytes);
-        }
-    }
+    let plan = PlanFile::from_plan(&planned.graph, &planned.plan, &layout(manifest))?;
+    let blobs = plan.blobs(&planned.graph)?;
     let source = manifest.path.display().to_string();
-    let mut options = options.clone();
-    if let Some(layout) = &options.memory_x {
-        options.regions = memory_x::regions_for(layout, &options.regions);
-        let text = memory_x::write(
-            manifest,
-            &plan.model,
-            layout,
-            &options.regions,
-            &used_memories(&plan),
-        )?;
-        files.insert("memory.x".to_string(), text.into_bytes());
-    }
-    let options = &options;
-    if options.linker_fragment {
-        files.insert(
-            naming::linker_file(&plan.model),
-            linker::fragment(&plan, &source, options).into_bytes(),
-        );
-    }
-    if options.svg {
-        files.insert(
-            format!("{}.svg", plan.model),
-            planner::export::svg::svg(planned).into_bytes(),
-        );
-    }
-    if options.c_header {
-        files.insert(
-            naming::header_file(&plan.model),
-            header::header(&plan, &source).into_bytes(),
-        );
-    }
-    let mut warnings = planned.graph.warnings.clone();
-    warnings.extend(planned.warnings.iter().cloned());
-    warnings.extend(blobs.warnings);
-    Ok(Generated {
-        plan,
-        files,
-        warnings,
-        plan_hash,
-    })
-}
-
-/// Everything a group's build produces.
-#[derive(Debug, Clone)]
-pub struct GeneratedGroup {
-    /// The group plan file's content.
-    pub plan: GroupPlanFile,
-    /// Output files by name: the group plan file, the group's blobs, the linker fragment,
-    /// one C header per model.
-    pub files: BTreeMap<String, Vec<u8>>,
-    /// The planner's warnings and the blob layout's.
-    pub warnings: Vec<String>,
-    /// The group's plan hash.
-    pub plan_hash: u64,
+    generate_unit(plan, blobs, manifest, &source, &[planned], None, options)
 }
 
 /// Computes every output of a group from its plan: `<group>.plan.json` (every model's plan
@@ -173,28 +184,54 @@ pub fn generate_group(
     check_regions(options)?;
     let layouts: Vec<Layout> = group.models.iter().map(Layout::of).collect();
     let (plan, blobs) = GroupPlanFile::from_group(planned, &layouts)?;
+    let Some(first) = group.models.first() else {
+        return Err(Error::invalid_input(format!(
+            "group {} in {} lists no model; add a [[model]] table",
+            group.name,
+            group.path.display()
+        )));
+    };
+    let source = group.path.display().to_string();
+    let models: Vec<&Planned> = planned.models.iter().collect();
+    generate_unit(plan, blobs, first, &source, &models, Some(planned), options)
+}
+
+/// Every output of a unit (a model, or a group of models over shared arenas) from its plan
+/// file and blobs: the plan file, one blob per constant arena, `memory.x` (from `manifest`,
+/// a group's first model's), the linker fragment, one C header and SVG per model, and a
+/// group's own SVG.
+fn generate_unit<P: UnitPlan>(
+    plan: P,
+    blobs: Blobs,
+    manifest: &Manifest,
+    source: &str,
+    models: &[&Planned],
+    group: Option<&GroupPlanned>,
+    options: &Options,
+) -> Result<Generated<P>, Error> {
+    let name = plan.name().to_string();
     let mut files = BTreeMap::new();
-    files.insert(naming::plan_file(&plan.group), plan.to_bytes());
+    files.insert(naming::plan_file(&name), plan.to_bytes());
+    let arenas = plan.arena_entries();
     for (a, bytes) in blobs.blobs {
-        if let Some(blob) = plan.arenas.get(a).and_then(|g| g.arena.blob.as_ref()) {
+        if let Some(blob) = arenas.get(a).and_then(|e| e.blob.as_ref()) {
             files.insert(blob.file.clone(), bytes);
         }
     }
-    let source = group.path.display().to_string();
     let mut options = options.clone();
-    if let (Some(layout), Some(manifest)) = (&options.memory_x, group.models.first()) {
+    if let Some(layout) = &options.memory_x {
         options.regions = memory_x::regions_for(layout, &options.regions);
-        let used = group_memories(&plan);
-        let text = memory_x::write(manifest, &plan.group, layout, &options.regions, &used)?;
+        let used = used_memories(&plan);
+        let text = memory_x::write(manifest, &name, layout, &options.regions, &used)?;
         files.insert("memory.x".to_string(), text.into_bytes());
     }
     if options.linker_fragment {
         files.insert(
-            naming::linker_file(&plan.group),
-            linker::group_fragment(&plan, &source, &options).into_bytes(),
+            naming::linker_file(&name),
+            plan.fragment(source, &options).into_bytes(),
         );
     }
-    for (file, model) in plan.models.iter().zip(&planned.models) {
+    for (file, model) in plan.model_files().into_iter().zip(models) {
         if options.svg {
             files.insert(
                 format!("{}.svg", file.model),
@@ -204,38 +241,30 @@ pub fn generate_group(
         if options.c_header {
             files.insert(
                 naming::header_file(&file.model),
-                header::header(file, &source).into_bytes(),
+                header::header(file, source).into_bytes(),
             );
         }
     }
-    if options.svg {
-        let name = if plan.models.iter().any(|m| m.model == plan.group) {
-            format!("{}.group.svg", plan.group)
+    if let (true, Some(group)) = (options.svg, group) {
+        let file = if plan.model_files().iter().any(|m| m.model == name) {
+            format!("{name}.group.svg")
         } else {
-            format!("{}.svg", plan.group)
+            format!("{name}.svg")
         };
-        files.insert(name, planner::export::svg::group_svg(planned).into_bytes());
+        files.insert(file, planner::export::svg::group_svg(group).into_bytes());
     }
     let mut warnings = Vec::new();
-    for m in &planned.models {
+    for m in models {
         warnings.extend(m.graph.warnings.iter().cloned());
         warnings.extend(m.warnings.iter().cloned());
     }
     warnings.extend(blobs.warnings);
-    Ok(GeneratedGroup {
+    Ok(Generated {
         plan_hash: plan.hash(),
         plan,
         files,
         warnings,
     })
-}
-
-/// Memories holding an arena or a blob of the group.
-pub(crate) fn group_memories(plan: &GroupPlanFile) -> std::collections::BTreeSet<String> {
-    plan.arenas
-        .iter()
-        .flat_map(|a| [a.arena.memory.clone(), a.arena.source_memory.clone()])
-        .collect()
 }
 
 #[cfg(test)]

@@ -70,7 +70,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use planner::manifest::{self, ModelSource};
+use planner::manifest::{self, Manifest, ModelSource};
 use planner::pack::PlannerKind;
 use planner::{Error, import};
 
@@ -296,33 +296,14 @@ impl Builder {
         let graph = import::load(&manifest)?;
         let planned = planner::plan_graph(&manifest, &graph)?;
         let generated = generate(&manifest, &planned, &self.options)?;
-        target::check(
-            generated.plan.arenas.iter(),
-            &format!("model {}", manifest.name),
-            &manifest_path,
-            &self.link_limit(),
-        )?;
-        if let Some(p) = &self.check_memory_x {
-            let path = base.join(p);
-            self.directive(&format!("rerun-if-changed={}", path.display()));
-            let text = memory_x::read(&path)?;
-            let used = generate::used_memories(&generated.plan);
-            memory_x::check(&manifest, &self.options.regions, &text, &path, &used)?;
-            inputs.push(path);
-        }
-        let files = self.finish(
+        self.conclude(
+            &base,
             &manifest_path,
             &out_dir,
-            &generated.files,
-            &generated.warnings,
-        )?;
-        Ok(Outputs {
-            dir: out_dir,
-            files,
-            plan_hash: generated.plan_hash,
-            warnings: generated.warnings,
+            &manifest,
+            generated,
             inputs,
-        })
+        )
     }
 
     /// [`Builder::try_compile`] for a group manifest (`[[model]]` tables): plans the group
@@ -346,17 +327,40 @@ impl Builder {
         }
         let planned = planner::plan_group(&group)?;
         let generated = generate::generate_group(&group, &planned, &self.options)?;
+        let Some(first) = group.models.first() else {
+            return Err(Error::invalid_input(format!(
+                "group {} in {} lists no model; add a [[model]] table",
+                group.name,
+                manifest_path.display()
+            )));
+        };
+        self.conclude(base, manifest_path, out_dir, first, generated, inputs)
+    }
+
+    /// What a model's and a group's build do after planning, the same for both: checks the
+    /// statics against the target's link limit and `memory.x` (when asked) against
+    /// `manifest` (a group's first model), writes the files and says where they are.
+    fn conclude<P: generate::UnitPlan>(
+        &self,
+        base: &Path,
+        manifest_path: &Path,
+        out_dir: &Path,
+        manifest: &Manifest,
+        generated: Generated<P>,
+        mut inputs: Vec<PathBuf>,
+    ) -> Result<Outputs, Error> {
+        let plan = &generated.plan;
         target::check(
-            generated.plan.arenas.iter().map(|a| &a.arena),
-            &format!("group {}", group.name),
+            plan.arena_entries().into_iter(),
+            &format!("{} {}", plan.kind(), plan.name()),
             manifest_path,
             &self.link_limit(),
         )?;
-        if let (Some(p), Some(manifest)) = (&self.check_memory_x, group.models.first()) {
+        if let Some(p) = &self.check_memory_x {
             let path = base.join(p);
             self.directive(&format!("rerun-if-changed={}", path.display()));
             let text = memory_x::read(&path)?;
-            let used = generate::group_memories(&generated.plan);
+            let used = generate::used_memories(plan);
             memory_x::check(manifest, &self.options.regions, &text, &path, &used)?;
             inputs.push(path);
         }

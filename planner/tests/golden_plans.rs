@@ -64,7 +64,50 @@ fn digests() -> BTreeMap<String, String> {
             );
         }
     }
+    group_digests(&mut out);
     out
+}
+
+/// The group manifests: the golden groups of bundled models and the UI tests' group.
+fn groups() -> Vec<String> {
+    let root = root();
+    let mut out: Vec<String> = std::fs::read_dir(root.join("planner/tests/data/groups"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .map(|p| {
+            format!(
+                "planner/tests/data/groups/{}",
+                p.file_name().unwrap().to_string_lossy()
+            )
+        })
+        .collect();
+    out.push("tests/ui/plans/pair.toml".to_string());
+    out.sort();
+    out
+}
+
+/// A group's JSON report, table, `explain`, CSV and verification, as one digest per group.
+fn group_digests(out: &mut BTreeMap<String, String>) {
+    for rel in groups() {
+        let group = manifest::load_group(&root().join(&rel)).unwrap();
+        let p = planner::plan_group(&group).unwrap();
+        let verified = match planner::verify::verify_group(&group, &p) {
+            Ok(()) => "verified".to_string(),
+            Err(v) => format!("{v:?}"),
+        };
+        let text = format!(
+            "{}\n{}\n{}\n{}\n{verified}",
+            report::group_json(&p),
+            report::group_table(&p),
+            report::group_explain(&p, None),
+            report::group_csv(&p),
+        );
+        out.insert(
+            format!("{rel} group"),
+            format!("{:016x}", fnv1a64(text.as_bytes())),
+        );
+    }
 }
 
 #[test]

@@ -1,29 +1,66 @@
 //! One `static` per arena: writable arenas zero-filled in a `.bss.` section, constant blobs
 //! from `include_bytes!` in the section of the memory they are read from.
 
-use planner::planfile::naming;
+use std::path::PathBuf;
+
+use planner::planfile::{ArenaEntry, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{Ctx, ident};
 
 pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
-    let rt = &cx.rt;
-    let pv = &cx.pv;
+    let arenas: Vec<&ArenaEntry> = cx.l.file.arenas.iter().collect();
+    let model = cx.model();
+    let docs = Docs {
+        arena: &|a, section| {
+            format!(
+                "Arena {} of model `{model}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
+                a.name, a.size, a.alignment
+            )
+        },
+        blob: &|a, section| {
+            format!(
+                "Weights of arena {} of model `{model}`: {} bytes, aligned to {}, in section `{section}`{}.",
+                a.name,
+                a.size,
+                a.alignment,
+                if a.is_staged() {
+                    format!(", copied to {} by `init()`", a.memory)
+                } else {
+                    String::from(", read in place")
+                }
+            )
+        },
+    };
+    arena_statics(&arenas, &cx.l.blobs, &quote!(PLAN), &cx.rt, &cx.pv, &docs)
+}
+
+/// The doc comment of an arena's static and of a blob's, from the entry and its section.
+pub(crate) struct Docs<'a> {
+    pub(crate) arena: &'a dyn Fn(&ArenaEntry, &str) -> String,
+    pub(crate) blob: &'a dyn Fn(&ArenaEntry, &str) -> String,
+}
+
+/// One `static` per arena with a section (zero-filled) and per blob (`include_bytes!`), for
+/// a model's arenas or a group's: each typed from the checked table `table` (`PLAN`,
+/// `GROUP_PLAN`), so the statics are what the check proved.
+pub(crate) fn arena_statics(
+    arenas: &[&ArenaEntry],
+    blobs: &[Option<PathBuf>],
+    table: &TokenStream,
+    rt: &TokenStream,
+    pv: &TokenStream,
+    docs: &Docs<'_>,
+) -> TokenStream {
     let mut out = TokenStream::new();
-    for (a, arena) in cx.l.file.arenas.iter().enumerate() {
+    for (a, (arena, path)) in arenas.iter().zip(blobs).enumerate() {
         let ty_args = quote! {
-            { PLAN.arenas[#a].size as usize }, #rt::__export::Align<{ PLAN.arenas[#a].align as usize }>
+            { #table.arenas[#a].size as usize }, #rt::__export::Align<{ #table.arenas[#a].align as usize }>
         };
         if let Some(section) = &arena.section {
             let name = ident(&naming::arena_static(arena.role, &arena.memory));
-            let doc = format!(
-                "Arena {} of model `{}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
-                arena.name,
-                cx.model(),
-                arena.size,
-                arena.alignment
-            );
+            let doc = (docs.arena)(arena, section);
             out.extend(quote! {
                 #[doc = #doc]
                 #[cfg_attr(
@@ -33,23 +70,12 @@ pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
                 static #name: #rt::__export::Arena<#ty_args> = #rt::__export::Arena::new();
             });
         }
-        if let (Some(blob), Some(path)) = (&arena.blob, &cx.l.blobs[a]) {
+        if let (Some(blob), Some(path)) = (&arena.blob, path) {
             let name = ident(&naming::blob_static(&arena.memory));
             let bytes = ident(&format!("{}_BYTES", naming::blob_static(&arena.memory)));
             let path = path.display().to_string();
             let section = &blob.section;
-            let doc = format!(
-                "Weights of arena {} of model `{}`: {} bytes, aligned to {}, in section `{section}`{}.",
-                arena.name,
-                cx.model(),
-                arena.size,
-                arena.alignment,
-                if arena.is_staged() {
-                    format!(", copied to {} by `init()`", arena.memory)
-                } else {
-                    String::from(", read in place")
-                }
-            );
+            let doc = (docs.blob)(arena, section);
             out.extend(quote! {
                 const #bytes: &[u8] = #pv::include_bytes!(#path);
                 #[doc = #doc]

@@ -4,7 +4,7 @@
 //! (`group.kws()` borrows the group `mut`), or the models of a `concurrent` set together.
 
 use planner::plan::ArenaRole;
-use planner::planfile::naming;
+use planner::planfile::{ArenaEntry, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -60,49 +60,23 @@ pub(crate) fn group(g: &LoadedGroup, args: &Args) -> TokenStream {
 
 /// One `static` per group arena, as a model alone gets them, named the same way.
 fn statics(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
-    let mut out = TokenStream::new();
-    for (i, (ga, path)) in g.file.arenas.iter().zip(&g.blobs).enumerate() {
-        let a = &ga.arena;
-        // From the checked table, so the statics are what the check proved.
-        let ty_args = quote! {
-            { GROUP_PLAN.arenas[#i].size as usize }, #rt::__export::Align<{ GROUP_PLAN.arenas[#i].align as usize }>
-        };
-        if let Some(section) = &a.section {
-            let static_name = ident(&naming::arena_static(a.role, &a.memory));
-            let doc = format!(
-                "Arena {} of group `{}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
-                a.name, g.file.group, a.size, a.alignment
-            );
-            out.extend(quote! {
-                #[doc = #doc]
-                #[cfg_attr(
-                    not(any(target_vendor = "apple", target_os = "windows")),
-                    unsafe(link_section = #section)
-                )]
-                static #static_name: #rt::__export::Arena<#ty_args> = #rt::__export::Arena::new();
-            });
-        }
-        if let (Some(blob), Some(path)) = (&a.blob, path) {
-            let static_name = ident(&naming::blob_static(&a.memory));
-            let bytes = ident(&format!("{}_BYTES", naming::blob_static(&a.memory)));
-            let path = path.display().to_string();
-            let section = &blob.section;
-            let doc = format!(
-                "Weights of every model of group `{}` in arena {}: {} bytes, in section `{section}`.",
-                g.file.group, a.name, a.size
-            );
-            out.extend(quote! {
-                const #bytes: &[u8] = #pv::include_bytes!(#path);
-                #[doc = #doc]
-                #[cfg_attr(
-                    not(any(target_vendor = "apple", target_os = "windows")),
-                    unsafe(link_section = #section)
-                )]
-                static #static_name: #rt::__export::Blob<#ty_args> = #rt::__export::Blob::new(#rt::__export::copy_blob(#bytes));
-            });
-        }
-    }
-    out
+    let arenas: Vec<&ArenaEntry> = g.file.arenas.iter().map(|ga| &ga.arena).collect();
+    let group = &g.file.group;
+    let docs = super::arenas::Docs {
+        arena: &|a, section| {
+            format!(
+                "Arena {} of group `{group}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
+                a.name, a.size, a.alignment
+            )
+        },
+        blob: &|a, section| {
+            format!(
+                "Weights of every model of group `{group}` in arena {}: {} bytes, in section `{section}`.",
+                a.name, a.size
+            )
+        },
+    };
+    super::arenas::arena_statics(&arenas, &g.blobs, &quote!(GROUP_PLAN), rt, pv, &docs)
 }
 
 /// `GROUP_PLAN` and the `const` item that checks it across models.
@@ -236,17 +210,9 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
     let arenas: Vec<_> = g.file.arenas.iter().map(|ga| &ga.arena).collect();
     let n = arenas.len();
     let names = arenas.iter().map(|a| a.name.as_str());
-    let static_bases = arenas.iter().map(|a| {
-        let name = match &a.section {
-            Some(_) => naming::arena_static(a.role, &a.memory),
-            None => naming::blob_static(&a.memory),
-        };
-        let name = ident(&name);
-        quote!(#name.base())
-    });
+    let static_bases = super::handle::static_bases(&arenas);
     let mut fields = Vec::new();
     let mut bound = Vec::new();
-    let mut init = Vec::new();
     for (i, a) in arenas.iter().enumerate() {
         let size = quote!(const { GROUP_PLAN.arenas[#i].size as usize });
         let align = quote!(const { GROUP_PLAN.arenas[#i].align as usize });
@@ -263,25 +229,8 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
             fields.push(quote!(#[doc = #doc] pub #field: &'a mut [u8],));
             bound.push(quote!(#rt::__export::bind(GROUP, #name, buffers.#field, #size, #align)?));
         }
-        if a.role == ArenaRole::Persistent {
-            init.push(quote! {
-                // SAFETY: `self` is the only handle to group arena #i (from `take()`, which
-                // succeeds once, or from a buffer it borrows `mut` for 'a); an `Uninit` handle
-                // lends no model handle, so no reference into the arena is alive; the arena
-                // is writable and `GROUP_PLAN.arenas[#i].size` bytes long (the static's length, or
-                // checked by `bind`).
-                unsafe { self.bases[#i].zero(#size) };
-            });
-        } else if a.is_staged() {
-            let blob = ident(&naming::blob_static(&a.memory));
-            init.push(quote! {
-                // SAFETY: as for zeroing: no reference into runtime arena #i is alive and it
-                // is writable and `GROUP_PLAN.arenas[#i].size` bytes long; the blob is exactly that long (its type
-                // says so) and a separate static, so they do not overlap.
-                unsafe { self.bases[#i].copy_from(#blob.bytes()) };
-            });
-        }
     }
+    let init = super::handle::init_steps(&arenas, &quote!(GROUP_PLAN), |_| Vec::new());
     let lenders = lenders(g);
     let buffers_lifetime = if fields.is_empty() {
         quote!(#[doc(hidden)] pub _borrow: #pv::PhantomData<&'a mut [u8]>,)

@@ -4,7 +4,7 @@
 
 use planner::graph::{DType, TensorKind};
 use planner::plan::ArenaRole;
-use planner::planfile::naming;
+use planner::planfile::{ArenaEntry, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -19,18 +19,12 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
 
     // The base of each arena in a handle from `take()`: the writable static, or the blob
     // for a cold constant arena.
-    let static_bases = arenas.iter().map(|a| {
-        let name = match &a.section {
-            Some(_) => naming::arena_static(a.role, &a.memory),
-            None => naming::blob_static(&a.memory),
-        };
-        let name = ident(&name);
-        quote!(#name.base())
-    });
+    let arena_refs: Vec<&ArenaEntry> = arenas.iter().collect();
+    let static_bases = static_bases(&arena_refs);
 
     let (fields, bound_bases, binds) = buffers(cx);
     let arena_ptrs = arena_ptrs(cx);
-    let init = init_steps(cx);
+    let init = init_steps(&arena_refs, &quote!(PLAN), |i| zero_point_fills(cx, i));
 
     let model = cx.model();
     let take = if cx.member {
@@ -169,25 +163,47 @@ fn arena_ptrs(cx: &Ctx<'_>) -> TokenStream {
     }
 }
 
-/// What `init()` does per arena: zero a persistent arena, copy a staged constant arena's blob.
-fn init_steps(cx: &Ctx<'_>) -> Vec<TokenStream> {
+/// The base of each arena in a handle from `take()`, for a model's arenas or a group's: the
+/// writable static, or the blob for a cold constant arena.
+pub(crate) fn static_bases(arenas: &[&ArenaEntry]) -> Vec<TokenStream> {
+    arenas
+        .iter()
+        .map(|a| {
+            let name = match &a.section {
+                Some(_) => naming::arena_static(a.role, &a.memory),
+                None => naming::blob_static(&a.memory),
+            };
+            let name = ident(&name);
+            quote!(#name.base())
+        })
+        .collect()
+}
+
+/// What `init()` does per arena of a model or a group (sizes from the checked table
+/// `table`: `PLAN`, `GROUP_PLAN`): zero a persistent arena and add `fills(i)` (a model's
+/// variables that start at their zero point), copy a staged constant arena's blob.
+pub(crate) fn init_steps(
+    arenas: &[&ArenaEntry],
+    table: &TokenStream,
+    fills: impl Fn(usize) -> Vec<TokenStream>,
+) -> Vec<TokenStream> {
     let mut init = Vec::new();
-    for (i, a) in cx.l.file.arenas.iter().enumerate() {
+    for (i, a) in arenas.iter().enumerate() {
         if a.role == ArenaRole::Persistent {
             init.push(quote! {
                 // SAFETY: `self` is the only handle to arena #i (from `take()`, which succeeds
-                // once, or from a buffer it borrows `mut` for 'a), an `Uninit` handle has
-                // handed out no view, so no reference into the arena is alive; the arena is
-                // writable and `PLAN.arenas[#i].size` bytes long (the static's length, or
-                // checked by `bind`).
-                unsafe { self.bases[#i].zero(const { PLAN.arenas[#i].size as usize }) };
+                // once, or from a buffer it borrows `mut` for 'a; a group's `Uninit` handle
+                // lends no model handle), so no reference into the arena is alive; the arena
+                // is writable and `#table.arenas[#i].size` bytes long (the static's length,
+                // or checked by `bind`).
+                unsafe { self.bases[#i].zero(const { #table.arenas[#i].size as usize }) };
             });
-            init.extend(zero_point_fills(cx, i));
+            init.extend(fills(i));
         } else if a.is_staged() {
             let blob = ident(&naming::blob_static(&a.memory));
             init.push(quote! {
                 // SAFETY: as for zeroing: no reference into runtime arena #i is alive and it
-                // is writable; the blob is exactly `PLAN.arenas[#i].size` bytes (its type
+                // is writable; the blob is exactly `#table.arenas[#i].size` bytes (its type
                 // says so) and the arena at least that long; the blob is a separate static,
                 // so they do not overlap.
                 unsafe { self.bases[#i].copy_from(#blob.bytes()) };

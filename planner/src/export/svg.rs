@@ -230,22 +230,7 @@ fn group_panel(s: &mut String, group: &GroupPlanned, ga: &GroupArena, top: f64) 
         users.join(", "),
         ga.separate
     );
-    let _ = writeln!(
-        s,
-        "<g class=\"arena group-arena\" id=\"arena-{}-{}\">",
-        arena.role.name(),
-        esc(&arena.memory)
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{LEFT}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        top + 26.0,
-        esc(&title)
-    );
-    let _ = writeln!(
-        s,
-        "<rect class=\"plot\" x=\"{LEFT}\" y=\"{y0}\" width=\"{PLOT_W}\" height=\"{PLOT_H}\" fill=\"#f5f5f5\" stroke=\"#9e9e9e\"/>"
-    );
+    panel_head(s, "arena group-arena", arena, &title, top, y0);
     let n = group.models.len().max(1);
     let band = PLOT_W / n as f64;
     for (k, m) in group.models.iter().enumerate() {
@@ -361,22 +346,7 @@ fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
             r.lower_bound
         );
     }
-    let _ = writeln!(
-        s,
-        "<g class=\"arena\" id=\"arena-{}-{}\">",
-        arena.role.name(),
-        esc(&arena.memory)
-    );
-    let _ = writeln!(
-        s,
-        "<text x=\"{LEFT}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
-        top + 26.0,
-        esc(&title)
-    );
-    let _ = writeln!(
-        s,
-        "<rect class=\"plot\" x=\"{LEFT}\" y=\"{y0}\" width=\"{PLOT_W}\" height=\"{PLOT_H}\" fill=\"#f5f5f5\" stroke=\"#9e9e9e\"/>"
-    );
+    panel_head(s, "arena", arena, &title, top, y0);
     if report.is_some() {
         let _ = writeln!(
             s,
@@ -478,6 +448,27 @@ fn axes(s: &mut String, used: u64, ops: u32, y0: f64, col: f64) {
         "<text x=\"{:.2}\" y=\"{:.2}\" text-anchor=\"end\" fill=\"#616161\">op</text>",
         LEFT + PLOT_W,
         y0 + PLOT_H + 28.0
+    );
+}
+
+/// An arena panel's opening: the `<g>` of class `class` (a model's arena or a group's), its
+/// title and the plot's background, from `top` with the plot at `y0`.
+fn panel_head(s: &mut String, class: &str, arena: &ArenaUsage, title: &str, top: f64, y0: f64) {
+    let _ = writeln!(
+        s,
+        "<g class=\"{class}\" id=\"arena-{}-{}\">",
+        arena.role.name(),
+        esc(&arena.memory)
+    );
+    let _ = writeln!(
+        s,
+        "<text x=\"{LEFT}\" y=\"{}\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+        top + 26.0,
+        esc(title)
+    );
+    let _ = writeln!(
+        s,
+        "<rect class=\"plot\" x=\"{LEFT}\" y=\"{y0}\" width=\"{PLOT_W}\" height=\"{PLOT_H}\" fill=\"#f5f5f5\" stroke=\"#9e9e9e\"/>"
     );
 }
 

@@ -275,16 +275,13 @@ pub fn offsets(planned: &Planned, model_tensors: usize, total_tensors: usize) ->
         )));
     }
     let mut out = vec![-1i32; total_tensors];
-    for (slot, t) in out.iter_mut().zip(&g.tensors[..model_tensors]) {
-        if t.kind != TensorKind::Activation || t.size == 0 {
+    for (i, t, b) in planned.bound_tensors(Some(ArenaRole::Scratch)) {
+        if i >= model_tensors || t.kind != TensorKind::Activation || t.size == 0 {
             continue;
         }
-        let Some(b) = planned.plan.binding(&t.id) else {
+        let Some(slot) = out.get_mut(i) else {
             continue;
         };
-        if b.role != ArenaRole::Scratch {
-            continue;
-        }
         *slot = i32::try_from(b.offset).map_err(|_| {
             Error::input(format!(
                 "tensor `{}` of model `{}` is at offset {}, past the 2^31-1 bytes TFLM's offline plan can say",

@@ -487,11 +487,8 @@ struct Slot {
 /// A model's constant slots in `memory`, by offset (aliases share their root's slot).
 fn constant_slots(p: &Planned, manifest_align: u64, memory: &str) -> Vec<Slot> {
     let mut by: BTreeMap<u64, Slot> = BTreeMap::new();
-    for t in &p.graph.tensors {
-        let Some(b) = p.plan.binding(&t.id) else {
-            continue;
-        };
-        if b.role != ArenaRole::Constant || b.memory != memory {
+    for (_, t, b) in p.bound_tensors(Some(ArenaRole::Constant)) {
+        if b.memory != memory {
             continue;
         }
         let align = manifest_align

@@ -31,13 +31,13 @@ use std::vec::Vec;
 
 use crate::alias;
 use crate::error::{Error, Result};
-use crate::graph::{Graph, TensorIndex};
+use crate::graph::{Graph, Tensor, TensorIndex};
 use crate::in_place;
 use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
 use crate::patch::{self, PatchMode};
 use crate::placement::Decision;
-use crate::plan::MemoryPlan;
+use crate::plan::{ArenaRole, MemoryPlan, TensorBinding};
 use crate::planfile::patch::PatchInput;
 use crate::schedule;
 use crate::verify::{self, VerifyRules};
@@ -94,6 +94,23 @@ pub struct Planned {
     /// scratch tensors at one op without folded PADs or in-place ops (what the plan would
     /// need at best without them); `None` otherwise.
     pub classic_bound: Option<u64>,
+}
+
+impl Planned {
+    /// The planned graph's tensors the plan binds to an arena, with their index and
+    /// binding, in graph order: the one lookup export, the group layout and the group
+    /// check read tensors' places through. `role` keeps only that role's.
+    pub fn bound_tensors(
+        &self,
+        role: Option<ArenaRole>,
+    ) -> impl Iterator<Item = (usize, &Tensor, &TensorBinding)> {
+        self.graph
+            .tensors
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| self.plan.binding(&t.id).map(|b| (i, t, b)))
+            .filter(move |(_, _, b)| role.is_none_or(|r| b.role == r))
+    }
 }
 
 /// Plans the model a manifest names: imports it, then [`plan_graph`]. The one entry point

@@ -27,11 +27,10 @@ use std::vec::Vec;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    ArenaEntry, BlobEntry, Blobs, FORMAT_VERSION, Layout, MemoryEntry, PlanFile, fnv1a64,
-    hash_text, naming,
+    ArenaEntry, Blobs, FORMAT_VERSION, Layout, MemoryEntry, PlanFile, fnv1a64, hash_text, naming,
 };
 use crate::error::{Error, Result};
-use crate::pipeline::{GroupArena, GroupPlanned};
+use crate::pipeline::GroupPlanned;
 use crate::plan::ArenaRole;
 
 /// A group plan file.
@@ -137,7 +136,7 @@ impl GroupPlanFile {
         let mut out = Blobs::default();
         let shared = layouts.first().cloned().unwrap_or_default();
         for (g, a) in planned.arenas.iter().enumerate() {
-            let mut entry = arena_entry(&group, a, &shared);
+            let mut entry = super::entries::arena_entry(&group, &a.arena, &shared);
             if entry.role == ArenaRole::Constant {
                 let bytes = merge_blob(&entry, &models, &model_blobs)?;
                 if let Some(b) = entry.blob.as_mut() {
@@ -255,37 +254,6 @@ fn rename(a: &mut ArenaEntry, group: &str) {
     if let Some(b) = a.blob.as_mut() {
         b.file = naming::blob_file(group, &a.memory);
         b.section = naming::blob_section(group, &a.source_memory, &a.memory);
-    }
-}
-
-/// The arena entry of group arena `a`.
-fn arena_entry(group: &str, a: &GroupArena, layout: &Layout) -> ArenaEntry {
-    let u = &a.arena;
-    let staged = u.is_staged();
-    let (section, blob) = match u.role {
-        ArenaRole::Constant => (
-            staged.then(|| naming::zeroed_section(group, u.role, &u.memory)),
-            Some(BlobEntry {
-                file: naming::blob_file(group, &u.memory),
-                section: naming::blob_section(group, &u.source_memory, &u.memory),
-                size: u.used,
-                hash: String::new(),
-            }),
-        ),
-        role => (Some(naming::zeroed_section(group, role, &u.memory)), None),
-    };
-    let app_bound = section.is_some() && layout.app_bound(&u.memory);
-    ArenaEntry {
-        section: section.filter(|_| !app_bound),
-        app_bound,
-        name: naming::arena_name(u.role, &u.memory),
-        role: u.role,
-        memory: u.memory.clone(),
-        source_memory: u.source_memory.clone(),
-        size: u.used,
-        budget: (u.total_size != u64::MAX).then_some(u.total_size),
-        alignment: u.alignment,
-        blob,
     }
 }
 

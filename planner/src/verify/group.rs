@@ -101,10 +101,7 @@ fn check_budgets(planned: &GroupPlanned, budgets: &BTreeMap<String, u64>, v: &mu
 fn check_cross_model(group: &Group, planned: &GroupPlanned, v: &mut Vec<Violation>) {
     let mut arenas: BTreeMap<(ArenaRole, &str), Vec<Slot>> = BTreeMap::new();
     for (k, p) in planned.models.iter().enumerate() {
-        for (i, t) in p.graph.tensors.iter().enumerate() {
-            let Some(b) = p.plan.binding(&t.id) else {
-                continue;
-            };
+        for (i, t, b) in p.bound_tensors(None) {
             if t.size == 0 {
                 continue;
             }
