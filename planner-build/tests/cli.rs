@@ -798,3 +798,22 @@ fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
     let o = planner(&["explain", pair, "--format", "svg"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn plan_help_lists_every_preset_from_the_table() {
+    let out = planner(&["plan", "--help"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let help = text(&out.stdout);
+    assert!(help.ends_with(&planner::manifest::preset_list()), "{help}");
+    for p in planner::manifest::presets() {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{} ", p.name)))
+            .unwrap_or_else(|| panic!("preset {} not listed:\n{help}", p.name));
+        assert!(line.ends_with(&p.memory_summary()), "{line}");
+    }
+    assert_eq!(
+        planner::manifest::presets().len(),
+        planner::manifest::Platform::PRESETS.len()
+    );
+}

@@ -69,7 +69,7 @@ const STM32F40X: &[PresetMemory] = &[
 /// name, bytes, writable, base address.
 #[rustfmt::skip]
 const TABLE: &[Preset] = &[
-    preset("generic", "any host: unlimited memories", HOST),
+    preset("generic", "a host, no limits", HOST),
     // DDR at 0x6000_0000; the QSPI flash is what QEMU maps as ROM.
     preset("mps3-an547", "Arm's Cortex-M55 FPGA image, as QEMU maps it", &[
         mem("DTCM", 512 * K, true, 0x2000_0000), mem("ITCM", 512 * K, true, 0x0000_0000),
