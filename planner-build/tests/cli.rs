@@ -1,31 +1,12 @@
 //! The `planner` command end to end: exit codes, outputs that parse, errors with positions.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use std::path::Path;
+use std::process::Command;
 
-fn planner(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planner"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the planner binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn tmp(name: &str, contents: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("planner-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, contents).unwrap();
-    p
-}
+use support::{planner, root, text, tmp};
 
 #[test]
 fn plans_a_real_model_as_table_and_json() {
