@@ -19,6 +19,13 @@ pub fn planner(args: &[&str]) -> Output {
         .expect("the planner binary runs")
 }
 
+/// `planner ARGS...`, which must succeed, its standard output read as JSON.
+pub fn json(args: &[&str]) -> serde_json::Value {
+    let o = planner(args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 /// An output stream as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
