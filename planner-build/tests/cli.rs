@@ -1,31 +1,12 @@
 //! The `planner` command end to end: exit codes, outputs that parse, errors with positions.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use std::path::Path;
+use std::process::Command;
 
-fn planner(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planner"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the planner binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
-
-fn tmp(name: &str, contents: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("planner-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, contents).unwrap();
-    p
-}
+use support::{json, planner, root, text, tmp};
 
 #[test]
 fn plans_a_real_model_as_table_and_json() {
@@ -579,9 +560,7 @@ fn a_group_plans_as_json_csv_and_svg() {
     let pair = root().join("tests/ui/plans/pair.toml");
     let pair = pair.to_str().unwrap();
     // JSON: each arena with its users, then each model's plan.
-    let o = planner(&["plan", pair, "--format", "json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = json(&["plan", pair, "--format", "json"]);
     assert_eq!(v["group"], "pair");
     assert_eq!(v["concurrent"], serde_json::json!([["b", "c"]]));
     let scratch = &v["arenas"][0];
@@ -725,9 +704,7 @@ fn the_table_says_what_schedule_memory_would_save_and_the_line_to_add() {
 fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
     let pair = root().join("tests/ui/plans/pair.toml");
     let pair = pair.to_str().unwrap();
-    let o = planner(&["compare", pair, "--format", "json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = json(&["compare", pair, "--format", "json"]);
     let rows = rows.as_array().unwrap();
     let tflm = rows
         .iter()
@@ -743,13 +720,12 @@ fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
         "{csv}"
     );
     assert_eq!(csv.lines().count(), rows.len() + 1);
-    let o = planner(&[
+    let rows = json(&[
         "compare",
         "models/tflm_hello_world_int8.tflite",
         "--format",
         "json",
     ]);
-    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert!(
         rows.as_array()
             .unwrap()
@@ -769,9 +745,7 @@ fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
 fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
     let pair = root().join("tests/ui/plans/pair.toml");
     let pair = pair.to_str().unwrap();
-    let o = planner(&["explain", pair, "--format", "json"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = json(&["explain", pair, "--format", "json"]);
     let c_x = rows
         .as_array()
         .unwrap()
@@ -787,14 +761,32 @@ fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
         "model,tensor,name,role,memory,source_memory,offset,size,reason\nc,state,state,persistent,SRAM,SRAM,0,16,persistent in SRAM: first bank in preference order with room\n"
     );
     // A model's tensor ids stay strings even when they are numbers.
-    let o = planner(&[
+    let rows = json(&[
         "explain",
         "models/tflm_hello_world_int8.tflite",
         "--format",
         "json",
     ]);
-    let rows: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(rows[0]["tensor"], "0");
     let o = planner(&["explain", pair, "--format", "svg"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn plan_help_lists_every_preset_from_the_table() {
+    let out = planner(&["plan", "--help"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let help = text(&out.stdout);
+    assert!(help.ends_with(&planner::manifest::preset_list()), "{help}");
+    for p in planner::manifest::presets() {
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{} ", p.name)))
+            .unwrap_or_else(|| panic!("preset {} not listed:\n{help}", p.name));
+        assert!(line.ends_with(&p.memory_summary()), "{line}");
+    }
+    assert_eq!(
+        planner::manifest::presets().len(),
+        planner::manifest::Platform::PRESETS.len()
+    );
 }

@@ -1,24 +1,10 @@
 //! `planner plan` and `planner explain` with `--patches` (issue 27): the summary line, the
 //! regions per stage tensor, and the option errors.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod support;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn planner(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_planner"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("the planner binary runs")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use support::{planner, text};
 
 const MODEL: &str = "models/tflm_person_detect_int8.tflite";
 

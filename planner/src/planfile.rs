@@ -252,24 +252,18 @@ impl Layout {
             .any(|c| c.name == memory && c.app_bound)
     }
 
-    /// The platform facts of `manifest`: its `min_alignment`, and each memory's budget and
-    /// arena alignment.
-    pub fn of(manifest: &crate::manifest::Manifest) -> Layout {
-        Layout {
-            min_alignment: manifest.platform.min_alignment,
-            constraints: manifest
-                .platform
-                .memories
-                .iter()
-                .map(|m| MemoryConstraint {
-                    name: m.name.clone(),
-                    max_size: manifest.budget(&m.name),
-                    arena_alignment: Some(manifest.memory_alignment(&m.name)),
-                    app_bound: manifest.constraint(&m.name).is_some_and(|c| c.app_bound),
-                })
-                .collect(),
-        }
+    /// The platform facts of `source` (a manifest): its `min_alignment`, and each memory's
+    /// budget and arena alignment.
+    pub fn of(source: &impl LayoutSource) -> Layout {
+        source.layout()
     }
+}
+
+/// What a [`Layout`] is read from. The manifest implements it, so the plan file needs
+/// nothing of the manifest (which uses [`naming`] for its checks).
+pub trait LayoutSource {
+    /// The platform facts a plan needs.
+    fn layout(&self) -> Layout;
 }
 
 /// The environment variable `planner-build` sets (with `cargo::rustc-env`) to the

@@ -46,7 +46,7 @@ pub(super) fn run(target: Target) -> Result<ExitCode, Error> {
                 .map(|s| parse_scratch(s))
                 .collect::<Result<Vec<_>, _>>()?;
             let msg = tflm_export(&model, &output, planner.as_deref(), &extra)?;
-            super::print(&format!("{msg}\n"));
+            super::output::print(&format!("{msg}\n"));
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -62,9 +62,9 @@ fn tflm_export(
 ) -> Result<String, Error> {
     let bytes = planner::import::read_flatbuffer(model)?;
     let mut manifest = Manifest::for_model_file(model);
-    super::override_planner(&mut manifest, planner)?;
+    super::input::override_planner(&mut manifest, planner)?;
     let done = tflm::export(&bytes, &manifest, extra, planner.is_some())?;
-    super::warn(&done.planned);
+    super::output::warn(&done.planned);
     std::fs::write(output, &done.bytes).map_err(|e| Error::file(output, "write", e))?;
     let reserved: u64 = done.kernel_scratch.iter().map(|s| s.1).sum();
     let replaced = done

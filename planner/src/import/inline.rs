@@ -3,76 +3,16 @@
 //! into a [`Graph`] here, with errors that point at the manifest's line and column.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
 
-use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Result, did_you_mean};
 use crate::graph::{DType, Graph, IoName, Op, Quantization, Tensor, TensorIndex, TensorKind};
-use crate::manifest::{Ctx, Size};
-
-/// An inline graph as the manifest gives it, with the manifest's text for error spans.
-#[derive(Clone)]
-pub struct InlineModel {
-    pub(crate) path: PathBuf,
-    pub(crate) text: Arc<str>,
-    pub(crate) tensors: Vec<Spanned<RawTensor>>,
-    pub(crate) ops: Vec<Spanned<RawOp>>,
-    pub(crate) inputs: Option<Vec<Spanned<String>>>,
-    pub(crate) outputs: Option<Vec<Spanned<String>>>,
-}
-
-impl core::fmt::Debug for InlineModel {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("InlineModel")
-            .field("path", &self.path)
-            .field("tensors", &self.tensors.len())
-            .field("ops", &self.ops.len())
-            .finish_non_exhaustive()
-    }
-}
-
-#[derive(Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawTensor {
-    id: Spanned<String>,
-    name: Option<String>,
-    dtype: Spanned<String>,
-    shape: Option<Vec<Spanned<i64>>>,
-    size: Option<Spanned<Size>>,
-    data: Option<Spanned<String>>,
-    #[serde(default)]
-    constant: bool,
-    #[serde(default)]
-    variable: bool,
-    alignment: Option<Spanned<i64>>,
-    quantization: Option<RawQuant>,
-}
-
-#[derive(Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawQuant {
-    scale: Vec<f32>,
-    zero_point: Vec<i64>,
-    #[serde(default)]
-    axis: i32,
-}
-
-#[derive(Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawOp {
-    opcode: String,
-    #[serde(default)]
-    inputs: Vec<Spanned<String>>,
-    #[serde(default)]
-    outputs: Vec<Spanned<String>>,
-    #[serde(default)]
-    scratch: Vec<Spanned<String>>,
-}
+use crate::manifest::{Ctx, InlineModel, RawTensor};
 
 /// Reads the inline graph of a manifest; `name` is the model's name.
 pub(crate) fn read(model: &InlineModel, name: &str) -> Result<Graph> {

@@ -24,10 +24,11 @@ use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
 
-use serde::Deserialize;
 use toml::Spanned;
 
-use super::{Ctx, Manifest, RawMemory, RawModel, RawPlatform, Shared, sanitize_name, toml_error};
+use super::check::{Ctx, Shared, check_name, toml_error};
+use super::schema::{RawGroup, RawGroupManifest};
+use super::{Manifest, sanitize_name};
 use crate::error::{Error, Result, did_you_mean};
 use crate::planfile::naming::{self, NameOwner};
 
@@ -64,23 +65,6 @@ impl Group {
                 .iter()
                 .any(|set| set.contains(&a) && set.contains(&b))
     }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawGroupManifest {
-    group: Option<Spanned<RawGroup>>,
-    model: Vec<Spanned<RawModel>>,
-    platform: Option<Spanned<RawPlatform>>,
-    memory: Option<RawMemory>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawGroup {
-    name: Option<Spanned<String>>,
-    #[serde(default)]
-    concurrent: Vec<Spanned<Vec<Spanned<String>>>>,
 }
 
 /// Reads the manifest at `path` as a group: `[[model]]` tables (with an optional
@@ -264,7 +248,7 @@ fn check_group(
     path: &Path,
 ) -> Result<(String, Vec<Vec<usize>>, SetSpans)> {
     let name = match &g.name {
-        Some(n) => super::check_name(ctx, n)?,
+        Some(n) => check_name(ctx, n)?,
         None => default_name(path),
     };
     let index: BTreeMap<&str, usize> = models
@@ -337,6 +321,7 @@ fn check_group(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::tests::says;
 
     const TWO: &str = r#"[group]
 name = "pair"
@@ -382,11 +367,7 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
     #[test]
     fn single_model_reader_refuses_a_group() {
         let e = Manifest::parse(TWO, Path::new("g.toml")).unwrap_err();
-        assert!(
-            e.message().contains("is a group manifest"),
-            "{}",
-            e.message()
-        );
+        says(&e, "is a group manifest");
     }
 
     #[test]
@@ -411,7 +392,7 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
     #[test]
     fn unknown_model_in_concurrent() {
         let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\", \"bb\"]")).unwrap_err();
-        assert!(e.message().contains("\"bb\""), "{}", e.message());
+        says(&e, "\"bb\"");
         assert!(e.help_text().unwrap().contains("did you mean `b`?"));
         assert_eq!(e.location().unwrap().1, 3);
         assert!(e.to_string().contains("g.toml:3:"), "{e}");
@@ -420,22 +401,18 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
     #[test]
     fn duplicate_model_and_short_set() {
         let e = parse(&TWO.replace("name = \"b\"", "name = \"a\"")).unwrap_err();
-        assert!(
-            e.message().contains("model a is listed twice"),
-            "{}",
-            e.message()
-        );
+        says(&e, "model a is listed twice");
         assert_eq!(e.location().unwrap().1, 15);
         let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\"]")).unwrap_err();
-        assert!(e.message().contains("at least two"), "{}", e.message());
+        says(&e, "at least two");
         let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\", \"a\"]")).unwrap_err();
-        assert!(e.message().contains("twice"), "{}", e.message());
+        says(&e, "twice");
     }
 
     #[test]
     fn model_rule_errors_name_the_model_table() {
         let e = parse(&TWO.replace("memory = \"SRAM\"", "memory = \"SRAN\"")).unwrap_err();
-        assert!(e.message().contains("model[0].rules[0]"), "{}", e.message());
+        says(&e, "model[0].rules[0]");
         assert_eq!(e.location().unwrap().1, 12);
     }
 }

@@ -1,0 +1,269 @@
+//! `planner compare`: every planner side by side, and the manifest's planner with the other
+//! op order and with in-place planning toggled.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use planner::manifest::{self, Manifest, Schedule};
+use planner::pack::PlannerKind;
+use planner::{Error, Planned};
+
+use super::args::{CompareArgs, Format};
+use super::input::{Input, group_of, load, plan, plan_as, refuse_in_place};
+use super::output::{print, rows_as, usage};
+
+/// `planner compare`: every planner side by side, for a group, a model or a CSV problem.
+pub(super) fn command(args: CompareArgs) -> Result<ExitCode, Error> {
+    let CompareArgs {
+        input,
+        capacity,
+        format,
+        in_place,
+    } = args;
+    let (input, capacity) = (input.as_path(), capacity.as_deref());
+    refuse_in_place(input, in_place)?;
+    format.refuse_svg("compare")?;
+    if let Some(g) = group_of(input, None)? {
+        if capacity.is_some() {
+            return Err(usage(
+                "--capacity is for CSV problems; a group manifest sets budgets with memory.constraints",
+            ));
+        }
+        print(&compare_group(&g, format)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut inp = load(input, capacity)?;
+    inp.manifest.aliasing.in_place |= in_place;
+    print(&compare(&inp, format)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn compare(inp: &Input, format: Format) -> Result<String, Error> {
+    let mut rows = vec![header([
+        "planner",
+        "memory",
+        "used",
+        "lower bound",
+        "ratio",
+        "optimal",
+        "time",
+    ])];
+    let mut m = inp.manifest.clone();
+    for name in PlannerKind::NAMES {
+        m.planner = PlannerKind::from_name(name, &BTreeMap::new())
+            .map_err(|e| Error::invalid_input(&e.message))?;
+        // Best of three runs, so a cold first run does not decide the figure.
+        let mut took = std::time::Duration::MAX;
+        let mut result = None;
+        for _ in 0..3 {
+            let start = Instant::now();
+            let r = plan_as(inp, &m);
+            took = took.min(start.elapsed());
+            result = Some(r);
+        }
+        let Some(result) = result else { continue };
+        rows.extend(scratch_rows(name, result, &millis(took)));
+    }
+    if inp.problem.is_none() {
+        rows.extend(reordered_rows(inp));
+        rows.extend(in_place_rows(inp));
+    }
+    if format != Format::Table {
+        return Ok(rows_as(format, &rows));
+    }
+    let title = format!(
+        "model {} · {} ops · {} tensors",
+        inp.manifest.name,
+        inp.graph.ops.len(),
+        inp.graph.tensors.len()
+    );
+    Ok(aligned(&title, &rows) + &tflm_line(inp))
+}
+
+/// The header row of a compare table.
+fn header(names: [&str; 7]) -> Vec<String> {
+    names.iter().map(|s| s.to_string()).collect()
+}
+
+/// `used / lower_bound`, 1 when the bound is 0.
+fn ratio(used: u64, lower_bound: u64) -> f64 {
+    if lower_bound == 0 {
+        1.0
+    } else {
+        used as f64 / lower_bound as f64
+    }
+}
+
+/// A time as the tables print it: `12.345 ms`.
+fn millis(took: std::time::Duration) -> String {
+    format!("{:.3} ms", took.as_secs_f64() * 1e3)
+}
+
+/// The row saying why planner `label` found no plan.
+fn failed_row(label: &str, e: &Error, took: &str) -> Vec<String> {
+    vec![
+        label.to_string(),
+        "-".into(),
+        format!("failed: {}", e.message()),
+        String::new(),
+        String::new(),
+        String::new(),
+        took.to_string(),
+    ]
+}
+
+/// One row per scratch memory of a plan made by `label` (a planner, or the manifest's
+/// planner with a variant), or the row saying why it did not plan.
+fn scratch_rows(label: &str, result: Result<Planned, Error>, took: &str) -> Vec<Vec<String>> {
+    match result {
+        Ok(p) => p
+            .scratch_reports
+            .iter()
+            .map(|r| {
+                vec![
+                    label.to_string(),
+                    r.memory.clone(),
+                    r.used.to_string(),
+                    r.lower_bound.to_string(),
+                    format!("{:.4}", ratio(r.used, r.lower_bound)),
+                    if r.optimal { "yes" } else { "-" }.to_string(),
+                    took.to_string(),
+                ]
+            })
+            .collect(),
+        Err(e) => vec![failed_row(label, &e, took)],
+    }
+}
+
+/// `title`, a blank line, then the rows with their columns aligned.
+fn aligned(title: &str, rows: &[Vec<String>]) -> String {
+    let mut widths = vec![0usize; rows.first().map_or(0, Vec::len)];
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let mut s = format!("{title}\n\n");
+    for r in rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, &w)| format!("{c:<w$}"))
+            .collect();
+        s.push_str(line.join("  ").trim_end());
+        s.push('\n');
+    }
+    s
+}
+
+/// `compare` for a group: every planner plans every model of the group, and each row is one
+/// of the group's arenas.
+fn compare_group(g: &manifest::Group, format: Format) -> Result<String, Error> {
+    let mut rows = vec![header([
+        "planner",
+        "arena",
+        "used",
+        "separate",
+        "lower bound",
+        "ratio",
+        "time",
+    ])];
+    for name in PlannerKind::NAMES {
+        let mut g = g.clone();
+        let kind = PlannerKind::from_name(name, &BTreeMap::new())
+            .map_err(|e| Error::invalid_input(&e.message))?;
+        for m in &mut g.models {
+            m.planner = kind.clone();
+        }
+        let start = Instant::now();
+        let result = planner::plan_group(&g);
+        let took = millis(start.elapsed());
+        match result {
+            Ok(p) => {
+                for a in &p.arenas {
+                    rows.push(vec![
+                        name.to_string(),
+                        format!("{} {}", a.arena.role.name(), a.arena.memory),
+                        a.arena.used.to_string(),
+                        a.separate.to_string(),
+                        a.lower_bound.to_string(),
+                        format!("{:.4}", ratio(a.arena.used, a.lower_bound)),
+                        took.clone(),
+                    ]);
+                }
+            }
+            Err(e) => rows.push(failed_row(name, &e, &took)),
+        }
+    }
+    if format != Format::Table {
+        return Ok(rows_as(format, &rows));
+    }
+    let names: Vec<&str> = g.models.iter().map(|m| m.name.as_str()).collect();
+    let title = format!(
+        "group {} · {} models ({})",
+        g.name,
+        names.len(),
+        names.join(", ")
+    );
+    Ok(aligned(&title, &rows))
+}
+
+/// "TFLM would need X bytes here": the `tflm` planner's scratch bytes beside the manifest
+/// planner's.
+fn tflm_line(inp: &Input) -> String {
+    let bytes = |r: Result<Planned, Error>| {
+        r.map(|p| p.scratch_reports.iter().map(|r| r.used).sum::<u64>())
+    };
+    let mut m = inp.manifest.clone();
+    m.planner = PlannerKind::Tflm;
+    let tflm = match bytes(plan_as(inp, &m)) {
+        Ok(b) => format!("TFLM would need {b} bytes of scratch here"),
+        Err(e) => format!("TFLM's planner finds no plan here ({})", e.message()),
+    };
+    let name = inp.manifest.planner.name();
+    let ours = match bytes(plan(inp)) {
+        Ok(b) => format!("planner `{name}` (this manifest's) needs {b}"),
+        Err(e) => format!(
+            "planner `{name}` (this manifest's) finds no plan ({})",
+            e.message()
+        ),
+    };
+    format!(
+        "\n{tflm} (GreedyMemoryPlanner, planner `tflm`; kernel scratch buffers not counted); {ours}.\n"
+    )
+}
+
+/// Rows for the manifest's planner with the other op order (`schedule = "memory"` when the
+/// manifest keeps the model's order, the model's order when it asks for memory).
+fn reordered_rows(inp: &Input) -> Vec<Vec<String>> {
+    let mut m = inp.manifest.clone();
+    let label = match m.schedule {
+        Schedule::Fixed => {
+            m.schedule = Schedule::Memory;
+            format!("{} schedule=memory", m.planner.name())
+        }
+        Schedule::Memory => {
+            m.schedule = Schedule::Fixed;
+            format!("{} schedule=fixed", m.planner.name())
+        }
+    };
+    variant_rows(inp, &m, label)
+}
+
+/// Rows for the manifest's planner with in-place planning toggled (`in_place=true` when the
+/// manifest plans classically, `in_place=false`, the classic plan, when it runs in place).
+fn in_place_rows(inp: &Input) -> Vec<Vec<String>> {
+    let mut m = inp.manifest.clone();
+    m.aliasing.in_place = !m.aliasing.in_place;
+    let label = format!("{} in_place={}", m.planner.name(), m.aliasing.in_place);
+    variant_rows(inp, &m, label)
+}
+
+/// The compare rows of manifest `m` (a variant of the input's), one per scratch memory,
+/// labelled `label`; one row saying why when it does not plan.
+fn variant_rows(inp: &Input, m: &Manifest, label: String) -> Vec<Vec<String>> {
+    let start = Instant::now();
+    let result = plan_as(inp, m);
+    scratch_rows(&label, result, &millis(start.elapsed()))
+}

@@ -1,0 +1,751 @@
+//! From the TOML's shapes ([`super::schema`]) to a checked [`Manifest`]: the platform, the
+//! planner and its options, constraints, placement rules, slabs and the model's source. Every
+//! error points at the key at fault (file, line, column), says the value seen and what would
+//! fix it.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::string::{String, ToString};
+use std::sync::Arc;
+use std::vec::Vec;
+
+use toml::Spanned;
+
+use super::schema::{
+    IdPattern, RawConstraint, RawManifest, RawMemory, RawMemoryDef, RawModel, RawPlatform, RawRule,
+    RawSlab,
+};
+use super::{
+    Aliasing, BudgetSpans, DEFAULT_MAX_ZERO_CONSTANTS, InlineModel, Manifest, Memory, ModelSource,
+    Patches, Platform, Rule, RuleType, Schedule, SlabDef, sanitize_name,
+};
+use crate::error::{Error, Result, Span, did_you_mean};
+use crate::pack::{OptionValue, PlannerKind};
+use crate::plan::{ArenaRole, MemoryConstraint};
+use crate::planfile::naming;
+
+pub(crate) struct Ctx<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) text: &'a Arc<str>,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn span(&self, range: std::ops::Range<usize>) -> Span {
+        Span {
+            path: self.path.to_path_buf(),
+            text: self.text.clone(),
+            range,
+        }
+    }
+
+    pub(crate) fn err<T>(
+        &self,
+        s: &Spanned<T>,
+        message: impl Into<String>,
+        help: impl Into<String>,
+    ) -> Error {
+        Error::input(message).at(self.span(s.span())).help(help)
+    }
+
+    pub(crate) fn alignment(&self, v: &Spanned<i64>, what: &str) -> Result<u64> {
+        let a = *v.get_ref();
+        if a <= 0 || !(a as u64).is_power_of_two() {
+            return Err(self.err(
+                v,
+                format!("{what} is {a}, which is not a power of two"),
+                "use 1, 2, 4, 8, 16, 32, ...",
+            ));
+        }
+        // The generated arenas are aligned by `planner::rt::Align<N>`, which stops here.
+        if a as u64 > crate::rt::MAX_ALIGN {
+            return Err(self.err(
+                v,
+                format!(
+                    "{what} is {a}, above {}, the largest alignment generated arenas support",
+                    crate::rt::MAX_ALIGN
+                ),
+                format!("use a power of two up to {}", crate::rt::MAX_ALIGN),
+            ));
+        }
+        Ok(a as u64)
+    }
+}
+
+pub(super) fn toml_error(e: toml::de::Error, ctx: &Ctx<'_>) -> Error {
+    let msg = e.message().trim().to_string();
+    let span = e.span();
+    let mut err = Error::input(msg.clone()).with_source(e);
+    // serde says "unknown field `x`, expected one of `a`, `b`": add a did-you-mean.
+    if let Some(rest) = msg.strip_prefix("unknown field `")
+        && let Some((seen, expected)) = rest.split_once('`')
+    {
+        let names: Vec<&str> = expected
+            .split('`')
+            .enumerate()
+            .filter(|(i, _)| i % 2 == 1)
+            .map(|(_, s)| s)
+            .collect();
+        let help = match did_you_mean(seen, names.iter().copied()) {
+            Some(s) => format!("did you mean `{s}`?"),
+            None => format!("remove `{seen}`; the keys allowed here are listed above"),
+        };
+        err = err.help(help);
+    }
+    match span {
+        Some(r) => err.at(ctx.span(r)),
+        None => err.note(format!("in {}", ctx.path.display())),
+    }
+}
+
+impl Manifest {
+    /// Parses and checks manifest text; `path` is used in messages and to resolve the model
+    /// source and constant data files.
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+        let text: Arc<str> = Arc::from(text);
+        let ctx = Ctx { path, text: &text };
+        super::group::refuse_many(&text, path)?;
+        let raw: RawManifest = toml::from_str(&text).map_err(|e| toml_error(e, &ctx))?;
+        let shared = Shared::check(&ctx, raw.platform, raw.memory)?;
+        shared.with_model(&ctx, raw.model, "model.rules")
+    }
+}
+
+/// What the models of one manifest share: `[platform]` and `[memory]`.
+pub(crate) struct Shared {
+    platform: Platform,
+    planner: PlannerKind,
+    constraints: Vec<MemoryConstraint>,
+    rules: Vec<Rule>,
+    slabs: Vec<SlabDef>,
+    aliasing: Aliasing,
+    schedule: Schedule,
+    max_zero_constants: u64,
+    patches: Patches,
+    budget_spans: BudgetSpans,
+}
+
+impl Shared {
+    /// Checks `[platform]` and `[memory]`.
+    pub(super) fn check(
+        ctx: &Ctx<'_>,
+        platform: Option<Spanned<RawPlatform>>,
+        memory: Option<RawMemory>,
+    ) -> Result<Shared> {
+        let (platform, size_spans) = check_platform(ctx, platform)?;
+        let memory = memory.unwrap_or(RawMemory {
+            planner: None,
+            planner_options: None,
+            constraints: Vec::new(),
+            tensors: Vec::new(),
+            slabs: Vec::new(),
+            alias_reshapes: false,
+            in_place_ops: Vec::new(),
+            in_place: false,
+            schedule: None,
+            max_zero_constants: None,
+            patches: None,
+            max_recompute: None,
+            patch_input: None,
+        });
+        let planner = check_planner(
+            ctx,
+            memory.planner.as_ref(),
+            memory.planner_options.as_ref(),
+        )?;
+        let constraints = check_constraints(ctx, &platform, &memory.constraints)?;
+        let budget_spans = BudgetSpans {
+            max_size: memory
+                .constraints
+                .iter()
+                .filter_map(|c| {
+                    let c = c.get_ref();
+                    let s = c.max_size.as_ref()?;
+                    Some((c.name.get_ref().clone(), ctx.span(s.span())))
+                })
+                .collect(),
+            size: size_spans,
+        };
+        let rules = check_rules(ctx, &platform, &memory.tensors, ("memory.tensors", 0))?;
+        let slabs = check_slabs(ctx, &platform, &memory.slabs)?;
+        let schedule = match &memory.schedule {
+            None => Schedule::Fixed,
+            Some(s) => match s.get_ref().as_str() {
+                "fixed" => Schedule::Fixed,
+                "memory" => Schedule::Memory,
+                other => {
+                    return Err(ctx.err(
+                        s,
+                        format!("memory.schedule is {other:?}"),
+                        "use \"fixed\" (the model's order) or \"memory\" (an order that lowers the peak)",
+                    ));
+                }
+            },
+        };
+        let mut in_place_ops = Vec::new();
+        for op in &memory.in_place_ops {
+            let name = op.get_ref().trim().to_ascii_uppercase();
+            if name.is_empty() {
+                return Err(ctx.err(
+                    op,
+                    "memory.in_place_ops has an empty op name",
+                    "name op types such as \"ADD\" or \"MUL\"",
+                ));
+            }
+            in_place_ops.push(name);
+        }
+        let patches = super::patches::check(ctx, &memory)?;
+        let aliasing = Aliasing {
+            reshapes: memory.alias_reshapes,
+            in_place_ops,
+            in_place: memory.in_place,
+        };
+        Ok(Shared {
+            platform,
+            planner,
+            constraints,
+            rules,
+            slabs,
+            aliasing,
+            schedule,
+            max_zero_constants: memory
+                .max_zero_constants
+                .map_or(DEFAULT_MAX_ZERO_CONSTANTS, |s| s.get_ref().0),
+            patches,
+            budget_spans,
+        })
+    }
+
+    /// One model's manifest: the shared parts, its source, and its own rules (`rules_table`
+    /// names them in messages) after the shared ones.
+    pub(super) fn with_model(
+        &self,
+        ctx: &Ctx<'_>,
+        model: Spanned<RawModel>,
+        rules_table: &str,
+    ) -> Result<Manifest> {
+        let path = ctx.path;
+        let text = ctx.text;
+        let base = path.parent().unwrap_or(Path::new(""));
+        let model_span = model.span();
+        let model = model.into_inner();
+        let name = check_name(ctx, &model.name)?;
+        let mut rules = self.rules.clone();
+        if let Some(own) = &model.rules {
+            let more = check_rules(ctx, &self.platform, own, (rules_table, rules.len()))?;
+            rules.extend(more);
+        }
+        let source = match (&model.source, &model.tensors) {
+            (Some(src), None) => {
+                if model.ops.is_some() || model.inputs.is_some() || model.outputs.is_some() {
+                    return Err(ctx.err(
+                        src,
+                        "model.source and an inline graph (ops, inputs, outputs) are both given",
+                        "keep `source` for a model file, or describe the graph inline without it",
+                    ));
+                }
+                ModelSource::File(base.join(src.get_ref()))
+            }
+            (None, Some(_)) => ModelSource::Inline(std::boxed::Box::new(InlineModel {
+                path: path.to_path_buf(),
+                text: text.clone(),
+                tensors: model.tensors.unwrap_or_default(),
+                ops: model.ops.unwrap_or_default(),
+                inputs: model.inputs,
+                outputs: model.outputs,
+            })),
+            (Some(src), Some(_)) => {
+                return Err(ctx.err(
+                    src,
+                    "model.source and model.tensors are both given",
+                    "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
+                ));
+            }
+            (None, None) => {
+                return Err(Error::input("model has neither `source` nor `tensors`")
+                    .at(ctx.span(model_span))
+                    .help("add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`"));
+            }
+        };
+        Ok(Manifest {
+            path: path.to_path_buf(),
+            name,
+            source,
+            platform: self.platform.clone(),
+            planner: self.planner.clone(),
+            constraints: self.constraints.clone(),
+            rules,
+            slabs: self.slabs.clone(),
+            aliasing: self.aliasing.clone(),
+            schedule: self.schedule,
+            max_zero_constants: self.max_zero_constants,
+            patches: self.patches.clone(),
+            budget_spans: self.budget_spans.clone(),
+        })
+    }
+}
+
+pub(super) fn check_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<String> {
+    let n = name.get_ref();
+    let ok = !n.is_empty()
+        && n.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ok {
+        return Err(ctx.err(
+            name,
+            format!("model name {n:?} is not an identifier"),
+            format!(
+                "use letters, digits and `_`, starting with a letter, such as {:?}",
+                sanitize_name(n)
+            ),
+        ));
+    }
+    Ok(n.clone())
+}
+
+/// The platform, and where each memory's size is written (the `preset` line for a preset).
+fn check_platform(
+    ctx: &Ctx<'_>,
+    raw: Option<Spanned<RawPlatform>>,
+) -> Result<(Platform, BTreeMap<String, Span>)> {
+    let Some(raw) = raw else {
+        let generic = Platform::generic();
+        return Ok((generic, BTreeMap::new()));
+    };
+    let span = raw.span();
+    let raw = raw.into_inner();
+    let size_spans = match (&raw.preset, &raw.memories) {
+        (Some(p), None) => Platform::preset(p.get_ref())
+            .map(|pl| pl.memories)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| (m.name, ctx.span(p.span())))
+            .collect(),
+        (None, Some(mems)) => mems
+            .iter()
+            .filter_map(|m| {
+                let m = m.get_ref();
+                let size = m.size.as_ref()?;
+                Some((m.name.get_ref().clone(), ctx.span(size.span())))
+            })
+            .collect(),
+        _ => BTreeMap::new(),
+    };
+    let mut platform = match (&raw.preset, &raw.memories) {
+        (Some(p), None) => Platform::preset(p.get_ref()).ok_or_else(|| {
+            let hint = did_you_mean(p.get_ref(), Platform::PRESETS.iter().copied())
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
+            ctx.err(
+                p,
+                format!("unknown platform preset {:?}", p.get_ref()),
+                format!("{hint}presets: {}", Platform::PRESETS.join(", ")),
+            )
+        })?,
+        (None, Some(mems)) => {
+            let mut memories: Vec<Memory> = Vec::new();
+            for m in mems {
+                let m = m.get_ref();
+                let name = m.name.get_ref();
+                let help = "use letters, digits and `_`, such as \"DTCM\" or \"SRAM1\"";
+                let taken = memories.iter().map(|x| &x.name);
+                fresh_name(ctx, &m.name, taken, "memory name", help, "memory")?;
+                // Generated statics, sections and files name a memory in lowercase words.
+                let word = |n: &str| naming::arena_field(ArenaRole::Scratch, n);
+                if let Some(x) = memories.iter().find(|x| word(&x.name) == word(name)) {
+                    return Err(ctx.err(
+                        &m.name,
+                        format!(
+                            "memories {} and {name} get the same name in generated code ({})",
+                            x.name,
+                            word(name)
+                        ),
+                        "give the memories names that differ in more than case and `_`",
+                    ));
+                }
+                check_address_range(ctx, m)?;
+                memories.push(Memory {
+                    name: name.clone(),
+                    size: m.size.as_ref().map(|s| s.get_ref().0),
+                    writable: m.writable,
+                    readable_in_place: m.readable_in_place,
+                    origin: m.origin.as_ref().map(|s| s.get_ref().0),
+                });
+            }
+            if memories.is_empty() {
+                return Err(Error::input("platform.memories is empty")
+                    .at(ctx.span(span))
+                    .help("list at least one writable memory, or use `preset = \"generic\"`"));
+            }
+            Platform {
+                name: "custom".to_string(),
+                memories,
+                min_alignment: 16,
+            }
+        }
+        (Some(p), Some(_)) => {
+            return Err(ctx.err(
+                p,
+                "platform has both `preset` and `memories`",
+                "keep one: a preset by name, or your own list of memories",
+            ));
+        }
+        (None, None) => {
+            return Err(Error::input("platform has neither `preset` nor `memories`")
+                .at(ctx.span(span))
+                .help("add `preset = \"generic\"` (or another preset), or list `memories`"));
+        }
+    };
+    if let Some(a) = &raw.min_alignment {
+        platform.min_alignment = ctx.alignment(a, "platform.min_alignment")?;
+    }
+    if !platform.memories.iter().any(|m| m.writable) {
+        return Err(Error::input("the platform has no writable memory")
+            .at(ctx.span(span))
+            .help("mark at least one memory `writable = true`; activations need one"));
+    }
+    Ok((platform, size_spans))
+}
+
+/// A memory with an `origin` must lie in the 32-bit address space of the targets.
+fn check_address_range(ctx: &Ctx<'_>, m: &RawMemoryDef) -> Result<()> {
+    const SPACE: u64 = 1 << 32;
+    let Some(origin) = &m.origin else {
+        return Ok(());
+    };
+    let start = origin.get_ref().0;
+    let size = m.size.as_ref().map_or(0, |s| s.get_ref().0);
+    if start.checked_add(size).is_none_or(|end| end > SPACE) || start >= SPACE {
+        return Err(ctx.err(
+            origin,
+            format!(
+                "memory {} at origin {start:#x} with {size} bytes ends past the 32-bit address space (0x1_0000_0000)",
+                m.name.get_ref()
+            ),
+            format!(
+                "lower the origin or the size so origin + size is at most {SPACE:#x}"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// A name given in a list (`label`, for messages: `memory name`) that must be an
+/// identifier and differ from the `taken` ones (of other `kind`s: `memory`, `slab`).
+fn fresh_name<'a>(
+    ctx: &Ctx<'_>,
+    name: &Spanned<String>,
+    mut taken: impl Iterator<Item = &'a String>,
+    label: &str,
+    help: &str,
+    kind: &str,
+) -> Result<()> {
+    let n = name.get_ref();
+    if !is_memory_name(n) {
+        return Err(ctx.err(name, format!("{label} {n:?} is not an identifier"), help));
+    }
+    if taken.any(|x| x == n) {
+        return Err(ctx.err(
+            name,
+            format!("{kind} {n} is defined twice"),
+            format!("give each {kind} its own name"),
+        ));
+    }
+    Ok(())
+}
+
+fn is_memory_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.starts_with(|c: char| c.is_ascii_alphabetic())
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+fn unknown_memory(ctx: &Ctx<'_>, platform: &Platform, name: &Spanned<String>, what: &str) -> Error {
+    let names: Vec<&str> = platform.memories.iter().map(|m| m.name.as_str()).collect();
+    let hint = did_you_mean(name.get_ref(), names.iter().copied())
+        .map(|s| format!("did you mean `{s}`? "))
+        .unwrap_or_default();
+    ctx.err(
+        name,
+        format!(
+            "{what} names memory {:?}, which platform {} does not have",
+            name.get_ref(),
+            platform.name
+        ),
+        format!("{hint}memories: {}", names.join(", ")),
+    )
+}
+
+fn check_planner(
+    ctx: &Ctx<'_>,
+    planner: Option<&Spanned<String>>,
+    options: Option<&Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
+) -> Result<PlannerKind> {
+    let name = planner.map_or(PlannerKind::default().name(), |p| p.get_ref().as_str());
+    let mut opts = BTreeMap::new();
+    if let Some(o) = options {
+        for (k, v) in o.get_ref() {
+            let value = match v.get_ref() {
+                toml::Value::Integer(i) => OptionValue::Int(*i),
+                toml::Value::String(s) => OptionValue::Str(s.clone()),
+                toml::Value::Boolean(b) => OptionValue::Bool(*b),
+                toml::Value::Float(f) => OptionValue::Float(*f),
+                other => {
+                    return Err(ctx.err(
+                        v,
+                        format!("planner option `{k}` is a {}", other.type_str()),
+                        "give a number, a string or a boolean",
+                    ));
+                }
+            };
+            opts.insert(k.clone(), value);
+        }
+    }
+    PlannerKind::from_name(name, &opts).map_err(|e| {
+        let range = match (&e.key, options, planner) {
+            (Some(k), Some(o), _) => o.get_ref().get(k).map_or(o.span(), |v| v.span()),
+            (_, _, Some(p)) => p.span(),
+            _ => 0..0,
+        };
+        let (message, help) = match e.message.split_once("; ") {
+            Some((m, h)) => (m.to_string(), h.to_string()),
+            None => (
+                e.message.clone(),
+                "see the planners and their options in docs/manifest.md".to_string(),
+            ),
+        };
+        Error::input(message).at(ctx.span(range)).help(help)
+    })
+}
+
+fn check_constraints(
+    ctx: &Ctx<'_>,
+    platform: &Platform,
+    raw: &[Spanned<RawConstraint>],
+) -> Result<Vec<MemoryConstraint>> {
+    let mut out: Vec<MemoryConstraint> = Vec::new();
+    for (i, c) in raw.iter().enumerate() {
+        let c = c.get_ref();
+        let what = format!("memory.constraints[{i}]");
+        let Some(memory) = platform.memory(c.name.get_ref()) else {
+            return Err(unknown_memory(ctx, platform, &c.name, &what));
+        };
+        if out.iter().any(|x| &x.name == c.name.get_ref()) {
+            return Err(ctx.err(
+                &c.name,
+                format!("memory {} has two constraints", c.name.get_ref()),
+                "merge them into one entry",
+            ));
+        }
+        let max_size = match &c.max_size {
+            Some(s) => {
+                let v = s.get_ref().0;
+                if let Some(size) = memory.size
+                    && v > size
+                {
+                    return Err(ctx.err(
+                        s,
+                        format!(
+                            "{what}.max_size is {v} bytes, but memory {} has only {size}",
+                            memory.name
+                        ),
+                        format!("lower max_size to at most {size}, or fix the memory's size"),
+                    ));
+                }
+                Some(v)
+            }
+            None => None,
+        };
+        let arena_alignment = match &c.arena_alignment {
+            Some(a) => Some(ctx.alignment(a, &format!("{what}.arena_alignment"))?),
+            None => None,
+        };
+        out.push(MemoryConstraint {
+            name: memory.name.clone(),
+            max_size,
+            arena_alignment,
+            app_bound: c.app_bound,
+        });
+    }
+    Ok(out)
+}
+
+/// Checks the rules of `table` (`memory.tensors`, or a model's `rules`); their indices
+/// start at `first`.
+fn check_rules(
+    ctx: &Ctx<'_>,
+    platform: &Platform,
+    raw: &[Spanned<RawRule>],
+    (table, first): (&str, usize),
+) -> Result<Vec<Rule>> {
+    let mut out = Vec::new();
+    for (i, r) in raw.iter().enumerate() {
+        let span = r.span();
+        let r = r.get_ref();
+        let what = format!("{table}[{i}]");
+        let rule_type = match &r.rule_type {
+            None => RuleType::Any,
+            Some(t) => match t.get_ref().as_str() {
+                "*" => RuleType::Any,
+                "constant" => RuleType::Role(ArenaRole::Constant),
+                "persistent" => RuleType::Role(ArenaRole::Persistent),
+                "scratch" => RuleType::Role(ArenaRole::Scratch),
+                other => {
+                    let hint = did_you_mean(other, ["constant", "persistent", "scratch"])
+                        .map(|s| format!("did you mean `{s}`? "))
+                        .unwrap_or_default();
+                    return Err(ctx.err(
+                        t,
+                        format!("{what}.type is {other:?}"),
+                        format!("{hint}use \"constant\", \"persistent\", \"scratch\" or \"*\""),
+                    ));
+                }
+            },
+        };
+        let ids = r.id.as_ref().map(|id| match id.get_ref() {
+            IdPattern::One(s) => vec![s.clone()],
+            IdPattern::Many(v) => v.clone(),
+        });
+        if let (Some(ids), Some(id)) = (&ids, &r.id)
+            && (ids.is_empty() || ids.iter().any(|s| s.is_empty()))
+        {
+            return Err(ctx.err(
+                id,
+                format!("{what}.id is empty"),
+                "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
+            ));
+        }
+        let (memory, dest) = match &r.attributes {
+            None => (None, None),
+            Some(a) => {
+                let a = a.get_ref();
+                (a.memory.as_ref(), a.constant_destination_memory.as_ref())
+            }
+        };
+        if memory.is_none() && dest.is_none() {
+            return Err(Error::input(format!("{what} has no `attributes`"))
+                .at(ctx.span(span.clone()))
+                .help("add `attributes = { memory = \"...\" }` (and for constants, optionally `constant_destination_memory`)"));
+        }
+        if let Some(m) = memory {
+            let Some(mm) = platform.memory(m.get_ref()) else {
+                return Err(unknown_memory(
+                    ctx,
+                    platform,
+                    m,
+                    &format!("{what}.attributes.memory"),
+                ));
+            };
+            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type
+                && !mm.writable
+            {
+                return Err(ctx.err(
+                    m,
+                    format!(
+                        "{what} pins {} tensors to {}, which is read-only",
+                        role.name(),
+                        mm.name
+                    ),
+                    "pin them to a writable memory; only constants can live in read-only memory",
+                ));
+            }
+        }
+        if let Some(d) = dest {
+            let Some(dm) = platform.memory(d.get_ref()) else {
+                return Err(unknown_memory(
+                    ctx,
+                    platform,
+                    d,
+                    &format!("{what}.attributes.constant_destination_memory"),
+                ));
+            };
+            if !dm.writable {
+                return Err(ctx.err(
+                    d,
+                    format!("{what}.attributes.constant_destination_memory is {}, which is read-only", dm.name),
+                    "stage constants into a writable memory (e.g. a TCM), or drop constant_destination_memory to read them in place",
+                ));
+            }
+            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type {
+                return Err(ctx.err(
+                    d,
+                    format!("{what} sets constant_destination_memory on {} tensors", role.name()),
+                    "constant_destination_memory applies to constants only; use `memory` for other roles",
+                ));
+            }
+        }
+        out.push(Rule {
+            index: first + i,
+            rule_type,
+            ids,
+            memory: memory.map(|m| m.get_ref().clone()),
+            constant_destination_memory: dest.map(|d| d.get_ref().clone()),
+            span: Some(ctx.span(span)),
+            label: (table != "memory.tensors").then(|| what.clone()),
+        });
+    }
+    Ok(out)
+}
+
+fn check_slabs(
+    ctx: &Ctx<'_>,
+    platform: &Platform,
+    raw: &[Spanned<RawSlab>],
+) -> Result<Vec<SlabDef>> {
+    let mut out: Vec<SlabDef> = Vec::new();
+    for (i, s) in raw.iter().enumerate() {
+        let s = s.get_ref();
+        let what = format!("memory.slabs[{i}]");
+        let name = s.name.get_ref();
+        let help = "use letters, digits and `_`, starting with a letter, such as \"preprocess\"";
+        let taken = out.iter().map(|x| &x.name);
+        fresh_name(ctx, &s.name, taken, &format!("{what}.name"), help, "slab")?;
+        let Some(memory) = platform.memory(s.memory.get_ref()) else {
+            return Err(unknown_memory(
+                ctx,
+                platform,
+                &s.memory,
+                &format!("{what}.memory"),
+            ));
+        };
+        if !memory.writable {
+            return Err(ctx.err(
+                &s.memory,
+                format!(
+                    "{what} puts slab {name} in {}, which is read-only",
+                    memory.name
+                ),
+                "a slab is written at run time: put it in a writable memory",
+            ));
+        }
+        let role = match s.role.as_ref().map(|r| r.get_ref().as_str()) {
+            None | Some("persistent") => ArenaRole::Persistent,
+            Some("scratch") => ArenaRole::Scratch,
+            Some(other) => {
+                return Err(ctx.err(
+                    s.role.as_ref().unwrap_or(&s.name),
+                    format!("{what}.role is {other:?}"),
+                    "use \"persistent\" (its own bytes) or \"scratch\" (shares the scratch arena between runs)",
+                ));
+            }
+        };
+        if s.size.get_ref().0 == 0 {
+            return Err(ctx.err(
+                &s.size,
+                format!("{what}.size is 0"),
+                "give the slab's size in bytes, such as \"4K\"",
+            ));
+        }
+        let alignment = match &s.alignment {
+            Some(a) => Some(ctx.alignment(a, &format!("{what}.alignment"))?),
+            None => None,
+        };
+        out.push(SlabDef {
+            name: name.clone(),
+            size: s.size.get_ref().0,
+            memory: memory.name.clone(),
+            role,
+            alignment,
+        });
+    }
+    Ok(out)
+}
