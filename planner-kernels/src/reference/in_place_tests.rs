@@ -8,13 +8,14 @@ use std::boxed::Box;
 use std::vec;
 use std::vec::Vec;
 
+use planner::rt::TensorInfo;
 use planner::rt::kernel::{In, OpView, Out};
 use planner::rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, MulOptions, PadOptions,
     Padding,
 };
-use planner::rt::{Quant, TensorInfo};
 
+use super::test_support::{run_op, tensor_info};
 use super::{KernelError, activation, conv, elementwise, shape};
 
 /// A small deterministic generator (xorshift64*).
@@ -45,38 +46,11 @@ impl Rng {
 
 /// A tensor description with leaked (test-only) shape and quantisation.
 pub(crate) fn info<T>(shape: &[usize], scale: &[f32], zero: &[i64]) -> TensorInfo<T> {
+    let leak_f32 = |v: &[f32]| -> &'static [f32] { Box::leak(v.to_vec().into_boxed_slice()) };
+    let leak_i64 = |v: &[i64]| -> &'static [i64] { Box::leak(v.to_vec().into_boxed_slice()) };
     let shape: &'static [usize] = Box::leak(shape.to_vec().into_boxed_slice());
-    TensorInfo {
-        id: "t",
-        name: "t",
-        dtype: "",
-        shape,
-        elements: shape.iter().product(),
-        size: 0,
-        quant: (!scale.is_empty()).then(|| Quant {
-            scale: Box::leak(scale.to_vec().into_boxed_slice()),
-            zero_point: Box::leak(zero.to_vec().into_boxed_slice()),
-            axis: 3,
-        }),
-        element: core::marker::PhantomData,
-    }
-}
-
-/// Runs `f` on an op with `inputs`, `outputs` and `scratch`.
-pub(crate) fn run_op<'a>(
-    inputs: &[Option<In<'a>>],
-    outputs: &mut [Out<'a>],
-    scratch: &mut [Out<'a>],
-    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
-) -> Result<(), KernelError> {
-    f(OpView {
-        index: 0,
-        opcode: "TEST",
-        inputs,
-        outputs,
-        scratch,
-        variables: &mut [],
-    })
+    let quant = (!scale.is_empty()).then(|| (leak_f32(scale), leak_i64(zero)));
+    tensor_info(shape, quant, 3)
 }
 
 const ACTIVATIONS: [Activation; 4] = [

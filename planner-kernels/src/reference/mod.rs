@@ -380,4 +380,6 @@ mod in_place_tests;
 #[cfg(test)]
 mod region_tests;
 #[cfg(test)]
+mod test_support;
+#[cfg(test)]
 mod tests;

@@ -21,7 +21,8 @@ use planner::rt::options::{
     MulOptions, NoOptions, PadOptions, Padding, Pool2dOptions,
 };
 
-use super::in_place_tests::{Rng, info, run_op, unary_kernels};
+use super::in_place_tests::{Rng, info, unary_kernels};
+use super::test_support::run_op;
 use super::{KernelError, Reference};
 
 const ACTIVATIONS: [Activation; 4] = [
