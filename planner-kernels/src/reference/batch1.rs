@@ -23,6 +23,41 @@ const RANK_ERROR: KernelError = KernelError::Shape {
     what: "a tensor of more than 6 dimensions",
 };
 
+/// A binary op's two inputs and, when both are int8, the inputs' and the output's
+/// (scale, zero point).
+type BinaryInputs<'a> = (In<'a>, In<'a>, Option<[(f32, i32); 3]>);
+
+/// Inputs 0 and 1 of a binary op (`second` names input 1 in errors) and, when both are
+/// int8, the (scale, zero point) of both and of output 0.
+fn binary_inputs<'a>(
+    op: &OpView<'_, 'a>,
+    second: &'static str,
+) -> Result<BinaryInputs<'a>, KernelError> {
+    let a = input(op, 0, "input 0")?;
+    let b = input(op, 1, second)?;
+    let quants = match (a.data, b.data) {
+        (Data::I8(_), Data::I8(_)) => Some(three_quants(op)?),
+        _ => None,
+    };
+    Ok((a, b, quants))
+}
+
+/// An op's input 0 and, when it is int8, its and the output's (scale, zero point).
+type Int8Input<'a> = (In<'a>, Option<((f32, i32), (f32, i32))>);
+
+/// Input 0 of an op and, when it is int8, the (scale, zero point) of it and of output 0.
+fn input_and_quants<'a>(op: &OpView<'_, 'a>) -> Result<Int8Input<'a>, KernelError> {
+    let x = input(op, 0, "input 0")?;
+    let q = match x.data {
+        Data::I8(_) => Some((
+            params(x.quant, "input 0")?,
+            params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
+        )),
+        _ => None,
+    };
+    Ok((x, q))
+}
+
 /// `axis` (negative counts from the end) as an index below `rank`.
 fn resolve_axis(axis: i32, rank: usize) -> Option<usize> {
     let rank_i = i32::try_from(rank).ok()?;

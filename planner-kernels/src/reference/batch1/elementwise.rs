@@ -18,12 +18,7 @@ use super::*;
 /// values up to saturation (5 / 138 at 6.25 gives 127; 0 / d gives the zero point plus
 /// one), and Cortex-M gives yet another result.
 pub(crate) fn div(mut op: OpView<'_, '_>, o: &DivOptions) -> Result<(), KernelError> {
-    let a = input(&op, 0, "input 0")?;
-    let b = input(&op, 1, "input 1")?;
-    let quants = match (a.data, b.data) {
-        (Data::I8(_), Data::I8(_)) => Some(three_quants(&op)?),
-        _ => None,
-    };
+    let (a, b, quants) = binary_inputs(&op, "input 1")?;
     let out = output(&mut op)?;
     let y_shape = out.shape;
     match (a.data, b.data, &mut out.data, quants) {
@@ -81,12 +76,7 @@ pub(crate) fn div(mut op: OpView<'_, '_>, o: &DivOptions) -> Result<(), KernelEr
 /// squared in int32, scaled by `(2 · max scale)² / (2^14 · s_out)`, the output zero point,
 /// saturated to int8.
 pub(crate) fn squared_difference(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let a = input(&op, 0, "input 0")?;
-    let b = input(&op, 1, "input 1")?;
-    let quants = match (a.data, b.data) {
-        (Data::I8(_), Data::I8(_)) => Some(three_quants(&op)?),
-        _ => None,
-    };
+    let (a, b, quants) = binary_inputs(&op, "input 1")?;
     let out = output(&mut op)?;
     let y_shape = out.shape;
     match (a.data, b.data, &mut out.data, quants) {
@@ -142,12 +132,7 @@ fn signed_multiplier(real: f64) -> QuantizedMultiplier {
 /// at least zero, else its product with the offset alpha scaled by `s_in · s_alpha /
 /// s_out`, plus the output zero point, saturated.
 pub(crate) fn prelu(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let x = input(&op, 0, "input 0")?;
-    let alpha = input(&op, 1, "input 1 (alpha)")?;
-    let quants = match (x.data, alpha.data) {
-        (Data::I8(_), Data::I8(_)) => Some(three_quants(&op)?),
-        _ => None,
-    };
+    let (x, alpha, quants) = binary_inputs(&op, "input 1 (alpha)")?;
     let out = output(&mut op)?;
     let y_shape = out.shape;
     match (x.data, alpha.data, &mut out.data, quants) {
@@ -182,14 +167,7 @@ pub(crate) fn prelu(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
 /// as TFLM: the offset input scaled by `s_in / s_out` (where at least zero) or by `s_in ·
 /// alpha / s_out` (both computed in `f32`), plus the output zero point, saturated.
 pub(crate) fn leaky_relu(mut op: OpView<'_, '_>, o: &LeakyReluOptions) -> Result<(), KernelError> {
-    let x = input(&op, 0, "input 0")?;
-    let q = match x.data {
-        Data::I8(_) => Some((
-            params(x.quant, "input 0")?,
-            params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
-        )),
-        _ => None,
-    };
+    let (x, q) = input_and_quants(&op)?;
     let out = output(&mut op)?;
     let alpha = o.alpha;
     match (x.data, &mut out.data, q) {

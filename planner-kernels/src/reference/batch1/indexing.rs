@@ -234,14 +234,7 @@ impl Reduction {
 /// `input_zero_point · n`, scaled by the Q31 multiplier of `s_in / s_out`, plus the output
 /// zero point, saturated; float32 summed in `f32` in TFLM's order; int32 wrapping.
 pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), KernelError> {
-    let x = input(&op, 0, "input 0")?;
-    let q = match x.data {
-        Data::I8(_) => Some((
-            params(x.quant, "input 0")?,
-            params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
-        )),
-        _ => None,
-    };
+    let (x, q) = input_and_quants(&op)?;
     let out = output(&mut op)?;
     let len_ok = |n: usize| {
         if x.data.len() == Some(elements(x.shape)) && n > 0 || elements(x.shape) == 0 {
