@@ -1,7 +1,7 @@
 //! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
 //! place or in place.
 
-use super::index::{RANK, broadcast_strides};
+use super::index::{RANK, broadcast_strides, next_row};
 use planner::rt::kernel::{Data, DataMut, In, OpView};
 use planner::rt::options::{AddOptions, MulOptions};
 
@@ -175,17 +175,8 @@ fn binary(
             ia = ia.wrapping_add(la.strides[last]);
             ib = ib.wrapping_add(lb.strides[last]);
         }
-        let mut d = last;
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < hi[d] {
-                break;
-            }
-            index[d] = lo[d];
+        if !next_row(&mut index, &lo, &hi) {
+            return Ok(());
         }
     }
 }
