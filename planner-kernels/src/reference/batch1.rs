@@ -13,7 +13,7 @@ use planner::rt::options::{
 };
 
 use super::softmax::{exp_negative, mul, mul_pot, one_over_one_plus};
-use super::{KernelError, activation_range, elements, output, params};
+use super::{KernelError, activation_range, elements, output, params, three_quants};
 use crate::{
     QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier,
     rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
@@ -165,15 +165,6 @@ fn float_range(activation: Activation) -> Result<(f32, f32), KernelError> {
 fn clamp_f32(v: f32, lo: f32, hi: f32) -> f32 {
     let v = if v < lo { lo } else { v };
     if hi < v { hi } else { v }
-}
-
-/// The quantisations of inputs 0 and 1 and output 0.
-fn three_quants(op: &OpView<'_, '_>) -> Result<[(f32, i32); 3], KernelError> {
-    Ok([
-        params(op.input(0).and_then(|x| x.quant), "input 0")?,
-        params(op.input(1).and_then(|x| x.quant), "input 1")?,
-        params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
-    ])
 }
 
 /// The number of redundant sign bits of `x` (GCC's `__builtin_clrsb`; 31 for 0 and -1).
