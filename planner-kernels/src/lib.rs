@@ -35,6 +35,7 @@
 #![no_std]
 #![deny(missing_docs)]
 
+pub mod golden;
 mod reference;
 
 pub use reference::{KernelError, Reference};

@@ -777,6 +777,12 @@ fn options_are_read_and_checked() {
     assert!(msg.contains("op 0 (CONV_2D) has stride_w 0"), "{msg}");
     m.subgraphs[0].ops[0].options = Some((1, Some(vec![(0, 2), (1, 1), (2, 1)])));
     assert!(error_of(&m).contains("padding 2"));
+}
+
+#[test]
+fn options_of_later_op_kinds_are_read_and_checked() {
+    use planner::graph::OpOptions;
+    use planner::rt::options::Activation;
     // RESIZE_NEAREST_NEIGHBOR: ResizeNearestNeighborOptions (74), align_corners (field 0)
     // and half_pixel_centers (field 1), both false without a table.
     use planner::rt::options::ResizeNearestNeighborOptions;
@@ -885,6 +891,12 @@ fn options_are_read_and_checked() {
     m.codes[0] = code(15); // LSH_PROJECTION
     m.subgraphs[0].ops[0].options = Some((4, Some(vec![(0, 1)])));
     assert_eq!(read_built(&m).unwrap().ops[0].options, OpOptions::None);
+}
+
+#[test]
+fn options_of_the_batch_1_kinds_are_read_and_checked() {
+    use planner::graph::OpOptions;
+    use planner::rt::options::Activation;
     // Batch 1 of issue 25: GATHER (GatherOptions, 23), DIV (DivOptions, 29), LEAKY_RELU
     // (LeakyReluOptions, 75); ARG_MAX's output_type (ArgMaxOptions, 40) is int32 or int64.
     use planner::rt::options::{DivOptions, GatherOptions, LeakyReluOptions};

@@ -25,21 +25,7 @@ use planner::graph::{DType, Graph, IoName, Op, Tensor, TensorIndex, TensorKind};
 use planner::manifest::{Manifest, Schedule};
 use planner::schedule::{self, Scheduled};
 
-/// SplitMix64: reproducible graphs without a dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+use planner_bench::Rng;
 
 /// Builds a graph tensor by tensor and op by op.
 #[derive(Default)]
@@ -186,15 +172,15 @@ fn branchy(rng: &mut Rng, target: usize, shuffled: bool) -> Graph {
     let mut skips: Vec<u32> = Vec::new();
     let mut block = 0;
     while b.g.ops.len() < target {
-        let width = 2 + rng.below(5);
+        let width = 2 + rng.index(5);
         let mut chains: Vec<Vec<(Vec<u32>, u32)>> = Vec::new();
         let mut ends = Vec::new();
         for br in 0..width {
-            let len = 1 + rng.below(6);
+            let len = 1 + rng.index(6);
             let mut prev = cur;
             let mut chain = Vec::new();
             for j in 0..len {
-                let size = 64 * (1 + rng.below(if j + 1 == len { 4 } else { 24 })) as u64;
+                let size = 64 * (1 + rng.index(if j + 1 == len { 4 } else { 24 })) as u64;
                 let t = b.act(&format!("b{block}_{br}_{j}"), DType::I8, &[size]);
                 chain.push((vec![prev], t));
                 prev = t;
@@ -205,7 +191,7 @@ fn branchy(rng: &mut Rng, target: usize, shuffled: bool) -> Graph {
         let joined = b.act(
             &format!("join{block}"),
             DType::I8,
-            &[512 * (1 + rng.below(3)) as u64],
+            &[512 * (1 + rng.index(3)) as u64],
         );
         let mut join_inputs = ends.clone();
         if let Some(s) = skips.pop() {
@@ -221,7 +207,7 @@ fn branchy(rng: &mut Rng, target: usize, shuffled: bool) -> Graph {
             }
         }
         b.op("CONCATENATION", &join_inputs, &[joined]);
-        if rng.below(3) == 0 {
+        if rng.index(3) == 0 {
             skips.push(joined);
         }
         cur = joined;
@@ -258,7 +244,7 @@ fn random_topological(rng: &mut Rng, mut g: Graph) -> Graph {
         let ready: Vec<usize> = (0..n)
             .filter(|&k| !done[k] && preds[k].iter().all(|&p| done[p]))
             .collect();
-        let k = ready[rng.below(ready.len())];
+        let k = ready[rng.index(ready.len())];
         done[k] = true;
         order.push(k);
     }
@@ -323,7 +309,7 @@ fn branchy_figures() -> bool {
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut reached, mut worst_ms, mut ok) = (0, 0f64, true);
     for i in 0..50 {
-        let target = 100 + rng.below(1901);
+        let target = 100 + rng.index(1901);
         let g = branchy(&mut rng, target, i % 2 == 1);
         let (s, ms) = timed(&g);
         ok &= schedule::is_valid_order(&g, &s.order) && s.peak_after <= s.peak_before;

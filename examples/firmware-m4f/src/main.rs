@@ -14,32 +14,13 @@
 use cortex_m_rt::{ExceptionFrame, entry, exception};
 use cortex_m_semihosting::{debug, hprintln};
 use planner_kernels::Reference;
+use planner_kernels::golden::{fill_i8, fnv1a64};
 
 planner_macros::include_model!("person_detect");
 
 /// The golden input's seed and hash and TFLite Micro's output (see build.rs).
 mod golden {
     include!(concat!(env!("OUT_DIR"), "/golden.rs"));
-}
-
-/// SplitMix64: the golden script's input stream.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// FNV-1a, 64 bits.
-fn fnv1a64(bytes: impl Iterator<Item = u8>) -> u64 {
-    bytes.fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
 }
 
 #[entry]
@@ -54,10 +35,7 @@ fn main() -> ! {
     }
 
     let input = model.input_input_mut();
-    let mut stream = SplitMix64(golden::SEED);
-    for v in input.iter_mut() {
-        *v = (stream.next() >> 56) as u8 as i8;
-    }
+    fill_i8(input, golden::SEED);
     let hash = fnv1a64(input.iter().map(|&v| v as u8));
     if hash != golden::INPUT_FNV1A64 {
         hprintln!(

@@ -8,68 +8,13 @@ use planner_kernels::KernelError;
 
 use crate::GOLDEN_FAILED;
 
-/// SplitMix64: the golden script's input stream.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-}
-
-/// Fills an int8 input from the stream at `seed`: `(next >> 56)` as a signed byte.
-pub fn fill_i8(input: &mut [i8], seed: u64) {
-    let mut s = SplitMix64(seed);
-    for v in input {
-        *v = (s.next() >> 56) as u8 as i8;
-    }
-}
-
-/// Fills an int16 input from the stream at `seed`: `(next >> 48)` as a signed 16-bit value.
-pub fn fill_i16(input: &mut [i16], seed: u64) {
-    let mut s = SplitMix64(seed);
-    for v in input {
-        *v = (s.next() >> 48) as u16 as i16;
-    }
-}
-
-/// Fills an int8 input from the stream at `seed`, uniform in `[lo, hi]` as the op goldens'
-/// script does: `lo + ((next >> 32) · (hi − lo + 1) >> 32)`.
-pub fn fill_i8_in(input: &mut [i8], seed: u64, lo: i64, hi: i64) {
-    let mut s = SplitMix64(seed);
-    let span = (hi - lo + 1).max(1) as u64;
-    for v in input {
-        *v = (lo + (((s.next() >> 32) * span) >> 32) as i64) as i8;
-    }
-}
-
-/// Fills a float32 input from the stream at `seed`, in `[lo, hi]` as the op goldens' script
-/// does: `lo + (hi - lo) * ((next >> 40) / 2^24)` in double precision, rounded to `f32`
-/// (`lo = 0`, `hi = 1`: the output goldens' `(next >> 40) / 2^24`).
-pub fn fill_f32(input: &mut [f32], seed: u64, lo: f64, hi: f64) {
-    let mut s = SplitMix64(seed);
-    for v in input {
-        let unit = (s.next() >> 40) as f64 / f64::from(1u32 << 24);
-        *v = (lo + (hi - lo) * unit) as f32;
-    }
-}
-
-/// FNV-1a 64 of `bytes`: the per-op goldens' digest of a whole output.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
+pub use planner_kernels::golden::{fill_f32, fill_i8, fill_i8_in, fill_i16, fnv1a64};
 
 /// FNV-1a 64 of a tensor view's little-endian bytes; `None` for a view that holds no
 /// elements itself (an in-place or variable reference).
 fn digest(data: &Data<'_>) -> Option<u64> {
     use crate::pod::bytes;
-    Some(fnv1a64(match *data {
+    let view: &[u8] = match *data {
         Data::I8(s) => bytes(s),
         Data::U8(s) => bytes(s),
         Data::I16(s) => bytes(s),
@@ -83,7 +28,8 @@ fn digest(data: &Data<'_>) -> Option<u64> {
         Data::C64(s) => bytes(s),
         Data::C128(s) => bytes(s),
         _ => return None,
-    }))
+    };
+    Some(fnv1a64(view.iter().copied()))
 }
 
 /// The first op output that differed from TFLite Micro's.

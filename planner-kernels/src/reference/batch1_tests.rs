@@ -1,43 +1,15 @@
 //! Edge cases of the batch-1 kernels that the TFLM goldens cannot show: inputs where TFLM
 //! is undefined, types TFLM does not run, refusals instead of panics.
 
-use planner_rt::kernel::{In, OpView, Out};
+use planner_rt::TensorInfo;
+use planner_rt::kernel::{In, Out};
 use planner_rt::options::{Activation, ArgMaxOptions, Dims, DivOptions, GatherOptions, PadOptions};
-use planner_rt::{Quant, TensorInfo};
 
+use super::test_support::{run, tensor_info};
 use super::{KernelError, batch1};
 
 fn info<T>(shape: &'static [usize], q: Option<(&'static [f32], &'static [i64])>) -> TensorInfo<T> {
-    TensorInfo {
-        id: "t",
-        name: "t",
-        dtype: "",
-        shape,
-        elements: shape.iter().product(),
-        size: 0,
-        quant: q.map(|(scale, zero_point)| Quant {
-            scale,
-            zero_point,
-            axis: 0,
-        }),
-        element: core::marker::PhantomData,
-    }
-}
-
-fn run<'a>(
-    inputs: &[Option<In<'a>>],
-    output: Out<'a>,
-    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
-) -> Result<(), KernelError> {
-    let mut outputs = [output];
-    f(OpView {
-        index: 0,
-        opcode: "TEST",
-        inputs,
-        outputs: &mut outputs,
-        scratch: &mut [],
-        variables: &mut [],
-    })
+    tensor_info(shape, q, 0)
 }
 
 #[test]

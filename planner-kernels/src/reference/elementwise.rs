@@ -1,13 +1,13 @@
 //! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
 //! place or in place.
 
-use super::index::{RANK, broadcast_strides};
+use super::index::{RANK, broadcast_strides, next_row};
 use planner_rt::kernel::{Data, DataMut, In, OpView};
 use planner_rt::options::{AddOptions, MulOptions};
 
 use super::region::Plane;
 use super::unary::{InType, unary as op_unary};
-use super::{KernelError, activation_range, kind_error, output, params, round_f32};
+use super::{KernelError, activation_range, kind_error, output, params, round_f32, three_quants};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// One operand of a binary op: its elements, or (in place) the output's.
@@ -175,61 +175,41 @@ fn binary(
             ia = ia.wrapping_add(la.strides[last]);
             ib = ib.wrapping_add(lb.strides[last]);
         }
-        let mut d = last;
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < hi[d] {
-                break;
-            }
-            index[d] = lo[d];
+        if !next_row(&mut index, &lo, &hi) {
+            return Ok(());
         }
     }
 }
 
 /// `ADD`: each input's offset value scaled to a common Q20 scale (twice the larger input
 /// scale), summed, and scaled to the output.
-pub(crate) fn add(
-    mut op: OpView<'_, '_>,
-    o: &AddOptions,
-    in_place: bool,
-) -> Result<(), KernelError> {
-    if super::b2_float::float_output(&op) {
-        super::whole_tensors(&op)?;
-        return super::b2_float::add(&mut op, o, in_place);
-    }
-    add_sub(&mut op, o, in_place, false)
+pub(crate) fn add(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {
+    add_sub(op, o, in_place, false)
 }
 
 /// `SUB`: as `ADD`, the second scaled input subtracted from the first.
-pub(crate) fn sub(
-    mut op: OpView<'_, '_>,
-    o: &AddOptions,
-    in_place: bool,
-) -> Result<(), KernelError> {
-    if super::b2_float::float_output(&op) {
-        super::whole_tensors(&op)?;
-        return super::b2_float::sub(&mut op, o, in_place);
-    }
-    add_sub(&mut op, o, in_place, true)
+pub(crate) fn sub(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {
+    add_sub(op, o, in_place, true)
 }
 
-/// `ADD` or (`subtract`) `SUB`, int8, as TFLM: both offset inputs shifted left by 20 and
-/// scaled by `scale / (2 · max scale)`, summed (or subtracted), scaled by `2 · max scale /
-/// (2^20 · output scale)`.
+/// `ADD` or (`subtract`) `SUB`: float32 in [`super::b2_float`]; int8 as TFLM: both offset
+/// inputs shifted left by 20 and scaled by `scale / (2 · max scale)`, summed (or
+/// subtracted), scaled by `2 · max scale / (2^20 · output scale)`.
 fn add_sub(
-    op: &mut OpView<'_, '_>,
+    mut op: OpView<'_, '_>,
     o: &AddOptions,
     in_place: bool,
     subtract: bool,
 ) -> Result<(), KernelError> {
-    let q = |i: usize, t| params(op.input(i).and_then(|x| x.quant), t);
-    let (s1, z1) = q(0, "input 0")?;
-    let (s2, z2) = q(1, "input 1")?;
-    let (so, zo) = params(op.outputs.first().and_then(|o| o.quant), "output 0")?;
+    if super::b2_float::float_output(&op) {
+        super::whole_tensors(&op)?;
+        return if subtract {
+            super::b2_float::sub(&mut op, o, in_place)
+        } else {
+            super::b2_float::add(&mut op, o, in_place)
+        };
+    }
+    let [(s1, z1), (s2, z2), (so, zo)] = three_quants(&op)?;
     const LEFT_SHIFT: u32 = 20;
     let twice_max = 2.0 * f64::from(s1.max(s2));
     let m1 = quantize_multiplier(f64::from(s1) / twice_max);
@@ -239,7 +219,7 @@ fn add_sub(
     let scale = |v: i32, z: i32, m: QuantizedMultiplier| {
         multiply_by_quantized_multiplier((v - z).wrapping_mul(1 << LEFT_SHIFT), m)
     };
-    binary(op, in_place, &|a, b| {
+    binary(&mut op, in_place, &|a, b| {
         let (a, b) = (scale(a, z1, m1), scale(b, z2, m2));
         let sum = if subtract {
             a.wrapping_sub(b)
@@ -281,10 +261,7 @@ pub(crate) fn mul(
         super::whole_tensors(&op)?;
         return super::b2_float::mul(&mut op, o, in_place);
     }
-    let q = |i: usize, t| params(op.input(i).and_then(|x| x.quant), t);
-    let (s1, z1) = q(0, "input 0")?;
-    let (s2, z2) = q(1, "input 1")?;
-    let (so, zo) = params(op.outputs.first().and_then(|o| o.quant), "output 0")?;
+    let [(s1, z1), (s2, z2), (so, zo)] = three_quants(&op)?;
     let m = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so));
     let (lo, hi) = activation_range(o.activation, so, zo)?;
     binary(&mut op, in_place, &|a, b| {

@@ -8,13 +8,14 @@ use std::boxed::Box;
 use std::vec;
 use std::vec::Vec;
 
+use planner_rt::TensorInfo;
 use planner_rt::kernel::{In, OpView, Out};
 use planner_rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, MulOptions, PadOptions,
     Padding,
 };
-use planner_rt::{Quant, TensorInfo};
 
+use super::test_support::{run, run_op, tensor_info};
 use super::{KernelError, activation, conv, elementwise, shape};
 
 /// A small deterministic generator (xorshift64*).
@@ -45,38 +46,11 @@ impl Rng {
 
 /// A tensor description with leaked (test-only) shape and quantisation.
 pub(crate) fn info<T>(shape: &[usize], scale: &[f32], zero: &[i64]) -> TensorInfo<T> {
+    let leak_f32 = |v: &[f32]| -> &'static [f32] { Box::leak(v.to_vec().into_boxed_slice()) };
+    let leak_i64 = |v: &[i64]| -> &'static [i64] { Box::leak(v.to_vec().into_boxed_slice()) };
     let shape: &'static [usize] = Box::leak(shape.to_vec().into_boxed_slice());
-    TensorInfo {
-        id: "t",
-        name: "t",
-        dtype: "",
-        shape,
-        elements: shape.iter().product(),
-        size: 0,
-        quant: (!scale.is_empty()).then(|| Quant {
-            scale: Box::leak(scale.to_vec().into_boxed_slice()),
-            zero_point: Box::leak(zero.to_vec().into_boxed_slice()),
-            axis: 3,
-        }),
-        element: core::marker::PhantomData,
-    }
-}
-
-/// Runs `f` on an op with `inputs`, `outputs` and `scratch`.
-pub(crate) fn run_op<'a>(
-    inputs: &[Option<In<'a>>],
-    outputs: &mut [Out<'a>],
-    scratch: &mut [Out<'a>],
-    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
-) -> Result<(), KernelError> {
-    f(OpView {
-        index: 0,
-        opcode: "TEST",
-        inputs,
-        outputs,
-        scratch,
-        variables: &mut [],
-    })
+    let quant = (!scale.is_empty()).then(|| (leak_f32(scale), leak_i64(zero)));
+    tensor_info(shape, quant, 3)
 }
 
 const ACTIVATIONS: [Activation; 4] = [
@@ -157,12 +131,9 @@ impl Case {
             before: Dims::new(&[0, self.pads[0] as i32, self.pads[2] as i32, 0]).unwrap(),
             after: Dims::new(&[0, self.pads[1] as i32, self.pads[3] as i32, 0]).unwrap(),
         };
-        run_op(
-            &[Some(In::new(x, xi))],
-            &mut [Out::new(&mut padded, &pi)],
-            &mut [],
-            |op| shape::pad(op, &o),
-        )
+        run(&[Some(In::new(x, xi))], Out::new(&mut padded, &pi), |op| {
+            shape::pad(op, &o)
+        })
         .unwrap();
         (padded, pi)
     }
@@ -519,18 +490,14 @@ fn unary_int8_kernels_in_place_equal_out_of_place() {
             let xi = info::<i8>(&shape, &[qi.0], &[qi.1]);
             let yi = info::<i8>(&shape, &[qo.0], &[qo.1]);
             let mut want = vec![0i8; n];
-            run_op(
-                &[Some(In::new(&x, &xi))],
-                &mut [Out::new(&mut want, &yi)],
-                &mut [],
-                |op| kernel(op, false),
-            )
+            run(&[Some(In::new(&x, &xi))], Out::new(&mut want, &yi), |op| {
+                kernel(op, false)
+            })
             .unwrap_or_else(|e| panic!("{name}: {e}"));
             let mut buf = x.clone();
-            run_op(
+            run(
                 &[Some(In::in_place(0, &xi))],
-                &mut [Out::new(&mut buf, &yi)],
-                &mut [],
+                Out::new(&mut buf, &yi),
                 |op| kernel(op, true),
             )
             .unwrap_or_else(|e| panic!("{name} in place: {e}"));
@@ -538,40 +505,51 @@ fn unary_int8_kernels_in_place_equal_out_of_place() {
             // The plain kernel refuses an in-place input; the in-place one a plain input, a
             // buffer of another length and an input taken over by another output.
             let mut y = vec![0i8; n];
-            let e = run_op(
-                &[Some(In::in_place(0, &xi))],
-                &mut [Out::new(&mut y, &yi)],
-                &mut [],
-                |op| kernel(op, false),
-            );
+            let e = run(&[Some(In::in_place(0, &xi))], Out::new(&mut y, &yi), |op| {
+                kernel(op, false)
+            });
             assert!(
                 matches!(e, Err(KernelError::Missing { .. })),
                 "{name}: {e:?}"
             );
-            let e = run_op(
-                &[Some(In::new(&x, &xi))],
-                &mut [Out::new(&mut y, &yi)],
-                &mut [],
-                |op| kernel(op, true),
-            );
+            let e = run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+                kernel(op, true)
+            });
             assert!(matches!(e, Err(KernelError::Type { .. })), "{name}: {e:?}");
             let mut long = vec![0i8; n + 1];
-            let e = run_op(
+            let e = run(
                 &[Some(In::in_place(0, &xi))],
-                &mut [Out::new(&mut long, &yi)],
-                &mut [],
+                Out::new(&mut long, &yi),
                 |op| kernel(op, true),
             );
             assert!(matches!(e, Err(KernelError::Shape { .. })), "{name}: {e:?}");
-            let e = run_op(
-                &[Some(In::in_place(1, &xi))],
-                &mut [Out::new(&mut y, &yi)],
-                &mut [],
-                |op| kernel(op, true),
-            );
+            let e = run(&[Some(In::in_place(1, &xi))], Out::new(&mut y, &yi), |op| {
+                kernel(op, true)
+            });
             assert!(matches!(e, Err(KernelError::Shape { .. })), "{name}: {e:?}");
         }
     }
+}
+
+/// `QUANTIZE` of input `x` to int8 (`yi`), out of place, and of `in_place` (the same
+/// input over the output buffer) in place on `buf` (`x`'s native bytes); returns both
+/// outputs.
+fn quantize_both_ways(
+    x: In<'_>,
+    in_place: In<'_>,
+    mut buf: Vec<i8>,
+    yi: &TensorInfo<i8>,
+) -> (Vec<i8>, Vec<i8>) {
+    let mut want = vec![0i8; yi.elements];
+    run(&[Some(x)], Out::new(&mut want, yi), |op| {
+        elementwise::quantize(op, false)
+    })
+    .unwrap();
+    run(&[Some(in_place)], Out::new(&mut buf, yi), |op| {
+        elementwise::quantize(op, true)
+    })
+    .unwrap();
+    (want, buf)
 }
 
 #[test]
@@ -582,59 +560,24 @@ fn quantize_in_place_reads_wider_inputs_in_native_byte_order() {
         let x: Vec<f32> = (0..n).map(|_| r.scale(-2.0, 2.0)).collect();
         let xi = info::<f32>(&[n], &[], &[]);
         let yi = info::<i8>(&[n], &[0.0078], &[r.range(-10, 10)]);
-        let mut want = vec![0i8; n];
-        run_op(
-            &[Some(In::new(&x, &xi))],
-            &mut [Out::new(&mut want, &yi)],
-            &mut [],
-            |op| elementwise::quantize(op, false),
-        )
-        .unwrap();
-        let mut buf: Vec<i8> = x
-            .iter()
-            .flat_map(|v| v.to_ne_bytes())
-            .map(|b| b as i8)
-            .collect();
-        run_op(
-            &[Some(In::in_place(0, &xi))],
-            &mut [Out::new(&mut buf, &yi)],
-            &mut [],
-            |op| elementwise::quantize(op, true),
-        )
-        .unwrap();
+        let bytes = x.iter().flat_map(|v| v.to_ne_bytes()).map(|b| b as i8);
+        let (want, buf) =
+            quantize_both_ways(In::new(&x, &xi), In::in_place(0, &xi), bytes.collect(), &yi);
         assert_eq!(&buf[..n], &want[..], "f32 -> i8, {n} elements");
         assert!(n < 8 || want.iter().any(|&v| v != want[0]));
         // i16 to i8: 2n elements.
         let x: Vec<i16> = (0..n).map(|_| r.range(-32768, 32767) as i16).collect();
         let xi = info::<i16>(&[n], &[0.0005], &[r.range(-100, 100)]);
         let yi = info::<i8>(&[n], &[0.07], &[r.range(-10, 10)]);
-        let mut want = vec![0i8; n];
-        run_op(
-            &[Some(In::new(&x, &xi))],
-            &mut [Out::new(&mut want, &yi)],
-            &mut [],
-            |op| elementwise::quantize(op, false),
-        )
-        .unwrap();
-        let mut buf: Vec<i8> = x
-            .iter()
-            .flat_map(|v| v.to_ne_bytes())
-            .map(|b| b as i8)
-            .collect();
-        run_op(
-            &[Some(In::in_place(0, &xi))],
-            &mut [Out::new(&mut buf, &yi)],
-            &mut [],
-            |op| elementwise::quantize(op, true),
-        )
-        .unwrap();
+        let bytes = x.iter().flat_map(|v| v.to_ne_bytes()).map(|b| b as i8);
+        let (want, buf) =
+            quantize_both_ways(In::new(&x, &xi), In::in_place(0, &xi), bytes.collect(), &yi);
         assert_eq!(&buf[..n], &want[..], "i16 -> i8, {n} elements");
         // A buffer of neither the input's nor the output's length.
         let mut odd = vec![0i8; 3 * n];
-        let e = run_op(
+        let e = run(
             &[Some(In::in_place(0, &xi))],
-            &mut [Out::new(&mut odd, &yi)],
-            &mut [],
+            Out::new(&mut odd, &yi),
             |op| elementwise::quantize(op, true),
         );
         assert!(e.is_err(), "{n}: {e:?}");
@@ -647,19 +590,15 @@ fn dequantize_in_place_is_refused_as_its_output_is_wider() {
     let xi = info::<i8>(&[3], &[0.5], &[1]);
     let yi = info::<f32>(&[3], &[], &[]);
     let mut want = [0f32; 3];
-    run_op(
-        &[Some(In::new(&x, &xi))],
-        &mut [Out::new(&mut want, &yi)],
-        &mut [],
-        |op| elementwise::dequantize(op, false),
-    )
+    run(&[Some(In::new(&x, &xi))], Out::new(&mut want, &yi), |op| {
+        elementwise::dequantize(op, false)
+    })
     .unwrap();
     assert_eq!(want, [0.0, -3.0, 3.0]);
     let mut buf = [0f32; 3];
-    let e = run_op(
+    let e = run(
         &[Some(In::in_place(0, &xi))],
-        &mut [Out::new(&mut buf, &yi)],
-        &mut [],
+        Out::new(&mut buf, &yi),
         |op| elementwise::dequantize(op, true),
     );
     assert!(matches!(e, Err(KernelError::Type { .. })), "{e:?}");
@@ -721,10 +660,9 @@ fn binary_kernels_in_place_equal_out_of_place() {
         let a = r.i8s(ai.elements);
         let b = r.i8s(bi.elements);
         let mut want = vec![0i8; n];
-        run_op(
+        run(
             &[Some(In::new(&a, &ai)), Some(In::new(&b, &bi))],
-            &mut [Out::new(&mut want, &yi)],
-            &mut [],
+            Out::new(&mut want, &yi),
             |op| kernel(op, false),
         )
         .unwrap();
@@ -775,12 +713,9 @@ fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
     let xi = info::<i8>(&[3, 4], &[0.1], &[0]);
     let yi = info::<i8>(&[1, 2], &[0.1], &[0]);
     let slice = |o: StridedSliceOptions, y: &mut [i8]| {
-        run_op(
-            &[Some(In::new(&x, &xi))],
-            &mut [Out::new(y, &yi)],
-            &mut [],
-            |op| shape::strided_slice(op, &o),
-        )
+        run(&[Some(In::new(&x, &xi))], Out::new(y, &yi), |op| {
+            shape::strided_slice(op, &o)
+        })
     };
     let o = StridedSliceOptions {
         begin: Dims::new(&[-1, 3]).unwrap(),
@@ -821,10 +756,9 @@ fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
     let other = info::<i8>(&[3, 4], &[0.2], &[0]);
     let mut y = [0i8; 12];
     let out = info::<i8>(&[3, 4], &[0.1], &[0]);
-    let e = run_op(
+    let e = run(
         &[Some(In::new(&x, &xi)), Some(In::new(&x, &other))],
-        &mut [Out::new(&mut y, &out)],
-        &mut [],
+        Out::new(&mut y, &out),
         |op| elementwise::min_max(op, true),
     );
     assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
@@ -834,10 +768,9 @@ fn strided_slice_resize_and_min_max_refuse_what_they_cannot_do() {
     let si = info::<i32>(&[2], &[], &[]);
     let yi = info::<i8>(&[1, 6, 8, 1], &[0.1], &[0]);
     let mut y = [0i8; 48];
-    let e = run_op(
+    let e = run(
         &[Some(In::new(&x, &xi)), Some(In::new(&size, &si))],
-        &mut [Out::new(&mut y, &yi)],
-        &mut [],
+        Out::new(&mut y, &yi),
         |op| shape::resize_nearest_neighbor(op, &Default::default()),
     );
     assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");
@@ -856,31 +789,24 @@ fn int16_logistic_and_tanh_in_place_equal_out_of_place() {
         let xi = info::<i16>(&[301], &[scale], &[0]);
         let yi = info::<i16>(&[301], &[1.0 / 32768.0], &[0]);
         let mut want = vec![0i16; 301];
-        run_op(
-            &[Some(In::new(&x, &xi))],
-            &mut [Out::new(&mut want, &yi)],
-            &mut [],
-            |op| kernel(op, false),
-        )
+        run(&[Some(In::new(&x, &xi))], Out::new(&mut want, &yi), |op| {
+            kernel(op, false)
+        })
         .unwrap();
         assert!(want.iter().any(|&v| v != want[0]));
         let mut buf = x.clone();
-        run_op(
+        run(
             &[Some(In::in_place(0, &xi))],
-            &mut [Out::new(&mut buf, &yi)],
-            &mut [],
+            Out::new(&mut buf, &yi),
             |op| kernel(op, true),
         )
         .unwrap();
         assert_eq!(buf, want, "scale {scale}");
         // A zero point other than 0 is refused.
         let zi = info::<i16>(&[301], &[scale], &[3]);
-        let e = run_op(
-            &[Some(In::new(&x, &zi))],
-            &mut [Out::new(&mut want, &yi)],
-            &mut [],
-            |op| kernel(op, false),
-        );
+        let e = run(&[Some(In::new(&x, &zi))], Out::new(&mut want, &yi), |op| {
+            kernel(op, false)
+        });
         assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
     }
 }

@@ -29,6 +29,19 @@ pub(crate) fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
     false
 }
 
+/// Advances the outer multi-index `index[..RANK - 1]` over the box `lo..hi` (the last
+/// dimension is the caller's row); false after the last row.
+pub(crate) fn next_row(index: &mut [usize; RANK], lo: &[usize; RANK], hi: &[usize; RANK]) -> bool {
+    for d in (0..RANK - 1).rev() {
+        index[d] += 1;
+        if index[d] < hi[d] {
+            return true;
+        }
+        index[d] = lo[d];
+    }
+    false
+}
+
 /// Element strides of `shape` seen from an output of `RANK` dimensions `out` (leading ones
 /// added): 0 where the input broadcasts (size 1 against a larger output size). `None` when
 /// the shapes do not broadcast.

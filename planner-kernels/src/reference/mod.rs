@@ -288,6 +288,15 @@ pub(crate) fn whole_tensors(op: &OpView<'_, '_>) -> Result<(), KernelError> {
     Ok(())
 }
 
+/// The quantisations of inputs 0 and 1 and output 0.
+pub(crate) fn three_quants(op: &OpView<'_, '_>) -> Result<[(f32, i32); 3], KernelError> {
+    Ok([
+        params(op.input(0).and_then(|x| x.quant), "input 0")?,
+        params(op.input(1).and_then(|x| x.quant), "input 1")?,
+        params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
+    ])
+}
+
 /// Per-tensor quantisation of one tensor: `(scale, zero point)`.
 pub(crate) fn params(q: Option<Quant>, tensor: &'static str) -> Result<(f32, i32), KernelError> {
     let (scale, zero) = q
@@ -379,5 +388,7 @@ mod batch1_tests;
 mod in_place_tests;
 #[cfg(test)]
 mod region_tests;
+#[cfg(test)]
+mod test_support;
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,8 @@ use planner_rt::options::{
     MulOptions, NoOptions, PadOptions, Padding, Pool2dOptions,
 };
 
-use super::in_place_tests::{Rng, info, run_op, unary_kernels};
+use super::in_place_tests::{Rng, info, unary_kernels};
+use super::test_support::{run, run_op};
 use super::{KernelError, Reference};
 
 const ACTIVATIONS: [Activation; 4] = [
@@ -572,10 +573,9 @@ fn binary_ops_on_regions_equal_the_whole_output_cropped() {
             _ => Reference.mul(op, &mul),
         };
         let mut whole = vec![0i8; h * w * c];
-        run_op(
+        run(
             &[Some(In::new(&a, &ai)), Some(In::new(&b, &bi))],
-            &mut [Out::new(&mut whole, &yi)],
-            &mut [],
+            Out::new(&mut whole, &yi),
             kernel,
         )
         .unwrap();
@@ -614,20 +614,19 @@ fn unary_ops_on_regions_equal_the_whole_output_cropped() {
             let x = r.i8s(h * w * c);
             let xi = info::<i8>(&shape, &[qi.0], &[qi.1]);
             let yi = info::<i8>(&shape, &[qo.0], &[qo.1]);
-            let run = |op: OpView<'_, '_>| kernel(op, false);
+            let whole_op = |op: OpView<'_, '_>| kernel(op, false);
             let mut whole = vec![0i8; h * w * c];
-            run_op(
+            run(
                 &[Some(In::new(&x, &xi))],
-                &mut [Out::new(&mut whole, &yi)],
-                &mut [],
-                run,
+                Out::new(&mut whole, &yi),
+                whole_op,
             )
             .unwrap();
             let g = random_region(&mut r, h, w);
-            let got = on_region(&mut r, &x, &xi, Some(g), &[], &yi, g, &run).unwrap();
+            let got = on_region(&mut r, &x, &xi, Some(g), &[], &yi, g, &whole_op).unwrap();
             assert_eq!(got, crop(&whole, shape, g), "{name}, round {round}, {g:?}");
             if let Some(short) = shrink(g, r.range(0, 3)) {
-                let e = on_region(&mut r, &x, &xi, Some(short), &[], &yi, g, &run);
+                let e = on_region(&mut r, &x, &xi, Some(short), &[], &yi, g, &whole_op);
                 assert!(matches!(e, Err(KernelError::Shape { .. })), "{name}: {e:?}");
             }
         }
@@ -639,10 +638,9 @@ fn unary_ops_on_regions_equal_the_whole_output_cropped() {
     let g = Region::new(1, 1, 1, 2);
     let dense = crop(&x, [1, 2, 3, 4], g);
     let mut y = vec![-1.0f32; 24];
-    run_op(
+    run(
         &[Some(In::new(&dense, &xi).with_region(g))],
-        &mut [Out::new(&mut y, &yi).with_region(g)],
-        &mut [],
+        Out::new(&mut y, &yi).with_region(g),
         |op| super::elementwise::dequantize(op, false),
     )
     .unwrap();
@@ -819,10 +817,9 @@ fn regions_are_refused_where_kernels_do_not_run_on_them() {
     assert_eq!(e, Err(KernelError::Region { tensor: "input 0" }));
     // The in-place variants refuse regions.
     let mut buf = [0i8; 8];
-    let e = run_op(
+    let e = run(
         &[Some(In::in_place(0, &xi))],
-        &mut [Out::new(&mut buf, &xi).with_region(whole)],
-        &mut [],
+        Out::new(&mut buf, &xi).with_region(whole),
         |op| Reference.relu_in_place(op, &NoOptions {}),
     );
     assert_eq!(e, Err(KernelError::Region { tensor: "output 0" }));
@@ -874,10 +871,9 @@ fn regions_are_refused_where_kernels_do_not_run_on_them() {
         let data = vec![0i8; len];
         let di = info::<i8>(&shape, &[0.5], &[0]);
         let mut out = vec![0i8; len];
-        let e = run_op(
+        let e = run(
             &[Some(In::new(&data, &di).with_region(region))],
-            &mut [Out::new(&mut out, &di)],
-            &mut [],
+            Out::new(&mut out, &di),
             |op| super::activation::relu(op, false),
         );
         assert!(
@@ -911,12 +907,9 @@ fn pad_of_every_rank_equals_a_brute_force_copy() {
             after: Dims::new(&after.iter().map(|&b| b as i32).collect::<Vec<_>>()).unwrap(),
         };
         let mut y = vec![0i8; yi.elements];
-        run_op(
-            &[Some(In::new(&x, &xi))],
-            &mut [Out::new(&mut y, &yi)],
-            &mut [],
-            |op| Reference.pad(op, &o),
-        )
+        run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
+            Reference.pad(op, &o)
+        })
         .unwrap();
         let mut expected = vec![zero as i8; yi.elements];
         for (i, v) in x.iter().enumerate() {

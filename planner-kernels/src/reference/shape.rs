@@ -1,7 +1,7 @@
 //! Ops that move values without arithmetic on them (`RESHAPE`, `PAD`, `TRANSPOSE`,
 //! `CONCATENATION`, `STRIDED_SLICE`, `RESIZE_NEAREST_NEIGHBOR`), and `MEAN`.
 
-use super::index::{RANK, next, strides};
+use super::index::{RANK, next, next_row, strides};
 use planner_rt::kernel::{Data, DataMut, OpView, Region};
 use planner_rt::options::{
     Activation, ConcatenationOptions, MeanOptions, PadOptions, ReshapeOptions,
@@ -135,17 +135,8 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
         } else {
             row.fill(fill);
         }
-        let mut d = last;
-        loop {
-            if d == 0 {
-                return Ok(());
-            }
-            d -= 1;
-            index[d] += 1;
-            if index[d] < hi[d] {
-                break;
-            }
-            index[d] = lo[d];
+        if !next_row(&mut index, &lo, &hi) {
+            return Ok(());
         }
     }
 }

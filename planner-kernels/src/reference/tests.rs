@@ -4,54 +4,23 @@ extern crate std;
 
 use std::vec::Vec;
 
+use planner_rt::TensorInfo;
 use planner_rt::kernel::{In, OpView, Out};
 use planner_rt::options::{
     Activation, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
     FullyConnectedOptions, MeanOptions, PadOptions, Padding, Pool2dOptions, SoftmaxOptions,
     TransposeOptions,
 };
-use planner_rt::{Quant, TensorInfo};
 
+use super::test_support::{run, tensor_info};
 use super::{KernelError, conv, elementwise, fc, pool, shape, softmax};
 
-/// A tensor's info: `shape`, per-tensor or per-axis-0 `scale` and `zero` (also for other
-/// kernels' tests).
 pub(super) fn info<T>(
     shape: &'static [usize],
     scale: &'static [f32],
     zero: &'static [i64],
 ) -> TensorInfo<T> {
-    TensorInfo {
-        id: "t",
-        name: "t",
-        dtype: "",
-        shape,
-        elements: shape.iter().product(),
-        size: 0,
-        quant: Some(Quant {
-            scale,
-            zero_point: zero,
-            axis: 0,
-        }),
-        element: core::marker::PhantomData,
-    }
-}
-
-/// Runs `f` on an op with `inputs` and one output.
-fn run<'a>(
-    inputs: &[Option<In<'a>>],
-    output: Out<'a>,
-    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
-) -> Result<(), KernelError> {
-    let mut outputs = [output];
-    f(OpView {
-        index: 0,
-        opcode: "TEST",
-        inputs,
-        outputs: &mut outputs,
-        scratch: &mut [],
-        variables: &mut [],
-    })
+    tensor_info(shape, Some((scale, zero)), 0)
 }
 
 fn conv_opts(padding: Padding, stride: i32) -> Conv2dOptions {

@@ -230,71 +230,8 @@ fn check_arena(
     let nobits = header.sh_type(endian) == elf::SHT_NOBITS;
 
     let region = regions.iter().find(|r| r.name == arena.region);
-    match region {
-        None => bad.push(format!(
-            "arena {name} is planned in memory {}, which the linker script does not declare; \
-             add a MEMORY region of that name, or map the memory onto the region that holds \
-             it (--region {}=RAM)",
-            arena.region, arena.region
-        )),
-        Some(r) if !r.contains(address, size) => bad.push(format!(
-            "arena {name} lies at 0x{address:08x}..0x{:08x}, outside memory {} \
-             (0x{:08x}..0x{:08x}); the fragment must place it `> {}`",
-            address + size,
-            r.name,
-            r.origin,
-            r.end(),
-            r.name
-        )),
-        Some(_) => {}
-    }
-
-    if arena.align == 0 || !arena.align.is_power_of_two() {
-        bad.push(format!(
-            "arena {name} has alignment {} in the plan, which is not a power of two; re-plan",
-            arena.align
-        ));
-    } else if address % arena.align != 0 {
-        bad.push(format!(
-            "arena {name} starts at 0x{address:08x}, not aligned to the plan's {} bytes; the \
-             fragment must align the section (ALIGN({}))",
-            arena.align, arena.align
-        ));
-    }
-
-    // The static may be padded up to its alignment; anything else means the section holds
-    // more (or less) than the arena.
-    let padded = arena.size.div_ceil(arena.align.max(1)) * arena.align.max(1);
-    if size != arena.size && size != padded {
-        bad.push(format!(
-            "arena {name} is {size} bytes in the image, the plan says {} (or {padded} padded to \
-             its alignment); rebuild so the plan and the statics agree",
-            arena.size
-        ));
-    }
-
-    // The arena's `static`: a data symbol at the first byte, covering the planned size.
-    let symbol = file
-        .symbols()
-        .filter(|s| s.kind() == SymbolKind::Data && s.address() == address && s.size() > 0)
-        .max_by_key(|s| s.size());
-    let (symbol_name, symbol_size) = match symbol {
-        Some(s) => (s.name().unwrap_or("?").to_string(), s.size()),
-        None => {
-            bad.push(format!(
-                "arena {name} has no data symbol at its start 0x{address:08x}; the model's \
-                 arena static must be the section's only input"
-            ));
-            (String::new(), 0)
-        }
-    };
-    if symbol.is_some() && (symbol_size < arena.size || symbol_size > size) {
-        bad.push(format!(
-            "arena {name}'s static {symbol_name} is {symbol_size} bytes, the plan needs {} in a \
-             {size}-byte section; rebuild so the plan and the statics agree",
-            arena.size
-        ));
-    }
+    check_placement(name, arena, region, address, size, &mut bad);
+    let (symbol_name, symbol_size) = check_static(file, name, arena, address, size, &mut bad);
 
     for wanted in &arena.start_symbols {
         check_symbol(file, name, wanted, address, "start", &mut bad);
@@ -407,6 +344,95 @@ fn check_arena(
     } else {
         Err(bad)
     }
+}
+
+/// The arena's placement: in its planned memory region, aligned as planned, as large as
+/// planned (or padded to its alignment).
+fn check_placement(
+    name: &str,
+    arena: &ExpectedArena,
+    region: Option<&Region>,
+    address: u64,
+    size: u64,
+    bad: &mut Vec<String>,
+) {
+    match region {
+        None => bad.push(format!(
+            "arena {name} is planned in memory {}, which the linker script does not declare; \
+             add a MEMORY region of that name, or map the memory onto the region that holds \
+             it (--region {}=RAM)",
+            arena.region, arena.region
+        )),
+        Some(r) if !r.contains(address, size) => bad.push(format!(
+            "arena {name} lies at 0x{address:08x}..0x{:08x}, outside memory {} \
+             (0x{:08x}..0x{:08x}); the fragment must place it `> {}`",
+            address + size,
+            r.name,
+            r.origin,
+            r.end(),
+            r.name
+        )),
+        Some(_) => {}
+    }
+
+    if arena.align == 0 || !arena.align.is_power_of_two() {
+        bad.push(format!(
+            "arena {name} has alignment {} in the plan, which is not a power of two; re-plan",
+            arena.align
+        ));
+    } else if !address.is_multiple_of(arena.align) {
+        bad.push(format!(
+            "arena {name} starts at 0x{address:08x}, not aligned to the plan's {} bytes; the \
+             fragment must align the section (ALIGN({}))",
+            arena.align, arena.align
+        ));
+    }
+
+    // The static may be padded up to its alignment; anything else means the section holds
+    // more (or less) than the arena.
+    let padded = arena.size.div_ceil(arena.align.max(1)) * arena.align.max(1);
+    if size != arena.size && size != padded {
+        bad.push(format!(
+            "arena {name} is {size} bytes in the image, the plan says {} (or {padded} padded to \
+             its alignment); rebuild so the plan and the statics agree",
+            arena.size
+        ));
+    }
+}
+
+/// The arena's `static`: a data symbol at the first byte, covering the planned size; its
+/// name and size (empty and 0 when there is none).
+fn check_static(
+    file: &ElfFile32<'_, LittleEndian>,
+    name: &str,
+    arena: &ExpectedArena,
+    address: u64,
+    size: u64,
+    bad: &mut Vec<String>,
+) -> (String, u64) {
+    // The arena's `static`: a data symbol at the first byte, covering the planned size.
+    let symbol = file
+        .symbols()
+        .filter(|s| s.kind() == SymbolKind::Data && s.address() == address && s.size() > 0)
+        .max_by_key(|s| s.size());
+    let (symbol_name, symbol_size) = match symbol {
+        Some(s) => (s.name().unwrap_or("?").to_string(), s.size()),
+        None => {
+            bad.push(format!(
+                "arena {name} has no data symbol at its start 0x{address:08x}; the model's \
+                 arena static must be the section's only input"
+            ));
+            (String::new(), 0)
+        }
+    };
+    if symbol.is_some() && (symbol_size < arena.size || symbol_size > size) {
+        bad.push(format!(
+            "arena {name}'s static {symbol_name} is {symbol_size} bytes, the plan needs {} in a \
+             {size}-byte section; rebuild so the plan and the statics agree",
+            arena.size
+        ));
+    }
+    (symbol_name, symbol_size)
 }
 
 /// cortex-m-rt's start-up code zeroes `__sbss..__ebss` and copies `.data` to

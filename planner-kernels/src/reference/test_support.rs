@@ -1,0 +1,55 @@
+//! What the reference kernels' unit tests share: a tensor description and an op runner.
+
+use planner_rt::kernel::{In, OpView, Out};
+use planner_rt::{Quant, TensorInfo};
+
+use super::KernelError;
+
+/// A tensor description of `shape` (id and name `t`), quantised with `scale` and
+/// `zero_point` along `axis` when `quant` is given.
+pub(crate) fn tensor_info<T>(
+    shape: &'static [usize],
+    quant: Option<(&'static [f32], &'static [i64])>,
+    axis: i32,
+) -> TensorInfo<T> {
+    TensorInfo {
+        id: "t",
+        name: "t",
+        dtype: "",
+        shape,
+        elements: shape.iter().product(),
+        size: 0,
+        quant: quant.map(|(scale, zero_point)| Quant {
+            scale,
+            zero_point,
+            axis,
+        }),
+        element: core::marker::PhantomData,
+    }
+}
+
+/// Runs `f` on an op with `inputs`, `outputs` and `scratch`.
+pub(crate) fn run_op<'a>(
+    inputs: &[Option<In<'a>>],
+    outputs: &mut [Out<'a>],
+    scratch: &mut [Out<'a>],
+    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
+    f(OpView {
+        index: 0,
+        opcode: "TEST",
+        inputs,
+        outputs,
+        scratch,
+        variables: &mut [],
+    })
+}
+
+/// Runs `f` on an op with `inputs` and one output.
+pub(crate) fn run<'a>(
+    inputs: &[Option<In<'a>>],
+    output: Out<'a>,
+    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
+    run_op(inputs, &mut [output], &mut [], f)
+}

@@ -1,0 +1,186 @@
+//! What a patch plan means for the rest of the planner: the uses it pins in lifetimes, the
+//! in-place pairs it allows and the verifier's checks of it.
+
+use super::*;
+
+/// The uses a patch plan adds to `graph`'s lifetimes, `(tensor, op)`: the split tensor at
+/// op 0 (every patch writes its tile, so it lives through the whole stage) and each
+/// resident model input the stage reads at the split op (every patch reads its region).
+/// Lifetimes and the verifier both add these.
+pub fn pinned(graph: &Graph) -> Vec<(TensorIndex, u32)> {
+    let Some(plan) = &graph.patches else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let Some(&split) = graph
+        .ops
+        .get(plan.split as usize)
+        .and_then(|o| o.outputs.first())
+    {
+        out.push((split, 0));
+    }
+    if plan.input == PatchInput::Resident {
+        for io in &graph.inputs {
+            if plan.tensor(io.tensor.0).is_some() {
+                out.push((io.tensor, plan.split));
+            }
+        }
+    }
+    out
+}
+
+/// True when op `k` of `graph` may write `output` over `input` (in place, or as an alias)
+/// under the graph's patch plan: always after the stage; inside it, only when both are
+/// dense stage tensors with the same region in every patch (an elementwise or unary op, or
+/// a grid of one patch), so each patch's output overwrites exactly its input's bytes.
+pub fn pair_allowed(graph: &Graph, k: usize, input: TensorIndex, output: TensorIndex) -> bool {
+    let Some(plan) = &graph.patches else {
+        return true;
+    };
+    if k > plan.split as usize {
+        return true;
+    }
+    let dense = |t: TensorIndex| graph.dense_size(t).is_some();
+    match (plan.tensor(input.0), plan.tensor(output.0)) {
+        (Some(a), Some(b)) => dense(input) && dense(output) && a.regions == b.regions,
+        _ => false,
+    }
+}
+
+/// The verifier's checks of a graph's patch plan, one message per violation: the split op
+/// exists and its output is listed; every listed tensor is `[1, H, W, C]` with one region
+/// per patch inside it; the split tensor's regions tile it (every pixel in exactly one
+/// patch); each stage op's output is listed, and a dense stage tensor is read by stage ops
+/// only, is no model output and takes its largest region's bytes; an in-place pair inside
+/// the stage has the same region in every patch.
+pub fn verify_plan(graph: &Graph) -> Vec<String> {
+    let Some(p) = &graph.patches else {
+        return Vec::new();
+    };
+    let mut bad = Vec::new();
+    let model = &graph.name;
+    let split = p.split as usize;
+    let Some(&split_t) = graph.ops.get(split).and_then(|o| o.outputs.first()) else {
+        bad.push(format!(
+            "the patch plan of model `{model}` splits at op {split}, which does not exist or has no output"
+        ));
+        return bad;
+    };
+    if p.grid[0] == 0 || p.grid[1] == 0 {
+        bad.push(format!(
+            "the patch grid of model `{model}` is {:?}; each side needs at least 1",
+            p.grid
+        ));
+        return bad;
+    }
+    let n = p.patches();
+    let mut listed = BTreeSet::new();
+    for e in &p.tensors {
+        let Some(t) = graph.tensors.get(e.tensor as usize) else {
+            bad.push(format!(
+                "the patch plan of model `{model}` lists tensor index {}, past the last",
+                e.tensor
+            ));
+            continue;
+        };
+        listed.insert(e.tensor);
+        let [1, h, w, _] = t.shape[..] else {
+            bad.push(format!(
+                "patch stage tensor `{}` has shape {:?}, not [1, H, W, C]",
+                t.id, t.shape
+            ));
+            continue;
+        };
+        if e.regions.len() != n {
+            bad.push(format!(
+                "patch stage tensor `{}` has {} regions for {n} patches",
+                t.id,
+                e.regions.len()
+            ));
+        }
+        for r in &e.regions {
+            if r[0] as u64 + r[2] as u64 > h || r[1] as u64 + r[3] as u64 > w {
+                bad.push(format!(
+                    "patch stage tensor `{}` ({h}x{w}) has region {r:?} outside it",
+                    t.id
+                ));
+            }
+        }
+        if let Some(d) = graph.dense_size(TensorIndex(e.tensor))
+            && d != t.size
+        {
+            bad.push(format!(
+                "patch stage tensor `{}` takes {} bytes, but its largest region takes {d}",
+                t.id, t.size
+            ));
+        }
+        let dense = graph.dense_size(TensorIndex(e.tensor)).is_some();
+        if dense && e.tensor != split_t.0 {
+            let tt = TensorIndex(e.tensor);
+            if graph.outputs.iter().any(|io| io.tensor == tt) {
+                bad.push(format!("patch stage tensor `{}` is a model output", t.id));
+            }
+            if let Some(k) =
+                (split + 1..graph.ops.len()).find(|&k| graph.ops[k].tensors().any(|x| x == tt))
+            {
+                bad.push(format!(
+                    "patch stage tensor `{}` is used by op {k} ({}) after the stage (ops 0..={split}), which needs it whole",
+                    t.id, graph.ops[k].opcode
+                ));
+            }
+        }
+    }
+    match p.tensor(split_t.0) {
+        None => bad.push(format!(
+            "the patch plan of model `{model}` does not list its split tensor `{}`",
+            graph.tensor(split_t).id
+        )),
+        Some(e) => {
+            if let [1, h, w, _] = graph.tensor(split_t).shape[..] {
+                let mut seen = vec![0u8; (h * w) as usize];
+                for r in &e.regions {
+                    for y in r[0] as u64..(r[0] as u64 + r[2] as u64).min(h) {
+                        for x in r[1] as u64..(r[1] as u64 + r[3] as u64).min(w) {
+                            let c = &mut seen[(y * w + x) as usize];
+                            *c = c.saturating_add(1);
+                        }
+                    }
+                }
+                if let Some(i) = seen.iter().position(|&c| c != 1) {
+                    bad.push(format!(
+                        "the patches of split tensor `{}` cover pixel ({}, {}) {} times; each pixel once",
+                        graph.tensor(split_t).id,
+                        i as u64 / w,
+                        i as u64 % w,
+                        seen[i]
+                    ));
+                }
+            }
+        }
+    }
+    for (k, op) in graph.ops.iter().enumerate().take(split + 1) {
+        for &o in &op.outputs {
+            if !listed.contains(&o.0) {
+                bad.push(format!(
+                    "op {k} ({}) is in the patch stage but its output `{}` has no regions",
+                    op.opcode,
+                    graph.tensor(o).id
+                ));
+            }
+        }
+    }
+    for ip in &graph.in_place {
+        if let Some(k) = graph.producer(ip.output)
+            && k <= split
+            && !pair_allowed(graph, k, ip.input, ip.output)
+        {
+            bad.push(format!(
+                "op {k} ({}) runs in place inside the patch stage, but `{}` and `{}` differ in region or layout",
+                graph.ops[k].opcode,
+                graph.tensor(ip.input).id,
+                graph.tensor(ip.output).id
+            ));
+        }
+    }
+    bad
+}
