@@ -547,6 +547,24 @@ mod tests {
         super::super::tests::info(shape, scale, &[0, 0])
     }
 
+    /// Runs the op on `inputs`, `outputs` and `variables`, with `activation`.
+    fn lstm<'a>(
+        inputs: &[Option<In<'a>>],
+        outputs: &mut [Out<'a>],
+        variables: &mut [Out<'a>],
+        activation: Activation,
+    ) -> Result<(), KernelError> {
+        let op = OpView {
+            index: 0,
+            opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
+            inputs,
+            outputs,
+            scratch: &mut [],
+            variables,
+        };
+        unidirectional_sequence_lstm(op, &options(activation))
+    }
+
     fn options(activation: Activation) -> UnidirectionalSequenceLstmOptions {
         UnidirectionalSequenceLstmOptions {
             activation,
@@ -586,15 +604,7 @@ mod tests {
             let mut y = [0.0f32; 2];
             let mut outputs = [Out::new(&mut y, &yi)];
             let mut variables = [Out::new(&mut h, &si), Out::new(&mut c, &si)];
-            let op = OpView {
-                index: 0,
-                opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
-                inputs: &inputs,
-                outputs: &mut outputs,
-                scratch: &mut [],
-                variables: &mut variables,
-            };
-            unidirectional_sequence_lstm(op, &options(Activation::Tanh)).unwrap();
+            lstm(&inputs, &mut outputs, &mut variables, Activation::Tanh).unwrap();
             for (t, got) in y.iter().enumerate() {
                 want_c = f * want_c + i * g;
                 let want_h = o * want_c.tanh();
@@ -656,15 +666,7 @@ mod tests {
             inputs[19] = Some(In::variable(1, &ci));
             let mut outputs = [Out::new(&mut y, &yi)];
             let mut variables = [Out::new(&mut h, &hi), Out::new(&mut c, &ci)];
-            let op = OpView {
-                index: 0,
-                opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
-                inputs: &inputs,
-                outputs: &mut outputs,
-                scratch: &mut [],
-                variables: &mut variables,
-            };
-            unidirectional_sequence_lstm(op, &options(activation))
+            lstm(&inputs, &mut outputs, &mut variables, activation)
         };
         assert!(run(false, Activation::Tanh, true, false).is_ok());
         assert!(matches!(

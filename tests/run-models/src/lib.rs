@@ -216,6 +216,33 @@ pub struct Record {
     pub inputs: Vec<Vec<Option<Vec<u8>>>>,
 }
 
+impl Record {
+    /// Output `j` of op `k` (empty when not seen).
+    pub fn output(&self, k: usize, j: usize) -> &[u8] {
+        self.ops
+            .get(k)
+            .and_then(|o| o.get(j))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    /// Input `j` of op `k` after it ran (empty when not seen or left out).
+    pub fn input(&self, k: usize, j: usize) -> &[u8] {
+        self.inputs
+            .get(k)
+            .and_then(|i| i.get(j))
+            .and_then(Option::as_deref)
+            .unwrap_or_default()
+    }
+}
+
+/// The bytes of a hex string (a pair that is not hex gives 0).
+pub fn unhex(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|k| u8::from_str_radix(hex.get(2 * k..2 * k + 2).unwrap_or(""), 16).unwrap_or(0))
+        .collect()
+}
+
 impl Hooks for Record {
     fn tap(&mut self, op: &planner::rt::kernel::Tap<'_, '_>) {
         if self.ops.len() <= op.index {

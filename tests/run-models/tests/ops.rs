@@ -20,7 +20,7 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
-use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64};
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64, unhex};
 use serde_json::Value;
 
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
@@ -59,12 +59,6 @@ fn element(bytes: &[u8], dtype: &str, e: usize) -> String {
         "float32" => f32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string(),
         _ => format!("{b:02x?}"),
     }
-}
-
-fn unhex(hex: &str) -> Vec<u8> {
-    (0..hex.len() / 2)
-        .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap_or(0))
-        .collect()
 }
 
 /// Where `ours` first differs from the golden output `want` (which differs): the element,
@@ -266,12 +260,7 @@ fn compare(model: &dyn Runner) -> Result<Outcome, String> {
                         model.name()
                     );
                 }
-                let ours = record
-                    .ops
-                    .get(k)
-                    .and_then(|o| o.get(j))
-                    .map(Vec::as_slice)
-                    .unwrap_or_default();
+                let ours = record.output(k, j);
                 outcome.compared += 1;
                 if fnv1a64(ours) == want["fnv1a64"].as_str().unwrap() {
                     continue;

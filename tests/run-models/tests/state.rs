@@ -12,7 +12,7 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
-use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS};
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, unhex};
 use serde_json::Value;
 
 fn goldens() -> Vec<Value> {
@@ -31,12 +31,6 @@ fn goldens() -> Vec<Value> {
     paths
         .iter()
         .map(|p| serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap())
-        .collect()
-}
-
-fn unhex(hex: &str) -> Vec<u8> {
-    (0..hex.len() / 2)
-        .map(|k| u8::from_str_radix(&hex[2 * k..2 * k + 2], 16).unwrap())
         .collect()
 }
 
@@ -124,12 +118,7 @@ fn check(model: &dyn Runner, g: &Value) -> Vec<String> {
                 v["input"].as_u64().unwrap() as usize,
             );
             let want = unhex(v["hex"].as_str().unwrap());
-            let ours = record
-                .inputs
-                .get(k)
-                .and_then(|i| i.get(j))
-                .and_then(Option::as_deref)
-                .unwrap_or_default();
+            let ours = record.input(k, j);
             let float = v["dtype"].as_str() == Some("float32");
             if let Some(d) = differs(ours, &want, float) {
                 problems.push(format!(
