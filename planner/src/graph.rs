@@ -360,7 +360,7 @@ pub struct Graph {
     /// largest region's bytes, and the split tensor (and a resident input) stays whole and
     /// lives from op 0 through the stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub patches: Option<crate::planfile::patch::PatchPlan>,
+    pub patches: Option<crate::patch_plan::PatchPlan>,
 }
 
 /// An op that runs in place: `output` starts at `input`'s offset; `input` ends at the op
@@ -439,7 +439,8 @@ impl Graph {
             .and_then(|o| o.outputs.first())
             .map(|s| s.0);
         let inputs: Vec<u32> = self.inputs.iter().map(|io| io.tensor.0).collect();
-        crate::patch::dense_size(plan, index.0, split, &inputs, t.dtype, &t.shape)
+        t.dtype
+            .bytes_for(plan.dense_elements(index.0, split, &inputs, &t.shape)?)
     }
 
     /// Checks the graph's own consistency: ids unique, every index in range, sizes match

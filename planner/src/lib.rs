@@ -39,50 +39,46 @@ pub mod rt {
     pub use planner_rt::*;
 }
 
-#[cfg(feature = "std")]
-pub mod alias;
-#[cfg(feature = "std")]
-mod error;
-#[cfg(feature = "std")]
-pub mod export;
-#[cfg(feature = "std")]
-pub mod graph;
-#[cfg(feature = "std")]
-pub mod import;
-#[cfg(feature = "std")]
-pub mod in_place;
-#[cfg(feature = "std")]
-pub mod lifetimes;
-#[cfg(feature = "std")]
-pub mod manifest;
-#[cfg(feature = "std")]
-mod options_de;
-#[cfg(feature = "std")]
-pub mod pack;
-#[cfg(feature = "std")]
-mod par;
-#[cfg(feature = "std")]
-pub mod patch;
-#[cfg(feature = "std")]
-mod pipeline;
-#[cfg(feature = "std")]
-pub mod placement;
-#[cfg(feature = "std")]
-pub mod plan;
-#[cfg(feature = "std")]
-pub mod planfile;
-#[cfg(feature = "std")]
-pub mod report;
-#[cfg(feature = "std")]
-pub mod schedule;
-#[cfg(feature = "std")]
-pub mod verify;
+/// Everything but the runtime: each item needs the `std` feature (one `cfg` for all of them).
+macro_rules! host {
+    ($($item:item)*) => {
+        $(#[cfg(feature = "std")] $item)*
+    };
+}
 
-#[cfg(feature = "std")]
-pub use error::{Error, Result};
-#[cfg(feature = "std")]
-pub use pipeline::{
-    ArenaReport, ArenaUser, GroupArena, GroupPlanned, MAX_PROBLEM_HEIGHT, Planned, ProblemInput,
-    ProblemOutcome, Solution, SolvedProblem, plan, plan_graph, plan_group, plan_problem,
-    problem_input, solve_problem, users_of,
-};
+host! {
+    pub mod alias;
+    mod error;
+    pub mod export;
+    pub mod graph;
+    pub mod import;
+    pub mod in_place;
+    pub mod lifetimes;
+    mod limited;
+    pub mod manifest;
+    /// Every name the generated code, the plan file and the linker script use (documented
+    /// as [`planfile::naming`]).
+    #[doc(hidden)]
+    pub mod naming;
+    mod options_de;
+    pub mod pack;
+    mod par;
+    pub mod patch;
+    /// The patch plan's types (documented as [`planfile::patch`]).
+    #[doc(hidden)]
+    pub mod patch_plan;
+    mod pipeline;
+    pub mod placement;
+    mod planned;
+    pub mod plan;
+    pub mod planfile;
+    pub mod report;
+    pub mod schedule;
+    pub mod verify;
+    pub use error::{Error, Result};
+    pub use pipeline::{
+        ArenaReport, ArenaUser, GroupArena, GroupPlanned, MAX_PROBLEM_HEIGHT, Planned, ProblemInput,
+        ProblemOutcome, Solution, SolvedProblem, plan, plan_graph, plan_group, plan_problem,
+        problem_input, solve_problem, users_of,
+    };
+}

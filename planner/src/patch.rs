@@ -22,7 +22,7 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 
 use crate::graph::{Graph, TensorIndex, TensorKind};
-use crate::planfile::patch::{PatchInput, PatchPlan, PatchTensor};
+use crate::patch_plan::{PatchInput, PatchPlan, PatchTensor};
 use crate::rt::options::{OpOptions, Padding};
 
 /// How one output axis reads one input axis: output index `y` reads input indices

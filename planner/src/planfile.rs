@@ -17,8 +17,8 @@
 
 mod entries;
 pub mod group;
-pub mod naming;
-pub mod patch;
+pub use crate::naming;
+pub use crate::patch_plan as patch;
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
@@ -259,11 +259,29 @@ impl Layout {
     }
 }
 
-/// What a [`Layout`] is read from. The manifest implements it, so the plan file needs
-/// nothing of the manifest (which uses [`naming`] for its checks).
+/// What a [`Layout`] is read from: a manifest, or anything else that knows the platform.
 pub trait LayoutSource {
     /// The platform facts a plan needs.
     fn layout(&self) -> Layout;
+}
+
+impl LayoutSource for crate::manifest::Manifest {
+    fn layout(&self) -> Layout {
+        Layout {
+            min_alignment: self.platform.min_alignment,
+            constraints: self
+                .platform
+                .memories
+                .iter()
+                .map(|m| crate::plan::MemoryConstraint {
+                    name: m.name.clone(),
+                    max_size: self.budget(&m.name),
+                    arena_alignment: Some(self.memory_alignment(&m.name)),
+                    app_bound: self.constraint(&m.name).is_some_and(|c| c.app_bound),
+                })
+                .collect(),
+        }
+    }
 }
 
 /// The environment variable `planner-build` sets (with `cargo::rustc-env`) to the

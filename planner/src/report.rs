@@ -43,7 +43,7 @@ pub fn json(planned: &Planned) -> String {
         split_opcode: String,
         split_tensor: String,
         grid: [u32; 2],
-        input: crate::planfile::patch::PatchInput,
+        input: crate::patch_plan::PatchInput,
         scratch_used: u64,
         macs: u64,
         patch_macs: u64,

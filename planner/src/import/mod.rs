@@ -13,7 +13,7 @@
 
 pub mod csv;
 pub(crate) mod inline;
-pub(crate) mod limited;
+pub(crate) use crate::limited;
 pub mod tflite;
 
 pub use limited::{MAX_LINKER_SCRIPT, MAX_MANIFEST, read_flatbuffer, read_text};

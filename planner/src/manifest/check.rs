@@ -22,7 +22,7 @@ use super::{
 use crate::error::{Error, Result, Span, did_you_mean};
 use crate::pack::{OptionValue, PlannerKind};
 use crate::plan::{ArenaRole, MemoryConstraint};
-use crate::planfile::naming;
+use crate::naming;
 
 pub(crate) struct Ctx<'a> {
     pub(crate) path: &'a Path,

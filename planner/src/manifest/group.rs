@@ -30,7 +30,7 @@ use super::check::{Ctx, Shared, check_name, toml_error};
 use super::schema::{RawGroup, RawGroupManifest};
 use super::{Manifest, sanitize_name};
 use crate::error::{Error, Result, did_you_mean};
-use crate::planfile::naming::{self, NameOwner};
+use crate::naming::{self, NameOwner};
 
 /// Several models planned together: one platform, one set of bank constraints.
 #[derive(Debug, Clone)]
@@ -70,14 +70,14 @@ impl Group {
 /// Reads the manifest at `path` as a group: `[[model]]` tables (with an optional
 /// `[group]`), or a single `[model]` (a group of one).
 pub fn load_group(path: &Path) -> Result<Group> {
-    let text = crate::import::limited::read_manifest(path)?;
+    let text = crate::limited::read_manifest(path)?;
     Group::parse(&text, path)
 }
 
 /// True when the manifest at `path` is a group manifest (`[[model]]` tables or a
 /// `[group]` table), which `planner-build` plans as a group.
 pub fn lists_models(path: &Path) -> Result<bool> {
-    let text = crate::import::limited::read_manifest(path)?;
+    let text = crate::limited::read_manifest(path)?;
     Ok(lists_many(&text))
 }
 

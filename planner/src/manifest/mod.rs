@@ -31,7 +31,7 @@ mod tests;
 
 pub(crate) use check::Ctx;
 pub use group::{Group, lists_models, load_group};
-pub use patches::{DEFAULT_MAX_RECOMPUTE, Patches};
+pub use patches::{DEFAULT_MAX_RECOMPUTE, PatchMode, Patches, SplitRef};
 pub use presets::{Preset, preset_list, presets};
 pub(crate) use schema::RawTensor;
 pub use schema::{InlineModel, Size, parse_size};
@@ -284,7 +284,7 @@ pub enum Schedule {
 
 /// Reads and checks the manifest at `path`.
 pub fn load(path: &Path) -> Result<Manifest> {
-    let text = crate::import::limited::read_manifest(path)?;
+    let text = crate::limited::read_manifest(path)?;
     Manifest::parse(&text, path)
 }
 
@@ -396,25 +396,6 @@ impl Manifest {
         match &rule.span {
             Some(s) => e.at(s.clone()),
             None => e,
-        }
-    }
-}
-
-impl crate::planfile::LayoutSource for Manifest {
-    fn layout(&self) -> crate::planfile::Layout {
-        crate::planfile::Layout {
-            min_alignment: self.platform.min_alignment,
-            constraints: self
-                .platform
-                .memories
-                .iter()
-                .map(|m| MemoryConstraint {
-                    name: m.name.clone(),
-                    max_size: self.budget(&m.name),
-                    arena_alignment: Some(self.memory_alignment(&m.name)),
-                    app_bound: self.constraint(&m.name).is_some_and(|c| c.app_bound),
-                })
-                .collect(),
         }
     }
 }

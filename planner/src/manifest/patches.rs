@@ -8,16 +8,15 @@ use toml::Spanned;
 use super::check::Ctx;
 use super::schema::RawMemory;
 use crate::error::{Error, Result, Span, did_you_mean};
-use crate::patch::{PatchMode, SplitRef};
-use crate::planfile::patch::PatchInput;
+use crate::patch_plan::PatchInput;
 
 /// `memory.patches`: whether and how the first stage runs patch by patch.
 #[derive(Debug, Clone)]
 pub struct Patches {
     /// Off, `"auto"`, or a given split and grid.
-    pub mode: crate::patch::PatchMode,
+    pub mode: PatchMode,
     /// How the model input reaches the stage (`memory.patch_input`, default resident).
-    pub input: crate::planfile::patch::PatchInput,
+    pub input: crate::patch_plan::PatchInput,
     /// `memory.max_recompute` when the manifest sets it.
     pub max_recompute: Option<f64>,
     /// Where `memory.patches` is written, for errors found while planning.
@@ -27,8 +26,8 @@ pub struct Patches {
 impl Default for Patches {
     fn default() -> Patches {
         Patches {
-            mode: crate::patch::PatchMode::Off,
-            input: crate::planfile::patch::PatchInput::Resident,
+            mode: PatchMode::Off,
+            input: crate::patch_plan::PatchInput::Resident,
             max_recompute: None,
             span: None,
         }
@@ -207,4 +206,32 @@ fn fixed(
         *input = input_of(&spanned, "memory.patches.input")?;
     }
     Ok(PatchMode::Fixed { split, grid })
+}
+
+/// What the manifest asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PatchMode {
+    /// No patches (the default: a user's kernel set must honour regions).
+    Off,
+    /// The lowest peak within a MAC-overhead budget (a fraction).
+    Auto {
+        /// Most extra MACs, a fraction of the per-layer MACs.
+        max_recompute: f64,
+    },
+    /// A given split op and grid.
+    Fixed {
+        /// The split op.
+        split: SplitRef,
+        /// `[rows, columns]`.
+        grid: [u32; 2],
+    },
+}
+
+/// How the manifest names the split op.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SplitRef {
+    /// Index in the model's own op order.
+    Index(u32),
+    /// The name (or id) of the op's output tensor.
+    Name(String),
 }

@@ -186,49 +186,12 @@ pub fn dense_size(
     dtype: crate::graph::DType,
     shape: &[u64],
 ) -> Option<u64> {
-    let entry = plan.tensor(t)?;
-    if Some(t) == split || (plan.input == PatchInput::Resident && inputs.contains(&t)) {
-        return None;
-    }
-    let c = shape.last().copied().unwrap_or(1);
-    let px = entry
-        .regions
-        .iter()
-        .map(|r| r[2] as u64 * r[3] as u64)
-        .max()
-        .unwrap_or(0);
-    dtype.bytes_for(px.saturating_mul(c))
+    dtype.bytes_for(plan.dense_elements(t, split, inputs, shape)?)
 }
 
 // ---- choosing ---------------------------------------------------------------------------
 
-/// What the manifest asks for.
-#[derive(Debug, Clone, PartialEq)]
-pub enum PatchMode {
-    /// No patches (the default: a user's kernel set must honour regions).
-    Off,
-    /// The lowest peak within a MAC-overhead budget (a fraction).
-    Auto {
-        /// Most extra MACs, a fraction of the per-layer MACs.
-        max_recompute: f64,
-    },
-    /// A given split op and grid.
-    Fixed {
-        /// The split op.
-        split: SplitRef,
-        /// `[rows, columns]`.
-        grid: [u32; 2],
-    },
-}
-
-/// How the manifest names the split op.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SplitRef {
-    /// Index in the model's own op order.
-    Index(u32),
-    /// The name (or id) of the op's output tensor.
-    Name(String),
-}
+pub use crate::manifest::{PatchMode, SplitRef};
 
 /// Largest grid side `auto` tries.
 pub const MAX_GRID: u32 = 8;

@@ -24,60 +24,10 @@ use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
 
-use super::{Planned, internal, plan};
+use super::{ArenaUser, GroupArena, GroupPlanned, Planned, internal, plan};
 use crate::error::{Error, Result};
 use crate::manifest::{Group, Manifest};
 use crate::plan::{ArenaRole, ArenaUsage, align_up};
-
-/// One model's part of a group arena.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArenaUser {
-    /// Index of the model in the group.
-    pub model: usize,
-    /// Where the model's block starts in the group arena (constants: its lowest slot).
-    pub base: u64,
-    /// Bytes of the model's own arena when planned alone.
-    pub bytes: u64,
-}
-
-/// One arena of the group: a region of one memory, of one role, and the models using it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GroupArena {
-    /// The arena (its `used` is the group's bytes).
-    pub arena: ArenaUsage,
-    /// The models that use it, in model order.
-    pub users: Vec<ArenaUser>,
-    /// What separate plans would take: the sum of the users' own bytes.
-    pub separate: u64,
-    /// Lower bound of the group's need (scratch: the largest component's sum of lower
-    /// bounds; other roles: `used`).
-    pub lower_bound: u64,
-}
-
-/// A finished group plan.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct GroupPlanned {
-    /// Group name.
-    pub name: String,
-    /// Each model's plan, with offsets in the group's arenas and the group's arena sizes.
-    pub models: Vec<Planned>,
-    /// The group's arenas: scratch, then persistent, then constant, each by memory.
-    pub arenas: Vec<GroupArena>,
-    /// Model indices that may run at the same time, as the manifest gives them.
-    pub concurrent: Vec<Vec<usize>>,
-    /// Constant slots stored once for two or more models.
-    pub shared_constants: usize,
-}
-
-impl GroupPlanned {
-    /// The group arena of `role` in `memory`.
-    pub fn arena(&self, role: ArenaRole, memory: &str) -> Option<&GroupArena> {
-        self.arenas
-            .iter()
-            .find(|a| a.arena.role == role && a.arena.memory == memory)
-    }
-}
 
 /// Most rounds of re-planning models under smaller shares of a memory before the group is
 /// refused (each round lowers at least one share, so this only bounds pathological cases).

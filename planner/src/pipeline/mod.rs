@@ -31,87 +31,19 @@ use std::vec::Vec;
 
 use crate::alias;
 use crate::error::{Error, Result};
-use crate::graph::{Graph, Tensor, TensorIndex};
+use crate::graph::{Graph, TensorIndex};
 use crate::in_place;
 use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
 use crate::patch::{self, PatchMode};
-use crate::placement::Decision;
-use crate::plan::{ArenaRole, MemoryPlan, TensorBinding};
-use crate::planfile::patch::PatchInput;
+use crate::patch_plan::PatchInput;
 use crate::schedule;
 use crate::verify::{self, VerifyRules};
 
-pub use group::{ArenaUser, GroupArena, GroupPlanned, plan_group, users_of};
+pub use crate::planned::{ArenaReport, ArenaUser, GroupArena, GroupPlanned, Planned};
+pub use group::{plan_group, users_of};
 pub use problem::{ProblemInput, ProblemOutcome, plan_problem, problem_input};
 pub use solve::{MAX_PROBLEM_HEIGHT, Solution, SolvedProblem, solve_problem};
-
-/// Quality figures of one scratch arena.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArenaReport {
-    /// Memory of the scratch arena.
-    pub memory: String,
-    /// Bytes the arena takes.
-    pub used: u64,
-    /// Bytes it may take (`None`: unlimited).
-    pub budget: Option<u64>,
-    /// No packing of the tensors placed there is lower ([`crate::pack::height_lower_bound`]:
-    /// the sizes live at one op, padding counted only where alignment forces it), so
-    /// `used >= lower_bound` always.
-    pub lower_bound: u64,
-    /// `used - lower_bound`.
-    pub fragmentation: u64,
-    /// True when no packing of these tensors is lower: `used` reaches a lower bound, or an
-    /// exhaustive search proved it.
-    pub optimal: bool,
-}
-
-/// A finished plan with everything the reports and code generators need.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct Planned {
-    /// The graph as planned: ops in the plan's order, aliases added. Code generators and
-    /// reports read this one, not the imported graph.
-    pub graph: Graph,
-    /// `order[k]` is the model's index of the op that runs k-th (the identity unless
-    /// `schedule = "memory"` found a better order).
-    pub order: Vec<u32>,
-    /// Model name.
-    pub model: String,
-    /// Planner that packed the scratch arenas.
-    pub planner: String,
-    /// The plan itself.
-    pub plan: MemoryPlan,
-    /// Per tensor (by index): where it went and why; `None` for unused tensors.
-    pub decisions: Vec<Option<Decision>>,
-    /// Per scratch arena, in bank order.
-    pub scratch_reports: Vec<ArenaReport>,
-    /// Rules that matched nothing, spills, staged constants.
-    pub warnings: Vec<String>,
-    /// Number of ops in the schedule.
-    pub ops: u32,
-    /// With `memory.in_place`: the classic lower bound, the largest sum of whole live
-    /// scratch tensors at one op without folded PADs or in-place ops (what the plan would
-    /// need at best without them); `None` otherwise.
-    pub classic_bound: Option<u64>,
-}
-
-impl Planned {
-    /// The planned graph's tensors the plan binds to an arena, with their index and
-    /// binding, in graph order: the one lookup export, the group layout and the group
-    /// check read tensors' places through. `role` keeps only that role's.
-    pub fn bound_tensors(
-        &self,
-        role: Option<ArenaRole>,
-    ) -> impl Iterator<Item = (usize, &Tensor, &TensorBinding)> {
-        self.graph
-            .tensors
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| self.plan.binding(&t.id).map(|b| (i, t, b)))
-            .filter(move |(_, _, b)| role.is_none_or(|r| b.role == r))
-    }
-}
 
 /// Plans the model a manifest names: imports it, then [`plan_graph`]. The one entry point
 /// for users of the library.

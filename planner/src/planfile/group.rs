@@ -30,7 +30,7 @@ use super::{
     ArenaEntry, Blobs, FORMAT_VERSION, Layout, MemoryEntry, PlanFile, fnv1a64, hash_text, naming,
 };
 use crate::error::{Error, Result};
-use crate::pipeline::GroupPlanned;
+use crate::planned::GroupPlanned;
 use crate::plan::ArenaRole;
 
 /// A group plan file.

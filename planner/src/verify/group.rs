@@ -17,7 +17,7 @@ use std::vec::Vec;
 
 use super::{VerifyRules, Violation, verify_with};
 use crate::manifest::Group;
-use crate::pipeline::GroupPlanned;
+use crate::planned::GroupPlanned;
 use crate::plan::ArenaRole;
 
 /// One slot of the group: bytes `[start, end)`, model index, tensor index.

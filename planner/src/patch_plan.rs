@@ -10,7 +10,7 @@
 //!
 //! In the plan file, the stage is the first ops in plan order (`ops[0..=split]`); each
 //! tensor the stage writes (and the model input, when it is streamed) is placed once with
-//! the size of its largest region ([`TensorEntry::size`](super::TensorEntry::size)), and
+//! the size of its largest region ([`TensorEntry::size`](crate::planfile::TensorEntry::size)), and
 //! every patch reuses those bytes. The generated `run()` loops over the patches, calls
 //! each stage op with [`Region`](crate::rt::kernel::Region) views, then runs the rest.
 
@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PatchPlan {
-    /// Index into [`PlanFile::ops`](super::PlanFile::ops) of the split op, the stage's
+    /// Index into [`PlanFile::ops`](crate::planfile::PlanFile::ops) of the split op, the stage's
     /// last op; its output 0 is the split tensor, kept whole.
     pub split: u32,
     /// The patch grid `[rows, columns]` over the split tensor's height and width.
@@ -53,7 +53,7 @@ pub enum PatchInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PatchTensor {
-    /// Index into [`PlanFile::tensors`](super::PlanFile::tensors).
+    /// Index into [`PlanFile::tensors`](crate::planfile::PlanFile::tensors).
     pub tensor: u32,
     /// `[top, left, height, width]` per patch, patches row by row over the grid; the
     /// tensor is `[1, H, W, C]`, and a region's elements are stored row after row from the
@@ -62,6 +62,31 @@ pub struct PatchTensor {
 }
 
 impl PatchPlan {
+    /// Elements a dense stage tensor `t` of `shape` takes (its largest region's pixels
+    /// times its channels); `None` for a tensor sized by its shape: not in the stage, the
+    /// split tensor, or a resident input (`split` is the split tensor, `inputs` the model's
+    /// inputs).
+    pub fn dense_elements(
+        &self,
+        t: u32,
+        split: Option<u32>,
+        inputs: &[u32],
+        shape: &[u64],
+    ) -> Option<u64> {
+        let entry = self.tensor(t)?;
+        if Some(t) == split || (self.input == PatchInput::Resident && inputs.contains(&t)) {
+            return None;
+        }
+        let c = shape.last().copied().unwrap_or(1);
+        let px = entry
+            .regions
+            .iter()
+            .map(|r| r[2] as u64 * r[3] as u64)
+            .max()
+            .unwrap_or(0);
+        Some(px.saturating_mul(c))
+    }
+
     /// Number of patches.
     pub fn patches(&self) -> usize {
         self.grid[0] as usize * self.grid[1] as usize

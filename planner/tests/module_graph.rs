@@ -1,0 +1,289 @@
+//! No import cycle between a crate's top-level modules: when `a` uses `crate::b`, nothing
+//! in `b` may use `crate::a`, directly or through other modules. The modules of a crate then
+//! form layers (the data model at the bottom, the pipeline and the outputs above it), and a
+//! module can be read, tested and changed knowing only the ones below it.
+//!
+//! The edges come from the sources: every `crate::name` path (in `use` lines and in code,
+//! brace groups `crate::{a, b}` included) outside comments and outside test modules
+//! (`#[cfg(test)] mod tests { .. }` and files declared `#[cfg(test)] mod name;`), from the
+//! file's top-level module to `name`. A module's own submodules are part of it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+type Edges = BTreeMap<String, BTreeMap<String, String>>;
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            sources(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The names of the files a source declares test-only (`#[cfg(test)]` then `mod name;`).
+fn test_children(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    let mut out = Vec::new();
+    for w in lines.windows(2) {
+        if w[0] == "#[cfg(test)]" {
+            let decl = w[1]
+                .trim_start_matches("pub(crate) ")
+                .trim_start_matches("pub ");
+            if let Some(name) = decl.strip_prefix("mod ").and_then(|r| r.strip_suffix(';')) {
+                out.push(name.trim().to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The text without comment lines, trailing comments and inline `#[cfg(test)]` modules.
+fn code(text: &str) -> String {
+    let mut out = String::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let t = line.trim();
+        if t == "#[cfg(test)]"
+            && lines
+                .peek()
+                .is_some_and(|n| n.trim().starts_with("mod ") && n.trim().ends_with('{'))
+        {
+            // Skip the module: up to the line where its braces close.
+            let mut depth = 0i64;
+            for l in lines.by_ref() {
+                depth += l.matches('{').count() as i64 - l.matches('}').count() as i64;
+                if depth <= 0 {
+                    break;
+                }
+            }
+            continue;
+        }
+        if t.starts_with("//") {
+            continue;
+        }
+        let code = match line.find("//") {
+            Some(i) if !line[..i].contains('"') => &line[..i],
+            _ => line,
+        };
+        out.push_str(code);
+        out.push('\n');
+    }
+    out
+}
+
+/// Every top-level module named after `crate::` in `code`.
+fn targets(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (i, _) in code.match_indices("crate::") {
+        let rest = &code[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            // Top-level names of the group: those after `{` or a `,` at nesting depth 0.
+            let mut depth = 0;
+            let mut start = true;
+            for (j, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if c.is_whitespace() => {}
+                    _ if start => {
+                        start = false;
+                        let name = ident(&inner[j..]);
+                        if !name.is_empty() {
+                            out.insert(name);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            let name = ident(rest);
+            if !name.is_empty() {
+                out.insert(name);
+            }
+        }
+    }
+    out
+}
+
+/// `module -> (used module -> a file that uses it)` for the crate at `src`.
+fn edges(src: &Path) -> Edges {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    let mut skip = BTreeSet::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let dir = match f.file_stem().and_then(|s| s.to_str()) {
+            Some("lib" | "main" | "mod") => f.parent().unwrap().to_path_buf(),
+            Some(stem) => f.parent().unwrap().join(stem),
+            None => continue,
+        };
+        for child in test_children(&text) {
+            skip.insert(dir.join(format!("{child}.rs")));
+            skip.insert(dir.join(&child).join("mod.rs"));
+        }
+    }
+    let modules: BTreeSet<String> = files.iter().filter_map(|f| top(src, f)).collect();
+    let mut out = Edges::new();
+    for f in files.iter().filter(|f| !skip.contains(*f)) {
+        let Some(from) = top(src, f) else { continue };
+        let text = std::fs::read_to_string(f).unwrap();
+        let rel = f.strip_prefix(src).unwrap().display().to_string();
+        for to in targets(&code(&text)) {
+            if to != from && modules.contains(&to) {
+                out.entry(from.clone())
+                    .or_default()
+                    .entry(to)
+                    .or_insert_with(|| rel.clone());
+            }
+        }
+    }
+    out
+}
+
+/// The top-level module a file belongs to (`None` for the crate root).
+fn top(src: &Path, f: &Path) -> Option<String> {
+    let rel = f.strip_prefix(src).ok()?;
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    let name = first.strip_suffix(".rs").unwrap_or(first);
+    (!matches!(name, "lib" | "main")).then(|| name.to_string())
+}
+
+/// The strongly connected components with more than one module (Tarjan).
+fn cycles(edges: &Edges) -> Vec<Vec<String>> {
+    struct T<'a> {
+        edges: &'a Edges,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(t: &mut T<'a>, v: &'a str) {
+        let n = t.index.len();
+        t.index.insert(v, n);
+        t.low.insert(v, n);
+        t.stack.push(v);
+        t.on.insert(v);
+        let next: Vec<&'a str> = t
+            .edges
+            .get(v)
+            .map(|m| m.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        for w in next {
+            if !t.index.contains_key(w) {
+                visit(t, w);
+                let lw = t.low[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(lw);
+            } else if t.on.contains(w) {
+                let iw = t.index[w];
+                let lv = t.low.get_mut(v).unwrap();
+                *lv = (*lv).min(iw);
+            }
+        }
+        if t.low[v] == t.index[v] {
+            let mut comp = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on.remove(w);
+                comp.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            if comp.len() > 1 {
+                comp.sort();
+                t.out.push(comp);
+            }
+        }
+    }
+    let mut t = T {
+        edges,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !t.index.contains_key(v.as_str()) {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+fn report(crate_dir: &str) -> String {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(crate_dir)
+        .join("src");
+    let edges = edges(&src);
+    let mut text = String::new();
+    for comp in cycles(&edges) {
+        text.push_str(&format!(
+            "{crate_dir}: modules {} use each other in a cycle:\n",
+            comp.join(", ")
+        ));
+        for a in &comp {
+            for (b, file) in &edges[a] {
+                if comp.contains(b) {
+                    text.push_str(&format!("  {a} -> {b} (src/{file})\n"));
+                }
+            }
+        }
+    }
+    text
+}
+
+#[test]
+fn no_import_cycle_between_modules() {
+    let text: String = [
+        "planner",
+        "planner-build",
+        "planner-macros",
+        "planner-kernels",
+    ]
+    .iter()
+    .map(|c| report(c))
+    .collect();
+    assert!(
+        text.is_empty(),
+        "{text}fix: move the shared type or function to the lower module, so the edge goes one way"
+    );
+}
+
+#[test]
+fn the_scan_sees_edges_and_cycles() {
+    let code = code(
+        "use crate::{a::X, b};\n// crate::c in a comment\nfn f() { crate::d::g() }\n\
+         #[cfg(test)]\nmod tests {\n    use crate::e;\n}\n",
+    );
+    let found = targets(&code);
+    assert_eq!(found, ["a", "b", "d"].map(String::from).into());
+    let mut e = Edges::new();
+    e.entry("a".into())
+        .or_default()
+        .insert("b".into(), "a.rs".into());
+    e.entry("b".into())
+        .or_default()
+        .insert("a".into(), "b.rs".into());
+    e.entry("b".into())
+        .or_default()
+        .insert("c".into(), "b.rs".into());
+    assert_eq!(cycles(&e), vec![vec!["a".to_string(), "b".to_string()]]);
+}
