@@ -1,4 +1,4 @@
-//! How a model's first stage runs patch by patch (since version 3): [`PatchPlan`].
+//! How a model's first stage runs patch by patch (since version 3): [`PatchPlan`](crate::patch_plan::PatchPlan).
 //!
 //! The planner may split a vision model after a spatially local op (the *split op*): the
 //! ops up to it (the *stage*: convolutions, depthwise convolutions, pooling, `PAD`,
