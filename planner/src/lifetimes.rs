@@ -175,10 +175,53 @@ pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::graph::{DType, IoName, Op, Tensor};
     use std::string::ToString;
+
+    /// The graph `name` of `tensors` and `ops` with model `inputs` and `outputs` and nothing
+    /// else (no aliases, in-place pairs or patches): for the tests of the stages after import.
+    pub(crate) fn graph_of(
+        name: &str,
+        tensors: Vec<Tensor>,
+        ops: Vec<Op>,
+        inputs: Vec<IoName>,
+        outputs: Vec<IoName>,
+    ) -> Graph {
+        Graph {
+            name: name.into(),
+            tensors,
+            ops,
+            inputs,
+            outputs,
+            aliases: vec![],
+            warnings: vec![],
+            in_place: vec![],
+            folded_pads: vec![],
+            patches: None,
+        }
+    }
+
+    /// Op `opcode` reading the tensors `inputs` (`None`: an optional input left out) and
+    /// writing `outputs`, without scratch or options.
+    pub(crate) fn op(opcode: &str, inputs: &[Option<u32>], outputs: &[u32]) -> Op {
+        Op {
+            opcode: opcode.into(),
+            inputs: inputs.iter().map(|i| i.map(TensorIndex)).collect(),
+            outputs: outputs.iter().map(|&i| TensorIndex(i)).collect(),
+            scratch: vec![],
+            options: Default::default(),
+        }
+    }
+
+    /// The model input or output `name`, tensor #`tensor`.
+    pub(crate) fn io(name: &str, tensor: u32) -> IoName {
+        IoName {
+            name: name.into(),
+            tensor: TensorIndex(tensor),
+        }
+    }
 
     fn t(id: &str, kind: TensorKind) -> Tensor {
         Tensor {
@@ -196,10 +239,9 @@ mod tests {
 
     fn graph() -> Graph {
         use TensorKind::*;
-        let i = |x: u32| TensorIndex(x);
-        Graph {
-            name: "g".into(),
-            tensors: vec![
+        graph_of(
+            "g",
+            vec![
                 t("in", Activation),
                 t("w", Constant),
                 t("a", Activation),
@@ -208,50 +250,15 @@ mod tests {
                 t("unused", Activation),
                 t("state", Variable),
             ],
-            ops: vec![
-                Op {
-                    opcode: "A".into(),
-                    inputs: vec![Some(i(0)), Some(i(1))],
-                    outputs: vec![i(2)],
-                    scratch: vec![],
-                    options: Default::default(),
-                },
-                Op {
-                    opcode: "B".into(),
-                    inputs: vec![Some(i(2)), None],
-                    outputs: vec![i(3)],
-                    scratch: vec![],
-                    options: Default::default(),
-                },
-                Op {
-                    opcode: "C".into(),
-                    inputs: vec![Some(i(3))],
-                    outputs: vec![i(4)],
-                    scratch: vec![],
-                    options: Default::default(),
-                },
-                Op {
-                    opcode: "D".into(),
-                    inputs: vec![Some(i(0))],
-                    outputs: vec![],
-                    scratch: vec![],
-                    options: Default::default(),
-                },
+            vec![
+                op("A", &[Some(0), Some(1)], &[2]),
+                op("B", &[Some(2), None], &[3]),
+                op("C", &[Some(3)], &[4]),
+                op("D", &[Some(0)], &[]),
             ],
-            inputs: vec![IoName {
-                name: "in".into(),
-                tensor: i(0),
-            }],
-            outputs: vec![IoName {
-                name: "out".into(),
-                tensor: i(4),
-            }],
-            aliases: vec![],
-            warnings: vec![],
-            in_place: vec![],
-            folded_pads: vec![],
-            patches: None,
-        }
+            vec![io("in", 0)],
+            vec![io("out", 4)],
+        )
     }
 
     #[test]

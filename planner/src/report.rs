@@ -292,7 +292,21 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
+/// Writes `rows` in columns two spaces apart: numbers (past the first column) aligned
+/// right, the rest left.
 fn write_rows<const N: usize>(s: &mut String, rows: &[[String; N]]) {
+    write_columns(s, rows, |k, c| {
+        k > 0 && c.chars().all(|ch| ch.is_ascii_digit()) && !c.is_empty()
+    });
+}
+
+/// Writes `rows` in columns as wide as their widest cell, two spaces apart: the cell `c` of
+/// column `k` aligned right where `right(k, c)`, else left.
+fn write_columns<const N: usize>(
+    s: &mut String,
+    rows: &[[String; N]],
+    right: impl Fn(usize, &str) -> bool,
+) {
     let mut widths = [0usize; N];
     for r in rows {
         for (w, c) in widths.iter_mut().zip(r) {
@@ -302,8 +316,7 @@ fn write_rows<const N: usize>(s: &mut String, rows: &[[String; N]]) {
     for r in rows {
         let mut line = String::new();
         for (k, (c, w)) in r.iter().zip(widths).enumerate() {
-            let numeric = k > 0 && c.chars().all(|ch| ch.is_ascii_digit()) && !c.is_empty();
-            if numeric {
+            if right(k, c) {
                 let _ = write!(line, "{c:>w$}  ");
             } else {
                 let _ = write!(line, "{c:<w$}  ");

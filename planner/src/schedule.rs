@@ -296,6 +296,7 @@ pub fn summary(model_graph: &Graph, order: &[u32], align: u64) -> String {
 mod tests {
     use super::*;
     use crate::graph::{DType, IoName, Op, Tensor, TensorIndex};
+    use crate::lifetimes::tests::{graph_of, io};
     use std::string::ToString;
 
     fn t(id: &str, size: u64) -> Tensor {
@@ -313,21 +314,16 @@ mod tests {
     }
 
     fn op(ins: &[u32], outs: &[u32]) -> Op {
-        Op {
-            opcode: "OP".into(),
-            inputs: ins.iter().map(|&i| Some(TensorIndex(i))).collect(),
-            outputs: outs.iter().map(|&i| TensorIndex(i)).collect(),
-            scratch: vec![],
-            options: Default::default(),
-        }
+        let ins: Vec<Option<u32>> = ins.iter().copied().map(Some).collect();
+        crate::lifetimes::tests::op("OP", &ins, outs)
     }
 
     /// Two branches from one input: the model's order starts both big branches before
     /// finishing either; a memory-aware order finishes one branch first.
     fn branches() -> Graph {
-        Graph {
-            name: "b".into(),
-            tensors: vec![
+        graph_of(
+            "b",
+            vec![
                 t("in", 10),
                 t("a1", 100),
                 t("b1", 100),
@@ -335,27 +331,16 @@ mod tests {
                 t("b2", 10),
                 t("out", 10),
             ],
-            ops: vec![
+            vec![
                 op(&[0], &[1]),
                 op(&[0], &[2]),
                 op(&[1], &[3]),
                 op(&[2], &[4]),
                 op(&[3, 4], &[5]),
             ],
-            inputs: vec![IoName {
-                name: "in".into(),
-                tensor: TensorIndex(0),
-            }],
-            outputs: vec![IoName {
-                name: "out".into(),
-                tensor: TensorIndex(5),
-            }],
-            aliases: vec![],
-            warnings: vec![],
-            in_place: vec![],
-            folded_pads: vec![],
-            patches: None,
-        }
+            vec![io("in", 0)],
+            vec![io("out", 5)],
+        )
     }
 
     #[test]
@@ -441,21 +426,7 @@ mod tests {
                 tensor: i,
             })
             .collect();
-        Graph {
-            name: "random".into(),
-            tensors,
-            ops,
-            inputs: vec![IoName {
-                name: "in".into(),
-                tensor: TensorIndex(0),
-            }],
-            outputs,
-            aliases: vec![],
-            warnings: vec![],
-            in_place: vec![],
-            folded_pads: vec![],
-            patches: None,
-        }
+        graph_of("random", tensors, ops, vec![io("in", 0)], outputs)
     }
 
     /// Lowest peak over every valid order, by enumeration.

@@ -726,10 +726,7 @@ pub fn size_order(problem: &Problem) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn item(size: u64, start: u32, end: u32) -> Item {
-        Item::new(size, start, end)
-    }
+    use crate::pack::tests::item;
 
     fn neighbours(o: &Overlaps, items: &[Item], i: usize) -> Vec<usize> {
         let mut v = Vec::new();

@@ -76,28 +76,46 @@ pub(crate) fn lower(
             capacity: None,
         };
         // The shares left split what is left of the budget.
-        let opts = OptimalOptions {
-            node_budget: (node_budget - used) / (SHARES.len() - k) as u64,
-            time_limit: None,
-        };
-        let (found, _, stats) = minimize_with_stats(&sub, &opts, None);
-        used += stats.nodes;
-        if found.offsets.len() != keep.len() || found.height >= best.height {
-            continue;
-        }
-        let mut fixed = problem.clone();
-        for (&i, o) in keep.iter().zip(&found.offsets) {
-            if items[i].fixed.is_none() {
-                fixed.items[i].fixed = *o;
-            }
-        }
-        let filled = pack(&PlannerKind::GreedyBySize, &fixed);
-        let fits = problem.capacity.is_none_or(|c| filled.height <= c);
-        if fits && filled.offsets.iter().all(Option::is_some) && filled.height < best.height {
-            best = filled;
+        let budget = (node_budget - used) / (SHARES.len() - k) as u64;
+        let (lower, nodes) = fill_around(problem, &keep, &sub, budget, best.height);
+        used += nodes;
+        if let Some(lower) = lower {
+            best = lower;
         }
     }
     (best, used)
+}
+
+/// Packs `sub` (the items `keep` of `problem`, in that order) by [`minimize_with_stats`]
+/// within `node_budget` nodes; where it places them all below `height`, the movable ones keep
+/// the offsets found and `greedy_by_size` places the other items of `problem` around them.
+/// Returns that packing if it places every item, fits the capacity and is lower than
+/// `height`, and the nodes used.
+fn fill_around(
+    problem: &Problem,
+    keep: &[usize],
+    sub: &Problem,
+    node_budget: u64,
+    height: u64,
+) -> (Option<Packing>, u64) {
+    let opts = OptimalOptions {
+        node_budget,
+        time_limit: None,
+    };
+    let (found, _, stats) = minimize_with_stats(sub, &opts, None);
+    if found.offsets.len() != keep.len() || found.height >= height {
+        return (None, stats.nodes);
+    }
+    let mut fixed = problem.clone();
+    for (&i, o) in keep.iter().zip(&found.offsets) {
+        if problem.items[i].fixed.is_none() {
+            fixed.items[i].fixed = *o;
+        }
+    }
+    let filled = pack(&PlannerKind::GreedyBySize, &fixed);
+    let fits = problem.capacity.is_none_or(|c| filled.height <= c);
+    let lower = fits && filled.offsets.iter().all(Option::is_some) && filled.height < height;
+    (lower.then_some(filled), stats.nodes)
 }
 
 /// The most items of `some` live at one op.
@@ -216,23 +234,12 @@ pub(crate) fn peak_window(
                 .collect(),
             capacity: None,
         };
-        let opts = OptimalOptions {
-            node_budget: (node_budget - used) / (PEAK_WINDOWS.len() - k) as u64,
-            time_limit: None,
-        };
-        let (found, _, stats) = minimize_with_stats(&sub, &opts, None);
-        used += stats.nodes;
-        if found.offsets.len() != keep.len() || found.height >= best.height {
-            continue;
-        }
-        let mut fixed = problem.clone();
-        for (&i, o) in keep.iter().zip(&found.offsets) {
-            fixed.items[i].fixed = *o;
-        }
-        let filled = pack(&PlannerKind::GreedyBySize, &fixed);
-        let fits = problem.capacity.is_none_or(|c| filled.height <= c);
-        if fits && filled.offsets.iter().all(Option::is_some) && filled.height < best.height {
-            best = filled;
+        // No item is fixed here, so every kept one keeps its offset.
+        let budget = (node_budget - used) / (PEAK_WINDOWS.len() - k) as u64;
+        let (lower, nodes) = fill_around(problem, &keep, &sub, budget, best.height);
+        used += nodes;
+        if let Some(lower) = lower {
+            best = lower;
         }
     }
     (best, used)

@@ -47,7 +47,8 @@ mod tests {
 
     use super::*;
 
-    fn item(size: u64, start: u32, end: u32) -> Item {
+    /// An item of `size` bytes live at ops `start..=end`, for every packer's tests.
+    pub(crate) fn item(size: u64, start: u32, end: u32) -> Item {
         Item::new(size, start, end)
     }
 

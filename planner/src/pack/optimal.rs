@@ -341,18 +341,24 @@ pub fn is_valid(problem: &Problem, offsets: &[Option<u64>], capacity: u64) -> bo
             placed.push((off, end, i));
         }
     }
-    placed.sort_unstable();
-    for (k, &(_, end, i)) in placed.iter().enumerate() {
-        for &(off2, _, j) in &placed[k + 1..] {
+    !shares_bytes(items, &mut placed)
+}
+
+/// True when two items of `spans` (`(offset, end, item)`, nonempty) that overlap in time
+/// share a byte: a sweep by offset, each compared only with those starting below its end.
+fn shares_bytes(items: &[super::Item], spans: &mut [(u64, u64, usize)]) -> bool {
+    spans.sort_unstable();
+    for (k, &(_, end, i)) in spans.iter().enumerate() {
+        for &(off2, _, j) in &spans[k + 1..] {
             if off2 >= end {
                 break;
             }
             if items[i].overlaps_in_time(&items[j]) {
-                return false;
+                return true;
             }
         }
     }
-    true
+    false
 }
 
 fn fits_inner(problem: &Problem, capacity: u64, budget: &mut Budget, best: Packing) -> Outcome {
@@ -439,8 +445,7 @@ fn solve_deep(s: &mut Component, budget: &mut Budget) -> Res {
 }
 
 /// True when a fixed item passes `capacity` or two time-overlapping fixed items share a
-/// byte: a sweep over the fixed items by offset, each compared only with those starting
-/// below its end.
+/// byte.
 fn fixed_clash(items: &[super::Item], fixed: &[usize], capacity: u64) -> bool {
     let mut spans: Vec<(u64, u64, usize)> = Vec::with_capacity(fixed.len());
     for &i in fixed {
@@ -454,18 +459,7 @@ fn fixed_clash(items: &[super::Item], fixed: &[usize], capacity: u64) -> bool {
             spans.push((off, end, i));
         }
     }
-    spans.sort_unstable();
-    for (k, &(_, end, i)) in spans.iter().enumerate() {
-        for &(off2, _, j) in &spans[k + 1..] {
-            if off2 >= end {
-                break;
-            }
-            if items[i].overlaps_in_time(&items[j]) {
-                return true;
-            }
-        }
-    }
-    false
+    shares_bytes(items, &mut spans)
 }
 
 /// Splits the free items into groups no item's lifetime connects.
@@ -1556,13 +1550,9 @@ impl Component {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::Item;
+    use crate::pack::tests::item;
 
     use crate::pack::Rng;
-
-    fn item(size: u64, start: u32, end: u32) -> Item {
-        Item::new(size, start, end)
-    }
 
     #[test]
     fn tops_agree_with_a_sweep() {

@@ -126,11 +126,7 @@ impl Split {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::Item;
-
-    fn item(size: u64, start: u32, end: u32) -> Item {
-        Item::new(size, start, end)
-    }
+    use crate::pack::tests::item;
 
     #[test]
     fn peels_and_cuts() {

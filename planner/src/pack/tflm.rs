@@ -110,10 +110,7 @@ pub fn pack(problem: &Problem) -> Packing {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn item(size: u64, start: u32, end: u32) -> Item {
-        Item::new(size, start, end)
-    }
+    use crate::pack::tests::item;
 
     #[test]
     fn sizes_are_rounded_to_16_and_the_top_padding_counts() {

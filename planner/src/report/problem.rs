@@ -45,7 +45,7 @@ pub fn problem_table(name: &str, csv: &CsvProblem, solved: &SolvedProblem) -> St
             optimal.into(),
         ],
     ];
-    write_aligned(&mut s, &summary);
+    super::write_columns(&mut s, &summary, |_, _| true);
     let _ = writeln!(s);
     // Widths first, so the rows go straight into the output.
     let head = ["id", "lower", "upper", "size", "offset"];
@@ -93,22 +93,6 @@ pub fn problem_table(name: &str, csv: &CsvProblem, solved: &SolvedProblem) -> St
         );
     }
     s
-}
-
-fn write_aligned<const N: usize>(s: &mut String, rows: &[[String; N]]) {
-    let mut widths = [0usize; N];
-    for r in rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    for r in rows {
-        let mut line = String::new();
-        for (c, w) in r.iter().zip(widths) {
-            let _ = write!(line, "{c:>w$}  ");
-        }
-        let _ = writeln!(s, "{}", line.trim_end());
-    }
 }
 
 /// The JSON object [`super::json`] prints for a model plan, for a CSV problem: one scratch
