@@ -7,28 +7,22 @@
 //! them with `UPDATE_GOLDEN=1 cargo test -p planner --test golden_plans` and say why in the
 //! commit.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use planner::manifest::{self, Manifest};
 use planner::pack::PlannerKind;
 use planner::planfile::fnv1a64;
 use planner::report;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::{bundled_models, root};
 
 fn inputs() -> Vec<(String, Manifest)> {
     let root = root();
     let mut out = Vec::new();
-    let mut models: Vec<PathBuf> = std::fs::read_dir(root.join("models"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
-        .collect();
-    models.sort();
-    for m in models {
+    for m in bundled_models(&root) {
         let name = format!("models/{}", m.file_name().unwrap().to_string_lossy());
         out.push((name, Manifest::for_model_file(&m)));
     }

@@ -2,17 +2,17 @@
 //! in-place peaks of the bundled models, checks the plan file records every in-place op and
 //! folded PAD, and that the verifier accepts an in-place overlap only where it belongs.
 
-use std::path::{Path, PathBuf};
+mod common;
 
-use planner::graph::{DType, Graph, InPlaceOp, IoName, Op, OpOptions, Tensor, TensorIndex};
+use std::path::Path;
+
+use planner::graph::{Graph, InPlaceOp, IoName, OpOptions, TensorIndex};
 use planner::manifest::Manifest;
 use planner::planfile::{Layout, PlanFile};
 use planner::rt::options::{AddOptions, NoOptions, Padding};
 use planner::{Planned, verify};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::{activation, bundled_models, op, root};
 
 fn plan(path: &Path, in_place: bool) -> Planned {
     let mut m = Manifest::for_model_file(path);
@@ -30,12 +30,7 @@ fn scratch(p: &Planned) -> u64 {
 /// figures the planner reaches (both at their in-place lower bound).
 #[test]
 fn bundled_models_never_grow_and_te_mcunet_meet_their_targets() {
-    let mut models: Vec<PathBuf> = std::fs::read_dir(root().join("models"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
-        .collect();
-    models.sort();
+    let models = bundled_models(&root());
     assert_eq!(models.len(), 12, "the 12 bundled models");
     for m in &models {
         let name = m.file_stem().unwrap().to_string_lossy().into_owned();
@@ -142,30 +137,6 @@ fn off_by_default() {
     assert_eq!(scratch(&p), 161_472);
 }
 
-fn tensor(id: &str, shape: &[u64]) -> Tensor {
-    Tensor {
-        id: id.into(),
-        name: id.into(),
-        dtype: DType::I8,
-        shape: shape.to_vec(),
-        size: shape.iter().product(),
-        kind: planner::graph::TensorKind::Activation,
-        quantization: None,
-        align_hint: None,
-        data: None,
-    }
-}
-
-fn op(opcode: &str, inputs: &[u32], output: u32, options: OpOptions) -> Op {
-    Op {
-        opcode: opcode.into(),
-        inputs: inputs.iter().map(|&i| Some(TensorIndex(i))).collect(),
-        outputs: vec![TensorIndex(output)],
-        scratch: vec![],
-        options,
-    }
-}
-
 /// x -RELU-> a -ADD(a, b)-> c -RELU-> d, with b broadcast ([1, 16]) and x read again by the
 /// ADD's neighbour `e = ADD(x, c)` when `read_later`.
 fn small(read_later: bool) -> Graph {
@@ -174,11 +145,11 @@ fn small(read_later: bool) -> Graph {
     let mut g = Graph {
         name: "small".into(),
         tensors: vec![
-            tensor("x", &[4, 16]),
-            tensor("a", &[4, 16]),
-            tensor("b", &[1, 16]),
-            tensor("c", &[4, 16]),
-            tensor("d", &[4, 16]),
+            activation("x", &[4, 16]),
+            activation("a", &[4, 16]),
+            activation("b", &[1, 16]),
+            activation("c", &[4, 16]),
+            activation("d", &[4, 16]),
         ],
         ops: vec![
             op("RELU", &[0], 1, relu),
@@ -202,7 +173,7 @@ fn small(read_later: bool) -> Graph {
         ..Graph::default()
     };
     if read_later {
-        g.tensors.push(tensor("e", &[4, 16]));
+        g.tensors.push(activation("e", &[4, 16]));
         g.ops.push(op("ADD", &[0, 3], 5, add));
         g.outputs.push(IoName {
             name: "e".into(),

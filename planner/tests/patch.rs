@@ -2,9 +2,11 @@
 //! vision models, the plan file's record, the refusal of a global op in the stage, the
 //! manifest's errors at their line and column, and the same bytes on every run.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
-use planner::graph::{DType, Graph, IoName, Op, OpOptions, Tensor, TensorIndex, TensorKind};
+use planner::graph::{DType, Graph, IoName, OpOptions, TensorIndex, TensorKind};
 use planner::manifest::Manifest;
 use planner::patch::{PatchMode, SplitRef};
 use planner::planfile::patch::PatchInput;
@@ -14,9 +16,7 @@ use planner::rt::options::{
 };
 use planner::{Planned, verify};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use common::{bundled_models, op, root, tensor};
 
 fn model(name: &str) -> PathBuf {
     root().join(format!("models/{name}.tflite"))
@@ -71,23 +71,17 @@ fn auto_meets_the_targets() {
 /// 2x2 after op 8 = 51,648 streamed).
 #[test]
 fn fixed_split_matches_the_peak_model() {
-    let fixed = |i, n| PatchMode::Fixed {
-        split: SplitRef::Index(i),
-        grid: [n, n],
+    // `name` split after op `i` into an `n` x `n` grid.
+    let fixed = |name, i, n, input| {
+        let mode = PatchMode::Fixed {
+            split: SplitRef::Index(i),
+            grid: [n, n],
+        };
+        plan(&model(name), mode, input, false)
     };
-    let p = plan(
-        &model("te_mcunetv2_large"),
-        fixed(11, 4),
-        PatchInput::Resident,
-        false,
-    );
+    let p = fixed("te_mcunetv2_large", 11, 4, PatchInput::Resident);
     assert_eq!(scratch(&p), 817_984);
-    let p = plan(
-        &model("te_mcunet_vww"),
-        fixed(8, 2),
-        PatchInput::Streamed,
-        false,
-    );
+    let p = fixed("te_mcunet_vww", 8, 2, PatchInput::Streamed);
     assert_eq!(scratch(&p), 51_648);
     let pp = p.graph.patches.as_ref().unwrap();
     assert!((overhead(&p) - 0.014).abs() < 0.001, "{}", overhead(&p));
@@ -198,30 +192,6 @@ fn verifier_pins_the_split_tensor() {
         .map(|v| v.to_string())
         .collect();
     assert!(msgs.iter().any(|m| m.contains("outside it")), "{msgs:?}");
-}
-
-fn tensor(id: &str, shape: &[u64], kind: TensorKind) -> Tensor {
-    Tensor {
-        id: id.into(),
-        name: id.into(),
-        dtype: DType::I8,
-        shape: shape.to_vec(),
-        size: shape.iter().product(),
-        kind,
-        quantization: None,
-        align_hint: None,
-        data: None,
-    }
-}
-
-fn op(opcode: &str, inputs: &[u32], output: u32, options: OpOptions) -> Op {
-    Op {
-        opcode: opcode.into(),
-        inputs: inputs.iter().map(|&i| Some(TensorIndex(i))).collect(),
-        outputs: vec![TensorIndex(output)],
-        scratch: vec![],
-        options,
-    }
 }
 
 fn conv() -> OpOptions {
@@ -421,12 +391,7 @@ fn unknown_split_names_the_manifest_line() {
 #[test]
 #[ignore]
 fn auto_timing() {
-    let mut models: Vec<PathBuf> = std::fs::read_dir(root().join("models"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
-        .collect();
-    models.sort();
+    let models = bundled_models(&root());
     for path in models {
         let m0 = Manifest::for_model_file(&path);
         let g = planner::import::load(&m0).unwrap();

@@ -2,6 +2,8 @@
 //! models built here with the flatbuffers builder.
 #![cfg(feature = "std")]
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
@@ -11,6 +13,8 @@ use planner::lifetimes;
 use planner::manifest::Manifest;
 use planner::pack::{Item, Problem, aligned_live_sum};
 use planner::verify;
+
+use common::Rng;
 
 /// One bundled model and its published figures (`../shared/models/README.md`).
 struct Figures {
@@ -196,23 +200,6 @@ fn bundled_models_match_published_figures() {
     }
 }
 
-/// Deterministic pseudo-random numbers (splitmix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        usize::try_from(self.next() % u64::try_from(n).unwrap()).unwrap()
-    }
-}
-
 /// Every error names the file; a success is a graph whose indices are in range, and which
 /// plans under the default platform with a plan the verifier passes (the pipeline runs it),
 /// unless planning reports an error.
@@ -265,7 +252,7 @@ fn corrupted_models_are_errors_not_panics() {
         let n = bytes.len();
         // Truncation: the first bytes one by one, then points spread over the file.
         let mut cuts: Vec<usize> = (0..12).collect();
-        cuts.extend((0..48).map(|_| rng.below(n)));
+        cuts.extend((0..48).map(|_| rng.index(n)));
         cuts.push(n - 1);
         for cut in cuts {
             // A cut into trailing padding may leave a readable model; any other is an error.
@@ -286,12 +273,12 @@ fn corrupted_models_are_errors_not_panics() {
         let flips = 128;
         for k in 0..flips {
             let pos = if k % 3 == 2 {
-                rng.below(n)
+                rng.index(n)
             } else {
-                structure[rng.below(structure.len())]
+                structure[rng.index(structure.len())]
             };
             let old = copy[pos];
-            let mask = u8::try_from(1 + rng.below(255)).unwrap();
+            let mask = u8::try_from(1 + rng.index(255)).unwrap();
             copy[pos] ^= mask;
             let r = tflite::parse(&copy, &path);
             if check_outcome(r, &path, &format!("{} byte {pos} ^ {mask:#x}", m.name)) {
@@ -307,8 +294,8 @@ fn corrupted_models_are_errors_not_panics() {
         for _ in 0..8 {
             let mut copy = bytes.clone();
             for _ in 0..8 {
-                let pos = rng.below(n);
-                copy[pos] = u8::try_from(rng.below(256)).unwrap();
+                let pos = rng.index(n);
+                copy[pos] = u8::try_from(rng.index(256)).unwrap();
             }
             check_outcome(tflite::parse(&copy, &path), &path, m.name);
         }
@@ -706,9 +693,9 @@ fn corrupted_options_are_errors_not_panics() {
         let mut errors = 0;
         let flips = 96;
         for _ in 0..flips {
-            let pos = positions[rng.below(positions.len())];
+            let pos = positions[rng.index(positions.len())];
             let old = copy[pos];
-            copy[pos] ^= u8::try_from(1 + rng.below(255)).unwrap();
+            copy[pos] ^= u8::try_from(1 + rng.index(255)).unwrap();
             let what = format!("{} options byte {pos}", m.name);
             if !check_outcome(tflite::parse(&copy, &path), &path, &what) {
                 errors += 1;
