@@ -11,38 +11,15 @@
 //! that fails (a panic while planning, or a compile error) is saved under `failures/` with
 //! the error, and the test fails naming them.
 
+#[path = "../../planner/tests/common/mod.rs"]
+mod common;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// splitmix64: small, seeded, the same sequence everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    /// 0..n
-    fn below(&mut self, n: u64) -> u64 {
-        if n == 0 { 0 } else { self.next() % n }
-    }
-    /// lo..=hi
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.below(hi - lo + 1)
-    }
-    /// true with probability p percent
-    fn pct(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len() as u64) as usize]
-    }
-}
+use common::Rng;
 
 /// Names as users write them, and the ones that trip code generators: Rust keywords,
 /// names of generated items, case and underscore twins, long names, non-ASCII, punctuation.
@@ -400,10 +377,7 @@ fn env_u64(key: &str, default: u64) -> u64 {
 }
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
+    common::root().canonicalize().unwrap()
 }
 
 #[test]

@@ -6,23 +6,22 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use support::{json, planner, root, text, tmp};
+use support::{json, planner, root, stdout_of, text, tmp};
+
+/// A group manifest of two models, relative to the workspace root the commands run in.
+const PAIR: &str = "tests/ui/plans/pair.toml";
 
 #[test]
 fn plans_a_real_model_as_table_and_json() {
-    let out = planner(&["plan", "models/tiny_kws_dscnn_int8.tflite"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let table = text(&out.stdout);
+    let table = stdout_of(&["plan", "models/tiny_kws_dscnn_int8.tflite"]);
     assert!(table.contains("model tiny_kws_dscnn_int8"), "{table}");
     assert!(table.contains("lower bound"), "{table}");
-    let out = planner(&[
+    let v = json(&[
         "plan",
         "models/tiny_kws_dscnn_int8.tflite",
         "--format",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(|k| k.as_str()).collect();
     for k in [
         "format_version",
@@ -47,7 +46,7 @@ fn plans_a_real_model_as_table_and_json() {
 #[test]
 fn example_manifest_plans_with_each_planner() {
     for p in ["greedy", "greedy_by_size", "hill_climb"] {
-        let out = planner(&[
+        let v = json(&[
             "plan",
             "examples/inline/kws.toml",
             "--planner",
@@ -55,8 +54,6 @@ fn example_manifest_plans_with_each_planner() {
             "--format",
             "json",
         ]);
-        assert_eq!(out.status.code(), Some(0), "{p}: {}", text(&out.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(v["planner"], p);
         assert_eq!(v["constant_arenas"]["DTCM"]["source_memory"], "FLASH");
     }
@@ -64,14 +61,12 @@ fn example_manifest_plans_with_each_planner() {
 
 #[test]
 fn explain_says_why() {
-    let out = planner(&[
+    let s = stdout_of(&[
         "explain",
         "examples/inline/kws.toml",
         "--tensor",
         "fc/weights",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let s = text(&out.stdout);
     assert_eq!(s.lines().count(), 1, "{s}");
     assert!(
         s.starts_with("fc/weights fc/weights: constant/DTCM<-FLASH @"),
@@ -135,9 +130,7 @@ fn model_that_does_not_fit_exits_1() {
 
 #[test]
 fn compare_lists_every_planner() {
-    let out = planner(&["compare", "models/tflm_person_detect_int8.tflite"]);
-    assert_eq!(out.status.code(), Some(0));
-    let s = text(&out.stdout);
+    let s = stdout_of(&["compare", "models/tflm_person_detect_int8.tflite"]);
     for p in ["greedy ", "greedy_by_size", "hill_climb"] {
         assert!(s.contains(p), "{s}");
     }
@@ -162,9 +155,7 @@ fn imported_starter_manifest_plans_as_is() {
 
 #[test]
 fn csv_problems_round_trip_with_capacity_exit_codes() {
-    let out = planner(&["plan", "bench/examples/input.12.csv", "--format", "csv"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let rows = text(&out.stdout);
+    let rows = stdout_of(&["plan", "bench/examples/input.12.csv", "--format", "csv"]);
     assert!(rows.starts_with("id,lower,upper,size,offset\n"), "{rows}");
     assert_eq!(rows.lines().count(), 6);
     // The output is itself a valid problem with every offset fixed, and plans as it is.
@@ -217,9 +208,7 @@ fn bundled_csv_instances_plan_and_verify() {
         "tvm_usmp_alloc_max",
         "tvm_usmp_deep_speech",
     ] {
-        let out = planner(&["plan", &format!("bench/small/{f}.csv"), "--format", "json"]);
-        assert_eq!(out.status.code(), Some(0), "{f}: {}", text(&out.stderr));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let v = json(&["plan", &format!("bench/small/{f}.csv"), "--format", "json"]);
         assert!(v["arena_usages"]["MEM"]["used"].as_u64().unwrap() > 0);
     }
 }
@@ -557,10 +546,8 @@ fn export_tflm_says_tflm_s_head_and_keeps_a_named_planner() {
 
 #[test]
 fn a_group_plans_as_json_csv_and_svg() {
-    let pair = root().join("tests/ui/plans/pair.toml");
-    let pair = pair.to_str().unwrap();
     // JSON: each arena with its users, then each model's plan.
-    let v = json(&["plan", pair, "--format", "json"]);
+    let v = json(&["plan", PAIR, "--format", "json"]);
     assert_eq!(v["group"], "pair");
     assert_eq!(v["concurrent"], serde_json::json!([["b", "c"]]));
     let scratch = &v["arenas"][0];
@@ -595,7 +582,7 @@ fn a_group_plans_as_json_csv_and_svg() {
         .collect();
     assert_eq!(models, ["a", "b", "c"]);
     // CSV: one row per arena user.
-    let o = planner(&["plan", pair, "--format", "csv"]);
+    let o = planner(&["plan", PAIR, "--format", "csv"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let csv = text(&o.stdout);
     assert!(
@@ -608,7 +595,7 @@ fn a_group_plans_as_json_csv_and_svg() {
     );
     assert_eq!(csv.lines().count(), 6, "{csv}");
     // SVG: one panel per group arena, each model's block outlined.
-    let o = planner(&["plan", pair, "--format", "svg"]);
+    let o = planner(&["plan", PAIR, "--format", "svg"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let svg = text(&o.stdout);
     assert!(
@@ -622,7 +609,7 @@ fn a_group_plans_as_json_csv_and_svg() {
     );
     assert!(svg.contains("scratch SRAM: 96 bytes for a 32 B at 0, b 64 B at 0, c 32 B at 64 (separate arenas: 128 bytes)"), "{svg}");
     // The table is still the default.
-    let o = planner(&["plan", pair]);
+    let o = planner(&["plan", PAIR]);
     assert!(
         text(&o.stdout).starts_with("group pair"),
         "{}",
@@ -702,9 +689,7 @@ fn the_table_says_what_schedule_memory_would_save_and_the_line_to_add() {
 
 #[test]
 fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
-    let pair = root().join("tests/ui/plans/pair.toml");
-    let pair = pair.to_str().unwrap();
-    let rows = json(&["compare", pair, "--format", "json"]);
+    let rows = json(&["compare", PAIR, "--format", "json"]);
     let rows = rows.as_array().unwrap();
     let tflm = rows
         .iter()
@@ -713,7 +698,7 @@ fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
     assert_eq!(tflm["used"], 96);
     assert_eq!(tflm["separate"], 128);
     assert!(tflm["time_ms"].is_number());
-    let o = planner(&["compare", pair, "--format", "csv"]);
+    let o = planner(&["compare", PAIR, "--format", "csv"]);
     let csv = text(&o.stdout);
     assert!(
         csv.starts_with("planner,arena,used,separate,lower_bound,ratio,time\n"),
@@ -732,7 +717,7 @@ fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
             .iter()
             .any(|r| r["planner"] == "auto")
     );
-    let o = planner(&["compare", pair, "--format", "svg"]);
+    let o = planner(&["compare", PAIR, "--format", "svg"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(
         text(&o.stderr).contains("compare draws no picture"),
@@ -743,9 +728,7 @@ fn compare_gives_its_rows_as_json_or_csv_for_groups_and_models() {
 
 #[test]
 fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
-    let pair = root().join("tests/ui/plans/pair.toml");
-    let pair = pair.to_str().unwrap();
-    let rows = json(&["explain", pair, "--format", "json"]);
+    let rows = json(&["explain", PAIR, "--format", "json"]);
     let c_x = rows
         .as_array()
         .unwrap()
@@ -755,7 +738,7 @@ fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
     // Offsets in the group arena: c runs beside b, after b's 64 bytes.
     assert_eq!(c_x["offset"], 64);
     assert_eq!(c_x["memory"], "SRAM");
-    let o = planner(&["explain", pair, "--format", "csv", "--tensor", "state"]);
+    let o = planner(&["explain", PAIR, "--format", "csv", "--tensor", "state"]);
     assert_eq!(
         text(&o.stdout),
         "model,tensor,name,role,memory,source_memory,offset,size,reason\nc,state,state,persistent,SRAM,SRAM,0,16,persistent in SRAM: first bank in preference order with room\n"
@@ -768,15 +751,13 @@ fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
         "json",
     ]);
     assert_eq!(rows[0]["tensor"], "0");
-    let o = planner(&["explain", pair, "--format", "svg"]);
+    let o = planner(&["explain", PAIR, "--format", "svg"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
 #[test]
 fn plan_help_lists_every_preset_from_the_table() {
-    let out = planner(&["plan", "--help"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let help = text(&out.stdout);
+    let help = stdout_of(&["plan", "--help"]);
     assert!(help.ends_with(&planner::manifest::preset_list()), "{help}");
     for p in planner::manifest::presets() {
         let line = help

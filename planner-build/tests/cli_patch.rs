@@ -4,15 +4,13 @@
 #[path = "support/cli.rs"]
 mod support;
 
-use support::{planner, text};
+use support::{json, planner, stdout_of, text};
 
 const MODEL: &str = "models/tflm_person_detect_int8.tflite";
 
 #[test]
 fn plan_prints_split_grid_peak_overhead_and_input() {
-    let out = planner(&["plan", MODEL, "--patches", "7:4x4"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let t = text(&out.stdout);
+    let t = stdout_of(&["plan", MODEL, "--patches", "7:4x4"]);
     assert!(
         t.contains("patches: split after op 7 (DEPTHWISE_CONV_2D")
             && t.contains("grid 4x4, 16 patches")
@@ -21,7 +19,7 @@ fn plan_prints_split_grid_peak_overhead_and_input() {
             && t.contains("scratch peak 22488 bytes"),
         "{t}"
     );
-    let out = planner(&[
+    let v = json(&[
         "plan",
         MODEL,
         "--patches",
@@ -31,8 +29,6 @@ fn plan_prints_split_grid_peak_overhead_and_input() {
         "--format",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["patches"]["input"], "streamed");
     assert_eq!(v["patches"]["scratch_used"], 18432);
     assert!(v["patches"]["mac_overhead_percent"].as_f64().unwrap() <= 20.0);
@@ -40,9 +36,7 @@ fn plan_prints_split_grid_peak_overhead_and_input() {
 
 #[test]
 fn explain_shows_regions_per_patch() {
-    let out = planner(&["explain", MODEL, "--patches", "7:2x2"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let t = text(&out.stdout);
+    let t = stdout_of(&["explain", MODEL, "--patches", "7:2x2"]);
     let lines: Vec<&str> = t
         .lines()
         .filter(|l| l.starts_with("patch stage:"))
@@ -55,9 +49,7 @@ fn explain_shows_regions_per_patch() {
             .any(|l| l.contains("(whole") && l.ends_with("[0,0,6,6] [0,6,6,6] [6,0,6,6] [6,6,6,6]")),
         "{t}"
     );
-    let out = planner(&["explain", MODEL, "--patches", "7:2x2", "--format", "json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let t = text(&out.stdout);
+    let t = stdout_of(&["explain", MODEL, "--patches", "7:2x2", "--format", "json"]);
     assert!(t.contains("\"regions\""), "{t}");
 }
 

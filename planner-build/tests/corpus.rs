@@ -3,14 +3,14 @@
 //! `include_model!` expands each, rustc's `const` plan check passes, and the program takes,
 //! initialises and reads every model.
 
-use std::path::{Path, PathBuf};
+#[path = "../../planner/tests/common/mod.rs"]
+mod common;
+
+use std::path::PathBuf;
 use std::process::Command;
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .canonicalize()
-        .unwrap()
+    common::root().canonicalize().unwrap()
 }
 
 #[test]
@@ -19,12 +19,7 @@ fn every_bundled_model_expands_checks_and_runs() {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("corpus-probe");
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src")).unwrap();
-    let mut models: Vec<PathBuf> = std::fs::read_dir(ws.join("models"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
-        .collect();
-    models.sort();
+    let models = common::bundled_models(&ws);
     assert!(models.len() >= 12, "models/ has {} models", models.len());
 
     let mut names = Vec::new();

@@ -2,27 +2,20 @@
 //! group's blobs, one linker fragment over the shared arenas, one C header per model; and
 //! nothing written when the group does not plan.
 
+#[path = "support/build.rs"]
+mod api;
+
 use std::path::{Path, PathBuf};
 
+use api::{build, out_dir};
 use planner::planfile::group::{AnyPlan, read};
 
 fn manifest() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/plans/pair.toml")
 }
 
-/// planner-build on `manifest` into `dir`, without cargo directives.
-fn build(manifest: &Path, dir: &Path) -> Result<planner_build::Outputs, planner::Error> {
-    planner_build::Builder::new()
-        .manifest(manifest)
-        .out_dir(dir)
-        .cargo_directives(false)
-        .try_compile()
-}
-
 fn out(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("planner-build-group-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    out_dir("group", name)
 }
 
 #[test]

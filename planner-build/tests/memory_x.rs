@@ -19,6 +19,18 @@ fn builder(name: &str) -> planner_build::Builder {
     b
 }
 
+/// Writes `text` as the memory.x `file` in the temporary folder and checks the example's
+/// manifest against it (outputs in the folder of `name`).
+fn check_written(
+    name: &str,
+    file: &str,
+    text: &str,
+) -> Result<planner_build::Outputs, planner::Error> {
+    let x = out(file);
+    std::fs::write(&x, text).unwrap();
+    builder(name).check_memory_x(&x).try_compile()
+}
+
 #[test]
 fn matching_memory_x_passes() {
     let fixture = root().join("tests/data/memory_x/mps3-an547.x");
@@ -47,16 +59,12 @@ fn mismatched_memory_x_fails_with_both_figures() {
     assert!(m.contains("Builder::write_memory_x"), "{m}");
     assert!(!m.contains("SRAM"), "SRAM agrees (2M = 2048K): {m}");
     // A region the plan needs that is missing.
-    let missing = out("missing.x");
-    std::fs::write(
-        &missing,
+    let e = check_written(
+        "missing",
+        "missing.x",
         "MEMORY\n{\n  FLASH : ORIGIN = 0x28000000, LENGTH = 8M\n}\n",
     )
-    .unwrap();
-    let e = builder("missing")
-        .check_memory_x(&missing)
-        .try_compile()
-        .unwrap_err();
+    .unwrap_err();
     assert!(
         e.message()
             .contains("add `DTCM (rwx) : ORIGIN = 0x20000000, LENGTH = 512K`"),
@@ -107,26 +115,19 @@ fn written_memory_x_has_the_manifests_memories_and_passes_its_own_check() {
 #[test]
 fn regions_over_several_lines_with_comments_pass() {
     // GNU ld reads this; the check used to refuse it with "a region needs ORIGIN and LENGTH".
-    let x = out("multiline.x");
-    std::fs::write(
-        &x,
+    check_written(
+        "multiline",
+        "multiline.x",
         "/* mps3-an547 */\nMEMORY\n{\n  FLASH : ORIGIN = 0x28000000, LENGTH = 8M\n  DTCM (rwx) :\n    ORIGIN = 0x20000000, /* data TCM */\n    LENGTH = 512K\n  SRAM (rwx) : org = 0x01000000\n    len = 0x200000\n}\n",
     )
     .unwrap();
-    builder("multiline")
-        .check_memory_x(&x)
-        .try_compile()
-        .unwrap();
     // The region's line is its name's, in the disagreement too.
-    std::fs::write(
-        &x,
+    let e = check_written(
+        "multiline-bad",
+        "multiline.x",
         "MEMORY\n{\n  DTCM (rwx) :\n    ORIGIN = 0x20000000,\n    LENGTH = 256K\n  SRAM : o = 0x01000000, l = 2M\n}\n",
     )
-    .unwrap();
-    let e = builder("multiline-bad")
-        .check_memory_x(&x)
-        .try_compile()
-        .unwrap_err();
+    .unwrap_err();
     assert!(
         e.message()
             .contains("multiline.x:3 is 262144 bytes (256K) at 0x20000000"),

@@ -7,9 +7,13 @@
 #[path = "support/header_check.rs"]
 mod header_check;
 
+#[path = "support/build.rs"]
+mod api;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use api::{build, out_dir};
 use planner::planfile::PlanFile;
 
 fn turn3(file: &str) -> PathBuf {
@@ -19,18 +23,7 @@ fn turn3(file: &str) -> PathBuf {
 }
 
 fn out(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("planner-build-names-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
-}
-
-/// planner-build on `manifest` into `dir`, without cargo directives.
-fn build(manifest: &Path, dir: &Path) -> Result<planner_build::Outputs, planner::Error> {
-    planner_build::Builder::new()
-        .manifest(manifest)
-        .out_dir(dir)
-        .cargo_directives(false)
-        .try_compile()
+    out_dir("names", name)
 }
 
 fn plan_file(dir: &Path, model: &str) -> PlanFile {
@@ -241,39 +234,39 @@ fn refused(file: &str) -> (String, String) {
     (e.message().to_string(), e.to_string())
 }
 
+/// Group reproducers refused before planning: the file, its message, and what else the
+/// rendered error says (the line at fault, the fix).
 #[test]
-fn a_concurrent_set_listed_twice_is_refused() {
-    let (m, full) = refused("group_dup_concurrent_set.toml");
-    assert_eq!(
-        m,
-        "group.concurrent[1] lists the same models as group.concurrent[0] (a, b)"
-    );
-    assert!(full.contains("group_dup_concurrent_set.toml:3:"), "{full}");
-    assert!(full.contains("remove group.concurrent[1]"), "{full}");
-}
-
-#[test]
-fn a_model_named_like_a_set_method_is_refused() {
-    let (m, full) = refused("group_set_method_clash.toml");
-    assert_eq!(
-        m,
-        "model a_and_b (model[2], line 16) and group.concurrent[0] [a, b] (line 3) both make the method of the group handle `a_and_b` in the generated code"
-    );
-    assert!(full.contains("rename model a_and_b"), "{full}");
-}
-
-#[test]
-fn a_model_named_like_a_renamed_method_is_refused() {
-    let (m, full) = refused("group_take_model_clash.toml");
-    assert_eq!(
-        m,
-        "model take (model[0], line 5) and model take_model (model[1], line 10) both make the method of the group handle `take_model` in the generated code"
-    );
-    assert!(full.contains("group_take_model_clash.toml:10:"), "{full}");
-    assert!(
-        full.contains("rename model take_model or model take"),
-        "{full}"
-    );
+fn clashing_sets_and_methods_are_refused() {
+    for (file, message, also) in [
+        (
+            "group_dup_concurrent_set.toml",
+            "group.concurrent[1] lists the same models as group.concurrent[0] (a, b)",
+            &[
+                "group_dup_concurrent_set.toml:3:",
+                "remove group.concurrent[1]",
+            ][..],
+        ),
+        (
+            "group_set_method_clash.toml",
+            "model a_and_b (model[2], line 16) and group.concurrent[0] [a, b] (line 3) both make the method of the group handle `a_and_b` in the generated code",
+            &["rename model a_and_b"],
+        ),
+        (
+            "group_take_model_clash.toml",
+            "model take (model[0], line 5) and model take_model (model[1], line 10) both make the method of the group handle `take_model` in the generated code",
+            &[
+                "group_take_model_clash.toml:10:",
+                "rename model take_model or model take",
+            ],
+        ),
+    ] {
+        let (m, full) = refused(file);
+        assert_eq!(m, message, "{file}");
+        for s in also {
+            assert!(full.contains(s), "{file}: {full}");
+        }
+    }
 }
 
 #[test]

@@ -26,6 +26,13 @@ pub fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// `planner ARGS...`, which must succeed: its standard output as text.
+pub fn stdout_of(args: &[&str]) -> String {
+    let o = planner(args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    text(&o.stdout)
+}
+
 /// An output stream as text.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
