@@ -135,8 +135,8 @@ const fn check_set(g: &GroupTable<'_>, s: usize) {
                 .n(set[p] as u64)
                 .s(" but the group has ")
                 .n(g.models.len() as u64)
-                .s(" models; rebuild the plan file with planner-build")
-                .panic();
+                .s(" models")
+                .rebuild();
         }
         let mut q = 0;
         while q < p {
@@ -195,8 +195,7 @@ const fn check_arenas(g: &GroupTable<'_>, m: usize) {
             .n(model.plan.arenas.len() as u64)
             .s(" arenas but the group maps ")
             .n(model.arenas.len() as u64)
-            .s("; rebuild the plan file with planner-build")
-            .panic();
+            .rebuild();
     }
     let mut a = 0;
     while a < model.arenas.len() {
@@ -208,8 +207,8 @@ const fn check_arenas(g: &GroupTable<'_>, m: usize) {
                 .s(own.name)
                 .s(" of model `")
                 .s(model.plan.model)
-                .s("` is not an arena of the group; rebuild the plan file with planner-build")
-                .panic();
+                .s("` is not an arena of the group")
+                .rebuild();
         }
         let group = &g.arenas[k];
         if group.align != own.align || group.writable != own.writable {
@@ -224,8 +223,7 @@ const fn check_arenas(g: &GroupTable<'_>, m: usize) {
                 .s(" but the group's is aligned to ")
                 .n(group.align)
                 .s(access(group.writable))
-                .s("; rebuild the plan file with planner-build")
-                .panic();
+                .rebuild();
         }
         if g.arenas[k].size != own.size {
             msg(g)
@@ -237,8 +235,8 @@ const fn check_arenas(g: &GroupTable<'_>, m: usize) {
                 .n(own.size)
                 .s(" bytes but the group's is ")
                 .n(g.arenas[k].size)
-                .s(" bytes; rebuild the plan file with planner-build")
-                .panic();
+                .s(" bytes")
+                .rebuild();
         }
         a += 1;
     }
@@ -343,17 +341,13 @@ const fn overlap(
         .s("` of `")
         .s(ni)
         .s("` (bytes ")
-        .n(a.offset)
-        .s("..")
-        .n(a_end)
+        .span(a.offset, a_end)
         .s(") and tensor `")
         .s(b.id)
         .s("` of `")
         .s(nj)
         .s("` (bytes ")
-        .n(b.offset)
-        .s("..")
-        .n(b_end)
+        .span(b.offset, b_end)
         .s(") share bytes ")
         .n(if a.offset > b.offset {
             a.offset
@@ -375,57 +369,8 @@ mod tests {
     use super::*;
     use std::string::String;
 
-    const MEMS: &[MemoryRow] = &[MemoryRow {
-        name: "SRAM",
-        budget: NONE,
-    }];
-    const ARENA: ArenaRow = ArenaRow {
-        name: "scratch.SRAM",
-        memory: 0,
-        source: 0,
-        size: 96,
-        budget: NONE,
-        align: 16,
-        writable: true,
-        blob_len: NONE,
-    };
-    const fn slot(id: &'static str, offset: u64) -> SlotRow<'static> {
-        SlotRow {
-            id,
-            arena: 0,
-            offset,
-            size: 32,
-            align: 16,
-            elem_size: 1,
-            elem_align: 1,
-            elements: 32,
-            start: 0,
-            end: 0,
-            root: 0,
-        }
-    }
-    const fn model(name: &'static str, slots: &'static [SlotRow<'static>]) -> PlanTable<'static> {
-        PlanTable {
-            model: name,
-            memories: MEMS,
-            arenas: &[ARENA],
-            slots,
-            ops: &[],
-            by_start: &[0],
-            by_end: &[0],
-        }
-    }
-    const A: PlanTable = model("a", &[slot("x", 0)]);
-    const B: PlanTable = model("b", &[slot("y", 64)]);
-    /// Overlaps `a`'s bytes 0..32 at 16..48.
-    const C: PlanTable = model("c", &[slot("z", 16)]);
-    const ARENAS: &[GroupArenaRow] = &[GroupArenaRow {
-        name: "scratch.SRAM",
-        size: 96,
-        align: 16,
-        writable: true,
-        persistent: false,
-    }];
+    include!("fixture/rows.rs");
+    include!("fixture/group.rs");
 
     fn row(plan: &'static PlanTable<'static>) -> GroupModelRow<'static> {
         GroupModelRow { plan, arenas: &[0] }
@@ -493,7 +438,6 @@ mod tests {
 
     #[test]
     fn refuses_two_models_of_one_name() {
-        const A2: PlanTable = model("a", &[slot("w", 64)]);
         let m = run(std::vec![row(&A), row(&A2)], &[], ARENAS);
         assert!(
             m.contains("models #0 and #1 are both named `a`") && m.contains("rebuild"),

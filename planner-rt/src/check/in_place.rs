@@ -32,29 +32,30 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
         };
         let (i, o) = (ip.input as usize, ip.output as usize);
         if i >= n || o >= n {
-            Msg::op(p, k, op.opcode)
-                .s(" runs in place on slot #")
-                .n(if i >= n { i } else { o } as u64)
-                .s(", which does not exist; rebuild the plan file with planner-build")
-                .panic();
+            Msg::op(p, k, op.opcode).no_slot(
+                " runs in place on slot #",
+                if i >= n { i } else { o } as u64,
+            );
         }
         let (si, so) = (&p.slots[i], &p.slots[o]);
         if !lists(op.reads, i) || !lists(op.writes, o) {
-            Msg::op(p, k, op.opcode).s(" declares output `")
+            Msg::op(p, k, op.opcode)
+                .s(" declares output `")
                 .s(so.id)
                 .s("` written over input `")
                 .s(si.id)
-                .s("`, but it does not read that input or write that output; rebuild the plan file with planner-build")
-                .panic();
+                .s("`, but it does not read that input or write that output")
+                .rebuild();
         }
         let ri = si.root as usize;
         if so.root as usize != o || ri == o {
-            Msg::op(p, k, op.opcode).s(" writes `")
+            Msg::op(p, k, op.opcode)
+                .s(" writes `")
                 .s(so.id)
                 .s("` in place over `")
                 .s(si.id)
-                .s("`, but the output is an alias or shares the input's bytes already; rebuild the plan file with planner-build")
-                .panic();
+                .s("`, but the output is an alias or shares the input's bytes already")
+                .rebuild();
         }
         if si.arena != so.arena || si.offset != so.offset {
             Msg::op(p, k, op.opcode)
@@ -107,10 +108,11 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
                 .panic();
         }
         if scratch[w.taken_by + ri] != 0 || scratch[w.takes + o] != 0 {
-            Msg::op(p, k, op.opcode).s(" runs in place over `")
+            Msg::op(p, k, op.opcode)
+                .s(" runs in place over `")
                 .s(si.id)
-                .s("`, whose bytes another op already takes over; rebuild the plan file with planner-build")
-                .panic();
+                .s("`, whose bytes another op already takes over")
+                .rebuild();
         }
         check_in_place_views(p, k, op.reads, i, ri);
         check_in_place_views(p, k, op.writes, o, ri);

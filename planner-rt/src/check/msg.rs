@@ -30,14 +30,32 @@ impl Msg {
         self.s("`")
             .s(s.id)
             .s("` (bytes ")
-            .n(s.offset)
-            .s("..")
-            .n(end)
+            .span(s.offset, end)
             .s(", ops ")
-            .n(s.start as u64)
-            .s("..=")
-            .n(s.end as u64)
+            .lifetime(s)
             .s(")")
+    }
+
+    /// Appends the byte range `start..end`: `16..48`.
+    pub(super) const fn span(self, start: u64, end: u64) -> Msg {
+        self.n(start).s("..").n(end)
+    }
+
+    /// Appends the ops slot `s` is live at: `1..=3`.
+    pub(super) const fn lifetime(self, s: &SlotRow<'_>) -> Msg {
+        self.n(s.start as u64).s("..=").n(s.end as u64)
+    }
+
+    /// Appends `link` (` names slot #`), `n`, `, which does not exist` and the fix, then
+    /// panics: the table refers to a slot row it does not have.
+    pub(super) const fn no_slot(self, link: &str, n: u64) -> ! {
+        self.s(link).n(n).s(", which does not exist").rebuild()
+    }
+
+    /// Appends the fix for a table no plan file gives (`; rebuild the plan file with
+    /// planner-build`), then panics.
+    pub(super) const fn rebuild(self) -> ! {
+        self.s("; rebuild the plan file with planner-build").panic()
     }
 
     /// Appends where slot `s` sits: `offset 16 of arena #0`.

@@ -60,8 +60,8 @@ pub const fn check_patches(plan: &PlanTable<'_>, patches: &PatchTable<'_>) {
             .n(patches.split as u64)
             .s(", but the model has ")
             .n(plan.ops.len() as u64)
-            .s(" ops; rebuild the plan file with planner-build")
-            .panic();
+            .s(" ops")
+            .rebuild();
     }
     let mut i = 0;
     while i < patches.tensors.len() {
@@ -72,11 +72,7 @@ pub const fn check_patches(plan: &PlanTable<'_>, patches: &PatchTable<'_>) {
 
 const fn check_row(plan: &PlanTable<'_>, patches: &PatchTable<'_>, row: &PatchRow<'_>) {
     if row.slot as usize >= plan.slots.len() {
-        Msg::model(plan)
-            .s("the patch table names slot #")
-            .n(row.slot as u64)
-            .s(", which does not exist; rebuild the plan file with planner-build")
-            .panic();
+        Msg::model(plan).no_slot("the patch table names slot #", row.slot as u64);
     }
     let s = &plan.slots[row.slot as usize];
     if row.regions.len() != patches.patches as usize {
@@ -102,9 +98,7 @@ const fn check_row(plan: &PlanTable<'_>, patches: &PatchTable<'_>, row: &PatchRo
         tensor(plan, s)
             .s(what)
             .s(" of the patch stage but is live at ops ")
-            .n(s.start as u64)
-            .s("..=")
-            .n(s.end as u64)
+            .lifetime(s)
             .s(", and every patch runs ops 0..=")
             .n(patches.split as u64)
             .s(" again; re-plan so its lifetime covers the whole stage")

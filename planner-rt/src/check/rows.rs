@@ -21,8 +21,8 @@ pub(super) const fn check_memories(p: &PlanTable<'_>) {
                 } as u64)
                 .s(" but the plan has ")
                 .n(p.memories.len() as u64)
-                .s(" memories; rebuild the plan file with planner-build")
-                .panic();
+                .s(" memories")
+                .rebuild();
         }
         if !arena.align.is_power_of_two() || arena.align > MAX_ALIGN {
             Msg::model(p)
@@ -102,8 +102,8 @@ pub(super) const fn check_slots(p: &PlanTable<'_>) {
                 .n(s.arena as u64)
                 .s(" but the plan has ")
                 .n(p.arenas.len() as u64)
-                .s(" arenas; rebuild the plan file with planner-build")
-                .panic();
+                .s(" arenas")
+                .rebuild();
         }
         let arena = &p.arenas[s.arena as usize];
         if i > 0 {
@@ -117,20 +117,14 @@ pub(super) const fn check_slots(p: &PlanTable<'_>) {
             }
         }
         if s.root as usize >= p.slots.len() {
-            Msg::tensor(p, s.id)
-                .s(" aliases slot #")
-                .n(s.root as u64)
-                .s(", which does not exist; rebuild the plan file with planner-build")
-                .panic();
+            Msg::tensor(p, s.id).no_slot(" aliases slot #", s.root as u64);
         }
         check_alias(p, i);
         let end = s.offset.saturating_add(s.size);
         if end > arena.size {
             Msg::tensor(p, s.id)
                 .s(" takes bytes ")
-                .n(s.offset)
-                .s("..")
-                .n(end)
+                .span(s.offset, end)
                 .s(" of arena ")
                 .s(arena.name)
                 .s(", which has only ")
@@ -247,11 +241,7 @@ const fn check_op_slots(p: &PlanTable<'_>, k: usize, slots: &[u32], write: bool)
     let mut i = 0;
     while i < slots.len() {
         if slots[i] as usize >= p.slots.len() {
-            Msg::op(p, k, op.opcode)
-                .s(" names slot #")
-                .n(slots[i] as u64)
-                .s(", which does not exist; rebuild the plan file with planner-build")
-                .panic();
+            Msg::op(p, k, op.opcode).no_slot(" names slot #", slots[i] as u64);
         }
         let s = &p.slots[slots[i] as usize];
         if (k as u64) < s.start as u64 || (k as u64) > s.end as u64 {
@@ -259,9 +249,7 @@ const fn check_op_slots(p: &PlanTable<'_>, k: usize, slots: &[u32], write: bool)
                 .s(" uses tensor `")
                 .s(s.id)
                 .s("`, but the plan says it is live only at ops ")
-                .n(s.start as u64)
-                .s("..=")
-                .n(s.end as u64)
+                .lifetime(s)
                 .s("; fix its lifetime so it covers op ")
                 .n(k as u64)
                 .panic();

@@ -111,7 +111,18 @@ impl Levels {
     }
 
     /// The smallest member above `i`, or [`NO_SLOT`].
-    pub(super) const fn next(&self, w: &[u64], mut i: usize) -> usize {
+    pub(super) const fn next(&self, w: &[u64], i: usize) -> usize {
+        self.nearest(w, i, true)
+    }
+
+    /// The largest member below `i`, or [`NO_SLOT`].
+    pub(super) const fn prev(&self, w: &[u64], i: usize) -> usize {
+        self.nearest(w, i, false)
+    }
+
+    /// The nearest member above `i` (`up`) or below it, or [`NO_SLOT`]: climbs the levels
+    /// until a word holds a bit on that side, then descends to the nearest leaf under it.
+    const fn nearest(&self, w: &[u64], mut i: usize, up: bool) -> usize {
         let mut l = 0;
         loop {
             if l == self.count {
@@ -119,13 +130,17 @@ impl Levels {
             }
             let word = w[self.start[l] + i / 64];
             let bit = i % 64;
-            let above = if bit == 63 {
-                0
+            let side = if up {
+                if bit == 63 {
+                    0
+                } else {
+                    word & (!0u64 << (bit + 1))
+                }
             } else {
-                word & (!0u64 << (bit + 1))
+                word & ((1u64 << bit) - 1)
             };
-            if above != 0 {
-                i = (i / 64) * 64 + above.trailing_zeros() as usize;
+            if side != 0 {
+                i = (i / 64) * 64 + nearest_bit(side, up);
                 break;
             }
             i /= 64;
@@ -133,31 +148,17 @@ impl Levels {
         }
         while l > 0 {
             l -= 1;
-            i = i * 64 + w[self.start[l] + i].trailing_zeros() as usize;
+            i = i * 64 + nearest_bit(w[self.start[l] + i], up);
         }
         i
     }
+}
 
-    /// The largest member below `i`, or [`NO_SLOT`].
-    pub(super) const fn prev(&self, w: &[u64], mut i: usize) -> usize {
-        let mut l = 0;
-        loop {
-            if l == self.count {
-                return NO_SLOT;
-            }
-            let word = w[self.start[l] + i / 64];
-            let below = word & ((1u64 << (i % 64)) - 1);
-            if below != 0 {
-                i = (i / 64) * 64 + 63 - below.leading_zeros() as usize;
-                break;
-            }
-            i /= 64;
-            l += 1;
-        }
-        while l > 0 {
-            l -= 1;
-            i = i * 64 + 63 - w[self.start[l] + i].leading_zeros() as usize;
-        }
-        i
+/// The lowest set bit of the non-zero `word` when searching up, else its highest.
+const fn nearest_bit(word: u64, up: bool) -> usize {
+    if up {
+        word.trailing_zeros() as usize
+    } else {
+        63 - word.leading_zeros() as usize
     }
 }

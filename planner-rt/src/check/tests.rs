@@ -5,46 +5,7 @@ use super::*;
 use std::string::String;
 use std::vec;
 
-const MEMS: &[MemoryRow] = &[MemoryRow {
-    name: "SRAM",
-    budget: 256,
-}];
-
-fn arena(size: u64) -> ArenaRow<'static> {
-    ArenaRow {
-        name: "scratch.SRAM",
-        memory: 0,
-        source: 0,
-        size,
-        budget: NONE,
-        align: 16,
-        writable: true,
-        blob_len: NONE,
-    }
-}
-
-fn slot(
-    id: &'static str,
-    offset: u64,
-    size: u64,
-    start: u32,
-    end: u32,
-    root: u32,
-) -> SlotRow<'static> {
-    SlotRow {
-        id,
-        arena: 0,
-        offset,
-        size,
-        align: 16,
-        elem_size: 1,
-        elem_align: 1,
-        elements: size,
-        start,
-        end,
-        root,
-    }
-}
+include!("fixture/rows.rs");
 
 fn run(
     arenas: &'static [ArenaRow<'static>],
@@ -101,138 +62,6 @@ fn leak<T: Sync + 'static>(v: std::vec::Vec<T>) -> &'static [T] {
         kept.push(v);
     }
     v
-}
-
-#[test]
-fn accepts_a_good_plan() {
-    let slots = leak(vec![
-        slot("a", 0, 64, 0, 1, 0),
-        slot("b", 0, 32, 2, 2, 1),
-        slot("c", 64, 64, 1, 2, 2),
-    ]);
-    let ops = leak(vec![OpRow {
-        opcode: "ADD",
-        reads: &[0],
-        writes: &[2],
-        in_place: None,
-    }]);
-    assert_eq!(run(leak(vec![arena(128)]), slots, &ops[..0]), "");
-    let ops1 = leak(vec![
-        OpRow {
-            opcode: "X",
-            reads: &[],
-            writes: &[0],
-            in_place: None,
-        },
-        ops[0],
-    ]);
-    assert_eq!(run(leak(vec![arena(128)]), slots, ops1), "");
-}
-
-#[test]
-fn names_overlapping_live_tensors_and_bytes() {
-    let slots = leak(vec![slot("a", 0, 64, 0, 1, 0), slot("b", 48, 32, 1, 2, 1)]);
-    let m = run(leak(vec![arena(128)]), slots, &[]);
-    assert!(m.contains("model `m`"), "{m}");
-    assert!(m.contains("`a`") && m.contains("`b`"), "{m}");
-    assert!(m.contains("share bytes 48..64"), "{m}");
-    // Not live together: fine. Aliases: fine.
-    let slots = leak(vec![slot("a", 0, 64, 0, 1, 0), slot("b", 48, 32, 2, 2, 1)]);
-    assert_eq!(run(leak(vec![arena(128)]), slots, &[]), "");
-    let slots = leak(vec![slot("a", 0, 64, 0, 1, 0), slot("b", 0, 64, 1, 2, 0)]);
-    assert_eq!(run(leak(vec![arena(128)]), slots, &[]), "");
-}
-
-#[test]
-fn rejects_each_layout_fault() {
-    let m = run(
-        leak(vec![arena(64)]),
-        leak(vec![slot("a", 32, 64, 0, 0, 0)]),
-        &[],
-    );
-    assert!(m.contains("passes the arena's end by 32 bytes"), "{m}");
-    let m = run(
-        leak(vec![arena(64)]),
-        leak(vec![slot("a", 8, 8, 0, 0, 0)]),
-        &[],
-    );
-    assert!(m.contains("offset 8") && m.contains("alignment 16"), "{m}");
-    let mut over = arena(300);
-    over.budget = 200;
-    let m = run(leak(vec![over]), &[], &[]);
-    assert!(m.contains("over its budget of 200 by 100 bytes"), "{m}");
-    let m = run(leak(vec![arena(300)]), &[], &[]);
-    assert!(m.contains("max_size of 256 by 44"), "{m}");
-    let mut blob = arena(64);
-    blob.blob_len = 60;
-    let m = run(leak(vec![blob]), &[], &[]);
-    assert!(m.contains("blob of arena scratch.SRAM is 60 bytes"), "{m}");
-    let mut odd = arena(64);
-    odd.align = 24;
-    assert!(run(leak(vec![odd]), &[], &[]).contains("not a power of two"));
-    let mut big = slot("a", 0, 4, 0, 0, 0);
-    big.elements = 2;
-    big.elem_size = 4;
-    let m = run(leak(vec![arena(64)]), leak(vec![big]), &[]);
-    assert!(m.contains("2 elements of 4 bytes"), "{m}");
-    let m = run(
-        leak(vec![arena(64)]),
-        leak(vec![slot("a", 0, 4, 1, 1, 0)]),
-        leak(vec![OpRow {
-            opcode: "ADD",
-            reads: &[0],
-            writes: &[],
-            in_place: None,
-        }]),
-    );
-    assert!(m.contains("live only at ops 1..=1"), "{m}");
-    let mut ro = arena(64);
-    ro.writable = false;
-    let m = run(
-        leak(vec![ro]),
-        leak(vec![slot("a", 0, 4, 0, 0, 0)]),
-        leak(vec![OpRow {
-            opcode: "ADD",
-            reads: &[],
-            writes: &[0],
-            in_place: None,
-        }]),
-    );
-    assert!(m.contains("read-only arena"), "{m}");
-    let m = run(
-        leak(vec![arena(128)]),
-        leak(vec![slot("a", 64, 4, 0, 0, 0), slot("b", 0, 4, 0, 0, 1)]),
-        &[],
-    );
-    assert!(m.contains("not sorted"), "{m}");
-}
-
-#[test]
-fn zero_size_slots_are_aligned_too() {
-    let mut loose = arena(64);
-    loose.align = 1;
-    let mut empty = slot("e", 8, 0, 0, 0, 0);
-    empty.align = 1;
-    empty.elem_align = 8;
-    empty.elem_size = 8;
-    empty.elements = 0;
-    let m = run(leak(vec![loose]), leak(vec![empty]), &[]);
-    assert!(
-        m.contains("tensor `e` needs alignment 8 but its arena scratch.SRAM is aligned to only 1"),
-        "{m}"
-    );
-}
-
-#[test]
-fn an_alias_sits_at_its_roots_offset() {
-    let slots = leak(vec![slot("a", 0, 16, 0, 1, 0), slot("b", 16, 16, 1, 2, 0)]);
-    let m = run(leak(vec![arena(64)]), slots, &[]);
-    assert!(
-        m.contains("tensor `b` is an alias of `a` but sits at offset 16 of arena #0, not at its offset 0 of arena #0"),
-        "{m}"
-    );
-    let slots = leak(vec![slot("a", 0, 16, 0, 1, 0), slot("b", 0, 16, 1, 2, 0)]);
-    assert_eq!(run(leak(vec![arena(64)]), slots, &[]), "");
 }
 
 /// A chain of `n` ops planned ping-pong: tensor i at offset (i % 2) * 64, live at ops
@@ -320,21 +149,7 @@ fn lying_time_orders_fail() {
     assert!(m.contains("slot #9 twice or out of range"), "{m}");
 }
 
-#[test]
-fn a_root_is_its_own_root() {
-    let slots = leak(vec![
-        slot("a", 0, 16, 0, 1, 0),
-        slot("b", 0, 16, 1, 2, 0),
-        slot("c", 0, 16, 2, 3, 1),
-    ]);
-    let m = run(leak(vec![arena(64)]), slots, &[]);
-    assert!(
-        m.contains("tensor `c` names slot #1 (`b`) as the owner of its bytes"),
-        "{m}"
-    );
-}
-
-fn op(
+const fn op(
     reads: &'static [u32],
     writes: &'static [u32],
     in_place: Option<(u32, u32)>,
@@ -343,7 +158,253 @@ fn op(
         opcode: "DEPTHWISE_CONV_2D",
         reads,
         writes,
-        in_place: in_place.map(|(input, output)| InPlaceRow { input, output }),
+        in_place: match in_place {
+            Some((input, output)) => Some(InPlaceRow { input, output }),
+            None => None,
+        },
+    }
+}
+
+/// A table the checker must pass (`says` empty) or refuse with a message saying each of
+/// `says`.
+struct Case {
+    what: &'static str,
+    arenas: &'static [ArenaRow<'static>],
+    slots: &'static [SlotRow<'static>],
+    ops: &'static [OpRow<'static>],
+    says: &'static [&'static str],
+}
+
+/// The tables of one rule each, most broken once.
+const CASES: &[Case] = &[
+    Case {
+        what: "a good plan",
+        arenas: &[arena(128)],
+        slots: &[
+            slot("a", 0, 64, 0, 1, 0),
+            slot("b", 0, 32, 2, 2, 1),
+            slot("c", 64, 64, 1, 2, 2),
+        ],
+        ops: &[op(&[], &[0], None), op(&[0], &[2], None)],
+        says: &[],
+    },
+    Case {
+        what: "a good plan without ops",
+        arenas: &[arena(128)],
+        slots: &[
+            slot("a", 0, 64, 0, 1, 0),
+            slot("b", 0, 32, 2, 2, 1),
+            slot("c", 64, 64, 1, 2, 2),
+        ],
+        ops: &[],
+        says: &[],
+    },
+    Case {
+        what: "tensors live together sharing bytes",
+        arenas: &[arena(128)],
+        slots: &[slot("a", 0, 64, 0, 1, 0), slot("b", 48, 32, 1, 2, 1)],
+        ops: &[],
+        says: &["model `m`", "`a`", "`b`", "share bytes 48..64"],
+    },
+    Case {
+        what: "tensors sharing bytes, not live together",
+        arenas: &[arena(128)],
+        slots: &[slot("a", 0, 64, 0, 1, 0), slot("b", 48, 32, 2, 2, 1)],
+        ops: &[],
+        says: &[],
+    },
+    Case {
+        what: "an alias live beside its root",
+        arenas: &[arena(128)],
+        slots: &[slot("a", 0, 64, 0, 1, 0), slot("b", 0, 64, 1, 2, 0)],
+        ops: &[],
+        says: &[],
+    },
+    Case {
+        what: "a slot past the arena's end",
+        arenas: &[arena(64)],
+        slots: &[slot("a", 32, 64, 0, 0, 0)],
+        ops: &[],
+        says: &["passes the arena's end by 32 bytes"],
+    },
+    Case {
+        what: "a misaligned slot",
+        arenas: &[arena(64)],
+        slots: &[slot("a", 8, 8, 0, 0, 0)],
+        ops: &[],
+        says: &["offset 8", "alignment 16"],
+    },
+    Case {
+        what: "an arena over its budget",
+        arenas: &[ArenaRow {
+            budget: 200,
+            ..arena(300)
+        }],
+        slots: &[],
+        ops: &[],
+        says: &["over its budget of 200 by 100 bytes"],
+    },
+    Case {
+        what: "arenas over their memory's budget",
+        arenas: &[arena(300)],
+        slots: &[],
+        ops: &[],
+        says: &["max_size of 256 by 44"],
+    },
+    Case {
+        what: "a blob of the wrong length",
+        arenas: &[ArenaRow {
+            blob_len: 60,
+            ..arena(64)
+        }],
+        slots: &[],
+        ops: &[],
+        says: &["blob of arena scratch.SRAM is 60 bytes"],
+    },
+    Case {
+        what: "an alignment that is not a power of two",
+        arenas: &[ArenaRow {
+            align: 24,
+            ..arena(64)
+        }],
+        slots: &[],
+        ops: &[],
+        says: &["not a power of two"],
+    },
+    Case {
+        what: "elements larger than their slot",
+        arenas: &[arena(64)],
+        slots: &[SlotRow {
+            elements: 2,
+            elem_size: 4,
+            ..slot("a", 0, 4, 0, 0, 0)
+        }],
+        ops: &[],
+        says: &["2 elements of 4 bytes"],
+    },
+    Case {
+        what: "an op using a tensor outside its lifetime",
+        arenas: &[arena(64)],
+        slots: &[slot("a", 0, 4, 1, 1, 0)],
+        ops: &[op(&[0], &[], None)],
+        says: &["live only at ops 1..=1"],
+    },
+    Case {
+        what: "an op writing a read-only arena",
+        arenas: &[ArenaRow {
+            writable: false,
+            ..arena(64)
+        }],
+        slots: &[slot("a", 0, 4, 0, 0, 0)],
+        ops: &[op(&[], &[0], None)],
+        says: &["read-only arena"],
+    },
+    Case {
+        what: "slots out of offset order",
+        arenas: &[arena(128)],
+        slots: &[slot("a", 64, 4, 0, 0, 0), slot("b", 0, 4, 0, 0, 1)],
+        ops: &[],
+        says: &["not sorted"],
+    },
+    Case {
+        what: "a zero-size slot aligned more than its arena",
+        arenas: &[ArenaRow {
+            align: 1,
+            ..arena(64)
+        }],
+        slots: &[SlotRow {
+            align: 1,
+            elem_align: 8,
+            elem_size: 8,
+            elements: 0,
+            ..slot("e", 8, 0, 0, 0, 0)
+        }],
+        ops: &[],
+        says: &["tensor `e` needs alignment 8 but its arena scratch.SRAM is aligned to only 1"],
+    },
+    Case {
+        what: "an alias away from its root's offset",
+        arenas: &[arena(64)],
+        slots: &[slot("a", 0, 16, 0, 1, 0), slot("b", 16, 16, 1, 2, 0)],
+        ops: &[],
+        says: &[
+            "tensor `b` is an alias of `a` but sits at offset 16 of arena #0, not at its offset 0 of arena #0",
+        ],
+    },
+    Case {
+        what: "an alias at its root's offset",
+        arenas: &[arena(64)],
+        slots: &[slot("a", 0, 16, 0, 1, 0), slot("b", 0, 16, 1, 2, 0)],
+        ops: &[],
+        says: &[],
+    },
+    Case {
+        what: "an alias naming an alias as its root",
+        arenas: &[arena(64)],
+        slots: &[
+            slot("a", 0, 16, 0, 1, 0),
+            slot("b", 0, 16, 1, 2, 0),
+            slot("c", 0, 16, 2, 3, 1),
+        ],
+        ops: &[],
+        says: &["tensor `c` names slot #1 (`b`) as the owner of its bytes"],
+    },
+    Case {
+        // `r` is an alias of `x`, also read by the in-place op.
+        what: "an in-place op reading its input twice",
+        arenas: &[arena(64)],
+        slots: &[
+            slot("x", 0, 16, 0, 1, 0),
+            slot("r", 0, 16, 0, 1, 0),
+            slot("y", 0, 16, 1, 1, 2),
+        ],
+        ops: &[op(&[], &[0], None), op(&[0, 1], &[2], Some((0, 2)))],
+        says: &["also uses them as `r`"],
+    },
+    Case {
+        // `y` (op 0's output, listed first) over the model input `x`, both first live at
+        // op 0; then `z` over `y` at op 1.
+        what: "in place over a model input, then a chain",
+        arenas: &[arena(64)],
+        slots: &[
+            slot("y", 0, 16, 0, 1, 0),
+            slot("x", 0, 32, 0, 0, 1),
+            slot("z", 0, 16, 1, 2, 2),
+            slot("w", 16, 16, 1, 1, 3),
+        ],
+        ops: &[
+            op(&[1], &[0], Some((1, 0))),
+            op(&[0], &[2, 3], Some((0, 2))),
+        ],
+        says: &[],
+    },
+    Case {
+        what: "a tensor in an in-place input's tail while the input is live",
+        arenas: &[arena(64)],
+        slots: &[
+            slot("y", 0, 16, 0, 1, 0),
+            slot("x", 0, 32, 0, 0, 1),
+            slot("z", 0, 16, 1, 2, 2),
+            slot("w", 16, 16, 0, 1, 3),
+        ],
+        ops: &[
+            op(&[1], &[0], Some((1, 0))),
+            op(&[0], &[2, 3], Some((0, 2))),
+        ],
+        says: &["`w`"],
+    },
+];
+
+#[test]
+fn each_table_passes_or_names_its_fault() {
+    for c in CASES {
+        let m = run(c.arenas, c.slots, c.ops);
+        if c.says.is_empty() {
+            assert_eq!(m, "", "{}", c.what);
+        }
+        for s in c.says {
+            assert!(!m.is_empty() && m.contains(s), "{}: {m}", c.what);
+        }
     }
 }
 
@@ -442,41 +503,6 @@ fn an_in_place_buffer_stays_inside_both_slots() {
     assert_eq!(in_place_elements(&x, &y), 2);
     y.size = 8;
     assert_eq!(run(leak(vec![arena(64)]), leak(vec![x, y]), ops), "");
-}
-
-#[test]
-fn an_in_place_op_sees_its_input_once() {
-    // `r` is an alias of `x`, also read by the in-place op.
-    let slots = leak(vec![
-        slot("x", 0, 16, 0, 1, 0),
-        slot("r", 0, 16, 0, 1, 0),
-        slot("y", 0, 16, 1, 1, 2),
-    ]);
-    let ops = leak(vec![op(&[], &[0], None), op(&[0, 1], &[2], Some((0, 2)))]);
-    let m = run(leak(vec![arena(64)]), slots, ops);
-    assert!(m.contains("also uses them as `r`"), "{m}");
-}
-
-#[test]
-fn in_place_over_a_model_input_and_chains_pass() {
-    // `y` (op 0's output, listed first) over the model input `x`, both first live at
-    // op 0; then `z` over `y` at op 1.
-    let slots = leak(vec![
-        slot("y", 0, 16, 0, 1, 0),
-        slot("x", 0, 32, 0, 0, 1),
-        slot("z", 0, 16, 1, 2, 2),
-        slot("w", 16, 16, 1, 1, 3),
-    ]);
-    let ops = leak(vec![
-        op(&[1], &[0], Some((1, 0))),
-        op(&[0], &[2, 3], Some((0, 2))),
-    ]);
-    assert_eq!(run(leak(vec![arena(64)]), slots, ops), "");
-    // `w` in x's tail at op 0 (where x is still live) is an overlap.
-    let mut early = slots.to_vec();
-    early[3].start = 0;
-    let m = run(leak(vec![arena(64)]), leak(early), ops);
-    assert!(m.contains("`w`"), "{m}");
 }
 
 /// With in-place pairs: the sweep agrees with comparing every pair, where a declared

@@ -5,56 +5,9 @@ use planner::rt::check::{
     check_group,
 };
 
-const MEMS: &[MemoryRow] = &[MemoryRow { name: "SRAM", budget: NONE }];
-const ARENA: ArenaRow = ArenaRow {
-    name: "scratch.SRAM",
-    memory: 0,
-    source: 0,
-    size: 96,
-    budget: NONE,
-    align: 16,
-    writable: true,
-    blob_len: NONE,
-};
-const fn slot(id: &'static str, offset: u64) -> SlotRow<'static> {
-    SlotRow {
-        id,
-        arena: 0,
-        offset,
-        size: 32,
-        align: 16,
-        elem_size: 1,
-        elem_align: 1,
-        elements: 32,
-        start: 0,
-        end: 0,
-        root: 0,
-    }
-}
-const fn model(name: &'static str, slots: &'static [SlotRow<'static>]) -> PlanTable<'static> {
-    PlanTable {
-        model: name,
-        memories: MEMS,
-        arenas: &[ARENA],
-        slots,
-        ops: &[],
-        by_start: &[0],
-        by_end: &[0],
-    }
-}
-const A: PlanTable = model("a", &[slot("x", 0)]);
-const B: PlanTable = model("b", &[slot("y", 64)]);
-/// Bytes 16..48: overlaps `a`.
-const C: PlanTable = model("c", &[slot("z", 16)]);
-/// A second model named `a`.
-const A2: PlanTable = model("a", &[slot("w", 64)]);
-const GROUP_ARENA: GroupArenaRow = GroupArenaRow {
-    name: "scratch.SRAM",
-    size: 96,
-    align: 16,
-    writable: true,
-    persistent: false,
-};
+include!("../../../planner-rt/src/check/fixture/rows.rs");
+include!("../../../planner-rt/src/check/fixture/group.rs");
+
 const fn group(
     models: &'static [GroupModelRow<'static>],
     concurrent: &'static [&'static [u32]],
@@ -62,7 +15,6 @@ const fn group(
 ) -> GroupTable<'static> {
     GroupTable { group: "g", arenas, models, concurrent }
 }
-const ARENAS: &[GroupArenaRow] = &[GROUP_ARENA];
 const AB: &[GroupModelRow] = &[
     GroupModelRow { plan: &A, arenas: &[0] },
     GroupModelRow { plan: &B, arenas: &[0] },

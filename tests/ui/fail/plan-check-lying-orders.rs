@@ -3,38 +3,16 @@
 // naming an alias as its root.
 use planner::rt::check::{ArenaRow, MemoryRow, NONE, PlanTable, SlotRow, check, scratch_len};
 
-const MEMS: &[MemoryRow] = &[MemoryRow { name: "SRAM", budget: NONE }];
-const fn slot(id: &'static str, offset: u64, size: u64, start: u32, end: u32, root: u32) -> SlotRow<'static> {
-    SlotRow {
-        id,
-        arena: 0,
-        offset,
-        size,
-        align: 16,
-        elem_size: 1,
-        elem_align: 1,
-        elements: size,
-        start,
-        end,
-        root,
-    }
-}
+include!("../../../planner-rt/src/check/fixture/rows.rs");
+
 /// `a` (ops 0..=2) and `b` (op 2) share bytes 32..64.
 const SLOTS: &[SlotRow] = &[slot("a", 0, 64, 0, 2, 0), slot("b", 32, 32, 2, 2, 1)];
+const ARENAS: &[ArenaRow] = &[arena(128)];
 const fn table(by_start: &'static [u32], by_end: &'static [u32]) -> PlanTable<'static> {
     PlanTable {
         model: "m",
         memories: MEMS,
-        arenas: &[ArenaRow {
-            name: "scratch.SRAM",
-            memory: 0,
-            source: 0,
-            size: 128,
-            budget: NONE,
-            align: 16,
-            writable: true,
-            blob_len: NONE,
-        }],
+        arenas: ARENAS,
         slots: SLOTS,
         ops: &[],
         by_start,

@@ -13,27 +13,28 @@ impl Kernel for Kernels {
     type Error = &'static str;
 }
 
-impl Builtin<{ op_key("SQUARED_DIFFERENCE") }> for Kernels {
-    fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), &'static str> {
+impl Kernels {
+    /// Notes the op and writes `f` of each input element to the output.
+    fn map(&mut self, op: OpView<'_, '_>, f: impl Fn(i8) -> i8) -> Result<(), &'static str> {
         self.seen.push(op.opcode);
         let x = op.input(0).and_then(|x| x.i8()).ok_or("input 0")?;
         let y = op.outputs[0].i8().ok_or("output 0")?;
         for (o, v) in y.iter_mut().zip(x) {
-            *o = v.wrapping_add(1);
+            *o = f(*v);
         }
         Ok(())
     }
 }
 
+impl Builtin<{ op_key("SQUARED_DIFFERENCE") }> for Kernels {
+    fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), &'static str> {
+        self.map(op, |v| v.wrapping_add(1))
+    }
+}
+
 impl Custom<{ op_key("SignalWindow") }> for Kernels {
     fn custom(&mut self, op: OpView<'_, '_>) -> Result<(), &'static str> {
-        self.seen.push(op.opcode);
-        let x = op.input(0).and_then(|x| x.i8()).ok_or("input 0")?;
-        let y = op.outputs[0].i8().ok_or("output 0")?;
-        for (o, v) in y.iter_mut().zip(x) {
-            *o = v.wrapping_mul(2);
-        }
-        Ok(())
+        self.map(op, |v| v.wrapping_mul(2))
     }
 }
 
