@@ -123,6 +123,20 @@ fn is_fifo(_: &std::fs::Metadata) -> bool {
     false
 }
 
+/// Writes `bytes` to `path` and reads it with `read`, which must fail with the message
+/// `want`, `{}` standing for the path.
+#[cfg(test)]
+pub(crate) fn refuses_bytes<T: core::fmt::Debug>(
+    path: &Path,
+    bytes: &[u8],
+    read: impl FnOnce(&Path) -> Result<T>,
+    want: &str,
+) {
+    std::fs::write(path, bytes).unwrap();
+    let e = read(path).unwrap_err();
+    assert_eq!(e.message(), want.replace("{}", &path.display().to_string()));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,14 +190,11 @@ mod tests {
             format!("linker script {} is 8 bytes, but why", f.display())
         );
         assert_eq!(e.help_text(), Some("fix"));
-        std::fs::write(&f, b"ab\xffc").unwrap();
-        let e = read_manifest(&f).unwrap_err();
-        assert_eq!(
-            e.message(),
-            format!(
-                "manifest {} is not UTF-8 text: byte 2 is not valid UTF-8",
-                f.display()
-            )
+        refuses_bytes(
+            &f,
+            b"ab\xffc",
+            read_manifest,
+            "manifest {} is not UTF-8 text: byte 2 is not valid UTF-8",
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -252,10 +252,7 @@ fn read_tensor(ctx: &Ctx<'_>, base: &Path, t: &RawTensor, id: String) -> Result<
             "a variable tensor is writable state; drop one of the two",
         ));
     }
-    let align_hint = match &t.alignment {
-        Some(a) => Some(ctx.alignment(a, &format!("tensor {id:?} alignment"))?),
-        None => None,
-    };
+    let align_hint = ctx.optional_alignment(&t.alignment, &format!("tensor {id:?} alignment"))?;
     let quantization = match &t.quantization {
         Some(q) => {
             if q.scale.is_empty() || q.scale.len() != q.zero_point.len() {

@@ -47,6 +47,15 @@ impl Ctx<'_> {
         Error::input(message).at(self.span(s.span())).help(help)
     }
 
+    /// [`Ctx::alignment`] of a setting that may be left out.
+    pub(crate) fn optional_alignment(
+        &self,
+        v: &Option<Spanned<i64>>,
+        what: &str,
+    ) -> Result<Option<u64>> {
+        v.as_ref().map(|a| self.alignment(a, what)).transpose()
+    }
+
     pub(crate) fn alignment(&self, v: &Spanned<i64>, what: &str) -> Result<u64> {
         let a = *v.get_ref();
         if a <= 0 || !(a as u64).is_power_of_two() {
@@ -555,10 +564,7 @@ fn check_constraints(
             }
             None => None,
         };
-        let arena_alignment = match &c.arena_alignment {
-            Some(a) => Some(ctx.alignment(a, &format!("{what}.arena_alignment"))?),
-            None => None,
-        };
+        let arena_alignment = ctx.optional_alignment(&c.arena_alignment, &format!("{what}.arena_alignment"))?;
         out.push(MemoryConstraint {
             name: memory.name.clone(),
             max_size,
@@ -735,10 +741,7 @@ fn check_slabs(
                 "give the slab's size in bytes, such as \"4K\"",
             ));
         }
-        let alignment = match &s.alignment {
-            Some(a) => Some(ctx.alignment(a, &format!("{what}.alignment"))?),
-            None => None,
-        };
+        let alignment = ctx.optional_alignment(&s.alignment, &format!("{what}.alignment"))?;
         out.push(SlabDef {
             name: name.clone(),
             size: s.size.get_ref().0,

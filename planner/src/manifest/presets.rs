@@ -122,15 +122,7 @@ const TABLE: &[Preset] = &[
 ];
 
 /// The names of [`TABLE`], made when the crate compiles.
-const NAMES: [&str; TABLE.len()] = {
-    let mut names = [""; TABLE.len()];
-    let mut i = 0;
-    while i < TABLE.len() {
-        names[i] = TABLE[i].name;
-        i += 1;
-    }
-    names
-};
+const NAMES: [&str; TABLE.len()] = crate::pack::names_of!(TABLE);
 
 /// Every built-in platform, in the order [`Platform::PRESETS`] lists them.
 pub fn presets() -> &'static [Preset] {

@@ -20,6 +20,13 @@ pub(super) fn says(e: &Error, want: &str) {
     assert!(e.message().contains(want), "{}", e.message());
 }
 
+/// The error for the test graph followed by `tail`, which must say `want`.
+fn refused(tail: &str, want: &str) -> Error {
+    let e = err(&format!("{GRAPH}{tail}"));
+    says(&e, want);
+    e
+}
+
 fn err(text: &str) -> Error {
     match parse(text) {
         Ok(_) => panic!("expected an error for:\n{text}"),
@@ -75,8 +82,7 @@ fn inline_graph_defaults() {
 
 #[test]
 fn unknown_key_has_did_you_mean_and_position() {
-    let e = err(&format!("{GRAPH}\n[memory]\nplannr = \"greedy\"\n"));
-    says(&e, "unknown field `plannr`");
+    let e = refused("\n[memory]\nplannr = \"greedy\"\n", "unknown field `plannr`");
     assert_eq!(e.help_text(), Some("did you mean `planner`?"));
     let (_, line, col) = e.location().unwrap();
     assert_eq!((line, col), (12, 1));
@@ -85,10 +91,10 @@ fn unknown_key_has_did_you_mean_and_position() {
 
 #[test]
 fn unknown_memory_in_constraint() {
-    let e = err(&format!(
-        "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTMC\" }}]\n"
-    ));
-    says(&e, "\"DTMC\"");
+    let e = refused(
+        "\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{ name = \"DTMC\" }]\n",
+        "\"DTMC\"",
+    );
     assert!(e.help_text().unwrap().contains("did you mean `DTCM`?"));
     assert_eq!(e.location().unwrap().1, 14);
 }
@@ -106,24 +112,21 @@ fn a_second_constraint_on_one_memory_is_refused() {
 
 #[test]
 fn non_power_of_two_alignment() {
-    let e = err(&format!(
-        "{GRAPH}\n[platform]\npreset = \"generic\"\nmin_alignment = 12\n"
-    ));
-    says(&e, "platform.min_alignment is 12");
+    let e = refused(
+        "\n[platform]\npreset = \"generic\"\nmin_alignment = 12\n",
+        "platform.min_alignment is 12",
+    );
     assert_eq!(e.location().unwrap().1, 13);
-    let e = err(&format!(
-        "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", arena_alignment = 24 }}]\n"
-    ));
-    says(&e, "arena_alignment is 24");
+    refused(
+        "\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{ name = \"DTCM\", arena_alignment = 24 }]\n",
+        "arena_alignment is 24",
+    );
 }
 
 #[test]
 fn max_size_beyond_memory() {
-    let e = err(&format!(
-        "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = \"1M\" }}]\n"
-    ));
-    says(
-        &e,
+    let e = refused(
+        "\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{ name = \"DTCM\", max_size = \"1M\" }]\n",
         "max_size is 1048576 bytes, but memory DTCM has only 524288",
     );
     assert_eq!(e.location().unwrap(), (PathBuf::from("m.toml"), 14, 44));
@@ -131,46 +134,42 @@ fn max_size_beyond_memory() {
 
 #[test]
 fn scratch_pinned_to_read_only() {
-    let e = err(&format!(
-        "{GRAPH}\n[memory]\ntensors = [{{ type = \"scratch\", attributes = {{ memory = \"FLASH\" }} }}]\n"
-    ));
-    says(&e, "pins scratch tensors to FLASH, which is read-only");
+    let e = refused(
+        "\n[memory]\ntensors = [{ type = \"scratch\", attributes = { memory = \"FLASH\" } }]\n",
+        "pins scratch tensors to FLASH, which is read-only",
+    );
     assert_eq!(e.location().unwrap().1, 12);
 }
 
 #[test]
 fn read_only_destination() {
-    let e = err(&format!(
-        "{GRAPH}\n[memory]\ntensors = [{{ type = \"constant\", attributes = {{ memory = \"SRAM\", constant_destination_memory = \"FLASH\" }} }}]\n"
-    ));
-    says(
-        &e,
+    refused(
+        "\n[memory]\ntensors = [{ type = \"constant\", attributes = { memory = \"SRAM\", constant_destination_memory = \"FLASH\" } }]\n",
         "constant_destination_memory is FLASH, which is read-only",
     );
 }
 
 #[test]
 fn bad_planner_and_options() {
-    let e = err(&format!("{GRAPH}\n[memory]\nplanner = \"hill_climbing\"\n"));
-    says(&e, "unknown planner `hill_climbing`");
+    let e = refused("\n[memory]\nplanner = \"hill_climbing\"\n", "unknown planner `hill_climbing`");
     assert_eq!(e.location().unwrap().1, 12);
-    let e = err(&format!(
-        "{GRAPH}\n[memory]\nplanner = \"greedy\"\nplanner_options = {{ iterations = 3 }}\n"
-    ));
-    says(&e, "planner `greedy` takes no options");
+    let e = refused(
+        "\n[memory]\nplanner = \"greedy\"\nplanner_options = { iterations = 3 }\n",
+        "planner `greedy` takes no options",
+    );
     assert_eq!(e.location().unwrap().1, 13);
-    let e = err(&format!(
-        "{GRAPH}\n[memory]\nplanner = \"hill_climb\"\nplanner_options = {{ iterations = -3 }}\n"
-    ));
-    says(&e, "`iterations` is -3");
+    refused(
+        "\n[memory]\nplanner = \"hill_climb\"\nplanner_options = { iterations = -3 }\n",
+        "`iterations` is -3",
+    );
 }
 
 #[test]
 fn bad_sizes_and_types() {
-    let e = err(&format!(
-        "{GRAPH}\n[platform]\nmemories = [{{ name = \"RAM\", size = \"12Q\", writable = true }}]\n"
-    ));
-    says(&e, "\"12Q\" is not a byte count");
+    let e = refused(
+        "\n[platform]\nmemories = [{ name = \"RAM\", size = \"12Q\", writable = true }]\n",
+        "\"12Q\" is not a byte count",
+    );
     assert_eq!(e.location().unwrap().1, 12);
     let e = err(&GRAPH.replace(
         "dtype = \"i8\", shape = [1, 16] }",

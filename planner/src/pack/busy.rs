@@ -267,6 +267,7 @@ fn add(list: &mut Ranges, lo: u64, hi: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pack::tests::random_item;
 
     #[test]
     fn merges_ranges() {
@@ -290,15 +291,8 @@ mod tests {
         for round in 0..20 {
             let items: Vec<Item> = (0..150)
                 .map(|_| {
-                    let start = next(60) as u32;
-                    Item {
-                        size: next(40),
-                        start,
-                        end: start + next(if round % 2 == 0 { 8 } else { 50 }) as u32,
-                        align: [1, 4, 16][next(3) as usize],
-                        fixed: None,
-                        spillable: false,
-                    }
+                    let lens = if round % 2 == 0 { 8 } else { 50 };
+                    random_item(&mut next, (60, 40, lens), [1, 4, 16])
                 })
                 .collect();
             let mut tree = BusyTree::new(&items);

@@ -726,7 +726,7 @@ pub fn size_order(problem: &Problem) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::tests::item;
+    use crate::pack::tests::{item, random_item};
 
     fn neighbours(o: &Overlaps, items: &[Item], i: usize) -> Vec<usize> {
         let mut v = Vec::new();
@@ -771,9 +771,7 @@ mod tests {
         for round in 0..30 {
             let items: Vec<Item> = (0..120)
                 .map(|k| {
-                    let start = next(50) as u32;
-                    let mut it = item(next(64), start, start + next(12) as u32);
-                    it.align = [1, 8, 32][next(3) as usize];
+                    let mut it = random_item(&mut next, (50, 64, 12), [1, 8, 32]);
                     it.spillable = round % 3 == 0 && k % 4 == 0;
                     if k % 17 == 0 {
                         it.fixed = Some(64 * next(8));

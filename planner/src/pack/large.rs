@@ -327,12 +327,11 @@ mod tests {
         ));
     }
 
-    #[test]
-    fn large_items_placed_exactly_reach_the_bound_greedy_by_size_misses() {
-        // Largest first puts A (5000) at 0, B (4000) above it and D (4000) at 0; C (3000),
-        // live at ops 1 and 2, finds no 3000 bytes free at both below B's top: 12 000 bytes.
-        // B at 0 with A above it and C above D makes 9000; the small items then fit on top:
-        // 9001, the bound.
+    /// Largest first puts A (5000) at 0, B (4000) above it and D (4000) at 0; C (3000), live
+    /// at ops 1 and 2, finds no 3000 bytes free at both below B's top: 12 000 bytes. B at 0
+    /// with A above it and C above D makes 9000; the small items then fit on top: 9001, the
+    /// bound.
+    fn toy() -> Vec<Item> {
         let mut items = vec![
             Item::new(5000, 0, 0),
             Item::new(4000, 0, 1),
@@ -340,8 +339,13 @@ mod tests {
             Item::new(4000, 2, 2),
         ];
         items.extend((0..3).map(|t| Item::new(1, t, t)));
+        items
+    }
+
+    #[test]
+    fn large_items_placed_exactly_reach_the_bound_greedy_by_size_misses() {
         let p = Problem {
-            items,
+            items: toy(),
             capacity: None,
         };
         let start = pack(&PlannerKind::GreedyBySize, &p);
@@ -370,15 +374,9 @@ mod tests {
 
     #[test]
     fn the_window_around_the_peak_reaches_the_bound_greedy_by_size_misses() {
-        // The toy of the test above (largest first: 12 000, the bound 9001 at op 0), then 300
-        // items of one op each far after it, so the windows hold only part of the problem.
-        let mut items = vec![
-            Item::new(5000, 0, 0),
-            Item::new(4000, 0, 1),
-            Item::new(3000, 1, 2),
-            Item::new(4000, 2, 2),
-        ];
-        items.extend((0..3).map(|t| Item::new(1, t, t)));
+        // The toy (largest first: 12 000, the bound 9001 at op 0), then 300 items of one op
+        // each far after it, so the windows hold only part of the problem.
+        let mut items = toy();
         items.extend((0..300).map(|t| Item::new(10 + u64::from(t % 7), 100 + t, 100 + t)));
         let p = Problem {
             items,

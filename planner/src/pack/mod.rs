@@ -39,6 +39,7 @@ pub(crate) use hill_climb::Rng;
 pub use options::{AutoOptions, HillClimbOptions, OptionError, OptionErrorKind, OptionValue};
 pub use problem::{Certificate, Item, Packing, Problem, certify};
 pub use registry::{PACKERS, Packer, PlannerKind};
+pub(crate) use registry::names_of;
 
 #[cfg(test)]
 mod tests {
@@ -50,6 +51,19 @@ mod tests {
     /// An item of `size` bytes live at ops `start..=end`, for every packer's tests.
     pub(crate) fn item(size: u64, start: u32, end: u32) -> Item {
         Item::new(size, start, end)
+    }
+
+    /// A random item, drawn in this order: its first op below `starts`, its size below
+    /// `sizes`, its length below `lens` ops and its alignment among `aligns`.
+    pub(crate) fn random_item(
+        next: &mut impl FnMut(u64) -> u64,
+        (starts, sizes, lens): (u64, u64, u64),
+        aligns: [u64; 3],
+    ) -> Item {
+        let start = next(starts) as u32;
+        let mut it = item(next(sizes), start, start + next(lens) as u32);
+        it.align = aligns[next(3) as usize];
+        it
     }
 
     #[test]

@@ -183,15 +183,23 @@ pub const PACKERS: &[Packer] = &[
     },
 ];
 
-const NAME_LIST: [&str; PACKERS.len()] = {
-    let mut names = [""; PACKERS.len()];
-    let mut k = 0;
-    while k < PACKERS.len() {
-        names[k] = PACKERS[k].name;
-        k += 1;
-    }
-    names
-};
+/// The `name` of each row of the `const` table `$table`, as an array made when the crate
+/// compiles: for the planner and platform preset lists (a `const fn` cannot read one field
+/// of rows of any type).
+macro_rules! names_of {
+    ($table:expr) => {{
+        let mut names = [""; $table.len()];
+        let mut i = 0;
+        while i < $table.len() {
+            names[i] = $table[i].name;
+            i += 1;
+        }
+        names
+    }};
+}
+pub(crate) use names_of;
+
+const NAME_LIST: [&str; PACKERS.len()] = names_of!(PACKERS);
 
 impl PlannerKind {
     /// Every planner name, for help texts and did-you-mean (the names of [`PACKERS`]).
