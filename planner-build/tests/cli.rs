@@ -1,11 +1,14 @@
 //! The `planner` command end to end: exit codes, outputs that parse, errors with positions.
 
+#[path = "../../planner/tests/common/mod.rs"]
+mod common;
 #[path = "support/cli.rs"]
 mod support;
 
 use std::path::Path;
 use std::process::Command;
 
+use common::assert_says;
 use support::{json, planner, root, stdout_of, text, tmp};
 
 /// A group manifest of two models, relative to the workspace root the commands run in.
@@ -14,8 +17,7 @@ const PAIR: &str = "tests/ui/plans/pair.toml";
 #[test]
 fn plans_a_real_model_as_table_and_json() {
     let table = stdout_of(&["plan", "models/tiny_kws_dscnn_int8.tflite"]);
-    assert!(table.contains("model tiny_kws_dscnn_int8"), "{table}");
-    assert!(table.contains("lower bound"), "{table}");
+    assert_says(&table, &["model tiny_kws_dscnn_int8", "lower bound"]);
     let v = json(&[
         "plan",
         "models/tiny_kws_dscnn_int8.tflite",
@@ -89,9 +91,14 @@ fn bad_manifest_exits_2_with_position() {
     let out = planner(&["plan", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let e = text(&out.stderr);
-    assert!(e.contains("unknown field `plannr`"), "{e}");
-    assert!(e.contains("bad.toml:5:1"), "{e}");
-    assert!(e.contains("did you mean `planner`?"), "{e}");
+    assert_says(
+        &e,
+        &[
+            "unknown field `plannr`",
+            "bad.toml:5:1",
+            "did you mean `planner`?",
+        ],
+    );
     let out = planner(&[
         "plan",
         "models/tiny_kws_dscnn_int8.tflite",
@@ -117,15 +124,19 @@ fn model_that_does_not_fit_exits_1() {
     let out = planner(&["plan", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let e = text(&out.stderr);
-    assert!(e.contains("memory DTCM is full: tensor"), "{e}");
-    assert!(e.contains("raise the max_size of DTCM"), "{e}");
-    // It names the constraint's line and column, and what the bank would need.
-    assert!(e.contains("small.toml:7:44"), "{e}");
-    assert!(
-        e.contains("the max_size of DTCM: 8192 bytes set here"),
-        "{e}"
+    assert_says(
+        &e,
+        &["memory DTCM is full: tensor", "raise the max_size of DTCM"],
     );
-    assert!(e.contains("must stay in DTCM need at least"), "{e}");
+    // It names the constraint's line and column, and what the bank would need.
+    assert_says(
+        &e,
+        &[
+            "small.toml:7:44",
+            "the max_size of DTCM: 8192 bytes set here",
+            "must stay in DTCM need at least",
+        ],
+    );
 }
 
 #[test]
@@ -168,8 +179,10 @@ fn csv_problems_round_trip_with_capacity_exit_codes() {
     let out = planner(&["plan", "bench/examples/input.12.csv", "--capacity", "11"]);
     assert_eq!(out.status.code(), Some(1));
     let e = text(&out.stderr);
-    assert!(e.contains("does not fit below 11 bytes"), "{e}");
-    assert!(e.contains("the best height found is 12"), "{e}");
+    assert_says(
+        &e,
+        &["does not fit below 11 bytes", "the best height found is 12"],
+    );
     // Fixed offsets are honoured.
     let pinned = tmp(
         "pinned.csv",
@@ -351,8 +364,10 @@ fn import_source_is_relative_to_the_manifest() {
     let out = run(&["import", "dir/model.tflite"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let starter = text(&out.stdout);
-    assert!(starter.contains("source = \"model.tflite\""), "{starter}");
-    assert!(starter.contains("planner = \"auto\""), "{starter}");
+    assert_says(
+        &starter,
+        &["source = \"model.tflite\"", "planner = \"auto\""],
+    );
     std::fs::write(dir.join("model.toml"), &starter).unwrap();
     let out = run(&["plan", "dir/model.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -492,13 +507,12 @@ fn a_group_that_costs_more_says_so() {
     let p = tmp("costs.toml", &text_of("[[\"a\", \"b\"]]"));
     let out = planner(&["plan", p.to_str().unwrap()]);
     let t = text(&out.stdout);
-    assert!(
-        t.contains("scratch    SRAM              195        134        -61"),
-        "{t}"
-    );
-    assert!(
-        t.contains("total: 195 bytes for the group, 134 as separate plans; the group costs 61 more than separate plans"),
-        "{t}"
+    assert_says(
+        &t,
+        &[
+            "scratch    SRAM              195        134        -61",
+            "total: 195 bytes for the group, 134 as separate plans; the group costs 61 more than separate plans",
+        ],
     );
     let p = tmp("saves.toml", &text_of("[]"));
     let out = planner(&["plan", p.to_str().unwrap()]);
@@ -603,11 +617,13 @@ fn a_group_plans_as_json_csv_and_svg() {
         "{svg}"
     );
     assert_eq!(svg.matches("class=\"arena group-arena\"").count(), 3);
-    assert!(
-        svg.contains("<title>model c: 32 bytes at 64</title>"),
-        "{svg}"
+    assert_says(
+        &svg,
+        &[
+            "<title>model c: 32 bytes at 64</title>",
+            "scratch SRAM: 96 bytes for a 32 B at 0, b 64 B at 0, c 32 B at 64 (separate arenas: 128 bytes)",
+        ],
     );
-    assert!(svg.contains("scratch SRAM: 96 bytes for a 32 B at 0, b 64 B at 0, c 32 B at 64 (separate arenas: 128 bytes)"), "{svg}");
     // The table is still the default.
     let o = planner(&["plan", PAIR]);
     assert!(
@@ -618,31 +634,9 @@ fn a_group_plans_as_json_csv_and_svg() {
 }
 
 /// Two branches from one input, the model's order interleaving them: each branch's 1000-byte
-/// intermediate is live at once in model order, one at a time in a memory-aware order.
-const BRANCHES: &str = r#"
-[model]
-name = "branches"
-tensors = [
-  { id = "in", dtype = "u8", shape = [16] },
-  { id = "a1", dtype = "u8", shape = [1000] },
-  { id = "b1", dtype = "u8", shape = [1000] },
-  { id = "a2", dtype = "u8", shape = [16] },
-  { id = "b2", dtype = "u8", shape = [16] },
-  { id = "out", dtype = "u8", shape = [16] },
-]
-ops = [
-  { opcode = "A1", inputs = ["in"], outputs = ["a1"] },
-  { opcode = "B1", inputs = ["in"], outputs = ["b1"] },
-  { opcode = "A2", inputs = ["a1"], outputs = ["a2"] },
-  { opcode = "B2", inputs = ["b1"], outputs = ["b2"] },
-  { opcode = "ADD", inputs = ["a2", "b2"], outputs = ["out"] },
-]
-inputs = ["in"]
-outputs = ["out"]
-
-[platform]
-preset = "generic"
-"#;
+/// intermediate is live at once in model order, one at a time in a memory-aware order
+/// (shared with planner's schedule_alias.rs).
+const BRANCHES: &str = include_str!("../../planner/tests/data/branches.toml");
 
 #[test]
 fn the_table_says_what_schedule_memory_would_save_and_the_line_to_add() {

@@ -117,18 +117,11 @@ fn outcomes(path: &Path, group: bool) -> Vec<(&'static str, Outcome)> {
         let planned =
             manifest::load_group(path).and_then(|g| planner::plan_group(&g).map(|p| (g, p)));
         let first = planned.as_ref().ok().and_then(|(g, _)| g.models.first());
-        return option_sets(first)
-            .into_iter()
-            .map(|(set, options)| {
-                let out = match &planned {
-                    Ok((g, p)) => generate_group(g, p, &options)
-                        .map(|g| (g.files, g.warnings, g.plan_hash))
-                        .map_err(|e| e.to_string()),
-                    Err(e) => Err(e.to_string()),
-                };
-                (set, out)
-            })
-            .collect();
+        return under_each_set(&planned, first, |(g, p), options| {
+            generate_group(g, p, options)
+                .map(|g| (g.files, g.warnings, g.plan_hash))
+                .map_err(|e| e.to_string())
+        });
     }
     let manifest = if path.extension().is_some_and(|e| e == "tflite") {
         Ok(Manifest::for_model_file(path))
@@ -140,13 +133,25 @@ fn outcomes(path: &Path, group: bool) -> Vec<(&'static str, Outcome)> {
         planner::plan_graph(&m, &graph).map(|p| (m, p))
     });
     let m = planned.as_ref().ok().map(|(m, _)| m);
-    option_sets(m)
+    under_each_set(&planned, m, |(m, p), options| {
+        generate(m, p, options)
+            .map(|g| (g.files, g.warnings, g.plan_hash))
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// What `run` makes of the `planned` input under each option set of the manifest `first`,
+/// or the planning error under each.
+fn under_each_set<T>(
+    planned: &Result<T, planner::Error>,
+    first: Option<&Manifest>,
+    run: impl Fn(&T, &Options) -> Outcome,
+) -> Vec<(&'static str, Outcome)> {
+    option_sets(first)
         .into_iter()
         .map(|(set, options)| {
-            let out = match &planned {
-                Ok((m, p)) => generate(m, p, &options)
-                    .map(|g| (g.files, g.warnings, g.plan_hash))
-                    .map_err(|e| e.to_string()),
+            let out = match planned {
+                Ok(p) => run(p, &options),
                 Err(e) => Err(e.to_string()),
             };
             (set, out)

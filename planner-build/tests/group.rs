@@ -4,10 +4,13 @@
 
 #[path = "support/build.rs"]
 mod api;
+#[path = "../../planner/tests/common/mod.rs"]
+mod common;
 
 use std::path::{Path, PathBuf};
 
 use api::{build, out_dir};
+use common::assert_says;
 use planner::planfile::group::{AnyPlan, read};
 
 fn manifest() -> PathBuf {
@@ -54,8 +57,13 @@ fn a_group_manifest_writes_the_group_plan_and_per_model_headers() {
     assert_eq!(bytes, [32, 64, 32]);
     assert_eq!(scratch.arena.size, 96, "{scratch:?}");
     let x = std::fs::read_to_string(dir.join("planner_pair.x")).unwrap();
-    assert!(x.contains("KEEP(*(.bss.planner.pair.scratch."), "{x}");
-    assert!(x.contains("of group pair should take"), "{x}");
+    assert_says(
+        &x,
+        &[
+            "KEEP(*(.bss.planner.pair.scratch.",
+            "of group pair should take",
+        ],
+    );
     assert_eq!(
         x.matches("KEEP(").count(),
         3,

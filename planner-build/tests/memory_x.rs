@@ -1,11 +1,12 @@
 //! `memory.x`: written from the manifest's memories, and a hand-written one checked against
 //! them (a fixture that agrees passes, one with DTCM at 128K fails with both figures).
 
-use std::path::{Path, PathBuf};
+#[path = "../../planner/tests/common/mod.rs"]
+mod common;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use std::path::PathBuf;
+
+use common::{assert_says, root};
 
 fn out(name: &str) -> PathBuf {
     std::env::temp_dir().join(format!("planner-memory-x-{}-{name}", std::process::id()))
@@ -48,15 +49,14 @@ fn mismatched_memory_x_fails_with_both_figures() {
         .try_compile()
         .unwrap_err();
     let m = e.message();
-    assert!(
-        m.contains("memory `DTCM` is 524288 bytes (512K) at 0x20000000 in the manifest"),
-        "{m}"
+    assert_says(
+        m,
+        &[
+            "memory `DTCM` is 524288 bytes (512K) at 0x20000000 in the manifest",
+            "mps3-an547-dtcm-128k.x:5 is 131072 bytes (128K) at 0x20000000",
+            "Builder::write_memory_x",
+        ],
     );
-    assert!(
-        m.contains("mps3-an547-dtcm-128k.x:5 is 131072 bytes (128K) at 0x20000000"),
-        "{m}"
-    );
-    assert!(m.contains("Builder::write_memory_x"), "{m}");
     assert!(!m.contains("SRAM"), "SRAM agrees (2M = 2048K): {m}");
     // A region the plan needs that is missing.
     let e = check_written(
@@ -80,19 +80,15 @@ fn written_memory_x_has_the_manifests_memories_and_passes_its_own_check() {
         .try_compile()
         .unwrap();
     let text = std::fs::read_to_string(outputs.dir.join("memory.x")).unwrap();
-    assert!(
-        text.contains("  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 512K\n"),
-        "{text}"
+    assert_says(
+        &text,
+        &[
+            "  RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 512K\n",
+            "  FLASH (rx) : ORIGIN = 0x28000000, LENGTH = 8M\n",
+            "  SRAM (rwx) : ORIGIN = 0x01000000, LENGTH = 2M\n",
+            "INCLUDE planner_kws.x",
+        ],
     );
-    assert!(
-        text.contains("  FLASH (rx) : ORIGIN = 0x28000000, LENGTH = 8M\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("  SRAM (rwx) : ORIGIN = 0x01000000, LENGTH = 2M\n"),
-        "{text}"
-    );
-    assert!(text.contains("INCLUDE planner_kws.x"), "{text}");
     // The fragment places DTCM's arenas in the region the memory became.
     let fragment = std::fs::read_to_string(outputs.dir.join("planner_kws.x")).unwrap();
     assert!(fragment.contains("> RAM"), "{fragment}");

@@ -4,6 +4,9 @@
 //! could not fit under the capacity; the searches never worse than `greedy_by_size`; the
 //! lower bound never above a height; every planner deterministic.
 
+#[path = "common/arb.rs"]
+mod arb;
+
 use std::collections::BTreeMap;
 
 use planner::pack::tflm;
@@ -209,16 +212,8 @@ fn naive_tflm(problem: &Problem) -> Packing {
     Packing { offsets, height }
 }
 
-prop_compose! {
-    fn arb_item()(
-        size in prop_oneof![Just(0u64), 1u64..200, 200u64..2000],
-        start in 0u32..24,
-        len in prop_oneof![0u32..3, 0u32..30],
-        align_log in 0u32..6,
-        spillable in any::<bool>(),
-    ) -> Item {
-        Item { size, start, end: start + len, align: 1 << align_log, fixed: None, spillable }
-    }
+fn arb_item() -> impl Strategy<Value = Item> {
+    arb::item((200, 2000), 24, 30, 6, any::<bool>())
 }
 
 prop_compose! {

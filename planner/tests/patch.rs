@@ -16,7 +16,7 @@ use planner::rt::options::{
 };
 use planner::{Planned, verify};
 
-use common::{bundled_models, op, root, tensor};
+use common::{assert_says, bundled_models, op, root, tensor};
 
 fn model(name: &str) -> PathBuf {
     root().join(format!("models/{name}.tflite"))
@@ -337,25 +337,19 @@ fn manifest_patches_and_their_errors() {
     );
     let err = |extra: &str| parse(extra).unwrap_err().to_string();
     let e = err("patches = \"sometimes\"\n");
-    assert!(
-        e.contains("m.toml:5:11") && e.contains("\"sometimes\""),
-        "{e}"
-    );
+    assert_says(&e, &["m.toml:5:11", "\"sometimes\""]);
     let e = err("patches = { split = 3 }\n");
-    assert!(e.contains("m.toml:5:11") && e.contains("no `grid`"), "{e}");
+    assert_says(&e, &["m.toml:5:11", "no `grid`"]);
     let e = err("patches = { split = 3, grid = [0, 2] }\n");
-    assert!(e.contains("m.toml:5:11") && e.contains("[0, 2]"), "{e}");
+    assert_says(&e, &["m.toml:5:11", "[0, 2]"]);
     let e = err("patches = { split = 3, grid = [2, 2], size = 4 }\n");
     assert!(e.contains("unknown key `size`"), "{e}");
     let e = err("patches = \"auto\"\nmax_recompute = -1\n");
-    assert!(e.contains("m.toml:6:17") && e.contains("-1"), "{e}");
+    assert_says(&e, &["m.toml:6:17", "-1"]);
     let e = err("patch_input = \"streamed\"\n");
-    assert!(
-        e.contains("m.toml:5:15") && e.contains("patches is not"),
-        "{e}"
-    );
+    assert_says(&e, &["m.toml:5:15", "patches is not"]);
     let e = err("patches = \"auto\"\npatch_input = \"camera\"\n");
-    assert!(e.contains("m.toml:6:15") && e.contains("\"camera\""), "{e}");
+    assert_says(&e, &["m.toml:6:15", "\"camera\""]);
 }
 
 /// A split op the model does not have is refused at `patches`' line and column when the
@@ -381,7 +375,7 @@ fn unknown_split_names_the_manifest_line() {
     std::fs::write(&path, &text).unwrap();
     let m = planner::manifest::load(&path).unwrap();
     let e = planner::plan(&m).unwrap_err().to_string();
-    assert!(e.contains("m.toml:5:11") && e.contains("op 99"), "{e}");
+    assert_says(&e, &["m.toml:5:11", "op 99"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -440,10 +434,7 @@ fn plan_file_patches_read_back_and_are_checked() {
     let e = PlanFile::parse(&String::from_utf8(bad.to_bytes()).unwrap(), "p.json")
         .unwrap_err()
         .to_string();
-    assert!(
-        e.contains("p.json has a bad patch plan") && e.contains("regions for a"),
-        "{e}"
-    );
+    assert_says(&e, &["p.json has a bad patch plan", "regions for a"]);
     let mut bad = f.clone();
     let t = bad.patches.as_ref().unwrap().tensors[1].tensor as usize;
     bad.tensors[t].size += 1;

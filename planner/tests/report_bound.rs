@@ -3,6 +3,9 @@
 //! is at most the `used` column, `fragmentation` is their difference, and `optimal` is
 //! claimed only at the bound or after an exact search.
 
+#[path = "common/arb.rs"]
+mod arb;
+
 use std::collections::BTreeMap;
 
 use planner::import::csv::CsvProblem;
@@ -23,15 +26,8 @@ fn planners() -> Vec<PlannerKind> {
         .collect()
 }
 
-prop_compose! {
-    fn arb_item()(
-        size in prop_oneof![Just(0u64), 1u64..100, 100u64..3000],
-        start in 0u32..20,
-        len in prop_oneof![0u32..3, 0u32..20],
-        align_log in 0u32..7,
-    ) -> Item {
-        Item { size, start, end: start + len, align: 1 << align_log, fixed: None, spillable: false }
-    }
+fn arb_item() -> impl Strategy<Value = Item> {
+    arb::item((100, 3000), 20, 20, 7, Just(false))
 }
 
 prop_compose! {

@@ -91,25 +91,7 @@ fn an_input_still_needed_later_is_not_aliased() {
 
 #[test]
 fn memory_schedule_finishes_one_branch_first() {
-    let text = r#"
-[model]
-name = "br"
-tensors = [
-  { id = "in", dtype = "u8", shape = [16] },
-  { id = "a1", dtype = "u8", shape = [1024] },
-  { id = "b1", dtype = "u8", shape = [1024] },
-  { id = "a2", dtype = "u8", shape = [16] },
-  { id = "b2", dtype = "u8", shape = [16] },
-  { id = "out", dtype = "u8", shape = [16] },
-]
-ops = [
-  { opcode = "A1", inputs = ["in"], outputs = ["a1"] },
-  { opcode = "B1", inputs = ["in"], outputs = ["b1"] },
-  { opcode = "A2", inputs = ["a1"], outputs = ["a2"] },
-  { opcode = "B2", inputs = ["b1"], outputs = ["b2"] },
-  { opcode = "JOIN", inputs = ["a2", "b2"], outputs = ["out"] },
-]
-"#;
+    let text = include_str!("data/branches.toml");
     let (m, g) = parse(text);
     let fixed = planner::plan_graph(&m, &g).unwrap();
     assert_eq!(fixed.order, [0, 1, 2, 3, 4]);

@@ -342,9 +342,7 @@ fn built_model_reads() {
 #[test]
 fn dynamic_dimensions_are_rejected_with_the_tensor_name() {
     // An unknown dimension in the shape itself.
-    let mut m = small_model();
-    m.subgraphs[0].tensors[0].shape = vec![1, -1];
-    let msg = error_of(&m);
+    let msg = error_with(|m| m.subgraphs[0].tensors[0].shape = vec![1, -1]);
     assert!(
         msg.contains("tensor 0 `x`") && msg.contains("dynamic"),
         "{msg}"
@@ -358,9 +356,7 @@ fn dynamic_dimensions_are_rejected_with_the_tensor_name() {
         msg.contains("tensor 2 `h`") && msg.contains("[1, -1]"),
         "{msg}"
     );
-    let mut m = small_model();
-    m.subgraphs[0].tensors[2].signature = Some(vec![1, -1, 4]);
-    let msg = error_of(&m);
+    let msg = error_with(|m| m.subgraphs[0].tensors[2].signature = Some(vec![1, -1, 4]));
     assert!(msg.contains("tensor 2 `h`"), "{msg}");
     // "Any batch" over an exported batch of 1 is what converters write: planned as 1,
     // silently.
@@ -469,36 +465,33 @@ fn operator_codes() {
     );
     m.codes[1].custom = None;
     assert!(error_of(&m).contains("custom operator without a custom_code"));
-    let mut m = small_model();
-    m.subgraphs[0].ops[1].code = 7;
-    assert!(error_of(&m).contains("op 1 uses operator code 7, but the model has 2"));
+    assert!(
+        error_with(|m| m.subgraphs[0].ops[1].code = 7)
+            .contains("op 1 uses operator code 7, but the model has 2")
+    );
 }
 
 #[test]
 fn indices_out_of_range_are_errors() {
-    let mut m = small_model();
-    m.subgraphs[0].tensors[1].buffer = 7;
-    let msg = error_of(&m);
+    let msg = error_with(|m| m.subgraphs[0].tensors[1].buffer = 7);
     assert!(
         msg.contains("tensor 1 `w` names buffer 7, but the model has 2 buffers"),
         "{msg}"
     );
-    let mut m = small_model();
-    m.subgraphs[0].ops[1].inputs = vec![9];
-    let msg = error_of(&m);
+    let msg = error_with(|m| m.subgraphs[0].ops[1].inputs = vec![9]);
     assert!(
         msg.contains("op 1 (SOFTMAX) input 0 names tensor 9"),
         "{msg}"
     );
-    let mut m = small_model();
-    m.subgraphs[0].ops[1].outputs = vec![-1];
-    assert!(error_of(&m).contains("output 0 names tensor -1"));
-    let mut m = small_model();
-    m.subgraphs[0].outputs = vec![4];
-    assert!(error_of(&m).contains("subgraph 0 output 0 names tensor 4"));
-    let mut m = small_model();
-    m.subgraphs.clear();
-    assert!(error_of(&m).contains("no subgraph"));
+    assert!(
+        error_with(|m| m.subgraphs[0].ops[1].outputs = vec![-1])
+            .contains("output 0 names tensor -1")
+    );
+    assert!(
+        error_with(|m| m.subgraphs[0].outputs = vec![4])
+            .contains("subgraph 0 output 0 names tensor 4")
+    );
+    assert!(error_with(|m| m.subgraphs.clear()).contains("no subgraph"));
 }
 
 #[test]
@@ -535,16 +528,13 @@ fn sizes_are_checked() {
     m.subgraphs[0].tensors[2].ty = 0;
     assert_eq!(read_built(&m).unwrap().tensors[2].size, 16);
     // A type with no size here.
-    let mut m = small_model();
-    m.subgraphs[0].tensors[2].ty = 19;
-    assert!(error_of(&m).contains("INT2 (19)"));
+    assert!(error_with(|m| m.subgraphs[0].tensors[2].ty = 19).contains("INT2 (19)"));
 }
 
 #[test]
 fn strings_and_variables() {
-    let mut m = small_model();
-    m.subgraphs[0].tensors[2].ty = 5; // STRING activation: size unknown
-    let msg = error_of(&m);
+    // STRING activation: size unknown
+    let msg = error_with(|m| m.subgraphs[0].tensors[2].ty = 5);
     assert!(
         msg.contains("tensor 2 `h` has type string but is not constant"),
         "{msg}"
@@ -588,9 +578,10 @@ fn quantization_and_sparsity() {
     m.buffers[1] = BufferSpec::Data(vec![7; 6]);
     assert!(error_of(&m).contains("is a sparse (compressed) constant"));
     // A sparse activation has no size before run time.
-    let mut m = small_model();
-    m.subgraphs[0].tensors[2].sparse = true;
-    assert!(error_of(&m).contains("tensor 2 `h` is sparse but is not constant"));
+    assert!(
+        error_with(|m| m.subgraphs[0].tensors[2].sparse = true)
+            .contains("tensor 2 `h` is sparse but is not constant")
+    );
 }
 
 #[test]
@@ -628,9 +619,7 @@ fn not_a_model() {
     bytes[4..8].copy_from_slice(b"ONNX");
     let e = tflite::parse(&bytes, path).unwrap_err();
     assert!(e.message().contains("file identifier is \"ONNX\""), "{e}");
-    let mut m = small_model();
-    m.version = 2;
-    assert!(error_of(&m).contains("schema version is 2"));
+    assert!(error_with(|m| m.version = 2).contains("schema version is 2"));
     let e = tflite::read(Path::new("does/not/exist.tflite")).unwrap_err();
     assert!(e.is_io(), "{e}");
 }

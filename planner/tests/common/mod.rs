@@ -92,3 +92,11 @@ impl Rng {
         &xs[self.index(xs.len())]
     }
 }
+
+/// Asserts that `text` contains each of `parts`, showing it when one is missing.
+#[track_caller]
+pub fn assert_says(text: &str, parts: &[&str]) {
+    for part in parts {
+        assert!(text.contains(part), "no {part:?} in:\n{text}");
+    }
+}

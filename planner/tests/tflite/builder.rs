@@ -279,3 +279,10 @@ pub fn error_of(m: &ModelSpec) -> String {
     assert!(e.help_text().is_some(), "{msg}");
     msg
 }
+
+/// [`error_of`] the [`small_model`] after `edit`.
+pub fn error_with(edit: impl FnOnce(&mut ModelSpec)) -> String {
+    let mut m = small_model();
+    edit(&mut m);
+    error_of(&m)
+}
