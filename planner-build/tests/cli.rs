@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::assert_says;
-use support::{json, planner, root, stdout_of, text, tmp};
+use support::{exit_code, json, planner, root, stdout_of, text, tmp};
 
 /// A group manifest of two models, relative to the workspace root the commands run in.
 const PAIR: &str = "tests/ui/plans/pair.toml";
@@ -78,8 +78,10 @@ fn explain_says_why() {
         s.contains("— staged FLASH -> DTCM by memory.tensors[1]"),
         "{s}"
     );
-    let out = planner(&["explain", "examples/inline/kws.toml", "--tensor", "nope"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        exit_code(&["explain", "examples/inline/kws.toml", "--tensor", "nope"]),
+        Some(2)
+    );
 }
 
 #[test]
@@ -107,8 +109,7 @@ fn bad_manifest_exits_2_with_position() {
     ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("did you mean `greedy`?"));
-    let out = planner(&["frobnicate"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(exit_code(&["frobnicate"]), Some(2));
 }
 
 #[test]
@@ -203,13 +204,15 @@ fn csv_problems_round_trip_with_capacity_exit_codes() {
         "{}",
         text(&out.stderr)
     );
-    let out = planner(&[
-        "plan",
-        "models/tiny_kws_dscnn_int8.tflite",
-        "--capacity",
-        "1K",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        exit_code(&[
+            "plan",
+            "models/tiny_kws_dscnn_int8.tflite",
+            "--capacity",
+            "1K",
+        ]),
+        Some(2)
+    );
 }
 
 #[test]
@@ -745,8 +748,7 @@ fn explain_gives_one_row_per_tensor_as_json_or_csv_for_groups_and_models() {
         "json",
     ]);
     assert_eq!(rows[0]["tensor"], "0");
-    let o = planner(&["explain", PAIR, "--format", "svg"]);
-    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(exit_code(&["explain", PAIR, "--format", "svg"]), Some(2));
 }
 
 #[test]

@@ -22,6 +22,17 @@ fn model(name: &str) -> PathBuf {
     root().join(format!("models/{name}.tflite"))
 }
 
+/// Asserts that the verifier refuses `plan` for `g` with a message saying `part`.
+#[track_caller]
+fn refused_by_verify(g: &Graph, plan: &planner::plan::MemoryPlan, part: &str) {
+    let msgs: Vec<String> = verify::verify(g, plan)
+        .unwrap_err()
+        .iter()
+        .map(|v| v.to_string())
+        .collect();
+    assert!(msgs.iter().any(|m| m.contains(part)), "{msgs:?}");
+}
+
 fn plan(path: &Path, mode: PatchMode, input: PatchInput, in_place: bool) -> Planned {
     let mut m = Manifest::for_model_file(path);
     m.aliasing.in_place = in_place;
@@ -177,21 +188,11 @@ fn verifier_pins_the_split_tensor() {
     let pp = g.patches.as_mut().unwrap();
     let e = pp.tensors.iter_mut().find(|t| t.tensor == split.0).unwrap();
     e.regions[0][2] -= 1;
-    let msgs: Vec<String> = verify::verify(&g, &p.plan)
-        .unwrap_err()
-        .iter()
-        .map(|v| v.to_string())
-        .collect();
-    assert!(msgs.iter().any(|m| m.contains("cover pixel")), "{msgs:?}");
+    refused_by_verify(&g, &p.plan, "cover pixel");
     let mut g = p.graph.clone();
     let pp = g.patches.as_mut().unwrap();
     pp.tensors[0].regions[0][3] += 1000;
-    let msgs: Vec<String> = verify::verify(&g, &p.plan)
-        .unwrap_err()
-        .iter()
-        .map(|v| v.to_string())
-        .collect();
-    assert!(msgs.iter().any(|m| m.contains("outside it")), "{msgs:?}");
+    refused_by_verify(&g, &p.plan, "outside it");
 }
 
 fn conv() -> OpOptions {

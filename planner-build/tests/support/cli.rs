@@ -19,6 +19,11 @@ pub fn planner(args: &[&str]) -> Output {
         .expect("the planner binary runs")
 }
 
+/// The exit code of `planner ARGS...`.
+pub fn exit_code(args: &[&str]) -> Option<i32> {
+    planner(args).status.code()
+}
+
 /// `planner ARGS...`, which must succeed, its standard output read as JSON.
 pub fn json(args: &[&str]) -> serde_json::Value {
     let o = planner(args);

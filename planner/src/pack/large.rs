@@ -76,35 +76,32 @@ pub(crate) fn lower(
             capacity: None,
         };
         // The shares left split what is left of the budget.
-        let budget = (node_budget - used) / (SHARES.len() - k) as u64;
-        let (lower, nodes) = fill_around(problem, &keep, &sub, budget, best.height);
-        used += nodes;
-        if let Some(lower) = lower {
-            best = lower;
-        }
+        let budget = (node_budget, SHARES.len() - k);
+        fill_around(problem, &keep, &sub, budget, (&mut best, &mut used));
     }
     (best, used)
 }
 
 /// Packs `sub` (the items `keep` of `problem`, in that order) by [`minimize_with_stats`]
-/// within `node_budget` nodes; where it places them all below `height`, the movable ones keep
-/// the offsets found and `greedy_by_size` places the other items of `problem` around them.
-/// Returns that packing if it places every item, fits the capacity and is lower than
-/// `height`, and the nodes used.
+/// within the nodes of `node_budget` not `used` yet split among `tries` tries; where it places
+/// them all below `best`, the movable ones keep the offsets found and `greedy_by_size` places
+/// the other items of `problem` around them. That packing becomes `best` if it places every
+/// item, fits the capacity and is lower; the nodes spent are added to `used`.
 fn fill_around(
     problem: &Problem,
     keep: &[usize],
     sub: &Problem,
-    node_budget: u64,
-    height: u64,
-) -> (Option<Packing>, u64) {
+    (node_budget, tries): (u64, usize),
+    (best, used): (&mut Packing, &mut u64),
+) {
     let opts = OptimalOptions {
-        node_budget,
+        node_budget: (node_budget - *used) / tries as u64,
         time_limit: None,
     };
     let (found, _, stats) = minimize_with_stats(sub, &opts, None);
-    if found.offsets.len() != keep.len() || found.height >= height {
-        return (None, stats.nodes);
+    *used += stats.nodes;
+    if found.offsets.len() != keep.len() || found.height >= best.height {
+        return;
     }
     let mut fixed = problem.clone();
     for (&i, o) in keep.iter().zip(&found.offsets) {
@@ -114,8 +111,9 @@ fn fill_around(
     }
     let filled = pack(&PlannerKind::GreedyBySize, &fixed);
     let fits = problem.capacity.is_none_or(|c| filled.height <= c);
-    let lower = fits && filled.offsets.iter().all(Option::is_some) && filled.height < height;
-    (lower.then_some(filled), stats.nodes)
+    if fits && filled.offsets.iter().all(Option::is_some) && filled.height < best.height {
+        *best = filled;
+    }
 }
 
 /// The most items of `some` live at one op.
@@ -235,12 +233,8 @@ pub(crate) fn peak_window(
             capacity: None,
         };
         // No item is fixed here, so every kept one keeps its offset.
-        let budget = (node_budget - used) / (PEAK_WINDOWS.len() - k) as u64;
-        let (lower, nodes) = fill_around(problem, &keep, &sub, budget, best.height);
-        used += nodes;
-        if let Some(lower) = lower {
-            best = lower;
-        }
+        let budget = (node_budget, PEAK_WINDOWS.len() - k);
+        fill_around(problem, &keep, &sub, budget, (&mut best, &mut used));
     }
     (best, used)
 }
