@@ -1,16 +1,22 @@
 //! The pipeline for one graph: lifetimes → placement → packing → plan → verify, as stage
-//! functions over one explicit [`State`](state::State):
+//! functions that each take what they read (borrowed) and return what they decided, so the
+//! order is in the types:
 //!
-//! 1. [`state::State::new`]: lifetimes (with scratch slabs between runs), the resolver's
-//!    requests, slot sizes of alias groups.
-//! 2. [`arenas::constants`]: one bump-allocated constant arena per runtime memory, each
-//!    with one source memory (a staged arena charges its source memory for the blob and its
-//!    destination for the copy).
-//! 3. [`arenas::persistent`]: state, pinned or in the first bank with room.
-//! 4. [`arenas::budgets`]: constants and state within budget; each arena's share.
-//! 5. [`scratch::fill`]: scratch fills the banks in preference order, pinned tensors first;
-//!    an unpinned tensor that does not fit spills to the next bank.
-//! 6. [`bind::bind`]: every used tensor bound (aliases take their slot's binding).
+//! 1. [`inputs::Inputs::new`] → `Inputs`: lifetimes (with scratch slabs between runs), the
+//!    resolver's requests, slot sizes of alias groups; read-only from here on.
+//! 2. [`arenas::constants`] → `Bumped`: one bump-allocated constant arena per runtime
+//!    memory, each with one source memory (a staged arena charges its source memory for the
+//!    blob and its destination for the copy).
+//! 3. [`arenas::persistent`] (after the constants' charges) → `Bumped`: state, pinned or
+//!    in the first bank with room.
+//! 4. [`arenas::budgets`] (the two arena sets) → `Budgeted`: constants and state within
+//!    budget; each arena's share; the `Budget` scratch has left.
+//! 5. [`scratch::fill`] (the budget left) → `Scratch`: scratch fills the banks in
+//!    preference order, pinned tensors first; an unpinned tensor that does not fit spills
+//!    to the next bank. The three stages' placed roots make the `Places`;
+//!    [`scratch::join_split`] puts split in-place pairs at one offset.
+//! 6. [`bind::bind`] (the places and the arenas) → the `MemoryPlan`: every used tensor
+//!    bound (aliases take their slot's binding).
 //! 7. [`crate::verify`]: the independent checker.
 //!
 //! A group of models ([`plan_group`]) plans each model alone, then lays out the group's
@@ -19,10 +25,10 @@
 mod arenas;
 mod bind;
 mod group;
+mod inputs;
 mod problem;
 mod scratch;
 mod solve;
-mod state;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -37,6 +43,7 @@ use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
 use crate::patch::{self, PatchMode};
 use crate::patch_plan::PatchInput;
+use crate::plan::MemoryPlan;
 use crate::schedule;
 use crate::verify::{self, VerifyRules};
 
@@ -341,17 +348,28 @@ fn plan_with(
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<std::result::Result<Planned, Vec<scratch::Unjoined>>> {
     let (plan, decisions, reports, warnings) = {
-        let mut st = state::State::new(manifest, &graph, lifetimes, fixed)?;
-        arenas::constants(&mut st)?;
-        arenas::persistent(&mut st)?;
-        arenas::budgets(&mut st)?;
-        scratch::fill(&mut st)?;
-        let failed = scratch::join_split(&mut st);
-        if !failed.is_empty() {
-            return Ok(Err(failed));
-        }
-        let (plan, decisions) = bind::bind(&st)?;
-        (plan, decisions, st.reports, st.warnings)
+        let (inp, mut warnings) = inputs::Inputs::new(manifest, &graph, lifetimes, fixed)?;
+        let constants = arenas::constants(&inp)?;
+        let persistent = arenas::persistent(&inp, &constants.arenas)?;
+        let budgeted = arenas::budgets(&inp, constants.arenas, persistent.arenas)?;
+        let scratch = scratch::fill(&inp, budgeted.budget)?;
+        let places = inputs::Places::of(
+            graph.tensors.len(),
+            [constants.placed, persistent.placed, scratch.placed],
+        );
+        let places = match scratch::join_split(&inp, &scratch.reports, places) {
+            Ok(places) => places,
+            Err(failed) => return Ok(Err(failed)),
+        };
+        let plan = MemoryPlan {
+            arena_usages: scratch.arenas,
+            ..budgeted.plan
+        };
+        let (plan, decisions) = bind::bind(&inp, &places, plan)?;
+        warnings.extend(constants.warnings);
+        warnings.extend(persistent.warnings);
+        warnings.extend(scratch.warnings);
+        (plan, decisions, scratch.reports, warnings)
     };
     let rules = VerifyRules::from_manifest(manifest);
     if let Err(violations) = verify::verify_with(&graph, &plan, &rules) {
