@@ -121,12 +121,7 @@ pub(super) fn persistent(
     constants: &BTreeMap<String, ArenaUsage>,
 ) -> Result<Bumped> {
     let charged = charged(constants.values()).charged;
-    let banks: Vec<String> = inp
-        .manifest
-        .scratch_banks()
-        .iter()
-        .map(|m| m.name.clone())
-        .collect();
+    let banks = inp.bank_names();
     let mut persistent: BTreeMap<String, Vec<(usize, Decision)>> = BTreeMap::new();
     // Bytes each bank's state takes so far, counted as slot size plus alignment.
     let mut taken: BTreeMap<String, u64> = BTreeMap::new();

@@ -95,6 +95,16 @@ impl<'a> Inputs<'a> {
             .max(largest_slot)
     }
 
+    /// The scratch banks' names, in preference order (`memory.constraints`, or every
+    /// writable memory).
+    pub(super) fn bank_names(&self) -> Vec<String> {
+        self.manifest
+            .scratch_banks()
+            .iter()
+            .map(|m| m.name.clone())
+            .collect()
+    }
+
     /// The last op of the schedule (slabs included).
     pub(super) fn last_op(&self) -> u32 {
         self.lifetimes.ops.saturating_sub(1)

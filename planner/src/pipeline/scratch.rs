@@ -38,12 +38,7 @@ pub(super) struct Scratch {
 /// Stage 5: fills the scratch banks with what `budget` has left; errors when a bank
 /// overflows with pinned tensors or when a tensor fits no bank.
 pub(super) fn fill(inp: &Inputs<'_>, mut budget: Budget) -> Result<Scratch> {
-    let preferred: Vec<String> = inp
-        .manifest
-        .scratch_banks()
-        .iter()
-        .map(|m| m.name.clone())
-        .collect();
+    let preferred = inp.bank_names();
     let mut banks = Banks {
         all: preferred.clone(),
         preferred,
