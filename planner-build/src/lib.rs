@@ -282,40 +282,14 @@ impl Builder {
         let mut inputs = vec![manifest_path.clone()];
         // Print before reading, so a manifest with an error is watched too.
         self.directive(&format!("rerun-if-changed={}", manifest_path.display()));
-        if manifest::lists_models(&manifest_path)? {
-            return self.compile_group(&base, &manifest_path, &out_dir, inputs);
-        }
-        let mut manifest = manifest::load(&manifest_path)?;
-        if let Some(p) = &self.planner {
-            manifest.planner = p.clone();
-        }
-        if let ModelSource::File(model) = &manifest.source {
-            self.directive(&format!("rerun-if-changed={}", model.display()));
-            inputs.push(model.clone());
-        }
-        let graph = import::load(&manifest)?;
-        let planned = planner::plan_graph(&manifest, &graph)?;
-        let generated = generate(&manifest, &planned, &self.options)?;
-        self.conclude(
-            &base,
-            &manifest_path,
-            &out_dir,
-            &manifest,
-            generated,
-            inputs,
-        )
-    }
-
-    /// [`Builder::try_compile`] for a group manifest (`[[model]]` tables): plans the group
-    /// and writes its plan file, blobs, fragment and headers, all or nothing as for a model.
-    fn compile_group(
-        &self,
-        base: &Path,
-        manifest_path: &Path,
-        out_dir: &Path,
-        mut inputs: Vec<PathBuf>,
-    ) -> Result<Outputs, Error> {
-        let mut group = manifest::load_group(manifest_path)?;
+        // A `[group]` table or `[[model]]` tables make a group (even of one model); a
+        // `[model]` table a unit of one. Both plan through one call.
+        let is_group = manifest::lists_models(&manifest_path)?;
+        let mut group = if is_group {
+            manifest::load_group(&manifest_path)?
+        } else {
+            manifest::Group::single(manifest::load(&manifest_path)?)
+        };
         for m in &mut group.models {
             if let Some(p) = &self.planner {
                 m.planner = p.clone();
@@ -325,8 +299,12 @@ impl Builder {
                 inputs.push(model.clone());
             }
         }
-        let planned = planner::plan_group(&group)?;
-        let generated = generate::generate_group(&group, &planned, &self.options)?;
+        let graphs = group
+            .models
+            .iter()
+            .map(import::load)
+            .collect::<Result<Vec<_>, Error>>()?;
+        let mut planned = planner::plan_unit(&planner::Unit::of(&group, &graphs))?;
         let Some(first) = group.models.first() else {
             return Err(Error::invalid_input(format!(
                 "group {} in {} lists no model; add a [[model]] table",
@@ -334,7 +312,18 @@ impl Builder {
                 manifest_path.display()
             )));
         };
-        self.conclude(base, manifest_path, out_dir, first, generated, inputs)
+        if is_group {
+            let generated = generate::generate_group(&group, &planned, &self.options)?;
+            return self.conclude(&base, &manifest_path, &out_dir, first, generated, inputs);
+        }
+        let model = planned.models.pop().ok_or_else(|| {
+            Error::invalid_input(format!(
+                "internal planner error: model {} planned as a unit of one has no plan; please report it",
+                first.name
+            ))
+        })?;
+        let generated = generate(first, &model, &self.options)?;
+        self.conclude(&base, &manifest_path, &out_dir, first, generated, inputs)
     }
 
     /// What a model's and a group's build do after planning, the same for both: checks the

@@ -767,3 +767,33 @@ fn plan_help_lists_every_preset_from_the_table() {
         planner::manifest::Platform::PRESETS.len()
     );
 }
+
+#[test]
+fn patch_options_apply_to_every_model_of_a_group() {
+    const GROUP: &str = "planner/tests/data/groups/kws_vww.toml";
+    let plain = planner(&["plan", GROUP, "--format", "json"]);
+    assert_eq!(plain.status.code(), Some(0), "{}", text(&plain.stderr));
+    let patched = planner(&["plan", GROUP, "--patches", "auto", "--format", "json"]);
+    assert_eq!(patched.status.code(), Some(0), "{}", text(&patched.stderr));
+    // Patches change what at least one model's first stage needs.
+    assert_ne!(text(&plain.stdout), text(&patched.stdout));
+    let off = planner(&["plan", GROUP, "--patches", "off", "--format", "json"]);
+    assert_eq!(text(&off.stdout), text(&plain.stdout));
+    let out = planner(&["explain", GROUP, "--patches", "auto"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // A fixed split names one model's op.
+    let out = planner(&["plan", GROUP, "--patches", "7:2x2"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("--patches 7:2x2 names an op of one model, but group kws_vww has 2 models"),
+        "{e}"
+    );
+    let out = planner(&["plan", GROUP, "--patch-input", "streamed"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let e = text(&out.stderr);
+    assert!(
+        e.contains("need patches, but model kws of group kws_vww plans without them"),
+        "{e}"
+    );
+}

@@ -78,7 +78,7 @@ host! {
     pub use error::{Error, Result};
     pub use pipeline::{
         ArenaReport, ArenaUser, GroupArena, GroupPlanned, MAX_PROBLEM_HEIGHT, Planned, ProblemInput,
-        ProblemOutcome, Solution, SolvedProblem, plan, plan_graph, plan_group, plan_problem,
-        problem_input, solve_problem, users_of,
+        ProblemOutcome, Solution, SolvedProblem, Unit, plan, plan_graph, plan_group, plan_problem,
+        plan_unit, problem_input, solve_problem, users_of,
     };
 }

@@ -18,8 +18,8 @@ use crate::manifest::Manifest;
 use crate::par::{PARALLEL_FROM, both};
 use crate::plan::{ArenaRole, MemoryPlan, TensorAllocation, TensorLifetime};
 
-mod group;
-pub use group::verify_group;
+mod unit;
+pub use unit::{Member, Unit, verify_group, verify_unit};
 
 /// One thing wrong with a plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,12 +73,19 @@ pub fn verify(graph: &Graph, plan: &MemoryPlan) -> Result<(), Vec<Violation>> {
     verify_with(graph, plan, &VerifyRules::default())
 }
 
-/// Checks `plan` against `graph` and the platform's rules.
+/// Checks `plan` against `graph` and the platform's rules: [`verify_unit`] for a unit of
+/// one.
 pub fn verify_with(
     graph: &Graph,
     plan: &MemoryPlan,
     rules: &VerifyRules,
 ) -> Result<(), Vec<Violation>> {
+    verify_unit(&Unit::one(graph, plan), rules)
+}
+
+/// The check of one model's plan against its graph and the platform's alignment rules
+/// (the budgets are the unit's, [`verify_unit`]): every message found.
+fn check_model(graph: &Graph, plan: &MemoryPlan, rules: &VerifyRules) -> Vec<String> {
     // On large graphs the two halves of each step run on two threads; the messages keep
     // their order.
     let parallel = graph.tensors.len() >= PARALLEL_FROM;
@@ -92,7 +99,7 @@ pub fn verify_with(
             for (i, t) in graph.tensors.iter().enumerate() {
                 check_tensor(graph, (t, used[i]), entries[i], plan, rules, &mut bad);
             }
-            check_arenas(plan, rules, &mut bad);
+            check_arenas(plan, &mut bad);
             out.extend(crate::patch::verify_plan(graph));
             out
         },
@@ -104,11 +111,7 @@ pub fn verify_with(
     );
     messages.extend(tensors);
     messages.extend(overlaps);
-    if messages.is_empty() {
-        Ok(())
-    } else {
-        Err(messages.into_iter().map(Violation::new).collect())
-    }
+    messages
 }
 
 /// A tensor's allocation and lifetime in the plan, either possibly missing.
@@ -319,9 +322,8 @@ fn check_tensor(
     }
 }
 
-/// Arenas: used within total and the largest arena, and each memory within its budget.
-fn check_arenas(plan: &MemoryPlan, rules: &VerifyRules, bad: &mut impl FnMut(String)) {
-    let mut per_memory: BTreeMap<&str, u64> = BTreeMap::new();
+/// Arenas: used within total and the largest arena.
+fn check_arenas(plan: &MemoryPlan, bad: &mut impl FnMut(String)) {
     for a in plan.arenas() {
         if a.used > a.total_size {
             bad(format!(
@@ -339,22 +341,6 @@ fn check_arenas(plan: &MemoryPlan, rules: &VerifyRules, bad: &mut impl FnMut(Str
                 a.memory,
                 a.used,
                 crate::plan::MAX_ARENA
-            ));
-        }
-        // Saturating: a sum past 2^64 is over any budget, and must not wrap below one.
-        let e = per_memory.entry(a.memory.as_str()).or_insert(0);
-        *e = e.saturating_add(a.used);
-        if a.is_staged() {
-            let e = per_memory.entry(a.source_memory.as_str()).or_insert(0);
-            *e = e.saturating_add(a.used);
-        }
-    }
-    for (m, total) in per_memory {
-        if let Some(&cap) = rules.budgets.get(m)
-            && total > cap
-        {
-            bad(format!(
-                "memory {m} holds {total} bytes of arenas, over its budget of {cap}"
             ));
         }
     }

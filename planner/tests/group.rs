@@ -186,3 +186,47 @@ fn a_group_that_does_not_fit_names_bank_need_and_bound() {
     g.concurrent.clear();
     plan_group(&g).unwrap();
 }
+
+#[test]
+fn a_model_is_a_unit_of_one() {
+    let g = group(&[KWS], "[]");
+    let m = &g.models[0];
+    let graph = planner::import::load(m).unwrap();
+    let alone = planner::plan_graph(m, &graph).unwrap();
+    let unit = planner::plan_unit(&planner::Unit::one(m, &graph)).unwrap();
+    let grouped = plan_group(&g).unwrap();
+    for p in [&unit.models[0], &grouped.models[0]] {
+        assert_eq!(p.plan, alone.plan);
+        assert_eq!(p.decisions, alone.decisions);
+    }
+    // The unit's arenas are the model's own.
+    let own: Vec<_> = alone.plan.arenas().cloned().collect();
+    let mut records: Vec<_> = unit.arenas.iter().map(|a| a.arena.clone()).collect();
+    records.sort_by(|a, b| (a.role.name(), &a.memory).cmp(&(b.role.name(), &b.memory)));
+    let mut own_sorted = own.clone();
+    own_sorted.sort_by(|a, b| (a.role.name(), &a.memory).cmp(&(b.role.name(), &b.memory)));
+    assert_eq!(records, own_sorted);
+    // One check for one model or many: a unit of one checks what verify_with checks, and
+    // names no model.
+    let rules = planner::verify::VerifyRules::from_manifest(m);
+    let mut bad = alone.plan.clone();
+    let scratch = bad
+        .tensor_allocs
+        .values_mut()
+        .find(|a| {
+            a.binding
+                .as_ref()
+                .is_some_and(|b| b.role == ArenaRole::Scratch)
+        })
+        .unwrap();
+    scratch.offset += 1;
+    let one = planner::verify::verify_with(&alone.graph, &bad, &rules).unwrap_err();
+    let unit_one =
+        planner::verify::verify_unit(&planner::verify::Unit::one(&alone.graph, &bad), &rules)
+            .unwrap_err();
+    assert_eq!(one, unit_one);
+    assert!(
+        one.iter().all(|v| !v.to_string().starts_with("model ")),
+        "{one:?}"
+    );
+}

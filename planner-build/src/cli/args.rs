@@ -47,28 +47,54 @@ impl PatchArgs {
         self.patches.is_none() && self.patch_input.is_none() && self.max_recompute.is_none()
     }
 
-    /// A group manifest sets patches per manifest, not on the command line.
-    pub(super) fn refuse_group(&self) -> Result<(), Error> {
+    /// Sets every model's patch settings of group `g` from the options, as `--planner` sets
+    /// every model's planner. A fixed split (`OP:ROWSxCOLS`) names an op of one model, so
+    /// it is for a group of one; a group of several takes `auto` or `off`, or a split in the
+    /// model's own `[[model]]` table.
+    pub(super) fn apply_group(&self, g: &mut manifest::Group) -> Result<(), Error> {
         if self.is_empty() {
             return Ok(());
         }
-        Err(usage(
-            "--patches, --patch-input and --max-recompute are for one model; for a group, set memory.patches in the manifest",
-        ))
+        if let Some(p) = self.patches.as_deref()
+            && p != "auto"
+            && p != "off"
+            && g.models.len() > 1
+        {
+            return Err(usage(&format!(
+                "--patches {p} names an op of one model, but group {} has {} models; use --patches auto or off, or set memory.patches in that model's [[model]] table",
+                g.name,
+                g.models.len()
+            )));
+        }
+        for m in &mut g.models {
+            if self.patches.is_none() && m.patches.mode == planner::patch::PatchMode::Off {
+                return Err(usage(&format!(
+                    "--patch-input and --max-recompute need patches, but model {} of group {} plans without them: add --patches auto (or set memory.patches in its [[model]] table)",
+                    m.name, g.name
+                )));
+            }
+            self.set(m)?;
+        }
+        Ok(())
     }
 
     /// Sets the manifest's patch settings from the options.
     pub(super) fn apply(&self, input: &Path, m: &mut Manifest) -> Result<(), Error> {
-        use planner::patch::{PatchMode, SplitRef};
-        use planner::planfile::patch::PatchInput;
         if self.is_empty() {
             return Ok(());
         }
         if input.is_dir() || is_problem(input)? {
             return Err(usage(
-                "--patches, --patch-input and --max-recompute are for one model; for a group, set memory.patches in the manifest",
+                "--patches, --patch-input and --max-recompute are for models; a CSV problem or a folder has no ops to split, so drop them",
             ));
         }
+        self.set(m)
+    }
+
+    /// Sets `m`'s patch settings from the options.
+    fn set(&self, m: &mut Manifest) -> Result<(), Error> {
+        use planner::patch::{PatchMode, SplitRef};
+        use planner::planfile::patch::PatchInput;
         if let Some(r) = self.max_recompute {
             if !r.is_finite() || r < 0.0 {
                 return Err(usage(&format!(

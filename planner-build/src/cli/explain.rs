@@ -21,8 +21,8 @@ pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {
     let (input, tensor, planner) = (input.as_path(), tensor.as_deref(), planner.as_deref());
     refuse_in_place(input, in_place)?;
     format.refuse_svg("explain")?;
-    if let Some(g) = group_of(input, planner)? {
-        patches.refuse_group()?;
+    if let Some(mut g) = group_of(input, planner)? {
+        patches.apply_group(&mut g)?;
         let planned = plan_group(&g)?;
         if format != Format::Table {
             let mut rows = Vec::new();

@@ -28,8 +28,8 @@ pub(super) fn command(args: PlanArgs) -> Result<ExitCode, Error> {
         patches,
     } = args;
     refuse_in_place(&input, in_place)?;
-    if let Some(g) = group_of(&input, planner.as_deref())? {
-        patches.refuse_group()?;
+    if let Some(mut g) = group_of(&input, planner.as_deref())? {
+        patches.apply_group(&mut g)?;
         return plan_group_table(&g, &input, format, target.as_deref());
     }
     if format != Format::Svg && is_problem(&input)? {

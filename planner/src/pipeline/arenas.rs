@@ -5,57 +5,83 @@ use std::collections::BTreeMap;
 use std::string::String;
 use std::vec::Vec;
 
-use super::state::State;
+use super::inputs::{Budget, Inputs, Placed};
 use crate::error::{Error, Result};
 use crate::placement::{Decision, Home, Reason, Request};
-use crate::plan::{ArenaRole, ArenaUsage, MAX_ARENA};
+use crate::plan::{ArenaRole, ArenaUsage, MAX_ARENA, MemoryPlan};
+
+/// What a bump-allocating stage returns.
+pub(super) struct Bumped {
+    /// Its arenas, by memory.
+    pub(super) arenas: BTreeMap<String, ArenaUsage>,
+    /// The slot roots it placed.
+    pub(super) placed: Placed,
+    /// Warnings for the user.
+    pub(super) warnings: Vec<String>,
+}
+
+/// What the budgets stage returns: the constant and persistent arenas with their shares
+/// of their memories' budgets, and what the budgets have left for scratch.
+pub(super) struct Budgeted {
+    /// The plan so far: constant and persistent arenas.
+    pub(super) plan: MemoryPlan,
+    /// Bytes charged to each memory and what its budget has left.
+    pub(super) budget: Budget,
+}
 
 /// Stage 2: one constant arena per runtime memory, each from one source memory.
-pub(super) fn constants(st: &mut State<'_>) -> Result<()> {
+pub(super) fn constants(inp: &Inputs<'_>) -> Result<Bumped> {
     let mut by_dest: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-    for (i, r) in st.roots_of(ArenaRole::Constant) {
+    for (i, r) in inp.roots_of(ArenaRole::Constant) {
         if let Home::Memory { memory, .. } = &r.home {
             by_dest.entry(memory.clone()).or_default().push(i);
         }
     }
-    one_source_each(st, &by_dest)?;
+    one_source_each(inp, &by_dest)?;
+    let mut out = Bumped {
+        arenas: BTreeMap::new(),
+        placed: Vec::new(),
+        warnings: Vec::new(),
+    };
     for (dest, tensors) in &by_dest {
-        let source = match st.requests[tensors[0]].as_ref().map(|r| &r.home) {
+        let source = match inp.requests[tensors[0]].as_ref().map(|r| &r.home) {
             Some(Home::Memory { source, .. }) => source.clone(),
             _ => dest.clone(),
         };
-        for &i in tensors {
-            decide_pinned(st, i);
-        }
-        let arena = bump_arena(st, (ArenaRole::Constant, dest, &source), tensors)?;
-        st.charge(dest, arena.used);
+        let decisions = tensors.iter().map(|&i| pinned(inp, i));
+        let arena = bump_arena(
+            inp,
+            (ArenaRole::Constant, dest, &source),
+            tensors,
+            decisions,
+            &mut out.placed,
+        )?;
         if source != *dest {
-            st.charge(&source, arena.used);
-            st.warnings.push(format!(
+            out.warnings.push(format!(
                 "{} constants ({} bytes) staged {source} -> {dest}: copied at init",
                 tensors.len(),
                 arena.used
             ));
         }
-        st.plan.constant_arenas.insert(dest.clone(), arena);
+        out.arenas.insert(dest.clone(), arena);
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Several source memories staged into one destination: one error listing every tensor.
-fn one_source_each(st: &State<'_>, by_dest: &BTreeMap<String, Vec<usize>>) -> Result<()> {
+fn one_source_each(inp: &Inputs<'_>, by_dest: &BTreeMap<String, Vec<usize>>) -> Result<()> {
     let mut conflicts = Vec::new();
     for (dest, tensors) in by_dest {
         let mut sources: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for &i in tensors {
-            let src = match st.requests[i].as_ref().map(|r| &r.home) {
+            let src = match inp.requests[i].as_ref().map(|r| &r.home) {
                 Some(Home::Memory { source, .. }) => source.as_str(),
                 _ => dest.as_str(),
             };
             sources
                 .entry(src)
                 .or_default()
-                .push(st.graph.tensors[i].id.as_str());
+                .push(inp.graph.tensors[i].id.as_str());
         }
         if sources.len() > 1 {
             let list: Vec<String> = sources
@@ -75,48 +101,52 @@ fn one_source_each(st: &State<'_>, by_dest: &BTreeMap<String, Vec<usize>>) -> Re
     .help("stage into each destination from one source memory: change `memory` or `constant_destination_memory` in the rules so each destination has one source"))
 }
 
+/// Bytes charged to each memory by constant and persistent arenas: an arena charges its
+/// memory, a staged constant arena its source memory too.
+fn charged<'a>(arenas: impl Iterator<Item = &'a ArenaUsage>) -> Budget {
+    let mut budget = Budget::default();
+    for a in arenas {
+        budget.charge(&a.memory, a.used);
+        if a.is_staged() {
+            budget.charge(&a.source_memory, a.used);
+        }
+    }
+    budget
+}
+
 /// Stage 3: persistent arenas, pinned ones in their memory, the rest in the first bank
-/// with room.
-pub(super) fn persistent(st: &mut State<'_>) -> Result<()> {
-    let banks: Vec<String> = st
-        .manifest
-        .scratch_banks()
-        .iter()
-        .map(|m| m.name.clone())
-        .collect();
-    let mut persistent: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+/// with room (after the `constants` charged there).
+pub(super) fn persistent(
+    inp: &Inputs<'_>,
+    constants: &BTreeMap<String, ArenaUsage>,
+) -> Result<Bumped> {
+    let charged = charged(constants.values()).charged;
+    let banks = inp.bank_names();
+    let mut persistent: BTreeMap<String, Vec<(usize, Decision)>> = BTreeMap::new();
     // Bytes each bank's state takes so far, counted as slot size plus alignment.
     let mut taken: BTreeMap<String, u64> = BTreeMap::new();
-    let state: Vec<(usize, Request)> = st
-        .roots_of(ArenaRole::Persistent)
-        .map(|(i, r)| (i, r.clone()))
-        .collect();
-    for (i, r) in state {
-        let memory = match &r.home {
-            Home::Memory { memory, .. } => {
-                decide_pinned(st, i);
-                memory.clone()
-            }
+    for (i, r) in inp.roots_of(ArenaRole::Persistent) {
+        let decision = match &r.home {
+            Home::Memory { .. } => pinned(inp, i),
             Home::FirstBankWithRoom => {
-                let need = st.slot_size[i];
+                let need = inp.slot_size[i];
                 let found = banks.iter().find(|b| {
-                    let have = st
-                        .charged
+                    let have = charged
                         .get(*b)
                         .copied()
                         .unwrap_or(0)
                         .saturating_add(taken.get(*b).copied().unwrap_or(0));
-                    st.manifest
+                    inp.manifest
                         .budget(b)
                         .is_none_or(|cap| have.saturating_add(need) <= cap)
                 });
                 let Some(b) = found.or(banks.first()) else {
                     return Err(Error::input(format!(
                         "persistent tensor `{}` has no writable memory to go to",
-                        st.graph.tensors[i].id
+                        inp.graph.tensors[i].id
                     )));
                 };
-                st.decided[i] = Some(Decision {
+                Some(Decision {
                     role: ArenaRole::Persistent,
                     memory: b.clone(),
                     source_memory: b.clone(),
@@ -125,41 +155,52 @@ pub(super) fn persistent(st: &mut State<'_>) -> Result<()> {
                         role: ArenaRole::Persistent,
                         bank: b.clone(),
                     },
-                });
-                b.clone()
+                })
             }
         };
-        let cost = st.slot_size[i].saturating_add(st.slot_align(i, &memory));
+        let Some(decision) = decision else { continue };
+        let memory = decision.memory.clone();
+        let cost = inp.slot_size[i].saturating_add(inp.slot_align(i, &memory));
         let t = taken.entry(memory.clone()).or_insert(0);
         *t = t.saturating_add(cost);
-        persistent.entry(memory).or_default().push(i);
+        persistent.entry(memory).or_default().push((i, decision));
     }
-    for (memory, tensors) in &persistent {
-        let arena = bump_arena(st, (ArenaRole::Persistent, memory, memory), tensors)?;
-        st.charge(memory, arena.used);
-        st.plan.persistent_arenas.insert(memory.clone(), arena);
+    let mut out = Bumped {
+        arenas: BTreeMap::new(),
+        placed: Vec::new(),
+        warnings: Vec::new(),
+    };
+    for (memory, members) in persistent {
+        let tensors: Vec<usize> = members.iter().map(|&(i, _)| i).collect();
+        let decisions = members.into_iter().map(|(_, d)| Some(d));
+        let role = (ArenaRole::Persistent, memory.as_str(), memory.as_str());
+        let arena = bump_arena(inp, role, &tensors, decisions, &mut out.placed)?;
+        out.arenas.insert(memory, arena);
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Stage 4: constants and state within every budget; then each arena's share of its
 /// memory's budget (`total_size`): constants first, then persistent state; scratch gets
 /// what is left.
-pub(super) fn budgets(st: &mut State<'_>) -> Result<()> {
-    for (memory, &used) in &st.charged {
-        let Some(cap) = st.manifest.budget(memory) else {
+pub(super) fn budgets(
+    inp: &Inputs<'_>,
+    mut constants: BTreeMap<String, ArenaUsage>,
+    mut persistent: BTreeMap<String, ArenaUsage>,
+) -> Result<Budgeted> {
+    let mut budget = charged(constants.values().chain(persistent.values()));
+    for (memory, &used) in &budget.charged {
+        let Some(cap) = inp.manifest.budget(memory) else {
             continue;
         };
         if used <= cap {
             continue;
         }
         let what: Vec<String> = [
-            st.plan
-                .constant_arenas
+            constants
                 .get(memory)
                 .map(|a| format!("constants {}", a.used)),
-            st.plan
-                .persistent_arenas
+            persistent
                 .get(memory)
                 .map(|a| format!("persistent {}", a.used)),
         ]
@@ -173,33 +214,32 @@ pub(super) fn budgets(st: &mut State<'_>) -> Result<()> {
         .help(format!(
             "raise the max_size of {memory}, or move constants or state elsewhere with memory.tensors rules"
         ));
-        return Err(st.at_budget(e, memory));
+        return Err(inp.at_budget(e, memory));
     }
-    let staged: Vec<(String, u64)> = st
-        .plan
-        .constant_arenas
-        .values()
-        .filter(|a| a.is_staged())
-        .map(|a| (a.source_memory.clone(), a.used))
+    budget.left = inp
+        .manifest
+        .platform
+        .memories
+        .iter()
+        .map(|m| (m.name.clone(), inp.manifest.budget(&m.name)))
         .collect();
-    for (source, used) in staged {
-        st.share(&source, used);
+    for a in constants.values().filter(|a| a.is_staged()) {
+        budget.share(&a.source_memory, a.used);
     }
-    let mut plan = std::mem::take(&mut st.plan);
-    for arena in plan
-        .constant_arenas
-        .values_mut()
-        .chain(plan.persistent_arenas.values_mut())
-    {
-        arena.total_size = st.share(&arena.memory, arena.used);
+    for arena in constants.values_mut().chain(persistent.values_mut()) {
+        arena.total_size = budget.share(&arena.memory, arena.used);
     }
-    st.plan = plan;
-    Ok(())
+    let plan = MemoryPlan {
+        constant_arenas: constants,
+        persistent_arenas: persistent,
+        ..MemoryPlan::default()
+    };
+    Ok(Budgeted { plan, budget })
 }
 
-/// Records the decision of a tensor the resolver already sent to a memory.
-fn decide_pinned(st: &mut State<'_>, i: usize) {
-    if let Some(Request {
+/// The decision of a tensor the resolver already sent to a memory.
+fn pinned(inp: &Inputs<'_>, i: usize) -> Option<Decision> {
+    let Some(Request {
         role,
         home: Home::Memory {
             memory,
@@ -207,47 +247,53 @@ fn decide_pinned(st: &mut State<'_>, i: usize) {
             reason,
         },
         rule,
-    }) = &st.requests[i]
-    {
-        st.decided[i] = Some(Decision {
-            role: *role,
-            memory: memory.clone(),
-            source_memory: source.clone(),
-            rule: *rule,
-            reason: reason.clone(),
-        });
-    }
+    }) = &inp.requests[i]
+    else {
+        return None;
+    };
+    Some(Decision {
+        role: *role,
+        memory: memory.clone(),
+        source_memory: source.clone(),
+        rule: *rule,
+        reason: reason.clone(),
+    })
 }
 
 /// Lays out a bump-allocated arena (constants or persistent state) of `role` in `memory`,
-/// sourced from `source`: every tensor in order at its slot alignment, offsets recorded.
+/// sourced from `source`: every tensor in order at its slot alignment, each placed (with
+/// its decision, when it has one) onto `placed`.
 fn bump_arena(
-    st: &mut State<'_>,
+    inp: &Inputs<'_>,
     (role, memory, source): (ArenaRole, &str, &str),
     tensors: &[usize],
+    decisions: impl Iterator<Item = Option<Decision>>,
+    placed: &mut Placed,
 ) -> Result<ArenaUsage> {
     let align = tensors
         .iter()
-        .map(|&i| st.slot_align(i, memory))
+        .map(|&i| inp.slot_align(i, memory))
         .max()
         .unwrap_or(1);
-    let base = st.arena_base_align(memory, align);
+    let base = inp.arena_base_align(memory, align);
     // No arena passes MAX_ARENA, so no offset in it overflows either.
     let mut arena = ArenaUsage::new(memory, role, source, MAX_ARENA, base);
-    for &i in tensors {
+    for (&i, decision) in tensors.iter().zip(decisions) {
         let off = arena
-            .allocate(st.slot_size[i], st.slot_align(i, memory))
+            .allocate(inp.slot_size[i], inp.slot_align(i, memory))
             .map_err(|_| {
                 Error::infeasible(format!(
                     "the {} arena in {memory} passes {MAX_ARENA} bytes, the largest arena, at tensor `{}` ({} bytes after {} bytes of others)",
                     role.name(),
-                    st.graph.tensors[i].id,
-                    st.slot_size[i],
+                    inp.graph.tensors[i].id,
+                    inp.slot_size[i],
                     arena.used
                 ))
                 .help("move some of these tensors to another memory with memory.tensors rules")
             })?;
-        st.offsets[i] = Some(off);
+        if let Some(d) = decision {
+            placed.push((i, d, off));
+        }
     }
     Ok(arena)
 }

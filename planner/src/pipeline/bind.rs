@@ -6,32 +6,36 @@ use std::string::String;
 use std::vec::Vec;
 
 use super::internal;
-use super::state::State;
+use super::inputs::{Inputs, Places};
 use crate::error::Result;
 use crate::par::{PARALLEL_FROM, both};
 use crate::placement::{Decision, Reason};
 use crate::plan::{MemoryPlan, TensorAllocation, TensorBinding, TensorLifetime};
 
-/// Binds every used tensor; returns the plan and each tensor's final decision.
-pub(super) fn bind(st: &State<'_>) -> Result<(MemoryPlan, Vec<Option<Decision>>)> {
-    let mut plan = st.plan.clone();
-    let tensors = &st.graph.tensors;
-    let last = st.last_op();
+/// Binds every used tensor where `places` put its slot, into `plan` (the arenas); returns
+/// the plan and each tensor's final decision.
+pub(super) fn bind(
+    inp: &Inputs<'_>,
+    places: &Places,
+    mut plan: MemoryPlan,
+) -> Result<(MemoryPlan, Vec<Option<Decision>>)> {
+    let tensors = &inp.graph.tensors;
+    let last = inp.last_op();
     // Bound tensors by id: the plan's maps are built from sorted entries in one go, not by
     // a search per insertion (which, on 10^6 tensors, was most of this stage).
     let mut bound: Vec<usize> = (0..tensors.len())
-        .filter(|&i| st.requests[i].is_some())
+        .filter(|&i| inp.requests[i].is_some())
         .collect();
     bound.sort_unstable_by(|&a, &b| tensors[a].id.cmp(&tensors[b].id));
     // On large graphs the two maps are built on two threads.
     let (allocs, lifetimes) = both(
         bound.len() >= PARALLEL_FROM,
-        || allocations(st, &bound),
+        || allocations(inp, places, &bound),
         || {
             let entries = bound.iter().map(|&i| {
                 let t = &tensors[i];
-                let own = st.lifetimes.own.get(&crate::graph::TensorIndex(i as u32));
-                let (start, end) = own.copied().or(st.lifetimes.live[i]).unwrap_or((0, last));
+                let own = inp.lifetimes.own.get(&crate::graph::TensorIndex(i as u32));
+                let (start, end) = own.copied().or(inp.lifetimes.live[i]).unwrap_or((0, last));
                 let lifetime = TensorLifetime {
                     tensor_id: t.id.clone(),
                     start_op: start,
@@ -54,14 +58,18 @@ type Allocations = BTreeMap<String, TensorAllocation>;
 
 /// The allocation of each tensor of `bound` (bound tensors by id), as the plan's map, and
 /// each tensor's final decision (by index; aliases take their slot's and say so).
-fn allocations(st: &State<'_>, bound: &[usize]) -> Result<(Allocations, Vec<Option<Decision>>)> {
-    let tensors = &st.graph.tensors;
+fn allocations(
+    inp: &Inputs<'_>,
+    places: &Places,
+    bound: &[usize],
+) -> Result<(Allocations, Vec<Option<Decision>>)> {
+    let tensors = &inp.graph.tensors;
     let mut decisions: Vec<Option<Decision>> = vec![None; tensors.len()];
     let mut allocs = Vec::with_capacity(bound.len());
     for &i in bound {
         let t = &tensors[i];
-        let slot = st.lifetimes.slot_of[i].get();
-        let (Some(d), Some(offset)) = (st.decided[slot].as_ref(), st.offsets[slot]) else {
+        let slot = inp.lifetimes.slot_of[i].get();
+        let (Some(d), Some(offset)) = (places.decided[slot].as_ref(), places.offsets[slot]) else {
             return Err(internal(&format!("tensor {} was not placed", t.id)));
         };
         let binding = TensorBinding {
@@ -81,7 +89,7 @@ fn allocations(st: &State<'_>, bound: &[usize]) -> Result<(Allocations, Vec<Opti
             },
         ));
         // An in-place pair shares the slot at one op only: not an alias.
-        let in_place = st
+        let in_place = inp
             .lifetimes
             .own
             .contains_key(&crate::graph::TensorIndex(i as u32));

@@ -1,28 +1,36 @@
 //! The pipeline for one graph: lifetimes → placement → packing → plan → verify, as stage
-//! functions over one explicit [`State`](state::State):
+//! functions that each take what they read (borrowed) and return what they decided, so the
+//! order is in the types:
 //!
-//! 1. [`state::State::new`]: lifetimes (with scratch slabs between runs), the resolver's
-//!    requests, slot sizes of alias groups.
-//! 2. [`arenas::constants`]: one bump-allocated constant arena per runtime memory, each
-//!    with one source memory (a staged arena charges its source memory for the blob and its
-//!    destination for the copy).
-//! 3. [`arenas::persistent`]: state, pinned or in the first bank with room.
-//! 4. [`arenas::budgets`]: constants and state within budget; each arena's share.
-//! 5. [`scratch::fill`]: scratch fills the banks in preference order, pinned tensors first;
-//!    an unpinned tensor that does not fit spills to the next bank.
-//! 6. [`bind::bind`]: every used tensor bound (aliases take their slot's binding).
+//! 1. [`inputs::Inputs::new`] → `Inputs`: lifetimes (with scratch slabs between runs), the
+//!    resolver's requests, slot sizes of alias groups; read-only from here on.
+//! 2. [`arenas::constants`] → `Bumped`: one bump-allocated constant arena per runtime
+//!    memory, each with one source memory (a staged arena charges its source memory for the
+//!    blob and its destination for the copy).
+//! 3. [`arenas::persistent`] (after the constants' charges) → `Bumped`: state, pinned or
+//!    in the first bank with room.
+//! 4. [`arenas::budgets`] (the two arena sets) → `Budgeted`: constants and state within
+//!    budget; each arena's share; the `Budget` scratch has left.
+//! 5. [`scratch::fill`] (the budget left) → `Scratch`: scratch fills the banks in
+//!    preference order, pinned tensors first; an unpinned tensor that does not fit spills
+//!    to the next bank. The three stages' placed roots make the `Places`;
+//!    [`scratch::join_split`] puts split in-place pairs at one offset.
+//! 6. [`bind::bind`] (the places and the arenas) → the `MemoryPlan`: every used tensor
+//!    bound (aliases take their slot's binding).
 //! 7. [`crate::verify`]: the independent checker.
 //!
-//! A group of models ([`plan_group`]) plans each model alone, then lays out the group's
-//! shared arenas (see `group.rs`).
+//! One model or many are planned by one function, [`plan_unit`]: each model alone
+//! ([`plan_alone`]: op order, in-place ops, patches, then the stages above), then the
+//! unit's shared arenas (with one model, its own arenas unchanged), then the unit check
+//! (see `unit.rs`). [`plan`], [`plan_graph`] and [`plan_group`] are its callers.
 
 mod arenas;
 mod bind;
-mod group;
+mod inputs;
 mod problem;
 mod scratch;
 mod solve;
-mod state;
+mod unit;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -37,11 +45,12 @@ use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
 use crate::patch::{self, PatchMode};
 use crate::patch_plan::PatchInput;
+use crate::plan::MemoryPlan;
 use crate::schedule;
 use crate::verify::{self, VerifyRules};
 
 pub use crate::planned::{ArenaReport, ArenaUser, GroupArena, GroupPlanned, Planned};
-pub use group::{plan_group, users_of};
+pub use unit::{Unit, plan_group, plan_unit, users_of};
 pub use problem::{ProblemInput, ProblemOutcome, plan_problem, problem_input};
 pub use solve::{MAX_PROBLEM_HEIGHT, Solution, SolvedProblem, solve_problem};
 
@@ -52,10 +61,19 @@ pub fn plan(manifest: &Manifest) -> Result<Planned> {
     plan_graph(manifest, &graph)
 }
 
-/// Plans `graph` under `manifest`: reorders its ops when the manifest asks
-/// (`schedule = "memory"`), adds the in-place aliases it allows, then plans with lifetimes
-/// from the resulting op order.
+/// Plans `graph` under `manifest` as a unit of one ([`plan_unit`]).
 pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
+    let mut planned = plan_unit(&Unit::one(manifest, graph))?;
+    match (planned.models.pop(), planned.models.is_empty()) {
+        (Some(p), true) => Ok(p),
+        _ => Err(internal("a unit of one model did not plan one model")),
+    }
+}
+
+/// Plans one model of a unit on its own: reorders its ops when the manifest asks
+/// (`schedule = "memory"`), adds the in-place aliases it allows, then plans with lifetimes
+/// from the resulting op order. [`plan_unit`] lays the result out and checks it.
+fn plan_alone(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     graph.validate()?;
     let classic_bound = if manifest.aliasing.in_place {
         Some(classic_bound(manifest, graph)?)
@@ -222,7 +240,7 @@ fn live_bound(g: &Graph, lt: &Lifetimes) -> u64 {
     best.max(0) as u64
 }
 
-/// The rest of [`plan_graph`] for a graph in its final op order: aliases and in-place ops
+/// The rest of [`plan_alone`] for a graph in its final op order: aliases and in-place ops
 /// (those a patch stage allows), then lifetimes and the stages.
 fn finish(manifest: &Manifest, mut g: Graph) -> Result<Planned> {
     let found = alias::detect(&g, &manifest.aliasing);
@@ -320,20 +338,29 @@ fn classic_bound(manifest: &Manifest, graph: &Graph) -> Result<u64> {
 }
 
 /// Plans `graph` with given lifetimes and fixed scratch offsets (a CSV problem's `offset`
-/// column): the stages in order. An owned graph moves into the result (on 10^6 tensors a
-/// copy costs a second and hundreds of megabytes); a borrowed one is copied.
+/// column): the stages in order, then the check. An owned graph moves into the result (on
+/// 10^6 tensors a copy costs a second and hundreds of megabytes); a borrowed one is copied.
 pub(crate) fn plan_lifetimes(
     manifest: &Manifest,
     graph: Cow<'_, Graph>,
     lifetimes: &Lifetimes,
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<Planned> {
-    plan_with(manifest, graph, lifetimes, fixed)?
-        .map_err(|_| internal("split in-place slots outside the model pipeline"))
+    let planned = plan_with(manifest, graph, lifetimes, fixed)?
+        .map_err(|_| internal("split in-place slots outside the model pipeline"))?;
+    let rules = VerifyRules::from_manifest(manifest);
+    if let Err(violations) = verify::verify_with(&planned.graph, &planned.plan, &rules) {
+        let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
+        return Err(internal(&format!(
+            "the plan failed verification: {}",
+            list.join("; ")
+        )));
+    }
+    Ok(planned)
 }
 
-/// [`plan_lifetimes`]; `Ok(Err(pairs))` when those split in-place pairs
-/// ([`Lifetimes::split`]) could not be put at one offset.
+/// The stages in order, unchecked (the caller checks what it keeps); `Ok(Err(pairs))` when
+/// those split in-place pairs ([`Lifetimes::split`]) could not be put at one offset.
 fn plan_with(
     manifest: &Manifest,
     graph: Cow<'_, Graph>,
@@ -341,26 +368,29 @@ fn plan_with(
     fixed: &BTreeMap<TensorIndex, u64>,
 ) -> Result<std::result::Result<Planned, Vec<scratch::Unjoined>>> {
     let (plan, decisions, reports, warnings) = {
-        let mut st = state::State::new(manifest, &graph, lifetimes, fixed)?;
-        arenas::constants(&mut st)?;
-        arenas::persistent(&mut st)?;
-        arenas::budgets(&mut st)?;
-        scratch::fill(&mut st)?;
-        let failed = scratch::join_split(&mut st);
-        if !failed.is_empty() {
-            return Ok(Err(failed));
-        }
-        let (plan, decisions) = bind::bind(&st)?;
-        (plan, decisions, st.reports, st.warnings)
+        let (inp, mut warnings) = inputs::Inputs::new(manifest, &graph, lifetimes, fixed)?;
+        let constants = arenas::constants(&inp)?;
+        let persistent = arenas::persistent(&inp, &constants.arenas)?;
+        let budgeted = arenas::budgets(&inp, constants.arenas, persistent.arenas)?;
+        let scratch = scratch::fill(&inp, budgeted.budget)?;
+        let places = inputs::Places::of(
+            graph.tensors.len(),
+            [constants.placed, persistent.placed, scratch.placed],
+        );
+        let places = match scratch::join_split(&inp, &scratch.reports, places) {
+            Ok(places) => places,
+            Err(failed) => return Ok(Err(failed)),
+        };
+        let plan = MemoryPlan {
+            arena_usages: scratch.arenas,
+            ..budgeted.plan
+        };
+        let (plan, decisions) = bind::bind(&inp, &places, plan)?;
+        warnings.extend(constants.warnings);
+        warnings.extend(persistent.warnings);
+        warnings.extend(scratch.warnings);
+        (plan, decisions, scratch.reports, warnings)
     };
-    let rules = VerifyRules::from_manifest(manifest);
-    if let Err(violations) = verify::verify_with(&graph, &plan, &rules) {
-        let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
-        return Err(internal(&format!(
-            "the plan failed verification: {}",
-            list.join("; ")
-        )));
-    }
     let ops = graph.ops.len() as u32;
     Ok(Ok(Planned {
         graph: graph.into_owned(),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use super::state::State;
+use super::inputs::{Budget, Inputs, Placed, Places};
 use super::{ArenaReport, internal};
 use crate::error::{Error, Result};
 use crate::graph::TensorIndex;
@@ -23,22 +23,29 @@ struct Banks {
     pinned: BTreeMap<String, Vec<usize>>,
 }
 
-/// Fills the scratch banks; errors when a bank overflows with pinned tensors or when a
-/// tensor fits no bank.
-pub(super) fn fill(st: &mut State<'_>) -> Result<()> {
-    let preferred: Vec<String> = st
-        .manifest
-        .scratch_banks()
-        .iter()
-        .map(|m| m.name.clone())
-        .collect();
+/// What the scratch stage returns.
+pub(super) struct Scratch {
+    /// The scratch arenas, by memory.
+    pub(super) arenas: BTreeMap<String, ArenaUsage>,
+    /// Their figures, in bank order.
+    pub(super) reports: Vec<ArenaReport>,
+    /// The slot roots it placed.
+    pub(super) placed: Placed,
+    /// Warnings for the user.
+    pub(super) warnings: Vec<String>,
+}
+
+/// Stage 5: fills the scratch banks with what `budget` has left; errors when a bank
+/// overflows with pinned tensors or when a tensor fits no bank.
+pub(super) fn fill(inp: &Inputs<'_>, mut budget: Budget) -> Result<Scratch> {
+    let preferred = inp.bank_names();
     let mut banks = Banks {
         all: preferred.clone(),
         preferred,
         pinned: BTreeMap::new(),
     };
     let mut carry: Vec<usize> = Vec::new();
-    for (i, r) in st.roots_of(ArenaRole::Scratch) {
+    for (i, r) in inp.roots_of(ArenaRole::Scratch) {
         match &r.home {
             Home::Memory { memory, .. } => {
                 if !banks.all.contains(memory) {
@@ -49,68 +56,112 @@ pub(super) fn fill(st: &mut State<'_>) -> Result<()> {
             Home::FirstBankWithRoom => carry.push(i),
         }
     }
+    let mut out = Scratch {
+        arenas: BTreeMap::new(),
+        reports: Vec::new(),
+        placed: Vec::new(),
+        warnings: Vec::new(),
+    };
     let mut spills: BTreeMap<usize, Vec<SpillNote>> = BTreeMap::new();
     for bi in 0..banks.all.len() {
-        carry = fill_bank(st, &banks, bi, carry, &mut spills)?;
+        let bank = Bank {
+            banks: &banks,
+            bi,
+            charged: &budget.charged,
+        };
+        let capacity = budget.left.get(&banks.all[bi]).copied().flatten();
+        let packed = fill_bank(inp, &bank, capacity, carry, &mut spills)?;
+        carry = packed.carry;
+        let Some((mut arena, report)) = packed.arena else {
+            continue;
+        };
+        arena.total_size = budget.share(&arena.memory, arena.used);
+        out.arenas.insert(arena.memory.clone(), arena);
+        out.reports.push(report);
+        out.placed.extend(packed.placed);
     }
     if let Some(&i) = carry.first() {
-        return Err(no_room(st, i, spills.get(&i).map_or(&[], |v| v)));
+        return Err(no_room(inp, i, spills.get(&i).map_or(&[], |v| v)));
     }
-    let spilled = st
-        .decided
+    let spilled = out
+        .placed
         .iter()
-        .flatten()
-        .filter(|d| matches!(d.reason, Reason::Spilled { .. }))
+        .filter(|(_, d, _)| matches!(d.reason, Reason::Spilled { .. }))
         .count();
     if spilled > 0 {
-        st.warnings.push(format!(
+        out.warnings.push(format!(
             "{spilled} scratch tensors spilled past their preferred bank (see `planner explain`)"
         ));
     }
-    Ok(())
+    Ok(out)
 }
 
-/// Packs bank `bi`: its pinned tensors and, for a preferred bank, everything carried from
-/// the banks before it. Returns what did not fit.
-fn fill_bank(
-    st: &mut State<'_>,
-    banks: &Banks,
+/// The bank `fill_bank` packs: the banks, its index, and what constants and state charged.
+struct Bank<'b> {
+    banks: &'b Banks,
     bi: usize,
+    charged: &'b BTreeMap<String, u64>,
+}
+
+/// What one bank's packing returns.
+struct Packed {
+    /// The bank's arena (its `total_size` still to share) and figures, when anything went
+    /// there.
+    arena: Option<(ArenaUsage, ArenaReport)>,
+    /// The roots placed there.
+    placed: Placed,
+    /// What did not fit, for the next bank.
+    carry: Vec<usize>,
+}
+
+/// Packs bank `bank.bi` (its budget left: `capacity`): its pinned tensors and, for a
+/// preferred bank, everything carried from the banks before it.
+fn fill_bank(
+    inp: &Inputs<'_>,
+    bank: &Bank<'_>,
+    capacity: Option<u64>,
     mut carry: Vec<usize>,
     spills: &mut BTreeMap<usize, Vec<SpillNote>>,
-) -> Result<Vec<usize>> {
-    let bank = &banks.all[bi];
+) -> Result<Packed> {
+    let (banks, bi) = (bank.banks, bank.bi);
+    let name = &banks.all[bi];
     let in_preference = bi < banks.preferred.len();
-    let pins: &[usize] = banks.pinned.get(bank).map_or(&[], |v| v);
+    let pins: &[usize] = banks.pinned.get(name).map_or(&[], |v| v);
     let movers: Vec<usize> = if in_preference {
         std::mem::take(&mut carry)
     } else {
         Vec::new()
     };
+    let mut out = Packed {
+        arena: None,
+        placed: Vec::new(),
+        carry: Vec::new(),
+    };
     if pins.is_empty() && movers.is_empty() {
-        return Ok(carry);
+        out.carry = carry;
+        return Ok(out);
     }
     let members: Vec<usize> = pins.iter().chain(&movers).copied().collect();
-    let capacity = st.budget_left.get(bank).copied().flatten();
     // The packers work below the largest arena even in an unlimited memory, so no height
     // or offset they compute can overflow.
     let limit = capacity.map_or(MAX_ARENA, |c| c.min(MAX_ARENA));
     let last_bank = bi + 1 == banks.preferred.len() || !in_preference;
-    let problem = bank_problem(st, bank, &members, pins.len(), Some(limit), last_bank);
-    let report = pack::pack_report(&st.manifest.planner, &problem);
+    let problem = bank_problem(inp, name, &members, pins.len(), Some(limit), last_bank);
+    let report = pack::pack_report(&inp.manifest.planner, &problem);
     let packing = report.packing;
     let mut placed = Vec::new();
     for (k, (&i, off)) in members.iter().zip(&packing.offsets).enumerate() {
         match off {
             Some(o) => {
-                st.offsets[i] = Some(*o);
                 placed.push(k);
-                decide(st, i, bank, spills.remove(&i));
+                if let Some(d) = decide(inp, i, name, spills.remove(&i)) {
+                    out.placed.push((i, d, *o));
+                }
             }
             None => {
                 let (op, left) = fullest_op(&problem, &packing.offsets, k, limit);
                 spills.entry(i).or_default().push(SpillNote {
-                    bank: bank.clone(),
+                    bank: name.clone(),
                     op,
                     needs: padded(&problem.items[k]),
                     left,
@@ -120,16 +171,14 @@ fn fill_bank(
         }
     }
     if packing.height > limit {
-        return Err(bank_full(
-            st,
-            banks,
-            bank,
-            &members,
-            pins.len(),
-            &problem,
-            &packing,
-            limit,
-        ));
+        let full = Full {
+            members: &members,
+            pins: pins.len(),
+            problem: &problem,
+            packing: &packing,
+            cap: limit,
+        };
+        return Err(bank_full(inp, bank, &full));
     }
     // The bound of the placed items, the one the certificate's `optimal` rests on.
     let lower_bound = report.certificate.lower_bound;
@@ -139,33 +188,37 @@ fn fill_bank(
         .map(|&k| problem.items[k].align)
         .max()
         .unwrap_or(1);
-    let base = st.arena_base_align(bank, align);
-    let mut arena = ArenaUsage::new(bank.clone(), ArenaRole::Scratch, bank.clone(), 0, base);
+    let base = inp.arena_base_align(name, align);
+    let mut arena = ArenaUsage::new(name.clone(), ArenaRole::Scratch, name.clone(), 0, base);
     arena.used = used;
-    arena.total_size = st.share(bank, used);
-    st.plan.arena_usages.insert(bank.clone(), arena);
-    st.reports.push(ArenaReport {
-        memory: bank.clone(),
+    let figures = ArenaReport {
+        memory: name.clone(),
         used,
         budget: capacity,
         lower_bound,
         fragmentation: used.saturating_sub(lower_bound),
         // The height reaches the lower bound, or the exact search proved it.
         optimal: report.certificate.optimal,
-    });
-    Ok(carry)
+    };
+    out.arena = Some((arena, figures));
+    out.carry = carry;
+    Ok(out)
 }
 
 /// Puts the two slots of each split in-place pair ([`crate::lifetimes::Lifetimes::split`])
 /// at one offset: the output's slot moves to the input's offset, or the input's to the
 /// output's, where that range is free over the moved slot's ops and inside the arena's
 /// height. Returns the pairs neither move works for.
-pub(super) fn join_split(st: &mut State<'_>) -> Vec<Unjoined> {
+pub(super) fn join_split(
+    inp: &Inputs<'_>,
+    reports: &[ArenaReport],
+    mut places: Places,
+) -> std::result::Result<Places, Vec<Unjoined>> {
     let mut failed = Vec::new();
-    for &(input, output) in &st.lifetimes.split {
+    for &(input, output) in &inp.lifetimes.split {
         let (ri, ro) = (
-            st.lifetimes.slot_of[input.get()].get(),
-            st.lifetimes.slot_of[output.get()].get(),
+            inp.lifetimes.slot_of[input.get()].get(),
+            inp.lifetimes.slot_of[output.get()].get(),
         );
         let unjoined = |input_offset| Unjoined {
             output,
@@ -173,11 +226,11 @@ pub(super) fn join_split(st: &mut State<'_>) -> Vec<Unjoined> {
             output_slot: TensorIndex(ro as u32),
             input_offset,
         };
-        let (Some(di), Some(d_o)) = (&st.decided[ri], &st.decided[ro]) else {
+        let (Some(di), Some(d_o)) = (&places.decided[ri], &places.decided[ro]) else {
             failed.push(unjoined(None));
             continue;
         };
-        let (Some(oi), Some(oo)) = (st.offsets[ri], st.offsets[ro]) else {
+        let (Some(oi), Some(oo)) = (places.offsets[ri], places.offsets[ro]) else {
             failed.push(unjoined(None));
             continue;
         };
@@ -191,16 +244,28 @@ pub(super) fn join_split(st: &mut State<'_>) -> Vec<Unjoined> {
         if oi == oo {
             continue;
         }
-        let memory = di.memory.clone();
-        if free_at(st, ro, oi, &memory) {
-            st.offsets[ro] = Some(oi);
-        } else if free_at(st, ri, oo, &memory) {
-            st.offsets[ri] = Some(oo);
+        let bank = Slots {
+            inp,
+            places: &places,
+            height: reports
+                .iter()
+                .find(|a| a.memory == di.memory)
+                .map_or(0, |a| a.used),
+            memory: &di.memory,
+        };
+        if bank.free_at(ro, oi) {
+            places.offsets[ro] = Some(oi);
+        } else if bank.free_at(ri, oo) {
+            places.offsets[ri] = Some(oo);
         } else {
             failed.push(unjoined(Some(oi)));
         }
     }
-    failed
+    if failed.is_empty() {
+        Ok(places)
+    } else {
+        Err(failed)
+    }
 }
 
 /// A split in-place pair whose slots ended at two offsets.
@@ -215,62 +280,71 @@ pub(super) struct Unjoined {
     pub(super) input_offset: Option<u64>,
 }
 
-/// True when slot root `r` can move to `offset` of scratch bank `memory`: aligned, inside
-/// the arena's height, and clear of every other slot live at one of its ops.
-fn free_at(st: &State<'_>, r: usize, offset: u64, memory: &str) -> bool {
-    let size = st.slot_size[r];
-    let height = st
-        .reports
-        .iter()
-        .find(|a| a.memory == memory)
-        .map_or(0, |a| a.used);
-    let Some((a, b)) = st.lifetimes.live[r] else {
-        return false;
-    };
-    if !offset.is_multiple_of(st.slot_align(r, memory)) || offset.saturating_add(size) > height {
-        return false;
-    }
-    st.roots.iter().all(|&j| {
-        if j == r || st.slot_size[j] == 0 {
-            return true;
-        }
-        let (Some(d), Some(o), Some((s, e))) =
-            (&st.decided[j], st.offsets[j], st.lifetimes.live[j])
-        else {
-            return true;
+/// The scratch slots of one bank, as placed so far.
+struct Slots<'s, 'a> {
+    inp: &'s Inputs<'a>,
+    places: &'s Places,
+    /// The bank's arena height.
+    height: u64,
+    memory: &'s str,
+}
+
+impl Slots<'_, '_> {
+    /// True when slot root `r` can move to `offset` of the bank: aligned, inside the
+    /// arena's height, and clear of every other slot live at one of its ops.
+    fn free_at(&self, r: usize, offset: u64) -> bool {
+        let (inp, places, memory) = (self.inp, self.places, self.memory);
+        let size = inp.slot_size[r];
+        let Some((a, b)) = inp.lifetimes.live[r] else {
+            return false;
         };
-        d.role != ArenaRole::Scratch
-            || d.memory != memory
-            || e < a
-            || b < s
-            || o.saturating_add(st.slot_size[j]) <= offset
-            || offset.saturating_add(size) <= o
-    })
+        if !offset.is_multiple_of(inp.slot_align(r, memory))
+            || offset.saturating_add(size) > self.height
+        {
+            return false;
+        }
+        inp.roots.iter().all(|&j| {
+            if j == r || inp.slot_size[j] == 0 {
+                return true;
+            }
+            let (Some(d), Some(o), Some((s, e))) =
+                (&places.decided[j], places.offsets[j], inp.lifetimes.live[j])
+            else {
+                return true;
+            };
+            d.role != ArenaRole::Scratch
+                || d.memory != memory
+                || e < a
+                || b < s
+                || o.saturating_add(inp.slot_size[j]) <= offset
+                || offset.saturating_add(size) <= o
+        })
+    }
 }
 
 /// The packing problem of one bank: pinned members first (never spilled), then movers,
 /// which may spill unless this is the last bank they can go to.
 fn bank_problem(
-    st: &State<'_>,
+    inp: &Inputs<'_>,
     bank: &str,
     members: &[usize],
     pins: usize,
     capacity: Option<u64>,
     last_bank: bool,
 ) -> Problem {
-    let last = st.last_op();
+    let last = inp.last_op();
     Problem {
         items: members
             .iter()
             .enumerate()
             .map(|(k, &i)| {
-                let (start, end) = st.lifetimes.live[i].unwrap_or((0, last));
+                let (start, end) = inp.lifetimes.live[i].unwrap_or((0, last));
                 Item {
-                    size: st.slot_size[i],
+                    size: inp.slot_size[i],
                     start,
                     end,
-                    align: st.slot_align(i, bank),
-                    fixed: st.fixed.get(&TensorIndex(i as u32)).copied(),
+                    align: inp.slot_align(i, bank),
+                    fixed: inp.fixed.get(&TensorIndex(i as u32)).copied(),
                     spillable: k >= pins && !last_bank,
                 }
             })
@@ -279,10 +353,10 @@ fn bank_problem(
     }
 }
 
-/// Records that scratch tensor `i` went to `bank`: pinned ones keep their reason, movers
-/// say whether they spilled.
-fn decide(st: &mut State<'_>, i: usize, bank: &str, notes: Option<Vec<SpillNote>>) {
-    let Some(r) = &st.requests[i] else { return };
+/// Where scratch tensor `i` went in `bank`: pinned ones keep their reason, movers say
+/// whether they spilled.
+fn decide(inp: &Inputs<'_>, i: usize, bank: &str, notes: Option<Vec<SpillNote>>) -> Option<Decision> {
+    let r = inp.requests[i].as_ref()?;
     let reason = match &r.home {
         Home::Memory { reason, .. } => reason.clone(),
         Home::FirstBankWithRoom => match notes {
@@ -293,27 +367,35 @@ fn decide(st: &mut State<'_>, i: usize, bank: &str, notes: Option<Vec<SpillNote>
             },
         },
     };
-    st.decided[i] = Some(Decision {
+    Some(Decision {
         role: r.role,
         memory: bank.into(),
         source_memory: bank.into(),
         rule: r.rule,
         reason,
-    });
+    })
+}
+
+/// A bank's packing that passes its capacity `cap`: its members (the first `pins` of them
+/// pinned), their problem and packing.
+struct Full<'f> {
+    members: &'f [usize],
+    pins: usize,
+    problem: &'f Problem,
+    packing: &'f Packing,
+    cap: u64,
 }
 
 /// A bank whose unspillable tensors pass its capacity: names the highest one.
-#[allow(clippy::too_many_arguments)]
-fn bank_full(
-    st: &State<'_>,
-    banks: &Banks,
-    bank: &str,
-    members: &[usize],
-    pins: usize,
-    problem: &Problem,
-    packing: &Packing,
-    cap: u64,
-) -> Error {
+fn bank_full(inp: &Inputs<'_>, bank: &Bank<'_>, full: &Full<'_>) -> Error {
+    let Full {
+        members,
+        pins,
+        problem,
+        packing,
+        cap,
+    } = *full;
+    let name = bank.banks.all[bank.bi].as_str();
     let Some(k) = (0..members.len())
         .filter_map(|k| packing.offsets[k].map(|o| (k, o)))
         .max_by_key(|&(k, o)| {
@@ -333,16 +415,16 @@ fn bank_full(
             "an arena holds at most {MAX_ARENA} bytes (the largest object of a 32-bit target); move tensors to another bank with memory.tensors rules"
         )
     } else if k < pins {
-        let next = banks.preferred.iter().find(|b| *b != bank);
+        let next = bank.banks.preferred.iter().find(|b| *b != name);
         format!(
-            "raise the max_size of {bank}{}",
+            "raise the max_size of {name}{}",
             next.map(|n| format!(" or let it spill to {n} (unpin it)"))
                 .unwrap_or_default()
         )
     } else {
-        format!("raise the max_size of {bank}, or add a bank to memory.constraints")
+        format!("raise the max_size of {name}, or add a bank to memory.constraints")
     };
-    let t = &st.graph.tensors[i];
+    let t = &inp.graph.tensors[i];
     let it = &problem.items[k];
     // What the bank would need: the bound of every tensor that cannot leave it.
     let stays: Vec<bool> = (0..members.len())
@@ -351,20 +433,20 @@ fn bank_full(
     let need = pack::lower_bound_of(problem, Some(&stays));
     let count = stays.iter().filter(|&&s| s).count();
     let e = Error::infeasible(format!(
-        "memory {bank} is full: tensor {} ({}) needs {} bytes{} at op {op}, {left} left; the {count} scratch tensors that must stay in {bank} need at least {need} bytes, and {bank} has {cap} for scratch{}; {fix}",
+        "memory {name} is full: tensor {} ({}) needs {} bytes{} at op {op}, {left} left; the {count} scratch tensors that must stay in {name} need at least {need} bytes, and {name} has {cap} for scratch{}; {fix}",
         t.id,
         t.name,
         it.size,
-        padding_note(st, bank, it),
-        charged_note(st, bank),
+        padding_note(inp, name, it),
+        charged_note(inp, bank.charged, name),
     ));
-    st.at_budget(e, bank)
+    inp.at_budget(e, name)
 }
 
 /// `(its budget of B less U of constants and state)` when other arenas took part of the
 /// bank's budget before scratch.
-fn charged_note(st: &State<'_>, bank: &str) -> String {
-    match (st.manifest.budget(bank), st.charged.get(bank)) {
+fn charged_note(inp: &Inputs<'_>, charged: &BTreeMap<String, u64>, bank: &str) -> String {
+    match (inp.manifest.budget(bank), charged.get(bank)) {
         (Some(budget), Some(&used)) if used > 0 => {
             format!(" (its budget of {budget} less {used} of constants and state)")
         }
@@ -380,12 +462,12 @@ fn padded(it: &Item) -> u64 {
 
 /// ` (N with padding to its A-byte alignment, from arena_alignment A of BANK)` when the
 /// alignment costs bytes: a bank can be full of padding, not of data.
-fn padding_note(st: &State<'_>, bank: &str, it: &Item) -> String {
+fn padding_note(inp: &Inputs<'_>, bank: &str, it: &Item) -> String {
     let with = padded(it);
     if with == it.size {
         return String::new();
     }
-    let source = if st.manifest.memory_alignment(bank) >= it.align {
+    let source = if inp.manifest.memory_alignment(bank) >= it.align {
         format!(
             ", from min_alignment or the arena_alignment of {bank}; lower it to save the padding"
         )
@@ -399,22 +481,22 @@ fn padding_note(st: &State<'_>, bank: &str, it: &Item) -> String {
 }
 
 /// A scratch tensor that fits no bank.
-fn no_room(st: &State<'_>, i: usize, notes: &[SpillNote]) -> Error {
-    let t = &st.graph.tensors[i];
-    let live = st.lifetimes.live[i];
+fn no_room(inp: &Inputs<'_>, i: usize, notes: &[SpillNote]) -> Error {
+    let t = &inp.graph.tensors[i];
+    let live = inp.lifetimes.live[i];
     let text: Vec<String> = notes.iter().map(|n| n.to_string()).collect();
     let e = Error::infeasible(format!(
         "no memory has room for tensor {} ({}): {} bytes over ops {}..={}; {}",
         t.id,
         t.name,
-        st.slot_size[i],
+        inp.slot_size[i],
         live.map_or(0, |l| l.0),
         live.map_or(0, |l| l.1),
         text.join("; ")
     ))
     .help("raise max_size in memory.constraints, or add another writable bank to it");
     match notes.last() {
-        Some(n) => st.at_budget(e, &n.bank),
+        Some(n) => inp.at_budget(e, &n.bank),
         None => e,
     }
 }

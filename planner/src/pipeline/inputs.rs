@@ -1,21 +1,21 @@
-//! The state the stages share: inputs, the resolver's requests, and what each stage has
-//! decided so far.
+//! Stage 1: what every later stage reads and none changes: the manifest, the graph, the
+//! lifetimes (with scratch slabs between runs), the resolver's requests and the slot sizes
+//! of alias groups. Also the value the placing stages return: where slot roots went.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::string::String;
 use std::vec::Vec;
 
-use super::ArenaReport;
 use crate::error::{Error, Result};
 use crate::graph::{Graph, TensorIndex};
 use crate::lifetimes::Lifetimes;
 use crate::manifest::Manifest;
 use crate::placement::{self, Decision, Request};
-use crate::plan::{ArenaRole, MemoryPlan};
+use crate::plan::ArenaRole;
 
-/// Everything the stages read and write, in one place.
-pub(super) struct State<'a> {
+/// The stages' shared, read-only inputs.
+pub(super) struct Inputs<'a> {
     pub(super) manifest: &'a Manifest,
     pub(super) graph: &'a Graph,
     /// Lifetimes, with scratch slabs moved one step past the last op.
@@ -24,34 +24,24 @@ pub(super) struct State<'a> {
     pub(super) fixed: &'a BTreeMap<TensorIndex, u64>,
     /// The resolver's request per tensor; `None` for unused tensors.
     pub(super) requests: Vec<Option<Request>>,
-    /// Final decisions of slot roots, filled in by the stages.
-    pub(super) decided: Vec<Option<Decision>>,
     /// Bytes of each slot root (an alias group takes its largest member's size).
     pub(super) slot_size: Vec<u64>,
     /// Used tensors that are not aliases, in graph order.
     pub(super) roots: Vec<usize>,
-    /// Offsets of slot roots in their arenas.
-    pub(super) offsets: Vec<Option<u64>>,
-    /// Bytes charged to each memory by constant and persistent arenas.
-    pub(super) charged: BTreeMap<String, u64>,
-    /// What each memory's budget has left (`None`: unlimited).
-    pub(super) budget_left: BTreeMap<String, Option<u64>>,
-    /// The plan's arenas so far.
-    pub(super) plan: MemoryPlan,
-    /// Scratch arena figures, in bank order.
-    pub(super) reports: Vec<ArenaReport>,
-    /// Warnings for the user.
-    pub(super) warnings: Vec<String>,
 }
 
-impl<'a> State<'a> {
-    /// Checks the inputs and runs the resolver.
+/// Slot roots one stage placed: (root, where it went, offset in its arena), in the order
+/// the stage placed them.
+pub(super) type Placed = Vec<(usize, Decision, u64)>;
+
+impl<'a> Inputs<'a> {
+    /// Checks the inputs and runs the resolver; also returns the resolver's warnings.
     pub(super) fn new(
         manifest: &'a Manifest,
         graph: &'a Graph,
         lifetimes: &'a Lifetimes,
         fixed: &'a BTreeMap<TensorIndex, u64>,
-    ) -> Result<State<'a>> {
+    ) -> Result<(Inputs<'a>, Vec<String>)> {
         graph.validate()?;
         if lifetimes.live.len() != graph.tensors.len() {
             return Err(Error::input(format!(
@@ -75,28 +65,16 @@ impl<'a> State<'a> {
                 slot_size[root] = slot_size[root].max(graph.tensors[i].size);
             }
         }
-        let budget_left = manifest
-            .platform
-            .memories
-            .iter()
-            .map(|m| (m.name.clone(), manifest.budget(&m.name)))
-            .collect();
-        Ok(State {
+        let inputs = Inputs {
             manifest,
             graph,
             lifetimes,
             fixed,
             requests,
-            decided: vec![None; n],
             slot_size,
             roots,
-            offsets: vec![None; n],
-            charged: BTreeMap::new(),
-            budget_left,
-            plan: MemoryPlan::default(),
-            reports: Vec::new(),
-            warnings: placement.warnings,
-        })
+        };
+        Ok((inputs, placement.warnings))
     }
 
     /// Slot alignment of tensor `t` in `memory`: max(the memory's alignment, the dtype's
@@ -115,6 +93,16 @@ impl<'a> State<'a> {
         16u64
             .max(self.manifest.memory_alignment(memory))
             .max(largest_slot)
+    }
+
+    /// The scratch banks' names, in preference order (`memory.constraints`, or every
+    /// writable memory).
+    pub(super) fn bank_names(&self) -> Vec<String> {
+        self.manifest
+            .scratch_banks()
+            .iter()
+            .map(|m| m.name.clone())
+            .collect()
     }
 
     /// The last op of the schedule (slabs included).
@@ -140,7 +128,42 @@ impl<'a> State<'a> {
             None => e,
         }
     }
+}
 
+/// Where every slot root went: the placing stages' results put together, by tensor index.
+pub(super) struct Places {
+    /// Final decisions of slot roots.
+    pub(super) decided: Vec<Option<Decision>>,
+    /// Offsets of slot roots in their arenas.
+    pub(super) offsets: Vec<Option<u64>>,
+}
+
+impl Places {
+    /// The places of `n` tensors from what each stage placed (a later stage's entry for a
+    /// root wins; no two stages place one root).
+    pub(super) fn of(n: usize, stages: [Placed; 3]) -> Places {
+        let mut places = Places {
+            decided: vec![None; n],
+            offsets: vec![None; n],
+        };
+        for (i, d, o) in stages.into_iter().flatten() {
+            places.decided[i] = Some(d);
+            places.offsets[i] = Some(o);
+        }
+        places
+    }
+}
+
+/// Bytes charged to each memory, and what its budget has left (`None`: unlimited).
+#[derive(Default)]
+pub(super) struct Budget {
+    /// Bytes charged to each memory by constant and persistent arenas.
+    pub(super) charged: BTreeMap<String, u64>,
+    /// What each memory's budget has left (`None`: unlimited).
+    pub(super) left: BTreeMap<String, Option<u64>>,
+}
+
+impl Budget {
     /// Charges `bytes` of `memory` to constants or state.
     pub(super) fn charge(&mut self, memory: &str, bytes: u64) {
         let e = self.charged.entry(memory.into()).or_insert(0);
@@ -150,7 +173,7 @@ impl<'a> State<'a> {
     /// Takes `used` bytes of `memory`'s remaining budget and returns the arena's
     /// `total_size`: what was left for it (its `used` when the memory is unlimited).
     pub(super) fn share(&mut self, memory: &str, used: u64) -> u64 {
-        match self.budget_left.get_mut(memory) {
+        match self.left.get_mut(memory) {
             Some(Some(l)) => {
                 let total = (*l).max(used);
                 *l = l.saturating_sub(used);

@@ -1,7 +1,10 @@
-//! Group planning: several models over one platform, one plan.
+//! Planning a unit: N >= 1 models over one platform, one plan. A model planned on its own
+//! ([`super::plan_graph`]) is a unit of one; a group manifest's models ([`plan_group`]) a
+//! unit of several.
 //!
-//! Every model is first planned alone ([`super::plan`]), so each model's scratch layout is
-//! the one it has alone. Then the group's arenas are laid out per memory and role:
+//! Every model is first planned alone ([`super::plan_alone`]), so each model's scratch
+//! layout is the one it has alone. Then the unit's arenas are laid out per memory and role
+//! (with one model, each arena is the model's own, unchanged):
 //!
 //! - **constants**: one arena per runtime memory (one source memory), every model's slots
 //!   bump-allocated in model order; a slot whose bytes are identical to one another model
@@ -12,51 +15,106 @@
 //!   the arena is the largest component's need, and with no `concurrent` set, the largest
 //!   model's need.
 //!
-//! Budgets are charged for the whole group. When a memory's total passes its budget, the
+//! Budgets are charged for the whole unit. When a memory's total passes its budget, the
 //! models using it are planned again with shares of that memory that add up to its budget
 //! (in model order within each concurrent component), so their overflow spills to the next
 //! bank as a single model's does; a group that still does not fit is refused naming the
 //! `max_size` to raise and the models to take out of `concurrent`. Then
-//! [`crate::verify::verify_group`] checks the result with cross-model lifetimes.
+//! [`crate::verify::verify_unit`] checks the result with cross-model lifetimes.
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
 
-use super::{ArenaUser, GroupArena, GroupPlanned, Planned, internal, plan};
+use super::{ArenaUser, GroupArena, GroupPlanned, Planned, internal, plan_alone};
 use crate::error::{Error, Result};
+use crate::graph::Graph;
 use crate::manifest::{Group, Manifest};
 use crate::plan::{ArenaRole, ArenaUsage, align_up};
+use crate::verify::{self, VerifyRules};
 
 /// Most rounds of re-planning models under smaller shares of a memory before the group is
 /// refused (each round lowers at least one share, so this only bounds pathological cases).
 const MAX_SPILL_ROUNDS: usize = 64;
 
-/// Plans every model of `group` and lays out the group's shared arenas.
+/// N >= 1 models to plan as one unit.
+#[derive(Debug, Clone)]
+pub struct Unit<'a> {
+    /// The unit's name (a group's, or the model's).
+    pub name: &'a str,
+    /// Each model's manifest and graph (as imported), in unit order. The first model's
+    /// manifest gives the platform and the budgets.
+    pub models: Vec<(&'a Manifest, &'a Graph)>,
+    /// Sets of models (indices into `models`) that may run at the same time.
+    pub concurrent: &'a [Vec<usize>],
+}
+
+impl<'a> Unit<'a> {
+    /// One model on its own.
+    pub fn one(manifest: &'a Manifest, graph: &'a Graph) -> Unit<'a> {
+        Unit {
+            name: &manifest.name,
+            models: vec![(manifest, graph)],
+            concurrent: &[],
+        }
+    }
+
+    /// The models of `group`, with their graphs in `graphs` (in model order).
+    pub fn of(group: &'a Group, graphs: &'a [Graph]) -> Unit<'a> {
+        Unit {
+            name: &group.name,
+            models: group.models.iter().zip(graphs).collect(),
+            concurrent: &group.concurrent,
+        }
+    }
+}
+
+/// Imports every model of `group` and plans them as one unit ([`plan_unit`]).
+pub fn plan_group(group: &Group) -> Result<GroupPlanned> {
+    let graphs: Vec<Graph> = group
+        .models
+        .iter()
+        .map(crate::import::load)
+        .collect::<Result<_>>()?;
+    plan_unit(&Unit::of(group, &graphs))
+}
+
+/// Plans every model of `unit` and lays out the unit's shared arenas: the one planning
+/// path for one model or many.
 ///
-/// When a memory's total for the group passes its budget, the models using it are planned
+/// When a memory's total for the unit passes its budget, the models using it are planned
 /// again jointly under that budget: each gets a share of the memory (the budget less the
 /// other models' constants and state there and the scratch of the models before it in its
 /// concurrent component), so its overflow spills to the next bank of `memory.constraints`
-/// exactly as a single model's would. Groups that fit are laid out from the plans alone.
-pub fn plan_group(group: &Group) -> Result<GroupPlanned> {
-    let mut alone: Vec<Planned> = group.models.iter().map(plan).collect::<Result<_>>()?;
-    let components = components(group.models.len(), &group.concurrent);
-    let manifest = &group.models[0];
+/// exactly as a single model's would. Units that fit are laid out from the plans alone.
+pub fn plan_unit(unit: &Unit<'_>) -> Result<GroupPlanned> {
+    let Some(&(manifest, _)) = unit.models.first() else {
+        return Err(Error::input(format!(
+            "group {} lists no model to plan",
+            unit.name
+        ))
+        .help("add a [[model]] table to the manifest"));
+    };
+    let mut alone: Vec<Planned> = unit
+        .models
+        .iter()
+        .map(|&(m, g)| plan_alone(m, g))
+        .collect::<Result<_>>()?;
+    let components = components(unit.models.len(), unit.concurrent);
     // (model, memory) → the model's budget in that memory when lower than the manifest's.
     let mut shares: BTreeMap<(usize, String), u64> = BTreeMap::new();
     let mut rounds = 0usize;
     let mut layout = loop {
-        let layout = lay_out(group, &alone, &components)?;
+        let layout = lay_out(unit, &alone, &components)?;
         let Some(over) = overflow(manifest, &layout) else {
             break layout;
         };
         rounds += 1;
         let spilled =
-            rounds <= MAX_SPILL_ROUNDS && spill(group, &components, &over, &mut shares, &mut alone);
+            rounds <= MAX_SPILL_ROUNDS && spill(unit, &components, &over, &mut shares, &mut alone);
         if !spilled {
-            return Err(refusal(group, manifest, &components, &layout, &over));
+            return Err(refusal(unit, manifest, &components, &layout, &over));
         }
     };
     charge(manifest, &mut layout);
@@ -66,16 +124,17 @@ pub fn plan_group(group: &Group) -> Result<GroupPlanned> {
         .map(|(k, p)| rebase(k, p, &layout))
         .collect::<Result<Vec<_>>>()?;
     let planned = GroupPlanned {
-        name: group.name.clone(),
+        name: unit.name.to_string(),
         models,
         arenas: layout.arenas,
-        concurrent: group.concurrent.clone(),
+        concurrent: unit.concurrent.to_vec(),
         shared_constants: layout.shared,
     };
-    if let Err(violations) = crate::verify::verify_group(group, &planned) {
+    let rules = VerifyRules::from_manifest(manifest);
+    if let Err(violations) = verify::verify_unit(&verify::Unit::of(&planned), &rules) {
         let list: Vec<String> = violations.iter().map(|v| v.to_string()).collect();
         return Err(internal(&format!(
-            "the group plan failed verification: {}",
+            "the plan failed verification: {}",
             list.join("; ")
         )));
     }
@@ -83,11 +142,11 @@ pub fn plan_group(group: &Group) -> Result<GroupPlanned> {
 }
 
 /// The group's arenas from the models' plans.
-fn lay_out(group: &Group, alone: &[Planned], components: &[Vec<usize>]) -> Result<Layout> {
+fn lay_out(unit: &Unit<'_>, alone: &[Planned], components: &[Vec<usize>]) -> Result<Layout> {
     let mut layout = Layout::default();
     scratch(alone, components, &mut layout);
     persistent(alone, &mut layout);
-    constants(group, alone, &mut layout)?;
+    constants(unit, alone, &mut layout)?;
     Ok(layout)
 }
 
@@ -160,7 +219,7 @@ fn own_fixed(p: &Planned, memory: &str) -> u64 {
 /// Returns false when no model could be planned under a smaller share (nothing more
 /// spills).
 fn spill(
-    group: &Group,
+    unit: &Unit<'_>,
     components: &[Vec<usize>],
     over: &Overflow,
     shares: &mut BTreeMap<(usize, String), u64>,
@@ -186,7 +245,8 @@ fn spill(
             // A share is only ever lowered, so the rounds end.
             let lower = shares.get(&key).is_none_or(|&s| share < s);
             if used > share && lower {
-                let replanned = with_share(&group.models[k], memory, share).map(|m| plan(&m));
+                let (manifest, graph) = unit.models[k];
+                let replanned = with_share(manifest, memory, share).map(|m| plan_alone(&m, graph));
                 if let Some(Ok(p)) = replanned {
                     alone[k] = p;
                     shares.insert(key, share);
@@ -212,7 +272,7 @@ fn with_share(manifest: &Manifest, memory: &str, share: u64) -> Option<Manifest>
 /// The error for a group that does not fit `over.memory` even after spilling: the figures,
 /// the `max_size` to raise and by how much, and the models to take out of `concurrent`.
 fn refusal(
-    group: &Group,
+    unit: &Unit<'_>,
     manifest: &Manifest,
     components: &[Vec<usize>],
     layout: &Layout,
@@ -222,10 +282,9 @@ fn refusal(
     let [c, p, s, lb] = over.need;
     let (total, cap) = (over.total(), over.cap);
     let name = |k: usize| {
-        group
-            .models
+        unit.models
             .get(k)
-            .map_or_else(|| k.to_string(), |m| m.name.clone())
+            .map_or_else(|| k.to_string(), |(m, _)| m.name.clone())
     };
     // The component whose stacked scratch is the memory's scratch arena.
     let arena = layout
@@ -270,7 +329,7 @@ fn refusal(
     }
     let e = Error::infeasible(format!(
         "group {} does not fit memory {memory}: it needs {total} bytes (constants {c}, persistent {p}, scratch {s}), budget {cap}, lower bound {lb}, and no model's scratch can spill further to a next bank",
-        group.name
+        unit.name
     ))
     .help(help);
     match manifest.budget_source(memory) {
@@ -437,8 +496,18 @@ struct Slot {
 /// A model's constant slots in `memory`, by offset (aliases share their root's slot).
 fn constant_slots(p: &Planned, manifest_align: u64, memory: &str) -> Vec<Slot> {
     let mut by: BTreeMap<u64, Slot> = BTreeMap::new();
-    for (_, t, b) in p.bound_tensors(Some(ArenaRole::Constant)) {
-        if b.memory != memory {
+    // The decisions say which tensors are constants here, so only those are looked up.
+    let here = |i: usize| {
+        p.decisions
+            .get(i)
+            .and_then(Option::as_ref)
+            .is_some_and(|d| d.role == ArenaRole::Constant && d.memory == memory)
+    };
+    for (_, t) in p.graph.tensors.iter().enumerate().filter(|&(i, _)| here(i)) {
+        let Some(b) = p.plan.binding(&t.id) else {
+            continue;
+        };
+        if b.role != ArenaRole::Constant || b.memory != memory {
             continue;
         }
         let align = manifest_align
@@ -464,7 +533,7 @@ type Stored = BTreeMap<(u64, Arc<[u8]>), (u64, usize)>;
 
 /// Constants: one arena per runtime memory, each model's slots in turn, identical buffers
 /// of two models stored once.
-fn constants(group: &Group, alone: &[Planned], layout: &mut Layout) -> Result<()> {
+fn constants(unit: &Unit<'_>, alone: &[Planned], layout: &mut Layout) -> Result<()> {
     for memory in memories(alone, ArenaRole::Constant) {
         let arenas: Vec<(usize, &ArenaUsage)> = alone
             .iter()
@@ -491,7 +560,7 @@ fn constants(group: &Group, alone: &[Planned], layout: &mut Layout) -> Result<()
         let mut stored: Stored = BTreeMap::new();
         let mut users = Vec::new();
         for &(k, a) in &arenas {
-            let slot_align = group.models[k].memory_alignment(&memory);
+            let slot_align = unit.models[k].0.memory_alignment(&memory);
             let mut low = u64::MAX;
             for s in constant_slots(&alone[k], slot_align, &memory) {
                 let key = s.data.clone().map(|d| (s.size, d));
@@ -576,19 +645,30 @@ fn charge(manifest: &Manifest, layout: &mut Layout) {
 
 /// Model `k`'s plan with offsets in the group's arenas and the group's arena records.
 fn rebase(k: usize, mut p: Planned, layout: &Layout) -> Result<Planned> {
+    // The model's bases and constant slots, looked up by borrowed names (a model has a
+    // few arenas; its constants may be many).
+    let bases: Vec<(ArenaRole, &str, u64)> = layout
+        .bases
+        .iter()
+        .filter(|((m, _, _), _)| *m == k)
+        .map(|((_, role, memory), &base)| (*role, memory.as_str(), base))
+        .collect();
+    let constant_slots: BTreeMap<(&str, u64), u64> = layout
+        .constant_slots
+        .iter()
+        .filter(|((m, _, _), _)| *m == k)
+        .map(|((_, memory, old), &new)| ((memory.as_str(), *old), new))
+        .collect();
     for alloc in p.plan.tensor_allocs.values_mut() {
         let Some(b) = alloc.binding.as_mut() else {
             continue;
         };
         let new = match b.role {
-            ArenaRole::Constant => layout
-                .constant_slots
-                .get(&(k, b.memory.clone(), b.offset))
-                .copied(),
-            role => layout
-                .bases
-                .get(&(k, role, b.memory.clone()))
-                .map(|base| base.saturating_add(b.offset)),
+            ArenaRole::Constant => constant_slots.get(&(b.memory.as_str(), b.offset)).copied(),
+            role => bases
+                .iter()
+                .find(|(r, memory, _)| *r == role && *memory == b.memory)
+                .map(|(_, _, base)| base.saturating_add(b.offset)),
         };
         let Some(new) = new else {
             return Err(internal(&format!(
