@@ -3,34 +3,13 @@
 //! outputs TFLite Micro's reference kernels gave (see build.rs).
 
 use cortex_m_semihosting::hprintln;
-use planner::rt::kernel::{Data, Hooks, RunError, Tap};
+use planner::rt::kernel::{Hooks, RunError, Tap};
 use planner_kernels::KernelError;
 
 use crate::GOLDEN_FAILED;
 
-pub use planner_kernels::golden::{fill_f32, fill_i8, fill_i8_in, fill_i16, fnv1a64};
-
-/// FNV-1a 64 of a tensor view's little-endian bytes; `None` for a view that holds no
-/// elements itself (an in-place or variable reference).
-fn digest(data: &Data<'_>) -> Option<u64> {
-    use crate::pod::bytes;
-    let view: &[u8] = match *data {
-        Data::I8(s) => bytes(s),
-        Data::U8(s) => bytes(s),
-        Data::I16(s) => bytes(s),
-        Data::U16(s) => bytes(s),
-        Data::I32(s) => bytes(s),
-        Data::U32(s) => bytes(s),
-        Data::I64(s) => bytes(s),
-        Data::U64(s) => bytes(s),
-        Data::F32(s) => bytes(s),
-        Data::F64(s) => bytes(s),
-        Data::C64(s) => bytes(s),
-        Data::C128(s) => bytes(s),
-        _ => return None,
-    };
-    Some(fnv1a64(view.iter().copied()))
-}
+use planner_kernels::golden::digest;
+pub use planner_kernels::golden::{fill_f32, fill_i8, fill_i8_in, fill_i16};
 
 /// The first op output that differed from TFLite Micro's.
 #[derive(Clone, Copy, Debug)]
