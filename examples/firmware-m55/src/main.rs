@@ -14,11 +14,18 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_rt::{entry, exception};
 use cortex_m_semihosting::{debug, hprintln};
 
 mod golden;
 mod pod;
+
+/// The name the messages start with.
+const NAME: &str = "firmware-m55";
+
+#[path = "../../firmware-shared/semihost.rs"]
+mod semihost;
+use semihost::{exit, fail};
 
 /// Set when a golden run's outputs differ from TFLite Micro's.
 static GOLDEN_FAILED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
@@ -247,30 +254,15 @@ mod inference {
         let x_q = input.quant.map_or(0, |q| q.quantize(x, 0, -128, 127)) as i8;
         model.input_serving_default_dense_input_0_mut()[0] = x_q;
 
-        let op = model.op0();
-        layer::<hello_world::ops::Op0<'_>>(
-            Activation::Relu,
-            op.input0,
-            op.input1,
-            op.input2,
-            op.output0,
-        );
-        let op = model.op1();
-        layer::<hello_world::ops::Op1<'_>>(
-            Activation::Relu,
-            op.input0,
-            op.input1,
-            op.input2,
-            op.output0,
-        );
-        let op = model.op2();
-        layer::<hello_world::ops::Op2<'_>>(
-            Activation::None,
-            op.input0,
-            op.input1,
-            op.input2,
-            op.output0,
-        );
+        // Each op view has its own type: one `layer` call per op, its fused activation beside it.
+        macro_rules! layers {
+            ($($op:ident: $view:ident => $act:ident),*) => {$(
+                let op = model.$op();
+                let act = Activation::$act;
+                layer::<hello_world::ops::$view<'_>>(act, op.input0, op.input1, op.input2, op.output0);
+            )*};
+        }
+        layers!(op0: Op0 => Relu, op1: Op1 => Relu, op2: Op2 => None);
 
         let output = hello_world::outputs::DENSE_2;
         let y_q = model.output_dense_2()[0];
@@ -384,39 +376,10 @@ fn fault_selftest() {
     let _ = unsafe { core::ptr::read_volatile(0xf000_0000 as *const u32) };
 }
 
-/// Reports `why` and ends the run with a failure.
-fn fail(why: &str) -> ! {
-    hprintln!("firmware-m55: FAILED: {}", why);
-    exit(debug::EXIT_FAILURE)
-}
-
-/// Ends the QEMU session with `status` (semihosting `SYS_EXIT`).
-fn exit(status: debug::ExitStatus) -> ! {
-    debug::exit(status);
-    // Only reached when no debugger listens for semihosting.
-    loop {
-        cortex_m::asm::wfi();
-    }
-}
-
-/// Reports the faulting frame and stops QEMU with a failure status; the default handler
-/// would spin forever.
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("firmware-m55: hard fault: {:?}", frame);
-    exit(debug::EXIT_FAILURE)
-}
-
 /// Any other exception or interrupt is unexpected in this firmware.
 #[exception]
 unsafe fn DefaultHandler(irqn: i16) {
     hprintln!("firmware-m55: unexpected exception {}", irqn);
-    exit(debug::EXIT_FAILURE)
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("firmware-m55: panic: {}", info);
     exit(debug::EXIT_FAILURE)
 }
 
