@@ -129,12 +129,8 @@ fn run_app_bound() -> bool {
 /// final output compared byte for byte. Prints one line; true when it failed.
 fn run_in_place() -> bool {
     let mut tap = golden::Digests::default();
-    let result = models::run_vww_in_place(&mut tap);
+    let (final_ok, error) = golden::outcome(models::run_vww_in_place(&mut tap));
     let model = models::vww_in_place::MODEL;
-    let (final_ok, error) = match result {
-        Ok(same) => (same, None),
-        Err(e) => (false, Some(e)),
-    };
     hprintln!(
         "in place {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
         model,
@@ -145,29 +141,12 @@ fn run_in_place() -> bool {
         tap.equal,
         if final_ok { "bit-exact" } else { "DIFFERS" }
     );
-    if let Some(d) = tap.first {
-        hprintln!(
-            "in place {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}; the kernel or the in-place plan changed its bytes",
-            model,
-            d.run,
-            d.op,
-            d.opcode,
-            d.output,
-            d.ours,
-            d.theirs
-        );
-    }
-    if let Some(e) = error {
-        hprintln!("in place {}: FAILED: {}", model, e);
-    }
-    if tap.compared != tap.expected {
-        hprintln!(
-            "in place {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
-            model,
-            tap.compared,
-            tap.expected
-        );
-    }
+    tap.report_failures(
+        "in place",
+        model,
+        error,
+        "; the kernel or the in-place plan changed its bytes",
+    );
     !(final_ok && tap.passed())
 }
 
@@ -178,12 +157,8 @@ fn run_in_place() -> bool {
 /// compared byte for byte. Prints one line; true when it failed.
 fn run_patches() -> bool {
     let mut tap = golden::Digests::default();
-    let result = models::run_person_patches(&mut tap);
+    let (final_ok, error) = golden::outcome(models::run_person_patches(&mut tap));
     let model = models::person_patches::MODEL;
-    let (final_ok, error) = match result {
-        Ok(same) => (same, None),
-        Err(e) => (false, Some(e)),
-    };
     hprintln!(
         "patches {}: {} op outputs compared over {} runs, {} equal to TFLite Micro's (split after op {}, grid {}x{}, scratch {} bytes); final output {}",
         model,
@@ -196,30 +171,12 @@ fn run_patches() -> bool {
         models::PERSON_PATCHES_SCRATCH,
         if final_ok { "bit-exact" } else { "DIFFERS" }
     );
-    if let Some(d) = tap.first {
-        hprintln!(
-            "patches {}: FAILED: run {} op {} ({}) {} {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}; the kernel or the patch plan changed its bytes",
-            model,
-            d.run,
-            d.op,
-            d.opcode,
-            if d.input { "input" } else { "output" },
-            d.output,
-            d.ours,
-            d.theirs
-        );
-    }
-    if let Some(e) = error {
-        hprintln!("patches {}: FAILED: {}", model, e);
-    }
-    if tap.compared != tap.expected {
-        hprintln!(
-            "patches {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
-            model,
-            tap.compared,
-            tap.expected
-        );
-    }
+    tap.report_failures(
+        "patches",
+        model,
+        error,
+        "; the kernel or the patch plan changed its bytes",
+    );
     !(final_ok && tap.passed())
 }
 
@@ -399,29 +356,7 @@ fn run_lstm() -> bool {
             runs,
             tap.equal
         );
-        if let Some(d) = tap.first {
-            hprintln!(
-                "lstm {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}",
-                model,
-                d.run,
-                d.op,
-                d.opcode,
-                d.output,
-                d.ours,
-                d.theirs
-            );
-        }
-        if let Err(e) = &result {
-            hprintln!("lstm {}: FAILED: {}", model, e);
-        }
-        if tap.compared != tap.expected {
-            hprintln!(
-                "lstm {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
-                model,
-                tap.compared,
-                tap.expected
-            );
-        }
+        tap.report_failures("lstm", model, result.as_ref().err(), "");
         failed |= !(result.is_ok() && tap.passed());
     }
     failed
