@@ -24,43 +24,18 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
-fw="$root/examples/firmware-m55"
-target=thumbv8m.main-none-eabihf
-elf="$fw/target/$target/release/firmware-m55"
-out="$fw/target/qemu"
-qemu_timeout="${QEMU_TIMEOUT:-60}"
-
 # shellcheck source=lib/qemu_common.sh
 source "$root/scripts/lib/qemu_common.sh"
-setup_qemu "$target"
-echo "== $(qemu-system-arm --version | head -n 1)"
-mkdir -p "$out"
+firmware_init firmware-m55 thumbv8m.main-none-eabihf mps3-an547
 
-# Runs an image on the Cortex-M55 board; its semihosting output goes to stdout.
-run_qemu() { run_qemu_on mps3-an547 "$1"; }
-
-# Builds the firmware with the given cargo arguments; prints the build script's OUT_DIR.
-build() {
-    (cd "$fw" && cargo build --release --message-format=json-render-diagnostics "$@") |
-        sed -n 's/.*"reason":"build-script-executed".*"package_id":"[^"]*firmware-m55[^"]*".*"out_dir":"\([^"]*\)".*/\1/p' |
-        tail -n 1
-}
-
-# 0. The firmware is outside the workspace, so the workspace's fmt and clippy miss it.
-echo "== fmt and clippy (firmware)"
-(cd "$fw" && cargo fmt --check && cargo clippy --release --quiet -- -D warnings)
+# 0. Formatting and lints.
+firmware_lint
 
 # 1. The fault handler must end the run with a failure, not hang QEMU.
 echo "== fault self-test"
-build --features fault-selftest >/dev/null
+firmware_build --features fault-selftest >/dev/null
 cp "$elf" "$out/fault-selftest.elf"
-status=0
-run_qemu "$out/fault-selftest.elf" >"$out/fault-selftest.log" 2>&1 || status=$?
-cat "$out/fault-selftest.log"
-if [ "$status" -ne 1 ] || ! grep -q "hard fault" "$out/fault-selftest.log"; then
-    die "fault self-test: expected a reported hard fault and exit status 1, got status $status"
-fi
-echo "fault self-test: the fault was reported and QEMU exited with status 1, as it should"
+firmware_must_fail fault-selftest "hard fault" "a hard fault"
 
 # 2. A plan with a live tensor moved onto another: rustc must reject it.
 echo "== broken plan: rustc must reject it"
@@ -74,7 +49,7 @@ grep -E "are both live at op [0-9]+ and share bytes" "$out/broken-build.log" ||
 # build flips one of TFLite Micro's per-op digests of te_mcunet_vww in place (wrong-golden):
 # the in-place run must report the difference too.
 echo "== broken plan, plan check left out: the canary must catch it; a flipped per-op golden must fail"
-build --features broken-plan,skip-plan-check,wrong-golden >/dev/null
+firmware_build --features broken-plan,skip-plan-check,wrong-golden >/dev/null
 cp "$elf" "$out/broken-plan.elf"
 status=0
 run_qemu "$out/broken-plan.elf" >"$out/broken-plan.log" 2>&1 || status=$?
@@ -93,16 +68,8 @@ if ! grep -q "patches person_patches: FAILED: run 0 op [0-9]* ([A-Z_0-9]*) input
 fi
 
 # 4. The real firmware.
-echo "== build"
-start="$(now)"
-out_dir="$(build)"
-build_s="$(since "$start")"
-[ -n "$out_dir" ] || die "cargo reported no OUT_DIR for firmware-m55's build script"
-cp "$elf" "$out/firmware-m55.elf"
-
-echo "== ELF check"
-(cd "$root" && cargo run --quiet -p firmware-elf --bin firmware-elf-check -- \
-    "$out/firmware-m55.elf" --script "$fw/memory.x" --plan-dir "$out_dir/planner")
+firmware_build_checked
+firmware_elf_check "$fw/memory.x"
 
 # te_mcunet_vww in place and tflm_person_detect_int8 with patches: the ELF check above proved
 # every arena has its plan's size; their scratch must also be the small one, read from the
@@ -142,14 +109,7 @@ check_scratch() {
 check_scratch vww_in_place 92000 "the in-place plan no longer shrinks it"
 check_scratch person_patches 23000 "the patch plan no longer shrinks it (issue 27's target)"
 
-echo "== run on qemu-system-arm -M mps3-an547"
-start="$(now)"
-status=0
-# With pipefail, the pipeline's status is QEMU's (tee succeeds).
-run_qemu "$out/firmware-m55.elf" | tee "$out/firmware-m55.log" || status=$?
-run_s="$(since "$start")"
-echo "== firmware exit status $status (build ${build_s}s, QEMU run ${run_s}s)"
-[ "$status" -eq 0 ] || exit "$status"
+firmware_run
 # The reordered model (models/branches.toml, `schedule = "memory"`) must have run its canary.
 grep -q "canary branches: ok" "$out/firmware-m55.log" ||
     die "no passing canary run of the reordered model (branches) in the firmware's output"

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use planner::pack::{Item, Problem};
+use planner_kernels::golden::SplitMix64;
 
 /// A named problem, with the capacity its file name asks for (`A.1048576.csv`).
 pub struct Instance {
@@ -66,18 +67,17 @@ pub fn csv_set(set: &str) -> Vec<Instance> {
     out
 }
 
-/// SplitMix64, so the synthetic graphs (and the examples' instances) are the same
-/// everywhere.
+/// SplitMix64 (the golden scripts' stream, [`SplitMix64`]), so the synthetic graphs (and the
+/// examples' instances) are the same everywhere.
 pub struct Rng(pub u64);
 
 impl Rng {
     #[allow(clippy::should_implement_trait)] // An endless generator, not an iterator.
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        let mut stream = SplitMix64(self.0);
+        let v = stream.next_u64();
+        self.0 = stream.0;
+        v
     }
     /// Uniform enough in `0..n` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {

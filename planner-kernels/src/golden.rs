@@ -2,6 +2,8 @@
 //! `scripts/tflm_op_goldens.py`) and their digest: what a firmware fills a model's inputs
 //! with to compare the outputs with TFLite Micro's, byte for byte.
 
+use planner_rt::kernel::Data;
+
 /// SplitMix64: the golden scripts' input stream.
 #[derive(Debug, Clone)]
 pub struct SplitMix64(pub u64);
@@ -54,11 +56,49 @@ pub fn fill_f32(input: &mut [f32], seed: u64, lo: f64, hi: f64) {
     }
 }
 
+/// FNV-1a 64's offset basis and one byte's step.
+const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+fn fnv_step(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+}
+
 /// FNV-1a 64 of `bytes`: the goldens' digest of a whole tensor.
 pub fn fnv1a64(bytes: impl IntoIterator<Item = u8>) -> u64 {
-    bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    bytes.into_iter().fold(FNV_BASIS, fnv_step)
+}
+
+/// Calls `f` with each little-endian byte of a tensor view's elements, in order (a
+/// complex element's real part first); false, never calling `f`, for a view that holds no
+/// elements itself (an in-place or variable reference).
+pub fn le_bytes(data: &Data<'_>, mut f: impl FnMut(u8)) -> bool {
+    fn each<T: Copy, const N: usize>(s: &[T], le: fn(T) -> [u8; N], f: &mut impl FnMut(u8)) {
+        for &v in s {
+            le(v).into_iter().for_each(&mut *f);
+        }
+    }
+    match *data {
+        Data::I8(s) => each(s, i8::to_le_bytes, &mut f),
+        Data::U8(s) => each(s, u8::to_le_bytes, &mut f),
+        Data::I16(s) => each(s, i16::to_le_bytes, &mut f),
+        Data::U16(s) => each(s, u16::to_le_bytes, &mut f),
+        Data::I32(s) => each(s, i32::to_le_bytes, &mut f),
+        Data::U32(s) => each(s, u32::to_le_bytes, &mut f),
+        Data::I64(s) => each(s, i64::to_le_bytes, &mut f),
+        Data::U64(s) => each(s, u64::to_le_bytes, &mut f),
+        Data::F32(s) => each(s, f32::to_le_bytes, &mut f),
+        Data::F64(s) => each(s, f64::to_le_bytes, &mut f),
+        Data::C64(s) => each(s.as_flattened(), f32::to_le_bytes, &mut f),
+        Data::C128(s) => each(s.as_flattened(), f64::to_le_bytes, &mut f),
+        Data::InPlace(_) | Data::Variable(_) => return false,
+    }
+    true
+}
+
+/// FNV-1a 64 of a tensor view's little-endian bytes (see [`le_bytes`]); `None` for a view
+/// that holds no elements itself.
+pub fn digest(data: &Data<'_>) -> Option<u64> {
+    let mut h = FNV_BASIS;
+    le_bytes(data, |b| h = fnv_step(h, b)).then_some(h)
 }
 
 #[cfg(test)]

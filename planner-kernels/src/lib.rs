@@ -35,6 +35,27 @@
 #![no_std]
 #![deny(missing_docs)]
 
+/// Defines `fn $name(v: $float) -> $int`: `v` rounded half away from zero, saturating
+/// (NaN gives 0), without `std`. The truncation and the fraction are exact (below the
+/// float's mantissa width the fraction is representable, above it `v` is an integer), so
+/// each width rounds in its own arithmetic (no `f64` on an `f32`-only FPU).
+macro_rules! round_half_away {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($float:ty) -> $int:ty) => {
+        $(#[$doc])*
+        $vis fn $name(v: $float) -> $int {
+            let t = v as $int;
+            let frac = v - t as $float;
+            if frac >= 0.5 {
+                t.saturating_add(1)
+            } else if frac <= -0.5 {
+                t.saturating_sub(1)
+            } else {
+                t
+            }
+        }
+    };
+}
+
 pub mod golden;
 mod reference;
 
@@ -184,19 +205,10 @@ pub enum Requantize {
     Double,
 }
 
-/// `v` rounded half away from zero, as `f64::round` then `as i64` (saturating; NaN gives
-/// 0), without `std`.
-pub fn round_half_away(v: f64) -> i64 {
-    let t = v as i64;
-    // Exact: below 2^52 the fraction is representable, above it `v` is an integer.
-    let frac = v - t as f64;
-    if frac >= 0.5 {
-        t.saturating_add(1)
-    } else if frac <= -0.5 {
-        t.saturating_sub(1)
-    } else {
-        t
-    }
+round_half_away! {
+    /// `v` rounded half away from zero, as `f64::round` then `as i64` (saturating; NaN gives
+    /// 0), without `std`.
+    pub fn round_half_away(f64) -> i64
 }
 
 /// Parameters of one int8 fully-connected layer.

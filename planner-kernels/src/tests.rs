@@ -88,25 +88,22 @@ fn dequantize(v: i8, q: Quant) -> f32 {
     (i32::from(v) - q.zero_point) as f32 * q.scale
 }
 
+/// A layer with TFLite's requantisation: input, filter and output `(scale, zero point)`.
+fn layer(q: [(f32, i32); 3], activation: Activation) -> FullyConnected {
+    let [input, filter, output] = q.map(|(scale, zero_point)| Quant { scale, zero_point });
+    FullyConnected {
+        input,
+        filter,
+        output,
+        activation,
+        requantize: Requantize::Tflite,
+    }
+}
+
 /// The integer kernel agrees with float arithmetic on the dequantised values to one step.
 #[test]
 fn fully_connected_matches_float_arithmetic_to_one_step() {
-    let layer = FullyConnected {
-        input: Quant {
-            scale: 0.05,
-            zero_point: -3,
-        },
-        filter: Quant {
-            scale: 0.02,
-            zero_point: 0,
-        },
-        output: Quant {
-            scale: 0.1,
-            zero_point: 5,
-        },
-        activation: Activation::None,
-        requantize: Requantize::Tflite,
-    };
+    let layer = layer([(0.05, -3), (0.02, 0), (0.1, 5)], Activation::None);
     let depth = 5;
     let input: [i8; 10] = [-128, -60, -3, 0, 17, 127, 90, -1, 33, -77];
     let filter: [i8; 15] = [1, -2, 3, -4, 5, 127, -128, 64, -64, 0, 9, 9, -9, -9, 100];
@@ -134,22 +131,7 @@ fn fully_connected_matches_float_arithmetic_to_one_step() {
 
 #[test]
 fn relu_clamps_at_the_output_zero_point_and_none_does_not() {
-    let mut layer = FullyConnected {
-        input: Quant {
-            scale: 1.0,
-            zero_point: 0,
-        },
-        filter: Quant {
-            scale: 1.0,
-            zero_point: 0,
-        },
-        output: Quant {
-            scale: 1.0,
-            zero_point: -10,
-        },
-        activation: Activation::Relu,
-        requantize: Requantize::Tflite,
-    };
+    let mut layer = layer([(1.0, 0), (1.0, 0), (1.0, -10)], Activation::Relu);
     let mut out = [0i8; 1];
     layer.run(1, &[-5], &[1], None, &mut out).unwrap();
     assert_eq!(out, [-10]);
@@ -163,22 +145,7 @@ fn relu_clamps_at_the_output_zero_point_and_none_does_not() {
 
 #[test]
 fn mismatched_slices_are_errors() {
-    let layer = FullyConnected {
-        input: Quant {
-            scale: 1.0,
-            zero_point: 0,
-        },
-        filter: Quant {
-            scale: 1.0,
-            zero_point: 0,
-        },
-        output: Quant {
-            scale: 1.0,
-            zero_point: 0,
-        },
-        activation: Activation::None,
-        requantize: Requantize::Tflite,
-    };
+    let layer = layer([(1.0, 0), (1.0, 0), (1.0, 0)], Activation::None);
     let mut out = [0i8; 2];
     assert_eq!(
         layer.run(0, &[1], &[1], None, &mut out),
@@ -237,22 +204,10 @@ fn round_half_away_matches_std() {
 /// reference exactly.
 #[test]
 fn both_requantisations_agree_to_one_step() {
-    let mut layer = FullyConnected {
-        input: Quant {
-            scale: 0.024480116,
-            zero_point: -128,
-        },
-        filter: Quant {
-            scale: 0.004039009,
-            zero_point: 0,
-        },
-        output: Quant {
-            scale: 0.013325124,
-            zero_point: -128,
-        },
-        activation: Activation::Relu,
-        requantize: Requantize::Tflite,
-    };
+    let mut layer = layer(
+        [(0.024480116, -128), (0.004039009, 0), (0.013325124, -128)],
+        Activation::Relu,
+    );
     let filter: [i8; 16] = [
         -9, -54, 57, 71, 104, 115, 98, 99, 64, -26, 127, 25, -82, 68, 95, 86,
     ];

@@ -11,12 +11,19 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use planner_kernels::Reference;
 use planner_kernels::golden::{fill_i8, fnv1a64};
 
 planner_macros::include_model!("person_detect");
+
+/// The name the messages start with.
+const NAME: &str = "firmware-m4f";
+
+#[path = "../../firmware-shared/semihost.rs"]
+mod semihost;
+use semihost::{exit, fail};
 
 /// The golden input's seed and hash and TFLite Micro's output (see build.rs).
 mod golden {
@@ -69,34 +76,4 @@ fn main() -> ! {
     }
     hprintln!("firmware-m4f: all checks passed");
     exit(debug::EXIT_SUCCESS)
-}
-
-/// Ends the run with status 1, naming the failure.
-fn fail(why: &str) -> ! {
-    hprintln!("firmware-m4f: FAILED: {}", why);
-    exit(debug::EXIT_FAILURE)
-}
-
-/// Ends QEMU's run with `status` over semihosting.
-fn exit(status: debug::ExitStatus) -> ! {
-    debug::exit(status);
-    // Only reached without a semihosting host (a board without a debugger).
-    loop {
-        cortex_m::asm::wfi();
-    }
-}
-
-/// Reports the faulting frame and stops QEMU with a failure status (the default handler would
-/// spin forever). cortex-m-rt requires a HardFault handler to be an `unsafe fn`; its body does
-/// nothing unsafe.
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("firmware-m4f: hard fault: {:?}", frame);
-    exit(debug::EXIT_FAILURE)
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("firmware-m4f: panic: {}", info);
-    exit(debug::EXIT_FAILURE)
 }

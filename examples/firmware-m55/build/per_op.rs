@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 use planner::planfile::{PlanFile, naming};
 use serde_json::Value;
 
+#[path = "../../../tests/run-models/src/align.rs"]
+mod align;
+use align::{Misaligned, align};
+
 /// How the plan's ops are matched with the golden's.
 #[derive(Clone, Copy)]
 pub enum Align {
@@ -71,46 +75,35 @@ struct Run {
 /// [`Align::FoldedPads`]: every plan op is a golden op, in order; the golden ops left
 /// over are PADs. Returns the digests and the number of PADs folded.
 fn folded_pads(spec: &Spec, plan: &PlanFile, ops: &[Value], golden: &Path) -> (Run, usize) {
-    let mut k = 0;
+    let at = match align(plan, ops) {
+        Ok(at) => at,
+        Err(Misaligned::Op {
+            golden: g,
+            opcode,
+            tensor,
+            plan_op: k,
+        }) => panic!(
+            "{}: golden op {g} ({opcode}, output `{tensor}`) is not plan op {k} of `{}` ({:?}), and only PADs are folded away; rewrite the golden or the plan",
+            golden.display(),
+            spec.name,
+            plan.ops.get(k).map(|o| o.opcode.as_str())
+        ),
+        Err(Misaligned::LeftOver { matched }) => panic!(
+            "{}: plan `{}` has {} ops, the golden matched {matched}; rewrite the golden",
+            golden.display(),
+            spec.name,
+            plan.ops.len()
+        ),
+    };
     let mut run = Run::default();
-    let mut folded = 0;
-    for (g, want) in ops.iter().enumerate() {
-        let opcode = want["opcode"].as_str().unwrap_or("");
-        let tensor = want["outputs"][0]["tensor"].as_str().unwrap_or("");
-        let same = plan.ops.get(k).is_some_and(|op| {
-            op.opcode == opcode
-                && (tensor.is_empty()
-                    || op
-                        .outputs
-                        .first()
-                        .is_some_and(|&t| plan.tensors[t as usize].name == tensor))
-        });
-        if !same {
-            assert!(
-                matches!(opcode, "PAD" | "PADV2"),
-                "{}: golden op {g} ({opcode}, output `{tensor}`) is not plan op {k} of `{}` ({:?}), and only PADs are folded away; rewrite the golden or the plan",
-                golden.display(),
-                spec.name,
-                plan.ops.get(k).map(|o| o.opcode.as_str())
-            );
-            folded += 1;
-            continue;
-        }
+    for (want, k) in ops.iter().zip(&at) {
+        let Some(k) = *k else { continue };
         for (j, o) in want["outputs"].as_array().into_iter().flatten().enumerate() {
             let d = digest(o["fnv1a64"].as_str().unwrap_or(""), golden, k);
             run.outputs.push((k, j, d));
         }
-        k += 1;
     }
-    assert_eq!(
-        k,
-        plan.ops.len(),
-        "{}: plan `{}` has {} ops, the golden matched {k}; rewrite the golden",
-        golden.display(),
-        spec.name,
-        plan.ops.len()
-    );
-    (run, folded)
+    (run, at.iter().filter(|k| k.is_none()).count())
 }
 
 /// [`Align::FromSplit`]: the golden op of every plan op from the split on, by its first

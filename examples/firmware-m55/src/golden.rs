@@ -3,34 +3,13 @@
 //! outputs TFLite Micro's reference kernels gave (see build.rs).
 
 use cortex_m_semihosting::hprintln;
-use planner::rt::kernel::{Data, Hooks, RunError, Tap};
+use planner::rt::kernel::{Hooks, RunError, Tap};
 use planner_kernels::KernelError;
 
 use crate::GOLDEN_FAILED;
 
-pub use planner_kernels::golden::{fill_f32, fill_i8, fill_i8_in, fill_i16, fnv1a64};
-
-/// FNV-1a 64 of a tensor view's little-endian bytes; `None` for a view that holds no
-/// elements itself (an in-place or variable reference).
-fn digest(data: &Data<'_>) -> Option<u64> {
-    use crate::pod::bytes;
-    let view: &[u8] = match *data {
-        Data::I8(s) => bytes(s),
-        Data::U8(s) => bytes(s),
-        Data::I16(s) => bytes(s),
-        Data::U16(s) => bytes(s),
-        Data::I32(s) => bytes(s),
-        Data::U32(s) => bytes(s),
-        Data::I64(s) => bytes(s),
-        Data::U64(s) => bytes(s),
-        Data::F32(s) => bytes(s),
-        Data::F64(s) => bytes(s),
-        Data::C64(s) => bytes(s),
-        Data::C128(s) => bytes(s),
-        _ => return None,
-    };
-    Some(fnv1a64(view.iter().copied()))
-}
+use planner_kernels::golden::digest;
+pub use planner_kernels::golden::{fill_f32, fill_i8, fill_i8_in, fill_i16};
 
 /// The first op output that differed from TFLite Micro's.
 #[derive(Clone, Copy, Debug)]
@@ -87,6 +66,45 @@ impl Digests {
         self.run += 1;
     }
 
+    /// Prints what failed in the runs of `model`, each line starting with `what`: the first
+    /// output that differed from TFLite Micro's (the line ending with `why`), the run's
+    /// `error`, and outputs the goldens hold that no tap compared.
+    pub fn report_failures(
+        &self,
+        what: &str,
+        model: &str,
+        error: Option<impl core::fmt::Display>,
+        why: &str,
+    ) {
+        if let Some(d) = self.first {
+            hprintln!(
+                "{} {}: FAILED: run {} op {} ({}) {} {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}{}",
+                what,
+                model,
+                d.run,
+                d.op,
+                d.opcode,
+                if d.input { "input" } else { "output" },
+                d.output,
+                d.ours,
+                d.theirs,
+                why
+            );
+        }
+        if let Some(e) = error {
+            hprintln!("{} {}: FAILED: {}", what, model, e);
+        }
+        if self.compared != self.expected {
+            hprintln!(
+                "{} {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
+                what,
+                model,
+                self.compared,
+                self.expected
+            );
+        }
+    }
+
     /// True when every output the goldens hold was compared and equal.
     pub fn passed(&self) -> bool {
         self.expected > 0 && self.compared == self.expected && self.equal == self.compared
@@ -130,6 +148,14 @@ pub fn compare(model: &str, output: &str, got: &[u8], want: &[u8]) -> bool {
         want
     );
     same
+}
+
+/// A golden run's result as whether its final output was bit-exact, and its error.
+pub fn outcome<E>(result: Result<bool, E>) -> (bool, Option<E>) {
+    match result {
+        Ok(same) => (same, None),
+        Err(e) => (false, Some(e)),
+    }
 }
 
 /// Reports a golden run; a failure is remembered for the exit status.

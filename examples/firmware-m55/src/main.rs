@@ -14,11 +14,18 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_rt::{ExceptionFrame, entry, exception};
+use cortex_m_rt::{entry, exception};
 use cortex_m_semihosting::{debug, hprintln};
 
 mod golden;
 mod pod;
+
+/// The name the messages start with.
+const NAME: &str = "firmware-m55";
+
+#[path = "../../firmware-shared/semihost.rs"]
+mod semihost;
+use semihost::{exit, fail};
 
 /// Set when a golden run's outputs differ from TFLite Micro's.
 static GOLDEN_FAILED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
@@ -122,12 +129,8 @@ fn run_app_bound() -> bool {
 /// final output compared byte for byte. Prints one line; true when it failed.
 fn run_in_place() -> bool {
     let mut tap = golden::Digests::default();
-    let result = models::run_vww_in_place(&mut tap);
+    let (final_ok, error) = golden::outcome(models::run_vww_in_place(&mut tap));
     let model = models::vww_in_place::MODEL;
-    let (final_ok, error) = match result {
-        Ok(same) => (same, None),
-        Err(e) => (false, Some(e)),
-    };
     hprintln!(
         "in place {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
         model,
@@ -138,29 +141,12 @@ fn run_in_place() -> bool {
         tap.equal,
         if final_ok { "bit-exact" } else { "DIFFERS" }
     );
-    if let Some(d) = tap.first {
-        hprintln!(
-            "in place {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}; the kernel or the in-place plan changed its bytes",
-            model,
-            d.run,
-            d.op,
-            d.opcode,
-            d.output,
-            d.ours,
-            d.theirs
-        );
-    }
-    if let Some(e) = error {
-        hprintln!("in place {}: FAILED: {}", model, e);
-    }
-    if tap.compared != tap.expected {
-        hprintln!(
-            "in place {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
-            model,
-            tap.compared,
-            tap.expected
-        );
-    }
+    tap.report_failures(
+        "in place",
+        model,
+        error,
+        "; the kernel or the in-place plan changed its bytes",
+    );
     !(final_ok && tap.passed())
 }
 
@@ -171,12 +157,8 @@ fn run_in_place() -> bool {
 /// compared byte for byte. Prints one line; true when it failed.
 fn run_patches() -> bool {
     let mut tap = golden::Digests::default();
-    let result = models::run_person_patches(&mut tap);
+    let (final_ok, error) = golden::outcome(models::run_person_patches(&mut tap));
     let model = models::person_patches::MODEL;
-    let (final_ok, error) = match result {
-        Ok(same) => (same, None),
-        Err(e) => (false, Some(e)),
-    };
     hprintln!(
         "patches {}: {} op outputs compared over {} runs, {} equal to TFLite Micro's (split after op {}, grid {}x{}, scratch {} bytes); final output {}",
         model,
@@ -189,30 +171,12 @@ fn run_patches() -> bool {
         models::PERSON_PATCHES_SCRATCH,
         if final_ok { "bit-exact" } else { "DIFFERS" }
     );
-    if let Some(d) = tap.first {
-        hprintln!(
-            "patches {}: FAILED: run {} op {} ({}) {} {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}; the kernel or the patch plan changed its bytes",
-            model,
-            d.run,
-            d.op,
-            d.opcode,
-            if d.input { "input" } else { "output" },
-            d.output,
-            d.ours,
-            d.theirs
-        );
-    }
-    if let Some(e) = error {
-        hprintln!("patches {}: FAILED: {}", model, e);
-    }
-    if tap.compared != tap.expected {
-        hprintln!(
-            "patches {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
-            model,
-            tap.compared,
-            tap.expected
-        );
-    }
+    tap.report_failures(
+        "patches",
+        model,
+        error,
+        "; the kernel or the patch plan changed its bytes",
+    );
     !(final_ok && tap.passed())
 }
 
@@ -247,30 +211,15 @@ mod inference {
         let x_q = input.quant.map_or(0, |q| q.quantize(x, 0, -128, 127)) as i8;
         model.input_serving_default_dense_input_0_mut()[0] = x_q;
 
-        let op = model.op0();
-        layer::<hello_world::ops::Op0<'_>>(
-            Activation::Relu,
-            op.input0,
-            op.input1,
-            op.input2,
-            op.output0,
-        );
-        let op = model.op1();
-        layer::<hello_world::ops::Op1<'_>>(
-            Activation::Relu,
-            op.input0,
-            op.input1,
-            op.input2,
-            op.output0,
-        );
-        let op = model.op2();
-        layer::<hello_world::ops::Op2<'_>>(
-            Activation::None,
-            op.input0,
-            op.input1,
-            op.input2,
-            op.output0,
-        );
+        // Each op view has its own type: one `layer` call per op, its fused activation beside it.
+        macro_rules! layers {
+            ($($op:ident: $view:ident => $act:ident),*) => {$(
+                let op = model.$op();
+                let act = Activation::$act;
+                layer::<hello_world::ops::$view<'_>>(act, op.input0, op.input1, op.input2, op.output0);
+            )*};
+        }
+        layers!(op0: Op0 => Relu, op1: Op1 => Relu, op2: Op2 => None);
 
         let output = hello_world::outputs::DENSE_2;
         let y_q = model.output_dense_2()[0];
@@ -384,39 +333,10 @@ fn fault_selftest() {
     let _ = unsafe { core::ptr::read_volatile(0xf000_0000 as *const u32) };
 }
 
-/// Reports `why` and ends the run with a failure.
-fn fail(why: &str) -> ! {
-    hprintln!("firmware-m55: FAILED: {}", why);
-    exit(debug::EXIT_FAILURE)
-}
-
-/// Ends the QEMU session with `status` (semihosting `SYS_EXIT`).
-fn exit(status: debug::ExitStatus) -> ! {
-    debug::exit(status);
-    // Only reached when no debugger listens for semihosting.
-    loop {
-        cortex_m::asm::wfi();
-    }
-}
-
-/// Reports the faulting frame and stops QEMU with a failure status; the default handler
-/// would spin forever.
-#[exception]
-unsafe fn HardFault(frame: &ExceptionFrame) -> ! {
-    hprintln!("firmware-m55: hard fault: {:?}", frame);
-    exit(debug::EXIT_FAILURE)
-}
-
 /// Any other exception or interrupt is unexpected in this firmware.
 #[exception]
 unsafe fn DefaultHandler(irqn: i16) {
     hprintln!("firmware-m55: unexpected exception {}", irqn);
-    exit(debug::EXIT_FAILURE)
-}
-
-#[panic_handler]
-fn panic(info: &core::panic::PanicInfo) -> ! {
-    hprintln!("firmware-m55: panic: {}", info);
     exit(debug::EXIT_FAILURE)
 }
 
@@ -436,29 +356,7 @@ fn run_lstm() -> bool {
             runs,
             tap.equal
         );
-        if let Some(d) = tap.first {
-            hprintln!(
-                "lstm {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}",
-                model,
-                d.run,
-                d.op,
-                d.opcode,
-                d.output,
-                d.ours,
-                d.theirs
-            );
-        }
-        if let Err(e) = &result {
-            hprintln!("lstm {}: FAILED: {}", model, e);
-        }
-        if tap.compared != tap.expected {
-            hprintln!(
-                "lstm {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
-                model,
-                tap.compared,
-                tap.expected
-            );
-        }
+        tap.report_failures("lstm", model, result.as_ref().err(), "");
         failed |= !(result.is_ok() && tap.passed());
     }
     failed

@@ -115,55 +115,67 @@ pub(crate) fn tanh_q4(a: i32) -> i32 {
 /// point -128), as TFLM; int8: inputs past
 /// the radius saturate, the others are scaled into Q4.27, go through the fixed-point
 /// logistic, and are shifted right by 23 with rounding.
-pub(crate) fn logistic(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
-    if super::b2_float::float_output(&op) {
-        super::whole_tensors(&op)?;
-        return super::b2_float::unary_f32(&mut op, in_place, super::b2_float::logistic_f32);
-    }
-    if int16_output(&op) {
-        return sigmoid_like16(&mut op, in_place, false);
-    }
-    let ((si, zi), _) = quants(&op)?;
-    fixed_output(
-        &op,
-        1.0 / 256.0,
-        -128,
-        "LOGISTIC int8 with an output quantisation other than scale 1/256, zero point -128",
-    )?;
-    let (m, radius) = q4_scaling(si)?;
-    unary(&mut op, in_place, |v: i8| {
-        let x = i32::from(v) - zi;
-        if x <= -radius {
-            -128
-        } else if x >= radius {
-            127
-        } else {
-            let q = logistic_q4(multiply_by_quantized_multiplier(x, m));
-            (rounding_divide_by_pot(q, 23) - 128).clamp(-128, 127) as i8
-        }
-    })
+pub(crate) fn logistic(op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    sigmoid_like(op, in_place, &LOGISTIC)
 }
 
 /// `TANH`, int16 (see [`SIGMOID_Q16`]) or int8 in and out (output scale 1/128, zero point
 /// 0), as TFLM; int8: inputs past the
 /// radius saturate, the others are scaled into Q4.27, go through the fixed-point tanh, and
 /// are shifted right by 24 with rounding.
-pub(crate) fn tanh(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+pub(crate) fn tanh(op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    sigmoid_like(op, in_place, &TANH)
+}
+
+/// What tells `LOGISTIC` from `TANH` in [`sigmoid_like`]: the float function, the fixed
+/// int8 output quantisation, the Q4.27 -> Q0.31 function and the final shift.
+struct SigmoidLike {
+    float: fn(f32) -> f32,
+    tanh: bool,
+    scale: f32,
+    zero_point: i32,
+    wrong_output: &'static str,
+    q4: fn(i32) -> i32,
+    shift: u32,
+}
+
+const LOGISTIC: SigmoidLike = SigmoidLike {
+    float: super::b2_float::logistic_f32,
+    tanh: false,
+    scale: 1.0 / 256.0,
+    zero_point: -128,
+    wrong_output: "LOGISTIC int8 with an output quantisation other than scale 1/256, zero point -128",
+    q4: logistic_q4,
+    shift: 23,
+};
+
+const TANH: SigmoidLike = SigmoidLike {
+    float: super::b2_float::tanhf,
+    tanh: true,
+    scale: 1.0 / 128.0,
+    zero_point: 0,
+    wrong_output: "TANH int8 with an output quantisation other than scale 1/128, zero point 0",
+    q4: tanh_q4,
+    shift: 24,
+};
+
+/// `LOGISTIC` or `TANH` (as `f` says) for float, int16 and int8 tensors.
+fn sigmoid_like(
+    mut op: OpView<'_, '_>,
+    in_place: bool,
+    f: &SigmoidLike,
+) -> Result<(), KernelError> {
     if super::b2_float::float_output(&op) {
         super::whole_tensors(&op)?;
-        return super::b2_float::unary_f32(&mut op, in_place, super::b2_float::tanhf);
+        return super::b2_float::unary_f32(&mut op, in_place, f.float);
     }
     if int16_output(&op) {
-        return sigmoid_like16(&mut op, in_place, true);
+        return sigmoid_like16(&mut op, in_place, f.tanh);
     }
     let ((si, zi), _) = quants(&op)?;
-    fixed_output(
-        &op,
-        1.0 / 128.0,
-        0,
-        "TANH int8 with an output quantisation other than scale 1/128, zero point 0",
-    )?;
+    fixed_output(&op, f.scale, f.zero_point, f.wrong_output)?;
     let (m, radius) = q4_scaling(si)?;
+    let zero_point = f.zero_point;
     unary(&mut op, in_place, |v: i8| {
         let x = i32::from(v) - zi;
         if x <= -radius {
@@ -171,8 +183,8 @@ pub(crate) fn tanh(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelE
         } else if x >= radius {
             127
         } else {
-            let q = tanh_q4(multiply_by_quantized_multiplier(x, m));
-            rounding_divide_by_pot(q, 24).clamp(-128, 127) as i8
+            let q = (f.q4)(multiply_by_quantized_multiplier(x, m));
+            (rounding_divide_by_pot(q, f.shift) + zero_point).clamp(-128, 127) as i8
         }
     })
 }

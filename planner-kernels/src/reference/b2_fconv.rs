@@ -4,20 +4,12 @@
 //! ascending, taps outside the image skipped, then the bias added and the fused activation
 //! applied. The int8 kernels call in here when output 0 holds `f32` elements.
 
-use planner_rt::kernel::OpView;
-use planner_rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
+use planner_rt::kernel::{In, OpView};
+use planner_rt::options::{Conv2dOptions, DepthwiseConv2dOptions};
 
 use super::b2_float::{clamp, float_activation_range};
-use super::conv::pad_before;
+use super::conv::{Spatial, Window, bias_of};
 use super::{KernelError, output};
-
-/// Positive `i32` option as `usize`.
-fn positive(v: i32, what: &'static str) -> Result<usize, KernelError> {
-    usize::try_from(v)
-        .ok()
-        .filter(|&v| v > 0)
-        .ok_or(KernelError::Options { what })
-}
 
 /// Input `i` as `f32` elements and shape.
 fn input_f32<'a>(
@@ -29,30 +21,23 @@ fn input_f32<'a>(
     Ok((x.f32().ok_or(KernelError::Type { tensor })?, x.shape))
 }
 
-/// The geometry of one float convolution.
+/// The geometry of one float convolution: batches, input channels, output size and
+/// channels, and the window (input size, strides, dilations, padding).
 struct Conv {
     n: usize,
-    in_h: usize,
-    in_w: usize,
     in_c: usize,
     out_h: usize,
     out_w: usize,
     out_c: usize,
-    stride: (usize, usize),
-    dilation: (usize, usize),
-    pad: (usize, usize),
+    win: Window,
 }
 
 impl Conv {
-    #[allow(clippy::too_many_arguments)]
     fn new(
         x: &[usize],
         filter: (usize, usize),
         out: &[usize],
-        padding: Padding,
-        pads: &Dims,
-        stride: (i32, i32),
-        dilation: (i32, i32),
+        p: &Spatial<'_>,
     ) -> Result<Conv, KernelError> {
         let nhwc = |s: &[usize]| match *s {
             [a, b, c, d] => Ok([a, b, c, d]),
@@ -67,119 +52,87 @@ impl Conv {
                 what: "input and output batches differ",
             });
         }
-        let stride = (
-            positive(stride.0, "stride_h below 1")?,
-            positive(stride.1, "stride_w below 1")?,
-        );
-        let dilation = (
-            positive(dilation.0, "dilation_h below 1")?,
-            positive(dilation.1, "dilation_w below 1")?,
-        );
-        let (f_h, f_w) = filter;
-        let pad = (
-            pad_before(padding, pads, 0, stride.0, dilation.0, in_h, f_h, out_h)?,
-            pad_before(padding, pads, 1, stride.1, dilation.1, in_w, f_w, out_w)?,
-        );
+        let win = p.window((in_h, in_w), filter, (out_h, out_w))?;
         Ok(Conv {
             n,
-            in_h,
-            in_w,
             in_c,
             out_h,
             out_w,
             out_c,
-            stride,
-            dilation,
-            pad,
+            win,
         })
     }
-
-    /// The input pixel filter tap `(fy, fx)` of output `(oy, ox)` reads, when inside.
-    fn tap(&self, oy: usize, ox: usize, fy: usize, fx: usize) -> Option<(usize, usize)> {
-        let y = (oy * self.stride.0 + fy * self.dilation.0).checked_sub(self.pad.0)?;
-        let x = (ox * self.stride.1 + fx * self.dilation.1).checked_sub(self.pad.1)?;
-        (y < self.in_h && x < self.in_w).then_some((y, x))
-    }
 }
 
-/// Input 2 as a float bias of `n` elements, when present.
-fn bias<'a>(op: &OpView<'_, 'a>, n: usize) -> Result<Option<&'a [f32]>, KernelError> {
-    let Some(b) = op.input(2) else {
-        return Ok(None);
-    };
-    let b = b.f32().ok_or(KernelError::Type {
-        tensor: "input 2 (bias; a float convolution takes a float bias)",
-    })?;
-    if b.len() != n {
-        return Err(KernelError::Shape {
-            what: "bias length differs from the output channels",
-        });
-    }
-    Ok(Some(b))
+/// A filter's extent: height, width, output channels and input channels per output
+/// channel (1 for a depthwise filter).
+#[derive(Clone, Copy)]
+struct Filter {
+    h: usize,
+    w: usize,
+    out: usize,
+    per_out: usize,
 }
 
-/// `CONV_2D`, float: filter `[c_out, fh, fw, c_in / groups]`.
-pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
+/// One filter tap of one output element: output channel `oc`, the index of the input
+/// pixel's first channel, and the tap's index `fy · fw + fx` in the filter's plane.
+struct Tap {
+    oc: usize,
+    pixel: usize,
+    at: usize,
+}
+
+/// A float convolution: `filter` reads the filter's extent from its shape, `check` checks
+/// it against the geometry and returns what `tap` needs, `length` names the error when a
+/// tensor's length is not its shape's; per output element (NHWC order) `tap` adds the
+/// products of each filter tap inside the image, row then column ascending, to a sum from
+/// 0, then the bias is added and the activation applied.
+fn float_conv<K>(
+    mut op: OpView<'_, '_>,
+    p: &Spatial<'_>,
+    filter: impl FnOnce(&[usize]) -> Result<Filter, KernelError>,
+    check: impl FnOnce(&Conv, Filter) -> Result<K, KernelError>,
+    length: &'static str,
+    tap: impl Fn(&mut f32, &K, &[f32], &[f32], Tap),
+) -> Result<(), KernelError> {
     let (x, x_shape) = input_f32(&op, 0, "input 0 (float output, so float input)")?;
     let (w, w_shape) = input_f32(&op, 1, "input 1 (filter; float output, so float filter)")?;
-    let [w_out, f_h, f_w, f_in] = match *w_shape {
-        [a, b, c, d] => [a, b, c, d],
-        _ => {
-            return Err(KernelError::Shape {
-                what: "the filter is not [out, h, w, in]",
-            });
-        }
-    };
-    let (lo, hi) = float_activation_range(o.activation)?;
-    let bias = bias(&op, w_out)?;
-    let out = output(&mut op)?;
-    let g = Conv::new(
-        x_shape,
-        (f_h, f_w),
-        out.shape,
-        o.padding,
-        &o.pads,
-        (o.stride_h, o.stride_w),
-        (o.dilation_h, o.dilation_w),
+    let f = filter(w_shape)?;
+    let (lo, hi) = float_activation_range(p.activation)?;
+    let bias = bias_of(
+        &op,
+        f.out,
+        In::f32,
+        "input 2 (bias; a float convolution takes a float bias)",
     )?;
+    let out = output(&mut op)?;
+    let g = Conv::new(x_shape, (f.h, f.w), out.shape, p)?;
     let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let groups = g.in_c.checked_div(f_in).unwrap_or(0);
-    if groups == 0 || g.in_c % f_in != 0 || w_out != g.out_c || g.out_c % groups != 0 {
-        return Err(KernelError::Shape {
-            what: "filter channels do not divide the input's into groups of the output's",
-        });
-    }
-    let per_group = g.out_c / groups;
-    if x.len() != g.n * g.in_h * g.in_w * g.in_c
-        || w.len() != w_out * f_h * f_w * f_in
+    let k = check(&g, f)?;
+    if x.len() != g.n * g.win.in_h * g.win.in_w * g.in_c
+        || w.len() != f.out * f.h * f.w * f.per_out
         || y.len() != g.n * g.out_h * g.out_w * g.out_c
     {
-        return Err(KernelError::Shape {
-            what: "a convolution tensor's length differs from its shape",
-        });
+        return Err(KernelError::Shape { what: length });
     }
-    let mut k = 0;
+    let mut i = 0;
     for b in 0..g.n {
         for oy in 0..g.out_h {
             for ox in 0..g.out_w {
                 for oc in 0..g.out_c {
-                    let first = (oc / per_group) * f_in;
                     let mut total = 0.0f32;
-                    for fy in 0..f_h {
-                        for fx in 0..f_w {
-                            let Some((iy, ix)) = g.tap(oy, ox, fy, fx) else {
-                                continue;
-                            };
-                            let xs = &x[((b * g.in_h + iy) * g.in_w + ix) * g.in_c + first..];
-                            let ws = &w[((oc * f_h + fy) * f_w + fx) * f_in..];
-                            for (xv, wv) in xs[..f_in].iter().zip(&ws[..f_in]) {
-                                total += xv * wv;
+                    for fy in 0..f.h {
+                        for fx in 0..f.w {
+                            if let Some((iy, ix)) = g.win.tap(oy, ox, fy, fx) {
+                                let pixel = ((b * g.win.in_h + iy) * g.win.in_w + ix) * g.in_c;
+                                let at = fy * f.w + fx;
+                                tap(&mut total, &k, x, w, Tap { oc, pixel, at });
                             }
                         }
                     }
                     let bias = bias.map_or(0.0, |b| b[oc]);
-                    y[k] = clamp(total + bias, lo, hi);
-                    k += 1;
+                    y[i] = clamp(total + bias, lo, hi);
+                    i += 1;
                 }
             }
         }
@@ -187,71 +140,73 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
     Ok(())
 }
 
+/// `CONV_2D`, float: filter `[c_out, fh, fw, c_in / groups]`.
+pub(crate) fn conv_2d(op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
+    let p = Spatial::from(o);
+    let filter = |s: &[usize]| match *s {
+        [out, h, w, per_out] => Ok(Filter { h, w, out, per_out }),
+        _ => Err(KernelError::Shape {
+            what: "the filter is not [out, h, w, in]",
+        }),
+    };
+    let check = |g: &Conv, f: Filter| {
+        let groups = g.in_c.checked_div(f.per_out).unwrap_or(0);
+        if groups == 0
+            || !g.in_c.is_multiple_of(f.per_out)
+            || f.out != g.out_c
+            || !g.out_c.is_multiple_of(groups)
+        {
+            return Err(KernelError::Shape {
+                what: "filter channels do not divide the input's into groups of the output's",
+            });
+        }
+        Ok((f.h * f.w, f.per_out, g.out_c / groups))
+    };
+    let length = "a convolution tensor's length differs from its shape";
+    float_conv(op, &p, filter, check, length, |total, k, x, w, t| {
+        let &(plane, f_in, per_group) = k;
+        let xs = &x[t.pixel + (t.oc / per_group) * f_in..];
+        let ws = &w[(t.oc * plane + t.at) * f_in..];
+        for (xv, wv) in xs[..f_in].iter().zip(&ws[..f_in]) {
+            *total += xv * wv;
+        }
+    })
+}
+
 /// `DEPTHWISE_CONV_2D`, float: filter `[1, fh, fw, c_out]`, `c_out = c_in · multiplier`.
 pub(crate) fn depthwise_conv_2d(
-    mut op: OpView<'_, '_>,
+    op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
-    let (x, x_shape) = input_f32(&op, 0, "input 0 (float output, so float input)")?;
-    let (w, w_shape) = input_f32(&op, 1, "input 1 (filter; float output, so float filter)")?;
-    let [1, f_h, f_w, w_out] = *w_shape else {
-        return Err(KernelError::Shape {
+    let p = Spatial::from(o);
+    let filter = |s: &[usize]| match *s {
+        [1, h, w, out] => Ok(Filter {
+            h,
+            w,
+            out,
+            per_out: 1,
+        }),
+        _ => Err(KernelError::Shape {
             what: "the depthwise filter is not [1, h, w, out]",
-        });
+        }),
     };
-    let (lo, hi) = float_activation_range(o.activation)?;
-    let bias = bias(&op, w_out)?;
-    let out = output(&mut op)?;
-    let g = Conv::new(
-        x_shape,
-        (f_h, f_w),
-        out.shape,
-        o.padding,
-        &o.pads,
-        (o.stride_h, o.stride_w),
-        (o.dilation_h, o.dilation_w),
-    )?;
-    let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
-    if g.in_c == 0 || w_out != g.out_c || g.out_c % g.in_c != 0 {
-        return Err(KernelError::Shape {
-            what: "the output channels are not a multiple of the input's",
-        });
-    }
-    let multiplier = g.out_c / g.in_c;
-    if o.depth_multiplier != 0 && usize::try_from(o.depth_multiplier).ok() != Some(multiplier) {
-        return Err(KernelError::Shape {
-            what: "depth_multiplier differs from output channels / input channels",
-        });
-    }
-    if x.len() != g.n * g.in_h * g.in_w * g.in_c
-        || w.len() != f_h * f_w * w_out
-        || y.len() != g.n * g.out_h * g.out_w * g.out_c
-    {
-        return Err(KernelError::Shape {
-            what: "a depthwise tensor's length differs from its shape",
-        });
-    }
-    for b in 0..g.n {
-        for oy in 0..g.out_h {
-            for ox in 0..g.out_w {
-                for oc in 0..g.out_c {
-                    let ic = oc / multiplier;
-                    let mut total = 0.0f32;
-                    for fy in 0..f_h {
-                        for fx in 0..f_w {
-                            let Some((iy, ix)) = g.tap(oy, ox, fy, fx) else {
-                                continue;
-                            };
-                            total += x[((b * g.in_h + iy) * g.in_w + ix) * g.in_c + ic]
-                                * w[(fy * f_w + fx) * w_out + oc];
-                        }
-                    }
-                    let bias = bias.map_or(0.0, |b| b[oc]);
-                    y[((b * g.out_h + oy) * g.out_w + ox) * g.out_c + oc] =
-                        clamp(total + bias, lo, hi);
-                }
-            }
+    let check = |g: &Conv, f: Filter| {
+        if g.in_c == 0 || f.out != g.out_c || !g.out_c.is_multiple_of(g.in_c) {
+            return Err(KernelError::Shape {
+                what: "the output channels are not a multiple of the input's",
+            });
         }
-    }
-    Ok(())
+        let multiplier = g.out_c / g.in_c;
+        if o.depth_multiplier != 0 && usize::try_from(o.depth_multiplier).ok() != Some(multiplier) {
+            return Err(KernelError::Shape {
+                what: "depth_multiplier differs from output channels / input channels",
+            });
+        }
+        Ok((f.out, multiplier))
+    };
+    let length = "a depthwise tensor's length differs from its shape";
+    float_conv(op, &p, filter, check, length, |total, k, x, w, t| {
+        let &(w_out, multiplier) = k;
+        *total += x[t.pixel + t.oc / multiplier] * w[t.at * w_out + t.oc];
+    })
 }

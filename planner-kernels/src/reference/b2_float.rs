@@ -20,7 +20,8 @@
 //! `f64`, rounded once) would not match: glibc 2.36's `tanhf` differs from it on 9,130,102 of
 //! 169,385,354 arguments in [-20, 20] (every 13th `f32`), [`tanhf`] on 56 of them.
 
-use super::index::{RANK, broadcast_strides};
+use super::fc::{batches, units_depth};
+use super::index::{RANK, broadcast_strides, padded};
 use planner_rt::kernel::{Data, DataMut, OpView};
 use planner_rt::options::{
     Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions, WeightsFormat,
@@ -143,29 +144,16 @@ pub(crate) fn fully_connected(
         Some(_) => Some(f32_input(2, "input 2 (bias; float output, so float bias)")?.0),
         None => None,
     };
-    let (units, depth) = match w_shape {
-        [units, depth] => (*units, *depth),
-        _ => {
-            return Err(KernelError::Shape {
-                what: "weights are not [units, depth]",
-            });
-        }
-    };
+    let (units, depth) = units_depth(w_shape)?;
     let (lo, hi) = float_activation_range(o.activation)?;
     let y = output(&mut op)?
         .f32()
         .ok_or(KernelError::Type { tensor: "output 0" })?;
-    if depth == 0 || x.len() % depth != 0 || w.len() != units * depth {
-        return Err(KernelError::Shape {
-            what: "input length is not a multiple of the weights' depth",
-        });
-    }
-    let batches = x.len() / depth;
-    if y.len() != batches * units || bias.is_some_and(|b| b.len() != units) {
-        return Err(KernelError::Shape {
-            what: "output or bias length differs from batches x units",
-        });
-    }
+    let batches = batches(
+        [x.len(), w.len(), y.len()],
+        (units, depth),
+        bias.map(<[_]>::len),
+    )?;
     for b in 0..batches {
         let row = &x[b * depth..(b + 1) * depth];
         for u in 0..units {
@@ -217,13 +205,9 @@ fn binary(
     let out = output(op)?;
     let out_shape = out.shape;
     let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let pad = RANK
-        .checked_sub(out_shape.len())
-        .ok_or(KernelError::Shape {
-            what: "rank above 6",
-        })?;
-    let mut dims = [1; RANK];
-    dims[pad..].copy_from_slice(out_shape);
+    let dims = padded(out_shape).ok_or(KernelError::Shape {
+        what: "rank above 6",
+    })?;
     let not_broadcast = KernelError::Shape {
         what: "the inputs do not broadcast to the output",
     };

@@ -83,21 +83,10 @@ pub(crate) fn resize_bilinear(
         }),
     };
     let [n, in_h, in_w, c] = nhwc(x.shape)?;
-    if let Some(size) = op.input(1) {
-        let size = size.i32().ok_or(KernelError::Type {
-            tensor: "input 1 (size)",
-        })?;
-        let out_shape = op.outputs.first().map(|o| o.shape).unwrap_or_default();
-        let ok = out_shape.len() == 4
-            && size.len() == 2
-            && usize::try_from(size[0]).ok() == Some(out_shape[1])
-            && usize::try_from(size[1]).ok() == Some(out_shape[2]);
-        if !ok {
-            return Err(KernelError::Shape {
-                what: "RESIZE_BILINEAR size operand differs from the output's height and width",
-            });
-        }
-    }
+    super::shape::resize_size(
+        &op,
+        "RESIZE_BILINEAR size operand differs from the output's height and width",
+    )?;
     let out = output(&mut op)?;
     let [on, out_h, out_w, oc] = nhwc(out.shape)?;
     if on != n || oc != c || in_h == 0 || in_w == 0 {

@@ -5,7 +5,7 @@ use core::ops::Range;
 
 use planner_rt::Quant;
 use planner_rt::kernel::{Data, In, OpView};
-use planner_rt::options::{Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
+use planner_rt::options::{Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, Padding};
 
 use super::region::{Plane, reach};
 use super::{KernelError, activation_range, dims4, input_i8, output, params};
@@ -89,37 +89,67 @@ pub(crate) struct Window {
     pub(crate) pad: (usize, usize),
 }
 
-/// The window of a convolution: strides and dilations (options, positive), the padding
-/// (`pad_before` on each axis), over an input of `input` rows and columns, a filter of
-/// `filter` and an output of `out`.
-fn window(
+/// The options `CONV_2D` and `DEPTHWISE_CONV_2D` share, int8 or float.
+pub(crate) struct Spatial<'o> {
+    pub(crate) activation: Activation,
+    padding: Padding,
+    pads: &'o Dims,
     stride: (i32, i32),
     dilation: (i32, i32),
-    padding: Padding,
-    pads: &Dims,
-    input: (usize, usize),
-    filter: (usize, usize),
-    out: (usize, usize),
-) -> Result<Window, KernelError> {
-    let stride = (positive(stride.0, "stride")?, positive(stride.1, "stride")?);
-    let dilation = (
-        positive(dilation.0, "dilation")?,
-        positive(dilation.1, "dilation")?,
-    );
-    Ok(Window {
-        in_h: input.0,
-        in_w: input.1,
-        stride,
-        dilation,
-        pad: (
-            pad_before(
-                padding, pads, 0, stride.0, dilation.0, input.0, filter.0, out.0,
-            )?,
-            pad_before(
-                padding, pads, 1, stride.1, dilation.1, input.1, filter.1, out.1,
-            )?,
-        ),
-    })
+}
+
+/// `Spatial::from(&options)` for each convolution's options.
+macro_rules! spatial_from {
+    ($($options:ty),*) => {$(
+        impl<'o> From<&'o $options> for Spatial<'o> {
+            fn from(o: &'o $options) -> Self {
+                Spatial {
+                    activation: o.activation,
+                    padding: o.padding,
+                    pads: &o.pads,
+                    stride: (o.stride_h, o.stride_w),
+                    dilation: (o.dilation_h, o.dilation_w),
+                }
+            }
+        }
+    )*};
+}
+spatial_from!(Conv2dOptions, DepthwiseConv2dOptions);
+
+impl Spatial<'_> {
+    /// The window of a convolution: strides and dilations (positive), the padding
+    /// (`pad_before` on each axis), over an input of `input` rows and columns, a filter of
+    /// `filter` and an output of `out`.
+    pub(crate) fn window(
+        &self,
+        input: (usize, usize),
+        filter: (usize, usize),
+        out: (usize, usize),
+    ) -> Result<Window, KernelError> {
+        let stride = (
+            positive(self.stride.0, "stride_h below 1")?,
+            positive(self.stride.1, "stride_w below 1")?,
+        );
+        let dilation = (
+            positive(self.dilation.0, "dilation_h below 1")?,
+            positive(self.dilation.1, "dilation_w below 1")?,
+        );
+        let (padding, pads) = (self.padding, self.pads);
+        Ok(Window {
+            in_h: input.0,
+            in_w: input.1,
+            stride,
+            dilation,
+            pad: (
+                pad_before(
+                    padding, pads, 0, stride.0, dilation.0, input.0, filter.0, out.0,
+                )?,
+                pad_before(
+                    padding, pads, 1, stride.1, dilation.1, input.1, filter.1, out.1,
+                )?,
+            ),
+        })
+    }
 }
 
 impl Window {
@@ -151,7 +181,7 @@ impl Window {
     }
 
     /// The input row and column of filter tap `(fy, fx)` for output `(oy, ox)`, when inside.
-    fn tap(&self, oy: usize, ox: usize, fy: usize, fx: usize) -> Option<(usize, usize)> {
+    pub(crate) fn tap(&self, oy: usize, ox: usize, fy: usize, fx: usize) -> Option<(usize, usize)> {
         let y = (oy * self.stride.0 + fy * self.dilation.0).checked_sub(self.pad.0)?;
         let x = (ox * self.stride.1 + fx * self.dilation.1).checked_sub(self.pad.1)?;
         (y < self.in_h && x < self.in_w).then_some((y, x))
@@ -168,12 +198,21 @@ fn positive(v: i32, what: &'static str) -> Result<usize, KernelError> {
 
 /// Input 2 as an int32 bias of `n` elements, when present.
 fn bias<'a>(op: &OpView<'_, 'a>, n: usize) -> Result<Option<&'a [i32]>, KernelError> {
+    bias_of(op, n, In::i32, "input 2 (bias)")
+}
+
+/// Input 2 as a bias of `n` elements `read` takes out (naming it `tensor` when it cannot),
+/// when present.
+pub(crate) fn bias_of<'a, T>(
+    op: &OpView<'_, 'a>,
+    n: usize,
+    read: fn(&In<'a>) -> Option<&'a [T]>,
+    tensor: &'static str,
+) -> Result<Option<&'a [T]>, KernelError> {
     let Some(b) = op.input(2) else {
         return Ok(None);
     };
-    let b = b.i32().ok_or(KernelError::Type {
-        tensor: "input 2 (bias)",
-    })?;
+    let b = read(&b).ok_or(KernelError::Type { tensor })?;
     if b.len() != n {
         return Err(KernelError::Shape {
             what: "bias length differs from the output channels",
@@ -199,24 +238,16 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
         return super::b2_fconv::conv_2d(op, o);
     }
     let (x, xi) = input_i8(&op, 0, "input 0")?;
-    let (w, wi) = input_i8(&op, 1, "input 1 (filter)")?;
-    let (in_scale, in_zero) = params(xi.quant, "input 0")?;
-    let wq = wi.quant.ok_or(KernelError::Quantization {
-        tensor: "input 1 (filter)",
-    })?;
-    let shape = |s: &[usize]| {
-        dims4(s).ok_or(KernelError::Shape {
-            what: "rank above 4",
-        })
-    };
-    let [n, in_h, in_w, in_c] = shape(xi.shape)?;
-    let [out_c, f_h, f_w, f_c] = shape(wi.shape)?;
-    let b = bias(&op, out_c)?;
     let out = output(&mut op)?;
-    let (out_scale, out_zero) = params(out.quant, "output 0")?;
-    let [on, out_h, out_w, oc] = shape(out.shape)?;
-    let (out_shape, out_region) = (out.shape, out.region);
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let (out_shape, out_quant, out_region) = (out.shape, out.quant, out.region);
+    let ops = Operands::new(&op, &xi, out_shape, out_quant, |[out_c, ..]| out_c)?;
+    let (w, wq, b) = (ops.w, ops.wq, ops.bias);
+    let ((in_scale, in_zero), (out_scale, out_zero)) = (ops.input, ops.output);
+    let ([n, in_h, in_w, in_c], [out_c, f_h, f_w, f_c]) = (ops.x, ops.f);
+    let [on, out_h, out_w, oc] = ops.y;
+    let y = output(&mut op)?
+        .i8()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
     if on != n
         || oc != out_c
         || f_c == 0
@@ -235,15 +266,7 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
     }
     let xp = Plane::new(xi.shape, xi.region, x.len())?;
     let yp = Plane::new(out_shape, out_region, y.len())?;
-    let win = window(
-        (o.stride_h, o.stride_w),
-        (o.dilation_h, o.dilation_w),
-        o.padding,
-        &o.pads,
-        (in_h, in_w),
-        (f_h, f_w),
-        (out_h, out_w),
-    )?;
+    let win = Spatial::from(o).window((in_h, in_w), (f_h, f_w), (out_h, out_w))?;
     win.read_by(&xp, &yp, (f_h, f_w))?;
     let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
     let per_group = out_c / (in_c / f_c);
@@ -283,6 +306,56 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
     Ok(())
 }
 
+/// What both int8 convolutions read first, in this order: the filter (input 1) and its
+/// quantisation, the input's (`xi`) and the output's scale and zero point, the NHWC
+/// dimensions of input, filter and output, and the bias (input 2) of the output channels
+/// `out_c` picks from the filter's dimensions.
+struct Operands<'a> {
+    w: &'a [i8],
+    wq: Quant,
+    bias: Option<&'a [i32]>,
+    input: (f32, i32),
+    output: (f32, i32),
+    x: [usize; 4],
+    f: [usize; 4],
+    y: [usize; 4],
+}
+
+impl<'a> Operands<'a> {
+    fn new(
+        op: &OpView<'_, 'a>,
+        xi: &In<'a>,
+        out_shape: &[usize],
+        out_quant: Option<Quant>,
+        out_c: fn([usize; 4]) -> usize,
+    ) -> Result<Self, KernelError> {
+        let (w, wi) = input_i8(op, 1, "input 1 (filter)")?;
+        let input = params(xi.quant, "input 0")?;
+        let wq = wi.quant.ok_or(KernelError::Quantization {
+            tensor: "input 1 (filter)",
+        })?;
+        let shape = |s: &[usize]| {
+            dims4(s).ok_or(KernelError::Shape {
+                what: "rank above 4",
+            })
+        };
+        let (x, f) = (shape(xi.shape)?, shape(wi.shape)?);
+        let bias = bias(op, out_c(f))?;
+        let output = params(out_quant, "output 0")?;
+        let y = shape(out_shape)?;
+        Ok(Operands {
+            w,
+            wq,
+            bias,
+            input,
+            output,
+            x,
+            f,
+            y,
+        })
+    }
+}
+
 /// A `DEPTHWISE_CONV_2D` op checked and ready: its geometry, filter, bias and output
 /// quantisation. [`depthwise_conv_2d`] and [`depthwise_conv_2d_in_place`] both run
 /// [`Depthwise::channel`], so the arithmetic exists once.
@@ -319,21 +392,11 @@ impl<'a> Depthwise<'a> {
         let xi = op
             .input(0)
             .ok_or(KernelError::Missing { tensor: "input 0" })?;
-        let (w, wi) = input_i8(op, 1, "input 1 (filter)")?;
-        let (in_scale, in_zero) = params(xi.quant, "input 0")?;
-        let wq = wi.quant.ok_or(KernelError::Quantization {
-            tensor: "input 1 (filter)",
-        })?;
-        let shape = |s: &[usize]| {
-            dims4(s).ok_or(KernelError::Shape {
-                what: "rank above 4",
-            })
-        };
-        let [n, in_h, in_w, in_c] = shape(xi.shape)?;
-        let [_, f_h, f_w, out_c] = shape(wi.shape)?;
-        let bias = bias(op, out_c)?;
-        let (out_scale, out_zero) = params(out_quant, "output 0")?;
-        let [on, out_h, out_w, oc] = shape(out_shape)?;
+        let ops = Operands::new(op, &xi, out_shape, out_quant, |[.., out_c]| out_c)?;
+        let (w, wq, bias) = (ops.w, ops.wq, ops.bias);
+        let ((in_scale, in_zero), (out_scale, out_zero)) = (ops.input, ops.output);
+        let ([n, in_h, in_w, in_c], [_, f_h, f_w, out_c]) = (ops.x, ops.f);
+        let [on, out_h, out_w, oc] = ops.y;
         if on != n || oc != out_c || in_c == 0 || out_c % in_c != 0 {
             return Err(KernelError::Shape {
                 what: "depthwise channels do not fit",
@@ -344,15 +407,7 @@ impl<'a> Depthwise<'a> {
                 what: "a depthwise tensor's length differs from its shape",
             });
         }
-        let win = window(
-            (o.stride_h, o.stride_w),
-            (o.dilation_h, o.dilation_w),
-            o.padding,
-            &o.pads,
-            (in_h, in_w),
-            (f_h, f_w),
-            (out_h, out_w),
-        )?;
+        let win = Spatial::from(o).window((in_h, in_w), (f_h, f_w), (out_h, out_w))?;
         let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
         Ok(Depthwise {
             n,

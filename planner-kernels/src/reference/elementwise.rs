@@ -1,7 +1,7 @@
 //! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
 //! place or in place.
 
-use super::index::{RANK, broadcast_strides, next_row};
+use super::index::{RANK, broadcast_strides, next_row, padded};
 use planner_rt::kernel::{Data, DataMut, In, OpView};
 use planner_rt::options::{AddOptions, MulOptions};
 
@@ -90,13 +90,9 @@ fn binary(
     let out = output(op)?;
     let (out_shape, out_region) = (out.shape, out.region);
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let pad = RANK
-        .checked_sub(out_shape.len())
-        .ok_or(KernelError::Shape {
-            what: "rank above 6",
-        })?;
-    let mut dims = [1; RANK];
-    dims[pad..].copy_from_slice(out_shape);
+    let dims = padded(out_shape).ok_or(KernelError::Shape {
+        what: "rank above 6",
+    })?;
     let not_broadcast = KernelError::Shape {
         what: "the inputs do not broadcast to the output",
     };

@@ -8,6 +8,37 @@ use super::conv::channel_multiplier;
 use super::{KernelError, activation_range, input_i8, output, params};
 use crate::multiply_by_quantized_multiplier;
 
+/// `(units, depth)` of weights shaped `[units, depth]`.
+pub(crate) fn units_depth(w_shape: &[usize]) -> Result<(usize, usize), KernelError> {
+    match *w_shape {
+        [units, depth] => Ok((units, depth)),
+        _ => Err(KernelError::Shape {
+            what: "weights are not [units, depth]",
+        }),
+    }
+}
+
+/// The batches of a fully-connected op from the lengths of its input, weights and output,
+/// and of its bias (when present), checked against `(units, depth)`.
+pub(crate) fn batches(
+    [x, w, y]: [usize; 3],
+    (units, depth): (usize, usize),
+    bias: Option<usize>,
+) -> Result<usize, KernelError> {
+    if depth == 0 || !x.is_multiple_of(depth) || w != units * depth {
+        return Err(KernelError::Shape {
+            what: "input length is not a multiple of the weights' depth",
+        });
+    }
+    let batches = x / depth;
+    if y != batches * units || bias.is_some_and(|b| b != units) {
+        return Err(KernelError::Shape {
+            what: "output or bias length differs from batches x units",
+        });
+    }
+    Ok(batches)
+}
+
 pub(crate) fn fully_connected(
     mut op: OpView<'_, '_>,
     o: &FullyConnectedOptions,
@@ -28,14 +59,7 @@ pub(crate) fn fully_connected(
         tensor: "input 1 (weights)",
     })?;
     let (_, w_zero) = params(wi.quant, "input 1 (weights)")?;
-    let (units, depth) = match wi.shape {
-        [units, depth] => (*units, *depth),
-        _ => {
-            return Err(KernelError::Shape {
-                what: "weights are not [units, depth]",
-            });
-        }
-    };
+    let (units, depth) = units_depth(wi.shape)?;
     let bias = match op.input(2) {
         Some(b) => Some(b.i32().ok_or(KernelError::Type {
             tensor: "input 2 (bias)",
@@ -45,17 +69,11 @@ pub(crate) fn fully_connected(
     let out = output(&mut op)?;
     let (out_scale, out_zero) = params(out.quant, "output 0")?;
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    if depth == 0 || x.len() % depth != 0 || w.len() != units * depth {
-        return Err(KernelError::Shape {
-            what: "input length is not a multiple of the weights' depth",
-        });
-    }
-    let batches = x.len() / depth;
-    if y.len() != batches * units || bias.is_some_and(|b| b.len() != units) {
-        return Err(KernelError::Shape {
-            what: "output or bias length differs from batches x units",
-        });
-    }
+    let batches = batches(
+        [x.len(), w.len(), y.len()],
+        (units, depth),
+        bias.map(<[_]>::len),
+    )?;
     let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
     for u in 0..units {
         let m = channel_multiplier(in_scale, &wq, out_scale, u);

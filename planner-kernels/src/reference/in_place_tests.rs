@@ -35,6 +35,12 @@ impl Rng {
     pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
         lo + (self.next() % (hi - lo + 1) as u64) as i64
     }
+    /// A random NHWC image size: height and width in `hw.0..=hw.1`, channels in `1..=c`.
+    pub(crate) fn hwc(&mut self, hw: (i64, i64), c: i64) -> (usize, usize, usize) {
+        let h = self.range(hw.0, hw.1) as usize;
+        let w = self.range(hw.0, hw.1) as usize;
+        (h, w, self.range(1, c) as usize)
+    }
     pub(crate) fn i8s(&mut self, n: usize) -> Vec<i8> {
         (0..n).map(|_| self.range(-128, 127) as i8).collect()
     }
@@ -76,6 +82,26 @@ struct Case {
 }
 
 impl Case {
+    /// A case without dilation: `n` images of `(h, w, c)`, a `(fh, fw)` filter.
+    fn undilated(
+        n: usize,
+        (h, w, c): (usize, usize, usize),
+        (fh, fw): (usize, usize),
+        stride: (usize, usize),
+        pads: [usize; 4],
+    ) -> Case {
+        Case {
+            n,
+            h,
+            w,
+            c,
+            fh,
+            fw,
+            stride,
+            dilation: (1, 1),
+            pads,
+        }
+    }
     fn random(r: &mut Rng) -> Case {
         loop {
             let case = Case {
@@ -310,17 +336,7 @@ fn depthwise_with_explicit_pads_equals_pad_then_valid() {
 #[test]
 fn explicit_pads_are_checked() {
     let mut r = Rng::new(3);
-    let k = Case {
-        n: 1,
-        h: 5,
-        w: 4,
-        c: 2,
-        fh: 3,
-        fw: 3,
-        stride: (2, 1),
-        dilation: (1, 1),
-        pads: [1, 0, 2, 1],
-    };
+    let k = Case::undilated(1, (5, 4, 2), (3, 3), (2, 1), [1, 0, 2, 1]);
     let d = Dw::random(&mut r, k, 1, Activation::None);
     let mut y = vec![0i8; d.yi.elements];
     let inputs = [
@@ -387,17 +403,7 @@ fn depthwise_in_place_equals_out_of_place() {
 #[test]
 fn depthwise_in_place_refuses_what_it_cannot_do() {
     let mut r = Rng::new(5);
-    let k = Case {
-        n: 2,
-        h: 3,
-        w: 5,
-        c: 3,
-        fh: 3,
-        fw: 3,
-        stride: (1, 1),
-        dilation: (1, 1),
-        pads: [1, 1, 1, 1],
-    };
+    let k = Case::undilated(2, (3, 5, 3), (3, 3), (1, 1), [1, 1, 1, 1]);
     let d = Dw::random(&mut r, k, 1, Activation::None);
     assert_eq!(d.in_place(15).unwrap(), d.out_of_place(&d.x, &d.xi, &d.o));
     // A temporary smaller than one channel.

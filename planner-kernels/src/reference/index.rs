@@ -17,6 +17,14 @@ pub(crate) fn strides(shape: &[usize]) -> [usize; RANK] {
     s
 }
 
+/// `shape` with leading ones added up to [`RANK`] dimensions; `None` above `RANK`.
+pub(crate) fn padded(shape: &[usize]) -> Option<[usize; RANK]> {
+    let pad = RANK.checked_sub(shape.len())?;
+    let mut dims = [1; RANK];
+    dims[pad..].copy_from_slice(shape);
+    Some(dims)
+}
+
 /// Advances a multi-index over `shape`; false after the last one.
 pub(crate) fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
     for d in (0..shape.len().min(RANK)).rev() {
@@ -46,9 +54,7 @@ pub(crate) fn next_row(index: &mut [usize; RANK], lo: &[usize; RANK], hi: &[usiz
 /// added): 0 where the input broadcasts (size 1 against a larger output size). `None` when
 /// the shapes do not broadcast.
 pub(crate) fn broadcast_strides(shape: &[usize], out: &[usize; RANK]) -> Option<[usize; RANK]> {
-    let pad = RANK.checked_sub(shape.len())?;
-    let mut dims = [1; RANK];
-    dims[pad..].copy_from_slice(shape);
+    let dims = padded(shape)?;
     let mut strides = [0; RANK];
     let mut stride = 1;
     for d in (0..RANK).rev() {

@@ -206,36 +206,16 @@ kinds! {
     FullyConnected::fully_connected(o::FullyConnectedOptions) [0] => fc::fully_connected;
     AveragePool2d::average_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Average);
     MaxPool2d::max_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
-    Add::add(o::AddOptions) [2] => |op, o| elementwise::add(op, o, false);
-    Sub::sub(o::AddOptions) [2] => |op, o| elementwise::sub(op, o, false);
-    Mul::mul(o::MulOptions) [2] => |op, o| elementwise::mul(op, o, false);
     Softmax::softmax(o::SoftmaxOptions) [0] => softmax::softmax;
     Reshape::reshape(o::ReshapeOptions) [0] => shape::reshape;
     Pad::pad(o::PadOptions) [1] => shape::pad;
     Mean::mean(o::MeanOptions) [0] => shape::mean;
     Transpose::transpose(o::TransposeOptions) [0] => shape::transpose;
     Concatenation::concatenation(o::ConcatenationOptions) [0] => shape::concatenation;
-    Quantize::quantize(o::NoOptions) [1] => |op, _| elementwise::quantize(op, false);
-    Dequantize::dequantize(o::NoOptions) [1] => |op, _| elementwise::dequantize(op, false);
-    Relu::relu(o::NoOptions) [1] => |op, _| activation::relu(op, false);
-    Relu6::relu6(o::NoOptions) [1] => |op, _| activation::relu6(op, false);
-    Logistic::logistic(o::NoOptions) [1] => |op, _| activation::logistic(op, false);
-    Tanh::tanh(o::NoOptions) [1] => |op, _| activation::tanh(op, false);
-    HardSwish::hard_swish(o::NoOptions) [1] => |op, _| activation::hard_swish(op, false);
     Svdf::svdf(o::SvdfOptions) [0] => svdf::svdf;
     StridedSlice::strided_slice(o::StridedSliceOptions) [0] => shape::strided_slice;
     ResizeNearestNeighbor::resize_nearest_neighbor(o::ResizeNearestNeighborOptions) [0] => shape::resize_nearest_neighbor;
     DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) [0] => conv::depthwise_conv_2d_in_place;
-    AddInPlace::add_in_place(o::AddOptions) [0] => |op, o| elementwise::add(op, o, true);
-    SubInPlace::sub_in_place(o::AddOptions) [0] => |op, o| elementwise::sub(op, o, true);
-    MulInPlace::mul_in_place(o::MulOptions) [0] => |op, o| elementwise::mul(op, o, true);
-    QuantizeInPlace::quantize_in_place(o::NoOptions) [0] => |op, _| elementwise::quantize(op, true);
-    DequantizeInPlace::dequantize_in_place(o::NoOptions) [0] => |op, _| elementwise::dequantize(op, true);
-    LogisticInPlace::logistic_in_place(o::NoOptions) [0] => |op, _| activation::logistic(op, true);
-    TanhInPlace::tanh_in_place(o::NoOptions) [0] => |op, _| activation::tanh(op, true);
-    ReluInPlace::relu_in_place(o::NoOptions) [0] => |op, _| activation::relu(op, true);
-    Relu6InPlace::relu6_in_place(o::NoOptions) [0] => |op, _| activation::relu6(op, true);
-    HardSwishInPlace::hard_swish_in_place(o::NoOptions) [0] => |op, _| activation::hard_swish(op, true);
     Div::div(o::DivOptions) [0] => batch1::div;
     LeakyRelu::leaky_relu(o::LeakyReluOptions) [0] => batch1::leaky_relu;
     ArgMax::arg_max(o::ArgMaxOptions) [0] => batch1::arg_max;
@@ -253,6 +233,40 @@ kinds! {
     ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) [0] => b2_resize::resize_bilinear;
     TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
     UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
+}
+
+/// Implements a kind and its in-place variant (regions only on the first `regions` inputs
+/// of the first, none on the in-place one) by calling the same function, with `false`
+/// and with `true` for "in place"; `=> unary f` calls `f(op, in_place)` (no options).
+macro_rules! kinds_in_place {
+    (@call unary $f:path, $op:ident, $o:ident, $in_place:literal) => {{
+        let _ = $o;
+        $f($op, $in_place)
+    }};
+    (@call binary $f:path, $op:ident, $o:ident, $in_place:literal) => {
+        $f($op, $o, $in_place)
+    };
+    ($($kind:ident / $in_place:ident :: $method:ident / $in_place_method:ident ($options:ty) [$regions:literal] => $arity:ident $f:path;)*) => {
+        kinds! {
+            $(
+                $kind::$method($options) [$regions] => |op, o| kinds_in_place!(@call $arity $f, op, o, false);
+                $in_place::$in_place_method($options) [0] => |op, o| kinds_in_place!(@call $arity $f, op, o, true);
+            )*
+        }
+    };
+}
+
+kinds_in_place! {
+    Add / AddInPlace::add / add_in_place(o::AddOptions) [2] => binary elementwise::add;
+    Sub / SubInPlace::sub / sub_in_place(o::AddOptions) [2] => binary elementwise::sub;
+    Mul / MulInPlace::mul / mul_in_place(o::MulOptions) [2] => binary elementwise::mul;
+    Quantize / QuantizeInPlace::quantize / quantize_in_place(o::NoOptions) [1] => unary elementwise::quantize;
+    Dequantize / DequantizeInPlace::dequantize / dequantize_in_place(o::NoOptions) [1] => unary elementwise::dequantize;
+    Relu / ReluInPlace::relu / relu_in_place(o::NoOptions) [1] => unary activation::relu;
+    Relu6 / Relu6InPlace::relu6 / relu6_in_place(o::NoOptions) [1] => unary activation::relu6;
+    Logistic / LogisticInPlace::logistic / logistic_in_place(o::NoOptions) [1] => unary activation::logistic;
+    Tanh / TanhInPlace::tanh / tanh_in_place(o::NoOptions) [1] => unary activation::tanh;
+    HardSwish / HardSwishInPlace::hard_swish / hard_swish_in_place(o::NoOptions) [1] => unary activation::hard_swish;
 }
 
 /// Implements [`Builtin`](planner_rt::kernel::Builtin) for op kinds without typed options,
@@ -356,17 +370,9 @@ pub(crate) fn activation_range(
     })
 }
 
-/// `x` rounded half away from zero, saturating to `i32` (NaN gives 0), without `std`.
-pub(crate) fn round_f32(x: f32) -> i32 {
-    let t = x as i32;
-    let frac = x - t as f32;
-    if frac >= 0.5 {
-        t.saturating_add(1)
-    } else if frac <= -0.5 {
-        t.saturating_sub(1)
-    } else {
-        t
-    }
+round_half_away! {
+    /// `v` rounded half away from zero, saturating to `i32` (NaN gives 0), without `std`.
+    pub(crate) fn round_f32(f32) -> i32
 }
 
 /// A shape as 4 dimensions, leading ones added (`None` past rank 4).

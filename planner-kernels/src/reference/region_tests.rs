@@ -18,11 +18,11 @@ use planner_rt::kernel::{
 };
 use planner_rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions,
-    MulOptions, NoOptions, PadOptions, Padding, Pool2dOptions,
+    MulOptions, NoOptions, PadOptions, Padding,
 };
 
 use super::in_place_tests::{Rng, info, unary_kernels};
-use super::test_support::{run, run_op};
+use super::test_support::{pool_options, run, run_op};
 use super::{KernelError, Reference};
 
 const ACTIVATIONS: [Activation; 4] = [
@@ -369,11 +369,7 @@ fn conv_and_depthwise_on_regions_equal_the_whole_output_cropped() {
     let mut rounds = 0;
     while rounds < 1500 {
         let depthwise = rounds % 2 == 1;
-        let (h, w, c) = (
-            r.range(1, 13) as usize,
-            r.range(1, 13) as usize,
-            r.range(1, 4) as usize,
-        );
+        let (h, w, c) = r.hwc((1, 13), 4);
         let Some(k) = random_conv(&mut r, h, w, &[1, 2, 3, 5, 7], true) else {
             continue;
         };
@@ -436,11 +432,7 @@ fn pools_on_regions_equal_the_whole_output_cropped() {
     let mut r = Rng::new(28);
     let mut rounds = 0;
     while rounds < 400 {
-        let (h, w, c) = (
-            r.range(1, 13) as usize,
-            r.range(1, 13) as usize,
-            r.range(1, 4) as usize,
-        );
+        let (h, w, c) = r.hwc((1, 13), 4);
         let Some(k) = random_conv(&mut r, h, w, &[1, 2, 3, 7], false) else {
             continue;
         };
@@ -452,14 +444,12 @@ fn pools_on_regions_equal_the_whole_output_cropped() {
         let x = r.i8s(h * w * c);
         let xi = info::<i8>(&[1, h, w, c], &[si], &[zi]);
         let yi = info::<i8>(&[1, k.out.0, k.out.1, c], &[si], &[zi]);
-        let o = Pool2dOptions {
-            padding: k.padding,
-            stride_h: k.geo.stride.0 as i32,
-            stride_w: k.geo.stride.1 as i32,
-            filter_h: k.geo.filter.0 as i32,
-            filter_w: k.geo.filter.1 as i32,
-            activation: ACTIVATIONS[r.range(0, 3) as usize],
-        };
+        let o = pool_options(
+            k.padding,
+            k.geo.filter,
+            k.geo.stride,
+            ACTIVATIONS[r.range(0, 3) as usize],
+        );
         if rounds % 2 == 0 {
             let kernel = |op: OpView<'_, '_>| Reference.average_pool_2d(op, &o);
             check_windowed(&mut r, &x, &xi, &[], &yi, k.geo, &kernel, "average pool");
@@ -478,14 +468,7 @@ fn average_pool_on_a_border_region_divides_by_the_pixels_inside_the_image() {
     let x: Vec<i8> = (1..=16).collect();
     let xi = info::<i8>(&[1, 4, 4, 1], &[1.0], &[0]);
     let yi = info::<i8>(&[1, 4, 4, 1], &[1.0], &[0]);
-    let o = Pool2dOptions {
-        padding: Padding::Same,
-        stride_h: 1,
-        stride_w: 1,
-        filter_h: 3,
-        filter_w: 3,
-        activation: Activation::None,
-    };
+    let o = pool_options(Padding::Same, (3, 3), (1, 1), Activation::None);
     let dense = [1i8, 2, 5, 6];
     let mut y = [0i8];
     run_op(
@@ -505,11 +488,7 @@ fn average_pool_on_a_border_region_divides_by_the_pixels_inside_the_image() {
 fn pad_on_regions_equals_the_whole_output_cropped() {
     let mut r = Rng::new(29);
     for _ in 0..300 {
-        let (h, w, c) = (
-            r.range(1, 9) as usize,
-            r.range(1, 9) as usize,
-            r.range(1, 3) as usize,
-        );
+        let (h, w, c) = r.hwc((1, 9), 3);
         let before = [0, r.range(0, 3), r.range(0, 3), r.range(0, 1)];
         let after = [0, r.range(0, 3), r.range(0, 3), r.range(0, 1)];
         let out = [
@@ -542,11 +521,7 @@ fn pad_on_regions_equals_the_whole_output_cropped() {
 fn binary_ops_on_regions_equal_the_whole_output_cropped() {
     let mut r = Rng::new(30);
     for round in 0..300 {
-        let (h, w, c) = (
-            r.range(1, 9) as usize,
-            r.range(1, 9) as usize,
-            r.range(1, 4) as usize,
-        );
+        let (h, w, c) = r.hwc((1, 9), 4);
         let shape = [1, h, w, c];
         let q = |r: &mut Rng| (r.scale(0.01, 0.1), r.range(-128, 127));
         let (qa, qb, qo) = (q(&mut r), q(&mut r), q(&mut r));
@@ -605,11 +580,7 @@ fn unary_ops_on_regions_equal_the_whole_output_cropped() {
     let mut r = Rng::new(31);
     for round in 0..60 {
         for (name, kernel, qi, qo) in unary_kernels(&mut r) {
-            let (h, w, c) = (
-                r.range(1, 9) as usize,
-                r.range(1, 9) as usize,
-                r.range(1, 4) as usize,
-            );
+            let (h, w, c) = r.hwc((1, 9), 4);
             let shape = [1, h, w, c];
             let x = r.i8s(h * w * c);
             let xi = info::<i8>(&shape, &[qi.0], &[qi.1]);
@@ -663,11 +634,7 @@ fn a_conv_dw_pool_chain_run_patch_by_patch_equals_the_whole_chain() {
     let mut rounds = 0;
     let mut uneven = 0;
     while rounds < 150 {
-        let (h, w, c) = (
-            r.range(6, 20) as usize,
-            r.range(6, 20) as usize,
-            r.range(1, 3) as usize,
-        );
+        let (h, w, c) = r.hwc((6, 20), 3);
         let Some(k1) = random_conv(&mut r, h, w, &[1, 3, 5], true) else {
             continue;
         };
@@ -720,14 +687,7 @@ fn a_conv_dw_pool_chain_run_patch_by_patch_equals_the_whole_chain() {
             dilation_w: k2.geo.dilation.1 as i32,
             activation: ACTIVATIONS[r.range(0, 3) as usize],
         };
-        let o3 = Pool2dOptions {
-            padding: k3.padding,
-            stride_h: k3.geo.stride.0 as i32,
-            stride_w: k3.geo.stride.1 as i32,
-            filter_h: k3.geo.filter.0 as i32,
-            filter_w: k3.geo.filter.1 as i32,
-            activation: Activation::None,
-        };
+        let o3 = pool_options(k3.padding, k3.geo.filter, k3.geo.stride, Activation::None);
         // The chain run whole.
         let (mut y1, mut y2, mut whole) = (
             vec![0i8; y1i.elements],

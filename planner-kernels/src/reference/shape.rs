@@ -385,24 +385,35 @@ fn copy_element(
     Ok(())
 }
 
+/// Checks a resize's size operand (input 1, when present: int32 `[height, width]`)
+/// against output 0's height and width, naming the op in `what`.
+pub(crate) fn resize_size(op: &OpView<'_, '_>, what: &'static str) -> Result<(), KernelError> {
+    let Some(size) = op.input(1) else {
+        return Ok(());
+    };
+    let size = size.i32().ok_or(KernelError::Type {
+        tensor: "input 1 (size)",
+    })?;
+    let out = op
+        .outputs
+        .first()
+        .ok_or(KernelError::Missing { tensor: "output 0" })?;
+    let ok = out.shape.len() == 4
+        && size.len() == 2
+        && usize::try_from(size[0]).ok() == Some(out.shape[1])
+        && usize::try_from(size[1]).ok() == Some(out.shape[2]);
+    if !ok {
+        return Err(KernelError::Shape { what });
+    }
+    Ok(())
+}
+
 /// First index of a strided slice along an axis of `size` (TFLite's `StartForAxis`):
 /// `begin` (negative counts from the end), or the first element in the direction of the
 /// stride under the begin mask, clamped to `[0, size]` (forward) or `[-1, size - 1]`
 /// (backward).
 fn slice_start(begin: i64, masked: bool, stride: i64, size: i64) -> i64 {
-    let mut start = match (masked, stride > 0) {
-        (true, true) => i64::MIN / 2,
-        (true, false) => i64::MAX / 2,
-        (false, _) => begin,
-    };
-    if start < 0 {
-        start += size;
-    }
-    if stride > 0 {
-        start.clamp(0, size)
-    } else {
-        start.clamp(-1, size - 1)
-    }
+    slice_bound(begin, masked, stride <= 0, stride, size)
 }
 
 /// The index a strided slice stops before (TFLite's `StopForAxis`): `start + 1` for a
@@ -412,18 +423,24 @@ fn slice_stop(end: i64, masked: bool, shrink: bool, start: i64, stride: i64, siz
     if shrink {
         return start + 1;
     }
-    let mut stop = match (masked, stride > 0) {
+    slice_bound(end, masked, stride > 0, stride, size)
+}
+
+/// `v` (negative counts from the end), or under the mask far past the end (`to_end`) or
+/// before the start, clamped to `[0, size]` for a forward `stride`, else `[-1, size - 1]`.
+fn slice_bound(v: i64, masked: bool, to_end: bool, stride: i64, size: i64) -> i64 {
+    let mut at = match (masked, to_end) {
         (true, true) => i64::MAX / 2,
         (true, false) => i64::MIN / 2,
-        (false, _) => end,
+        (false, _) => v,
     };
-    if stop < 0 {
-        stop += size;
+    if at < 0 {
+        at += size;
     }
     if stride > 0 {
-        stop.clamp(0, size)
+        at.clamp(0, size)
     } else {
-        stop.clamp(-1, size - 1)
+        at.clamp(-1, size - 1)
     }
 }
 
@@ -532,24 +549,10 @@ pub(crate) fn resize_nearest_neighbor(
             })
     };
     let [n, in_h, in_w, c] = shape(x.shape)?;
-    if let Some(size) = op.input(1) {
-        let size = size.i32().ok_or(KernelError::Type {
-            tensor: "input 1 (size)",
-        })?;
-        let out = op
-            .outputs
-            .first()
-            .ok_or(KernelError::Missing { tensor: "output 0" })?;
-        let ok = out.shape.len() == 4
-            && size.len() == 2
-            && usize::try_from(size[0]).ok() == Some(out.shape[1])
-            && usize::try_from(size[1]).ok() == Some(out.shape[2]);
-        if !ok {
-            return Err(KernelError::Shape {
-                what: "RESIZE_NEAREST_NEIGHBOR size operand differs from the output's height and width",
-            });
-        }
-    }
+    resize_size(
+        &op,
+        "RESIZE_NEAREST_NEIGHBOR size operand differs from the output's height and width",
+    )?;
     let out = output(&mut op)?;
     let [on, out_h, out_w, oc] = shape(out.shape)?;
     if on != n || oc != c || x.data.len() != Some(n * in_h * in_w * c) {

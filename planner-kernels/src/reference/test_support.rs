@@ -1,6 +1,7 @@
 //! What the reference kernels' unit tests share: a tensor description and an op runner.
 
 use planner_rt::kernel::{In, OpView, Out};
+use planner_rt::options::{Activation, Padding, Pool2dOptions};
 use planner_rt::{Quant, TensorInfo};
 
 use super::KernelError;
@@ -52,4 +53,22 @@ pub(crate) fn run<'a>(
     f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
 ) -> Result<(), KernelError> {
     run_op(inputs, &mut [output], &mut [], f)
+}
+
+/// Pooling options: a `filter` window (rows, columns) moved by `stride`.
+pub(crate) fn pool_options(
+    padding: Padding,
+    filter: (usize, usize),
+    stride: (usize, usize),
+    activation: Activation,
+) -> Pool2dOptions {
+    let int = |v: usize| i32::try_from(v).unwrap_or(i32::MAX);
+    Pool2dOptions {
+        padding,
+        stride_h: int(stride.0),
+        stride_w: int(stride.1),
+        filter_h: int(filter.0),
+        filter_w: int(filter.1),
+        activation,
+    }
 }

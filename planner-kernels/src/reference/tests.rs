@@ -8,11 +8,10 @@ use planner_rt::TensorInfo;
 use planner_rt::kernel::{In, OpView, Out};
 use planner_rt::options::{
     Activation, ConcatenationOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims,
-    FullyConnectedOptions, MeanOptions, PadOptions, Padding, Pool2dOptions, SoftmaxOptions,
-    TransposeOptions,
+    FullyConnectedOptions, MeanOptions, PadOptions, Padding, SoftmaxOptions, TransposeOptions,
 };
 
-use super::test_support::{run, tensor_info};
+use super::test_support::{pool_options, run, tensor_info};
 use super::{KernelError, conv, elementwise, fc, pool, shape, softmax};
 
 pub(super) fn info<T>(
@@ -144,14 +143,7 @@ fn average_pool_rounds_half_away_from_zero_and_skips_padding() {
     let mut y = [0i8; 4];
     let xi = info::<i8>(&[1, 3, 3, 1], &[1.0], &[0]);
     let yi = info::<i8>(&[1, 2, 2, 1], &[1.0], &[0]);
-    let o = Pool2dOptions {
-        padding: Padding::Same,
-        stride_w: 2,
-        stride_h: 2,
-        filter_w: 2,
-        filter_h: 2,
-        activation: Activation::None,
-    };
+    let o = pool_options(Padding::Same, (2, 2), (2, 2), Activation::None);
     let inputs = [Some(In::new(&x, &xi))];
     run(&inputs, Out::new(&mut y, &yi), |op| {
         pool::pool_2d(op, &o, pool::Pool::Average)

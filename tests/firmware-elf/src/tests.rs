@@ -289,40 +289,23 @@ fn padding_to_the_alignment_is_accepted() {
     fails_with(run(&s, &syms, &[scratch(100)]), "is 128 bytes in the image");
 }
 
+/// The scratch arena and its symbols moved to another address, its 100 bytes kept: in
+/// another region, running off the end of its own, and off its alignment.
 #[test]
-fn an_arena_in_the_wrong_region_fails() {
-    let mut s = good_sections();
-    s[0].addr = 0x0100_0000;
-    let syms = [
-        ("__m_scratch_dtcm_start", 0x0100_0000),
-        ("__m_scratch_dtcm_end", 0x0100_0064),
-    ];
-    fails_with(run(&s, &syms, &[scratch(100)]), "outside memory DTCM");
-}
-
-#[test]
-fn an_arena_running_off_its_region_fails() {
-    let mut s = good_sections();
-    s[0].addr = 0x2008_0000 - 64;
-    let syms = [
-        ("__m_scratch_dtcm_start", 0x2008_0000 - 64),
-        ("__m_scratch_dtcm_end", 0x2008_0000 + 36),
-    ];
-    fails_with(run(&s, &syms, &[scratch(100)]), "outside memory DTCM");
-}
-
-#[test]
-fn a_misaligned_arena_fails() {
-    let mut s = good_sections();
-    s[0].addr = 0x2000_0008;
-    let syms = [
-        ("__m_scratch_dtcm_start", 0x2000_0008),
-        ("__m_scratch_dtcm_end", 0x2000_006c),
-    ];
-    fails_with(
-        run(&s, &syms, &[scratch(100)]),
-        "not aligned to the plan's 16 bytes",
-    );
+fn a_moved_arena_fails_where_it_does_not_fit() {
+    for (addr, needle) in [
+        (0x0100_0000, "outside memory DTCM"),
+        (0x2008_0000 - 64, "outside memory DTCM"),
+        (0x2000_0008, "not aligned to the plan's 16 bytes"),
+    ] {
+        let mut s = good_sections();
+        s[0].addr = addr;
+        let syms = [
+            ("__m_scratch_dtcm_start", addr),
+            ("__m_scratch_dtcm_end", addr + 100),
+        ];
+        fails_with(run(&s, &syms, &[scratch(100)]), needle);
+    }
 }
 
 #[test]

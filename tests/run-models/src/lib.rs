@@ -10,6 +10,8 @@
 use planner::rt::kernel::Hooks;
 use planner_kernels::Reference;
 
+pub mod align;
+
 /// One planned model.
 pub trait Runner {
     /// The model's name (its file stem).
@@ -189,22 +191,8 @@ pub fn input_in(dtype: &str, count: usize, seed: u64, lo: f64, hi: f64) -> Optio
 /// The little-endian bytes of a tensor view's elements (`None` for a view that holds none
 /// itself).
 pub fn data_bytes(data: &planner::rt::kernel::Data<'_>) -> Option<Vec<u8>> {
-    use planner::rt::kernel::Data;
-    Some(match *data {
-        Data::I8(s) => bytes(s),
-        Data::U8(s) => bytes(s),
-        Data::I16(s) => bytes(s),
-        Data::U16(s) => bytes(s),
-        Data::I32(s) => bytes(s),
-        Data::U32(s) => bytes(s),
-        Data::I64(s) => bytes(s),
-        Data::U64(s) => bytes(s),
-        Data::F32(s) => bytes(s),
-        Data::F64(s) => bytes(s),
-        Data::C64(s) => s.iter().flatten().flat_map(|v| v.to_le_bytes()).collect(),
-        Data::C128(s) => s.iter().flatten().flat_map(|v| v.to_le_bytes()).collect(),
-        Data::InPlace(_) | Data::Variable(_) => return None,
-    })
+    let mut out = Vec::new();
+    planner_kernels::golden::le_bytes(data, |b| out.push(b)).then_some(out)
 }
 
 /// A tap that keeps every op's outputs as bytes, by op index.

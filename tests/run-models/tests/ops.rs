@@ -20,6 +20,7 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use planner_kernels::Reference;
+use run_models::align::Misaligned;
 use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, fnv1a64, unhex};
 use serde_json::Value;
 
@@ -157,41 +158,24 @@ fn golden_name(name: &str) -> &str {
 /// The suffix of the models of [`MODELS_IN_PLACE`].
 const IN_PLACE: &str = "_in_place";
 
-/// The plan op of each golden op: the same op in order, told by its opcode and its first
-/// output's name; a PAD or PADV2 with no counterpart was folded into its consumer (`None`).
+/// The plan op of each golden op ([`run_models::align::align`]).
 fn align(model: &str, plan: &PlanFile, ops: &[Value]) -> Vec<Option<usize>> {
-    let mut k = 0;
-    let mut out = Vec::new();
-    for (g, want) in ops.iter().enumerate() {
-        let opcode = want["opcode"].as_str().unwrap();
-        let tensor = want["outputs"][0]["tensor"].as_str().unwrap_or("");
-        let same = plan.ops.get(k).is_some_and(|op| {
-            op.opcode == opcode
-                && (tensor.is_empty()
-                    || op
-                        .outputs
-                        .first()
-                        .is_some_and(|&t| plan.tensors[t as usize].name == tensor))
-        });
-        if same {
-            out.push(Some(k));
-            k += 1;
-        } else {
-            assert!(
-                matches!(opcode, "PAD" | "PADV2"),
-                "{model}: golden op {g} ({opcode}, output `{tensor}`) is not plan op {k} ({:?}), \
-                 and only PADs are folded away",
-                plan.ops.get(k).map(|o| o.opcode.as_str())
-            );
-            out.push(None);
+    match run_models::align::align(plan, ops) {
+        Ok(at) => at,
+        Err(Misaligned::Op {
+            golden,
+            opcode,
+            tensor,
+            plan_op,
+        }) => panic!(
+            "{model}: golden op {golden} ({opcode}, output `{tensor}`) is not plan op {plan_op} \
+             ({:?}), and only PADs are folded away",
+            plan.ops.get(plan_op).map(|o| o.opcode.as_str())
+        ),
+        Err(Misaligned::LeftOver { .. }) => {
+            panic!("{model}: plan ops left over after the golden's")
         }
     }
-    assert_eq!(
-        k,
-        plan.ops.len(),
-        "{model}: plan ops left over after the golden's"
-    );
-    out
 }
 
 fn compare(model: &dyn Runner) -> Result<Outcome, String> {

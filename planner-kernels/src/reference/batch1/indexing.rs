@@ -360,11 +360,18 @@ pub(crate) fn slice(mut op: OpView<'_, '_>, o: &SliceOptions) -> Result<(), Kern
             what: "SLICE's begin and size do not fit the input and output",
         });
     }
-    let mut offset = [0usize; RANK];
-    for d in 0..rank {
-        offset[d] = begin[d] as usize;
-    }
+    let offset = offsets(begin);
     same_type!(x.data, &mut out.data, slice_t(x_shape, y_shape, &offset))
+}
+
+/// Per-dimension offsets (checked non-negative and at most [`RANK`] of them by the caller)
+/// as a [`RANK`]-array, zeros after the last.
+fn offsets(v: &[i32]) -> [usize; RANK] {
+    let mut offset = [0usize; RANK];
+    for (o, &v) in offset.iter_mut().zip(v) {
+        *o = usize::try_from(v).unwrap_or(0);
+    }
+    offset
 }
 
 fn slice_t<T: El>(
@@ -416,10 +423,7 @@ pub(crate) fn padv2(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), Kernel
             what: "pad amounts do not fit the input and output",
         });
     }
-    let mut offset = [0usize; RANK];
-    for d in 0..rank {
-        offset[d] = before[d] as usize;
-    }
+    let offset = offsets(before);
     /// The pad value of type `T`: input 2's one element, or `default`.
     fn value_of<T: El>(value: Option<In<'_>>, default: T) -> Result<T, KernelError> {
         match value {
