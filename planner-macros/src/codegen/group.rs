@@ -230,7 +230,17 @@ fn handle(g: &LoadedGroup, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
             bound.push(quote!(#rt::__export::bind(GROUP, #name, buffers.#field, #size, #align)?));
         }
     }
-    let init = super::handle::init_steps(&arenas, &quote!(GROUP_PLAN), |_| Vec::new());
+    // Each model's int8 variables in group arena i start at their zero point, as they do for
+    // the model alone.
+    let init = super::handle::init_steps(&arenas, &quote!(GROUP_PLAN), |i| {
+        let mut fills = Vec::new();
+        for (l, map) in g.models.iter().zip(&g.arena_map) {
+            for a in (0..map.len()).filter(|&a| map[a] == i) {
+                fills.extend(super::handle::zero_point_fills(&l.file, a, i));
+            }
+        }
+        fills
+    });
     let lenders = lenders(g);
     let buffers_lifetime = if fields.is_empty() {
         quote!(#[doc(hidden)] pub _borrow: #pv::PhantomData<&'a mut [u8]>,)

@@ -4,7 +4,7 @@
 
 use planner::graph::{DType, TensorKind};
 use planner::plan::ArenaRole;
-use planner::planfile::{ArenaEntry, naming};
+use planner::planfile::{ArenaEntry, PlanFile, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 
@@ -24,7 +24,9 @@ pub(crate) fn handle(cx: &Ctx<'_>) -> TokenStream {
 
     let (fields, bound_bases, binds) = buffers(cx);
     let arena_ptrs = arena_ptrs(cx);
-    let init = init_steps(&arena_refs, &quote!(PLAN), |i| zero_point_fills(cx, i));
+    let init = init_steps(&arena_refs, &quote!(PLAN), |i| {
+        zero_point_fills(&cx.l.file, i, i)
+    });
 
     let model = cx.model();
     let take = if cx.member {
@@ -213,12 +215,14 @@ pub(crate) fn init_steps(
     init
 }
 
-/// The int8 variables of persistent arena `i` whose zero point is not 0: each starts at its
-/// zero point (the real value 0), as TFLite Micro resets a variable tensor, rather than at
-/// the zeroed arena's 0.
-fn zero_point_fills(cx: &Ctx<'_>, i: usize) -> Vec<TokenStream> {
+/// The int8 variables of `file`'s persistent arena `arena` whose zero point is not 0: each
+/// starts at its zero point (the real value 0), as TFLite Micro resets a variable tensor,
+/// rather than at the zeroed arena's 0. Written through `self.bases[i]`: the model's own
+/// arena (`i == arena`), or the group arena it is (a model's tensor offsets in a group plan
+/// count from the group arena's start).
+pub(crate) fn zero_point_fills(file: &PlanFile, arena: usize, i: usize) -> Vec<TokenStream> {
     let mut fills = Vec::new();
-    for t in &cx.l.file.tensors {
+    for t in &file.tensors {
         let zero = t.quantization.as_ref().and_then(|q| q.zero_point.first());
         let byte = match zero {
             Some(&z) if z != 0 => i8::try_from(z).ok().map(|z| z as u8),
@@ -227,7 +231,7 @@ fn zero_point_fills(cx: &Ctx<'_>, i: usize) -> Vec<TokenStream> {
         let Some(byte) = byte.filter(|_| {
             t.kind == TensorKind::Variable
                 && t.dtype == DType::I8
-                && t.arena as usize == i
+                && t.arena as usize == arena
                 && t.alias_of.is_none()
         }) else {
             continue;
