@@ -8,46 +8,79 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{Ctx, ident};
+use crate::load::Unit;
 
-pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
-    let arenas: Vec<&ArenaEntry> = cx.l.file.arenas.iter().collect();
-    let model = cx.model();
-    let docs = Docs {
-        arena: &|a, section| {
-            format!(
-                "Arena {} of model `{model}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
-                a.name, a.size, a.alignment
-            )
-        },
-        blob: &|a, section| {
-            format!(
-                "Weights of arena {} of model `{model}`: {} bytes, aligned to {}, in section `{section}`{}.",
-                a.name,
-                a.size,
-                a.alignment,
-                if a.is_staged() {
-                    format!(", copied to {} by `init()`", a.memory)
-                } else {
-                    String::from(", read in place")
-                }
-            )
-        },
+/// The unit's statics: one per arena of a model alone (its module's, checked by `PLAN`) or
+/// of a group (shared by its models, checked by `GROUP_PLAN`), with the owner's docs.
+pub(crate) fn statics(u: &Unit, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
+    let arenas: Vec<&ArenaEntry> = u.arenas.iter().collect();
+    let model_arena = |a: &ArenaEntry, section: &str, model: &str| {
+        format!(
+            "Arena {} of model `{model}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
+            a.name, a.size, a.alignment
+        )
     };
-    arena_statics(&arenas, &cx.l.blobs, &quote!(PLAN), &cx.rt, &cx.pv, &docs)
+    let model_blob = |a: &ArenaEntry, section: &str, model: &str| {
+        format!(
+            "Weights of arena {} of model `{model}`: {} bytes, aligned to {}, in section `{section}`{}.",
+            a.name,
+            a.size,
+            a.alignment,
+            if a.is_staged() {
+                format!(", copied to {} by `init()`", a.memory)
+            } else {
+                String::from(", read in place")
+            }
+        )
+    };
+    let group_arena = |a: &ArenaEntry, section: &str, group: &str| {
+        format!(
+            "Arena {} of group `{group}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
+            a.name, a.size, a.alignment
+        )
+    };
+    let group_blob = |a: &ArenaEntry, section: &str, group: &str| {
+        format!(
+            "Weights of every model of group `{group}` in arena {}: {} bytes, in section `{section}`.",
+            a.name, a.size
+        )
+    };
+    let (owner, table, docs): (&str, _, Docs<'_>) = match (&u.group, u.models.first()) {
+        (Some(g), _) => (
+            &g.group,
+            quote!(GROUP_PLAN),
+            Docs {
+                arena: &group_arena,
+                blob: &group_blob,
+            },
+        ),
+        (None, Some(l)) => (
+            &l.file.model,
+            quote!(PLAN),
+            Docs {
+                arena: &model_arena,
+                blob: &model_blob,
+            },
+        ),
+        (None, None) => return TokenStream::new(),
+    };
+    arena_statics(&arenas, &u.blobs, owner, &table, rt, pv, &docs)
 }
 
 /// The doc comment of an arena's static and of a blob's, from the entry and its section.
-pub(crate) struct Docs<'a> {
-    pub(crate) arena: &'a dyn Fn(&ArenaEntry, &str) -> String,
-    pub(crate) blob: &'a dyn Fn(&ArenaEntry, &str) -> String,
+struct Docs<'a> {
+    /// From the arena, its section and the owner (model or group).
+    arena: &'a dyn Fn(&ArenaEntry, &str, &str) -> String,
+    blob: &'a dyn Fn(&ArenaEntry, &str, &str) -> String,
 }
 
 /// One `static` per arena with a section (zero-filled) and per blob (`include_bytes!`), for
 /// a model's arenas or a group's: each typed from the checked table `table` (`PLAN`,
 /// `GROUP_PLAN`), so the statics are what the check proved.
-pub(crate) fn arena_statics(
+fn arena_statics(
     arenas: &[&ArenaEntry],
     blobs: &[Option<PathBuf>],
+    owner: &str,
     table: &TokenStream,
     rt: &TokenStream,
     pv: &TokenStream,
@@ -60,7 +93,7 @@ pub(crate) fn arena_statics(
         };
         if let Some(section) = &arena.section {
             let name = ident(&naming::arena_static(arena.role, &arena.memory));
-            let doc = (docs.arena)(arena, section);
+            let doc = (docs.arena)(arena, section, owner);
             out.extend(quote! {
                 #[doc = #doc]
                 #[cfg_attr(
@@ -75,7 +108,7 @@ pub(crate) fn arena_statics(
             let bytes = ident(&format!("{}_BYTES", naming::blob_static(&arena.memory)));
             let path = path.display().to_string();
             let section = &blob.section;
-            let doc = (docs.blob)(arena, section);
+            let doc = (docs.blob)(arena, section, owner);
             out.extend(quote! {
                 const #bytes: &[u8] = #pv::include_bytes!(#path);
                 #[doc = #doc]
