@@ -13,16 +13,23 @@ use crate::load::Unit;
 /// The unit's statics: one per arena of a model alone (its module's, checked by `PLAN`) or
 /// of a group (shared by its models, checked by `GROUP_PLAN`), with the owner's docs.
 pub(crate) fn statics(u: &Unit, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
-    let arenas: Vec<&ArenaEntry> = u.arenas.iter().collect();
-    let model_arena = |a: &ArenaEntry, section: &str, model: &str| {
-        format!(
-            "Arena {} of model `{model}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
-            a.name, a.size, a.alignment
-        )
+    let (owner, table) = match (&u.group, u.models.first()) {
+        (Some(g), _) => (&g.group, quote!(GROUP_PLAN)),
+        (None, Some(l)) => (&l.file.model, quote!(PLAN)),
+        (None, None) => return TokenStream::new(),
     };
-    let model_blob = |a: &ArenaEntry, section: &str, model: &str| {
-        format!(
-            "Weights of arena {} of model `{model}`: {} bytes, aligned to {}, in section `{section}`{}.",
+    let kind = if u.group.is_some() { "group" } else { "model" };
+    let docs = |a: &ArenaEntry, section: &str, blob: bool| match (blob, u.group.is_some()) {
+        (false, _) => format!(
+            "Arena {} of {kind} `{owner}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
+            a.name, a.size, a.alignment
+        ),
+        (true, true) => format!(
+            "Weights of every model of group `{owner}` in arena {}: {} bytes, in section `{section}`.",
+            a.name, a.size
+        ),
+        (true, false) => format!(
+            "Weights of arena {} of model `{owner}`: {} bytes, aligned to {}, in section `{section}`{}.",
             a.name,
             a.size,
             a.alignment,
@@ -31,60 +38,23 @@ pub(crate) fn statics(u: &Unit, rt: &TokenStream, pv: &TokenStream) -> TokenStre
             } else {
                 String::from(", read in place")
             }
-        )
-    };
-    let group_arena = |a: &ArenaEntry, section: &str, group: &str| {
-        format!(
-            "Arena {} of group `{group}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
-            a.name, a.size, a.alignment
-        )
-    };
-    let group_blob = |a: &ArenaEntry, section: &str, group: &str| {
-        format!(
-            "Weights of every model of group `{group}` in arena {}: {} bytes, in section `{section}`.",
-            a.name, a.size
-        )
-    };
-    let (owner, table, docs): (&str, _, Docs<'_>) = match (&u.group, u.models.first()) {
-        (Some(g), _) => (
-            &g.group,
-            quote!(GROUP_PLAN),
-            Docs {
-                arena: &group_arena,
-                blob: &group_blob,
-            },
         ),
-        (None, Some(l)) => (
-            &l.file.model,
-            quote!(PLAN),
-            Docs {
-                arena: &model_arena,
-                blob: &model_blob,
-            },
-        ),
-        (None, None) => return TokenStream::new(),
     };
-    arena_statics(&arenas, &u.blobs, owner, &table, rt, pv, &docs)
-}
-
-/// The doc comment of an arena's static and of a blob's, from the entry and its section.
-struct Docs<'a> {
-    /// From the arena, its section and the owner (model or group).
-    arena: &'a dyn Fn(&ArenaEntry, &str, &str) -> String,
-    blob: &'a dyn Fn(&ArenaEntry, &str, &str) -> String,
+    let arenas: Vec<&ArenaEntry> = u.arenas.iter().collect();
+    arena_statics(&arenas, &u.blobs, &table, rt, pv, &docs)
 }
 
 /// One `static` per arena with a section (zero-filled) and per blob (`include_bytes!`), for
 /// a model's arenas or a group's: each typed from the checked table `table` (`PLAN`,
-/// `GROUP_PLAN`), so the statics are what the check proved.
+/// `GROUP_PLAN`), so the statics are what the check proved; `docs(arena, section, blob)`
+/// is the doc comment of an arena's static or its blob's.
 fn arena_statics(
     arenas: &[&ArenaEntry],
     blobs: &[Option<PathBuf>],
-    owner: &str,
     table: &TokenStream,
     rt: &TokenStream,
     pv: &TokenStream,
-    docs: &Docs<'_>,
+    docs: &dyn Fn(&ArenaEntry, &str, bool) -> String,
 ) -> TokenStream {
     let mut out = TokenStream::new();
     for (a, (arena, path)) in arenas.iter().zip(blobs).enumerate() {
@@ -93,7 +63,7 @@ fn arena_statics(
         };
         if let Some(section) = &arena.section {
             let name = ident(&naming::arena_static(arena.role, &arena.memory));
-            let doc = (docs.arena)(arena, section, owner);
+            let doc = docs(arena, section, false);
             out.extend(quote! {
                 #[doc = #doc]
                 #[cfg_attr(
@@ -108,7 +78,7 @@ fn arena_statics(
             let bytes = ident(&format!("{}_BYTES", naming::blob_static(&arena.memory)));
             let path = path.display().to_string();
             let section = &blob.section;
-            let doc = (docs.blob)(arena, section, owner);
+            let doc = docs(arena, section, true);
             out.extend(quote! {
                 const #bytes: &[u8] = #pv::include_bytes!(#path);
                 #[doc = #doc]
