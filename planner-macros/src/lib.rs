@@ -88,7 +88,9 @@ use proc_macro::TokenStream;
 /// model's arenas are the group's in name, size, alignment and writability, each concurrent
 /// set names distinct models, every two models of a set share no writable byte, no two
 /// models share state), and the group handle `Handle<'a, S>` (`Group<S>` = `Handle<'static, S>`):
-/// `Group::take()`, `Handle::from_buffers`, `init()` (every model's state zeroed once), then
+/// the same `take()` (as `Group::take()`), `Handle::from_buffers` and `bind_<arena>` as a
+/// model's, `init()` (every model's state zeroed once, its int8 variables set to their zero
+/// point as for the model alone), then
 /// `group.<model>()`, which lends that model's handle borrowing the group `mut` (so two
 /// models' handles cannot be held at once), and one method per `concurrent` set
 /// (`group.kws_and_vww()`) returning all its handles together.

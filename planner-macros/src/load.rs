@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use planner::graph::DType;
 use planner::planfile::group::{AnyPlan, GroupPlanFile, read};
-use planner::planfile::{PlanFile, naming};
+use planner::planfile::{ArenaEntry, PlanFile, naming};
 use syn::LitStr;
 
 use planner::planfile::PLAN_DIR_VAR;
@@ -58,7 +58,7 @@ pub(crate) fn stub_name(target: &str) -> String {
     naming::model_module(stem)
 }
 
-pub(crate) fn load(lit: &LitStr) -> syn::Result<Plan> {
+pub(crate) fn load(lit: &LitStr) -> syn::Result<Unit> {
     let target = lit.value();
     let err = |msg: String| syn::Error::new(lit.span(), msg);
     let path = if is_path(&target) {
@@ -98,7 +98,7 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Plan> {
     let origin = path.display().to_string();
     let file = match read(&text, &origin).map_err(|e| err(e.to_string()))? {
         AnyPlan::Model(f) => f,
-        AnyPlan::Group(g) => return load_group(g, path, &target).map(Plan::Group).map_err(err),
+        AnyPlan::Group(g) => return load_group(g, path, &target).map_err(err),
     };
     if !is_path(&target) && naming::model_module(&file.model) != naming::model_module(&target) {
         return Err(err(format!(
@@ -109,32 +109,63 @@ pub(crate) fn load(lit: &LitStr) -> syn::Result<Plan> {
         )));
     }
     check_hash(&file.plan_hash, file.hash(), &path).map_err(err)?;
-    prepare(file, path).map(Plan::Model).map_err(err)
+    prepare(file, path).map(Unit::one).map_err(err)
 }
 
-/// A group plan file ready for code generation: the group, and each model as a [`Loaded`].
-pub(crate) struct LoadedGroup {
-    /// The group plan.
-    pub(crate) file: GroupPlanFile,
-    /// Its absolute path.
+/// What `include_model!` found, ready for code generation: N >= 1 models over the unit's
+/// arenas. A model's plan is a unit of one (its own arenas, each model arena its unit arena,
+/// its blocks at base 0); a group's, its models over the group's arenas.
+pub(crate) struct Unit {
+    /// The group plan; `None` for a model alone.
+    pub(crate) group: Option<GroupPlanFile>,
+    /// The plan file's absolute path.
     pub(crate) path: PathBuf,
-    /// Absolute path of each group arena's blob file.
+    /// The unit's arenas: the model's, or the group's.
+    pub(crate) arenas: Vec<ArenaEntry>,
+    /// Absolute path of each unit arena's blob file (`None` for arenas without a blob).
     pub(crate) blobs: Vec<Option<PathBuf>>,
-    /// Each model, in group order.
+    /// Each model, in plan order.
     pub(crate) models: Vec<Loaded>,
-    /// For each model, the group arena of each of its arenas.
+    /// For each model, the unit arena of each of its arenas.
     pub(crate) arena_map: Vec<Vec<usize>>,
+    /// For each model, where its block starts in each of its arenas (its `base` among the
+    /// group arena's users; 0 for an arena it owns no block of, such as shared weights).
+    pub(crate) bases: Vec<Vec<u64>>,
 }
 
-/// What `include_model!` found: one model's plan or a group's.
-pub(crate) enum Plan {
-    /// One model.
-    Model(Loaded),
-    /// A group of models.
-    Group(LoadedGroup),
+impl Unit {
+    /// A model's plan as a unit of one.
+    fn one(l: Loaded) -> Unit {
+        let n = l.file.arenas.len();
+        Unit {
+            group: None,
+            path: l.path.clone(),
+            arenas: l.file.arenas.clone(),
+            blobs: l.blobs.clone(),
+            arena_map: vec![(0..n).collect()],
+            bases: vec![vec![0; n]],
+            models: vec![l],
+        }
+    }
+
+    /// The init-time fills of unit arena `i`: every model's int8 variables in it that start
+    /// at their zero point.
+    pub(crate) fn fills_of<T>(
+        &self,
+        i: usize,
+        fill: impl Fn(&PlanFile, usize) -> Vec<T>,
+    ) -> Vec<T> {
+        let mut out = Vec::new();
+        for (l, map) in self.models.iter().zip(&self.arena_map) {
+            for a in (0..map.len()).filter(|&a| map[a] == i) {
+                out.extend(fill(&l.file, a));
+            }
+        }
+        out
+    }
 }
 
-fn load_group(file: GroupPlanFile, path: PathBuf, target: &str) -> Result<LoadedGroup, String> {
+fn load_group(file: GroupPlanFile, path: PathBuf, target: &str) -> Result<Unit, String> {
     if !is_path(target) && naming::model_module(&file.group) != naming::model_module(target) {
         return Err(format!(
             "the plan at {} is for group `{}`, not `{target}`; use include_model!(\"{}\")",
@@ -197,12 +228,30 @@ fn load_group(file: GroupPlanFile, path: PathBuf, target: &str) -> Result<Loaded
             ));
         }
     }
-    Ok(LoadedGroup {
-        file,
+    let bases = file
+        .models
+        .iter()
+        .zip(&arena_map)
+        .map(|(m, map)| {
+            map.iter()
+                .map(|&a| {
+                    file.arenas[a]
+                        .users
+                        .iter()
+                        .find(|u| u.model == m.model)
+                        .map_or(0, |u| u.base)
+                })
+                .collect()
+        })
+        .collect();
+    Ok(Unit {
+        arenas: file.arenas.iter().map(|ga| ga.arena.clone()).collect(),
+        group: Some(file),
         path,
         blobs,
         models,
         arena_map,
+        bases,
     })
 }
 

@@ -435,13 +435,14 @@ fn expand_and_check(path: &Path, text: &str) {
     let dups = duplicate_names(expansion);
     assert!(dups.is_empty(), "duplicate names {dups:?}\n{text}");
     let target = syn::LitStr::new(&lit, proc_macro2::Span::call_site());
-    let loaded = match load::load(&target) {
-        Ok(load::Plan::Model(loaded)) => loaded,
-        Ok(load::Plan::Group(_)) => panic!("a model's manifest gave a group plan\n{text}"),
+    let unit = match load::load(&target) {
+        Ok(unit) if unit.group.is_none() => unit,
+        Ok(_) => panic!("a model's manifest gave a group plan\n{text}"),
         Err(e) => panic!("{e}\n{text}"),
     };
+    let loaded = &unit.models[0];
     let args: crate::parse::Args = syn::parse2(quote!(#lit)).unwrap();
-    check_table(&Ctx::new(&loaded, &args));
+    check_table(&Ctx::new(loaded, &args));
 }
 
 /// Plans `text` in a fresh folder and checks the macro on it; true when it was accepted.

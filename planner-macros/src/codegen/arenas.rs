@@ -8,50 +8,53 @@ use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{Ctx, ident};
+use crate::load::Unit;
 
-pub(crate) fn statics(cx: &Ctx<'_>) -> TokenStream {
-    let arenas: Vec<&ArenaEntry> = cx.l.file.arenas.iter().collect();
-    let model = cx.model();
-    let docs = Docs {
-        arena: &|a, section| {
-            format!(
-                "Arena {} of model `{model}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
-                a.name, a.size, a.alignment
-            )
-        },
-        blob: &|a, section| {
-            format!(
-                "Weights of arena {} of model `{model}`: {} bytes, aligned to {}, in section `{section}`{}.",
-                a.name,
-                a.size,
-                a.alignment,
-                if a.is_staged() {
-                    format!(", copied to {} by `init()`", a.memory)
-                } else {
-                    String::from(", read in place")
-                }
-            )
-        },
+/// The unit's statics: one per arena of a model alone (its module's, checked by `PLAN`) or
+/// of a group (shared by its models, checked by `GROUP_PLAN`), with the owner's docs.
+pub(crate) fn statics(u: &Unit, rt: &TokenStream, pv: &TokenStream) -> TokenStream {
+    let (owner, table) = match (&u.group, u.models.first()) {
+        (Some(g), _) => (&g.group, quote!(GROUP_PLAN)),
+        (None, Some(l)) => (&l.file.model, quote!(PLAN)),
+        (None, None) => return TokenStream::new(),
     };
-    arena_statics(&arenas, &cx.l.blobs, &quote!(PLAN), &cx.rt, &cx.pv, &docs)
-}
-
-/// The doc comment of an arena's static and of a blob's, from the entry and its section.
-pub(crate) struct Docs<'a> {
-    pub(crate) arena: &'a dyn Fn(&ArenaEntry, &str) -> String,
-    pub(crate) blob: &'a dyn Fn(&ArenaEntry, &str) -> String,
+    let kind = if u.group.is_some() { "group" } else { "model" };
+    let docs = |a: &ArenaEntry, section: &str, blob: bool| match (blob, u.group.is_some()) {
+        (false, _) => format!(
+            "Arena {} of {kind} `{owner}`: {} bytes, aligned to {}, zero-filled in section `{section}`.",
+            a.name, a.size, a.alignment
+        ),
+        (true, true) => format!(
+            "Weights of every model of group `{owner}` in arena {}: {} bytes, in section `{section}`.",
+            a.name, a.size
+        ),
+        (true, false) => format!(
+            "Weights of arena {} of model `{owner}`: {} bytes, aligned to {}, in section `{section}`{}.",
+            a.name,
+            a.size,
+            a.alignment,
+            if a.is_staged() {
+                format!(", copied to {} by `init()`", a.memory)
+            } else {
+                String::from(", read in place")
+            }
+        ),
+    };
+    let arenas: Vec<&ArenaEntry> = u.arenas.iter().collect();
+    arena_statics(&arenas, &u.blobs, &table, rt, pv, &docs)
 }
 
 /// One `static` per arena with a section (zero-filled) and per blob (`include_bytes!`), for
 /// a model's arenas or a group's: each typed from the checked table `table` (`PLAN`,
-/// `GROUP_PLAN`), so the statics are what the check proved.
-pub(crate) fn arena_statics(
+/// `GROUP_PLAN`), so the statics are what the check proved; `docs(arena, section, blob)`
+/// is the doc comment of an arena's static or its blob's.
+fn arena_statics(
     arenas: &[&ArenaEntry],
     blobs: &[Option<PathBuf>],
     table: &TokenStream,
     rt: &TokenStream,
     pv: &TokenStream,
-    docs: &Docs<'_>,
+    docs: &dyn Fn(&ArenaEntry, &str, bool) -> String,
 ) -> TokenStream {
     let mut out = TokenStream::new();
     for (a, (arena, path)) in arenas.iter().zip(blobs).enumerate() {
@@ -60,7 +63,7 @@ pub(crate) fn arena_statics(
         };
         if let Some(section) = &arena.section {
             let name = ident(&naming::arena_static(arena.role, &arena.memory));
-            let doc = (docs.arena)(arena, section);
+            let doc = docs(arena, section, false);
             out.extend(quote! {
                 #[doc = #doc]
                 #[cfg_attr(
@@ -75,7 +78,7 @@ pub(crate) fn arena_statics(
             let bytes = ident(&format!("{}_BYTES", naming::blob_static(&arena.memory)));
             let path = path.display().to_string();
             let section = &blob.section;
-            let doc = (docs.blob)(arena, section);
+            let doc = docs(arena, section, true);
             out.extend(quote! {
                 const #bytes: &[u8] = #pv::include_bytes!(#path);
                 #[doc = #doc]

@@ -19,7 +19,7 @@ use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
 use crate::analyze::{Analysis, InPlace, OpFacts, analyze};
-use crate::load::{self, Loaded, Plan};
+use crate::load::{self, Loaded, Unit};
 use crate::parse::Args;
 
 /// Parses, loads and generates; on error, a `compile_error!` at the literal plus stub items
@@ -30,8 +30,17 @@ pub(crate) fn expand(input: TokenStream) -> TokenStream {
         Err(e) => return e.to_compile_error(),
     };
     match load::load(&args.target) {
-        Ok(Plan::Model(loaded)) => generate(&Ctx::new(&loaded, &args)),
-        Ok(Plan::Group(loaded)) => group::group(&loaded, &args),
+        Ok(unit) => match &unit.group {
+            Some(f) => group::group(&unit, f, &args),
+            None => match unit.models.first() {
+                Some(l) => {
+                    let mut cx = Ctx::new(l, &args);
+                    cx.unit = Some(&unit);
+                    generate(&cx)
+                }
+                None => quote!(),
+            },
+        },
         Err(e) => {
             let error = e.to_compile_error();
             let stub = stub::stub(&load::stub_name(&args.target.value()), &args);
@@ -63,6 +72,8 @@ pub(crate) struct Ctx<'a> {
     /// For a model of a group: where its block starts in each of its arenas (the group
     /// arena's `users[..].base`), in the model's arena order; empty otherwise.
     pub(crate) member_bases: Vec<u64>,
+    /// For a model alone: the unit of one it was loaded as, whose statics its module holds.
+    pub(crate) unit: Option<&'a Unit>,
 }
 
 impl<'a> Ctx<'a> {
@@ -85,6 +96,7 @@ impl<'a> Ctx<'a> {
             ops,
             member: false,
             member_bases: Vec::new(),
+            unit: None,
         }
     }
 
@@ -208,10 +220,9 @@ pub(crate) fn generate(cx: &Ctx<'_>) -> TokenStream {
     let plan_path = cx.l.path.display().to_string();
     let pv = &cx.pv;
     let table = table::table(cx);
-    let arenas = if cx.member {
-        arenas::uses(cx)
-    } else {
-        arenas::statics(cx)
+    let arenas = match cx.unit {
+        Some(u) if !cx.member => arenas::statics(u, &cx.rt, &cx.pv),
+        _ => arenas::uses(cx),
     };
     let handle = handle::handle(cx);
     let tensors = tensors::tensors(cx);
