@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use planner::graph::{DType, Graph, InPlaceOp, IoName, Op, OpOptions, Tensor, TensorIndex};
 use planner::manifest::Manifest;
-use planner::planfile::{Layout, PlanFile};
+use planner::planfile::{BuildPlanFile, Layout, PlanFile};
 use planner::rt::options::{AddOptions, NoOptions, Padding};
 use planner::{Planned, verify};
 

@@ -2,9 +2,9 @@
 //! `take()`, `Buffers<'a>` and `bind_*` for arenas the application allocates (any lifetime),
 //! and `init()`. A model of a group has no `take()`: the group's handle lends it.
 
-use planner::graph::{DType, TensorKind};
-use planner::plan::ArenaRole;
-use planner::planfile::{ArenaEntry, naming};
+use planner_planfile::ArenaRole;
+use planner_planfile::{ArenaEntry, naming};
+use planner_planfile::{DType, TensorKind};
 use proc_macro2::TokenStream;
 use quote::quote;
 
