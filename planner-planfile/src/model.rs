@@ -212,7 +212,8 @@ pub struct IoEntry {
     pub tensor: u32,
 }
 
-/// What the plan needs from the platform that a [`MemoryPlan`] does not record.
+/// What the plan needs from the platform that a memory plan (`planner::plan::MemoryPlan`)
+/// does not record.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Layout {
     /// The platform's `min_alignment` for slots and arenas.
