@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use planner::graph::DType;
 use planner::manifest::Manifest;
 use planner::plan::ArenaRole;
-use planner::planfile::{Layout, PlanFile};
+use planner::planfile::{BuildPlanFile, Layout, PlanFile};
 use planner::rt::check::{self, ArenaRow, MemoryRow, OpRow, PlanTable, SlotRow};
 use planner::verify::{self, VerifyRules};
 use planner::{Error, Planned};

@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use planner::manifest::{Group, Manifest};
-use planner::planfile::group::GroupPlanFile;
-use planner::planfile::{ArenaEntry, Blobs, Layout, PlanFile, naming};
+use planner::planfile::group::{BuildGroupPlanFile, GroupPlanFile};
+use planner::planfile::{ArenaEntry, Blobs, BuildPlanFile, Layout, PlanFile, naming};
 use planner::{Error, GroupPlanned, Planned};
 
 use crate::memory_x::{self, MemoryXLayout};

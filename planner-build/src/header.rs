@@ -160,7 +160,7 @@ fn in_place(h: &mut String, plan: &PlanFile, p: &str, idents: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planner::planfile::fixture;
+    use planner::planfile::{BuildPlanFile, fixture};
 
     #[test]
     fn regions_tensors_and_hash() {

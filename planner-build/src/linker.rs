@@ -163,7 +163,7 @@ fn sections(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planner::planfile::fixture;
+    use planner::planfile::{BuildPlanFile, fixture};
 
     #[test]
     fn one_section_per_arena_with_symbols_and_asserts() {

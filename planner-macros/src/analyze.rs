@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::str::FromStr;
 
-use planner::graph::TensorKind;
-use planner::planfile::naming;
+use planner_planfile::TensorKind;
+use planner_planfile::naming;
 use proc_macro2::{Ident, Span, TokenStream};
 
 use crate::load::Loaded;

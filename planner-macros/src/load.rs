@@ -5,12 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use planner::graph::DType;
-use planner::planfile::group::{AnyPlan, GroupPlanFile, read};
-use planner::planfile::{ArenaEntry, PlanFile, naming};
+use planner_planfile::{AnyPlan, ArenaEntry, DType, GroupPlanFile, PlanFile, naming, read};
 use syn::LitStr;
 
-use planner::planfile::PLAN_DIR_VAR;
+use planner_planfile::PLAN_DIR_VAR;
 
 /// A plan file ready for code generation.
 pub(crate) struct Loaded {
@@ -294,7 +292,7 @@ fn prepare(file: PlanFile, path: PathBuf) -> Result<Loaded, String> {
     }
     let roots = (0..file.tensors.len())
         .map(|i| {
-            planner::graph::alias_root(i, file.tensors.len(), |r| {
+            planner_planfile::alias_root(i, file.tensors.len(), |r| {
                 file.tensors[r].alias_of.map(|n| n as usize)
             })
         })
@@ -385,7 +383,7 @@ fn check_blob_hash(
             path.display()
         )
     })?;
-    let got = format!("fnv1a64:{:016x}", planner::planfile::fnv1a64(&bytes));
+    let got = format!("fnv1a64:{:016x}", planner_planfile::fnv1a64(&bytes));
     if got == want {
         return Ok(());
     }
@@ -465,10 +463,10 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
                 ));
             }
         }
-        if a.role != planner::plan::ArenaRole::Constant && a.section.is_none() && !a.app_bound {
+        if a.role != planner_planfile::ArenaRole::Constant && a.section.is_none() && !a.app_bound {
             return Err(format!("arena {} has no section", a.name));
         }
-        if a.role == planner::plan::ArenaRole::Constant && a.blob.is_none() {
+        if a.role == planner_planfile::ArenaRole::Constant && a.blob.is_none() {
             return Err(format!("constant arena {} has no blob", a.name));
         }
         if a.is_staged() && a.section.is_none() && !a.app_bound {
@@ -529,7 +527,7 @@ fn check_indices(f: &PlanFile) -> Result<(), String> {
 /// no later op (the `const` check proves the rest of the layout).
 fn check_in_place(f: &PlanFile) -> Result<(), String> {
     let root = |t: usize| {
-        planner::graph::alias_root(t, f.tensors.len(), |r| {
+        planner_planfile::alias_root(t, f.tensors.len(), |r| {
             f.tensors[r].alias_of.map(|n| n as usize)
         })
     };
@@ -580,7 +578,7 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
                 to.id, to.offset, to.arena, ti.id, ti.offset, ti.arena
             ));
         }
-        if ti.kind != planner::graph::TensorKind::Activation {
+        if ti.kind != planner_planfile::TensorKind::Activation {
             return Err(format!(
                 "{what} runs in place over `{}`, which is a {} tensor, not an activation",
                 ti.id,
@@ -633,7 +631,7 @@ fn check_patches(f: &PlanFile) -> Result<Vec<Option<StageView>>, String> {
         return Ok(views);
     };
     let split_tensor = check_split(f, p)?;
-    let streamed = p.input == planner::planfile::patch::PatchInput::Streamed;
+    let streamed = p.input == planner_planfile::patch::PatchInput::Streamed;
     for (entry, pt) in p.tensors.iter().enumerate() {
         let t = pt.tensor as usize;
         let view = stage_view(f, p, entry, split_tensor, streamed)?;
@@ -675,7 +673,7 @@ fn check_patches(f: &PlanFile) -> Result<Vec<Option<StageView>>, String> {
 }
 
 /// The split op exists, the grid makes patches, the split op has an output: its index.
-fn check_split(f: &PlanFile, p: &planner::planfile::patch::PatchPlan) -> Result<usize, String> {
+fn check_split(f: &PlanFile, p: &planner_planfile::patch::PatchPlan) -> Result<usize, String> {
     let model = &f.model;
     let split = p.split as usize;
     let Some(split_op) = f.ops.get(split) else {
@@ -704,12 +702,12 @@ fn check_split(f: &PlanFile, p: &planner::planfile::patch::PatchPlan) -> Result<
 /// counterpart, not aliased, with one region per patch; how the stage views it.
 fn stage_view(
     f: &PlanFile,
-    p: &planner::planfile::patch::PatchPlan,
+    p: &planner_planfile::patch::PatchPlan,
     entry: usize,
     split_tensor: usize,
     streamed: bool,
 ) -> Result<StageView, String> {
-    use planner::graph::TensorKind;
+    use planner_planfile::TensorKind;
     let model = &f.model;
     let pt = &p.tensors[entry];
     let t = pt.tensor as usize;
@@ -781,10 +779,10 @@ fn stage_view(
 /// same regions; ops after the stage use no tensor of it but the split tensor.
 fn check_stage_ops(
     f: &PlanFile,
-    p: &planner::planfile::patch::PatchPlan,
+    p: &planner_planfile::patch::PatchPlan,
     views: &[Option<StageView>],
 ) -> Result<(), String> {
-    use planner::graph::TensorKind;
+    use planner_planfile::TensorKind;
     let model = &f.model;
     let split = p.split as usize;
     for (k, op) in f.ops.iter().enumerate() {
@@ -848,6 +846,7 @@ fn check_stage_ops(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use planner::planfile::BuildPlanFile;
 
     #[test]
     fn names_and_paths_are_told_apart() {

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use planner::graph::DType;
 use planner::manifest::Manifest;
 use planner::plan::MemoryConstraint;
-use planner::planfile::{Layout, PlanFile, naming};
+use planner::planfile::{BuildPlanFile, Layout, PlanFile, naming};
 use planner::rt::check::{self, ArenaRow, MemoryRow, OpRow, PlanTable, SlotRow};
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use proptest::prelude::*;
@@ -537,7 +537,7 @@ fn models_from_the_bad_input_campaign_expand() {
 /// Plans group manifest `text` as `planner-build` does and writes its plan file and blobs
 /// into `dir`; the plan file's path.
 fn plan_group_into(text: &str, dir: &Path) -> PathBuf {
-    use planner::planfile::group::GroupPlanFile;
+    use planner::planfile::group::{BuildGroupPlanFile, GroupPlanFile};
     let group = planner::manifest::Group::parse(text, &dir.join("g.toml"))
         .unwrap_or_else(|e| panic!("{e}\n{text}"));
     let planned = planner::plan_group(&group).unwrap_or_else(|e| panic!("{e}\n{text}"));

@@ -10,8 +10,8 @@
 
 use std::path::PathBuf;
 
-use planner::planfile::group::{AnyPlan, GroupPlanFile, read};
-use planner::planfile::{Layout, PlanFile, fixture, naming};
+use planner::planfile::group::{AnyPlan, BuildGroupPlanFile, GroupPlanFile, read};
+use planner::planfile::{BuildPlanFile, Layout, PlanFile, fixture, naming};
 
 fn plans_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/plans")

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use planner::manifest::Manifest;
-use planner::planfile::{Layout, PlanFile};
+use planner::planfile::{BuildPlanFile, Layout, PlanFile};
 
 /// Ops of the generated chain: long enough that a quadratic check would fail to compile,
 /// short enough for CI (`scripts/chain_compile_time.sh` measures longer ones).

@@ -11,6 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::Error;
 pub use crate::rt::options::OpOptions;
+#[doc(inline)]
+pub use planner_planfile::{DType, Quantization, TensorKind, alias_root};
 
 /// Index of a tensor in [`Graph::tensors`]. Plans name tensors by [`Tensor::id`] instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -22,171 +24,6 @@ impl TensorIndex {
     pub fn get(self) -> usize {
         self.0 as usize
     }
-}
-
-/// Element type of a tensor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-#[allow(missing_docs)]
-pub enum DType {
-    F16,
-    F32,
-    F64,
-    Bf16,
-    I4,
-    I8,
-    U8,
-    I16,
-    U16,
-    I32,
-    U32,
-    I64,
-    U64,
-    Bool,
-    Complex64,
-    Complex128,
-    /// Variable-length strings: only as constant bytes.
-    String,
-    /// Opaque resource handles: only as constant bytes.
-    Resource,
-    /// Opaque variant values: only as constant bytes.
-    Variant,
-}
-
-impl DType {
-    /// All dtypes, in declaration order.
-    pub const ALL: [DType; 19] = [
-        DType::F16,
-        DType::F32,
-        DType::F64,
-        DType::Bf16,
-        DType::I4,
-        DType::I8,
-        DType::U8,
-        DType::I16,
-        DType::U16,
-        DType::I32,
-        DType::U32,
-        DType::I64,
-        DType::U64,
-        DType::Bool,
-        DType::Complex64,
-        DType::Complex128,
-        DType::String,
-        DType::Resource,
-        DType::Variant,
-    ];
-
-    /// The manifest spelling (`"i8"`, `"f32"`, ...).
-    pub fn name(self) -> &'static str {
-        match self {
-            DType::F16 => "f16",
-            DType::F32 => "f32",
-            DType::F64 => "f64",
-            DType::Bf16 => "bf16",
-            DType::I4 => "i4",
-            DType::I8 => "i8",
-            DType::U8 => "u8",
-            DType::I16 => "i16",
-            DType::U16 => "u16",
-            DType::I32 => "i32",
-            DType::U32 => "u32",
-            DType::I64 => "i64",
-            DType::U64 => "u64",
-            DType::Bool => "bool",
-            DType::Complex64 => "complex64",
-            DType::Complex128 => "complex128",
-            DType::String => "string",
-            DType::Resource => "resource",
-            DType::Variant => "variant",
-        }
-    }
-
-    /// Parses the manifest spelling; TFLite's long names (`int8`, `float32`, `uint8`,
-    /// `int4`, ...) are accepted too.
-    pub fn from_name(name: &str) -> Option<DType> {
-        let lower = name.to_ascii_lowercase();
-        let short = match lower.as_str() {
-            "float16" => "f16",
-            "float32" => "f32",
-            "float64" => "f64",
-            "bfloat16" => "bf16",
-            "int4" => "i4",
-            "int8" => "i8",
-            "uint8" => "u8",
-            "int16" => "i16",
-            "uint16" => "u16",
-            "int32" => "i32",
-            "uint32" => "u32",
-            "int64" => "i64",
-            "uint64" => "u64",
-            other => other,
-        };
-        DType::ALL.iter().copied().find(|d| d.name() == short)
-    }
-
-    /// Bits per element; `None` for types without a fixed width (string, resource, variant).
-    pub fn bits(self) -> Option<u64> {
-        Some(match self {
-            DType::I4 => 4,
-            DType::I8 | DType::U8 | DType::Bool => 8,
-            DType::F16 | DType::Bf16 | DType::I16 | DType::U16 => 16,
-            DType::F32 | DType::I32 | DType::U32 => 32,
-            DType::F64 | DType::I64 | DType::U64 | DType::Complex64 => 64,
-            DType::Complex128 => 128,
-            DType::String | DType::Resource | DType::Variant => return None,
-        })
-    }
-
-    /// Natural alignment of one element in bytes (at least 1). Complex numbers align as
-    /// their component.
-    pub fn align(self) -> u64 {
-        match self {
-            DType::Complex64 => 4,
-            DType::Complex128 => 8,
-            d => d.bits().map_or(1, |b| (b / 8).max(1)),
-        }
-    }
-
-    /// Bytes taken by `elements` elements (packed 4-bit types round up to whole bytes);
-    /// `None` on overflow or for types without a fixed width.
-    pub fn bytes_for(self, elements: u64) -> Option<u64> {
-        match self.bits()? {
-            4 => Some(elements.div_ceil(2)),
-            bits => elements.checked_mul(bits / 8),
-        }
-    }
-}
-
-/// Quantisation parameters (`real = scale * (q - zero_point)`), per tensor or per channel.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Quantization {
-    /// One scale per channel (one entry for per-tensor quantisation).
-    pub scale: Vec<f32>,
-    /// One zero point per channel (one entry for per-tensor quantisation).
-    pub zero_point: Vec<i64>,
-    /// The channel axis for per-channel quantisation.
-    pub axis: i32,
-}
-
-impl Quantization {
-    /// The first scale that is not a finite number (NaN or infinite): generated code keeps
-    /// each scale as an `f32` constant, and a plan file cannot write one back.
-    pub fn non_finite_scale(&self) -> Option<f32> {
-        self.scale.iter().copied().find(|s| !s.is_finite())
-    }
-}
-
-/// What a tensor is, which decides its default role.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TensorKind {
-    /// Produced and consumed by operators: a scratch slot reused by liveness.
-    Activation,
-    /// Read-only weights with bytes known at plan time.
-    Constant,
-    /// State that lives across runs (`is_variable` in TFLite): persistent.
-    Variable,
 }
 
 /// One tensor of the graph.
@@ -301,7 +138,7 @@ pub struct Op {
     pub scratch: Vec<TensorIndex>,
     /// Typed options (strides, padding, activation, axes, ...); [`OpOptions::None`] when the
     /// importer reads none for this op (inline and CSV graphs, custom ops).
-    #[serde(default, deserialize_with = "crate::options_de::deserialize")]
+    #[serde(default, deserialize_with = "planner_planfile::deserialize_op_options")]
     pub options: OpOptions,
 }
 
@@ -360,7 +197,7 @@ pub struct Graph {
     /// largest region's bytes, and the split tensor (and a resident input) stays whole and
     /// lives from op 0 through the stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub patches: Option<crate::patch_plan::PatchPlan>,
+    pub patches: Option<planner_planfile::patch::PatchPlan>,
 }
 
 /// An op that runs in place: `output` starts at `input`'s offset; `input` ends at the op
@@ -390,21 +227,6 @@ pub struct FoldedPad {
     /// The convolution's explicit padding, `[top, bottom, left, right]` (the PAD's amounts
     /// plus the convolution's own SAME padding).
     pub pads: [i32; 4],
-}
-
-/// Follows alias links from `start` to the root of its alias group: `next(i)` is the tensor
-/// `i` shares bytes with (or `None`, or `i` itself, at a root). At most `limit` steps, so a
-/// cycle in a hand-edited file ends the walk instead of hanging it. The one place aliases are
-/// chased, for graphs, plan files and generated code alike.
-pub fn alias_root(start: usize, limit: usize, next: impl Fn(usize) -> Option<usize>) -> usize {
-    let mut i = start;
-    for _ in 0..limit {
-        match next(i) {
-            Some(t) if t != i => i = t,
-            _ => break,
-        }
-    }
-    i
 }
 
 impl Graph {

@@ -59,14 +59,13 @@ host! {
     /// Every name the generated code, the plan file and the linker script use (documented
     /// as [`planfile::naming`]).
     #[doc(hidden)]
-    pub mod naming;
-    mod options_de;
+    pub use planner_planfile::naming;
     pub mod pack;
     mod par;
     pub mod patch;
     /// The patch plan's types (documented as [`planfile::patch`]).
     #[doc(hidden)]
-    pub mod patch_plan;
+    pub use planner_planfile::patch as patch_plan;
     mod pipeline;
     pub mod placement;
     mod planned;

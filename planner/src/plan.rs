@@ -9,30 +9,8 @@ use std::string::String;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-
-/// What an arena holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ArenaRole {
-    /// Transient activations; slots are reused by liveness.
-    Scratch,
-    /// Whole-run writable state (variable tensors); zeroed at init.
-    Persistent,
-    /// Read-only weights. Cold: read in place from its source memory. Staged: a writable
-    /// runtime copy in `memory`, hydrated from a blob in `source_memory` before the first run.
-    Constant,
-}
-
-impl ArenaRole {
-    /// The lowercase name used in manifests, section names and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            ArenaRole::Scratch => "scratch",
-            ArenaRole::Persistent => "persistent",
-            ArenaRole::Constant => "constant",
-        }
-    }
-}
+#[doc(inline)]
+pub use planner_planfile::{ArenaRole, MemoryConstraint};
 
 /// Where one tensor is bound: its role, runtime memory, source memory and offset.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,21 +162,6 @@ pub const MAX_ARENA: u64 = (1 << 31) - 1;
 pub fn align_up(value: u64, align: u64) -> Option<u64> {
     let mask = align.max(1) - 1;
     value.checked_add(mask).map(|v| v & !mask)
-}
-
-/// A budget on one memory: the most bytes the plan may use there, and arena alignment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MemoryConstraint {
-    /// Memory name.
-    pub name: String,
-    /// Most bytes all arenas in this memory may take together (`None`: the memory's size).
-    pub max_size: Option<u64>,
-    /// Alignment of arena bases and slots in this memory (`None`: the platform minimum).
-    pub arena_alignment: Option<u64>,
-    /// The application binds the writable arenas of this memory (`from_buffers`): the plan
-    /// file gives them no section, so no `static` and no linker section is made for them.
-    #[serde(default, skip_serializing_if = "core::ops::Not::not")]
-    pub app_bound: bool,
 }
 
 /// The whole plan.

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use planner::graph::{Graph, InPlaceOp, IoName, OpOptions, TensorIndex};
 use planner::manifest::Manifest;
-use planner::planfile::{Layout, PlanFile};
+use planner::planfile::{BuildPlanFile, Layout, PlanFile};
 use planner::rt::options::{AddOptions, NoOptions, Padding};
 use planner::{Planned, verify};
 

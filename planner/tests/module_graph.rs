@@ -254,6 +254,7 @@ fn report(crate_dir: &str) -> String {
 fn no_import_cycle_between_modules() {
     let text: String = [
         "planner",
+        "planner-planfile",
         "planner-build",
         "planner-macros",
         "planner-kernels",

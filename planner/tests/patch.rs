@@ -10,7 +10,7 @@ use planner::graph::{DType, Graph, IoName, OpOptions, TensorIndex, TensorKind};
 use planner::manifest::Manifest;
 use planner::patch::{PatchMode, SplitRef};
 use planner::planfile::patch::PatchInput;
-use planner::planfile::{Layout, PlanFile};
+use planner::planfile::{BuildPlanFile, Layout, PlanFile};
 use planner::rt::options::{
     Activation, Conv2dOptions, Dims, FullyConnectedOptions, MeanOptions, Padding,
 };

@@ -920,7 +920,7 @@ fn options_of_the_batch_1_kinds_are_read_and_checked() {
 
 #[test]
 fn options_of_every_bundled_model_survive_the_plan_file() {
-    use planner::planfile::{Layout, PlanFile};
+    use planner::planfile::{BuildPlanFile, Layout, PlanFile};
     for m in &MODELS {
         let path = model_path(m.name);
         let g = tflite::read(&path).unwrap();

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use planner::planfile::{ArenaEntry, naming};
+use planner_planfile::{ArenaEntry, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 

@@ -3,9 +3,7 @@
 //! the group check and the group's handle, which lends one model's handle at a time
 //! (`group.kws()` borrows the group `mut`), or the models of a `concurrent` set together.
 
-use planner::plan::ArenaRole;
-use planner::planfile::group::GroupPlanFile;
-use planner::planfile::{ArenaEntry, naming};
+use planner_planfile::{ArenaEntry, ArenaRole, GroupPlanFile, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 

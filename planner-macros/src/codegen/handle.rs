@@ -2,9 +2,7 @@
 //! `take()`, `Buffers<'a>` and `bind_*` for arenas the application allocates (any lifetime),
 //! and `init()`. A model of a group has no `take()`: the group's handle lends it.
 
-use planner::graph::{DType, TensorKind};
-use planner::plan::ArenaRole;
-use planner::planfile::{ArenaEntry, PlanFile, naming};
+use planner_planfile::{ArenaEntry, ArenaRole, DType, PlanFile, TensorKind, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 

@@ -12,9 +12,9 @@ mod stub;
 pub(crate) mod table;
 mod tensors;
 
-use planner::graph::DType;
-use planner::plan::ArenaRole;
-use planner::planfile::naming;
+use planner_planfile::ArenaRole;
+use planner_planfile::DType;
+use planner_planfile::naming;
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 

@@ -1,7 +1,7 @@
 //! Per-operator views: `ops::Op<k>` with shared slices of op *k*'s inputs and mutable
 //! slices of its outputs and scratch, and the `op<k>()` method that builds it.
 
-use planner::planfile::naming;
+use planner_planfile::naming;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 

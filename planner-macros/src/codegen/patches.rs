@@ -2,7 +2,7 @@
 //! (`patch_regions`, one `[[u32; 4]; PATCHES]` per stage tensor), the `const` check that
 //! proves them, and the pieces `run()` uses to view a stage tensor over a patch's region.
 
-use planner::planfile::patch::{PatchInput, PatchPlan};
+use planner_planfile::patch::{PatchInput, PatchPlan};
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use planner::planfile::naming;
+use planner_planfile::naming;
 use proc_macro2::TokenStream;
 use quote::quote;
 

@@ -1,6 +1,6 @@
 //! The `PLAN` table and the `const` item that checks it.
 
-use planner::planfile::naming;
+use planner_planfile::naming;
 use proc_macro2::TokenStream;
 use quote::quote;
 

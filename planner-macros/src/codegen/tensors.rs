@@ -1,7 +1,7 @@
 //! Per-tensor items: `TensorInfo` constants in `tensors`, `inputs` and `outputs`, and the
 //! `tensor_*`, `input_*` and `output_*` accessors of a ready handle.
 
-use planner::planfile::naming;
+use planner_planfile::naming;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
 
@@ -74,7 +74,7 @@ fn accessors(cx: &Ctx<'_>, t: usize, name: &str, doc: &str) -> TokenStream {
 fn slab_scope(cx: &Ctx<'_>, t: usize) -> TokenStream {
     let e = &cx.l.file.tensors[t];
     let writable = cx.writable(e.arena as usize);
-    if !e.id.starts_with("slab/") || e.dtype != planner::graph::DType::U8 || !writable {
+    if !e.id.starts_with("slab/") || e.dtype != planner_planfile::DType::U8 || !writable {
         return TokenStream::new();
     }
     let rt = &cx.rt;

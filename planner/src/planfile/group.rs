@@ -1,120 +1,38 @@
-//! The group plan file (format version 2): several models planned together
-//! ([`crate::plan_group`]), written by `planner-build` as `<group>.plan.json` and expanded
-//! by `include_model!("<group>")`.
+//! The group plan file: several models planned together ([`crate::plan_group`]), written
+//! by `planner-build` as `<group>.plan.json` and expanded by `include_model!("<group>")`.
 //!
-//! A group plan file is told from a model's by its `group` field (a model's has `model`).
-//! Its fields:
-//!
-//! - `format_version`, `generator`, `plan_hash`: as in a model's plan file; the hash covers
-//!   the whole file, the models' plans included;
-//! - `group`: the group's name, the module `include_model!` makes and the prefix of every
-//!   section (`.bss.planner.<group>.scratch.sram`);
-//! - `concurrent`: sets of model names that may run at the same time; models in no common
-//!   set run one after another, so their scratch may share bytes;
-//! - `memories`: every memory the group's arenas use, with its budget;
-//! - `arenas`: the group's arenas (`arena`: an arena entry as in a model's plan file, with
-//!   the group's size, section and blob) and their `users` (`model`, `base`: where the
-//!   model's block starts, `bytes`: the model's own need);
-//! - `models`: each model's plan file, complete (its own `plan_hash`), whose arenas are the
-//!   group arenas it uses: same name, size, section and blob, offsets in the group arenas.
-//!
-//! A single-model plan file is unchanged by all of this.
+//! The format and its reader are the `group` module of the `planner-planfile` crate, whose
+//! docs list the fields; its items are re-exported here. [`BuildGroupPlanFile::from_group`]
+//! builds a group's file from the planned group.
+
+#[doc(inline)]
+pub use planner_planfile::group::{
+    AnyPlan, ArenaUserEntry, GroupArenaEntry, GroupPlanFile, read,
+};
 
 use std::collections::BTreeMap;
 use std::string::String;
 use std::vec::Vec;
 
-use serde::{Deserialize, Serialize};
+use planner_planfile::hash_text;
 
-use super::{
-    ArenaEntry, Blobs, FORMAT_VERSION, Layout, MemoryEntry, PlanFile, fnv1a64, hash_text, naming,
-};
+use super::{ArenaEntry, Blobs, BuildPlanFile, FORMAT_VERSION, Layout, MemoryEntry, PlanFile, fnv1a64, naming};
 use crate::error::{Error, Result};
-use crate::planned::GroupPlanned;
 use crate::plan::ArenaRole;
+use crate::planned::GroupPlanned;
 
-/// A group plan file.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupPlanFile {
-    /// [`FORMAT_VERSION`] of the writer.
-    pub format_version: u32,
-    /// The tool that wrote it; informative only.
-    pub generator: String,
-    /// The group's name.
-    pub group: String,
-    /// `fnv1a64:<16 hex digits>` over the file with this field empty.
-    pub plan_hash: String,
-    /// Sets of model names that may run at the same time.
-    pub concurrent: Vec<Vec<String>>,
-    /// Memories the group's arenas use, with their budgets.
-    pub memories: Vec<MemoryEntry>,
-    /// The group's arenas and their users.
-    pub arenas: Vec<GroupArenaEntry>,
-    /// Each model's plan, over the group's arenas.
-    pub models: Vec<PlanFile>,
-}
-
-/// One arena of the group.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GroupArenaEntry {
-    /// The arena: the group's size, section and blob.
-    pub arena: ArenaEntry,
-    /// The models using it, in model order.
-    pub users: Vec<ArenaUserEntry>,
-}
-
-/// A model's part of a group arena.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ArenaUserEntry {
-    /// The model's name.
-    pub model: String,
-    /// Where its block starts (constants: its lowest slot).
-    pub base: u64,
-    /// Bytes it needs planned alone.
-    pub bytes: u64,
-}
-
-/// A plan file of either kind, as [`read`] finds it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AnyPlan {
-    /// One model.
-    Model(PlanFile),
-    /// A group of models.
-    Group(GroupPlanFile),
-}
-
-/// Reads a plan file of either kind; `origin` names it in errors. The version is checked
-/// first, as [`PlanFile::parse`] does.
-pub fn read(text: &str, origin: &str) -> Result<AnyPlan> {
-    #[derive(Deserialize)]
-    struct Kind {
-        group: Option<serde_json::Value>,
-    }
-    super::check_version(text, origin)?;
-    let kind: Kind = serde_json::from_str(text)
-        .map_err(|e| Error::input(format!("{origin} is not a plan file: {e}")))?;
-    if kind.group.is_none() {
-        return PlanFile::parse(text, origin).map(AnyPlan::Model);
-    }
-    let group: GroupPlanFile = serde_json::from_str(text).map_err(|e| {
-        Error::input(format!("{origin} is not a valid group plan file: {e}"))
-            .help("regenerate it with planner-build rather than editing it by hand")
-    })?;
-    for m in &group.models {
-        m.check_scales(&format!("{origin}, model `{}`", m.model))?;
-    }
-    Ok(AnyPlan::Group(group))
-}
-
-impl GroupPlanFile {
+/// Builds a group's [`GroupPlanFile`] from the planned group; a trait on the format's type
+/// as [`BuildPlanFile`] is (import it to call `GroupPlanFile::from_group`).
+pub trait BuildGroupPlanFile: Sized {
     /// Builds the group's plan file and the bytes of its constant arenas' blobs (by index
     /// into [`GroupPlanFile::arenas`]); `layouts` are the models' platform facts, in model
     /// order. Errors when a model's plan cannot be written, or two models put different
     /// bytes at one constant offset.
-    pub fn from_group(planned: &GroupPlanned, layouts: &[Layout]) -> Result<(Self, Blobs)> {
+    fn from_group(planned: &GroupPlanned, layouts: &[Layout]) -> Result<(Self, Blobs)>;
+}
+
+impl BuildGroupPlanFile for GroupPlanFile {
+    fn from_group(planned: &GroupPlanned, layouts: &[Layout]) -> Result<(Self, Blobs)> {
         let group = planned.name.clone();
         let mut models = Vec::new();
         let mut model_blobs = Vec::new();
@@ -198,51 +116,6 @@ impl GroupPlanFile {
         };
         file.plan_hash = hash_text(file.hash());
         Ok((file, out))
-    }
-
-    /// The plan hash: FNV-1a 64 over the canonical JSON with `plan_hash` empty.
-    pub fn hash(&self) -> u64 {
-        let mut canonical = self.clone();
-        canonical.plan_hash = String::new();
-        fnv1a64(&serde_json::to_vec(&canonical).unwrap_or_default())
-    }
-
-    /// The stated plan hash as a number; `None` when it is not `fnv1a64:<16 hex digits>`.
-    pub fn hash_value(&self) -> Option<u64> {
-        super::parse_hash(&self.plan_hash)
-    }
-
-    /// The file's bytes: pretty JSON with a trailing newline.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
-        out.push(b'\n');
-        out
-    }
-
-    /// Index of the model named `name`.
-    pub fn model(&self, name: &str) -> Option<usize> {
-        self.models.iter().position(|m| m.model == name)
-    }
-
-    /// The group arena entries as a list of plain arenas (for the linker fragment).
-    pub fn arena_entries(&self) -> Vec<ArenaEntry> {
-        self.arenas.iter().map(|a| a.arena.clone()).collect()
-    }
-
-    /// Pairs of model indices (low, high) that may run at the same time.
-    pub fn concurrent_pairs(&self) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        for set in &self.concurrent {
-            let ks: Vec<usize> = set.iter().filter_map(|n| self.model(n)).collect();
-            for (i, &a) in ks.iter().enumerate() {
-                for &b in &ks[i + 1..] {
-                    out.push((a.min(b), a.max(b)));
-                }
-            }
-        }
-        out.sort_unstable();
-        out.dedup();
-        out
     }
 }
 
@@ -415,7 +288,7 @@ constraints = [{ name = "DTCM" }, { name = "SRAM" }]
 
     #[test]
     fn a_model_file_still_reads_as_a_model() {
-        let (g, p, l) = super::super::fixture::tiny();
+        let (g, p, l) = crate::planfile::fixture::tiny();
         let f = PlanFile::from_plan(&g, &p, &l).unwrap();
         let bytes = f.to_bytes();
         let any = read(std::str::from_utf8(&bytes).unwrap(), "tiny").unwrap();

@@ -1,24 +1,23 @@
 //! The arenas of a plan file (`<model>.plan.json`, written by `planner-build`), as the ELF
 //! check expects to find them in the image.
 //!
-//! The file is read with the planner's own schema and version check
-//! ([`planner::planfile::group::read`], for a model's plan file or a group's), so the check and the macro can never disagree
-//! about what a plan file says.
+//! The file is read with the planner's own schema and version check, the plan-file crate
+//! the macro reads it with ([`planner_planfile::read`], for a model's plan file or a
+//! group's), so the check and the macro can never disagree about what a plan file says.
 
 use std::path::{Path, PathBuf};
 
-use planner::plan::ArenaRole;
-use planner::planfile::ArenaEntry;
-use planner::planfile::group::{AnyPlan, GroupArenaEntry, GroupPlanFile, read};
+use planner_planfile::group::GroupArenaEntry;
+use planner_planfile::{AnyPlan, ArenaEntry, ArenaRole, GroupPlanFile, read};
 
 use crate::{Contents, ExpectedArena};
 
 /// The plan-file format version this reader understands: the planner's own, since the plan
 /// is read with the planner's one schema ([`read`]).
-pub const FORMAT_VERSION: u32 = planner::planfile::FORMAT_VERSION;
+pub const FORMAT_VERSION: u32 = planner_planfile::FORMAT_VERSION;
 
 // Section and symbol names come from the planner's one naming module, as the fragment's do.
-pub use planner::planfile::naming::{linker_symbol, output_section};
+pub use planner_planfile::naming::{linker_symbol, output_section};
 
 /// One model's expected arenas.
 #[derive(Debug, Clone)]

@@ -1,4 +1,4 @@
-//! How a model's first stage runs patch by patch (since version 3): [`PatchPlan`](crate::patch_plan::PatchPlan).
+//! How a model's first stage runs patch by patch (since version 3): [`PatchPlan`].
 //!
 //! The planner may split a vision model after a spatially local op (the *split op*): the
 //! ops up to it (the *stage*: convolutions, depthwise convolutions, pooling, `PAD`,
@@ -10,11 +10,9 @@
 //!
 //! In the plan file, the stage is the first ops in plan order (`ops[0..=split]`); each
 //! tensor the stage writes (and the model input, when it is streamed) is placed once with
-//! the size of its largest region ([`TensorEntry::size`](crate::planfile::TensorEntry::size)), and
+//! the size of its largest region ([`TensorEntry::size`](crate::TensorEntry::size)), and
 //! every patch reuses those bytes. The generated `run()` loops over the patches, calls
-//! each stage op with [`Region`](crate::rt::kernel::Region) views, then runs the rest.
-
-use std::vec::Vec;
+//! each stage op with [`Region`](planner_rt::kernel::Region) views, then runs the rest.
 
 use serde::{Deserialize, Serialize};
 
@@ -22,7 +20,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PatchPlan {
-    /// Index into [`PlanFile::ops`](crate::planfile::PlanFile::ops) of the split op, the stage's
+    /// Index into [`PlanFile::ops`](crate::PlanFile::ops) of the split op, the stage's
     /// last op; its output 0 is the split tensor, kept whole.
     pub split: u32,
     /// The patch grid `[rows, columns]` over the split tensor's height and width.
@@ -53,11 +51,11 @@ pub enum PatchInput {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PatchTensor {
-    /// Index into [`PlanFile::tensors`](crate::planfile::PlanFile::tensors).
+    /// Index into [`PlanFile::tensors`](crate::PlanFile::tensors).
     pub tensor: u32,
     /// `[top, left, height, width]` per patch, patches row by row over the grid; the
     /// tensor is `[1, H, W, C]`, and a region's elements are stored row after row from the
-    /// tensor's offset (see [`Region`](crate::rt::kernel::Region)).
+    /// tensor's offset (see [`Region`](planner_rt::kernel::Region)).
     pub regions: Vec<[u32; 4]>,
 }
 

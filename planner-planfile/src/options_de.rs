@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Deserializer};
 
-use crate::rt::options as rt;
+use planner_rt::options as rt;
 
 /// Declares the mirror of [`rt::OpOptions`] and its conversion, from the list of kinds.
 macro_rules! mirror {
@@ -31,16 +31,17 @@ macro_rules! mirror {
 
 planner_rt::__op_kinds!(mirror);
 
-/// Reads one [`rt::OpOptions`]; for `#[serde(deserialize_with = ...)]`.
-pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<rt::OpOptions, D::Error> {
+/// Reads one [`OpOptions`](planner_rt::options::OpOptions) as the plan file writes it
+/// (internally tagged, `{"kind": "conv2d", ...}`); for `#[serde(deserialize_with = ...)]` on
+/// a field of that type, as [`OpEntry::options`](crate::OpEntry::options) has.
+pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<rt::OpOptions, D::Error> {
     OpOptions::deserialize(d).map(rt::OpOptions::from)
 }
 
 #[cfg(test)]
 mod tests {
     use super::deserialize;
-    use crate::rt::options::{Conv2dOptions, Dims, MeanOptions, OpOptions, Padding};
-    use std::string::ToString;
+    use planner_rt::options::{Conv2dOptions, Dims, MeanOptions, OpOptions, Padding};
 
     fn read(text: &str) -> serde_json::Result<OpOptions> {
         deserialize(&mut serde_json::Deserializer::from_str(text))

@@ -3,10 +3,8 @@
 //! the Rust expansion always agree, and the same model always gets the same names.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::string::{String, ToString};
-use std::vec::Vec;
 
-use crate::plan::ArenaRole;
+use crate::ArenaRole;
 
 /// Longest identifier made from a tensor name, before a uniqueness suffix.
 const MAX_IDENT: usize = 48;
