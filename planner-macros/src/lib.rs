@@ -27,7 +27,7 @@
 //!
 //! The crate is split by job: [`parse`](crate) reads the macro's arguments, `load` finds,
 //! reads and checks the plan file, and `codegen` makes one group of items per file, with
-//! every name from `planner::planfile::naming`.
+//! every name from `planner_planfile::naming`.
 #![deny(missing_docs)]
 
 mod analyze;

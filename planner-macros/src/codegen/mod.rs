@@ -1,5 +1,5 @@
 //! Code generation: one file per group of generated items, assembled here into the model's
-//! module. Every name comes from `planner::planfile::naming`.
+//! module. Every name comes from `planner_planfile::naming`.
 
 mod arenas;
 mod group;
