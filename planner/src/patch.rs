@@ -426,6 +426,9 @@ fn pad_before(padding: Padding, explicit: Option<i32>, inp: u64, out: u64, w: Wi
     }
 }
 
+/// A step's spatial inputs, each with its window along the height and the width.
+type StepInputs = Vec<(TensorIndex, [Window; 2])>;
+
 /// The [`Step`] of op `k`, or why it cannot run on patches.
 fn step_of(
     graph: &Graph,
@@ -511,7 +514,7 @@ fn step_of(
                 [stride_h, stride_w, dilation_h, dilation_w]: [i32; 4],
                 (padding, pads): (Padding, &[i32]),
                 full: bool|
-     -> std::result::Result<(Vec<(TensorIndex, [Window; 2])>, u64), String> {
+     -> std::result::Result<(StepInputs, u64), String> {
         let (t, h, w, _) = spatial_input(0, dims)?;
         let (kh, kw, cin) = filter_hw(1)?;
         let mut wh = window(kh, stride_h, dilation_h)?;

@@ -550,7 +550,7 @@ fn check_constraints(
     check_each(raw, "memory.constraints", |_, c, what, out: &[MemoryConstraint]| {
         let c = c.get_ref();
         let Some(memory) = platform.memory(c.name.get_ref()) else {
-            return Err(unknown_memory(ctx, platform, &c.name, &what));
+            return Err(unknown_memory(ctx, platform, &c.name, what));
         };
         if out.iter().any(|x| &x.name == c.name.get_ref()) {
             return Err(ctx.err(
