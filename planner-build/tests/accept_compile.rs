@@ -384,11 +384,11 @@ fn root() -> PathBuf {
 fn generator_is_deterministic() {
     let a: Vec<String> = (0..20)
         .map({
-            let mut r = Rng(7);
+            let mut r = Rng::new(7);
             move |_| manifest(&mut r)
         })
         .collect();
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     for m in &a {
         assert_eq!(m, &manifest(&mut r));
     }
@@ -409,7 +409,7 @@ fn accepted_manifests_compile() {
         std::fs::create_dir_all(work.join(d)).unwrap();
     }
     let start = Instant::now();
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let mut accepted: Vec<(u64, PathBuf)> = Vec::new();
     let mut refused: BTreeMap<String, u64> = BTreeMap::new();
     let mut failures: Vec<String> = Vec::new();

@@ -74,10 +74,7 @@ fn explain_says_why() {
         s.starts_with("fc/weights fc/weights: constant/DTCM<-FLASH @"),
         "{s}"
     );
-    assert!(
-        s.contains("— staged FLASH -> DTCM by memory.tensors[1]"),
-        "{s}"
-    );
+    assert_says(&s, &["— staged FLASH -> DTCM by memory.tensors[1]"]);
     assert_eq!(
         exit_code(&["explain", "examples/inline/kws.toml", "--tensor", "nope"]),
         Some(2)
@@ -317,9 +314,11 @@ fn reordered_plans_report_their_op_order() {
     );
     let out = planner(&["plan", memory.to_str().unwrap()]);
     let table = text(&out.stdout);
-    assert!(
-        table.contains("op order: peak of live bytes 1056 (2 ops moved), model order 2064, lower bound over all orders 1040; this order is optimal"),
-        "{table}"
+    assert_says(
+        &table,
+        &[
+            "op order: peak of live bytes 1056 (2 ops moved), model order 2064, lower bound over all orders 1040; this order is optimal",
+        ],
     );
     let out = planner(&["explain", memory.to_str().unwrap()]);
     let s = text(&out.stdout);
@@ -327,10 +326,7 @@ fn reordered_plans_report_their_op_order() {
         s.starts_with("op order: 2 of 5 ops run at another step than in the model\n"),
         "{s}"
     );
-    assert!(
-        s.contains("op 2 A2: step 2 in the model, runs at step 1"),
-        "{s}"
-    );
+    assert_says(&s, &["op 2 A2: step 2 in the model, runs at step 1"]);
     let out = planner(&["explain", fixed.to_str().unwrap()]);
     assert!(text(&out.stdout).starts_with("op order: model order kept\n"));
     let out = planner(&["compare", fixed.to_str().unwrap()]);
@@ -378,10 +374,7 @@ fn import_source_is_relative_to_the_manifest() {
     let out = run(&["import", "dir/model.tflite", "-o", "manifests/deep/m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let written = std::fs::read_to_string(base.join("manifests/deep/m.toml")).unwrap();
-    assert!(
-        written.contains("source = \"../../dir/model.tflite\""),
-        "{written}"
-    );
+    assert_says(&written, &["source = \"../../dir/model.tflite\""]);
     let out = run(&["plan", "manifests/deep/m.toml"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
@@ -451,19 +444,16 @@ fn a_device_as_manifest_is_refused_not_read() {
     let out = planner(&["plan", link.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(
-        err.contains("z.toml is not a regular file (a device or socket)"),
-        "{err}"
-    );
+    assert_says(&err, &["z.toml is not a regular file (a device or socket)"]);
     let big = dir.join("big.toml");
     let f = std::fs::File::create(&big).unwrap();
     f.set_len(planner::import::MAX_MANIFEST + 1).unwrap();
     let out = planner(&["plan", big.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(
-        err.contains("big.toml is 67108865 bytes, but a manifest is at most 67108864 bytes"),
-        "{err}"
+    assert_says(
+        &err,
+        &["big.toml is 67108865 bytes, but a manifest is at most 67108864 bytes"],
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -528,36 +518,26 @@ fn export_tflm_says_tflm_s_head_and_keeps_a_named_planner() {
     let dir = std::env::temp_dir().join(format!("planner-cli-export-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("kws.tflite");
-    let model = root().join("models/tflm_micro_speech_int8.tflite");
-    let o = planner(&[
-        "export",
-        "tflm",
-        model.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    let msg = text(&o.stdout);
-    assert!(o.status.success(), "{msg}{}", text(&o.stderr));
+    // `planner export tflm models/<model> -o <out> <extra>`: its summary, once it succeeded.
+    let export = |model: &str, extra: &[&str]| {
+        let model = root().join("models").join(model);
+        let mut args = vec!["export", "tflm", model.to_str().unwrap(), "-o"];
+        args.extend([out.to_str().unwrap()].iter().chain(extra));
+        let o = planner(&args);
+        let msg = text(&o.stdout);
+        assert!(o.status.success(), "{msg}{}", text(&o.stderr));
+        msg
+    };
     // The plan ends at 5960; TFLM rounds its top buffer to 16 (measured head 5968).
-    assert!(
-        msg.contains("non-persistent head 5968 bytes (planner auto; TFLM's own plan 5968 bytes)"),
-        "{msg}"
+    let msg = export("tflm_micro_speech_int8.tflite", &[]);
+    assert_says(
+        &msg,
+        &["non-persistent head 5968 bytes (planner auto; TFLM's own plan 5968 bytes)"],
     );
-    let model = root().join("models/tflm_person_detect_int8.tflite");
-    let o = planner(&[
-        "export",
-        "tflm",
-        model.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--planner",
-        "greedy",
-    ]);
-    let msg = text(&o.stdout);
-    assert!(o.status.success(), "{msg}{}", text(&o.stderr));
-    assert!(
-        msg.contains("warning: TFLM's arena is 18432 bytes larger than with its own plan"),
-        "{msg}"
+    let msg = export("tflm_person_detect_int8.tflite", &["--planner", "greedy"]);
+    assert_says(
+        &msg,
+        &["warning: TFLM's arena is 18432 bytes larger than with its own plan"],
     );
 }
 
@@ -606,18 +586,15 @@ fn a_group_plans_as_json_csv_and_svg() {
         csv.starts_with("arena,role,memory,arena_bytes,model,base,bytes\n"),
         "{csv}"
     );
-    assert!(
-        csv.contains("scratch.SRAM,scratch,SRAM,96,c,64,32\n"),
-        "{csv}"
-    );
+    assert_says(&csv, &["scratch.SRAM,scratch,SRAM,96,c,64,32\n"]);
     assert_eq!(csv.lines().count(), 6, "{csv}");
     // SVG: one panel per group arena, each model's block outlined.
     let o = planner(&["plan", PAIR, "--format", "svg"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     let svg = text(&o.stdout);
-    assert!(
-        svg.contains("<title>memory map of group pair (models a, b, c)</title>"),
-        "{svg}"
+    assert_says(
+        &svg,
+        &["<title>memory map of group pair (models a, b, c)</title>"],
     );
     assert_eq!(svg.matches("class=\"arena group-arena\"").count(), 3);
     assert_says(

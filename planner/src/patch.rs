@@ -426,6 +426,9 @@ fn pad_before(padding: Padding, explicit: Option<i32>, inp: u64, out: u64, w: Wi
     }
 }
 
+/// A step's spatial inputs, each with its window along the height and the width.
+type StepInputs = Vec<(TensorIndex, [Window; 2])>;
+
 /// The [`Step`] of op `k`, or why it cannot run on patches.
 fn step_of(
     graph: &Graph,
@@ -504,6 +507,23 @@ fn step_of(
             _ => Err(refuse("its filter is not [O, H, W, I]")),
         }
     };
+    // CONV_2D (each output element over every input channel: `full`) and
+    // DEPTHWISE_CONV_2D: a window per axis from the filter's [O, H, W, I] shape,
+    // `[stride_h, stride_w, dilation_h, dilation_w]` and the padding with its explicit pads.
+    let conv = |dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
+                [stride_h, stride_w, dilation_h, dilation_w]: [i32; 4],
+                (padding, pads): (Padding, &[i32]),
+                full: bool|
+     -> std::result::Result<(StepInputs, u64), String> {
+        let (t, h, w, _) = spatial_input(0, dims)?;
+        let (kh, kw, cin) = filter_hw(1)?;
+        let mut wh = window(kh, stride_h, dilation_h)?;
+        let mut ww = window(kw, stride_w, dilation_w)?;
+        wh.before = pad_before(padding, pads.first().copied(), h, oh, wh);
+        ww.before = pad_before(padding, pads.get(2).copied(), w, ow, ww);
+        let macs = oc * kh as u64 * kw as u64;
+        Ok((vec![(t, [wh, ww])], if full { macs * cin } else { macs }))
+    };
     let opcode = op.opcode.as_str();
     let (inputs, macs) = match (&op.options, opcode) {
         (
@@ -515,26 +535,18 @@ fn step_of(
                 "its options (window, padding, axis) were not read from the model",
             ));
         }
-        (OpOptions::Conv2d(o), _) => {
-            let (t, h, w, _) = spatial_input(0, dims)?;
-            let (kh, kw, cin) = filter_hw(1)?;
-            let mut wh = window(kh, o.stride_h, o.dilation_h)?;
-            let mut ww = window(kw, o.stride_w, o.dilation_w)?;
-            let pads = o.pads.as_slice();
-            wh.before = pad_before(o.padding, pads.first().copied(), h, oh, wh);
-            ww.before = pad_before(o.padding, pads.get(2).copied(), w, ow, ww);
-            (vec![(t, [wh, ww])], oc * kh as u64 * kw as u64 * cin)
-        }
-        (OpOptions::DepthwiseConv2d(o), _) => {
-            let (t, h, w, _) = spatial_input(0, dims)?;
-            let (kh, kw, _) = filter_hw(1)?;
-            let mut wh = window(kh, o.stride_h, o.dilation_h)?;
-            let mut ww = window(kw, o.stride_w, o.dilation_w)?;
-            let pads = o.pads.as_slice();
-            wh.before = pad_before(o.padding, pads.first().copied(), h, oh, wh);
-            ww.before = pad_before(o.padding, pads.get(2).copied(), w, ow, ww);
-            (vec![(t, [wh, ww])], oc * kh as u64 * kw as u64)
-        }
+        (OpOptions::Conv2d(o), _) => conv(
+            dims,
+            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
+            (o.padding, o.pads.as_slice()),
+            true,
+        )?,
+        (OpOptions::DepthwiseConv2d(o), _) => conv(
+            dims,
+            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
+            (o.padding, o.pads.as_slice()),
+            false,
+        )?,
         (OpOptions::AveragePool2d(o), _) | (OpOptions::MaxPool2d(o), _) => {
             let (t, h, w, _) = spatial_input(0, dims)?;
             let mut wh = window(o.filter_h, o.stride_h, 1)?;

@@ -336,21 +336,37 @@ fn manifest_patches_and_their_errors() {
             grid: [2, 2]
         }
     );
-    let err = |extra: &str| parse(extra).unwrap_err().to_string();
-    let e = err("patches = \"sometimes\"\n");
-    assert_says(&e, &["m.toml:5:11", "\"sometimes\""]);
-    let e = err("patches = { split = 3 }\n");
-    assert_says(&e, &["m.toml:5:11", "no `grid`"]);
-    let e = err("patches = { split = 3, grid = [0, 2] }\n");
-    assert_says(&e, &["m.toml:5:11", "[0, 2]"]);
-    let e = err("patches = { split = 3, grid = [2, 2], size = 4 }\n");
-    assert!(e.contains("unknown key `size`"), "{e}");
-    let e = err("patches = \"auto\"\nmax_recompute = -1\n");
-    assert_says(&e, &["m.toml:6:17", "-1"]);
-    let e = err("patch_input = \"streamed\"\n");
-    assert_says(&e, &["m.toml:5:15", "patches is not"]);
-    let e = err("patches = \"auto\"\npatch_input = \"camera\"\n");
-    assert_says(&e, &["m.toml:6:15", "\"camera\""]);
+    // (manifest lines, what the error says)
+    let refused: &[(&str, &[&str])] = &[
+        (
+            "patches = \"sometimes\"\n",
+            &["m.toml:5:11", "\"sometimes\""],
+        ),
+        ("patches = { split = 3 }\n", &["m.toml:5:11", "no `grid`"]),
+        (
+            "patches = { split = 3, grid = [0, 2] }\n",
+            &["m.toml:5:11", "[0, 2]"],
+        ),
+        (
+            "patches = { split = 3, grid = [2, 2], size = 4 }\n",
+            &["unknown key `size`"],
+        ),
+        (
+            "patches = \"auto\"\nmax_recompute = -1\n",
+            &["m.toml:6:17", "-1"],
+        ),
+        (
+            "patch_input = \"streamed\"\n",
+            &["m.toml:5:15", "patches is not"],
+        ),
+        (
+            "patches = \"auto\"\npatch_input = \"camera\"\n",
+            &["m.toml:6:15", "\"camera\""],
+        ),
+    ];
+    for (extra, says) in refused {
+        assert_says(&parse(extra).unwrap_err().to_string(), says);
+    }
 }
 
 /// A split op the model does not have is refused at `patches`' line and column when the

@@ -165,245 +165,118 @@ const fn op(
     }
 }
 
-/// A table the checker must pass (`says` empty) or refuse with a message saying each of
-/// `says`.
-struct Case {
-    what: &'static str,
-    arenas: &'static [ArenaRow<'static>],
-    slots: &'static [SlotRow<'static>],
-    ops: &'static [OpRow<'static>],
-    says: &'static [&'static str],
+/// The tables of one rule each, most broken once, a row each:
+/// `what | arenas | slots | ops | says | says ..`, where
+/// - an arena is its size, then `field=value` overrides of [`arena`]'s fields;
+/// - a slot is [`slot`]'s `id offset size start end root`, then `field=value` overrides;
+/// - an op is `reads/writes` or `reads/writes/input output` (in place), its opcode fixed;
+/// - the table passes when no `says` follows the ops, else the checker's message holds each.
+///
+/// In the last two rows `y` (op 0's output, listed first) sits over the model input `x`,
+/// both first live at op 0; then `z` over `y` at op 1. In the in-place row reading its input
+/// twice, `r` is an alias of `x`.
+const CASES: &[&str] = &[
+    "a good plan | 128 | a 0 64 0 1 0, b 0 32 2 2 1, c 64 64 1 2 2 | /0, 0/2",
+    "a good plan without ops | 128 | a 0 64 0 1 0, b 0 32 2 2 1, c 64 64 1 2 2 |",
+    "tensors live together sharing bytes | 128 | a 0 64 0 1 0, b 48 32 1 2 1 | | model `m` | `a` | `b` | share bytes 48..64",
+    "tensors sharing bytes, not live together | 128 | a 0 64 0 1 0, b 48 32 2 2 1 |",
+    "an alias live beside its root | 128 | a 0 64 0 1 0, b 0 64 1 2 0 |",
+    "a slot past the arena's end | 64 | a 32 64 0 0 0 | | passes the arena's end by 32 bytes",
+    "a misaligned slot | 64 | a 8 8 0 0 0 | | offset 8 | alignment 16",
+    "an arena over its budget | 300 budget=200 | | | over its budget of 200 by 100 bytes",
+    "arenas over their memory's budget | 300 | | | max_size of 256 by 44",
+    "a blob of the wrong length | 64 blob_len=60 | | | blob of arena scratch.SRAM is 60 bytes",
+    "an alignment that is not a power of two | 64 align=24 | | | not a power of two",
+    "elements larger than their slot | 64 | a 0 4 0 0 0 elements=2 elem_size=4 | | 2 elements of 4 bytes",
+    "an op using a tensor outside its lifetime | 64 | a 0 4 1 1 0 | 0/ | live only at ops 1..=1",
+    "an op writing a read-only arena | 64 writable=0 | a 0 4 0 0 0 | /0 | read-only arena",
+    "slots out of offset order | 128 | a 64 4 0 0 0, b 0 4 0 0 1 | | not sorted",
+    "a zero-size slot aligned more than its arena | 64 align=1 | e 8 0 0 0 0 align=1 elem_align=8 elem_size=8 elements=0 | | tensor `e` needs alignment 8 but its arena scratch.SRAM is aligned to only 1",
+    "an alias away from its root's offset | 64 | a 0 16 0 1 0, b 16 16 1 2 0 | | tensor `b` is an alias of `a` but sits at offset 16 of arena #0, not at its offset 0 of arena #0",
+    "an alias at its root's offset | 64 | a 0 16 0 1 0, b 0 16 1 2 0 |",
+    "an alias naming an alias as its root | 64 | a 0 16 0 1 0, b 0 16 1 2 0, c 0 16 2 3 1 | | tensor `c` names slot #1 (`b`) as the owner of its bytes",
+    "an in-place op reading its input twice | 64 | x 0 16 0 1 0, r 0 16 0 1 0, y 0 16 1 1 2 | /0, 0 1/2/0 2 | also uses them as `r`",
+    "in place over a model input, then a chain | 64 | y 0 16 0 1 0, x 0 32 0 0 1, z 0 16 1 2 2, w 16 16 1 1 3 | 1/0/1 0, 0/2 3/0 2",
+    "a tensor in an in-place input's tail while the input is live | 64 | y 0 16 0 1 0, x 0 32 0 0 1, z 0 16 1 2 2, w 16 16 0 1 3 | 1/0/1 0, 0/2 3/0 2 | `w`",
+];
+
+/// The numbers of `text`, split at white space.
+fn numbers<T: core::str::FromStr>(text: &str) -> std::vec::Vec<T>
+where
+    T::Err: core::fmt::Debug,
+{
+    text.split_whitespace()
+        .map(|n| n.parse().expect("a number"))
+        .collect()
 }
 
-/// The tables of one rule each, most broken once.
-const CASES: &[Case] = &[
-    Case {
-        what: "a good plan",
-        arenas: &[arena(128)],
-        slots: &[
-            slot("a", 0, 64, 0, 1, 0),
-            slot("b", 0, 32, 2, 2, 1),
-            slot("c", 64, 64, 1, 2, 2),
-        ],
-        ops: &[op(&[], &[0], None), op(&[0], &[2], None)],
-        says: &[],
-    },
-    Case {
-        what: "a good plan without ops",
-        arenas: &[arena(128)],
-        slots: &[
-            slot("a", 0, 64, 0, 1, 0),
-            slot("b", 0, 32, 2, 2, 1),
-            slot("c", 64, 64, 1, 2, 2),
-        ],
-        ops: &[],
-        says: &[],
-    },
-    Case {
-        what: "tensors live together sharing bytes",
-        arenas: &[arena(128)],
-        slots: &[slot("a", 0, 64, 0, 1, 0), slot("b", 48, 32, 1, 2, 1)],
-        ops: &[],
-        says: &["model `m`", "`a`", "`b`", "share bytes 48..64"],
-    },
-    Case {
-        what: "tensors sharing bytes, not live together",
-        arenas: &[arena(128)],
-        slots: &[slot("a", 0, 64, 0, 1, 0), slot("b", 48, 32, 2, 2, 1)],
-        ops: &[],
-        says: &[],
-    },
-    Case {
-        what: "an alias live beside its root",
-        arenas: &[arena(128)],
-        slots: &[slot("a", 0, 64, 0, 1, 0), slot("b", 0, 64, 1, 2, 0)],
-        ops: &[],
-        says: &[],
-    },
-    Case {
-        what: "a slot past the arena's end",
-        arenas: &[arena(64)],
-        slots: &[slot("a", 32, 64, 0, 0, 0)],
-        ops: &[],
-        says: &["passes the arena's end by 32 bytes"],
-    },
-    Case {
-        what: "a misaligned slot",
-        arenas: &[arena(64)],
-        slots: &[slot("a", 8, 8, 0, 0, 0)],
-        ops: &[],
-        says: &["offset 8", "alignment 16"],
-    },
-    Case {
-        what: "an arena over its budget",
-        arenas: &[ArenaRow {
-            budget: 200,
-            ..arena(300)
-        }],
-        slots: &[],
-        ops: &[],
-        says: &["over its budget of 200 by 100 bytes"],
-    },
-    Case {
-        what: "arenas over their memory's budget",
-        arenas: &[arena(300)],
-        slots: &[],
-        ops: &[],
-        says: &["max_size of 256 by 44"],
-    },
-    Case {
-        what: "a blob of the wrong length",
-        arenas: &[ArenaRow {
-            blob_len: 60,
-            ..arena(64)
-        }],
-        slots: &[],
-        ops: &[],
-        says: &["blob of arena scratch.SRAM is 60 bytes"],
-    },
-    Case {
-        what: "an alignment that is not a power of two",
-        arenas: &[ArenaRow {
-            align: 24,
-            ..arena(64)
-        }],
-        slots: &[],
-        ops: &[],
-        says: &["not a power of two"],
-    },
-    Case {
-        what: "elements larger than their slot",
-        arenas: &[arena(64)],
-        slots: &[SlotRow {
-            elements: 2,
-            elem_size: 4,
-            ..slot("a", 0, 4, 0, 0, 0)
-        }],
-        ops: &[],
-        says: &["2 elements of 4 bytes"],
-    },
-    Case {
-        what: "an op using a tensor outside its lifetime",
-        arenas: &[arena(64)],
-        slots: &[slot("a", 0, 4, 1, 1, 0)],
-        ops: &[op(&[0], &[], None)],
-        says: &["live only at ops 1..=1"],
-    },
-    Case {
-        what: "an op writing a read-only arena",
-        arenas: &[ArenaRow {
-            writable: false,
-            ..arena(64)
-        }],
-        slots: &[slot("a", 0, 4, 0, 0, 0)],
-        ops: &[op(&[], &[0], None)],
-        says: &["read-only arena"],
-    },
-    Case {
-        what: "slots out of offset order",
-        arenas: &[arena(128)],
-        slots: &[slot("a", 64, 4, 0, 0, 0), slot("b", 0, 4, 0, 0, 1)],
-        ops: &[],
-        says: &["not sorted"],
-    },
-    Case {
-        what: "a zero-size slot aligned more than its arena",
-        arenas: &[ArenaRow {
-            align: 1,
-            ..arena(64)
-        }],
-        slots: &[SlotRow {
-            align: 1,
-            elem_align: 8,
-            elem_size: 8,
-            elements: 0,
-            ..slot("e", 8, 0, 0, 0, 0)
-        }],
-        ops: &[],
-        says: &["tensor `e` needs alignment 8 but its arena scratch.SRAM is aligned to only 1"],
-    },
-    Case {
-        what: "an alias away from its root's offset",
-        arenas: &[arena(64)],
-        slots: &[slot("a", 0, 16, 0, 1, 0), slot("b", 16, 16, 1, 2, 0)],
-        ops: &[],
-        says: &[
-            "tensor `b` is an alias of `a` but sits at offset 16 of arena #0, not at its offset 0 of arena #0",
-        ],
-    },
-    Case {
-        what: "an alias at its root's offset",
-        arenas: &[arena(64)],
-        slots: &[slot("a", 0, 16, 0, 1, 0), slot("b", 0, 16, 1, 2, 0)],
-        ops: &[],
-        says: &[],
-    },
-    Case {
-        what: "an alias naming an alias as its root",
-        arenas: &[arena(64)],
-        slots: &[
-            slot("a", 0, 16, 0, 1, 0),
-            slot("b", 0, 16, 1, 2, 0),
-            slot("c", 0, 16, 2, 3, 1),
-        ],
-        ops: &[],
-        says: &["tensor `c` names slot #1 (`b`) as the owner of its bytes"],
-    },
-    Case {
-        // `r` is an alias of `x`, also read by the in-place op.
-        what: "an in-place op reading its input twice",
-        arenas: &[arena(64)],
-        slots: &[
-            slot("x", 0, 16, 0, 1, 0),
-            slot("r", 0, 16, 0, 1, 0),
-            slot("y", 0, 16, 1, 1, 2),
-        ],
-        ops: &[op(&[], &[0], None), op(&[0, 1], &[2], Some((0, 2)))],
-        says: &["also uses them as `r`"],
-    },
-    Case {
-        // `y` (op 0's output, listed first) over the model input `x`, both first live at
-        // op 0; then `z` over `y` at op 1.
-        what: "in place over a model input, then a chain",
-        arenas: &[arena(64)],
-        slots: &[
-            slot("y", 0, 16, 0, 1, 0),
-            slot("x", 0, 32, 0, 0, 1),
-            slot("z", 0, 16, 1, 2, 2),
-            slot("w", 16, 16, 1, 1, 3),
-        ],
-        ops: &[
-            op(&[1], &[0], Some((1, 0))),
-            op(&[0], &[2, 3], Some((0, 2))),
-        ],
-        says: &[],
-    },
-    Case {
-        what: "a tensor in an in-place input's tail while the input is live",
-        arenas: &[arena(64)],
-        slots: &[
-            slot("y", 0, 16, 0, 1, 0),
-            slot("x", 0, 32, 0, 0, 1),
-            slot("z", 0, 16, 1, 2, 2),
-            slot("w", 16, 16, 0, 1, 3),
-        ],
-        ops: &[
-            op(&[1], &[0], Some((1, 0))),
-            op(&[0], &[2, 3], Some((0, 2))),
-        ],
-        says: &["`w`"],
-    },
-];
+/// The items of a `CASES` field, split at commas, blank ones dropped.
+fn items(field: &str) -> impl Iterator<Item = &str> {
+    field.split(',').map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// The `field=value` overrides after a row's leading words, applied by `set`.
+fn overrides<'a>(words: impl Iterator<Item = &'a str>, mut set: impl FnMut(&str, u64)) {
+    for w in words {
+        let (field, value) = w.split_once('=').expect("`field=value`");
+        set(field, value.parse().expect("a number"));
+    }
+}
+
+fn parse_arena(spec: &str) -> ArenaRow<'static> {
+    let mut words = spec.split_whitespace();
+    let mut a = arena(words.next().expect("a size").parse().expect("a number"));
+    overrides(words, |field, v| match field {
+        "budget" => a.budget = v,
+        "blob_len" => a.blob_len = v,
+        "align" => a.align = v,
+        "writable" => a.writable = v != 0,
+        _ => panic!("no arena field `{field}`"),
+    });
+    a
+}
+
+fn parse_slot(spec: &'static str) -> SlotRow<'static> {
+    let words: std::vec::Vec<&'static str> = spec.split_whitespace().collect();
+    let n: std::vec::Vec<u64> = numbers(&words[1..6].join(" "));
+    let mut s = slot(words[0], n[0], n[1], n[2] as u32, n[3] as u32, n[4] as u32);
+    overrides(words[6..].iter().copied(), |field, v| match field {
+        "elements" => s.elements = v,
+        "elem_size" => s.elem_size = v,
+        "elem_align" => s.elem_align = v,
+        "align" => s.align = v,
+        _ => panic!("no slot field `{field}`"),
+    });
+    s
+}
+
+fn parse_op(spec: &str) -> OpRow<'static> {
+    let mut parts = spec.split('/');
+    let reads = leak(numbers(parts.next().unwrap_or("")));
+    let writes = leak(numbers(parts.next().unwrap_or("")));
+    let in_place = parts.next().map(|p| match numbers::<u32>(p)[..] {
+        [input, output] => (input, output),
+        _ => panic!("an in-place pair is `input output`: {spec}"),
+    });
+    op(reads, writes, in_place)
+}
 
 #[test]
 fn each_table_passes_or_names_its_fault() {
-    for c in CASES {
-        let m = run(c.arenas, c.slots, c.ops);
-        if c.says.is_empty() {
-            assert_eq!(m, "", "{}", c.what);
+    for &row in CASES {
+        let mut fields = row.split('|').map(str::trim);
+        let mut next = || fields.next().unwrap_or("");
+        let what = next();
+        let arenas = leak(items(next()).map(parse_arena).collect());
+        let slots = leak(items(next()).map(parse_slot).collect());
+        let ops = leak(items(next()).map(parse_op).collect());
+        let says: std::vec::Vec<&str> = fields.collect();
+        let m = run(arenas, slots, ops);
+        if says.is_empty() {
+            assert_eq!(m, "", "{what}");
         }
-        for s in c.says {
-            assert!(!m.is_empty() && m.contains(s), "{}: {m}", c.what);
+        for s in says {
+            assert!(!m.is_empty() && m.contains(s), "{what}: {m}");
         }
     }
 }

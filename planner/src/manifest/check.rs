@@ -526,17 +526,31 @@ fn check_planner(
     })
 }
 
+/// Checks the entries of the array `table` (`memory.slabs`, ..) in order: `check` gets an
+/// entry's index, the entry, its name in messages (`table[i]`) and the entries checked
+/// before it, and returns the checked entry or the first error.
+fn check_each<R, T>(
+    raw: &[Spanned<R>],
+    table: &str,
+    mut check: impl FnMut(usize, &Spanned<R>, &str, &[T]) -> Result<T>,
+) -> Result<Vec<T>> {
+    let mut out = Vec::with_capacity(raw.len());
+    for (i, r) in raw.iter().enumerate() {
+        let checked = check(i, r, &format!("{table}[{i}]"), &out)?;
+        out.push(checked);
+    }
+    Ok(out)
+}
+
 fn check_constraints(
     ctx: &Ctx<'_>,
     platform: &Platform,
     raw: &[Spanned<RawConstraint>],
 ) -> Result<Vec<MemoryConstraint>> {
-    let mut out: Vec<MemoryConstraint> = Vec::new();
-    for (i, c) in raw.iter().enumerate() {
+    check_each(raw, "memory.constraints", |_, c, what, out: &[MemoryConstraint]| {
         let c = c.get_ref();
-        let what = format!("memory.constraints[{i}]");
         let Some(memory) = platform.memory(c.name.get_ref()) else {
-            return Err(unknown_memory(ctx, platform, &c.name, &what));
+            return Err(unknown_memory(ctx, platform, &c.name, what));
         };
         if out.iter().any(|x| &x.name == c.name.get_ref()) {
             return Err(ctx.err(
@@ -565,14 +579,13 @@ fn check_constraints(
             None => None,
         };
         let arena_alignment = ctx.optional_alignment(&c.arena_alignment, &format!("{what}.arena_alignment"))?;
-        out.push(MemoryConstraint {
+        Ok(MemoryConstraint {
             name: memory.name.clone(),
             max_size,
             arena_alignment,
             app_bound: c.app_bound,
-        });
-    }
-    Ok(out)
+        })
+    })
 }
 
 /// Checks the rules of `table` (`memory.tensors`, or a model's `rules`); their indices
@@ -583,11 +596,9 @@ fn check_rules(
     raw: &[Spanned<RawRule>],
     (table, first): (&str, usize),
 ) -> Result<Vec<Rule>> {
-    let mut out = Vec::new();
-    for (i, r) in raw.iter().enumerate() {
+    check_each(raw, table, |i, r, what, _| {
         let span = r.span();
         let r = r.get_ref();
-        let what = format!("{table}[{i}]");
         let rule_type = match &r.rule_type {
             None => RuleType::Any,
             Some(t) => match t.get_ref().as_str() {
@@ -679,17 +690,16 @@ fn check_rules(
                 ));
             }
         }
-        out.push(Rule {
+        Ok(Rule {
             index: first + i,
             rule_type,
             ids,
             memory: memory.map(|m| m.get_ref().clone()),
             constant_destination_memory: dest.map(|d| d.get_ref().clone()),
             span: Some(ctx.span(span)),
-            label: (table != "memory.tensors").then(|| what.clone()),
-        });
-    }
-    Ok(out)
+            label: (table != "memory.tensors").then(|| what.to_string()),
+        })
+    })
 }
 
 fn check_slabs(
@@ -697,10 +707,8 @@ fn check_slabs(
     platform: &Platform,
     raw: &[Spanned<RawSlab>],
 ) -> Result<Vec<SlabDef>> {
-    let mut out: Vec<SlabDef> = Vec::new();
-    for (i, s) in raw.iter().enumerate() {
+    check_each(raw, "memory.slabs", |_, s, what, out: &[SlabDef]| {
         let s = s.get_ref();
-        let what = format!("memory.slabs[{i}]");
         let name = s.name.get_ref();
         let help = "use letters, digits and `_`, starting with a letter, such as \"preprocess\"";
         let taken = out.iter().map(|x| &x.name);
@@ -742,13 +750,12 @@ fn check_slabs(
             ));
         }
         let alignment = ctx.optional_alignment(&s.alignment, &format!("{what}.alignment"))?;
-        out.push(SlabDef {
+        Ok(SlabDef {
             name: name.clone(),
             size: s.size.get_ref().0,
             memory: memory.name.clone(),
             role,
             alignment,
-        });
-    }
-    Ok(out)
+        })
+    })
 }

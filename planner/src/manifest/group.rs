@@ -323,27 +323,26 @@ mod tests {
     use super::*;
     use crate::manifest::tests::says;
 
-    const TWO: &str = r#"[group]
-name = "pair"
-concurrent = [["a", "b"]]
+    /// A `[[model]]` running RELU over `len` i8 elements, then the lines `more`.
+    fn relu_model(name: &str, len: u32, more: &str) -> String {
+        let tensor = |id: &str| format!("  {{ id = \"{id}\", dtype = \"i8\", shape = [1, {len}] }},\n");
+        format!(
+            "[[model]]\nname = \"{name}\"\ntensors = [\n{}{}]\nops = [ {{ opcode = \"RELU\", inputs = [\"in\"], outputs = [\"out\"] }} ]\n{more}",
+            tensor("in"),
+            tensor("out"),
+        )
+    }
 
-[[model]]
-name = "a"
-tensors = [
-  { id = "in", dtype = "i8", shape = [1, 16] },
-  { id = "out", dtype = "i8", shape = [1, 16] },
-]
-ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
-rules = [ { type = "scratch", attributes = { memory = "SRAM" } } ]
-
-[[model]]
-name = "b"
-tensors = [
-  { id = "in", dtype = "i8", shape = [1, 32] },
-  { id = "out", dtype = "i8", shape = [1, 32] },
-]
-ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
-"#;
+    /// The group `pair` of the models `a` (with a scratch rule) and `b`, run together.
+    fn two() -> String {
+        let a = relu_model(
+            "a",
+            16,
+            "rules = [ { type = \"scratch\", attributes = { memory = \"SRAM\" } } ]\n",
+        );
+        let b = relu_model("b", 32, "");
+        format!("[group]\nname = \"pair\"\nconcurrent = [[\"a\", \"b\"]]\n\n{a}\n{b}")
+    }
 
     fn parse(text: &str) -> Result<Group> {
         Group::parse(text, Path::new("g.toml"))
@@ -351,7 +350,7 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
 
     #[test]
     fn two_models_with_own_rules() {
-        let g = parse(TWO).unwrap();
+        let g = parse(&two()).unwrap();
         assert_eq!(g.name, "pair");
         assert_eq!(g.models.len(), 2);
         assert_eq!(g.concurrent, vec![vec![0, 1]]);
@@ -366,7 +365,7 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
 
     #[test]
     fn single_model_reader_refuses_a_group() {
-        let e = Manifest::parse(TWO, Path::new("g.toml")).unwrap_err();
+        let e = Manifest::parse(&two(), Path::new("g.toml")).unwrap_err();
         says(&e, "is a group manifest");
     }
 
@@ -380,7 +379,7 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
 
     #[test]
     fn default_is_sequential_and_name_from_file() {
-        let text = TWO.replace(
+        let text = two().replace(
             "[group]\nname = \"pair\"\nconcurrent = [[\"a\", \"b\"]]\n",
             "",
         );
@@ -391,7 +390,7 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
 
     #[test]
     fn unknown_model_in_concurrent() {
-        let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\", \"bb\"]")).unwrap_err();
+        let e = parse(&two().replace("[\"a\", \"b\"]", "[\"a\", \"bb\"]")).unwrap_err();
         says(&e, "\"bb\"");
         assert!(e.help_text().unwrap().contains("did you mean `b`?"));
         assert_eq!(e.location().unwrap().1, 3);
@@ -400,18 +399,18 @@ ops = [ { opcode = "RELU", inputs = ["in"], outputs = ["out"] } ]
 
     #[test]
     fn duplicate_model_and_short_set() {
-        let e = parse(&TWO.replace("name = \"b\"", "name = \"a\"")).unwrap_err();
+        let e = parse(&two().replace("name = \"b\"", "name = \"a\"")).unwrap_err();
         says(&e, "model a is listed twice");
         assert_eq!(e.location().unwrap().1, 15);
-        let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\"]")).unwrap_err();
+        let e = parse(&two().replace("[\"a\", \"b\"]", "[\"a\"]")).unwrap_err();
         says(&e, "at least two");
-        let e = parse(&TWO.replace("[\"a\", \"b\"]", "[\"a\", \"a\"]")).unwrap_err();
+        let e = parse(&two().replace("[\"a\", \"b\"]", "[\"a\", \"a\"]")).unwrap_err();
         says(&e, "twice");
     }
 
     #[test]
     fn model_rule_errors_name_the_model_table() {
-        let e = parse(&TWO.replace("memory = \"SRAM\"", "memory = \"SRAN\"")).unwrap_err();
+        let e = parse(&two().replace("memory = \"SRAM\"", "memory = \"SRAN\"")).unwrap_err();
         says(&e, "model[0].rules[0]");
         assert_eq!(e.location().unwrap().1, 12);
     }

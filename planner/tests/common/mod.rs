@@ -55,17 +55,18 @@ pub fn op(opcode: &str, inputs: &[u32], output: u32, options: OpOptions) -> Op {
     }
 }
 
-/// Deterministic pseudo-random numbers (splitmix64): small, seeded, the same sequence
-/// everywhere.
-pub struct Rng(pub u64);
+/// Deterministic pseudo-random numbers: the golden scripts' seeded SplitMix64 stream
+/// (`planner_kernels::golden`), the same sequence everywhere.
+pub struct Rng(pub planner_kernels::golden::SplitMix64);
 
 impl Rng {
+    /// The stream at `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(planner_kernels::golden::SplitMix64(seed))
+    }
+
     pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// 0..n (0 when `n` is 0).

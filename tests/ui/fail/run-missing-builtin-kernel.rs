@@ -3,13 +3,11 @@
 // kind, not per op) names the op.
 planner_macros::include_model!("../plans/untyped-twice.plan.json");
 
-use planner::rt::kernel::Kernel;
+include!("../kernels.rs");
 
 struct NoSquaredDifference;
 
-impl Kernel for NoSquaredDifference {
-    type Error = ();
-}
+kernels!(NoSquaredDifference {});
 
 fn main() {
     let mut model = tiny::Model::take().unwrap().init();

@@ -2,26 +2,11 @@
 // both in place: `run` does not compile, and the errors name the ops.
 planner_macros::include_model!("../plans/inplace.plan.json");
 
-use planner::rt::kernel::{Kernel, OpView, Quantize, Relu};
-use planner::rt::options::NoOptions;
+include!("../kernels.rs");
 
 struct OutOfPlace;
 
-impl Kernel for OutOfPlace {
-    type Error = ();
-}
-
-impl Quantize for OutOfPlace {
-    fn quantize(&mut self, _: OpView<'_, '_>, _: &NoOptions) -> Result<(), ()> {
-        Ok(())
-    }
-}
-
-impl Relu for OutOfPlace {
-    fn relu(&mut self, _: OpView<'_, '_>, _: &NoOptions) -> Result<(), ()> {
-        Ok(())
-    }
-}
+kernels!(OutOfPlace { Quantize::quantize(NoOptions), Relu::relu(NoOptions) });
 
 fn main() {
     let mut model = inplace::Model::take().unwrap().init();

@@ -2,13 +2,11 @@
 // compile, and the error names the op.
 planner_macros::include_model!("../plans/tiny.plan.json");
 
-use planner::rt::kernel::Kernel;
+include!("../kernels.rs");
 
 struct NoKernels;
 
-impl Kernel for NoKernels {
-    type Error = ();
-}
+kernels!(NoKernels {});
 
 fn main() {
     let mut model = tiny::Model::take().unwrap().init();

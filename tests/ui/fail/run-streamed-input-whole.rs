@@ -3,28 +3,11 @@
 // takes a callback that fills one region per patch.
 planner_macros::include_model!("../plans/patches-streamed.plan.json");
 
-use planner::rt::kernel::{Kernel, MaxPool2d, OpView, Patches, Relu};
-use planner::rt::options::{NoOptions, Pool2dOptions};
+include!("../kernels.rs");
 
 struct K;
 
-impl Kernel for K {
-    type Error = ();
-}
-
-impl Patches for K {}
-
-impl MaxPool2d for K {
-    fn max_pool_2d(&mut self, _: OpView<'_, '_>, _: &Pool2dOptions) -> Result<(), ()> {
-        Ok(())
-    }
-}
-
-impl Relu for K {
-    fn relu(&mut self, _: OpView<'_, '_>, _: &NoOptions) -> Result<(), ()> {
-        Ok(())
-    }
-}
+kernels!(K { MaxPool2d::max_pool_2d(Pool2dOptions), Relu::relu(NoOptions) } + Patches);
 
 fn main() {
     let mut model = patches_streamed::Model::take().unwrap().init();
