@@ -58,6 +58,8 @@
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
+#[doc(hidden)]
+pub mod c_names;
 mod escape;
 mod generate;
 mod header;
