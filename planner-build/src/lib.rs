@@ -343,7 +343,7 @@ impl Builder {
         let plan = &generated.plan;
         target::check(
             plan.arena_entries().into_iter(),
-            &format!("{} {}", plan.kind(), plan.name()),
+            &plan.owner(),
             manifest_path,
             &self.link_limit(),
         )?;
