@@ -69,65 +69,80 @@ pub(crate) trait UnitPlan {
     fn name(&self) -> &str;
     /// `model` or `group`, for messages.
     fn kind(&self) -> &'static str;
+    /// The call that makes a binary use the statics, for the linker fragment's messages.
+    fn take(&self) -> &'static str;
+    /// The plan hash as the file records it.
+    fn plan_hash(&self) -> &str;
     /// The arenas, each once (a group's shared arenas).
     fn arena_entries(&self) -> Vec<&ArenaEntry>;
     /// Each model's plan file, in model order (a model: itself).
     fn model_files(&self) -> Vec<&PlanFile>;
-    /// The linker-script fragment.
-    fn fragment(&self, source: &str, options: &Options) -> String;
     /// The file's bytes.
     fn to_bytes(&self) -> Vec<u8>;
     /// The plan hash.
     fn hash(&self) -> u64;
-}
-
-impl UnitPlan for PlanFile {
-    fn name(&self) -> &str {
-        &self.model
-    }
-    fn kind(&self) -> &'static str {
-        "model"
-    }
-    fn arena_entries(&self) -> Vec<&ArenaEntry> {
-        self.arenas.iter().collect()
-    }
-    fn model_files(&self) -> Vec<&PlanFile> {
-        vec![self]
-    }
-    fn fragment(&self, source: &str, options: &Options) -> String {
-        linker::fragment(self, source, options)
-    }
-    fn to_bytes(&self) -> Vec<u8> {
-        PlanFile::to_bytes(self)
-    }
-    fn hash(&self) -> u64 {
-        PlanFile::hash(self)
+    /// `model kws`, `group sensors`: whose statics, for messages.
+    fn owner(&self) -> String {
+        format!("{} {}", self.kind(), self.name())
     }
 }
 
-impl UnitPlan for GroupPlanFile {
-    fn name(&self) -> &str {
-        &self.group
-    }
-    fn kind(&self) -> &'static str {
-        "group"
-    }
-    fn arena_entries(&self) -> Vec<&ArenaEntry> {
-        self.arenas.iter().map(|a| &a.arena).collect()
-    }
-    fn model_files(&self) -> Vec<&PlanFile> {
-        self.models.iter().collect()
-    }
-    fn fragment(&self, source: &str, options: &Options) -> String {
-        linker::group_fragment(self, source, options)
-    }
-    fn to_bytes(&self) -> Vec<u8> {
-        GroupPlanFile::to_bytes(self)
-    }
-    fn hash(&self) -> u64 {
-        GroupPlanFile::hash(self)
-    }
+/// Implements [`UnitPlan`] for a plan-file type: the field naming it, its kind, the call
+/// that takes its statics, and how its arenas and model files are listed.
+macro_rules! unit_plan {
+    ($file:ident {
+        name: $name:ident,
+        kind: $kind:literal,
+        take: $take:literal,
+        arenas: |$a:ident| $arenas:expr,
+        models: |$m:ident| $models:expr $(,)?
+    }) => {
+        impl UnitPlan for $file {
+            fn name(&self) -> &str {
+                &self.$name
+            }
+            fn kind(&self) -> &'static str {
+                $kind
+            }
+            fn take(&self) -> &'static str {
+                $take
+            }
+            fn plan_hash(&self) -> &str {
+                &self.plan_hash
+            }
+            fn arena_entries(&self) -> Vec<&ArenaEntry> {
+                let $a = self;
+                $arenas
+            }
+            fn model_files(&self) -> Vec<&PlanFile> {
+                let $m = self;
+                $models
+            }
+            fn to_bytes(&self) -> Vec<u8> {
+                $file::to_bytes(self)
+            }
+            fn hash(&self) -> u64 {
+                $file::hash(self)
+            }
+        }
+    };
 }
+
+unit_plan!(PlanFile {
+    name: model,
+    kind: "model",
+    take: "Model::take()",
+    arenas: |p| p.arenas.iter().collect(),
+    models: |p| vec![p],
+});
+
+unit_plan!(GroupPlanFile {
+    name: group,
+    kind: "group",
+    take: "Group::take()",
+    arenas: |g| g.arenas.iter().map(|a| &a.arena).collect(),
+    models: |g| g.models.iter().collect(),
+});
 
 /// Refuses a region name ([`crate::Builder::region`]) that is not one linker-script name
 /// token: it is written into the linker fragment as is.
@@ -228,7 +243,7 @@ fn generate_unit<P: UnitPlan>(
     if options.linker_fragment {
         files.insert(
             naming::linker_file(&name),
-            plan.fragment(source, &options).into_bytes(),
+            linker::fragment(&plan, source, &options).into_bytes(),
         );
     }
     for (file, model) in plan.model_files().into_iter().zip(models) {

@@ -4,8 +4,9 @@
 use std::fmt::Write as _;
 
 use planner::graph::DType;
-use planner::planfile::{PlanFile, naming};
+use planner::planfile::PlanFile;
 
+use crate::c_names::CNames;
 use crate::escape::text as comment;
 
 fn c_type(d: DType) -> &'static str {
@@ -28,7 +29,8 @@ fn c_type(d: DType) -> &'static str {
 }
 
 pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
-    let p = naming::c_prefix(&plan.model);
+    let names = CNames::of(plan);
+    let p = &names.prefix;
     let lower = p.to_ascii_lowercase();
     let mut h = String::new();
     let _ = writeln!(
@@ -41,23 +43,16 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
     let hash = plan.hash();
     let _ = writeln!(h, "#define {p}_PLAN_HASH UINT64_C(0x{hash:016x})\n");
     let _ = writeln!(h, "enum {lower}_region {{");
-    let region_names: Vec<String> = plan
-        .arenas
-        .iter()
-        .map(|a| format!("{p}_REGION_{}", naming::arena_static(a.role, &a.memory)))
-        .collect();
-    for (i, r) in region_names.iter().enumerate() {
+    for (i, r) in names.regions.iter().enumerate() {
         let _ = writeln!(h, "    {r} = {i},");
     }
     let _ = writeln!(h, "    {p}_REGION_COUNT = {}\n}};\n", plan.arenas.len());
-    for (a, r) in plan.arenas.iter().zip(&region_names) {
+    for (a, r) in plan.arenas.iter().zip(&names.regions) {
         let _ = writeln!(h, "/* arena {} */", comment(&a.name));
         let _ = writeln!(h, "#define {r}_SIZE {}u", a.size);
         let _ = writeln!(h, "#define {r}_ALIGN {}u", a.alignment);
     }
-    let idents = naming::unique_idents(plan.tensors.iter().map(|t| t.name.as_str()));
-    for (t, ident) in plan.tensors.iter().zip(&idents) {
-        let n = format!("{p}_T_{}", ident.to_ascii_uppercase());
+    for (t, n) in plan.tensors.iter().zip(&names.tensors) {
         let count = t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
         let elements = match t.dtype {
             DType::I4 | DType::String | DType::Resource | DType::Variant => Some(t.size),
@@ -73,7 +68,8 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
             t.dtype.name(),
             t.shape
         );
-        let region = region_names
+        let region = names
+            .regions
             .get(t.arena as usize)
             .map_or("-1", String::as_str);
         let _ = writeln!(h, "#define {n}_REGION {region}");
@@ -88,33 +84,25 @@ pub(crate) fn header(plan: &PlanFile, source: &str) -> String {
             let _ = writeln!(h, "#define {n}_ZERO_POINT ({zero})");
         }
     }
-    for (kind, list) in [("INPUT", &plan.inputs), ("OUTPUT", &plan.outputs)] {
-        let names = naming::unique_idents(list.iter().map(|io| io.name.as_str()));
-        for (io, name) in list.iter().zip(names) {
-            let Some(ident) = idents.get(io.tensor as usize) else {
-                continue;
-            };
-            let t = format!("{p}_T_{}", ident.to_ascii_uppercase());
-            let _ = writeln!(
-                h,
-                "\n/* model {} {} */",
-                kind.to_ascii_lowercase(),
-                comment(&io.name)
-            );
-            let n = format!("{p}_{kind}_{}", name.to_ascii_uppercase());
-            for field in ["REGION", "OFFSET", "SIZE", "ELEMENTS", "TYPE"] {
-                let _ = writeln!(h, "#define {n}_{field} {t}_{field}");
-            }
+    for io in &names.ios {
+        let _ = writeln!(
+            h,
+            "\n/* model {} {} */",
+            io.kind.to_ascii_lowercase(),
+            comment(&io.io.name)
+        );
+        for field in ["REGION", "OFFSET", "SIZE", "ELEMENTS", "TYPE"] {
+            let _ = writeln!(h, "#define {}_{field} {}_{field}", io.stem, io.tensor);
         }
     }
-    in_place(&mut h, plan, &p, &idents);
+    in_place(&mut h, plan, &names);
     let _ = writeln!(h, "\n#endif /* {p}_H */");
     h
 }
 
 /// The ops that run in place (`memory.in_place`): one comment per op, naming the output
 /// written over the input and the temporary, and the count. Nothing for a classic plan.
-fn in_place(h: &mut String, plan: &PlanFile, p: &str, idents: &[String]) {
+fn in_place(h: &mut String, plan: &PlanFile, names: &CNames) {
     let ops: Vec<(
         usize,
         &planner::planfile::OpEntry,
@@ -129,10 +117,8 @@ fn in_place(h: &mut String, plan: &PlanFile, p: &str, idents: &[String]) {
         return;
     }
     let name = |t: Option<u32>| {
-        t.and_then(|t| idents.get(t as usize)).map_or_else(
-            || "?".to_string(),
-            |i| format!("{p}_T_{}", i.to_ascii_uppercase()),
-        )
+        t.and_then(|t| names.tensors.get(t as usize))
+            .map_or("?", String::as_str)
     };
     let _ = writeln!(
         h,
@@ -154,33 +140,32 @@ fn in_place(h: &mut String, plan: &PlanFile, p: &str, idents: &[String]) {
             name(input)
         );
     }
-    let _ = writeln!(h, "#define {p}_IN_PLACE_OP_COUNT {}u", ops.len());
+    let _ = writeln!(
+        h,
+        "#define {}_IN_PLACE_OP_COUNT {}u",
+        names.prefix,
+        ops.len()
+    );
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planner::planfile::{BuildPlanFile, fixture};
+    use planner::planfile::{BuildPlanFile, tiny_plan_file};
 
     #[test]
     fn regions_tensors_and_hash() {
-        let (g, p, l) = fixture::tiny();
-        let plan = PlanFile::from_plan(&g, &p, &l).unwrap();
+        let plan = tiny_plan_file().unwrap();
         let h = header(&plan, "tiny.toml");
-        assert!(h.contains("PLANNER_TINY_REGION_SCRATCH_SRAM = 0,"), "{h}");
-        assert!(
-            h.contains("#define PLANNER_TINY_REGION_SCRATCH_SRAM_SIZE 20u"),
-            "{h}"
-        );
-        assert!(
-            h.contains("#define PLANNER_TINY_T_TINY_H_OFFSET 16u"),
-            "{h}"
-        );
-        assert!(
-            h.contains("#define PLANNER_TINY_T_TINY_B1_TYPE int32_t"),
-            "{h}"
-        );
-        assert!(h.contains("#define PLANNER_TINY_INPUT_X_OFFSET PLANNER_TINY_T_TINY_IN_OFFSET"));
+        for want in [
+            "PLANNER_TINY_REGION_SCRATCH_SRAM = 0,",
+            "#define PLANNER_TINY_REGION_SCRATCH_SRAM_SIZE 20u",
+            "#define PLANNER_TINY_T_TINY_H_OFFSET 16u",
+            "#define PLANNER_TINY_T_TINY_B1_TYPE int32_t",
+            "#define PLANNER_TINY_INPUT_X_OFFSET PLANNER_TINY_T_TINY_IN_OFFSET",
+        ] {
+            assert!(h.contains(want), "{want:?} is not in:\n{h}");
+        }
         let hash = format!("UINT64_C(0x{:016x})", plan.hash());
         assert!(h.contains(&hash), "{h}");
     }

@@ -55,6 +55,8 @@
 // The examples are build scripts, whose `fn main` is the point.
 #![allow(clippy::needless_doctest_main)]
 
+#[doc(hidden)]
+pub mod c_names;
 #[cfg(feature = "cli")]
 #[doc(hidden)]
 pub mod cli;
@@ -121,6 +123,20 @@ pub struct Outputs {
     pub inputs: Vec<PathBuf>,
 }
 
+/// `Builder` methods that turn one output or behaviour on or off: each sets its field to
+/// `on` and returns the builder.
+macro_rules! switches {
+    ($($(#[$doc:meta])* $name:ident => $($field:ident).+;)+) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(&mut self, on: bool) -> &mut Self {
+                self.$($field).+ = on;
+                self
+            }
+        )+
+    };
+}
+
 impl Builder {
     /// A builder with the defaults: every output, cargo directives on.
     pub fn new() -> Builder {
@@ -165,16 +181,23 @@ impl Builder {
         self
     }
 
-    /// Whether to write the linker-script fragment (default: yes).
-    pub fn linker_fragment(&mut self, on: bool) -> &mut Self {
-        self.options.linker_fragment = on;
-        self
-    }
-
-    /// Whether to write the C header (default: yes).
-    pub fn c_header(&mut self, on: bool) -> &mut Self {
-        self.options.c_header = on;
-        self
+    switches! {
+        /// Whether to write the linker-script fragment (default: yes).
+        linker_fragment => options.linker_fragment;
+        /// Whether to write the C header (default: yes).
+        c_header => options.c_header;
+        /// Whether the linker fragment places each section in its memory's region (default:
+        /// yes). Turn it off to link the fragment into a host program, whose default linker
+        /// script has no `MEMORY` regions: the sections then follow `.bss` and `.rodata`.
+        place_in_regions => options.place_in_regions;
+        /// Also draw the plan as `<model>.svg` beside the plan file (default: no): one panel
+        /// per arena, x = op, y = offset, one rectangle per tensor. For a group, also
+        /// `<group>.svg`: one panel per group arena, the models side by side, each model's
+        /// block outlined.
+        svg => options.svg;
+        /// Whether to print `cargo::` directives (default: yes; turn off outside build
+        /// scripts).
+        cargo_directives => cargo;
     }
 
     /// Places arenas of `memory` in the linker region `region` (default: the memory's own
@@ -183,23 +206,6 @@ impl Builder {
         self.options
             .regions
             .insert(memory.to_string(), region.to_string());
-        self
-    }
-
-    /// Whether the linker fragment places each section in its memory's region (default:
-    /// yes). Turn it off to link the fragment into a host program, whose default linker
-    /// script has no `MEMORY` regions: the sections then follow `.bss` and `.rodata`.
-    pub fn place_in_regions(&mut self, on: bool) -> &mut Self {
-        self.options.place_in_regions = on;
-        self
-    }
-
-    /// Also draw the plan as `<model>.svg` beside the plan file (default: no): one panel
-    /// per arena, x = op, y = offset, one rectangle per tensor. For a group, also
-    /// `<group>.svg`: one panel per group arena, the models side by side, each model's
-    /// block outlined.
-    pub fn svg(&mut self, on: bool) -> &mut Self {
-        self.options.svg = on;
         self
     }
 
@@ -221,13 +227,6 @@ impl Builder {
     /// maps it) with the manifest's origin and size, or the build fails with both figures.
     pub fn check_memory_x(&mut self, path: impl AsRef<Path>) -> &mut Self {
         self.check_memory_x = Some(path.as_ref().to_path_buf());
-        self
-    }
-
-    /// Whether to print `cargo::` directives (default: yes; turn off outside build
-    /// scripts).
-    pub fn cargo_directives(&mut self, on: bool) -> &mut Self {
-        self.cargo = on;
         self
     }
 
@@ -341,7 +340,7 @@ impl Builder {
         let plan = &generated.plan;
         target::check(
             plan.arena_entries().into_iter(),
-            &format!("{} {}", plan.kind(), plan.name()),
+            &plan.owner(),
             manifest_path,
             &self.link_limit(),
         )?;

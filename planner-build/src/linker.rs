@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use planner::planfile::group::GroupPlanFile;
-use planner::planfile::{ArenaEntry, PlanFile, naming};
+use planner::planfile::{ArenaEntry, naming};
 
 use crate::Options;
 use crate::escape;
+use crate::generate::UnitPlan;
 
 /// `ASSERT(cond, "message")`, the message written by [`escape::text`]: names from the
 /// manifest and the model's path reach it, and no quote or backslash in them may end the
@@ -17,30 +17,16 @@ fn assert(cond: &str, message: &str) -> String {
     format!("ASSERT({cond}, \"{}\");", escape::text(message))
 }
 
-/// The fragment's text, to `INCLUDE` from `memory.x` after its `MEMORY` block.
-pub(crate) fn fragment(plan: &PlanFile, source: &str, options: &Options) -> String {
-    let owner = format!("model {}", plan.model);
+/// The fragment's text, to `INCLUDE` from `memory.x` after its `MEMORY` block: one
+/// section per arena of a model, or per group arena (shared by the group's models).
+pub(crate) fn fragment(plan: &impl UnitPlan, source: &str, options: &Options) -> String {
     sections(
-        &owner,
-        &plan.arenas,
-        &plan.plan_hash,
+        &plan.owner(),
+        &plan.arena_entries(),
+        plan.plan_hash(),
         source,
         options,
-        "Model::take()",
-    )
-}
-
-/// The fragment of a group plan: one section per group arena, shared by its models.
-pub(crate) fn group_fragment(plan: &GroupPlanFile, source: &str, options: &Options) -> String {
-    let owner = format!("group {}", plan.group);
-    let arenas = plan.arena_entries();
-    sections(
-        &owner,
-        &arenas,
-        &plan.plan_hash,
-        source,
-        options,
-        "Group::take()",
+        plan.take(),
     )
 }
 
@@ -48,7 +34,7 @@ pub(crate) fn group_fragment(plan: &GroupPlanFile, source: &str, options: &Optio
 /// call that makes a binary use the statics.
 fn sections(
     owner: &str,
-    arenas: &[ArenaEntry],
+    arenas: &[&ArenaEntry],
     hash: &str,
     source: &str,
     options: &Options,
@@ -163,42 +149,30 @@ fn sections(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use planner::planfile::{BuildPlanFile, fixture};
+    use planner::planfile::tiny_plan_file;
 
     #[test]
     fn one_section_per_arena_with_symbols_and_asserts() {
-        let (g, p, l) = fixture::tiny();
-        let plan = PlanFile::from_plan(&g, &p, &l).unwrap();
+        let plan = tiny_plan_file().unwrap();
         let mut options = Options::default();
         options
             .regions
             .insert("SRAM".to_string(), "RAM".to_string());
         let x = fragment(&plan, "tiny.toml", &options);
-        assert!(
-            x.contains(".planner.tiny.scratch.sram (NOLOAD) : ALIGN(16)"),
-            "{x}"
-        );
-        assert!(
-            x.contains("KEEP(*(.bss.planner.tiny.scratch.sram));"),
-            "{x}"
-        );
-        assert!(x.contains("} > RAM"), "{x}");
-        assert!(
-            x.contains(".planner.tiny.constant.flash : ALIGN(16)"),
-            "{x}"
-        );
-        assert!(
-            x.contains("KEEP(*(.rodata.planner.tiny.constant.flash));"),
-            "{x}"
-        );
-        assert!(x.contains("} > FLASH"), "{x}");
-        assert!(x.contains(
-            "ASSERT(__planner_tiny_scratch_sram_end - __planner_tiny_scratch_sram_start == 32,"
-        ));
-        assert!(
-            x.contains("<= 1024, \"planner: arena scratch.SRAM of model tiny is over its budget")
-        );
-        assert!(x.contains("INSERT BEFORE .bss;") && x.contains("INSERT AFTER .rodata;"));
+        for want in [
+            ".planner.tiny.scratch.sram (NOLOAD) : ALIGN(16)",
+            "KEEP(*(.bss.planner.tiny.scratch.sram));",
+            "} > RAM",
+            ".planner.tiny.constant.flash : ALIGN(16)",
+            "KEEP(*(.rodata.planner.tiny.constant.flash));",
+            "} > FLASH",
+            "ASSERT(__planner_tiny_scratch_sram_end - __planner_tiny_scratch_sram_start == 32,",
+            "<= 1024, \"planner: arena scratch.SRAM of model tiny is over its budget",
+            "INSERT BEFORE .bss;",
+            "INSERT AFTER .rodata;",
+        ] {
+            assert!(x.contains(want), "{want:?} is not in:\n{x}");
+        }
         assert_eq!(x, fragment(&plan, "tiny.toml", &options));
         options.place_in_regions = false;
         let host = fragment(&plan, "tiny.toml", &options);

@@ -187,14 +187,22 @@ impl LayoutSource for crate::manifest::Manifest {
 }
 
 
+/// The plan file of [`fixture::tiny`]: what the tests here and `planner-build`'s writers
+/// start from.
+#[cfg(any(test, feature = "fixture"))]
+#[doc(hidden)]
+pub fn tiny_plan_file() -> Result<PlanFile> {
+    let (graph, plan, layout) = fixture::tiny();
+    PlanFile::from_plan(&graph, &plan, &layout)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn builds_and_round_trips() {
-        let (g, p, l) = fixture::tiny();
-        let f = PlanFile::from_plan(&g, &p, &l).unwrap();
+        let f = tiny_plan_file().unwrap();
         assert_eq!(f.arenas.len(), 2);
         assert_eq!(f.arenas[0].name, "scratch.SRAM");
         assert_eq!(
@@ -212,7 +220,7 @@ mod tests {
         let back = PlanFile::parse(std::str::from_utf8(&bytes).unwrap(), "t").unwrap();
         assert_eq!(back, f);
         // Same input, same bytes.
-        assert_eq!(PlanFile::from_plan(&g, &p, &l).unwrap().to_bytes(), bytes);
+        assert_eq!(tiny_plan_file().unwrap().to_bytes(), bytes);
     }
 
     #[test]

@@ -93,7 +93,7 @@ fn tokens(text: &str, ctx: &Ctx<'_>) -> Result<Vec<Token>, Error> {
             continue;
         }
         let (l0, c0) = (line, col);
-        if c == '"' {
+        let tok = if c == '"' {
             advance(&mut i, &mut line, &mut col, c);
             let mut s = String::new();
             loop {
@@ -109,48 +109,35 @@ fn tokens(text: &str, ctx: &Ctx<'_>) -> Result<Vec<Token>, Error> {
                     }
                 }
             }
-            out.push(Token {
-                tok: Tok::Quoted(s),
-                line: l0,
-                col: c0,
-            });
-            continue;
-        }
-        if is_word(c) {
+            Tok::Quoted(s)
+        } else if is_word(c) {
             let mut s = String::new();
             while let Some(&c) = chars.get(i).filter(|&&c| is_word(c)) {
                 s.push(c);
                 advance(&mut i, &mut line, &mut col, c);
             }
-            out.push(Token {
-                tok: Tok::Word(s),
-                line: l0,
-                col: c0,
-            });
-            continue;
-        }
-        let two: String = chars[i..].iter().take(2).collect();
-        match PUNCT.iter().find(|p| two.starts_with(**p)) {
-            Some(&p) => {
-                for c in p.chars() {
-                    advance(&mut i, &mut line, &mut col, c);
+            Tok::Word(s)
+        } else {
+            let two: String = chars[i..].iter().take(2).collect();
+            match PUNCT.iter().find(|p| two.starts_with(**p)) {
+                Some(&p) => {
+                    for c in p.chars() {
+                        advance(&mut i, &mut line, &mut col, c);
+                    }
+                    Tok::Punct(p)
                 }
-                out.push(Token {
-                    tok: Tok::Punct(p),
-                    line: l0,
-                    col: c0,
-                });
+                None => {
+                    // Any other character (`~`, or `;` and `>` of SECTIONS): a token of its own.
+                    advance(&mut i, &mut line, &mut col, c);
+                    Tok::Word(c.to_string())
+                }
             }
-            None => {
-                // Any other character (`~`, or `;` and `>` of SECTIONS): a token of its own.
-                advance(&mut i, &mut line, &mut col, c);
-                out.push(Token {
-                    tok: Tok::Word(c.to_string()),
-                    line: l0,
-                    col: c0,
-                });
-            }
-        }
+        };
+        out.push(Token {
+            tok,
+            line: l0,
+            col: c0,
+        });
     }
     Ok(out)
 }
@@ -305,27 +292,11 @@ impl Parser<'_> {
                     "region {name} gives LENGTH before ORIGIN, which GNU ld refuses; put ORIGIN first"
                 )));
             }
-            if !self.is_keyword(&ORIGIN) {
-                return Err(self.err_here(&format!(
-                    "region {name} needs `ORIGIN = ...` (or org, o) after `:`, found {}",
-                    self.found()
-                )));
-            }
-            self.at += 1;
-            self.expect_punct("=", "after ORIGIN")?;
-            let origin = self.expr()?;
+            let origin = self.assigned(&name, &ORIGIN, "`:`")?;
             if self.is_punct(",") {
                 self.at += 1;
             }
-            if !self.is_keyword(&LENGTH) {
-                return Err(self.err_here(&format!(
-                    "region {name} needs `LENGTH = ...` (or len, l) after its ORIGIN, found {}",
-                    self.found()
-                )));
-            }
-            self.at += 1;
-            self.expect_punct("=", "after LENGTH")?;
-            let length = self.expr()?;
+            let length = self.assigned(&name, &LENGTH, "its ORIGIN")?;
             self.regions.push(Region {
                 name,
                 origin,
@@ -333,6 +304,22 @@ impl Parser<'_> {
                 line: t.line,
             });
         }
+    }
+
+    /// `ORIGIN = expr` (or `LENGTH = expr`) of region `name` after `after`, where `keyword`
+    /// lists the word and its short forms: the expression's value.
+    fn assigned(&mut self, name: &str, keyword: &[&str; 3], after: &str) -> Result<u64, Error> {
+        let [word, short @ ..] = keyword;
+        if !self.is_keyword(keyword) {
+            return Err(self.err_here(&format!(
+                "region {name} needs `{word} = ...` (or {}) after {after}, found {}",
+                short.join(", "),
+                self.found()
+            )));
+        }
+        self.at += 1;
+        self.expect_punct("=", &format!("after {word}"))?;
+        self.expr()
     }
 
     /// A constant expression, as a non-negative value.
@@ -545,37 +532,52 @@ mod tests {
             e.starts_with("m.x:2:18: cannot read `_start` as a number"),
             "{e}"
         );
-        let e = one("MEMORY {\n  RAM : LENGTH = 1, ORIGIN = 0\n}").unwrap_err();
-        assert!(
-            e.contains("m.x:2:9: region RAM gives LENGTH before ORIGIN"),
-            "{e}"
-        );
-        let e = one("MEMORY {\n  RAM : ORIGIN = 0\n}").unwrap_err();
-        assert!(
-            e.contains("m.x:3:1: region RAM needs `LENGTH = ...`"),
-            "{e}"
-        );
-        let e = one("MEMORY { RAM : ORIGIN = 4 - 8, LENGTH = 1 }").unwrap_err();
-        assert!(e.contains("this expression is -4"), "{e}");
-        let e = one("MEMORY { RAM : ORIGIN = 4 / 0, LENGTH = 1 }").unwrap_err();
-        assert!(e.contains("divides by zero"), "{e}");
-        let e = one("MEMORY { RAM : ORIGIN = ORIGIN(FLASH), LENGTH = 1 }").unwrap_err();
-        assert!(
-            e.contains("ORIGIN(FLASH) names no region defined before it"),
-            "{e}"
-        );
-        let e = one("MEMORY { INCLUDE ram.x }").unwrap_err();
-        assert!(e.contains("INCLUDE inside MEMORY is not followed"), "{e}");
-        let e = one("MEMORY { RAM : ORIGIN = 0, LENGTH = 1").unwrap_err();
-        assert!(e.contains("no closing `}`"), "{e}");
-        let e = one("MEMORY { /* RAM : ORIGIN = 0, LENGTH = 1 }").unwrap_err();
-        assert!(
-            e.contains("m.x:1:10: a `/*` comment is never closed"),
-            "{e}"
-        );
-        let e = one("SECTIONS {}").unwrap_err();
-        assert!(e.contains("no MEMORY block"), "{e}");
-        let e = one("MEMORY { RAM : ORIGIN = 0xffffffffffffffff * 2, LENGTH = 1 }").unwrap_err();
-        assert!(e.contains("leaves 64 bits"), "{e}");
+        for (text, want) in [
+            (
+                "MEMORY {\n  RAM : LENGTH = 1, ORIGIN = 0\n}",
+                "m.x:2:9: region RAM gives LENGTH before ORIGIN",
+            ),
+            (
+                "MEMORY {\n  RAM : ORIGIN = 0\n}",
+                "m.x:3:1: region RAM needs `LENGTH = ...` (or len, l) after its ORIGIN, found `}`;",
+            ),
+            (
+                "MEMORY { RAM : org 0 }",
+                "m.x:1:20: expected `=` after ORIGIN, found `0`;",
+            ),
+            (
+                "MEMORY { RAM : 0, LENGTH = 1 }",
+                "m.x:1:16: region RAM needs `ORIGIN = ...` (or org, o) after `:`, found `0`;",
+            ),
+            (
+                "MEMORY { RAM : ORIGIN = 4 - 8, LENGTH = 1 }",
+                "this expression is -4",
+            ),
+            (
+                "MEMORY { RAM : ORIGIN = 4 / 0, LENGTH = 1 }",
+                "divides by zero",
+            ),
+            (
+                "MEMORY { RAM : ORIGIN = ORIGIN(FLASH), LENGTH = 1 }",
+                "ORIGIN(FLASH) names no region defined before it",
+            ),
+            (
+                "MEMORY { INCLUDE ram.x }",
+                "INCLUDE inside MEMORY is not followed",
+            ),
+            ("MEMORY { RAM : ORIGIN = 0, LENGTH = 1", "no closing `}`"),
+            (
+                "MEMORY { /* RAM : ORIGIN = 0, LENGTH = 1 }",
+                "m.x:1:10: a `/*` comment is never closed",
+            ),
+            ("SECTIONS {}", "no MEMORY block"),
+            (
+                "MEMORY { RAM : ORIGIN = 0xffffffffffffffff * 2, LENGTH = 1 }",
+                "leaves 64 bits",
+            ),
+        ] {
+            let e = one(text).unwrap_err();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
     }
 }

@@ -11,7 +11,8 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-use planner::planfile::{PlanFile, naming};
+use planner::planfile::PlanFile;
+use planner_build::c_names::CNames;
 
 /// Runs `cc` with `args` on `source` (stdin, as C): its stdout, or what went wrong.
 fn cc(args: &[&str], source: &str) -> Result<String, String> {
@@ -76,28 +77,23 @@ pub fn defined(header: &str) -> Result<BTreeMap<String, String>, String> {
 }
 
 /// The macros the plan calls for, with the values the check compares (`None`: present,
-/// value not compared).
+/// value not compared). The names are the header writer's ([`CNames`]); the values are
+/// the plan file's.
 pub fn expected(plan: &PlanFile) -> BTreeMap<String, Option<String>> {
-    let p = naming::c_prefix(&plan.model);
+    let names = CNames::of(plan);
+    let p = &names.prefix;
     let mut out = BTreeMap::new();
     out.insert(format!("{p}_H"), Some(String::new()));
     out.insert(
         format!("{p}_PLAN_HASH"),
         Some(format!("UINT64_C(0x{:016x})", plan.hash())),
     );
-    let regions: Vec<String> = plan
-        .arenas
-        .iter()
-        .map(|a| format!("{p}_REGION_{}", naming::arena_static(a.role, &a.memory)))
-        .collect();
-    for (a, r) in plan.arenas.iter().zip(&regions) {
+    for (a, r) in plan.arenas.iter().zip(&names.regions) {
         out.insert(format!("{r}_SIZE"), Some(format!("{}u", a.size)));
         out.insert(format!("{r}_ALIGN"), Some(format!("{}u", a.alignment)));
     }
-    let idents = naming::unique_idents(plan.tensors.iter().map(|t| t.name.as_str()));
-    for (t, ident) in plan.tensors.iter().zip(&idents) {
-        let n = format!("{p}_T_{}", ident.to_ascii_uppercase());
-        let region = regions.get(t.arena as usize).cloned();
+    for (t, n) in plan.tensors.iter().zip(&names.tensors) {
+        let region = names.regions.get(t.arena as usize).cloned();
         out.insert(format!("{n}_REGION"), region);
         out.insert(format!("{n}_OFFSET"), Some(format!("{}u", t.offset)));
         out.insert(format!("{n}_SIZE"), Some(format!("{}u", t.size)));
@@ -114,17 +110,12 @@ pub fn expected(plan: &PlanFile) -> BTreeMap<String, Option<String>> {
             );
         }
     }
-    for (kind, list) in [("INPUT", &plan.inputs), ("OUTPUT", &plan.outputs)] {
-        let names = naming::unique_idents(list.iter().map(|io| io.name.as_str()));
-        for (io, name) in list.iter().zip(names) {
-            let Some(ident) = idents.get(io.tensor as usize) else {
-                continue;
-            };
-            let t = format!("{p}_T_{}", ident.to_ascii_uppercase());
-            let n = format!("{p}_{kind}_{}", name.to_ascii_uppercase());
-            for field in ["REGION", "OFFSET", "SIZE", "ELEMENTS", "TYPE"] {
-                out.insert(format!("{n}_{field}"), Some(format!("{t}_{field}")));
-            }
+    for io in &names.ios {
+        for field in ["REGION", "OFFSET", "SIZE", "ELEMENTS", "TYPE"] {
+            out.insert(
+                format!("{}_{field}", io.stem),
+                Some(format!("{}_{field}", io.tensor)),
+            );
         }
     }
     out
