@@ -229,42 +229,68 @@ impl Region {
     }
 }
 
-/// One input of an op.
-#[derive(Debug, Clone, Copy)]
-pub struct In<'a> {
-    /// Its elements: all of them, or those of `region`.
-    pub data: Data<'a>,
-    /// Its shape (the whole tensor's, also when `region` is set).
-    pub shape: &'static [usize],
-    /// Its quantisation.
-    pub quant: Option<Quant>,
+/// A view struct (`In`, `Out`) over one tensor's elements of type `$data` (taken from a
+/// `&[T]`, or a `&mut [T]` with `mut`), with its `new` and `with_region`.
+macro_rules! view {
+    (
+        $(#[$meta:meta])*
+        $name:ident($data:ident $(, $mut:tt)?),
+        $(#[$region:meta])*
+    ) => {
+        $(#[$meta])*
+        pub struct $name<'a> {
+            /// Its elements: all of them, or those of `region`.
+            pub data: $data<'a>,
+            /// Its shape (the whole tensor's, also when `region` is set).
+            pub shape: &'static [usize],
+            /// Its quantisation.
+            pub quant: Option<Quant>,
+            $(#[$region])*
+            pub region: Option<Region>,
+        }
+
+        impl<'a> $name<'a> {
+            /// The view of `data`, described by `info`.
+            pub fn new<T: Element>(data: &'a $($mut)? [T], info: &TensorInfo<T>) -> Self
+            where
+                $data<'a>: From<&'a $($mut)? [T]>,
+            {
+                $name {
+                    data: $data::from(data),
+                    shape: info.shape,
+                    quant: info.quant,
+                    region: None,
+                }
+            }
+
+            /// The same view over the part `region` of the tensor (for a patch stage).
+            pub fn with_region(self, region: Region) -> Self {
+                $name {
+                    region: Some(region),
+                    ..self
+                }
+            }
+        }
+    };
+}
+
+view! {
+    /// One input of an op.
+    #[derive(Debug, Clone, Copy)]
+    In(Data),
     /// The part of the tensor `data` holds, for an op of a patch stage; `None` for the
     /// whole tensor.
-    pub region: Option<Region>,
+}
+
+view! {
+    /// One output (or scratch tensor) of an op.
+    #[derive(Debug)]
+    Out(DataMut, mut),
+    /// The part of the tensor the op writes in this patch, for an op of a patch stage;
+    /// `None` for the whole tensor.
 }
 
 impl<'a> In<'a> {
-    /// The view of `data`, described by `info`.
-    pub fn new<T: Element>(data: &'a [T], info: &TensorInfo<T>) -> Self
-    where
-        Data<'a>: From<&'a [T]>,
-    {
-        In {
-            data: Data::from(data),
-            shape: info.shape,
-            quant: info.quant,
-            region: None,
-        }
-    }
-
-    /// The same view over the part `region` of the tensor (for a patch stage).
-    pub fn with_region(self, region: Region) -> Self {
-        In {
-            region: Some(region),
-            ..self
-        }
-    }
-
     /// An input whose bytes are output `output`'s.
     pub fn in_place<T>(output: usize, info: &TensorInfo<T>) -> Self {
         In {
@@ -318,42 +344,7 @@ impl<'a> In<'a> {
     }
 }
 
-/// One output (or scratch tensor) of an op.
-#[derive(Debug)]
-pub struct Out<'a> {
-    /// Its elements: all of them, or those of `region`.
-    pub data: DataMut<'a>,
-    /// Its shape (the whole tensor's, also when `region` is set).
-    pub shape: &'static [usize],
-    /// Its quantisation.
-    pub quant: Option<Quant>,
-    /// The part of the tensor the op writes in this patch, for an op of a patch stage;
-    /// `None` for the whole tensor.
-    pub region: Option<Region>,
-}
-
 impl<'a> Out<'a> {
-    /// The view of `data`, described by `info`.
-    pub fn new<T: Element>(data: &'a mut [T], info: &TensorInfo<T>) -> Self
-    where
-        DataMut<'a>: From<&'a mut [T]>,
-    {
-        Out {
-            data: DataMut::from(data),
-            shape: info.shape,
-            quant: info.quant,
-            region: None,
-        }
-    }
-
-    /// The same view over the part `region` of the tensor (for a patch stage).
-    pub fn with_region(self, region: Region) -> Self {
-        Out {
-            region: Some(region),
-            ..self
-        }
-    }
-
     /// Keeps only the first `len` elements (all of them when there are fewer): the tap of
     /// an op that ran in place shows its output without the input's tail.
     pub fn truncate(&mut self, len: usize) {

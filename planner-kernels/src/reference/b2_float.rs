@@ -21,10 +21,10 @@
 //! 169,385,354 arguments in [-20, 20] (every 13th `f32`), [`tanhf`] on 56 of them.
 
 use super::fc::{batches, units_depth};
-use super::index::{RANK, broadcast_strides, padded};
+use super::index::{NOT_BROADCAST, RANK, broadcast_dims, broadcast_strides};
 use planner_rt::kernel::{Data, DataMut, OpView};
 use planner_rt::options::{
-    Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions, WeightsFormat,
+    Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions,
 };
 
 use super::unary::unary;
@@ -127,11 +127,7 @@ pub(crate) fn fully_connected(
     mut op: OpView<'_, '_>,
     o: &FullyConnectedOptions,
 ) -> Result<(), KernelError> {
-    if o.weights_format != WeightsFormat::Default {
-        return Err(KernelError::Options {
-            what: "shuffled fully-connected weights",
-        });
-    }
+    super::fc::default_weights(o)?;
     let f32_input = |i: usize, tensor: &'static str| {
         let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
         x.f32()
@@ -205,12 +201,7 @@ fn binary(
     let out = output(op)?;
     let out_shape = out.shape;
     let y = out.f32().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let dims = padded(out_shape).ok_or(KernelError::Shape {
-        what: "rank above 6",
-    })?;
-    let not_broadcast = KernelError::Shape {
-        what: "the inputs do not broadcast to the output",
-    };
+    let dims = broadcast_dims(out_shape)?;
     for (x, shape) in [(a, a_shape), (b, b_shape)] {
         if matches!(x, Operand::InPlace) && shape != out_shape {
             return Err(KernelError::Shape {
@@ -218,10 +209,10 @@ fn binary(
             });
         }
     }
-    let sa = broadcast_strides(a_shape, &dims).ok_or(not_broadcast)?;
-    let sb = broadcast_strides(b_shape, &dims).ok_or(not_broadcast)?;
+    let sa = broadcast_strides(a_shape, &dims).ok_or(NOT_BROADCAST)?;
+    let sb = broadcast_strides(b_shape, &dims).ok_or(NOT_BROADCAST)?;
     if y.len() != dims.iter().product::<usize>() {
-        return Err(not_broadcast);
+        return Err(NOT_BROADCAST);
     }
     let mut index = [0usize; RANK];
     for i in 0..y.len() {
@@ -231,7 +222,7 @@ fn binary(
             Operand::InPlace => y.get(i).copied(),
         };
         let (Some(va), Some(vb)) = (get(a, at(&sa), y), get(b, at(&sb), y)) else {
-            return Err(not_broadcast);
+            return Err(NOT_BROADCAST);
         };
         y[i] = clamp(f(va, vb), lo, hi);
         for d in (0..RANK).rev() {

@@ -16,7 +16,7 @@
 //! the bias, through the channel's multiplier `input_scale · filter_scale[c] /
 //! output_scale`, plus the output zero point, clamped to the fused activation's range.
 
-use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::kernel::{Data, DataMut, In, OpView};
 use planner_rt::options::{Padding, TransposeConvOptions};
 
 use super::conv::channel_multiplier;
@@ -157,12 +157,7 @@ pub(crate) fn transpose_conv(
     let out_quant = out.quant;
     match (x.data, w.data, &mut out.data) {
         (Data::I8(xs), Data::I8(ws), DataMut::I8(y)) => {
-            let bias = match bias {
-                Some(b) => Some(b.i32().ok_or(KernelError::Type {
-                    tensor: "input 3 (bias; int8 takes int32)",
-                })?),
-                None => None,
-            };
+            let bias = typed(bias, In::i32, "input 3 (bias; int8 takes int32)")?;
             let (in_scale, in_zero) = params(x.quant, "input 2 (input)")?;
             let wq = w.quant.ok_or(KernelError::Quantization {
                 tensor: "input 1 (filter)",
@@ -197,12 +192,7 @@ pub(crate) fn transpose_conv(
             Ok(())
         }
         (Data::F32(xs), Data::F32(ws), DataMut::F32(y)) => {
-            let bias = match bias {
-                Some(b) => Some(b.f32().ok_or(KernelError::Type {
-                    tensor: "input 3 (bias; float32 takes float32)",
-                })?),
-                None => None,
-            };
+            let bias = typed(bias, In::f32, "input 3 (bias; float32 takes float32)")?;
             if !lengths_ok(xs.len(), ws.len(), y.len(), bias.map(<[f32]>::len)) {
                 return Err(bad_length);
             }
@@ -231,6 +221,17 @@ pub(crate) fn transpose_conv(
             tensor: "input 2, input 1 and output 0 (TRANSPOSE_CONV takes int8 or float32 throughout)",
         }),
     }
+}
+
+/// An optional input (the bias), when present, as the elements `as_type` gives, or the
+/// type error naming `tensor`.
+fn typed<'a, T>(
+    x: Option<In<'a>>,
+    as_type: fn(&In<'a>) -> Option<&'a [T]>,
+    tensor: &'static str,
+) -> Result<Option<&'a [T]>, KernelError> {
+    x.map(|x| as_type(&x).ok_or(KernelError::Type { tensor }))
+        .transpose()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! float. Element types TFLM does not run either are refused with [`KernelError::Type`].
 
 use super::index::{RANK, broadcast_strides, next, strides};
-use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::kernel::{Data, DataMut, In, OpView, Out};
 use planner_rt::options::{
     Activation, ArgMaxOptions, DivOptions, ExpandDimsOptions, GatherOptions, LeakyReluOptions,
     PadOptions, ReduceOptions, ReshapeOptions, SliceOptions, SqueezeOptions,
@@ -23,23 +23,23 @@ const RANK_ERROR: KernelError = KernelError::Shape {
     what: "a tensor of more than 6 dimensions",
 };
 
-/// A binary op's two inputs and, when both are int8, the inputs' and the output's
-/// (scale, zero point).
-type BinaryInputs<'a> = (In<'a>, In<'a>, Option<[(f32, i32); 3]>);
+/// A binary op's two inputs, when both are int8 the inputs' and the output's (scale, zero
+/// point), and its output.
+type Binary<'o, 'a> = (In<'a>, In<'a>, Option<[(f32, i32); 3]>, &'o mut Out<'a>);
 
-/// Inputs 0 and 1 of a binary op (`second` names input 1 in errors) and, when both are
-/// int8, the (scale, zero point) of both and of output 0.
-fn binary_inputs<'a>(
-    op: &OpView<'_, 'a>,
+/// Inputs 0 and 1 of a binary op (`second` names input 1 in errors), when both are int8
+/// the (scale, zero point) of both and of output 0, and output 0.
+fn binary_operands<'o, 'a>(
+    op: &'o mut OpView<'_, 'a>,
     second: &'static str,
-) -> Result<BinaryInputs<'a>, KernelError> {
+) -> Result<Binary<'o, 'a>, KernelError> {
     let a = input(op, 0, "input 0")?;
     let b = input(op, 1, second)?;
     let quants = match (a.data, b.data) {
         (Data::I8(_), Data::I8(_)) => Some(three_quants(op)?),
         _ => None,
     };
-    Ok((a, b, quants))
+    Ok((a, b, quants, output(op)?))
 }
 
 /// An op's input 0 and, when it is int8, its and the output's (scale, zero point).

@@ -232,11 +232,12 @@ fn finish(acc: i32, m: QuantizedMultiplier, zero: i32, lo: i32, hi: i32) -> i8 {
 /// `[c_out]`, output `[n, oh, ow, c_out]`. Computes the output's region (the whole output
 /// when it has none) from the input's region, which must hold every pixel inside the
 /// image those outputs read.
-pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
-    if super::b2_float::float_output(&op) {
-        super::whole_tensors(&op)?;
-        return super::b2_fconv::conv_2d(op, o);
-    }
+pub(crate) fn conv_2d(op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
+    super::by_output(op, o, super::b2_fconv::conv_2d, conv_2d_i8)
+}
+
+/// The int8 `CONV_2D`.
+fn conv_2d_i8(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
     let (out_shape, out_quant, out_region) = (out.shape, out.quant, out.region);
@@ -480,13 +481,14 @@ impl<'a> Depthwise<'a> {
 /// region (the whole output when it has none) from the input's region, which must hold
 /// every pixel inside the image those outputs read.
 pub(crate) fn depthwise_conv_2d(
-    mut op: OpView<'_, '_>,
+    op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
-    if super::b2_float::float_output(&op) {
-        super::whole_tensors(&op)?;
-        return super::b2_fconv::depthwise_conv_2d(op, o);
-    }
+    super::by_output(op, o, super::b2_fconv::depthwise_conv_2d, depthwise_i8)
+}
+
+/// The int8 `DEPTHWISE_CONV_2D`.
+fn depthwise_i8(mut op: OpView<'_, '_>, o: &DepthwiseConv2dOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let out = output(&mut op)?;
     let (out_shape, out_quant, out_region) = (out.shape, out.quant, out.region);

@@ -1,7 +1,7 @@
 //! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
 //! place or in place.
 
-use super::index::{RANK, broadcast_strides, next_row, padded};
+use super::index::{NOT_BROADCAST, RANK, broadcast_dims, broadcast_strides, next_row};
 use planner_rt::kernel::{Data, DataMut, In, OpView};
 use planner_rt::options::{AddOptions, MulOptions};
 
@@ -90,12 +90,7 @@ fn binary(
     let out = output(op)?;
     let (out_shape, out_region) = (out.shape, out.region);
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let dims = padded(out_shape).ok_or(KernelError::Shape {
-        what: "rank above 6",
-    })?;
-    let not_broadcast = KernelError::Shape {
-        what: "the inputs do not broadcast to the output",
-    };
+    let dims = broadcast_dims(out_shape)?;
     // The box of output elements to compute, `lo[d]..hi[d]` along dimension `d`.
     let (mut lo, mut hi) = ([0; RANK], dims);
     let out_layout = match out_region {
@@ -108,9 +103,9 @@ fn binary(
         }
         None => {
             if y.len() != dims.iter().product::<usize>() {
-                return Err(not_broadcast);
+                return Err(NOT_BROADCAST);
             }
-            let strides = broadcast_strides(out_shape, &dims).ok_or(not_broadcast)?;
+            let strides = broadcast_strides(out_shape, &dims).ok_or(NOT_BROADCAST)?;
             Layout { base: 0, strides }
         }
     };
@@ -131,7 +126,7 @@ fn binary(
             },
             (Operand::Slice(_), None) => Layout {
                 base: 0,
-                strides: broadcast_strides(xi.shape, &dims).ok_or(not_broadcast)?,
+                strides: broadcast_strides(xi.shape, &dims).ok_or(NOT_BROADCAST)?,
             },
             (Operand::Slice(d), region) => {
                 if xi.shape != out_shape {
@@ -164,9 +159,9 @@ fn binary(
             };
             let (va, vb) = match (get(a, ia, y), get(b, ib, y)) {
                 (Some(va), Some(vb)) => (va, vb),
-                _ => return Err(not_broadcast),
+                _ => return Err(NOT_BROADCAST),
             };
-            *y.get_mut(i).ok_or(not_broadcast)? = f(i32::from(va), i32::from(vb)) as i8;
+            *y.get_mut(i).ok_or(NOT_BROADCAST)? = f(i32::from(va), i32::from(vb)) as i8;
             i = i.wrapping_add(out_layout.strides[last]);
             ia = ia.wrapping_add(la.strides[last]);
             ib = ib.wrapping_add(lb.strides[last]);
@@ -288,24 +283,19 @@ pub(crate) fn quantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), Ker
     // TFLM divides in f32 and rounds half away from zero: 0.5918677 / 0.007839307 is 75.5
     // in f32 (76), 75.49999... in f64 (75).
     let from_float = |v: f32| round_f32(v / so).saturating_add(zo).clamp(-128, 127) as i8;
+    // Requantises inputs of type `$t`, narrowed by `$narrow` to the output's type.
+    macro_rules! requantize {
+        ($t:ty, $narrow:ident) => {{
+            let r = requant(&x)?;
+            op_unary(&mut op, in_place, |v: $t| $narrow(r(i32::from(v))))
+        }};
+    }
     match (in_type, &mut out.data) {
         (InType::F32, DataMut::I8(_)) => op_unary(&mut op, in_place, from_float),
-        (InType::I8, DataMut::I8(_)) => {
-            let r = requant(&x)?;
-            op_unary(&mut op, in_place, |v: i8| narrow8(r(i32::from(v))))
-        }
-        (InType::I16, DataMut::I8(_)) => {
-            let r = requant(&x)?;
-            op_unary(&mut op, in_place, |v: i16| narrow8(r(i32::from(v))))
-        }
-        (InType::I8, DataMut::I32(_)) => {
-            let r = requant(&x)?;
-            op_unary(&mut op, in_place, |v: i8| narrow32(r(i32::from(v))))
-        }
-        (InType::I16, DataMut::I32(_)) => {
-            let r = requant(&x)?;
-            op_unary(&mut op, in_place, |v: i16| narrow32(r(i32::from(v))))
-        }
+        (InType::I8, DataMut::I8(_)) => requantize!(i8, narrow8),
+        (InType::I16, DataMut::I8(_)) => requantize!(i16, narrow8),
+        (InType::I8, DataMut::I32(_)) => requantize!(i8, narrow32),
+        (InType::I16, DataMut::I32(_)) => requantize!(i16, narrow32),
         (_, DataMut::I8(_) | DataMut::I32(_)) => Err(KernelError::Type { tensor: "input 0" }),
         _ => Err(KernelError::Type { tensor: "output 0" }),
     }

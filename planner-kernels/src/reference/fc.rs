@@ -40,18 +40,28 @@ pub(crate) fn batches(
 }
 
 pub(crate) fn fully_connected(
-    mut op: OpView<'_, '_>,
+    op: OpView<'_, '_>,
     o: &FullyConnectedOptions,
 ) -> Result<(), KernelError> {
-    if super::b2_float::float_output(&op) {
-        super::whole_tensors(&op)?;
-        return super::b2_float::fully_connected(op, o);
-    }
+    super::by_output(op, o, super::b2_float::fully_connected, fully_connected_i8)
+}
+
+/// Refuses shuffled weights: both kernels read them as `[units, depth]`.
+pub(crate) fn default_weights(o: &FullyConnectedOptions) -> Result<(), KernelError> {
     if o.weights_format != WeightsFormat::Default {
         return Err(KernelError::Options {
             what: "shuffled fully-connected weights",
         });
     }
+    Ok(())
+}
+
+/// The int8 `FULLY_CONNECTED`.
+fn fully_connected_i8(
+    mut op: OpView<'_, '_>,
+    o: &FullyConnectedOptions,
+) -> Result<(), KernelError> {
+    default_weights(o)?;
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (w, wi) = input_i8(&op, 1, "input 1 (weights)")?;
     let (in_scale, in_zero) = params(xi.quant, "input 0")?;

@@ -205,29 +205,24 @@ fn conv_with_explicit_pads_equals_pad_then_valid() {
             dilation_w: k.dilation.1 as i32,
             activation: ACTIVATIONS[round % 4],
         };
-        let mut got = vec![0i8; yi.elements];
-        let inputs = [
-            Some(In::new(&x, &xi)),
-            Some(In::new(&w, &wi)),
-            Some(In::new(&bias, &bi)),
-        ];
-        run_op(&inputs, &mut [Out::new(&mut got, &yi)], &mut [], |op| {
-            conv::conv_2d(op, &o)
-        })
-        .unwrap_or_else(|e| panic!("{k:?}: {e}"));
+        // The conv of `x` with options `o`, out of place.
+        let conv = |x: &[i8], xi: &TensorInfo<i8>, o: &Conv2dOptions| {
+            let mut y = vec![0i8; yi.elements];
+            let inputs = [
+                Some(In::new(x, xi)),
+                Some(In::new(&w, &wi)),
+                Some(In::new(&bias, &bi)),
+            ];
+            run_op(&inputs, &mut [Out::new(&mut y, &yi)], &mut [], |op| {
+                conv::conv_2d(op, o)
+            })
+            .map(|()| y)
+        };
+        let got = conv(&x, &xi, &o).unwrap_or_else(|e| panic!("{k:?}: {e}"));
         let (padded, pi) = k.pad(&x, &xi);
         o.padding = Padding::Valid;
         o.pads = Dims::EMPTY;
-        let mut want = vec![0i8; yi.elements];
-        let inputs = [
-            Some(In::new(&padded, &pi)),
-            Some(In::new(&w, &wi)),
-            Some(In::new(&bias, &bi)),
-        ];
-        run_op(&inputs, &mut [Out::new(&mut want, &yi)], &mut [], |op| {
-            conv::conv_2d(op, &o)
-        })
-        .unwrap();
+        let want = conv(&padded, &pi, &o).unwrap();
         assert_eq!(got, want, "{k:?}");
         varied += usize::from(want.iter().any(|&v| v != want[0]));
     }
@@ -615,23 +610,13 @@ fn binary_kernel(
     kind: usize,
     activation: Activation,
 ) -> impl Fn(OpView<'_, '_>, bool) -> Result<(), KernelError> {
+    let add = AddOptions {
+        activation,
+        ..Default::default()
+    };
     move |op, in_place| match kind {
-        0 => elementwise::add(
-            op,
-            &AddOptions {
-                activation,
-                ..Default::default()
-            },
-            in_place,
-        ),
-        1 => elementwise::sub(
-            op,
-            &AddOptions {
-                activation,
-                ..Default::default()
-            },
-            in_place,
-        ),
+        0 => elementwise::add(op, &add, in_place),
+        1 => elementwise::sub(op, &add, in_place),
         _ => elementwise::mul(op, &MulOptions { activation }, in_place),
     }
 }

@@ -25,6 +25,19 @@ pub(crate) fn padded(shape: &[usize]) -> Option<[usize; RANK]> {
     Some(dims)
 }
 
+/// The broadcast ops' output dimensions: `shape` [`padded`], or the error of a rank above
+/// [`RANK`].
+pub(crate) fn broadcast_dims(shape: &[usize]) -> Result<[usize; RANK], super::KernelError> {
+    padded(shape).ok_or(super::KernelError::Shape {
+        what: "rank above 6",
+    })
+}
+
+/// The error of inputs whose shapes do not broadcast to the output's.
+pub(crate) const NOT_BROADCAST: super::KernelError = super::KernelError::Shape {
+    what: "the inputs do not broadcast to the output",
+};
+
 /// Advances a multi-index over `shape`; false after the last one.
 pub(crate) fn next(index: &mut [usize; RANK], shape: &[usize]) -> bool {
     for d in (0..shape.len().min(RANK)).rev() {

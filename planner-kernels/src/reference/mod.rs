@@ -293,6 +293,23 @@ builtins! {
     "CAST" => batch1::cast;
 }
 
+/// A kernel of an op with options `O`.
+pub(crate) type OpKernel<O> = fn(OpView<'_, '_>, &O) -> Result<(), KernelError>;
+
+/// Runs `float` when output 0 holds `f32` elements (on whole tensors only), else `int8`.
+pub(crate) fn by_output<O>(
+    op: OpView<'_, '_>,
+    o: &O,
+    float: OpKernel<O>,
+    int8: OpKernel<O>,
+) -> Result<(), KernelError> {
+    if b2_float::float_output(&op) {
+        whole_tensors(&op)?;
+        return float(op, o);
+    }
+    int8(op, o)
+}
+
 /// Refuses a view with a patch region: the float kernels run on whole tensors only.
 pub(crate) fn whole_tensors(op: &OpView<'_, '_>) -> Result<(), KernelError> {
     let input = op.inputs.iter().flatten().any(|x| x.region.is_some());

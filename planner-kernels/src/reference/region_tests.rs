@@ -313,22 +313,20 @@ fn random_conv(r: &mut Rng, h: usize, w: usize, sizes: &[usize], dilate: bool) -
     } else {
         [0; 4]
     };
-    let (bh, oh) = axis(
-        padding,
-        (pads[0], pads[1]),
-        h,
-        filter.0,
-        stride.0,
-        dilation.0,
-    )?;
-    let (bw, ow) = axis(
-        padding,
-        (pads[2], pads[3]),
-        w,
-        filter.1,
-        stride.1,
-        dilation.1,
-    )?;
+    // Along the rows (`d` 0) or the columns (1).
+    let along = |d: usize| {
+        let pick = |t: (usize, usize)| if d == 0 { t.0 } else { t.1 };
+        let (input, pads) = (pick((h, w)), (pads[2 * d], pads[2 * d + 1]));
+        axis(
+            padding,
+            pads,
+            input,
+            pick(filter),
+            pick(stride),
+            pick(dilation),
+        )
+    };
+    let ((bh, oh), (bw, ow)) = (along(0)?, along(1)?);
     Some(Conv {
         geo: Geo {
             filter,
@@ -753,6 +751,16 @@ fn a_conv_dw_pool_chain_run_patch_by_patch_equals_the_whole_chain() {
     assert!(uneven > 30, "{uneven} grids did not divide the height");
 }
 
+/// Runs `kernel` on an op with input `x`, weights `w`, no bias and the output `y`.
+fn weighted<'a>(
+    x: In<'a>,
+    w: In<'a>,
+    y: Out<'a>,
+    kernel: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
+    run_op(&[Some(x), Some(w), None], &mut [y], &mut [], kernel)
+}
+
 #[test]
 fn regions_are_refused_where_kernels_do_not_run_on_them() {
     let x = [1i8; 8];
@@ -764,14 +772,10 @@ fn regions_are_refused_where_kernels_do_not_run_on_them() {
     let whole = Region::new(0, 0, 2, 2);
     // FULLY_CONNECTED is not a stage kind: a region on its input is refused.
     let fc_x = info::<i8>(&[2, 2], &[0.5], &[0]);
-    let e = run_op(
-        &[
-            Some(In::new(&x[..4], &fc_x).with_region(whole)),
-            Some(In::new(&w, &wi)),
-            None,
-        ],
-        &mut [Out::new(&mut y, &yi)],
-        &mut [],
+    let e = weighted(
+        In::new(&x[..4], &fc_x).with_region(whole),
+        In::new(&w, &wi),
+        Out::new(&mut y, &yi),
         |op| Reference.fully_connected(op, &FullyConnectedOptions::default()),
     );
     assert_eq!(e, Err(KernelError::Region { tensor: "input 0" }));
@@ -797,27 +801,19 @@ fn regions_are_refused_where_kernels_do_not_run_on_them() {
         dilation_w: 1,
         activation: Activation::None,
     };
-    let e = run_op(
-        &[
-            Some(In::new(&x, &xi)),
-            Some(In::new(&cw, &cwi).with_region(whole)),
-            None,
-        ],
-        &mut [Out::new(&mut cy, &cyi)],
-        &mut [],
+    let e = weighted(
+        In::new(&x, &xi),
+        In::new(&cw, &cwi).with_region(whole),
+        Out::new(&mut cy, &cyi),
         |op| Reference.conv_2d(op, &o),
     );
     assert_eq!(e, Err(KernelError::Region { tensor: "input 1" }));
     // A 2x2 VALID conv's one output reads all 4 pixels: a 1-row input region lacks some.
     let top_row = Region::new(0, 0, 1, 2);
-    let e = run_op(
-        &[
-            Some(In::new(&x[..4], &xi).with_region(top_row)),
-            Some(In::new(&cw, &cwi)),
-            None,
-        ],
-        &mut [Out::new(&mut cy, &cyi)],
-        &mut [],
+    let e = weighted(
+        In::new(&x[..4], &xi).with_region(top_row),
+        In::new(&cw, &cwi),
+        Out::new(&mut cy, &cyi),
         |op| Reference.conv_2d(op, &o),
     );
     assert!(matches!(e, Err(KernelError::Shape { .. })), "{e:?}");

@@ -127,11 +127,12 @@ fn reciprocal(sum: i32) -> (i32, i32) {
     (one_over_one_plus(shifted_minus_one), over)
 }
 
-pub(crate) fn softmax(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
-    if super::b2_float::float_output(&op) {
-        super::whole_tensors(&op)?;
-        return super::b2_float::softmax(op, o);
-    }
+pub(crate) fn softmax(op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    super::by_output(op, o, super::b2_float::softmax, softmax_i8)
+}
+
+/// The int8 `SOFTMAX`.
+fn softmax_i8(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (in_scale, _) = params(xi.quant, "input 0")?;
     let depth = *xi.shape.last().ok_or(KernelError::Shape {

@@ -126,11 +126,9 @@ pub(crate) fn svdf(mut op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), Kernel
             });
         }
     }
-    let out = op
-        .outputs
-        .first_mut()
-        .ok_or(KernelError::Missing { tensor: "output 0" })?;
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let y = super::output(&mut op)?
+        .i8()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
     if y.len() != d.batch * units {
         return Err(KernelError::Shape {
             what: "svdf output is not batch x units",

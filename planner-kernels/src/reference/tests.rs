@@ -22,6 +22,17 @@ pub(super) fn info<T>(
     tensor_info(shape, Some((scale, zero)), 0)
 }
 
+/// What `kernel` writes to an int8 output described by `yi` from the one input `x`.
+fn out_i8(
+    x: In<'_>,
+    yi: &TensorInfo<i8>,
+    kernel: impl FnOnce(OpView<'_, '_>) -> Result<(), KernelError>,
+) -> Vec<i8> {
+    let mut y = std::vec![0; yi.elements];
+    run(&[Some(x)], Out::new(&mut y, yi), kernel).unwrap_or_else(|e| panic!("{e}"));
+    y
+}
+
 fn conv_opts(padding: Padding, stride: i32) -> Conv2dOptions {
     Conv2dOptions {
         padding,
@@ -194,11 +205,13 @@ fn softmax_of_equal_values_is_uniform() {
     assert_eq!(y, [-64; 4]);
     // One large value takes (nearly) everything.
     let x = [127i8, -128, -128, -128];
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        softmax::softmax(op, &SoftmaxOptions { beta: 1.0 })
-    })
-    .unwrap();
-    assert_eq!(y, [127, -128, -128, -128]);
+    assert_eq!(
+        out_i8(In::new(&x, &xi), &yi, |op| softmax::softmax(
+            op,
+            &SoftmaxOptions { beta: 1.0 }
+        )),
+        [127, -128, -128, -128]
+    );
 }
 
 #[test]
@@ -235,55 +248,45 @@ fn add_and_mul_broadcast_and_respect_zero_points() {
 fn pad_transpose_and_mean() {
     let x = [1i8, 2, 3, 4, 5, 6];
     let xi = info::<i8>(&[2, 3], &[1.0], &[0]);
-    let mut y = [0i8; 12];
     let yi = info::<i8>(&[3, 4], &[1.0], &[-7]);
     let o = PadOptions {
         before: Dims::new(&[1, 0]).unwrap(),
         after: Dims::new(&[0, 1]).unwrap(),
     };
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        shape::pad(op, &o)
-    })
-    .unwrap();
-    assert_eq!(y, [-7, -7, -7, -7, 1, 2, 3, -7, 4, 5, 6, -7]);
+    assert_eq!(
+        out_i8(In::new(&x, &xi), &yi, |op| shape::pad(op, &o)),
+        [-7, -7, -7, -7, 1, 2, 3, -7, 4, 5, 6, -7]
+    );
 
-    let mut y = [0i8; 6];
     let yi = info::<i8>(&[3, 2], &[1.0], &[0]);
     let o = TransposeOptions {
         perm: Dims::new(&[1, 0]).unwrap(),
     };
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        shape::transpose(op, &o)
-    })
-    .unwrap();
-    assert_eq!(y, [1, 4, 2, 5, 3, 6]);
+    assert_eq!(
+        out_i8(In::new(&x, &xi), &yi, |op| shape::transpose(op, &o)),
+        [1, 4, 2, 5, 3, 6]
+    );
 
     // Mean over axis 1 (and -1, the same axis): (1+2+3)/3 = 2, (4+5+6)/3 = 5; with input
     // zero point 1 and output scale 2: (2-1)/2 = 0.5 → 1, (5-1)/2 = 2.
     let xi = info::<i8>(&[2, 3], &[1.0], &[1]);
-    let mut y = [0i8; 2];
     let yi = info::<i8>(&[2, 1], &[2.0], &[0]);
     let o = MeanOptions {
         axes: Dims::new(&[1, -1]).unwrap(),
         keep_dims: true,
     };
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        shape::mean(op, &o)
-    })
-    .unwrap();
-    assert_eq!(y, [1, 2]);
+    assert_eq!(
+        out_i8(In::new(&x, &xi), &yi, |op| shape::mean(op, &o)),
+        [1, 2]
+    );
 }
 
 #[test]
 fn quantize_and_dequantize() {
     let x = [0.5f32, -0.26, 100.0, -100.0];
     let xi = info::<f32>(&[4], &[1.0], &[0]);
-    let mut y = [0i8; 4];
     let yi = info::<i8>(&[4], &[0.1], &[3]);
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        elementwise::quantize(op, false)
-    })
-    .unwrap();
+    let y = out_i8(In::new(&x, &xi), &yi, |op| elementwise::quantize(op, false));
     assert_eq!(y, [8, 0, 127, -128]);
     let mut z = [0f32; 4];
     let zi = info::<f32>(&[4], &[1.0], &[0]);
@@ -355,17 +358,15 @@ fn mean_folds_one_over_n_into_the_multiplier_as_tflite_micro() {
     let mut x = [-128i8; 49];
     x[24] = -105;
     let xi = info::<i8>(&[1, 7, 7, 1], &[0.11841], &[-128]);
-    let mut y = [0i8; 1];
     let yi = info::<i8>(&[1, 1, 1, 1], &[0.0234], &[-11]);
     let o = MeanOptions {
         axes: Dims::new(&[1, 2]).unwrap(),
         keep_dims: true,
     };
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        shape::mean(op, &o)
-    })
-    .unwrap();
-    assert_eq!(y, [-8]);
+    assert_eq!(
+        out_i8(In::new(&x, &xi), &yi, |op| shape::mean(op, &o)),
+        [-8]
+    );
     let m = shape::mean_multiplier(0.11841, 0.0234, 49);
     // floor(log2 49) = 5: the multiplier of 5.06 (exponent 3) times 2^5 / 49, exponent -2.
     assert_eq!(m.shift, -2);
@@ -379,17 +380,15 @@ fn mean_folds_one_over_n_into_the_multiplier_as_tflite_micro() {
 fn mean_with_the_input_quantisation_rounds_halves_up() {
     let x = [-5i8, -6, 7, 8];
     let xi = info::<i8>(&[2, 2], &[0.5], &[-4]);
-    let mut y = [0i8; 2];
     let yi = info::<i8>(&[2], &[0.5], &[-4]);
     let o = MeanOptions {
         axes: Dims::new(&[-1]).unwrap(),
         keep_dims: false,
     };
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        shape::mean(op, &o)
-    })
-    .unwrap();
-    assert_eq!(y, [-5, 8]);
+    assert_eq!(
+        out_i8(In::new(&x, &xi), &yi, |op| shape::mean(op, &o)),
+        [-5, 8]
+    );
 }
 
 /// 0.5918677 / 0.007839307 is exactly 75.5 in f32, which TFLite Micro rounds half away
@@ -398,13 +397,11 @@ fn mean_with_the_input_quantisation_rounds_halves_up() {
 fn quantize_divides_in_f32_as_tflite_micro() {
     let x = [0.5918677f32, -0.5918677];
     let xi = info::<f32>(&[2], &[1.0], &[0]);
-    let mut y = [0i8; 2];
     let yi = info::<i8>(&[2], &[0.007839307], &[0]);
-    run(&[Some(In::new(&x, &xi))], Out::new(&mut y, &yi), |op| {
-        elementwise::quantize(op, false)
-    })
-    .unwrap();
-    assert_eq!(y, [76, -76]);
+    assert_eq!(
+        out_i8(In::new(&x, &xi), &yi, |op| elementwise::quantize(op, false)),
+        [76, -76]
+    );
 }
 
 #[test]

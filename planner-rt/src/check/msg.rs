@@ -52,6 +52,12 @@ impl Msg {
         self.s(link).n(n).s(", which does not exist").rebuild()
     }
 
+    /// Appends `but` (` but the plan has `), the count `n` and what it counts (` arenas`):
+    /// the second half of a table's reference past the end of another.
+    pub(super) const fn has(self, but: &str, n: u64, what: &str) -> Msg {
+        self.s(but).n(n).s(what)
+    }
+
     /// Appends the fix for a table no plan file gives (`; rebuild the plan file with
     /// planner-build`), then panics.
     pub(super) const fn rebuild(self) -> ! {

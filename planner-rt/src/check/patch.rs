@@ -58,9 +58,7 @@ pub const fn check_patches(plan: &PlanTable<'_>, patches: &PatchTable<'_>) {
         Msg::model(plan)
             .s("the patch stage ends at op ")
             .n(patches.split as u64)
-            .s(", but the model has ")
-            .n(plan.ops.len() as u64)
-            .s(" ops")
+            .has(", but the model has ", plan.ops.len() as u64, " ops")
             .rebuild();
     }
     let mut i = 0;

@@ -19,9 +19,7 @@ pub(super) const fn check_memories(p: &PlanTable<'_>) {
                 } else {
                     arena.source
                 } as u64)
-                .s(" but the plan has ")
-                .n(p.memories.len() as u64)
-                .s(" memories")
+                .has(" but the plan has ", p.memories.len() as u64, " memories")
                 .rebuild();
         }
         if !arena.align.is_power_of_two() || arena.align > MAX_ALIGN {
@@ -100,9 +98,7 @@ pub(super) const fn check_slots(p: &PlanTable<'_>) {
             Msg::tensor(p, s.id)
                 .s(" names arena #")
                 .n(s.arena as u64)
-                .s(" but the plan has ")
-                .n(p.arenas.len() as u64)
-                .s(" arenas")
+                .has(" but the plan has ", p.arenas.len() as u64, " arenas")
                 .rebuild();
         }
         let arena = &p.arenas[s.arena as usize];

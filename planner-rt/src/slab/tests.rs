@@ -34,6 +34,12 @@ impl<const N: usize> Region<N> {
     }
 }
 
+/// Runs `f` on a slab over a fresh `N`-byte [`Region`].
+fn on_slab<const N: usize>(f: impl FnOnce(&mut Slab<'_>)) {
+    let mut region = Region::<N>::new();
+    f(&mut Slab::new(&mut region.0));
+}
+
 fn range<T>(s: &[T]) -> core::ops::Range<usize> {
     let start = s.as_ptr().addr();
     start..start + core::mem::size_of_val(s)
@@ -76,64 +82,64 @@ fn allocations_are_zeroed_aligned_and_disjoint() {
 
 #[test]
 fn reset_hands_the_same_bytes_out_again() {
-    let mut region = Region::<64>::new();
-    let mut slab = Slab::new(&mut region.0);
-    let first = {
-        let a = slab.alloc::<u8>(16).unwrap();
-        a.fill(9);
-        range(a)
-    };
-    slab.reset();
-    assert_eq!(slab.used(), 0);
-    let b = slab.alloc::<u8>(16).unwrap();
-    assert_eq!(range(b), first);
-    assert!(b.iter().all(|&x| x == 0), "alloc zero-fills reused bytes");
-    assert_eq!(slab.high_water(), 16);
+    on_slab::<64>(|slab| {
+        let first = {
+            let a = slab.alloc::<u8>(16).unwrap();
+            a.fill(9);
+            range(a)
+        };
+        slab.reset();
+        assert_eq!(slab.used(), 0);
+        let b = slab.alloc::<u8>(16).unwrap();
+        assert_eq!(range(b), first);
+        assert!(b.iter().all(|&x| x == 0), "alloc zero-fills reused bytes");
+        assert_eq!(slab.high_water(), 16);
+    });
 }
 
 #[test]
 fn overflow_leaves_earlier_slices_valid_and_reports_the_exact_size() {
-    let mut region = Region::<100>::new();
-    let mut slab = Slab::new(&mut region.0);
-    let a = slab.alloc_fill::<u8>(10, 1).unwrap();
-    let b = slab.alloc_fill::<u32>(10, 2).unwrap(); // pad 2, then 40 bytes: to 52
-    let err = slab.alloc::<u64>(10).unwrap_err(); // pad 4 (to 56), then 80: to 136
-    assert_eq!(err.size(), 80);
-    assert_eq!(err.align(), 8);
-    assert_eq!(err.free(), 48);
-    assert_eq!(err.capacity(), 100);
-    assert_eq!(err.step_needed(), 136);
-    // Earlier slices are untouched and still usable.
-    assert!(a.iter().all(|&x| x == 1));
-    assert!(b.iter().all(|&x| x == 2));
-    a[0] = 3;
-    b[9] = 4;
-    // A smaller request still fits in what is left; the endless slab counts it after the
-    // failed one.
-    let c = slab.alloc::<u16>(4).unwrap(); // real: 52..60; endless: 136..144
-    c.fill(5);
-    assert_eq!(slab.used(), 60);
-    assert_eq!(slab.requested(), 144);
-    assert_eq!(slab.high_water(), 60);
-    assert_eq!(slab.needed(), 144);
-    assert_eq!(slab.overflow(), 44);
-    assert_eq!(slab.failed_allocations(), 1);
-    assert_eq!((a[0], b[9], c[3]), (3, 4, 5));
-    slab.reset();
-    // The figures survive the reset; a smaller step does not lower them.
-    slab.alloc::<u8>(8).unwrap();
-    assert_eq!(slab.needed(), 144);
-    assert_eq!(slab.overflow(), 44);
-    assert_eq!(slab.requested(), 8);
+    on_slab::<100>(|slab| {
+        let a = slab.alloc_fill::<u8>(10, 1).unwrap();
+        let b = slab.alloc_fill::<u32>(10, 2).unwrap(); // pad 2, then 40 bytes: to 52
+        let err = slab.alloc::<u64>(10).unwrap_err(); // pad 4 (to 56), then 80: to 136
+        assert_eq!(err.size(), 80);
+        assert_eq!(err.align(), 8);
+        assert_eq!(err.free(), 48);
+        assert_eq!(err.capacity(), 100);
+        assert_eq!(err.step_needed(), 136);
+        // Earlier slices are untouched and still usable.
+        assert!(a.iter().all(|&x| x == 1));
+        assert!(b.iter().all(|&x| x == 2));
+        a[0] = 3;
+        b[9] = 4;
+        // A smaller request still fits in what is left; the endless slab counts it after the
+        // failed one.
+        let c = slab.alloc::<u16>(4).unwrap(); // real: 52..60; endless: 136..144
+        c.fill(5);
+        assert_eq!(slab.used(), 60);
+        assert_eq!(slab.requested(), 144);
+        assert_eq!(slab.high_water(), 60);
+        assert_eq!(slab.needed(), 144);
+        assert_eq!(slab.overflow(), 44);
+        assert_eq!(slab.failed_allocations(), 1);
+        assert_eq!((a[0], b[9], c[3]), (3, 4, 5));
+        slab.reset();
+        // The figures survive the reset; a smaller step does not lower them.
+        slab.alloc::<u8>(8).unwrap();
+        assert_eq!(slab.needed(), 144);
+        assert_eq!(slab.overflow(), 44);
+        assert_eq!(slab.requested(), 8);
 
-    // A slab of exactly `needed` bytes serves the same step with no failure.
-    let mut exact = Region::<144>::new();
-    let slab = Slab::new(&mut exact.0);
-    slab.alloc::<u8>(10).unwrap();
-    slab.alloc::<u32>(10).unwrap();
-    slab.alloc::<u64>(10).unwrap();
-    slab.alloc::<u16>(4).unwrap();
-    assert_eq!((slab.used(), slab.needed(), slab.overflow()), (144, 144, 0));
+        // A slab of exactly `needed` bytes serves the same step with no failure.
+        let mut exact = Region::<144>::new();
+        let slab = Slab::new(&mut exact.0);
+        slab.alloc::<u8>(10).unwrap();
+        slab.alloc::<u32>(10).unwrap();
+        slab.alloc::<u64>(10).unwrap();
+        slab.alloc::<u16>(4).unwrap();
+        assert_eq!((slab.used(), slab.needed(), slab.overflow()), (144, 144, 0));
+    });
 }
 
 #[test]
@@ -250,33 +256,33 @@ fn huge_requests_fail_without_wrapping() {
 
 #[test]
 fn scope_and_step_reset_at_the_end() {
-    let mut region = Region::<64>::new();
-    let mut slab = Slab::new(&mut region.0);
-    let sum: u32 = slab.scope(|s| {
-        let a = s.alloc_with(8, |i| i as u32).unwrap();
-        a.iter().sum()
+    on_slab::<64>(|slab| {
+        let sum: u32 = slab.scope(|s| {
+            let a = s.alloc_with(8, |i| i as u32).unwrap();
+            a.iter().sum()
+        });
+        assert_eq!(sum, 28);
+        assert_eq!((slab.used(), slab.high_water()), (0, 32));
+        {
+            let step = slab.step();
+            step.alloc::<u8>(40).unwrap();
+            assert_eq!(step.used(), 40);
+        }
+        assert_eq!((slab.used(), slab.high_water()), (0, 40));
     });
-    assert_eq!(sum, 28);
-    assert_eq!((slab.used(), slab.high_water()), (0, 32));
-    {
-        let step = slab.step();
-        step.alloc::<u8>(40).unwrap();
-        assert_eq!(step.used(), 40);
-    }
-    assert_eq!((slab.used(), slab.high_water()), (0, 40));
 }
 
 #[test]
 fn a_forgotten_step_never_rewinds() {
-    let mut region = Region::<64>::new();
-    let mut slab = Slab::new(&mut region.0);
-    let step = slab.step();
-    step.alloc::<u8>(16).unwrap();
-    core::mem::forget(step);
-    // No reset happened, so the next bytes are past the first allocation.
-    assert_eq!(slab.used(), 16);
-    let b = slab.alloc::<u8>(16).unwrap();
-    assert_eq!(b.as_ptr().addr() - region_start(&slab), 16);
+    on_slab::<64>(|slab| {
+        let step = slab.step();
+        step.alloc::<u8>(16).unwrap();
+        core::mem::forget(step);
+        // No reset happened, so the next bytes are past the first allocation.
+        assert_eq!(slab.used(), 16);
+        let b = slab.alloc::<u8>(16).unwrap();
+        assert_eq!(b.as_ptr().addr() - region_start(slab), 16);
+    });
 }
 
 fn region_start(slab: &Slab<'_>) -> usize {
@@ -304,28 +310,28 @@ fn alloc_with_may_allocate_inside_its_closure() {
 
 #[test]
 fn uninit_copy_and_retain() {
-    let mut region = Region::<64>::new();
-    let mut slab = Slab::new(&mut region.0);
-    let mut kept = [0i8; 4];
-    slab.scope(|s| {
-        let raw = s.alloc_uninit::<i8>(4).unwrap();
-        for (i, v) in raw.iter_mut().enumerate() {
-            v.write(-(i as i8));
-        }
-        // SAFETY: every element was written just above.
-        let values: [i8; 4] = core::array::from_fn(|i| unsafe { raw[i].assume_init() });
-        let copy = s.alloc_copy(&values).unwrap();
-        copy[0] = 100;
-        let err = s.retain(copy, &mut kept[..3]).unwrap_err();
-        assert_eq!((err.source_len(), err.destination_len()), (4, 3));
-        assert_eq!(
-            err.to_string(),
-            "cannot retain a result of 4 elements into a destination of 3; \
-             give a destination of exactly 4 elements"
-        );
-        s.retain(copy, &mut kept).unwrap();
+    on_slab::<64>(|slab| {
+        let mut kept = [0i8; 4];
+        slab.scope(|s| {
+            let raw = s.alloc_uninit::<i8>(4).unwrap();
+            for (i, v) in raw.iter_mut().enumerate() {
+                v.write(-(i as i8));
+            }
+            // SAFETY: every element was written just above.
+            let values: [i8; 4] = core::array::from_fn(|i| unsafe { raw[i].assume_init() });
+            let copy = s.alloc_copy(&values).unwrap();
+            copy[0] = 100;
+            let err = s.retain(copy, &mut kept[..3]).unwrap_err();
+            assert_eq!((err.source_len(), err.destination_len()), (4, 3));
+            assert_eq!(
+                err.to_string(),
+                "cannot retain a result of 4 elements into a destination of 3; \
+                 give a destination of exactly 4 elements"
+            );
+            s.retain(copy, &mut kept).unwrap();
+        });
+        assert_eq!(kept, [100, -1, -2, -3]);
     });
-    assert_eq!(kept, [100, -1, -2, -3]);
 }
 
 /// A static buffer handed out once, the way a planned arena is.
@@ -385,13 +391,13 @@ fn slab_is_send() {
 
 #[test]
 fn debug_shows_the_figures() {
-    let mut region = Region::<16>::new();
-    let mut slab = Slab::new(&mut region.0);
-    let step = slab.step();
-    step.alloc::<u8>(4).unwrap();
-    assert_eq!(
-        std::format!("{step:?}"),
-        "StepScope(Slab { capacity: 16, used: 4, requested: 4, high_water: 4, needed: 4, \
-         failed_allocations: 0 })"
-    );
+    on_slab::<16>(|slab| {
+        let step = slab.step();
+        step.alloc::<u8>(4).unwrap();
+        assert_eq!(
+            std::format!("{step:?}"),
+            "StepScope(Slab { capacity: 16, used: 4, requested: 4, high_water: 4, needed: 4, \
+             failed_allocations: 0 })"
+        );
+    });
 }

@@ -18,13 +18,11 @@ use super::*;
 /// values up to saturation (5 / 138 at 6.25 gives 127; 0 / d gives the zero point plus
 /// one), and Cortex-M gives yet another result.
 pub(crate) fn div(mut op: OpView<'_, '_>, o: &DivOptions) -> Result<(), KernelError> {
-    let (a, b, quants) = binary_inputs(&op, "input 1")?;
-    let out = output(&mut op)?;
-    let y_shape = out.shape;
+    let (a, b, quants, out) = binary_operands(&mut op, "input 1")?;
     match (a.data, b.data, &mut out.data, quants) {
         (Data::F32(x), Data::F32(z), DataMut::F32(y), _) => {
             let (lo, hi) = float_range(o.activation)?;
-            broadcast((x, a.shape), (z, b.shape), (y, y_shape), |p, q| {
+            broadcast((x, a.shape), (z, b.shape), (y, out.shape), |p, q| {
                 clamp_f32(p / q, lo, hi)
             })
         }
@@ -34,7 +32,7 @@ pub(crate) fn div(mut op: OpView<'_, '_>, o: &DivOptions) -> Result<(), KernelEr
             // gives -88, not -87).
             let m = quantize_multiplier(f64::from(s1) / (f64::from(s2) * f64::from(so)));
             let (lo, hi) = activation_range(o.activation, so, zo)?;
-            broadcast((x, a.shape), (z, b.shape), (y, y_shape), |p, q| {
+            broadcast((x, a.shape), (z, b.shape), (y, out.shape), |p, q| {
                 let (mut n, mut d) = (i32::from(p) - z1, i32::from(q) - z2);
                 if d == 0 {
                     let v = match n.signum() {
@@ -76,12 +74,10 @@ pub(crate) fn div(mut op: OpView<'_, '_>, o: &DivOptions) -> Result<(), KernelEr
 /// squared in int32, scaled by `(2 · max scale)² / (2^14 · s_out)`, the output zero point,
 /// saturated to int8.
 pub(crate) fn squared_difference(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let (a, b, quants) = binary_inputs(&op, "input 1")?;
-    let out = output(&mut op)?;
-    let y_shape = out.shape;
+    let (a, b, quants, out) = binary_operands(&mut op, "input 1")?;
     match (a.data, b.data, &mut out.data, quants) {
         (Data::F32(x), Data::F32(z), DataMut::F32(y), _) => {
-            broadcast((x, a.shape), (z, b.shape), (y, y_shape), |p, q| {
+            broadcast((x, a.shape), (z, b.shape), (y, out.shape), |p, q| {
                 let d = p - q;
                 d * d
             })
@@ -95,7 +91,7 @@ pub(crate) fn squared_difference(mut op: OpView<'_, '_>) -> Result<(), KernelErr
             let mo = quantize_multiplier(
                 twice_max * twice_max / f64::from((1u32 << (2 * LEFT_SHIFT)) as f32 * so),
             );
-            broadcast((x, a.shape), (z, b.shape), (y, y_shape), |p, q| {
+            broadcast((x, a.shape), (z, b.shape), (y, out.shape), |p, q| {
                 let p = multiply_by_quantized_multiplier((i32::from(p) - z1) << LEFT_SHIFT, m1);
                 let q = multiply_by_quantized_multiplier((i32::from(q) - z2) << LEFT_SHIFT, m2);
                 let d = p.wrapping_sub(q);
@@ -132,19 +128,17 @@ fn signed_multiplier(real: f64) -> QuantizedMultiplier {
 /// at least zero, else its product with the offset alpha scaled by `s_in · s_alpha /
 /// s_out`, plus the output zero point, saturated.
 pub(crate) fn prelu(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let (x, alpha, quants) = binary_inputs(&op, "input 1 (alpha)")?;
-    let out = output(&mut op)?;
-    let y_shape = out.shape;
+    let (x, alpha, quants, out) = binary_operands(&mut op, "input 1 (alpha)")?;
     match (x.data, alpha.data, &mut out.data, quants) {
         (Data::F32(v), Data::F32(a), DataMut::F32(y), _) => {
-            broadcast((v, x.shape), (a, alpha.shape), (y, y_shape), |v, a| {
+            broadcast((v, x.shape), (a, alpha.shape), (y, out.shape), |v, a| {
                 if v >= 0.0 { v } else { v * a }
             })
         }
         (Data::I8(v), Data::I8(a), DataMut::I8(y), Some([(si, zi), (sa, za), (so, zo)])) => {
             let m1 = quantize_multiplier(f64::from(si) / f64::from(so));
             let m2 = signed_multiplier(f64::from(si) * f64::from(sa) / f64::from(so));
-            broadcast((v, x.shape), (a, alpha.shape), (y, y_shape), |v, a| {
+            broadcast((v, x.shape), (a, alpha.shape), (y, out.shape), |v, a| {
                 let v = i32::from(v) - zi;
                 let r = if v >= 0 {
                     multiply_by_quantized_multiplier(v, m1)

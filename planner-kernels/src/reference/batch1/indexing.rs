@@ -361,7 +361,11 @@ pub(crate) fn slice(mut op: OpView<'_, '_>, o: &SliceOptions) -> Result<(), Kern
         });
     }
     let offset = offsets(begin);
-    same_type!(x.data, &mut out.data, slice_t(x_shape, y_shape, &offset))
+    same_type!(
+        x.data,
+        &mut out.data,
+        copy_box((x_shape, y_shape), &offset, None)
+    )
 }
 
 /// Per-dimension offsets (checked non-negative and at most [`RANK`] of them by the caller)
@@ -374,25 +378,40 @@ fn offsets(v: &[i32]) -> [usize; RANK] {
     offset
 }
 
-fn slice_t<T: El>(
+/// Copies the box where the output sits in the input (`SLICE`, no `pad`), or where the
+/// input sits in the output (`PADV2`, the rest filled with `pad`), at `offset`.
+fn copy_box<T: El>(
     x: &[T],
     y: &mut [T],
-    x_shape: &[usize],
-    y_shape: &[usize],
+    (x_shape, y_shape): (&[usize], &[usize]),
     offset: &[usize; RANK],
+    pad: Option<T>,
 ) -> Result<(), KernelError> {
     if x.len() != elements(x_shape) || y.len() != elements(y_shape) {
         return Err(KernelError::Shape {
-            what: "SLICE's tensors are not their shapes' length",
+            what: match pad {
+                None => "SLICE's tensors are not their shapes' length",
+                Some(_) => "PADV2's tensors are not their shapes' length",
+            },
         });
     }
-    let s = strides(x_shape);
-    let rank = x_shape.len();
+    let (inner, outer) = match pad {
+        None => (y_shape, x_shape),
+        Some(value) => {
+            y.fill(value);
+            (x_shape, y_shape)
+        }
+    };
+    let s = strides(outer);
+    let rank = inner.len();
     let mut index = [0usize; RANK];
-    for v in y.iter_mut() {
+    for i in 0..elements(inner) {
         let at: usize = (0..rank).map(|d| (index[d] + offset[d]) * s[d]).sum();
-        *v = x[at];
-        next(&mut index, y_shape);
+        match pad {
+            None => y[i] = x[at],
+            Some(_) => y[at] = x[i],
+        }
+        next(&mut index, inner);
     }
     Ok(())
 }
@@ -440,41 +459,13 @@ pub(crate) fn padv2(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), Kernel
     let v32 = value_of(value, 0i32);
     let vf = value_of(value, 0.0f32);
     match (x.data, &mut out.data) {
-        (Data::I8(a), DataMut::I8(b)) => pad_t(a, b, x_shape, y_shape, &offset, v8?),
-        (Data::I16(a), DataMut::I16(b)) => pad_t(a, b, x_shape, y_shape, &offset, v16?),
-        (Data::I32(a), DataMut::I32(b)) => pad_t(a, b, x_shape, y_shape, &offset, v32?),
-        (Data::F32(a), DataMut::F32(b)) => pad_t(a, b, x_shape, y_shape, &offset, vf?),
+        (Data::I8(a), DataMut::I8(b)) => copy_box(a, b, (x_shape, y_shape), &offset, Some(v8?)),
+        (Data::I16(a), DataMut::I16(b)) => copy_box(a, b, (x_shape, y_shape), &offset, Some(v16?)),
+        (Data::I32(a), DataMut::I32(b)) => copy_box(a, b, (x_shape, y_shape), &offset, Some(v32?)),
+        (Data::F32(a), DataMut::F32(b)) => copy_box(a, b, (x_shape, y_shape), &offset, Some(vf?)),
         (Data::InPlace(_), _) => Err(KernelError::Missing { tensor: "input 0" }),
         _ => Err(KernelError::Type {
             tensor: "input 0 or output 0 (PADV2 runs int8, int16, int32 or float32 throughout)",
         }),
     }
-}
-
-fn pad_t<T: El>(
-    x: &[T],
-    y: &mut [T],
-    x_shape: &[usize],
-    y_shape: &[usize],
-    offset: &[usize; RANK],
-    value: T,
-) -> Result<(), KernelError> {
-    if x.len() != elements(x_shape) || y.len() != elements(y_shape) {
-        return Err(KernelError::Shape {
-            what: "PADV2's tensors are not their shapes' length",
-        });
-    }
-    y.fill(value);
-    if x.is_empty() {
-        return Ok(());
-    }
-    let s = strides(y_shape);
-    let rank = x_shape.len();
-    let mut index = [0usize; RANK];
-    for &v in x {
-        let at: usize = (0..rank).map(|d| (index[d] + offset[d]) * s[d]).sum();
-        y[at] = v;
-        next(&mut index, x_shape);
-    }
-    Ok(())
 }
