@@ -3,6 +3,24 @@
 
 use super::*;
 
+/// An options table with a `fused_activation_function` field.
+trait Fused<'b>: UnionMember<'b> + Copy {
+    fn fused(&self) -> Option<i8>;
+}
+
+/// [`Fused`] for tables whose field is named `activation`.
+macro_rules! fused {
+    ($($table:ident),*) => {
+        $(impl<'b> Fused<'b> for $table<'b> {
+            fn fused(&self) -> Option<i8> {
+                self.activation()
+            }
+        })*
+    };
+}
+
+fused!(Add, Sub, Mul, DivT);
+
 /// What one op's options read needs: the op, its table, the graph's tensors.
 struct Ctx<'r, 'p, 'b> {
     r: &'r Reader<'p, 'b>,
@@ -95,6 +113,28 @@ impl<'b> Ctx<'_, '_, 'b> {
                 ));
             }
         })
+    }
+
+    /// The options table `T` (if any) and its fused activation, checked.
+    fn fused<T: Fused<'b>>(&self) -> Result<(Option<T>, Activation)> {
+        let t = self.table::<T>()?;
+        Ok((t, self.activation(t.and_then(|t| t.fused()))?))
+    }
+
+    /// `ADD`'s or `SUB`'s options from table `T`, whose `pot_scale_int16` is read by
+    /// `pot_scale`.
+    fn add<T: Fused<'b>>(&self, pot_scale: fn(&T) -> Option<bool>) -> Result<AddOptions> {
+        let (t, activation) = self.fused::<T>()?;
+        Ok(AddOptions {
+            activation,
+            pot_scale_int16: t.and_then(|t| pot_scale(&t)).unwrap_or(true),
+        })
+    }
+
+    /// The float option of table `T` that `get` reads (`field`, 0.0 when left out), finite.
+    fn float<T: UnionMember<'b>>(&self, field: &str, get: fn(&T) -> Option<f32>) -> Result<f32> {
+        let v = self.table::<T>()?.and_then(|t| get(&t));
+        self.finite(T::NAME, field, v, 0.0)
     }
 
     /// A stride, dilation or window size: at least 1.
@@ -230,30 +270,13 @@ impl<'b> Reader<'_, 'b> {
             "FULLY_CONNECTED" => OpOptions::FullyConnected(fully_connected(&cx)?),
             "AVERAGE_POOL_2D" => OpOptions::AveragePool2d(pool(&cx)?),
             "MAX_POOL_2D" => OpOptions::MaxPool2d(pool(&cx)?),
-            "ADD" => {
-                let t = cx.table::<Add>()?;
-                OpOptions::Add(AddOptions {
-                    activation: cx.activation(t.and_then(|t| t.activation()))?,
-                    pot_scale_int16: t.and_then(|t| t.pot_scale_int16()).unwrap_or(true),
-                })
-            }
-            "SUB" => {
-                let t = cx.table::<Sub>()?;
-                OpOptions::Sub(AddOptions {
-                    activation: cx.activation(t.and_then(|t| t.activation()))?,
-                    pot_scale_int16: t.and_then(|t| t.pot_scale_int16()).unwrap_or(true),
-                })
-            }
+            "ADD" => OpOptions::Add(cx.add(Add::pot_scale_int16)?),
+            "SUB" => OpOptions::Sub(cx.add(Sub::pot_scale_int16)?),
             "MUL" => OpOptions::Mul(MulOptions {
-                activation: cx.activation(cx.table::<Mul>()?.and_then(|t| t.activation()))?,
+                activation: cx.fused::<Mul>()?.1,
             }),
             "SOFTMAX" => OpOptions::Softmax(SoftmaxOptions {
-                beta: cx.finite(
-                    "SoftmaxOptions",
-                    "beta",
-                    cx.table::<Softmax>()?.and_then(|t| t.beta()),
-                    0.0,
-                )?,
+                beta: cx.float("beta", Softmax::beta)?,
             }),
             "RESHAPE" => OpOptions::Reshape(reshape(&cx)?),
             "CONCATENATION" => {
@@ -313,15 +336,10 @@ impl<'b> Reader<'_, 'b> {
 fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
     Ok(match cx.op.opcode.as_str() {
         "DIV" => OpOptions::Div(DivOptions {
-            activation: cx.activation(cx.table::<DivT>()?.and_then(|t| t.activation()))?,
+            activation: cx.fused::<DivT>()?.1,
         }),
         "LEAKY_RELU" => OpOptions::LeakyRelu(LeakyReluOptions {
-            alpha: cx.finite(
-                "LeakyReluOptions",
-                "alpha",
-                cx.table::<LeakyReluT>()?.and_then(|t| t.alpha()),
-                0.0,
-            )?,
+            alpha: cx.float("alpha", LeakyReluT::alpha)?,
         }),
         "ARG_MAX" => OpOptions::ArgMax(arg_max(cx)?),
         "GATHER" => {
