@@ -19,7 +19,27 @@ macro_rules! fused {
     };
 }
 
-fused!(Add, Sub, Mul, DivT);
+fused!(Add, Sub, Mul, DivT, Conv2D, DepthwiseConv2D);
+
+/// A convolution's options table: its padding, and its stride and dilation along the width
+/// and the height.
+trait ConvTable<'b>: Fused<'b> {
+    fn window(&self) -> (Option<i8>, [Option<i32>; 4]);
+}
+
+/// [`ConvTable`] for tables with those fields.
+macro_rules! conv_table {
+    ($($table:ident),*) => {
+        $(impl<'b> ConvTable<'b> for $table<'b> {
+            fn window(&self) -> (Option<i8>, [Option<i32>; 4]) {
+                let w = [self.stride_w(), self.stride_h(), self.dilation_w(), self.dilation_h()];
+                (self.padding(), w)
+            }
+        })*
+    };
+}
+
+conv_table!(Conv2D, DepthwiseConv2D);
 
 /// What one op's options read needs: the op, its table, the graph's tensors.
 struct Ctx<'r, 'p, 'b> {
@@ -265,7 +285,7 @@ impl<'b> Reader<'_, 'b> {
             tensors,
         };
         Ok(match op.opcode.as_str() {
-            "CONV_2D" => OpOptions::Conv2d(conv(&cx)?),
+            "CONV_2D" => OpOptions::Conv2d(conv(&cx, cx.table::<Conv2D>()?)?),
             "DEPTHWISE_CONV_2D" => OpOptions::DepthwiseConv2d(depthwise(&cx)?),
             "FULLY_CONNECTED" => OpOptions::FullyConnected(fully_connected(&cx)?),
             "AVERAGE_POOL_2D" => OpOptions::AveragePool2d(pool(&cx)?),
@@ -423,16 +443,19 @@ fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
     })
 }
 
-fn conv(cx: &Ctx<'_, '_, '_>) -> Result<Conv2dOptions> {
-    let t = cx.table::<Conv2D>()?;
+/// A convolution's window and activation from table `t` (`CONV_2D`'s options, and
+/// `DEPTHWISE_CONV_2D`'s but its multiplier), checked in the schema's field order.
+fn conv<'b, T: ConvTable<'b>>(cx: &Ctx<'_, '_, 'b>, t: Option<T>) -> Result<Conv2dOptions> {
+    let (padding, [stride_w, stride_h, dilation_w, dilation_h]) =
+        t.map_or((None, [None; 4]), |t| t.window());
     Ok(Conv2dOptions {
-        padding: cx.padding(t.and_then(|t| t.padding()))?,
+        padding: cx.padding(padding)?,
         pads: Dims::EMPTY,
-        stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
-        stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
-        dilation_w: cx.positive("dilation_w_factor", t.and_then(|t| t.dilation_w()), 1)?,
-        dilation_h: cx.positive("dilation_h_factor", t.and_then(|t| t.dilation_h()), 1)?,
-        activation: cx.activation(t.and_then(|t| t.activation()))?,
+        stride_w: cx.positive("stride_w", stride_w, 0)?,
+        stride_h: cx.positive("stride_h", stride_h, 0)?,
+        dilation_w: cx.positive("dilation_w_factor", dilation_w, 1)?,
+        dilation_h: cx.positive("dilation_h_factor", dilation_h, 1)?,
+        activation: cx.activation(t.and_then(|t| t.fused()))?,
     })
 }
 
@@ -445,15 +468,16 @@ fn depthwise(cx: &Ctx<'_, '_, '_>) -> Result<DepthwiseConv2dOptions> {
             cx.what()
         )));
     }
+    let c = conv(cx, t)?;
     Ok(DepthwiseConv2dOptions {
-        padding: cx.padding(t.and_then(|t| t.padding()))?,
-        pads: Dims::EMPTY,
-        stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
-        stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
+        padding: c.padding,
+        pads: c.pads,
+        stride_w: c.stride_w,
+        stride_h: c.stride_h,
         depth_multiplier: multiplier,
-        dilation_w: cx.positive("dilation_w_factor", t.and_then(|t| t.dilation_w()), 1)?,
-        dilation_h: cx.positive("dilation_h_factor", t.and_then(|t| t.dilation_h()), 1)?,
-        activation: cx.activation(t.and_then(|t| t.activation()))?,
+        dilation_w: c.dilation_w,
+        dilation_h: c.dilation_h,
+        activation: c.activation,
     })
 }
 
