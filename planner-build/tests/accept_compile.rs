@@ -106,20 +106,11 @@ fn name(r: &mut Rng) -> String {
     }
 }
 
+/// `s` as a TOML basic string: a JSON string's escapes are TOML's, for any text without
+/// U+007F (which JSON leaves as it is and TOML refuses; no generated name has it).
 fn toml_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => {
-                let _ = write!(out, "\\u{:04X}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    assert!(!s.contains('\u{7f}'), "{s:?}");
+    serde_json::to_string(s).expect("a string serializes")
 }
 
 /// Memories of a custom platform: (name, writable).

@@ -524,6 +524,17 @@ fn step_of(
         let macs = oc * kh as u64 * kw as u64;
         Ok((vec![(t, [wh, ww])], if full { macs * cin } else { macs }))
     };
+    // The two convolutions' options are distinct types with the same window fields.
+    macro_rules! conv_window {
+        ($o:ident, $full:expr) => {
+            conv(
+                dims,
+                [$o.stride_h, $o.stride_w, $o.dilation_h, $o.dilation_w],
+                ($o.padding, $o.pads.as_slice()),
+                $full,
+            )?
+        };
+    }
     let opcode = op.opcode.as_str();
     let (inputs, macs) = match (&op.options, opcode) {
         (
@@ -535,18 +546,8 @@ fn step_of(
                 "its options (window, padding, axis) were not read from the model",
             ));
         }
-        (OpOptions::Conv2d(o), _) => conv(
-            dims,
-            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
-            (o.padding, o.pads.as_slice()),
-            true,
-        )?,
-        (OpOptions::DepthwiseConv2d(o), _) => conv(
-            dims,
-            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
-            (o.padding, o.pads.as_slice()),
-            false,
-        )?,
+        (OpOptions::Conv2d(o), _) => conv_window!(o, true),
+        (OpOptions::DepthwiseConv2d(o), _) => conv_window!(o, false),
         (OpOptions::AveragePool2d(o), _) | (OpOptions::MaxPool2d(o), _) => {
             let (t, h, w, _) = spatial_input(0, dims)?;
             let mut wh = window(o.filter_h, o.stride_h, 1)?;

@@ -15,7 +15,7 @@ use crate::pipeline::Planned;
 
 mod group;
 mod problem;
-pub use group::{group_csv, group_explain, group_json, group_table};
+pub use group::{group_csv, group_explain, group_json, group_table, group_title};
 pub use problem::{problem_json, problem_table};
 
 /// Version of the JSON report's shape.

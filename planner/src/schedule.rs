@@ -429,6 +429,22 @@ mod tests {
         graph_of("random", tensors, ops, vec![io("in", 0)], outputs)
     }
 
+    /// Calls `f(case, graph, rng)` on `cases` random graphs drawn from seed `seed`, graph
+    /// `case` of `ops(case, rng)` ops; `f` may draw more from the same stream.
+    fn each_random_graph(
+        seed: u64,
+        cases: usize,
+        ops: impl Fn(usize, &mut Rng) -> usize,
+        mut f: impl FnMut(usize, Graph, &mut Rng),
+    ) {
+        let mut rng = Rng::new(seed);
+        for case in 0..cases {
+            let n = ops(case, &mut rng);
+            let g = random_graph(&mut rng, n);
+            f(case, g, &mut rng);
+        }
+    }
+
     /// Lowest peak over every valid order, by enumeration.
     fn brute_force(g: &Graph, align: u64) -> u64 {
         fn go(g: &Graph, deps: &Deps, order: &mut Vec<u32>, align: u64, best: &mut u64) {
@@ -456,10 +472,8 @@ mod tests {
 
     #[test]
     fn exact_search_equals_brute_force_on_small_dags() {
-        let mut rng = Rng::new(14);
-        for case in 0..60 {
-            let n = 2 + case % 8;
-            let g = random_graph(&mut rng, n);
+        each_random_graph(14, 60, |case, _| 2 + case % 8, |case, g, _| {
+            let n = g.ops.len();
             let align = [1, 4, 16][case % 3];
             let want = brute_force(&g, align);
             let cost = Cost::new(&g, align);
@@ -480,15 +494,13 @@ mod tests {
             let s = reorder(&g, align);
             assert_eq!(s.peak_after, want, "case {case}: reorder");
             assert!(s.optimal, "case {case}");
-        }
+        });
     }
 
     #[test]
     fn reordered_orders_are_valid_never_worse_and_deterministic() {
-        let mut rng = Rng::new(1414);
-        for case in 0..40 {
-            let n = 5 + rng.below(120);
-            let g = random_graph(&mut rng, n);
+        each_random_graph(1414, 40, |_, rng| 5 + rng.below(120), |case, g, _| {
+            let n = g.ops.len();
             // Small budgets keep the test fast; the properties hold for any budget.
             let budget = Budget {
                 exact: 100_000,
@@ -531,7 +543,7 @@ mod tests {
             for (k, &o) in s.order.iter().enumerate() {
                 assert_eq!(s.graph.ops[k], g.ops[o as usize]);
             }
-        }
+        });
     }
 
     #[test]
@@ -600,10 +612,7 @@ mod tests {
 
     #[test]
     fn the_bound_in_blocks_is_the_bound_by_definition() {
-        let mut rng = Rng::new(29);
-        for case in 0..60 {
-            let n_ops = 1 + rng.below(300);
-            let g = random_graph(&mut rng, n_ops);
+        each_random_graph(29, 60, |_, rng| 1 + rng.below(300), |case, g, rng| {
             let cost = Cost::new(&g, 1 + rng.below(16) as u64);
             let deps = dependencies(&g);
             let want = bound_by_definition(&cost, &deps);
@@ -616,6 +625,6 @@ mod tests {
                 );
             }
             assert_eq!(bound::all_orders(&cost, &deps), want);
-        }
+        });
     }
 }

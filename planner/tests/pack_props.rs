@@ -392,42 +392,68 @@ fn climbs_count_their_re_packs_and_stop_at_the_bound() {
     }
 }
 
+/// Planner options as `(key, value)` pairs.
+fn options(pairs: &[(&str, OptionValue)]) -> BTreeMap<String, OptionValue> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.clone()))
+        .collect()
+}
+
 #[test]
 fn planner_options_are_checked() {
-    let mut o = BTreeMap::new();
-    o.insert("seed".to_string(), OptionValue::Int(3));
-    let e = PlannerKind::from_name("best_of_greedy", &o).unwrap_err();
-    assert!(
-        e.message.contains("takes no options, but `seed` is given"),
-        "{}",
-        e.message
-    );
-    assert!(PlannerKind::from_name("auto", &o).is_ok());
-    o.insert("budget".to_string(), OptionValue::Int(-1));
-    let e = PlannerKind::from_name("auto", &o).unwrap_err();
-    assert_eq!(
-        e.message,
-        "planner option `budget` is -1; it must be a whole number >= 0"
-    );
-    let mut o = BTreeMap::new();
-    o.insert(
-        "max_stall_iterations".to_string(),
-        OptionValue::Str("never".into()),
-    );
-    let e = PlannerKind::from_name("hill_climb", &o).unwrap_err();
-    assert!(e.message.contains("or \"none\""), "{}", e.message);
-    let mut o = BTreeMap::new();
-    o.insert("budgt".to_string(), OptionValue::Int(1));
-    let e = PlannerKind::from_name("auto", &o).unwrap_err();
-    assert!(e.message.contains("did you mean `budget`"), "{}", e.message);
+    use OptionValue::{Int, Str};
+    // A planner, its options and what its error says (`None`: accepted).
+    type Row<'a> = (&'a str, &'a [(&'a str, OptionValue)], Option<&'a str>);
+    let rows: [Row<'_>; 9] = [
+        (
+            "best_of_greedy",
+            &[("seed", Int(3))],
+            Some("takes no options, but `seed` is given"),
+        ),
+        (
+            "greedy",
+            &[("iterations", Int(10))],
+            Some("takes no options, but `iterations`"),
+        ),
+        ("auto", &[("seed", Int(3))], None),
+        ("hill_climb", &[("iterations", Int(10))], None),
+        (
+            "auto",
+            &[("seed", Int(3)), ("budget", Int(-1))],
+            Some("planner option `budget` is -1; it must be a whole number >= 0"),
+        ),
+        (
+            "hill_climb",
+            &[("max_stall_iterations", Str("never".into()))],
+            Some("or \"none\""),
+        ),
+        (
+            "hill_climb",
+            &[("iterations", Int(10)), ("iteratons", Int(10))],
+            Some("did you mean `iterations`"),
+        ),
+        ("auto", &[("budgt", Int(1))], Some("did you mean `budget`")),
+        ("gredy", &[], Some("did you mean `greedy`")),
+    ];
+    for (name, pairs, want) in rows {
+        let got = PlannerKind::from_name(name, &options(pairs));
+        match (got, want) {
+            (Ok(_), None) => {}
+            (Err(e), Some(want)) => assert!(e.message.contains(want), "{name}: {}", e.message),
+            (got, want) => panic!("{name} {pairs:?}: {got:?}, want an error {want:?}"),
+        }
+    }
+    let hill = PlannerKind::from_name("hill_climb", &options(&[("iterations", Int(10))]));
+    let want = planner::pack::HillClimbOptions {
+        iterations: 10,
+        ..Default::default()
+    };
+    assert_eq!(hill.unwrap(), PlannerKind::HillClimb(want));
     assert_eq!(PlannerKind::default().name(), "auto");
     for name in PlannerKind::NAMES {
-        assert_eq!(
-            PlannerKind::from_name(name, &BTreeMap::new())
-                .unwrap()
-                .name(),
-            *name
-        );
+        let kind = PlannerKind::from_name(name, &BTreeMap::new()).unwrap();
+        assert_eq!(kind.name(), *name);
     }
 }
 

@@ -267,12 +267,20 @@ fn structure_positions(bytes: &[u8], g: &Graph) -> Vec<usize> {
     (0..bytes.len()).filter(|&p| !data[p]).collect()
 }
 
-#[test]
-fn corrupted_models_are_errors_not_panics() {
-    let mut rng = Rng::new(0x5EED_7F11_7E00_0003);
+/// Calls `f(model, path, bytes, rng)` with every bundled model's file, `rng` seeded with
+/// `seed` once for all of them.
+fn each_model_file(seed: u64, mut f: impl FnMut(&Figures, &Path, &[u8], &mut Rng)) {
+    let mut rng = Rng::new(seed);
     for m in &MODELS {
         let path = model_path(m.name);
         let bytes = std::fs::read(&path).unwrap();
+        f(m, &path, &bytes, &mut rng);
+    }
+}
+
+#[test]
+fn corrupted_models_are_errors_not_panics() {
+    each_model_file(0x5EED_7F11_7E00_0003, |m, path, bytes, rng| {
         let n = bytes.len();
         // Truncation: the first bytes one by one, then points spread over the file.
         let mut cuts: Vec<usize> = (0..12).collect();
@@ -280,20 +288,20 @@ fn corrupted_models_are_errors_not_panics() {
         cuts.push(n - 1);
         for cut in cuts {
             // A cut into trailing padding may leave a readable model; any other is an error.
-            let r = tflite::parse(&bytes[..cut], &path);
+            let r = tflite::parse(&bytes[..cut], path);
             assert!(
                 cut >= 8 || r.is_err(),
                 "{}: truncated to {cut} bytes but read",
                 m.name
             );
-            check_outcome(r, &path, &format!("{} cut at {cut}", m.name));
+            check_outcome(r, path, &format!("{} cut at {cut}", m.name));
         }
         // Flips: two in three in the flatbuffer's structure (tables, vtables, offsets,
         // shapes, names, quantisation: every byte outside constant data), the rest anywhere.
         // A flip in a name, a scale or an unused byte may still read.
-        let structure = structure_positions(&bytes, &tflite::parse(&bytes, &path).unwrap());
+        let structure = structure_positions(bytes, &tflite::parse(bytes, path).unwrap());
         let flips = 128;
-        let read = flips_that_read(&bytes, &path, m.name, &mut rng, flips, |rng, k| {
+        let read = flips_that_read(bytes, path, m.name, rng, flips, |rng, k| {
             if k % 3 == 2 {
                 rng.index(n)
             } else {
@@ -306,14 +314,14 @@ fn corrupted_models_are_errors_not_panics() {
         assert!(read < flips, "{}: all {flips} flipped files read", m.name);
         // Several flips at once.
         for _ in 0..8 {
-            let mut copy = bytes.clone();
+            let mut copy = bytes.to_vec();
             for _ in 0..8 {
                 let pos = rng.index(n);
                 copy[pos] = u8::try_from(rng.index(256)).unwrap();
             }
-            check_outcome(tflite::parse(&copy, &path), &path, m.name);
+            check_outcome(tflite::parse(&copy, path), path, m.name);
         }
-    }
+    });
 }
 
 #[path = "tflite/builder.rs"]
@@ -680,20 +688,17 @@ fn options_layout(bytes: &[u8]) -> (Vec<usize>, Vec<usize>) {
 
 #[test]
 fn corrupted_options_are_errors_not_panics() {
-    let mut rng = Rng::new(0x0B71_0115_0000_0012);
-    for m in &MODELS {
-        let path = model_path(m.name);
-        let bytes = std::fs::read(&path).unwrap();
-        let positions = options_positions(&bytes);
+    each_model_file(0x0B71_0115_0000_0012, |m, path, bytes, rng| {
+        let positions = options_positions(bytes);
         assert!(!positions.is_empty(), "{}: no options found", m.name);
         let flips = 96;
-        let read = flips_that_read(&bytes, &path, m.name, &mut rng, flips, |rng, _| {
+        let read = flips_that_read(bytes, path, m.name, rng, flips, |rng, _| {
             positions[rng.index(positions.len())]
         });
         // A flipped option value may still be a valid one (a stride of 3, a padding of
         // VALID); a flipped type, offset or vtable mostly is not.
         assert!(read < flips, "{}: no options flip was caught", m.name);
-    }
+    });
 }
 
 /// `small_model` with options on op 0 (FULLY_CONNECTED).

@@ -22,6 +22,25 @@ pub(super) struct Cli {
     pub(super) command: Command,
 }
 
+/// How a model runs, as `plan` and `explain` take it: in place, in patches.
+#[derive(clap::Args)]
+pub(super) struct RunArgs {
+    /// Fold PADs into convolutions and run ops in place (`memory.in_place = true`); the
+    /// kernel set must implement the `*InPlace` traits and explicit padding.
+    #[arg(long)]
+    pub(super) in_place: bool,
+    #[command(flatten)]
+    pub(super) patches: PatchArgs,
+}
+
+impl RunArgs {
+    /// Sets the manifest's in-place and patch settings from the options.
+    pub(super) fn apply(&self, input: &Path, m: &mut Manifest) -> Result<(), Error> {
+        m.aliasing.in_place |= self.in_place;
+        self.patches.apply(input, m)
+    }
+}
+
 /// The patch-based first stage, as on the command line (`memory.patches`).
 #[derive(clap::Args, Clone, Default)]
 pub(super) struct PatchArgs {
@@ -223,12 +242,8 @@ pub(super) struct PlanArgs {
     /// that would not link on this host gets a warning.
     #[arg(long, value_name = "TRIPLE")]
     pub(super) target: Option<String>,
-    /// Fold PADs into convolutions and run ops in place (`memory.in_place = true`); the
-    /// kernel set must implement the `*InPlace` traits and explicit padding.
-    #[arg(long)]
-    pub(super) in_place: bool,
     #[command(flatten)]
-    pub(super) patches: PatchArgs,
+    pub(super) run: RunArgs,
 }
 
 #[derive(clap::Args)]
@@ -245,12 +260,8 @@ pub(super) struct ExplainArgs {
     /// memory, source_memory, offset, size, reason) as JSON objects or CSV.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub(super) format: Format,
-    /// Fold PADs into convolutions and run ops in place (`memory.in_place = true`); the
-    /// kernel set must implement the `*InPlace` traits and explicit padding.
-    #[arg(long)]
-    pub(super) in_place: bool,
     #[command(flatten)]
-    pub(super) patches: PatchArgs,
+    pub(super) run: RunArgs,
 }
 
 #[derive(clap::Args)]

@@ -200,12 +200,7 @@ fn compare_group(g: &manifest::Group, format: Format) -> Result<String, Error> {
         return Ok(rows_as(format, &rows));
     }
     let names: Vec<&str> = g.models.iter().map(|m| m.name.as_str()).collect();
-    let title = format!(
-        "group {} · {} models ({})",
-        g.name,
-        names.len(),
-        names.join(", ")
-    );
+    let title = planner::report::group_title(&g.name, &names, " ·");
     Ok(aligned(&title, &rows))
 }
 

@@ -15,14 +15,13 @@ pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {
         tensor,
         planner,
         format,
-        in_place,
-        patches,
+        run,
     } = args;
     let (input, tensor, planner) = (input.as_path(), tensor.as_deref(), planner.as_deref());
-    refuse_in_place(input, in_place)?;
+    refuse_in_place(input, run.in_place)?;
     format.refuse_svg("explain")?;
     if let Some(mut g) = group_of(input, planner)? {
-        patches.apply_group(&mut g)?;
+        run.patches.apply_group(&mut g)?;
         let planned = plan_group(&g)?;
         if format != Format::Table {
             let mut rows = Vec::new();
@@ -42,8 +41,7 @@ pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {
     }
     let mut inp = load(input, None)?;
     override_planner(&mut inp.manifest, planner)?;
-    inp.manifest.aliasing.in_place |= in_place;
-    patches.apply(input, &mut inp.manifest)?;
+    run.apply(input, &mut inp.manifest)?;
     if let Some(t) = tensor
         && !inp.graph.tensors.iter().any(|x| x.id == t || x.name == t)
     {

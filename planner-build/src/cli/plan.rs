@@ -24,12 +24,11 @@ pub(super) fn command(args: PlanArgs) -> Result<ExitCode, Error> {
         node_budget,
         time_limit,
         target,
-        in_place,
-        patches,
+        run,
     } = args;
-    refuse_in_place(&input, in_place)?;
+    refuse_in_place(&input, run.in_place)?;
     if let Some(mut g) = group_of(&input, planner.as_deref())? {
-        patches.apply_group(&mut g)?;
+        run.patches.apply_group(&mut g)?;
         return plan_group_table(&g, &input, format, target.as_deref());
     }
     if format != Format::Svg && is_problem(&input)? {
@@ -44,8 +43,7 @@ pub(super) fn command(args: PlanArgs) -> Result<ExitCode, Error> {
     }
     let mut inp = load(&input, capacity.as_deref())?;
     override_planner(&mut inp.manifest, planner.as_deref())?;
-    inp.manifest.aliasing.in_place |= in_place;
-    patches.apply(&input, &mut inp.manifest)?;
+    run.apply(&input, &mut inp.manifest)?;
     if let Some(t) = &time_limit {
         set_time_limit(&mut inp.manifest, t)?;
     }

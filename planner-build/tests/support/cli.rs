@@ -24,6 +24,14 @@ pub fn exit_code(args: &[&str]) -> Option<i32> {
     planner(args).status.code()
 }
 
+/// `planner ARGS...`, which must refuse its input (exit code 2): its standard error as text.
+pub fn refused(args: &[&str]) -> String {
+    let o = planner(args);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "planner {args:?}: {err}");
+    err
+}
+
 /// `planner ARGS...`, which must succeed, its standard output read as JSON.
 pub fn json(args: &[&str]) -> serde_json::Value {
     let o = planner(args);

@@ -145,13 +145,13 @@ impl Run<'_> {
             {
                 let problem = self.placer.problem;
                 let start = seed.packing.clone();
-                let limits = (node_budget, max_items);
-                let (found, nodes) = large::lower(problem, start, seed.lower_bound, limits);
+                let from = large::Lowering::new(problem, start, seed.lower_bound, node_budget);
+                let (found, nodes) = large::lower(from, max_items);
                 self.stats.nodes += nodes;
                 // The window around the op of most load, from the lower of the two.
                 let (found, nodes) = if found.height > seed.lower_bound && peak_max_items > 0 {
-                    let limits = (node_budget, peak_max_items);
-                    large::peak_window(problem, found, seed.lower_bound, limits)
+                    let from = large::Lowering::new(problem, found, seed.lower_bound, node_budget);
+                    large::peak_window(from, peak_max_items)
                 } else {
                     (found, 0)
                 };

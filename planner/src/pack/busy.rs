@@ -267,7 +267,7 @@ fn add(list: &mut Ranges, lo: u64, hi: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::tests::random_item;
+    use crate::pack::tests::{random_item, random_rounds};
 
     #[test]
     fn merges_ranges() {
@@ -286,15 +286,11 @@ mod tests {
     /// items that overlap in time, for both rules.
     #[test]
     fn agrees_with_choose_gap() {
-        let mut rng = crate::pack::Rng::new(99);
-        let mut next = |m: u64| rng.below_u64(m);
-        for round in 0..20 {
-            let items: Vec<Item> = (0..150)
-                .map(|_| {
-                    let lens = if round % 2 == 0 { 8 } else { 50 };
-                    random_item(&mut next, (60, 40, lens), [1, 4, 16])
-                })
-                .collect();
+        let draw = |round: usize, _, next: &mut dyn FnMut(u64) -> u64| {
+            let lens = if round.is_multiple_of(2) { 8 } else { 50 };
+            random_item(next, (60, 40, lens), [1, 4, 16])
+        };
+        random_rounds(99, (20, 150), draw, |round, items| {
             let mut tree = BusyTree::new(&items);
             for rule in [GapRule::Lowest, GapRule::BestFit] {
                 tree.clear();
@@ -313,6 +309,6 @@ mod tests {
                     placed.push((i, got));
                 }
             }
-        }
+        });
     }
 }

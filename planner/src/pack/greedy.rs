@@ -49,31 +49,39 @@ const TREE_FROM_PAIRS_PER_ITEM: usize = 256;
 /// Which items overlap which in time.
 #[derive(Debug, Clone)]
 pub(crate) enum Overlaps {
-    /// Items numbered by rank in start order, so that items near in time are near in
-    /// memory: `of[r]` is the item of rank `r` and `rank[i]` the rank of item `i`. The later
-    /// items overlapping rank `r` are the ranks `r + 1..=r + later[r]` (they start within its
-    /// lifetime); the earlier ones are listed, `adj[first[r]..first[r + 1]]`.
-    Lists {
-        first: Vec<usize>,
-        adj: Vec<u32>,
-        later: Vec<u32>,
-        of: Vec<u32>,
-        rank: Vec<u32>,
-    },
-    /// Items sorted by start; `max_end[node]` is the largest end in a subtree of the implicit
-    /// segment tree over that order (`leaves` a power of two).
-    Tree {
-        by_start: Vec<usize>,
-        starts: Vec<u32>,
-        ends: Vec<u32>,
-        max_end: Vec<u32>,
-        leaves: usize,
-        /// Every end, sorted (for [`Overlaps::degree`]).
-        sorted_ends: Vec<u32>,
-        /// The overlapping pairs, when the lists could hold them (the tree was chosen for
-        /// being dense): see [`Placer::relist_if_unmerged`].
-        listable_pairs: Option<usize>,
-    },
+    /// Every item's overlapping items listed.
+    Lists(Lists),
+    /// An interval tree over the lifetimes, for dense problems.
+    Tree(StartTree),
+}
+
+/// Items numbered by rank in start order, so that items near in time are near in memory:
+/// `of[r]` is the item of rank `r` and `rank[i]` the rank of item `i`. The later items
+/// overlapping rank `r` are the ranks `r + 1..=r + later[r]` (they start within its
+/// lifetime); the earlier ones are listed, `adj[first[r]..first[r + 1]]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Lists {
+    first: Vec<usize>,
+    adj: Vec<u32>,
+    later: Vec<u32>,
+    of: Vec<u32>,
+    rank: Vec<u32>,
+}
+
+/// Items sorted by start; `max_end[node]` is the largest end in a subtree of the implicit
+/// segment tree over that order (`leaves` a power of two).
+#[derive(Debug, Clone)]
+pub(crate) struct StartTree {
+    by_start: Vec<usize>,
+    starts: Vec<u32>,
+    ends: Vec<u32>,
+    max_end: Vec<u32>,
+    leaves: usize,
+    /// Every end, sorted (for [`Overlaps::degree`]).
+    sorted_ends: Vec<u32>,
+    /// The overlapping pairs, when the lists could hold them (the tree was chosen for
+    /// being dense): see [`Placer::relist_if_unmerged`].
+    listable_pairs: Option<usize>,
 }
 
 impl Overlaps {
@@ -137,26 +145,66 @@ impl Overlaps {
             for (r, &i) in by_start.iter().enumerate() {
                 rank[i] = r as u32;
             }
-            return Overlaps::Lists {
+            return Overlaps::Lists(Lists {
                 first,
                 adj,
                 later,
                 of,
                 rank,
-            };
+            });
         }
-        let mut tree = Overlaps::tree(items, by_start);
-        if let Overlaps::Tree { listable_pairs, .. } = &mut tree
-            && u32::try_from(items.len()).is_ok()
-            && pairs <= MAX_LISTED_PAIRS
-        {
-            *listable_pairs = Some(pairs);
+        let mut tree = StartTree::new(items, by_start);
+        if u32::try_from(items.len()).is_ok() && pairs <= MAX_LISTED_PAIRS {
+            tree.listable_pairs = Some(pairs);
         }
-        tree
+        Overlaps::Tree(tree)
     }
 
     /// The interval tree over `by_start` (item indices sorted by start).
+    #[cfg(test)]
     fn tree(items: &[Item], by_start: Vec<usize>) -> Overlaps {
+        Overlaps::Tree(StartTree::new(items, by_start))
+    }
+
+    /// Calls `f` with every item other than `i` that overlaps item `i` in time.
+    pub(crate) fn for_each(&self, items: &[Item], i: usize, f: impl FnMut(usize)) {
+        match self {
+            Overlaps::Lists(lists) => lists.for_each(i, f),
+            Overlaps::Tree(tree) => tree.for_each(items, i, f),
+        }
+    }
+
+    /// Number of items overlapping item `i` in time.
+    pub(crate) fn degree(&self, items: &[Item], i: usize) -> usize {
+        match self {
+            Overlaps::Lists(lists) => {
+                let r = lists.rank[i] as usize;
+                lists.first[r + 1] - lists.first[r] + lists.later[r] as usize
+            }
+            Overlaps::Tree(tree) => tree.degree(items, i),
+        }
+    }
+}
+
+impl Lists {
+    /// Calls `f` with every item other than `i` that overlaps item `i` in time.
+    fn for_each(&self, i: usize, mut f: impl FnMut(usize)) {
+        let r = self.rank[i] as usize;
+        let after = r + 1..=r + self.later[r] as usize;
+        for b in self.adj[self.first[r]..self.first[r + 1]]
+            .iter()
+            .map(|&b| b as usize)
+            .chain(after)
+        {
+            f(self.of[b] as usize);
+        }
+    }
+}
+
+impl StartTree {
+
+    /// The interval tree over `by_start` (item indices sorted by start).
+    fn new(items: &[Item], by_start: Vec<usize>) -> StartTree {
         let starts: Vec<u32> = by_start.iter().map(|&i| items[i].start).collect();
         let ends: Vec<u32> = by_start.iter().map(|&i| items[i].end).collect();
         let leaves = items.len().next_power_of_two().max(1);
@@ -173,7 +221,7 @@ impl Overlaps {
             sorted_ends = ends.clone();
             sorted_ends.sort_unstable();
         }
-        Overlaps::Tree {
+        StartTree {
             by_start,
             starts,
             ends,
@@ -185,83 +233,41 @@ impl Overlaps {
     }
 
     /// Calls `f` with every item other than `i` that overlaps item `i` in time.
-    pub(crate) fn for_each(&self, items: &[Item], i: usize, mut f: impl FnMut(usize)) {
-        match self {
-            Overlaps::Lists {
-                first,
-                adj,
-                later,
-                of,
-                rank,
-            } => {
-                let r = rank[i] as usize;
-                let after = r + 1..=r + later[r] as usize;
-                for b in adj[first[r]..first[r + 1]]
-                    .iter()
-                    .map(|&b| b as usize)
-                    .chain(after)
-                {
-                    f(of[b] as usize);
-                }
+    fn for_each(&self, items: &[Item], i: usize, mut f: impl FnMut(usize)) {
+        let (s, e) = (items[i].start, items[i].end);
+        // Candidates start at or before `e`: a prefix of the start order.
+        let hi = self.starts.partition_point(|&x| x <= e);
+        let mut stack = vec![(1usize, 0usize, self.leaves)];
+        while let Some((node, lo, len)) = stack.pop() {
+            if lo >= hi || self.max_end[node] < s {
+                continue;
             }
-            Overlaps::Tree {
-                by_start,
-                starts,
-                ends,
-                max_end,
-                leaves,
-                ..
-            } => {
-                let (s, e) = (items[i].start, items[i].end);
-                // Candidates start at or before `e`: a prefix of the start order.
-                let hi = starts.partition_point(|&x| x <= e);
-                let mut stack = vec![(1usize, 0usize, *leaves)];
-                while let Some((node, lo, len)) = stack.pop() {
-                    if lo >= hi || max_end[node] < s {
-                        continue;
-                    }
-                    if len == 1 {
-                        let j = by_start[lo];
-                        if j != i && ends[lo] >= s {
-                            f(j);
-                        }
-                        continue;
-                    }
-                    let half = len / 2;
-                    stack.push((2 * node + 1, lo + half, half));
-                    stack.push((2 * node, lo, half));
+            if len == 1 {
+                let j = self.by_start[lo];
+                if j != i && self.ends[lo] >= s {
+                    f(j);
                 }
+                continue;
             }
+            let half = len / 2;
+            stack.push((2 * node + 1, lo + half, half));
+            stack.push((2 * node, lo, half));
         }
     }
 
     /// Number of items overlapping item `i` in time.
-    pub(crate) fn degree(&self, items: &[Item], i: usize) -> usize {
-        match self {
-            Overlaps::Lists {
-                first, later, rank, ..
-            } => {
-                let r = rank[i] as usize;
-                first[r + 1] - first[r] + later[r] as usize
-            }
-            Overlaps::Tree {
-                starts,
-                sorted_ends,
-                ..
-            } => {
-                let (s, e) = (items[i].start, items[i].end);
-                if sorted_ends.len() != starts.len() {
-                    let mut n = 0;
-                    self.for_each(items, i, |_| n += 1);
-                    return n;
-                }
-                // The others starting at or before `e`, less those ending before `s` (which
-                // started before it too).
-                let started = starts.partition_point(|&x| x <= e);
-                let ended = sorted_ends.partition_point(|&x| x < s);
-                started.saturating_sub(ended + 1)
-            }
+    fn degree(&self, items: &[Item], i: usize) -> usize {
+        let (s, e) = (items[i].start, items[i].end);
+        if self.sorted_ends.len() != self.starts.len() {
+            let mut n = 0;
+            self.for_each(items, i, |_| n += 1);
+            return n;
         }
+        // The others starting at or before `e`, less those ending before `s` (which
+        // started before it too).
+        let started = self.starts.partition_point(|&x| x <= e);
+        let ended = self.sorted_ends.partition_point(|&x| x < s);
+        started.saturating_sub(ended + 1)
     }
 }
 
@@ -332,10 +338,10 @@ impl<'p> Placer<'p> {
     /// whole plan a quarter slower than the lists.
     pub(crate) fn relist_if_unmerged(&mut self) -> bool {
         let (
-            Overlaps::Tree {
+            Overlaps::Tree(StartTree {
                 listable_pairs: Some(pairs),
                 ..
-            },
+            }),
             Some(tree),
         ) = (&*self.overlaps, &self.tree)
         else {
@@ -407,8 +413,8 @@ impl<'p> Placer<'p> {
         limit: u64,
         spill: bool,
     ) -> Option<Packing> {
-        if let Overlaps::Lists { .. } = *self.overlaps {
-            return self.place_fresh_listed(order, rule, limit, spill);
+        if let Overlaps::Lists(lists) = &*Arc::clone(&self.overlaps) {
+            return self.place_fresh_listed(lists, order, rule, limit, spill);
         }
         let problem = self.problem;
         let items = &problem.items;
@@ -461,6 +467,7 @@ impl<'p> Placer<'p> {
     /// neighbours lie close to it in memory, which is what makes it fast on large problems.
     fn place_fresh_listed(
         &mut self,
+        lists: &Lists,
         order: &[usize],
         rule: GapRule,
         limit: u64,
@@ -468,22 +475,12 @@ impl<'p> Placer<'p> {
     ) -> Option<Packing> {
         let problem = self.problem;
         let items = &problem.items;
-        let Overlaps::Lists {
-            first,
-            adj,
-            later,
-            of,
-            rank,
-        } = &*self.overlaps
-        else {
-            return None;
-        };
         // By rank: the bytes every item takes, empty until it is placed (and for items that
         // take none), and whether it is placed.
         let mut slot = vec![(0u64, 0u64); items.len()];
         let mut placed = vec![false; items.len()];
         let mut height = 0u64;
-        for (r, &i) in of.iter().enumerate() {
+        for (r, &i) in lists.of.iter().enumerate() {
             let it = &items[i as usize];
             if let Some(off) = it.fixed {
                 slot[r] = (off, off.saturating_add(it.size));
@@ -498,11 +495,11 @@ impl<'p> Placer<'p> {
             .iter()
             .map(|&i| {
                 let it = &items[i];
-                let r = rank[i] as usize;
+                let r = lists.rank[i] as usize;
                 Next {
                     rank: r,
-                    earlier: first[r]..first[r + 1],
-                    later: later[r] as usize,
+                    earlier: lists.first[r]..lists.first[r + 1],
+                    later: lists.later[r] as usize,
                     size: it.size,
                     align: it.align,
                     spillable: it.spillable,
@@ -515,7 +512,7 @@ impl<'p> Placer<'p> {
             // overlap this item's work (a load whose value is unused, not a prefetch hint).
             if let Some(ahead) = seq.get(k + AHEAD) {
                 std::hint::black_box((
-                    adj.get(ahead.earlier.start),
+                    lists.adj.get(ahead.earlier.start),
                     slot.get(ahead.rank.saturating_sub(8)),
                 ));
             }
@@ -528,7 +525,7 @@ impl<'p> Placer<'p> {
                 spillable,
             } = next;
             busy.clear();
-            for b in adj[earlier.clone()]
+            for b in lists.adj[earlier.clone()]
                 .iter()
                 .map(|&b| b as usize)
                 .chain(r + 1..=r + later)
@@ -558,7 +555,7 @@ impl<'p> Placer<'p> {
             height = height.max(end);
         }
         let mut offsets: Vec<Option<u64>> = vec![None; items.len()];
-        for (r, &i) in of.iter().enumerate() {
+        for (r, &i) in lists.of.iter().enumerate() {
             if placed[r] {
                 offsets[i as usize] = Some(slot[r].0);
             }
@@ -726,7 +723,7 @@ pub fn size_order(problem: &Problem) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pack::tests::{item, random_item};
+    use crate::pack::tests::{item, random_item, random_rounds};
 
     fn neighbours(o: &Overlaps, items: &[Item], i: usize) -> Vec<usize> {
         let mut v = Vec::new();
@@ -748,7 +745,7 @@ mod tests {
             items.push(item(8, start, start + len));
         }
         let lists = Overlaps::new(&items);
-        assert!(matches!(lists, Overlaps::Lists { .. }));
+        assert!(matches!(lists, Overlaps::Lists(_)));
         let mut by_start: Vec<usize> = (0..items.len()).collect();
         by_start.sort_unstable_by_key(|&i| (items[i].start, i));
         let tree = Overlaps::tree(&items, by_start);
@@ -766,19 +763,15 @@ mod tests {
     /// tree give the same packing, with fixed items, zero sizes and spills.
     #[test]
     fn listed_and_tree_passes_agree() {
-        let mut rng = crate::pack::Rng::new(777);
-        let mut next = |m: u64| rng.below_u64(m);
-        for round in 0..30 {
-            let items: Vec<Item> = (0..120)
-                .map(|k| {
-                    let mut it = random_item(&mut next, (50, 64, 12), [1, 8, 32]);
-                    it.spillable = round % 3 == 0 && k % 4 == 0;
-                    if k % 17 == 0 {
-                        it.fixed = Some(64 * next(8));
-                    }
-                    it
-                })
-                .collect();
+        let draw = |round: usize, k: usize, next: &mut dyn FnMut(u64) -> u64| {
+            let mut it = random_item(next, (50, 64, 12), [1, 8, 32]);
+            it.spillable = round.is_multiple_of(3) && k.is_multiple_of(4);
+            if k.is_multiple_of(17) {
+                it.fixed = Some(64 * next(8));
+            }
+            it
+        };
+        random_rounds(777, (30, 120), draw, |round, items| {
             let problem = Problem {
                 items,
                 capacity: (round % 3 == 0).then_some(600),
@@ -786,7 +779,7 @@ mod tests {
             let mut by_start: Vec<usize> = (0..problem.items.len()).collect();
             by_start.sort_unstable_by_key(|&i| (problem.items[i].start, i));
             let mut listed = Placer::new(&problem);
-            assert!(matches!(*listed.overlaps, Overlaps::Lists { .. }));
+            assert!(matches!(*listed.overlaps, Overlaps::Lists(_)));
             let mut tree =
                 Placer::with_overlaps(&problem, Arc::new(Overlaps::tree(&problem.items, by_start)));
             let order: Vec<usize> = size_order(&problem)
@@ -803,7 +796,7 @@ mod tests {
                     tree.place_fresh(&order, rule, limit, false)
                 );
             }
-        }
+        });
     }
 
     /// Offsets near `u64::MAX` (saturated ends, alignments that overflow): both kinds of
@@ -857,18 +850,18 @@ mod tests {
         let mut order = size_order(&problem);
         order.sort_by_key(|&i| problem.items[i].spillable);
         let lists = Arc::new(Overlaps::listed_below(&problem.items, usize::MAX));
-        let Overlaps::Lists { adj, .. } = &*lists else {
+        let Overlaps::Lists(pairs) = &*lists else {
             panic!("the overlap lists");
         };
-        assert!(adj.len() >= TREE_FROM_PAIRS_PER_ITEM * problem.items.len());
+        assert!(pairs.adj.len() >= TREE_FROM_PAIRS_PER_ITEM * problem.items.len());
         for rule in [GapRule::Lowest, GapRule::BestFit] {
             let mut placer = Placer::new(&problem);
-            assert!(matches!(*placer.overlaps, Overlaps::Tree { .. }));
+            assert!(matches!(*placer.overlaps, Overlaps::Tree(_)));
             let a = placer.place_with_spill(&order, rule);
             assert!(placer.tree.is_some(), "{rule:?}: the pass took the lists");
             let mut listed = Placer::with_overlaps(&problem, Arc::clone(&lists));
             let b = listed
-                .place_fresh_listed(&order, rule, u64::MAX, true)
+                .place_fresh_listed(pairs, &order, rule, u64::MAX, true)
                 .expect("no limit");
             assert_eq!(a, b, "{rule:?}");
             assert!(
@@ -878,7 +871,7 @@ mod tests {
             let limit = a.height / 2;
             assert_eq!(
                 placer.place_fresh(&order, rule, limit, true),
-                listed.place_fresh_listed(&order, rule, limit, true)
+                listed.place_fresh_listed(pairs, &order, rule, limit, true)
             );
         }
     }
@@ -904,11 +897,11 @@ mod tests {
             };
             let order = size_order(&problem);
             let mut placer = Placer::new(&problem);
-            assert!(matches!(*placer.overlaps, Overlaps::Tree { .. }));
+            assert!(matches!(*placer.overlaps, Overlaps::Tree(_)));
             assert!(!placer.relist_if_unmerged(), "no pass yet");
             let first = placer.place_with_spill(&order, GapRule::Lowest);
             assert_eq!(placer.relist_if_unmerged(), relisted);
-            assert_eq!(matches!(*placer.overlaps, Overlaps::Lists { .. }), relisted);
+            assert_eq!(matches!(*placer.overlaps, Overlaps::Lists(_)), relisted);
             assert!(first == placer.place_with_spill(&order, GapRule::Lowest));
         }
     }

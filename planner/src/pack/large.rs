@@ -34,26 +34,20 @@ const SHARES: [u64; 2] = [100, 333];
 /// and their searches take hundredths of a second.
 const MAX_LIVE: usize = 64;
 
-/// Lowers `packing` (which must place every item) by placing the large items exactly and the
-/// rest around them; returns the lower of the two (`packing` on ties) and the search nodes
-/// used. Stops at `target`. A share with fewer than two large items, all of the movable ones,
-/// or more than `max_items`, is skipped.
-pub(crate) fn lower(
-    problem: &Problem,
-    packing: Packing,
-    target: u64,
-    (node_budget, max_items): (u64, usize),
-) -> (Packing, u64) {
+/// Lowers the packing of `search` (which must place every item) by placing the large items
+/// exactly and the rest around them; returns the lower of the two (the packing on ties) and
+/// the search nodes used. Stops at the target. A share with fewer than two large items, all
+/// of the movable ones, or more than `max_items`, is skipped.
+pub(crate) fn lower(mut search: Lowering<'_>, max_items: usize) -> (Packing, u64) {
+    let problem = search.problem;
     let items = &problem.items;
-    if packing.offsets.iter().any(Option::is_none) {
-        return (packing, 0);
+    if search.best.offsets.iter().any(Option::is_none) {
+        return (search.best, 0);
     }
     let bound = height_lower_bound(problem);
     let movable = items.iter().filter(|it| it.fixed.is_none()).count();
-    let mut best = packing;
-    let mut used = 0u64;
     for (k, share) in SHARES.into_iter().enumerate() {
-        if best.height <= target || used >= node_budget {
+        if search.stops() {
             break;
         }
         let min_size = bound / share;
@@ -76,43 +70,67 @@ pub(crate) fn lower(
             capacity: None,
         };
         // The shares left split what is left of the budget.
-        let budget = (node_budget, SHARES.len() - k);
-        fill_around(problem, &keep, &sub, budget, (&mut best, &mut used));
+        search.fill_around(&keep, &sub, SHARES.len() - k);
     }
-    (best, used)
+    (search.best, search.used)
 }
 
-/// Packs `sub` (the items `keep` of `problem`, in that order) by [`minimize_with_stats`]
-/// within the nodes of `node_budget` not `used` yet split among `tries` tries; where it places
-/// them all below `best`, the movable ones keep the offsets found and `greedy_by_size` places
-/// the other items of `problem` around them. That packing becomes `best` if it places every
-/// item, fits the capacity and is lower; the nodes spent are added to `used`.
-fn fill_around(
-    problem: &Problem,
-    keep: &[usize],
-    sub: &Problem,
-    (node_budget, tries): (u64, usize),
-    (best, used): (&mut Packing, &mut u64),
-) {
-    let opts = OptimalOptions {
-        node_budget: (node_budget - *used) / tries as u64,
-        time_limit: None,
-    };
-    let (found, _, stats) = minimize_with_stats(sub, &opts, None);
-    *used += stats.nodes;
-    if found.offsets.len() != keep.len() || found.height >= best.height {
-        return;
-    }
-    let mut fixed = problem.clone();
-    for (&i, o) in keep.iter().zip(&found.offsets) {
-        if problem.items[i].fixed.is_none() {
-            fixed.items[i].fixed = *o;
+/// A packing being lowered by exact searches ([`lower`], [`peak_window`]): the lowest one
+/// so far and the search nodes spent, against the height to stop at and the node budget.
+#[derive(Debug)]
+pub(crate) struct Lowering<'p> {
+    problem: &'p Problem,
+    target: u64,
+    node_budget: u64,
+    best: Packing,
+    used: u64,
+}
+
+impl<'p> Lowering<'p> {
+    /// Lowering `packing` of `problem` down to `target`, within `node_budget` nodes.
+    pub(crate) fn new(problem: &'p Problem, packing: Packing, target: u64, node_budget: u64) -> Self {
+        Lowering {
+            problem,
+            target,
+            node_budget,
+            best: packing,
+            used: 0,
         }
     }
-    let filled = pack(&PlannerKind::GreedyBySize, &fixed);
-    let fits = problem.capacity.is_none_or(|c| filled.height <= c);
-    if fits && filled.offsets.iter().all(Option::is_some) && filled.height < best.height {
-        *best = filled;
+
+    /// At the target, or out of nodes.
+    fn stops(&self) -> bool {
+        self.best.height <= self.target || self.used >= self.node_budget
+    }
+
+    /// Packs `sub` (the items `keep` of the problem, in that order) by
+    /// [`minimize_with_stats`] within the nodes not used yet split among `tries` tries; where
+    /// it places them all below the best, the movable ones keep the offsets found and
+    /// `greedy_by_size` places the other items around them. That packing becomes the best if
+    /// it places every item, fits the capacity and is lower.
+    fn fill_around(&mut self, keep: &[usize], sub: &Problem, tries: usize) {
+        let problem = self.problem;
+        let opts = OptimalOptions {
+            node_budget: (self.node_budget - self.used) / tries as u64,
+            time_limit: None,
+        };
+        let (found, _, stats) = minimize_with_stats(sub, &opts, None);
+        self.used += stats.nodes;
+        if found.offsets.len() != keep.len() || found.height >= self.best.height {
+            return;
+        }
+        let mut fixed = problem.clone();
+        for (&i, o) in keep.iter().zip(&found.offsets) {
+            if problem.items[i].fixed.is_none() {
+                fixed.items[i].fixed = *o;
+            }
+        }
+        let filled = pack(&PlannerKind::GreedyBySize, &fixed);
+        let fits = problem.capacity.is_none_or(|c| filled.height <= c);
+        if fits && filled.offsets.iter().all(Option::is_some) && filled.height < self.best.height
+        {
+            self.best = filled;
+        }
     }
 }
 
@@ -145,39 +163,34 @@ fn most_live(problem: &Problem, some: &[usize]) -> usize {
 /// there and `greedy_by_size` places the others around them.
 const PEAK_WINDOWS: [usize; 3] = [256, 1024, 2048];
 
-/// Lowers `packing` (which must place every item; no fixed items or alignments) by an exact
-/// search over a time window around the op of most load: the items live there, their
-/// lifetimes clipped to the window, are packed by [`minimize_with_stats`] within `node_budget`
-/// nodes (windows of more than `max_items` items are skipped), keep those offsets in the whole problem, and the items outside the window are placed
-/// around them by `greedy_by_size`. A clipped packing is a packing of the window's ops, so the
+/// Lowers the packing of `search` (which must place every item; no fixed items or alignments) by
+/// an exact search over a time window around the op of most load: the items live there, their
+/// lifetimes clipped to the window, are packed by [`minimize_with_stats`] within the node
+/// budget (windows of more than `max_items` items are skipped), keep those offsets in the
+/// whole problem, and the items outside the window are placed around them by
+/// `greedy_by_size`. A clipped packing is a packing of the window's ops, so the
 /// items crossing the window's edges are placed where the search found room for them at every
 /// op of the window; outside it they meet only the greedy fill. Returns the lowest packing
-/// (`packing` on ties) and the nodes used. `pangu_2.6B.csv` is at the lower bound on the ops
+/// (the given one on ties) and the nodes used. `pangu_2.6B.csv` is at the lower bound on the ops
 /// 3000-8000 (4175 items) while every greedy order leaves a 40 MiB hole at its peak op.
-pub(crate) fn peak_window(
-    problem: &Problem,
-    packing: Packing,
-    target: u64,
-    (node_budget, max_items): (u64, usize),
-) -> (Packing, u64) {
+pub(crate) fn peak_window(mut search: Lowering<'_>, max_items: usize) -> (Packing, u64) {
+    let problem = search.problem;
     let items = &problem.items;
-    if packing.offsets.iter().any(Option::is_none)
+    if search.best.offsets.iter().any(Option::is_none)
         || items.iter().any(|it| it.fixed.is_some() || it.align > 1)
     {
-        return (packing, 0);
+        return (search.best, 0);
     }
     let Some(peak) = peak_op(problem) else {
-        return (packing, 0);
+        return (search.best, 0);
     };
     // Ops sorted by distance from the peak: the window grows over the item boundaries.
     let mut bounds: Vec<u32> = items.iter().flat_map(|it| [it.start, it.end]).collect();
     bounds.sort_unstable();
     bounds.dedup();
     let at = bounds.partition_point(|&t| t < peak);
-    let mut best = packing;
-    let mut used = 0u64;
     for (k, most) in PEAK_WINDOWS.into_iter().enumerate() {
-        if best.height <= target || used >= node_budget || most > max_items {
+        if search.stops() || most > max_items {
             break;
         }
         // Widen by one boundary on each side while the window holds at most `most` items.
@@ -233,10 +246,9 @@ pub(crate) fn peak_window(
             capacity: None,
         };
         // No item is fixed here, so every kept one keeps its offset.
-        let budget = (node_budget, PEAK_WINDOWS.len() - k);
-        fill_around(problem, &keep, &sub, budget, (&mut best, &mut used));
+        search.fill_around(&keep, &sub, PEAK_WINDOWS.len() - k);
     }
-    (best, used)
+    (search.best, search.used)
 }
 
 /// The first op of most load (sizes live summed), `None` without a live item.
@@ -309,7 +321,7 @@ mod tests {
     fn never_higher_and_always_valid() {
         let p = problem();
         let start = pack(&PlannerKind::GreedyBySize, &p);
-        let (found, nodes) = lower(&p, start.clone(), 0, (10_000, 4000));
+        let (found, nodes) = lower(Lowering::new(&p, start.clone(), 0, 10_000), 4000);
         assert!(found.height <= start.height);
         assert!(nodes <= 10_000);
         let c = certify(&p, &found);
@@ -344,7 +356,7 @@ mod tests {
         };
         let start = pack(&PlannerKind::GreedyBySize, &p);
         assert!(start.height >= 12_000, "{start:?}");
-        let (found, nodes) = lower(&p, start, 0, (10_000, 4000));
+        let (found, nodes) = lower(Lowering::new(&p, start, 0, 10_000), 4000);
         assert_eq!(found.height, height_lower_bound(&p));
         assert_eq!(found.height, 9001);
         assert!(nodes <= 10_000);
@@ -360,10 +372,10 @@ mod tests {
         let p = problem();
         let mut start = pack(&PlannerKind::GreedyBySize, &p);
         start.offsets[0] = None;
-        assert_eq!(lower(&p, start.clone(), 0, (10_000, 4000)), (start, 0));
+        assert_eq!(lower(Lowering::new(&p, start.clone(), 0, 10_000), 4000), (start, 0));
         // With at most one large item allowed, every share is skipped.
         let start = pack(&PlannerKind::GreedyBySize, &p);
-        assert_eq!(lower(&p, start.clone(), 0, (10_000, 1)), (start, 0));
+        assert_eq!(lower(Lowering::new(&p, start.clone(), 0, 10_000), 1), (start, 0));
     }
 
     #[test]
@@ -379,7 +391,7 @@ mod tests {
         assert_eq!(peak_op(&p), Some(0));
         let start = pack(&PlannerKind::GreedyBySize, &p);
         assert!(start.height >= 12_000, "{start:?}");
-        let (found, nodes) = peak_window(&p, start.clone(), 0, (10_000, 2048));
+        let (found, nodes) = peak_window(Lowering::new(&p, start.clone(), 0, 10_000), 2048);
         assert_eq!(found.height, 9001);
         assert_eq!(found.height, height_lower_bound(&p));
         assert!(nodes <= 10_000);
@@ -390,13 +402,13 @@ mod tests {
         ));
         // No window of at most 100 items is tried; nor with a spilled item.
         assert_eq!(
-            peak_window(&p, start.clone(), 0, (10_000, 100)),
+            peak_window(Lowering::new(&p, start.clone(), 0, 10_000), 100),
             (start.clone(), 0)
         );
         let mut spilled = start;
         spilled.offsets[0] = None;
         assert_eq!(
-            peak_window(&p, spilled.clone(), 0, (10_000, 2048)),
+            peak_window(Lowering::new(&p, spilled.clone(), 0, 10_000), 2048),
             (spilled, 0)
         );
     }

@@ -43,9 +43,6 @@ pub(crate) use registry::names_of;
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::string::ToString;
-
     use super::*;
 
     /// An item of `size` bytes live at ops `start..=end`, for every packer's tests.
@@ -56,7 +53,7 @@ mod tests {
     /// A random item, drawn in this order: its first op below `starts`, its size below
     /// `sizes`, its length below `lens` ops and its alignment among `aligns`.
     pub(crate) fn random_item(
-        next: &mut impl FnMut(u64) -> u64,
+        next: &mut dyn FnMut(u64) -> u64,
         (starts, sizes, lens): (u64, u64, u64),
         aligns: [u64; 3],
     ) -> Item {
@@ -64,6 +61,22 @@ mod tests {
         let mut it = item(next(sizes), start, start + next(lens) as u32);
         it.align = aligns[next(3) as usize];
         it
+    }
+
+    /// `rounds` rounds of `n` random items drawn from seed `seed`: item `k` of round `round`
+    /// is `item(round, k, next)` (`next(m)` draws below `m`), then `f(round, items)`.
+    pub(crate) fn random_rounds(
+        seed: u64,
+        (rounds, n): (usize, usize),
+        mut item: impl FnMut(usize, usize, &mut dyn FnMut(u64) -> u64) -> Item,
+        mut f: impl FnMut(usize, std::vec::Vec<Item>),
+    ) {
+        let mut rng = Rng::new(seed);
+        let mut next = |m: u64| rng.below_u64(m);
+        for round in 0..rounds {
+            let items = (0..n).map(|k| item(round, k, &mut next)).collect();
+            f(round, items);
+        }
     }
 
     #[test]
@@ -92,29 +105,5 @@ mod tests {
         assert_eq!(k.offsets[2], Some(0));
         assert_eq!(k.offsets.iter().filter(|o| o.is_none()).count(), 1);
         assert_eq!(k.height, 128);
-    }
-
-    #[test]
-    fn options_are_checked() {
-        let mut o = BTreeMap::new();
-        o.insert("iterations".to_string(), OptionValue::Int(10));
-        assert!(PlannerKind::from_name("greedy", &o).is_err());
-        let k = PlannerKind::from_name("hill_climb", &o).unwrap();
-        assert_eq!(
-            k,
-            PlannerKind::HillClimb(HillClimbOptions {
-                iterations: 10,
-                ..Default::default()
-            })
-        );
-        o.insert("iteratons".to_string(), OptionValue::Int(10));
-        let e = PlannerKind::from_name("hill_climb", &o).unwrap_err();
-        assert!(
-            e.message.contains("did you mean `iterations`"),
-            "{}",
-            e.message
-        );
-        let e = PlannerKind::from_name("gredy", &BTreeMap::new()).unwrap_err();
-        assert!(e.message.contains("did you mean `greedy`"), "{}", e.message);
     }
 }

@@ -52,25 +52,19 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 use std::vec::Vec;
 
+use super::options::with_defaults;
 use super::{Packing, Problem, greedy_order, place_in_order, size_order};
 
-/// Options of the exact search.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OptimalOptions {
-    /// Most search nodes (placements tried) in one call, counted over all the sub-searches of
-    /// [`minimize`]. The search stops with [`Outcome::Unknown`] when it runs out.
-    pub node_budget: u64,
-    /// Optional wall-clock stop. Results then depend on the machine's speed; leave it `None`
-    /// wherever the output must be reproducible and rely on `node_budget`.
-    pub time_limit: Option<Duration>,
-}
-
-impl Default for OptimalOptions {
-    fn default() -> Self {
-        OptimalOptions {
-            node_budget: 1_000_000,
-            time_limit: None,
-        }
+with_defaults! {
+    /// Options of the exact search.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct OptimalOptions {
+        /// Most search nodes (placements tried) in one call, counted over all the sub-searches of
+        /// [`minimize`]. The search stops with [`Outcome::Unknown`] when it runs out.
+        pub node_budget: u64 = 1_000_000,
+        /// Optional wall-clock stop. Results then depend on the machine's speed; leave it `None`
+        /// wherever the output must be reproducible and rely on `node_budget`.
+        pub time_limit: Option<Duration> = None,
     }
 }
 

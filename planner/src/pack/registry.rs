@@ -111,52 +111,22 @@ impl std::fmt::Debug for Packer {
 
 /// Every packer, in the order help texts list them.
 pub const PACKERS: &[Packer] = &[
-    Packer {
-        name: "greedy",
-        keys: &[],
-        default: || PlannerKind::Greedy,
-        set: set_nothing,
-        run: |_, run| {
-            let order = greedy_order(run.placer.problem);
-            run.placer.place_with_spill(&order, GapRule::Lowest)
-        },
-    },
-    Packer {
-        name: "greedy_by_size",
-        keys: &[],
-        default: || PlannerKind::GreedyBySize,
-        set: set_nothing,
-        run: |_, run| {
-            let order = size_order(run.placer.problem);
-            run.placer.place_with_spill(&order, GapRule::Lowest)
-        },
-    },
-    Packer {
-        name: "best_of_greedy",
-        keys: &[],
-        default: || PlannerKind::BestOfGreedy,
-        set: set_nothing,
-        run: |_, run| run.search(None),
-    },
-    Packer {
-        name: "tflm",
-        keys: &[],
-        default: || PlannerKind::Tflm,
-        set: set_nothing,
-        run: |_, run| tflm::pack(run.placer.problem),
-    },
+    Packer::plain("greedy", || PlannerKind::Greedy, |_, r| greedy(r, greedy_order)),
+    Packer::plain("greedy_by_size", || PlannerKind::GreedyBySize, |_, r| greedy(r, size_order)),
+    Packer::plain("best_of_greedy", || PlannerKind::BestOfGreedy, |_, r| r.search(None)),
+    Packer::plain("tflm", || PlannerKind::Tflm, |_, r| tflm::pack(r.placer.problem)),
     Packer {
         name: "hill_climb",
         keys: &["iterations", "seed", "max_stall_iterations"],
         default: || PlannerKind::HillClimb(HillClimbOptions::default()),
-        set: set_hill_climb,
+        set: set_option,
         run: run_hill_climb,
     },
     Packer {
         name: "optimal",
         keys: &["node_budget", "time_limit_ms"],
         default: || PlannerKind::Optimal(OptimalOptions::default()),
-        set: set_optimal,
+        set: set_option,
         run: run_optimal,
     },
     Packer {
@@ -178,10 +148,33 @@ pub const PACKERS: &[Packer] = &[
             "slack_ppm",
         ],
         default: || PlannerKind::Auto(AutoOptions::default()),
-        set: set_auto,
+        set: set_option,
         run: run_auto,
     },
 ];
+
+impl Packer {
+    /// A packer that takes no options.
+    const fn plain(
+        name: &'static str,
+        default: fn() -> PlannerKind,
+        run: fn(&PlannerKind, &mut Run<'_>) -> Packing,
+    ) -> Packer {
+        Packer {
+            name,
+            keys: &[],
+            default,
+            set: set_option,
+            run,
+        }
+    }
+}
+
+/// One greedy pass in the order `order` gives, lowest offset first.
+fn greedy(run: &mut Run<'_>, order: fn(&super::Problem) -> Vec<usize>) -> Packing {
+    let order = order(run.placer.problem);
+    run.placer.place_with_spill(&order, GapRule::Lowest)
+}
 
 /// The `name` of each row of the `const` table `$table`, as an array made when the crate
 /// compiles: for the planner and platform preset lists (a `const fn` cannot read one field
@@ -258,42 +251,43 @@ impl PlannerKind {
     }
 }
 
-fn set_nothing(_: &mut PlannerKind, key: &str, _: &OptionValue) -> Result<(), OptionError> {
-    Err(unknown_option("", key, &[]))
+/// Sets option `key` of a planner to `v`; a key the planner does not take is an error.
+fn set_option(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), OptionError> {
+    let known = match kind {
+        PlannerKind::HillClimb(o) => set_hill_climb(o, key, v)?,
+        PlannerKind::Optimal(o) => set_optimal(o, key, v)?,
+        PlannerKind::Auto(o) => set_auto(o, key, v)?,
+        _ => false,
+    };
+    if known {
+        return Ok(());
+    }
+    Err(unknown_option(kind.name(), key, kind.packer().keys))
 }
 
-fn set_hill_climb(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), OptionError> {
-    let (name, keys) = (kind.name(), kind.packer().keys);
-    let PlannerKind::HillClimb(o) = kind else {
-        return Err(unknown_option(name, key, keys));
-    };
+/// Sets `key` of `o`; false when it has no such option.
+fn set_hill_climb(o: &mut HillClimbOptions, key: &str, v: &OptionValue) -> Result<bool, OptionError> {
     match key {
         "iterations" => o.iterations = int_option(key, v, 0)?,
         "seed" => o.seed = seed_option(key, v)?,
         "max_stall_iterations" => o.max_stall_iterations = stall_option(key, v)?,
-        _ => return Err(unknown_option(name, key, keys)),
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
-fn set_optimal(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), OptionError> {
-    let (name, keys) = (kind.name(), kind.packer().keys);
-    let PlannerKind::Optimal(o) = kind else {
-        return Err(unknown_option(name, key, keys));
-    };
+/// Sets `key` of `o`; false when it has no such option.
+fn set_optimal(o: &mut OptimalOptions, key: &str, v: &OptionValue) -> Result<bool, OptionError> {
     match key {
         "node_budget" => o.node_budget = seed_option(key, v)?,
         "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
-        _ => return Err(unknown_option(name, key, keys)),
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
-fn set_auto(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), OptionError> {
-    let (name, keys) = (kind.name(), kind.packer().keys);
-    let PlannerKind::Auto(o) = kind else {
-        return Err(unknown_option(name, key, keys));
-    };
+/// Sets `key` of `o`; false when it has no such option.
+fn set_auto(o: &mut AutoOptions, key: &str, v: &OptionValue) -> Result<bool, OptionError> {
     match key {
         "iterations" => o.iterations = int_option(key, v, 0)?,
         "seed" => o.seed = seed_option(key, v)?,
@@ -309,9 +303,9 @@ fn set_auto(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), Op
         "threads" => o.threads = int_option(key, v, 0)?,
         "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
         "slack_ppm" => o.slack_ppm = int_option(key, v, 0)?,
-        _ => return Err(unknown_option(name, key, keys)),
+        _ => return Ok(false),
     }
-    Ok(())
+    Ok(true)
 }
 
 fn unknown_option(planner: &str, key: &str, keys: &[&str]) -> OptionError {

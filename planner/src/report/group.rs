@@ -6,18 +6,21 @@ use std::vec::Vec;
 
 use crate::pipeline::{GroupPlanned, users_of};
 
+/// The heading of a group's report: `group NAME<sep> N models (a, b)`.
+pub fn group_title(group: &str, models: &[&str], sep: &str) -> String {
+    format!(
+        "group {group}{sep} {} models ({})",
+        models.len(),
+        models.join(", ")
+    )
+}
+
 /// The group's arenas (bytes, what separate plans would take, lower bound, users with
 /// their base offsets), then every model's own table.
 pub fn group_table(planned: &GroupPlanned) -> String {
     let mut s = String::new();
     let names: Vec<&str> = planned.models.iter().map(|m| m.model.as_str()).collect();
-    let _ = writeln!(
-        s,
-        "group {}: {} models ({})",
-        planned.name,
-        names.len(),
-        names.join(", ")
-    );
+    let _ = writeln!(s, "{}", group_title(&planned.name, &names, ":"));
     let sets: Vec<String> = planned
         .concurrent
         .iter()

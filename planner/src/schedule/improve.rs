@@ -33,8 +33,16 @@ pub(crate) fn improve(
         let Some(k) = profile.iter().position(|&m| m == score.peak) else {
             break;
         };
-        match by_window(cost, deps, &order, &profile, k, score, budget)
-            .or_else(|| by_move(cost, deps, &order, k, score, budget))
+        let at = Peak {
+            cost,
+            deps,
+            order: &order,
+            k,
+            score,
+        };
+        match at
+            .by_window(&profile, budget)
+            .or_else(|| at.by_move(budget))
         {
             Some((s, o)) => {
                 score = s;
@@ -46,16 +54,27 @@ pub(crate) fn improve(
     (score, order)
 }
 
-/// Exact searches over windows around step `k`; the first that lowers the score.
-fn by_window(
-    cost: &Cost,
-    deps: &Deps,
-    order: &[u32],
-    profile: &[u64],
+/// An order at its first peak step `k`, with its score: what the changes around it start
+/// from.
+#[derive(Clone, Copy)]
+struct Peak<'a> {
+    cost: &'a Cost,
+    deps: &'a Deps,
+    order: &'a [u32],
     k: usize,
     score: Score,
-    budget: &mut u64,
-) -> Option<(Score, Vec<u32>)> {
+}
+
+impl Peak<'_> {
+/// Exact searches over windows around step `k`; the first that lowers the score.
+fn by_window(&self, profile: &[u64], budget: &mut u64) -> Option<(Score, Vec<u32>)> {
+    let Peak {
+        cost,
+        deps,
+        order,
+        k,
+        score,
+    } = *self;
     let n = order.len();
     let mut last = (usize::MAX, usize::MAX);
     for w in WIDTHS {
@@ -79,8 +98,7 @@ fn by_window(
         }
         let mut cand = order.to_vec();
         cand[a..b].copy_from_slice(&inner);
-        spend(budget, cost.profile_work())?;
-        let s = Score::of(&cost.profile(&cand));
+        let s = self.score_of(&cand, budget)?;
         if s < score {
             return Some((s, cand));
         }
@@ -90,14 +108,14 @@ fn by_window(
 
 /// Moves of one op near step `k` to another step its dependencies allow; the best that lowers
 /// the score.
-fn by_move(
-    cost: &Cost,
-    deps: &Deps,
-    order: &[u32],
-    k: usize,
-    score: Score,
-    budget: &mut u64,
-) -> Option<(Score, Vec<u32>)> {
+fn by_move(&self, budget: &mut u64) -> Option<(Score, Vec<u32>)> {
+    let Peak {
+        deps,
+        order,
+        k,
+        score,
+        ..
+    } = *self;
     let n = order.len();
     let mut pos = vec![0usize; n];
     for (i, &o) in order.iter().enumerate() {
@@ -121,12 +139,18 @@ fn by_move(
             let mut cand = order.to_vec();
             let op = cand.remove(p);
             cand.insert(q, op);
-            spend(budget, cost.profile_work())?;
-            let s = Score::of(&cost.profile(&cand));
+            let s = self.score_of(&cand, budget)?;
             if s < best.as_ref().map_or(score, |b| b.0) {
                 best = Some((s, cand));
             }
         }
     }
     best
+}
+
+/// The score of candidate order `cand`, paid from `budget` (`None` once it runs out).
+fn score_of(&self, cand: &[u32], budget: &mut u64) -> Option<Score> {
+    spend(budget, self.cost.profile_work())?;
+    Some(Score::of(&self.cost.profile(cand)))
+}
 }

@@ -3,6 +3,44 @@
 
 use super::*;
 
+/// An options table with a `fused_activation_function` field.
+trait Fused<'b>: UnionMember<'b> + Copy {
+    fn fused(&self) -> Option<i8>;
+}
+
+/// [`Fused`] for tables whose field is named `activation`.
+macro_rules! fused {
+    ($($table:ident),*) => {
+        $(impl<'b> Fused<'b> for $table<'b> {
+            fn fused(&self) -> Option<i8> {
+                self.activation()
+            }
+        })*
+    };
+}
+
+fused!(Add, Sub, Mul, DivT, Conv2D, DepthwiseConv2D);
+
+/// A convolution's options table: its padding, and its stride and dilation along the width
+/// and the height.
+trait ConvTable<'b>: Fused<'b> {
+    fn window(&self) -> (Option<i8>, [Option<i32>; 4]);
+}
+
+/// [`ConvTable`] for tables with those fields.
+macro_rules! conv_table {
+    ($($table:ident),*) => {
+        $(impl<'b> ConvTable<'b> for $table<'b> {
+            fn window(&self) -> (Option<i8>, [Option<i32>; 4]) {
+                let w = [self.stride_w(), self.stride_h(), self.dilation_w(), self.dilation_h()];
+                (self.padding(), w)
+            }
+        })*
+    };
+}
+
+conv_table!(Conv2D, DepthwiseConv2D);
+
 /// What one op's options read needs: the op, its table, the graph's tensors.
 struct Ctx<'r, 'p, 'b> {
     r: &'r Reader<'p, 'b>,
@@ -95,6 +133,28 @@ impl<'b> Ctx<'_, '_, 'b> {
                 ));
             }
         })
+    }
+
+    /// The options table `T` (if any) and its fused activation, checked.
+    fn fused<T: Fused<'b>>(&self) -> Result<(Option<T>, Activation)> {
+        let t = self.table::<T>()?;
+        Ok((t, self.activation(t.and_then(|t| t.fused()))?))
+    }
+
+    /// `ADD`'s or `SUB`'s options from table `T`, whose `pot_scale_int16` is read by
+    /// `pot_scale`.
+    fn add<T: Fused<'b>>(&self, pot_scale: fn(&T) -> Option<bool>) -> Result<AddOptions> {
+        let (t, activation) = self.fused::<T>()?;
+        Ok(AddOptions {
+            activation,
+            pot_scale_int16: t.and_then(|t| pot_scale(&t)).unwrap_or(true),
+        })
+    }
+
+    /// The float option of table `T` that `get` reads (`field`, 0.0 when left out), finite.
+    fn float<T: UnionMember<'b>>(&self, field: &str, get: fn(&T) -> Option<f32>) -> Result<f32> {
+        let v = self.table::<T>()?.and_then(|t| get(&t));
+        self.finite(T::NAME, field, v, 0.0)
     }
 
     /// A stride, dilation or window size: at least 1.
@@ -225,35 +285,18 @@ impl<'b> Reader<'_, 'b> {
             tensors,
         };
         Ok(match op.opcode.as_str() {
-            "CONV_2D" => OpOptions::Conv2d(conv(&cx)?),
+            "CONV_2D" => OpOptions::Conv2d(conv(&cx, cx.table::<Conv2D>()?)?),
             "DEPTHWISE_CONV_2D" => OpOptions::DepthwiseConv2d(depthwise(&cx)?),
             "FULLY_CONNECTED" => OpOptions::FullyConnected(fully_connected(&cx)?),
             "AVERAGE_POOL_2D" => OpOptions::AveragePool2d(pool(&cx)?),
             "MAX_POOL_2D" => OpOptions::MaxPool2d(pool(&cx)?),
-            "ADD" => {
-                let t = cx.table::<Add>()?;
-                OpOptions::Add(AddOptions {
-                    activation: cx.activation(t.and_then(|t| t.activation()))?,
-                    pot_scale_int16: t.and_then(|t| t.pot_scale_int16()).unwrap_or(true),
-                })
-            }
-            "SUB" => {
-                let t = cx.table::<Sub>()?;
-                OpOptions::Sub(AddOptions {
-                    activation: cx.activation(t.and_then(|t| t.activation()))?,
-                    pot_scale_int16: t.and_then(|t| t.pot_scale_int16()).unwrap_or(true),
-                })
-            }
+            "ADD" => OpOptions::Add(cx.add(Add::pot_scale_int16)?),
+            "SUB" => OpOptions::Sub(cx.add(Sub::pot_scale_int16)?),
             "MUL" => OpOptions::Mul(MulOptions {
-                activation: cx.activation(cx.table::<Mul>()?.and_then(|t| t.activation()))?,
+                activation: cx.fused::<Mul>()?.1,
             }),
             "SOFTMAX" => OpOptions::Softmax(SoftmaxOptions {
-                beta: cx.finite(
-                    "SoftmaxOptions",
-                    "beta",
-                    cx.table::<Softmax>()?.and_then(|t| t.beta()),
-                    0.0,
-                )?,
+                beta: cx.float("beta", Softmax::beta)?,
             }),
             "RESHAPE" => OpOptions::Reshape(reshape(&cx)?),
             "CONCATENATION" => {
@@ -313,15 +356,10 @@ impl<'b> Reader<'_, 'b> {
 fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
     Ok(match cx.op.opcode.as_str() {
         "DIV" => OpOptions::Div(DivOptions {
-            activation: cx.activation(cx.table::<DivT>()?.and_then(|t| t.activation()))?,
+            activation: cx.fused::<DivT>()?.1,
         }),
         "LEAKY_RELU" => OpOptions::LeakyRelu(LeakyReluOptions {
-            alpha: cx.finite(
-                "LeakyReluOptions",
-                "alpha",
-                cx.table::<LeakyReluT>()?.and_then(|t| t.alpha()),
-                0.0,
-            )?,
+            alpha: cx.float("alpha", LeakyReluT::alpha)?,
         }),
         "ARG_MAX" => OpOptions::ArgMax(arg_max(cx)?),
         "GATHER" => {
@@ -405,16 +443,19 @@ fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
     })
 }
 
-fn conv(cx: &Ctx<'_, '_, '_>) -> Result<Conv2dOptions> {
-    let t = cx.table::<Conv2D>()?;
+/// A convolution's window and activation from table `t` (`CONV_2D`'s options, and
+/// `DEPTHWISE_CONV_2D`'s but its multiplier), checked in the schema's field order.
+fn conv<'b, T: ConvTable<'b>>(cx: &Ctx<'_, '_, 'b>, t: Option<T>) -> Result<Conv2dOptions> {
+    let (padding, [stride_w, stride_h, dilation_w, dilation_h]) =
+        t.map_or((None, [None; 4]), |t| t.window());
     Ok(Conv2dOptions {
-        padding: cx.padding(t.and_then(|t| t.padding()))?,
+        padding: cx.padding(padding)?,
         pads: Dims::EMPTY,
-        stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
-        stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
-        dilation_w: cx.positive("dilation_w_factor", t.and_then(|t| t.dilation_w()), 1)?,
-        dilation_h: cx.positive("dilation_h_factor", t.and_then(|t| t.dilation_h()), 1)?,
-        activation: cx.activation(t.and_then(|t| t.activation()))?,
+        stride_w: cx.positive("stride_w", stride_w, 0)?,
+        stride_h: cx.positive("stride_h", stride_h, 0)?,
+        dilation_w: cx.positive("dilation_w_factor", dilation_w, 1)?,
+        dilation_h: cx.positive("dilation_h_factor", dilation_h, 1)?,
+        activation: cx.activation(t.and_then(|t| t.fused()))?,
     })
 }
 
@@ -427,15 +468,16 @@ fn depthwise(cx: &Ctx<'_, '_, '_>) -> Result<DepthwiseConv2dOptions> {
             cx.what()
         )));
     }
+    let c = conv(cx, t)?;
     Ok(DepthwiseConv2dOptions {
-        padding: cx.padding(t.and_then(|t| t.padding()))?,
-        pads: Dims::EMPTY,
-        stride_w: cx.positive("stride_w", t.and_then(|t| t.stride_w()), 0)?,
-        stride_h: cx.positive("stride_h", t.and_then(|t| t.stride_h()), 0)?,
+        padding: c.padding,
+        pads: c.pads,
+        stride_w: c.stride_w,
+        stride_h: c.stride_h,
         depth_multiplier: multiplier,
-        dilation_w: cx.positive("dilation_w_factor", t.and_then(|t| t.dilation_w()), 1)?,
-        dilation_h: cx.positive("dilation_h_factor", t.and_then(|t| t.dilation_h()), 1)?,
-        activation: cx.activation(t.and_then(|t| t.activation()))?,
+        dilation_w: c.dilation_w,
+        dilation_h: c.dilation_h,
+        activation: c.activation,
     })
 }
 
