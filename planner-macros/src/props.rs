@@ -62,7 +62,8 @@ type TensorSpec = (
 fn tensor() -> impl Strategy<Value = TensorSpec> {
     (
         0..NAMES.len(),
-        0..DTYPES.len(),
+        // Not `string` (the last): its tensors rarely plan, and accepted plans are the point.
+        0..DTYPES.len() - 1,
         prop::option::of(prop::collection::vec(0u64..9, 0..3)),
         prop::option::of(num()),
         0u8..3,

@@ -24,7 +24,8 @@ pub const EDGES: [u64; 13] = [
 /// `A`, `In` and `sram` differ from others in case only.
 pub const NAMES: [&str; 9] = ["a", "a_mut", "A", "b", "x/y", "x_y", "In", "sram", "t0"];
 
-/// Element types: those with views, a packed one (`i4`), and one of no fixed width.
+/// Element types: those with views, a packed one (`i4`), and last one of no fixed width
+/// (which the property tests leave out).
 pub const DTYPES: [&str; 10] = [
     "i8",
     "u8",
