@@ -176,23 +176,24 @@ def add_mul(name, builtin, shapes, qs, activation):
     binary(f"b0_{name}", builtin, shapes, qs, otype, o)
 
 
-def adds_muls():
-    add_mul("add_i8_broadcast_relu6", B.ADD, [[2, 3, 4], [3, 1]],
-            [(0.1, 3), (0.05, -7), (0.06, -100)], A.RELU6)
-    add_mul("add_i8_extreme_zero", B.ADD, [[4, 5], [4, 5]],
-            [(0.02, -128), (0.03, 127), (0.05, 0)], A.NONE)
-    add_mul("add_i8_broadcast4d_relu", B.ADD, [[1, 3, 1, 4], [2, 1, 5, 1]],
-            [(0.04, 10), (0.2, -50), (0.1, -128)], A.RELU)
-    add_mul("mul_i8_broadcast_relu", B.MUL, [[2, 3, 4], [1, 4]],
-            [(0.05, 3), (0.04, -7), (0.1, -100)], A.RELU)
-    add_mul("mul_i8_extreme_zero", B.MUL, [[3, 7], [3, 7]],
-            [(0.02, -128), (0.03, 127), (0.1, 0)], A.NONE)
-    add_mul("mul_i8_broadcast4d_relu6", B.MUL, [[2, 1, 3, 1], [1, 4, 1, 5]],
-            [(0.05, 20), (0.05, -20), (0.03, -128)], A.RELU6)
+# ADD and MUL cases: (name, builtin, operand shapes, (scale, zero point) of each operand and
+# the output, fused activation).
+ADDS_MULS = [
+    ("add_i8_broadcast_relu6", B.ADD, [[2, 3, 4], [3, 1]], [(0.1, 3), (0.05, -7), (0.06, -100)], A.RELU6),
+    ("add_i8_extreme_zero", B.ADD, [[4, 5], [4, 5]], [(0.02, -128), (0.03, 127), (0.05, 0)], A.NONE),
+    ("add_i8_broadcast4d_relu", B.ADD, [[1, 3, 1, 4], [2, 1, 5, 1]], [(0.04, 10), (0.2, -50), (0.1, -128)], A.RELU),
+    ("mul_i8_broadcast_relu", B.MUL, [[2, 3, 4], [1, 4]], [(0.05, 3), (0.04, -7), (0.1, -100)], A.RELU),
+    ("mul_i8_extreme_zero", B.MUL, [[3, 7], [3, 7]], [(0.02, -128), (0.03, 127), (0.1, 0)], A.NONE),
+    ("mul_i8_broadcast4d_relu6", B.MUL, [[2, 1, 3, 1], [1, 4, 1, 5]], [(0.05, 20), (0.05, -20), (0.03, -128)], A.RELU6),
     # A one-element second operand broadcast to every element.
-    add_mul("add_i8_scalar", B.ADD, [[3, 5], [1]], [(0.05, -9), (0.02, 60), (0.06, 4)], A.NONE)
-    add_mul("mul_i8_scalar_relu_n1", B.MUL, [[2, 7], [1]], [(0.01, -9), (0.02, 60), (0.008, 0)],
-            A.RELU_N1_TO_1)
+    ("add_i8_scalar", B.ADD, [[3, 5], [1]], [(0.05, -9), (0.02, 60), (0.06, 4)], A.NONE),
+    ("mul_i8_scalar_relu_n1", B.MUL, [[2, 7], [1]], [(0.01, -9), (0.02, 60), (0.008, 0)], A.RELU_N1_TO_1),
+]
+
+
+def adds_muls():
+    for case in ADDS_MULS:
+        add_mul(*case)
 
 
 def softmax(name, shape, qin, beta):

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use planner::pack::optimal::is_valid;
-use planner::pack::{OptionValue, PlannerKind, Problem, certify, pack_report};
+use planner::pack::{OptionValue, PlannerKind, Problem, Report, certify, pack_report};
 
 fn auto(options: &[(&str, i64)]) -> PlannerKind {
     let o: BTreeMap<String, OptionValue> = options
@@ -52,6 +52,28 @@ fn item(size: u64, start: u32, end: u32) -> planner::pack::Item {
         fixed: None,
         spillable: false,
     }
+}
+
+/// Real-like problem #1 of `n` buffers planned by `with` and by `without`; `with`'s packing
+/// is checked valid and its certificate recomputed.
+fn with_and_without(n: usize, with: &PlannerKind, without: &PlannerKind) -> (Report, Report) {
+    let p = planner_bench::real_trace_like(n, 1);
+    let (with, without) = (pack_report(with, &p), pack_report(without, &p));
+    assert!(is_valid(&p, &with.packing.offsets, u64::MAX));
+    assert_eq!(with.certificate, certify(&p, &with.packing));
+    (with, without)
+}
+
+/// As [`with_and_without`], where `with` must plan lower than `without`: `with`'s report.
+fn lower_with(n: usize, with: &PlannerKind, without: &PlannerKind) -> Report {
+    let (with, without) = with_and_without(n, with, without);
+    assert!(
+        with.packing.height < without.packing.height,
+        "{} not below {} without the search",
+        with.packing.height,
+        without.packing.height
+    );
+    with
 }
 
 #[test]
@@ -112,20 +134,15 @@ fn windows_around_the_peak_lower_real_like_plans() {
     // On this problem the climb leaves the deciding part 2.3 % above the bound; the exact
     // search in windows around its peak (the default node budget) takes it lower.
     // Large items first would reach the bound before any window: leave it out.
-    let p = planner_bench::real_trace_like(4000, 1);
-    let with = pack_report(&auto(&[("large_max_items", 0)]), &p);
-    let without = pack_report(&auto(&[("node_budget", 0)]), &p);
+    let with = lower_with(
+        4000,
+        &auto(&[("large_max_items", 0)]),
+        &auto(&[("node_budget", 0)]),
+    );
     assert!(
         with.stats.parts >= 1 && with.stats.nodes > 0,
         "{:?}",
         with.stats
-    );
-    assert!(is_valid(&p, &with.packing.offsets, u64::MAX));
-    assert!(
-        with.packing.height < without.packing.height,
-        "windows {} not below {}",
-        with.packing.height,
-        without.packing.height
     );
 }
 
@@ -136,25 +153,17 @@ fn parts_of_a_few_thousand_items_get_the_whole_part_exact_search() {
     // (2000-odd items, below `part_exact_max_items`) reaches the bound.
     // Large items first and the window around the op of most load would reach the bound
     // before it: leave them out.
-    let p = planner_bench::real_trace_like(3000, 1);
-    let with = pack_report(&auto(&[("large_max_items", 0)]), &p);
-    let without = pack_report(
+    let with = lower_with(
+        3000,
+        &auto(&[("large_max_items", 0)]),
         &auto(&[
             ("part_exact_max_items", 0),
             ("large_max_items", 0),
             ("peak_max_items", 0),
         ]),
-        &p,
     );
     assert!(with.stats.parts >= 1, "{:?}", with.stats);
-    assert!(is_valid(&p, &with.packing.offsets, u64::MAX));
     assert_eq!(with.packing.height, with.certificate.lower_bound);
-    assert!(
-        without.packing.height > with.packing.height,
-        "windows alone {} not above {}",
-        without.packing.height,
-        with.packing.height
-    );
 }
 
 #[test]
@@ -163,11 +172,11 @@ fn large_items_first_bring_real_like_plans_to_the_bound() {
     // its few hundred large buffers badly among thousands of small ones, and the exact
     // searches (whole part, windows) run out of nodes. The exact search over the large ones
     // alone, with the small ones placed around them, reaches the bound.
-    let p = planner_bench::real_trace_like(5000, 1);
-    let with = pack_report(&PlannerKind::default(), &p);
-    let without = pack_report(&auto(&[("large_max_items", 0)]), &p);
-    assert!(is_valid(&p, &with.packing.offsets, u64::MAX));
-    assert_eq!(with.certificate, certify(&p, &with.packing));
+    let (with, without) = with_and_without(
+        5000,
+        &PlannerKind::default(),
+        &auto(&[("large_max_items", 0)]),
+    );
     assert_eq!(with.packing.height, with.certificate.lower_bound);
     assert!(
         without.packing.height > with.certificate.lower_bound / 100 * 105,

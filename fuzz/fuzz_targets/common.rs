@@ -12,11 +12,15 @@ use std::collections::BTreeSet;
 
 use planner::graph::DType;
 use planner::manifest::Manifest;
-use planner::plan::ArenaRole;
 use planner::planfile::{BuildPlanFile, Layout, PlanFile};
-use planner::rt::check::{self, ArenaRow, MemoryRow, OpRow, PlanTable, SlotRow};
+use planner::rt::check::{self, PlanTable};
 use planner::verify::{self, VerifyRules};
 use planner::{Error, Planned};
+
+#[path = "../../planner-macros/src/props/table.rs"]
+mod table;
+
+use table::{Analysis, OpLists};
 
 /// An error the planner may return for bad or infeasible input; an internal error is a bug.
 pub fn expected(e: &Error) {
@@ -34,17 +38,12 @@ pub fn accepted(manifest: &Manifest, planned: &Planned) {
     if let Err(v) = verify::verify_with(&planned.graph, &planned.plan, &rules) {
         panic!("accepted plan fails verification: {v:?}");
     }
-    let layout = layout(manifest);
+    let layout = Layout::of(manifest);
     let file = match PlanFile::from_plan(&planned.graph, &planned.plan, &layout) {
         Ok(f) => f,
         Err(e) => panic!("accepted plan has no plan file: {e}"),
     };
     plan_file(&file, true);
-}
-
-/// The build helper's layout (planner-build's `generate::layout`).
-pub fn layout(manifest: &Manifest) -> Layout {
-    Layout::of(manifest)
 }
 
 /// Round-trips `file` through its text; with `must_pass`, runs the `const` checker on its
@@ -58,24 +57,6 @@ pub fn plan_file(file: &PlanFile, must_pass: bool) {
         with_table(file, |t| {
             check::check(t, &mut vec![0; check::scratch_len(t.slots.len())])
         });
-    }
-}
-
-/// `size_of` and `align_of` of the element type the macro's views use (`codegen::elem_type`).
-pub fn elem_layout(d: DType) -> (u64, u64) {
-    match d {
-        DType::F32 | DType::I32 | DType::U32 => (4, 4),
-        DType::F64 | DType::I64 | DType::U64 => (8, 8),
-        DType::I16 | DType::U16 | DType::F16 | DType::Bf16 => (2, 2),
-        DType::Complex64 => (8, 4),
-        DType::Complex128 => (16, 8),
-        DType::I8
-        | DType::U8
-        | DType::Bool
-        | DType::I4
-        | DType::String
-        | DType::Resource
-        | DType::Variant => (1, 1),
     }
 }
 
@@ -106,51 +87,15 @@ pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Opt
         }
         r
     };
-    let memories: Vec<MemoryRow<'_>> = f
-        .memories
-        .iter()
-        .map(|m| MemoryRow {
-            name: &m.name,
-            budget: m.budget.unwrap_or(check::NONE),
-        })
-        .collect();
-    let index = |name: &str| f.memories.iter().position(|m| m.name == name);
-    let mut arenas = Vec::new();
-    for a in &f.arenas {
-        arenas.push(ArenaRow {
-            name: &a.name,
-            memory: index(&a.memory)? as u32,
-            source: index(&a.source_memory)? as u32,
-            size: a.size,
-            budget: a.budget.unwrap_or(check::NONE),
-            align: a.alignment,
-            writable: a.role != ArenaRole::Constant,
-            blob_len: a.blob.as_ref().map_or(check::NONE, |b| b.size),
-        });
-    }
-    let mut slots = Vec::new();
-    for &t in &order {
-        let e = &f.tensors[t];
-        let (elem_size, elem_align) = elem_layout(e.dtype);
-        let elements = match e.dtype {
+    let mut elements = Vec::with_capacity(nt);
+    for e in &f.tensors {
+        elements.push(match e.dtype {
             DType::I4 | DType::String | DType::Resource | DType::Variant => e.size,
             _ => e.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d))?,
-        };
-        slots.push(SlotRow {
-            id: &e.id,
-            arena: e.arena,
-            offset: e.offset,
-            size: e.size,
-            align: e.alignment,
-            elem_size,
-            elem_align,
-            elements,
-            start: e.lifetime.start_op,
-            end: e.lifetime.end_op,
-            root: slot[root(t)] as u32,
         });
     }
-    let mut lists: Vec<(Vec<u32>, Vec<u32>, Option<check::InPlaceRow>)> = Vec::new();
+    let roots: Vec<usize> = (0..nt).map(root).collect();
+    let mut lists: Vec<OpLists> = Vec::new();
     for op in &f.ops {
         let all = op
             .inputs
@@ -190,29 +135,14 @@ pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Opt
         };
         lists.push((reads, writes, in_place));
     }
-    let ops: Vec<OpRow<'_>> = f
-        .ops
-        .iter()
-        .zip(&lists)
-        .map(|(op, (r, w, p))| OpRow {
-            opcode: &op.opcode,
-            reads: r,
-            writes: w,
-            in_place: *p,
-        })
-        .collect();
-    let (mut by_start, mut by_end) = (vec![0; slots.len()], vec![0; slots.len()]);
-    check::time_orders(&slots, &mut by_start, &mut by_end);
-    let table = PlanTable {
-        model: &f.model,
-        memories: &memories,
-        arenas: &arenas,
-        slots: &slots,
-        ops: &ops,
-        by_start: &by_start,
-        by_end: &by_end,
+    let analysis = Analysis {
+        order: &order,
+        slot: &slot,
+        roots: &roots,
+        elements: &elements,
+        ops: &lists,
     };
-    Some(run(&table))
+    table::with_table(f, &analysis, run)
 }
 
 /// Imports and plans a parsed manifest; its planner, when it takes options, is replaced by

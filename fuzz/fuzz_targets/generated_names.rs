@@ -16,6 +16,8 @@
 
 #[path = "../../planner-build/tests/support/header_check.rs"]
 mod header_check;
+#[path = "../../planner-macros/src/props/toml_text.rs"]
+mod toml_text;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -23,22 +25,7 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use planner::manifest::{Group, Manifest};
 use planner::planfile::naming;
-
-/// A TOML basic string holding `s` exactly.
-fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if (c as u32) <= 0xffff {
-            out.push_str(&format!("\\u{:04X}", c as u32));
-        } else {
-            out.push_str(&format!("\\U{:08X}", c as u32));
-        }
-    }
-    out.push('"');
-    out
-}
+use toml_text::toml_string;
 
 fn graph(names: &[&str]) -> String {
     let tensors: Vec<String> = names

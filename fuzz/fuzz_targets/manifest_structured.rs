@@ -6,6 +6,8 @@
 
 #[path = "common.rs"]
 mod common;
+#[path = "../../planner-macros/src/props/values.rs"]
+mod values;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -14,34 +16,9 @@ use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use planner::manifest::Manifest;
 
-const EDGES: [u64; 12] = [
-    0,
-    1,
-    3,
-    16,
-    4096,
-    65_536,
-    1 << 31,
-    (1 << 32) - 1,
-    1 << 32,
-    1 << 63,
-    u64::MAX - 15,
-    u64::MAX,
-];
-const NAMES: [&str; 8] = ["a", "a_mut", "A", "b", "x/y", "x_y", "sram", "t0"];
+use values::{DTYPES, EDGES, NAMES, size_lit};
+
 const MEMORIES: [&str; 6] = ["SRAM", "sram", "DTCM", "S_RAM", "FLASH", "M1"];
-const DTYPES: [&str; 10] = [
-    "i8",
-    "u8",
-    "i16",
-    "f32",
-    "i32",
-    "f64",
-    "i4",
-    "bool",
-    "complex64",
-    "string",
-];
 
 #[derive(Arbitrary, Debug)]
 enum Num {
@@ -101,16 +78,6 @@ struct Input {
     planner: u8,
 }
 
-/// A byte count as TOML: an integer, or a hex string above `i64::MAX` (TOML integers are
-/// signed 64-bit).
-fn lit(v: u64) -> String {
-    if v > i64::MAX as u64 {
-        format!("\"{v:#x}\"")
-    } else {
-        v.to_string()
-    }
-}
-
 fn pick<'a>(list: &[&'a str], i: u8) -> &'a str {
     list[usize::from(i) % list.len()]
 }
@@ -131,7 +98,7 @@ fn toml(inp: &Input) -> String {
             let _ = write!(s, ", shape = [{}]", dims.join(", "));
         }
         if let Some(n) = &t.size {
-            let _ = write!(s, ", size = {}", lit(n.value()));
+            let _ = write!(s, ", size = {}", size_lit(n.value()));
         }
         match t.kind % 4 {
             1 => s.push_str(", constant = true"),
@@ -191,10 +158,10 @@ fn toml(inp: &Input) -> String {
                     m.writable
                 );
                 if let Some(n) = &m.size {
-                    let _ = write!(s, ", size = {}", lit(n.value()));
+                    let _ = write!(s, ", size = {}", size_lit(n.value()));
                 }
                 if let Some(n) = &m.origin {
-                    let _ = write!(s, ", origin = {}", lit(n.value()));
+                    let _ = write!(s, ", origin = {}", size_lit(n.value()));
                 }
                 s.push_str(" },\n");
             }
@@ -211,7 +178,7 @@ fn toml(inp: &Input) -> String {
     for (m, max, align) in inp.constraints.iter().take(3) {
         let _ = write!(s, "  {{ name = \"{}\"", pick(&MEMORIES, *m));
         if let Some(n) = max {
-            let _ = write!(s, ", max_size = {}", lit(n.value()));
+            let _ = write!(s, ", max_size = {}", size_lit(n.value()));
         }
         if let Some(a) = align {
             let _ = write!(s, ", arena_alignment = {}", 1u64 << (a % 42));
@@ -241,7 +208,7 @@ fn toml(inp: &Input) -> String {
         let _ = writeln!(
             s,
             "  {{ name = \"s{k}\", size = {}, memory = \"{}\", role = \"{}\" }},",
-            lit(size.value()),
+            size_lit(size.value()),
             pick(&MEMORIES, *m),
             if *scratch { "scratch" } else { "persistent" }
         );

@@ -10,11 +10,15 @@ mod header_check;
 #[path = "support/build.rs"]
 mod api;
 
+#[path = "../../planner-macros/src/props/toml_text.rs"]
+mod toml_text;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use api::{build, out_dir};
 use planner::planfile::PlanFile;
+use toml_text::toml_string;
 
 fn turn3(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -81,22 +85,6 @@ fn a_tflite_tensor_name_cannot_splice_out_of_its_comment() {
         format!("C: tensor y at offset {y} (size 4) of a 20-byte region\n")
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// A TOML basic string holding `s` exactly: everything but letters and digits as `\u`.
-fn toml_string(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() {
-            out.push(c);
-        } else if (c as u32) <= 0xffff {
-            out.push_str(&format!("\\u{:04X}", c as u32));
-        } else {
-            out.push_str(&format!("\\U{:08X}", c as u32));
-        }
-    }
-    out.push('"');
-    out
 }
 
 /// A model whose tensors are named `names`, in a chain of RELU ops, with a quantised input

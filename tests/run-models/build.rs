@@ -154,19 +154,27 @@ fn plan_model(
          [platform]\npreset = \"generic\"\n\n[memory]\nplanner = \"greedy_by_size\"\n{in_place}{flash}",
         model.display()
     );
-    if fs::read_to_string(&manifest).ok().as_deref() != Some(text.as_str()) {
-        fs::write(&manifest, &text).expect("OUT_DIR is writable");
-    }
-    let outputs = planner_build::Builder::new()
-        .manifest(&manifest)
-        .linker_fragment(false)
-        .c_header(false)
-        .compile();
-    let path = outputs.dir.join(naming::plan_file(stem));
-    let plan = fs::read_to_string(&path).expect("planner-build wrote the plan");
+    let (path, plan) = compile(&manifest, &text, stem);
     let plan = PlanFile::parse(&plan, &path.display().to_string()).expect("a valid plan");
     runner(rust, &plan, &path);
     naming::model_module(&plan.model)
+}
+
+/// Writes manifest `text` to `manifest` (when it changed, so cargo does not rebuild for
+/// nothing), runs `planner-build` on it without fragment or header, and returns the path
+/// and text of the plan file of model or group `name`.
+fn compile(manifest: &std::path::Path, text: &str, name: &str) -> (PathBuf, String) {
+    if fs::read_to_string(manifest).ok().as_deref() != Some(text) {
+        fs::write(manifest, text).expect("OUT_DIR is writable");
+    }
+    let outputs = planner_build::Builder::new()
+        .manifest(manifest)
+        .linker_fragment(false)
+        .c_header(false)
+        .compile();
+    let path = outputs.dir.join(naming::plan_file(name));
+    let plan = fs::read_to_string(&path).expect("planner-build wrote the plan");
+    (path, plan)
 }
 
 fn main() {
@@ -260,36 +268,85 @@ fn main() {
 /// The `include_model!` and the runner of one model.
 fn runner(rust: &mut String, plan: &PlanFile, path: &std::path::Path) {
     let module = naming::model_module(&plan.model);
-    let acquire = "        let mut guard = self.handle.get_or_init(|| Mutex::new(Model::take().expect(\"taken once\").init())).lock().unwrap_or_else(|e| e.into_inner());\n        let m = &mut *guard;\n";
-    let (body, supported) = runner_body(plan, &module, acquire);
+    let acquire = format!(
+        "        let mut guard = self.handle.get_or_init(|| Mutex::new(super::{module}::Model::take().expect(\"taken once\").init())).lock().unwrap_or_else(|e| e.into_inner());\n        let m = &mut *guard;\n"
+    );
+    let (body, supported) = runner_body(plan, &module, &acquire);
+    let path = path.display().to_string();
+    let _ = writeln!(rust, "planner_macros::include_model!({path:?});");
+    runner_module(
+        rust,
+        &RunnerModule {
+            doc: format!("The runner of model `{}`.", plan.model),
+            name: format!("{module}_runner"),
+            owner: "model",
+            handle: format!("OnceLock<Mutex<super::{module}::Model>>"),
+            init: "OnceLock::new()".to_string(),
+            items: module.clone(),
+            plan: module,
+            body,
+            supported,
+        },
+    );
+}
+
+/// What differs between the runner of a model and that of a group's model.
+struct RunnerModule {
+    /// The module's doc line.
+    doc: String,
+    /// The module's name.
+    name: String,
+    /// Whose one handle the runner holds: `model`, `group`.
+    owner: &'static str,
+    /// The type of the runner's `handle` field, and its value in `RUNNER`.
+    handle: String,
+    init: String,
+    /// The module (under `super`) of the model's `MODEL` and `OPTIONS`, and of `PLAN_FILE`.
+    items: String,
+    plan: String,
+    /// The body of `run()` (see [`runner_body`]) and whether the reference kernels run it.
+    body: String,
+    supported: bool,
+}
+
+/// Appends runner module `r` (a `Runner` for one model, holding the handle it runs through).
+fn runner_module(rust: &mut String, r: &RunnerModule) {
+    let RunnerModule {
+        doc,
+        name,
+        owner,
+        handle,
+        init,
+        items,
+        plan,
+        body,
+        supported,
+    } = r;
     let _ = write!(
         rust,
-        "planner_macros::include_model!({path:?});
-
-/// The runner of model `{model}`.
-pub mod {module}_runner {{
-    #[allow(unused_imports)]
-    use super::{module}::Model;
+        "
+/// {doc}
+pub mod {name} {{
     use std::sync::{{Mutex, OnceLock}};
     use planner_kernels::Reference;
 
-    /// Holds the model's one handle.
+    /// Holds the {owner}'s one handle.
     pub struct R {{
-        handle: OnceLock<Mutex<super::{module}::Model>>,
+        handle: {handle},
     }}
 
     /// The runner.
-    pub static RUNNER: R = R {{ handle: OnceLock::new() }};
+    pub static RUNNER: R = R {{ handle: {init} }};
 
     impl crate::Runner for R {{
         fn name(&self) -> &'static str {{
-            super::{module}::MODEL
+            super::{items}::MODEL
         }}
         fn plan_file(&self) -> &'static [u8] {{
-            super::{module}::PLAN_FILE
+            super::{plan}::PLAN_FILE
         }}
         fn options(&self) -> &'static [planner::rt::options::OpOptions] {{
-            &super::{module}::OPTIONS
+            &super::{items}::OPTIONS
         }}
         fn supported(&self) -> bool {{
             {supported}
@@ -303,9 +360,7 @@ pub mod {module}_runner {{
 {body}        }}
     }}
 }}
-",
-        path = path.display().to_string(),
-        model = plan.model,
+"
     );
 }
 
@@ -404,16 +459,7 @@ fn plan_group(corpus: &std::path::Path, manifests: &std::path::Path, rust: &mut 
          tensors = [{ type = \"constant\", attributes = { memory = \"FLASH\" } }]\n",
     );
     let manifest = manifests.join(format!("{STATE_GROUP}.toml"));
-    if fs::read_to_string(&manifest).ok().as_deref() != Some(text.as_str()) {
-        fs::write(&manifest, &text).expect("OUT_DIR is writable");
-    }
-    let outputs = planner_build::Builder::new()
-        .manifest(&manifest)
-        .linker_fragment(false)
-        .c_header(false)
-        .compile();
-    let path = outputs.dir.join(naming::plan_file(STATE_GROUP));
-    let text = fs::read_to_string(&path).expect("planner-build wrote the group plan");
+    let (path, text) = compile(&manifest, &text, STATE_GROUP);
     let Ok(AnyPlan::Group(plan)) = read(&text, &path.display().to_string()) else {
         panic!("{} is not a group plan", path.display())
     };
@@ -436,46 +482,21 @@ static {upper}_HANDLE: std::sync::OnceLock<std::sync::Mutex<{group}::Group>> = s
             "        let mut guard = self.handle.get_or_init(|| Mutex::new(super::{group}::Group::take().expect(\"taken once\").init())).lock().unwrap_or_else(|e| e.into_inner());\n        let mut lent = guard.{method}();\n        let m = &mut lent;\n"
         );
         let (body, supported) = runner_body(p, &format!("{group}::{module}"), &acquire);
-        let _ = write!(
+        runner_module(
             rust,
-            "
-/// The runner of model `{name}` of group `{STATE_GROUP}`, lent by the group's handle.
-pub mod {group}_{module}_runner {{
-    use std::sync::{{Mutex, OnceLock}};
-    use planner_kernels::Reference;
-
-    /// Holds the group's one handle.
-    pub struct R {{
-        handle: &'static OnceLock<Mutex<super::{group}::Group>>,
-    }}
-
-    /// The runner.
-    pub static RUNNER: R = R {{ handle: &super::{upper}_HANDLE }};
-
-    impl crate::Runner for R {{
-        fn name(&self) -> &'static str {{
-            super::{group}::{module}::MODEL
-        }}
-        fn plan_file(&self) -> &'static [u8] {{
-            super::{group}::PLAN_FILE
-        }}
-        fn options(&self) -> &'static [planner::rt::options::OpOptions] {{
-            &super::{group}::{module}::OPTIONS
-        }}
-        fn supported(&self) -> bool {{
-            {supported}
-        }}
-        fn run(
-            &self,
-            inputs: &[&[u8]],
-            kernels: &mut Reference,
-            hooks: &mut dyn planner::rt::kernel::Hooks,
-        ) -> Result<Vec<Vec<u8>>, String> {{
-{body}        }}
-    }}
-}}
-",
-            upper = group.to_ascii_uppercase(),
+            &RunnerModule {
+                doc: format!(
+                    "The runner of model `{name}` of group `{STATE_GROUP}`, lent by the group's handle."
+                ),
+                name: format!("{group}_{module}_runner"),
+                owner: "group",
+                handle: format!("&'static OnceLock<Mutex<super::{group}::Group>>"),
+                init: format!("&super::{}_HANDLE", group.to_ascii_uppercase()),
+                items: format!("{group}::{module}"),
+                plan: group.clone(),
+                body,
+                supported,
+            },
         );
         let _ = writeln!(table, "    (\"{stem}\", &{group}_{module}_runner::RUNNER),");
     }

@@ -127,6 +127,17 @@ impl Subject for Fake {
     }
 }
 
+/// Runs `m`, which must fail on an overwritten tensor: the failure, and the offset of the
+/// first wrong byte in the tensor.
+fn overwritten(m: &mut Fake) -> (Failure, usize) {
+    let f = run(m).unwrap_err();
+    let byte = match f.fault {
+        Fault::Overwritten { byte, .. } => byte,
+        _ => panic!("not an overwritten tensor: {f:?}"),
+    };
+    (f, byte)
+}
+
 /// in -> a -> b -> out, a chain like hello_world's.
 const CHAIN_OPS: &[(&[usize], &[usize])] = &[(&[0], &[1]), (&[1], &[2]), (&[2], &[3])];
 
@@ -150,12 +161,10 @@ fn an_output_on_a_live_input_of_the_same_op_is_caught() {
     // `b` (written by op 1) placed on `a` (read by op 1).
     static T: &[(&str, usize, usize)] =
         &[("in", 0, 8), ("a", 16, 16), ("b", 20, 16), ("out", 0, 4)];
-    let mut m = Fake::new(T, CHAIN_OPS, &[0], &[3]);
-    let f = run(&mut m).unwrap_err();
-    assert_eq!((f.op, f.tensor, f.moment), (1, "a", Moment::AfterWrites));
-    assert!(
-        matches!(f.fault, Fault::Overwritten { byte: 4, .. }),
-        "{f:?}"
+    let (f, byte) = overwritten(&mut Fake::new(T, CHAIN_OPS, &[0], &[3]));
+    assert_eq!(
+        (f.op, f.tensor, f.moment, byte),
+        (1, "a", Moment::AfterWrites, 4)
     );
     let text = f.to_string();
     assert!(
@@ -169,12 +178,10 @@ fn an_output_on_a_tensor_read_later_is_caught_at_its_reader() {
     // x is read by op 2; op 1 writes y over it.
     static T: &[(&str, usize, usize)] = &[("in", 0, 4), ("x", 8, 8), ("y", 12, 4), ("out", 32, 4)];
     static OPS: &[(&[usize], &[usize])] = &[(&[0], &[1]), (&[0], &[2]), (&[1, 2], &[3])];
-    let mut m = Fake::new(T, OPS, &[0], &[3]);
-    let f = run(&mut m).unwrap_err();
-    assert_eq!((f.op, f.tensor, f.moment), (2, "x", Moment::BeforeOp));
-    assert!(
-        matches!(f.fault, Fault::Overwritten { byte: 4, .. }),
-        "{f:?}"
+    let (f, byte) = overwritten(&mut Fake::new(T, OPS, &[0], &[3]));
+    assert_eq!(
+        (f.op, f.tensor, f.moment, byte),
+        (2, "x", Moment::BeforeOp, 4)
     );
 }
 
@@ -196,12 +203,8 @@ fn a_stray_kernel_write_is_caught_even_on_a_valid_plan() {
         &[("in", 0, 8), ("a", 16, 16), ("b", 40, 16), ("out", 0, 4)];
     let mut m = Fake::new(T, CHAIN_OPS, &[0], &[3]);
     m.stray = Some((0, 1, 9));
-    let f = run(&mut m).unwrap_err();
-    assert_eq!((f.op, f.tensor), (1, "a"));
-    assert!(
-        matches!(f.fault, Fault::Overwritten { byte: 9, .. }),
-        "{f:?}"
-    );
+    let (f, byte) = overwritten(&mut m);
+    assert_eq!((f.op, f.tensor, byte), (1, "a", 9));
 }
 
 #[test]

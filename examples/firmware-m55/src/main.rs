@@ -128,26 +128,26 @@ fn run_app_bound() -> bool {
 /// a tap and compared with TFLite Micro's per-op digests over the golden's runs, then the
 /// final output compared byte for byte. Prints one line; true when it failed.
 fn run_in_place() -> bool {
-    let mut tap = golden::Digests::default();
-    let (final_ok, error) = golden::outcome(models::run_vww_in_place(&mut tap));
     let model = models::vww_in_place::MODEL;
-    hprintln!(
-        "in place {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
-        model,
-        models::VWW_IN_PLACE_SCRATCH,
-        tap.compared,
-        models::VWW_IN_PLACE_RUNS.len(),
-        models::VWW_IN_PLACE_FOLDED,
-        tap.equal,
-        if final_ok { "bit-exact" } else { "DIFFERS" }
-    );
-    tap.report_failures(
+    let why = "; the kernel or the in-place plan changed its bytes";
+    compare_ops(
         "in place",
         model,
-        error,
-        "; the kernel or the in-place plan changed its bytes",
-    );
-    !(final_ok && tap.passed())
+        why,
+        models::run_vww_in_place,
+        |tap, verdict| {
+            hprintln!(
+                "in place {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
+                model,
+                models::VWW_IN_PLACE_SCRATCH,
+                tap.compared,
+                models::VWW_IN_PLACE_RUNS.len(),
+                models::VWW_IN_PLACE_FOLDED,
+                tap.equal,
+                verdict
+            )
+        },
+    )
 }
 
 /// tflm_person_detect_int8 planned with `patches = "auto"` (`models/person_patches.toml`):
@@ -156,27 +156,44 @@ fn run_in_place() -> bool {
 /// with TFLite Micro's per-op digests over the golden's runs, then the final output
 /// compared byte for byte. Prints one line; true when it failed.
 fn run_patches() -> bool {
-    let mut tap = golden::Digests::default();
-    let (final_ok, error) = golden::outcome(models::run_person_patches(&mut tap));
     let model = models::person_patches::MODEL;
-    hprintln!(
-        "patches {}: {} op outputs compared over {} runs, {} equal to TFLite Micro's (split after op {}, grid {}x{}, scratch {} bytes); final output {}",
-        model,
-        tap.compared,
-        models::PERSON_PATCHES_RUNS.len(),
-        tap.equal,
-        models::PERSON_PATCHES_SPLIT,
-        models::PERSON_PATCHES_GRID[0],
-        models::PERSON_PATCHES_GRID[1],
-        models::PERSON_PATCHES_SCRATCH,
-        if final_ok { "bit-exact" } else { "DIFFERS" }
-    );
-    tap.report_failures(
+    let why = "; the kernel or the patch plan changed its bytes";
+    compare_ops(
         "patches",
         model,
-        error,
-        "; the kernel or the patch plan changed its bytes",
-    );
+        why,
+        models::run_person_patches,
+        |tap, verdict| {
+            hprintln!(
+                "patches {}: {} op outputs compared over {} runs, {} equal to TFLite Micro's (split after op {}, grid {}x{}, scratch {} bytes); final output {}",
+                model,
+                tap.compared,
+                models::PERSON_PATCHES_RUNS.len(),
+                tap.equal,
+                models::PERSON_PATCHES_SPLIT,
+                models::PERSON_PATCHES_GRID[0],
+                models::PERSON_PATCHES_GRID[1],
+                models::PERSON_PATCHES_SCRATCH,
+                verdict
+            )
+        },
+    )
+}
+
+/// Runs `run` with a tap that hashes every op output and compares it with TFLite Micro's
+/// digests, then prints `line` (given the tap and the final output's verdict) and, for
+/// `what` of `model`, the failures with `why`; true when it failed.
+fn compare_ops<E: core::fmt::Display>(
+    what: &str,
+    model: &str,
+    why: &str,
+    run: impl FnOnce(&mut golden::Digests) -> Result<bool, E>,
+    line: impl FnOnce(&golden::Digests, &str),
+) -> bool {
+    let mut tap = golden::Digests::default();
+    let (final_ok, error) = golden::outcome(run(&mut tap));
+    line(&tap, if final_ok { "bit-exact" } else { "DIFFERS" });
+    tap.report_failures(what, model, error, why);
     !(final_ok && tap.passed())
 }
 

@@ -3,30 +3,29 @@
 #include <stdint.h>
 #include "planner_hello_world.h"
 
-/* Sums the hidden layer dense_1's weights, read from their runtime copy (staged into DTCM). */
-int64_t host_c_sum_dense_1_weights(uint8_t *const *regions) {
-    const PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL_TYPE *w =
-        (const PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL_TYPE *)(
-            regions[PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL_REGION] +
-            PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL_OFFSET);
+/* Tensor `T`'s elements, typed as the header says: its region's base plus its offset. `T` is
+ * a tensor's macro prefix, such as PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL. */
+#define TENSOR(regions, T) ((const T##_TYPE *)((regions)[T##_REGION] + T##_OFFSET))
+
+/* The sum of `n` int8 elements. */
+static int64_t sum_i8(const int8_t *x, uint32_t n) {
     int64_t sum = 0;
-    for (uint32_t i = 0; i < PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL_ELEMENTS; i++) {
-        sum += w[i];
+    for (uint32_t i = 0; i < n; i++) {
+        sum += x[i];
     }
     return sum;
 }
 
+/* Sums the hidden layer dense_1's weights, read from their runtime copy (staged into DTCM). */
+int64_t host_c_sum_dense_1_weights(uint8_t *const *regions) {
+    return sum_i8(TENSOR(regions, PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL),
+                  PLANNER_HELLO_WORLD_T_SEQUENTIAL_DENSE_1_MAT_MUL_ELEMENTS);
+}
+
 /* Sums the model's input tensor in the scratch arena. */
 int64_t host_c_sum_input(uint8_t *const *regions) {
-    const PLANNER_HELLO_WORLD_INPUT_SERVING_DEFAULT_DENSE_INPUT_0_TYPE *x =
-        (const PLANNER_HELLO_WORLD_INPUT_SERVING_DEFAULT_DENSE_INPUT_0_TYPE *)(
-            regions[PLANNER_HELLO_WORLD_INPUT_SERVING_DEFAULT_DENSE_INPUT_0_REGION] +
-            PLANNER_HELLO_WORLD_INPUT_SERVING_DEFAULT_DENSE_INPUT_0_OFFSET);
-    int64_t sum = 0;
-    for (uint32_t i = 0; i < PLANNER_HELLO_WORLD_INPUT_SERVING_DEFAULT_DENSE_INPUT_0_ELEMENTS; i++) {
-        sum += x[i];
-    }
-    return sum;
+    return sum_i8(TENSOR(regions, PLANNER_HELLO_WORLD_INPUT_SERVING_DEFAULT_DENSE_INPUT_0),
+                  PLANNER_HELLO_WORLD_INPUT_SERVING_DEFAULT_DENSE_INPUT_0_ELEMENTS);
 }
 
 /* What the header says, for the Rust side to compare with its own plan. */

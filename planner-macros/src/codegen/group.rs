@@ -7,6 +7,7 @@ use planner_planfile::{ArenaEntry, ArenaRole, GroupPlanFile, naming};
 use proc_macro2::TokenStream;
 use quote::quote;
 
+use super::table::checked_table;
 use super::{Ctx, code, ident, lit_u64};
 use crate::load::Unit;
 use crate::parse::Args;
@@ -84,23 +85,19 @@ fn table(g: &Unit, f: &GroupPlanFile, rt: &TokenStream) -> TokenStream {
         "Makes rustc check the plan of group `{}` across models: each model's arenas are the group's, models that may run at the same time share no writable byte, and no two models share state.",
         f.group
     );
-    let check = if cfg!(feature = "skip-plan-check") {
-        quote!()
-    } else {
-        quote!(#[doc = #doc] const _: () = #rt::__export::check::check_group(&GROUP_PLAN);)
-    };
     let group = &f.group;
-    quote! {
-        /// The group plan as `const` data: what the check below proves.
-        #[doc(hidden)]
-        pub const GROUP_PLAN: #rt::__export::check::GroupTable<'static> = #rt::__export::check::GroupTable {
+    checked_table(
+        rt,
+        (quote!(GROUP_PLAN), quote!(GroupTable)),
+        " The group plan as `const` data: what the check below proves.",
+        quote! {
             group: #group,
             arenas: &[#(#arenas),*],
             models: &[#(#models),*],
             concurrent: &[#(#sets),*],
-        };
-        #check
-    }
+        },
+        (&doc, quote!(#rt::__export::check::check_group(&GROUP_PLAN))),
+    )
 }
 
 /// A model's handle built from the group's bases: `kws::Handle::in_group([..])`.

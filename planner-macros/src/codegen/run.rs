@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 
 use planner_planfile::naming;
-use proc_macro2::TokenStream;
+use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
 use super::{Ctx, elem_type, ident, patches};
@@ -29,6 +29,18 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
         let v = patches::view(cx, t).filter(|_| in_stage)?;
         let len = (!v.whole).then(|| patches::dense_len(cx, t));
         Some((patches::region(cx, t), len))
+    };
+    // Field `f` (descriptor `c`) of the view as a kernel input or output (`kind` `In` or
+    // `Out`), in a patch stage over its region (`prefix`: how to cut a dense one's elements).
+    let kernel_view = |kind: TokenStream, prefix: TokenStream, t: usize, f: &Ident, c: &Ident| {
+        let x = quote!(#rt::kernel::#kind::new);
+        match stage_view(t) {
+            Some((region, None)) => quote!(#x(view.#f, &ops::#name::#c).with_region(#region)),
+            Some((region, Some(len))) => quote!(
+                #x(patch_regions::#prefix(view.#f, #len), &ops::#name::#c).with_region(#region)
+            ),
+            None => quote!(#x(view.#f, &ops::#name::#c)),
+        }
     };
     // Position in `outputs` of the output field `name`.
     let out_index = |name: &str| {
@@ -57,16 +69,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
             };
             inputs.push(quote!(#pv::Some(#x)));
         } else if reads.iter().any(|(r, _)| *r == field) {
-            let x = match stage_view(t) {
-                Some((region, None)) => {
-                    quote!(#rt::kernel::In::new(view.#f, &ops::#name::#c).with_region(#region))
-                }
-                Some((region, Some(len))) => quote!(
-                    #rt::kernel::In::new(patch_regions::prefix(view.#f, #len), &ops::#name::#c)
-                        .with_region(#region)
-                ),
-                None => quote!(#rt::kernel::In::new(view.#f, &ops::#name::#c)),
-            };
+            let x = kernel_view(quote!(In), quote!(prefix), t, &f, &c);
             inputs.push(quote!(#pv::Some(#x)));
         } else if writes.iter().any(|(w, _)| *w == field) {
             // A variable input: the kernel updates it through `variables`.
@@ -88,16 +91,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     let mut scratch = Vec::new();
     for &(ref field, t) in writes {
         let (f, c) = (ident(field), ident(&field.to_ascii_uppercase()));
-        let out = match stage_view(t) {
-            Some((region, None)) => {
-                quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c).with_region(#region))
-            }
-            Some((region, Some(len))) => quote!(
-                #rt::kernel::Out::new(patch_regions::prefix_mut(view.#f, #len), &ops::#name::#c)
-                    .with_region(#region)
-            ),
-            None => quote!(#rt::kernel::Out::new(view.#f, &ops::#name::#c)),
-        };
+        let out = kernel_view(quote!(Out), quote!(prefix_mut), t, &f, &c);
         if field.starts_with("output") {
             outputs.push(out);
         } else if field.starts_with("scratch") {

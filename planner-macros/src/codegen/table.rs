@@ -115,22 +115,11 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
     let check_doc = format!(
         "Makes rustc check the plan of model `{model}`: slots inside their arenas and aligned, live tensors disjoint, budgets kept, blobs as long as their arenas."
     );
-    // The `skip-plan-check` feature (test-only) leaves the check out.
-    let check = if cfg!(feature = "skip-plan-check") {
-        quote!()
-    } else {
+    let plan = checked_table(
+        rt,
+        (quote!(PLAN), quote!(PlanTable)),
+        " The plan as `const` data: what the check below proves, and what every view uses.",
         quote! {
-            #[doc = #check_doc]
-            const _: () = {
-                let mut scratch = [0u64; #rt::__export::check::scratch_len(#n_slots)];
-                #rt::__export::check::check(&PLAN, &mut scratch)
-            };
-        }
-    };
-    quote! {
-        /// The plan as `const` data: what the check below proves, and what every view uses.
-        #[doc(hidden)]
-        pub const PLAN: #rt::__export::check::PlanTable<'static> = #rt::__export::check::PlanTable {
             model: #model,
             memories: &[#(#memories),*],
             arenas: &[#(#arenas),*],
@@ -138,8 +127,17 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
             ops: &[#(plan_rows::#op_names),*],
             by_start: &[#(#by_start),*],
             by_end: &[#(#by_end),*],
-        };
-        #check
+        },
+        (
+            &check_doc,
+            quote!({
+                let mut scratch = [0u64; #rt::__export::check::scratch_len(#n_slots)];
+                #rt::__export::check::check(&PLAN, &mut scratch)
+            }),
+        ),
+    );
+    quote! {
+        #plan
         /// The rows of [`PLAN`]'s slot and op tables.
         #[doc(hidden)]
         pub mod plan_rows {
@@ -150,3 +148,27 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
 }
 
 use quote::ToTokens;
+
+/// `pub const <name>: <ty>` (a table type of `rt::__export::check`) with `fields`, hidden
+/// from the docs and documented by `doc`, and the `const` item that makes rustc evaluate
+/// `check` (an expression of type `()`, which panics on an unsound plan), documented by
+/// `check_doc`; the `skip-plan-check` feature (test-only) leaves the check out.
+pub(crate) fn checked_table(
+    rt: &TokenStream,
+    (name, ty): (TokenStream, TokenStream),
+    doc: &str,
+    fields: TokenStream,
+    (check_doc, check): (&str, TokenStream),
+) -> TokenStream {
+    let check = if cfg!(feature = "skip-plan-check") {
+        quote!()
+    } else {
+        quote!(#[doc = #check_doc] const _: () = #check;)
+    };
+    quote! {
+        #[doc = #doc]
+        #[doc(hidden)]
+        pub const #name: #rt::__export::check::#ty<'static> = #rt::__export::check::#ty { #fields };
+        #check
+    }
+}

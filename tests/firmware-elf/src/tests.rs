@@ -548,16 +548,21 @@ fn pair_plan() -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-#[test]
-fn a_group_plan_gives_the_group_arenas_at_the_group_need() {
-    let dir = temp_dir("group");
+/// The pair group's plan file and blob, written to `dir`, and the plan loaded from there.
+fn pair_in(dir: &std::path::Path) -> plan::ModelArenas {
     std::fs::write(dir.join("pair.plan.json"), pair_plan()).unwrap();
     let blob = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../ui/plans/pair.constant.flash.bin"
     );
     std::fs::copy(blob, dir.join("pair.constant.flash.bin")).unwrap();
-    let m = plan::load(&dir.join("pair.plan.json")).unwrap();
+    plan::load(&dir.join("pair.plan.json")).unwrap()
+}
+
+#[test]
+fn a_group_plan_gives_the_group_arenas_at_the_group_need() {
+    let dir = temp_dir("group");
+    let m = pair_in(&dir);
     assert_eq!(m.model, "pair");
     let scratch = m
         .arenas
@@ -585,13 +590,7 @@ fn a_group_plan_gives_the_group_arenas_at_the_group_need() {
 /// `write_memory_x` writes maps the memory onto cortex-m-rt's region), written to `dir` with
 /// the plan, its blob and a `memory.x` declaring `RAM` and `FLASH` only.
 fn pair_firmware(dir: &std::path::Path) -> firmware::CheckOptions {
-    std::fs::write(dir.join("pair.plan.json"), pair_plan()).unwrap();
-    let blob_path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../ui/plans/pair.constant.flash.bin"
-    );
-    std::fs::copy(blob_path, dir.join("pair.constant.flash.bin")).unwrap();
-    let m = plan::load(&dir.join("pair.plan.json")).unwrap();
+    let m = pair_in(dir);
     let mut sections = Vec::new();
     let mut symbols: Vec<(String, u32)> = Vec::new();
     let (mut ram, mut flash) = (0x2000_0000u32, 0x0000_0000u32);

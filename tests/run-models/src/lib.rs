@@ -207,21 +207,20 @@ pub struct Record {
 impl Record {
     /// Output `j` of op `k` (empty when not seen).
     pub fn output(&self, k: usize, j: usize) -> &[u8] {
-        self.ops
-            .get(k)
-            .and_then(|o| o.get(j))
-            .map(Vec::as_slice)
-            .unwrap_or_default()
+        cell(&self.ops, k, j).map_or(&[], Vec::as_slice)
     }
 
     /// Input `j` of op `k` after it ran (empty when not seen or left out).
     pub fn input(&self, k: usize, j: usize) -> &[u8] {
-        self.inputs
-            .get(k)
-            .and_then(|i| i.get(j))
+        cell(&self.inputs, k, j)
             .and_then(Option::as_deref)
             .unwrap_or_default()
     }
+}
+
+/// Entry `j` of op `k`'s row of `table`, when there is one.
+fn cell<T>(table: &[Vec<T>], k: usize, j: usize) -> Option<&T> {
+    table.get(k)?.get(j)
 }
 
 /// The bytes of a hex string (a pair that is not hex gives 0).
