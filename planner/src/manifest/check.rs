@@ -141,21 +141,7 @@ impl Shared {
         memory: Option<RawMemory>,
     ) -> Result<Shared> {
         let (platform, size_spans) = check_platform(ctx, platform)?;
-        let memory = memory.unwrap_or(RawMemory {
-            planner: None,
-            planner_options: None,
-            constraints: Vec::new(),
-            tensors: Vec::new(),
-            slabs: Vec::new(),
-            alias_reshapes: false,
-            in_place_ops: Vec::new(),
-            in_place: false,
-            schedule: None,
-            max_zero_constants: None,
-            patches: None,
-            max_recompute: None,
-            patch_input: None,
-        });
+        let memory = memory.unwrap_or_default();
         let planner = check_planner(
             ctx,
             memory.planner.as_ref(),
@@ -163,15 +149,7 @@ impl Shared {
         )?;
         let constraints = check_constraints(ctx, &platform, &memory.constraints)?;
         let budget_spans = BudgetSpans {
-            max_size: memory
-                .constraints
-                .iter()
-                .filter_map(|c| {
-                    let c = c.get_ref();
-                    let s = c.max_size.as_ref()?;
-                    Some((c.name.get_ref().clone(), ctx.span(s.span())))
-                })
-                .collect(),
+            max_size: key_spans(ctx, &memory.constraints, |c| (&c.name, &c.max_size)),
             size: size_spans,
         };
         let rules = check_rules(ctx, &platform, &memory.tensors, ("memory.tensors", 0))?;
@@ -243,8 +221,21 @@ impl Shared {
             let more = check_rules(ctx, &self.platform, own, (rules_table, rules.len()))?;
             rules.extend(more);
         }
-        let source = match (&model.source, &model.tensors) {
-            (Some(src), None) => {
+        let source = match one_of(
+            ctx,
+            model_span,
+            &model.source,
+            &model.tensors,
+            [
+                "model.source and model.tensors are both given",
+                "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
+            ],
+            [
+                "model has neither `source` nor `tensors`",
+                "add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`",
+            ],
+        )? {
+            OneOf::First(src) => {
                 if model.ops.is_some() || model.inputs.is_some() || model.outputs.is_some() {
                     return Err(ctx.err(
                         src,
@@ -254,7 +245,7 @@ impl Shared {
                 }
                 ModelSource::File(base.join(src.get_ref()))
             }
-            (None, Some(_)) => ModelSource::Inline(std::boxed::Box::new(InlineModel {
+            OneOf::Second(_) => ModelSource::Inline(std::boxed::Box::new(InlineModel {
                 path: path.to_path_buf(),
                 text: text.clone(),
                 tensors: model.tensors.unwrap_or_default(),
@@ -262,18 +253,6 @@ impl Shared {
                 inputs: model.inputs,
                 outputs: model.outputs,
             })),
-            (Some(src), Some(_)) => {
-                return Err(ctx.err(
-                    src,
-                    "model.source and model.tensors are both given",
-                    "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
-                ));
-            }
-            (None, None) => {
-                return Err(Error::input("model has neither `source` nor `tensors`")
-                    .at(ctx.span(model_span))
-                    .help("add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`"));
-            }
         };
         Ok(Manifest {
             path: path.to_path_buf(),
@@ -322,25 +301,31 @@ fn check_platform(
     };
     let span = raw.span();
     let raw = raw.into_inner();
-    let size_spans = match (&raw.preset, &raw.memories) {
-        (Some(p), None) => Platform::preset(p.get_ref())
+    let given = one_of(
+        ctx,
+        span.clone(),
+        &raw.preset,
+        &raw.memories,
+        [
+            "platform has both `preset` and `memories`",
+            "keep one: a preset by name, or your own list of memories",
+        ],
+        [
+            "platform has neither `preset` nor `memories`",
+            "add `preset = \"generic\"` (or another preset), or list `memories`",
+        ],
+    )?;
+    let size_spans = match given {
+        OneOf::First(p) => Platform::preset(p.get_ref())
             .map(|pl| pl.memories)
             .unwrap_or_default()
             .into_iter()
             .map(|m| (m.name, ctx.span(p.span())))
             .collect(),
-        (None, Some(mems)) => mems
-            .iter()
-            .filter_map(|m| {
-                let m = m.get_ref();
-                let size = m.size.as_ref()?;
-                Some((m.name.get_ref().clone(), ctx.span(size.span())))
-            })
-            .collect(),
-        _ => BTreeMap::new(),
+        OneOf::Second(mems) => key_spans(ctx, mems, |m| (&m.name, &m.size)),
     };
-    let mut platform = match (&raw.preset, &raw.memories) {
-        (Some(p), None) => Platform::preset(p.get_ref()).ok_or_else(|| {
+    let mut platform = match given {
+        OneOf::First(p) => Platform::preset(p.get_ref()).ok_or_else(|| {
             let hint = did_you_mean(p.get_ref(), Platform::PRESETS.iter().copied())
                 .map(|s| format!("did you mean `{s}`? "))
                 .unwrap_or_default();
@@ -350,7 +335,7 @@ fn check_platform(
                 format!("{hint}presets: {}", Platform::PRESETS.join(", ")),
             )
         })?,
-        (None, Some(mems)) => {
+        OneOf::Second(mems) => {
             let mut memories: Vec<Memory> = Vec::new();
             for m in mems {
                 let m = m.get_ref();
@@ -391,18 +376,6 @@ fn check_platform(
                 min_alignment: 16,
             }
         }
-        (Some(p), Some(_)) => {
-            return Err(ctx.err(
-                p,
-                "platform has both `preset` and `memories`",
-                "keep one: a preset by name, or your own list of memories",
-            ));
-        }
-        (None, None) => {
-            return Err(Error::input("platform has neither `preset` nor `memories`")
-                .at(ctx.span(span))
-                .help("add `preset = \"generic\"` (or another preset), or list `memories`"));
-        }
     };
     if let Some(a) = &raw.min_alignment {
         platform.min_alignment = ctx.alignment(a, "platform.min_alignment")?;
@@ -413,6 +386,49 @@ fn check_platform(
             .help("mark at least one memory `writable = true`; activations need one"));
     }
     Ok((platform, size_spans))
+}
+
+/// Where each of `entries` sets its optional key, by the entry's name: `key` gives an
+/// entry's name and the key; entries without the key are left out.
+fn key_spans<T, V>(
+    ctx: &Ctx<'_>,
+    entries: &[Spanned<T>],
+    key: impl Fn(&T) -> (&Spanned<String>, &Option<Spanned<V>>),
+) -> BTreeMap<String, Span> {
+    entries
+        .iter()
+        .filter_map(|e| {
+            let (name, value) = key(e.get_ref());
+            Some((name.get_ref().clone(), ctx.span(value.as_ref()?.span())))
+        })
+        .collect()
+}
+
+/// Which of two keys that exclude each other a table gives.
+#[derive(Clone, Copy)]
+enum OneOf<A, B> {
+    First(A),
+    Second(B),
+}
+
+/// The one of the keys `first` and `second` that the table at `span` gives. Both given:
+/// the error `both` (message, help) at `first`; neither: the error `neither` at the table.
+fn one_of<'a, A, B>(
+    ctx: &Ctx<'_>,
+    span: std::ops::Range<usize>,
+    first: &'a Option<Spanned<A>>,
+    second: &'a Option<B>,
+    both: [&str; 2],
+    neither: [&str; 2],
+) -> Result<OneOf<&'a Spanned<A>, &'a B>> {
+    match (first, second) {
+        (Some(a), None) => Ok(OneOf::First(a)),
+        (None, Some(b)) => Ok(OneOf::Second(b)),
+        (Some(a), Some(_)) => Err(ctx.err(a, both[0], both[1])),
+        (None, None) => Err(Error::input(neither[0])
+            .at(ctx.span(span))
+            .help(neither[1])),
+    }
 }
 
 /// A memory with an `origin` must lie in the 32-bit address space of the targets.
