@@ -67,15 +67,6 @@ fn io(name: &str, tensor: u32) -> Vec<IoName> {
     }]
 }
 
-/// An arena of `memory`, `role` and source memory, `size` bytes at `alignment`, `used`
-/// of them taken.
-fn usage(arena: (&str, ArenaRole, &str), size: u64, alignment: u64, used: u64) -> ArenaUsage {
-    let (memory, role, source) = arena;
-    let mut usage = ArenaUsage::new(memory, role, source, size, alignment);
-    usage.used = used;
-    usage
-}
-
 /// The graph and its plan: `in -> FC(w1, b1) -> h -> FC(w2, b2) -> out`.
 pub fn tiny() -> (Graph, MemoryPlan, Layout) {
     use TensorKind::*;
@@ -100,22 +91,16 @@ pub fn tiny() -> (Graph, MemoryPlan, Layout) {
         ..Graph::default()
     };
     let mut plan = MemoryPlan::default();
-    place_all(
-        &mut plan,
-        &[
-            ("in", ArenaRole::Scratch, "SRAM", "SRAM", 0, 4, (0, 0)),
-            ("h", ArenaRole::Scratch, "SRAM", "SRAM", 16, 4, (0, 1)),
-            ("out", ArenaRole::Scratch, "SRAM", "SRAM", 0, 4, (1, 1)),
-            ("w1", ArenaRole::Constant, "FLASH", "FLASH", 0, 16, (0, 1)),
-            ("b1", ArenaRole::Constant, "FLASH", "FLASH", 16, 16, (0, 1)),
-            ("w2", ArenaRole::Constant, "FLASH", "FLASH", 32, 16, (0, 1)),
-            ("b2", ArenaRole::Constant, "FLASH", "FLASH", 48, 16, (0, 1)),
-        ],
-    );
-    let scratch = usage(("SRAM", ArenaRole::Scratch, "SRAM"), 1024, 16, 20);
-    let constant = usage(("FLASH", ArenaRole::Constant, "FLASH"), 4096, 16, 64);
-    plan.arena_usages.insert("SRAM".to_string(), scratch);
-    plan.constant_arenas.insert("FLASH".to_string(), constant);
+    let scratch = ("SRAM", ArenaRole::Scratch, "SRAM");
+    let in_h_out = [("in", 0, 4, (0, 0)), ("h", 16, 4, (0, 1)), ("out", 0, 4, (1, 1))];
+    arena(&mut plan, scratch, (1024, 16, 20), &in_h_out);
+    let weights = [
+        ("w1", 0, 16, (0, 1)),
+        ("b1", 16, 16, (0, 1)),
+        ("w2", 32, 16, (0, 1)),
+        ("b2", 48, 16, (0, 1)),
+    ];
+    arena(&mut plan, ("FLASH", ArenaRole::Constant, "FLASH"), (4096, 16, 64), &weights);
     let layout = Layout {
         min_alignment: 16,
         constraints: vec![MemoryConstraint {
@@ -128,13 +113,26 @@ pub fn tiny() -> (Graph, MemoryPlan, Layout) {
     (graph, plan, layout)
 }
 
-/// One placed tensor: id, arena role, memory, source memory, offset, size and the ops
-/// over which it is live.
-type Slot<'a> = (&'a str, ArenaRole, &'a str, &'a str, u64, u64, (u32, u32));
+/// A tensor in an arena: id, offset, size and the ops over which it is live.
+type Slot<'a> = (&'a str, u64, u64, (u32, u32));
 
-/// Places each of `slots` in `plan`: its allocation, binding and lifetime.
-fn place_all(plan: &mut MemoryPlan, slots: &[Slot<'_>]) {
-    for &(id, role, memory, source, offset, size, live) in slots {
+/// Adds to `plan` the arena of `(memory, role, source memory)`, `(size, alignment, used)`
+/// bytes, and the tensors `slots` in it: their allocations, bindings and lifetimes.
+fn arena(
+    plan: &mut MemoryPlan,
+    (memory, role, source): (&str, ArenaRole, &str),
+    (total, alignment, used): (u64, u64, u64),
+    slots: &[Slot<'_>],
+) {
+    let mut usage = ArenaUsage::new(memory, role, source, total, alignment);
+    usage.used = used;
+    let arenas = match role {
+        ArenaRole::Scratch => &mut plan.arena_usages,
+        ArenaRole::Persistent => &mut plan.persistent_arenas,
+        ArenaRole::Constant => &mut plan.constant_arenas,
+    };
+    arenas.insert(memory.to_string(), usage);
+    for &(id, offset, size, live) in slots {
         plan.tensor_allocs.insert(
             id.to_string(),
             TensorAllocation {
@@ -193,23 +191,13 @@ pub fn stateful() -> (Graph, MemoryPlan, Layout) {
         ..Graph::default()
     };
     let mut plan = MemoryPlan::default();
-    place_all(
-        &mut plan,
-        &[
-            ("in", ArenaRole::Scratch, "SRAM", "SRAM", 0, 4, (0, 0)),
-            ("out", ArenaRole::Scratch, "SRAM", "SRAM", 16, 4, (0, 2)),
-            ("r", ArenaRole::Scratch, "SRAM", "SRAM", 16, 4, (0, 2)),
-            ("state", ArenaRole::Persistent, "SRAM", "SRAM", 0, 8, (0, 2)),
-            ("w", ArenaRole::Constant, "DTCM", "FLASH", 0, 16, (0, 2)),
-        ],
-    );
-    let scratch = usage(("SRAM", ArenaRole::Scratch, "SRAM"), 1024, 16, 20);
-    let persistent = usage(("SRAM", ArenaRole::Persistent, "SRAM"), 1024, 16, 8);
-    let staged = usage(("DTCM", ArenaRole::Constant, "FLASH"), 256, 32, 16);
-    plan.arena_usages.insert("SRAM".to_string(), scratch);
-    plan.persistent_arenas
-        .insert("SRAM".to_string(), persistent);
-    plan.constant_arenas.insert("DTCM".to_string(), staged);
+    let scratch = ("SRAM", ArenaRole::Scratch, "SRAM");
+    let in_out_r = [("in", 0, 4, (0, 0)), ("out", 16, 4, (0, 2)), ("r", 16, 4, (0, 2))];
+    arena(&mut plan, scratch, (1024, 16, 20), &in_out_r);
+    let state = ("SRAM", ArenaRole::Persistent, "SRAM");
+    arena(&mut plan, state, (1024, 16, 8), &[("state", 0, 8, (0, 2))]);
+    let staged = ("DTCM", ArenaRole::Constant, "FLASH");
+    arena(&mut plan, staged, (256, 32, 16), &[("w", 0, 16, (0, 2))]);
     let layout = Layout {
         min_alignment: 16,
         constraints: vec![],
