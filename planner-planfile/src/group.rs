@@ -23,7 +23,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::model::{ArenaEntry, MemoryEntry, PlanFile, check_version, fnv1a64};
+use crate::model::{
+    ArenaEntry, MemoryEntry, PlanFile, canonical_hash, check_version, pretty_bytes,
+};
 
 /// A group plan file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -104,9 +106,7 @@ pub fn read(text: &str, origin: &str) -> Result<AnyPlan> {
 impl GroupPlanFile {
     /// The plan hash: FNV-1a 64 over the canonical JSON with `plan_hash` empty.
     pub fn hash(&self) -> u64 {
-        let mut canonical = self.clone();
-        canonical.plan_hash = String::new();
-        fnv1a64(&serde_json::to_vec(&canonical).unwrap_or_default())
+        canonical_hash(self, |f| &mut f.plan_hash)
     }
 
     /// The stated plan hash as a number; `None` when it is not `fnv1a64:<16 hex digits>`.
@@ -116,9 +116,7 @@ impl GroupPlanFile {
 
     /// The file's bytes: pretty JSON with a trailing newline.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
-        out.push(b'\n');
-        out
+        pretty_bytes(self)
     }
 
     /// Index of the model named `name`.

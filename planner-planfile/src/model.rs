@@ -270,14 +270,30 @@ pub(crate) fn parse_hash(text: &str) -> Option<u64> {
         .flatten()
 }
 
+/// The plan hash of a plan file of either kind: FNV-1a 64 over its canonical JSON with
+/// its `plan_hash` field (the one `hash_field` gives) empty.
+pub(crate) fn canonical_hash<T: Clone + Serialize>(
+    file: &T,
+    hash_field: fn(&mut T) -> &mut String,
+) -> u64 {
+    let mut canonical = file.clone();
+    hash_field(&mut canonical).clear();
+    // Serialising plain data to a Vec cannot fail; an empty hash input would still be a
+    // stable value.
+    fnv1a64(&serde_json::to_vec(&canonical).unwrap_or_default())
+}
+
+/// The bytes of a plan file of either kind: pretty JSON with a trailing newline.
+pub(crate) fn pretty_bytes<T: Serialize>(file: &T) -> Vec<u8> {
+    let mut out = serde_json::to_vec_pretty(file).unwrap_or_default();
+    out.push(b'\n');
+    out
+}
+
 impl PlanFile {
     /// The plan hash: FNV-1a 64 over the canonical JSON of the file with `plan_hash` empty.
     pub fn hash(&self) -> u64 {
-        let mut canonical = self.clone();
-        canonical.plan_hash = String::new();
-        // Serialising plain data to a Vec cannot fail; an empty hash input would still be
-        // a stable value.
-        fnv1a64(&serde_json::to_vec(&canonical).unwrap_or_default())
+        canonical_hash(self, |f| &mut f.plan_hash)
     }
 
     /// The plan hash as a number, parsed from [`PlanFile::plan_hash`]; `None` when the field
@@ -288,9 +304,7 @@ impl PlanFile {
 
     /// The file's bytes: pretty JSON with a trailing newline. Same plan, same bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = serde_json::to_vec_pretty(self).unwrap_or_default();
-        out.push(b'\n');
-        out
+        pretty_bytes(self)
     }
 
     /// Reads a plan file; `origin` names it in errors. Rejects a `format_version` other

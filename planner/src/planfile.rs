@@ -101,13 +101,7 @@ impl BuildPlanFile for PlanFile {
             if arena.role != ArenaRole::Constant {
                 continue;
             }
-            let size = usize::try_from(arena.size).map_err(|_| {
-                Error::input(format!(
-                    "constant arena {} of {} bytes does not fit this machine's memory",
-                    arena.name, arena.size
-                ))
-            })?;
-            let mut bytes = vec![0u8; size];
+            let mut bytes = zeroed_blob(arena)?;
             for t in &self.tensors {
                 if t.arena as usize != a || t.alias_of.is_some() {
                     continue;
@@ -154,6 +148,17 @@ pub struct Blobs {
     pub blobs: BTreeMap<usize, Vec<u8>>,
     /// Constants left zero because the graph has no bytes for them.
     pub warnings: Vec<String>,
+}
+
+/// A constant arena's blob before its constants are laid in: `arena.size` zero bytes.
+fn zeroed_blob(arena: &ArenaEntry) -> Result<Vec<u8>> {
+    let size = usize::try_from(arena.size).map_err(|_| {
+        Error::input(format!(
+            "constant arena {} of {} bytes does not fit this machine's memory",
+            arena.name, arena.size
+        ))
+    })?;
+    Ok(vec![0u8; size])
 }
 
 /// A refused plan file is bad input, with the reader's message and help.

@@ -1,8 +1,11 @@
 //! End-to-end tests of the pipeline on manifests: the example inline graph, placement rules,
 //! budgets, spills, staged constants, errors, determinism.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
+use common::assert_says;
 use planner::manifest::Manifest;
 use planner::plan::ArenaRole;
 use planner::{Planned, plan_graph};
@@ -152,6 +155,13 @@ memories = [
 ]
 "#;
 
+/// [`TWO_BANKS`] with the placement rules `rules` (one `memory.tensors` entry each, without
+/// its braces), one a line.
+fn with_rules(rules: &[&str]) -> String {
+    let lines: String = rules.iter().map(|r| format!("  {{ {r} }},\n")).collect();
+    format!("{TWO_BANKS}[memory]\ntensors = [\n{lines}]\n")
+}
+
 #[test]
 fn staged_constants_charge_source_and_destination() {
     let text = format!(
@@ -160,10 +170,9 @@ fn staged_constants_charge_source_and_destination() {
     // 1536 bytes of weights fit FLASH's 1200? No: the staged blob charges FLASH too.
     let e = plan_text(&text).unwrap_err();
     assert!(e.is_infeasible());
-    assert!(
-        e.message()
-            .contains("memory FLASH is full before any scratch: 1536 bytes needed"),
-        "{e}"
+    assert_says(
+        e.message(),
+        &["memory FLASH is full before any scratch: 1536 bytes needed"],
     );
     // With room in FLASH, DTCM holds 1536 of constants and 512 of scratch: exactly 2048.
     let ok = text.replace("max_size = 1200", "max_size = 1536");
@@ -175,22 +184,21 @@ fn staged_constants_charge_source_and_destination() {
     // One byte less in DTCM and the scratch no longer fits.
     let tight = ok.replace("max_size = 2048", "max_size = 2047");
     let e = plan_text(&tight).unwrap_err();
-    assert!(e.message().contains("memory DTCM is full: tensor"), "{e}");
     // The error says what the bank would need beside what it has, and points at the
     // constraint that sets the budget.
-    assert!(
-        e.message().contains(
-            "must stay in DTCM need at least 512 bytes, and DTCM has 511 for scratch (its budget of 2047 less 1536 of constants and state)"
-        ),
-        "{e}"
+    assert_says(
+        e.message(),
+        &[
+            "memory DTCM is full: tensor",
+            "must stay in DTCM need at least 512 bytes, and DTCM has 511 for scratch (its budget of 2047 less 1536 of constants and state)",
+        ],
     );
     let (_, line, col) = e.location().expect("a manifest position");
     let at = tight.lines().nth(line - 1).unwrap_or_default();
     assert!(at[col - 1..].starts_with("2047"), "{line}:{col}: {at}\n{e}");
-    assert!(
-        e.to_string()
-            .contains("the max_size of DTCM: 2047 bytes set here"),
-        "{e}"
+    assert_says(
+        &e.to_string(),
+        &["the max_size of DTCM: 2047 bytes set here"],
     );
     // Over budget before any scratch: the same pointer.
     let e = plan_text(&text).unwrap_err();
@@ -201,35 +209,40 @@ fn staged_constants_charge_source_and_destination() {
 
 #[test]
 fn several_sources_into_one_destination_is_one_error_listing_all() {
-    let text = format!(
-        "{TWO_BANKS}[memory]\ntensors = [\n  {{ type = \"constant\", attributes = {{ memory = \"FLASH\", constant_destination_memory = \"DTCM\" }} }},\n  {{ id = \"w2\", attributes = {{ memory = \"MRAM\", constant_destination_memory = \"DTCM\" }} }},\n]\n"
-    );
+    let text = with_rules(&[
+        "type = \"constant\", attributes = { memory = \"FLASH\", constant_destination_memory = \"DTCM\" }",
+        "id = \"w2\", attributes = { memory = \"MRAM\", constant_destination_memory = \"DTCM\" }",
+    ]);
     let e = plan_text(&text).unwrap_err();
     assert!(!e.is_infeasible());
-    let msg = e.message();
-    assert!(
-        msg.contains("constant arenas with more than one source memory"),
-        "{msg}"
+    assert_says(
+        e.message(),
+        &[
+            "constant arenas with more than one source memory",
+            "from FLASH: w1",
+            "from MRAM: w2",
+        ],
     );
-    assert!(msg.contains("from FLASH: w1"), "{msg}");
-    assert!(msg.contains("from MRAM: w2"), "{msg}");
 }
 
 #[test]
 fn rules_follow_precedence_and_unmatched_rules_warn() {
-    let text = format!(
-        "{TWO_BANKS}[memory]\ntensors = [\n  {{ id = \"w*\", type = \"constant\", attributes = {{ memory = \"MRAM\" }} }},\n  {{ type = \"constant\", attributes = {{ memory = \"FLASH\" }} }},\n  {{ id = \"nothing\", attributes = {{ memory = \"DTCM\" }} }},\n]\n"
-    );
+    let text = with_rules(&[
+        "id = \"w*\", type = \"constant\", attributes = { memory = \"MRAM\" }",
+        "type = \"constant\", attributes = { memory = \"FLASH\" }",
+        "id = \"nothing\", attributes = { memory = \"DTCM\" }",
+    ]);
     let p = plan_text(&text).unwrap();
     // type+id beats type-only even though it comes first.
     assert_eq!(p.plan.get_allocation("w1").unwrap().memory, "MRAM");
-    let w = p.warnings.join("\n");
-    assert!(
-        w.contains("memory.tensors[2] (id \"nothing\") at test.toml:"),
-        "{w}"
+    assert_says(
+        &p.warnings.join("\n"),
+        &[
+            "memory.tensors[2] (id \"nothing\") at test.toml:",
+            "matches no tensor",
+            "memory.tensors[1] (type constant)",
+        ],
     );
-    assert!(w.contains("matches no tensor"), "{w}");
-    assert!(w.contains("memory.tensors[1] (type constant)"), "{w}");
 }
 
 #[test]
@@ -271,18 +284,11 @@ fn slabs_are_reserved_in_the_plan() {
     assert_eq!(keep.offset % 64, 0);
     assert_eq!(p.ops, 1);
     let explain = planner::report::explain(&p, &g, Some("slab/pre"));
-    assert!(
-        explain.contains("step-scope slab `pre` from memory.slabs[0]"),
-        "{explain}"
-    );
+    assert_says(&explain, &["step-scope slab `pre` from memory.slabs[0]"]);
     // A slab in read-only memory is rejected at its position.
     let bad = text.replace("memory = \"DTCM\", role", "memory = \"FLASH\", role");
     let e = Manifest::parse(&bad, Path::new("slabs.toml")).unwrap_err();
-    assert!(
-        e.message()
-            .contains("puts slab pre in FLASH, which is read-only"),
-        "{e}"
-    );
+    assert_says(e.message(), &["puts slab pre in FLASH, which is read-only"]);
     assert_eq!(e.location().unwrap().1, 19);
 }
 

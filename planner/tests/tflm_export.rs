@@ -4,23 +4,17 @@
 //! planner). `tests/data/tflm_export.json`, written by `scripts/tflm_export_check.py` from
 //! TFLM runs, must cover every model with identical outputs and an arena no larger.
 
-use std::path::{Path, PathBuf};
+mod common;
 
+use std::path::PathBuf;
+
+use common::{bundled_models, root, tflite_files};
 use planner::export::tflm;
 use planner::graph::Graph;
 use planner::manifest::Manifest;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn models() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("models"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
-        .collect();
-    v.sort();
+    let v = bundled_models(&root());
     assert_eq!(v.len(), 12, "{v:?}");
     v
 }
@@ -118,13 +112,7 @@ fn export_round_trips_on_every_bundled_model() {
 /// The one-op models of `tests/data/tflm_scratch/` (`scripts/tflm_kernel_scratch.py`):
 /// plans that mostly end off a multiple of 16.
 fn generated() -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("tests/data/tflm_scratch"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
-        .collect();
-    v.sort();
-    v
+    tflite_files(&root().join("tests/data/tflm_scratch"))
 }
 
 #[test]

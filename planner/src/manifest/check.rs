@@ -141,41 +141,23 @@ impl Shared {
         memory: Option<RawMemory>,
     ) -> Result<Shared> {
         let (platform, size_spans) = check_platform(ctx, platform)?;
-        let memory = memory.unwrap_or(RawMemory {
-            planner: None,
-            planner_options: None,
-            constraints: Vec::new(),
-            tensors: Vec::new(),
-            slabs: Vec::new(),
-            alias_reshapes: false,
-            in_place_ops: Vec::new(),
-            in_place: false,
-            schedule: None,
-            max_zero_constants: None,
-            patches: None,
-            max_recompute: None,
-            patch_input: None,
-        });
+        let memory = memory.unwrap_or_default();
         let planner = check_planner(
             ctx,
             memory.planner.as_ref(),
             memory.planner_options.as_ref(),
         )?;
-        let constraints = check_constraints(ctx, &platform, &memory.constraints)?;
+        let on = OnPlatform {
+            ctx,
+            platform: &platform,
+        };
+        let constraints = on.constraints(&memory.constraints)?;
         let budget_spans = BudgetSpans {
-            max_size: memory
-                .constraints
-                .iter()
-                .filter_map(|c| {
-                    let c = c.get_ref();
-                    let s = c.max_size.as_ref()?;
-                    Some((c.name.get_ref().clone(), ctx.span(s.span())))
-                })
-                .collect(),
+            max_size: key_spans(ctx, &memory.constraints, |c| (&c.name, &c.max_size)),
             size: size_spans,
         };
-        let rules = check_rules(ctx, &platform, &memory.tensors, ("memory.tensors", 0))?;
-        let slabs = check_slabs(ctx, &platform, &memory.slabs)?;
+        let rules = on.rules(&memory.tensors, ("memory.tensors", 0))?;
+        let slabs = on.slabs(&memory.slabs)?;
         let schedule = match &memory.schedule {
             None => Schedule::Fixed,
             Some(s) => match s.get_ref().as_str() {
@@ -240,11 +222,28 @@ impl Shared {
         let name = check_name(ctx, &model.name)?;
         let mut rules = self.rules.clone();
         if let Some(own) = &model.rules {
-            let more = check_rules(ctx, &self.platform, own, (rules_table, rules.len()))?;
+            let on = OnPlatform {
+                ctx,
+                platform: &self.platform,
+            };
+            let more = on.rules(own, (rules_table, rules.len()))?;
             rules.extend(more);
         }
-        let source = match (&model.source, &model.tensors) {
-            (Some(src), None) => {
+        let source = match one_of(
+            ctx,
+            model_span,
+            &model.source,
+            &model.tensors,
+            [
+                "model.source and model.tensors are both given",
+                "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
+            ],
+            [
+                "model has neither `source` nor `tensors`",
+                "add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`",
+            ],
+        )? {
+            OneOf::First(src) => {
                 if model.ops.is_some() || model.inputs.is_some() || model.outputs.is_some() {
                     return Err(ctx.err(
                         src,
@@ -254,7 +253,7 @@ impl Shared {
                 }
                 ModelSource::File(base.join(src.get_ref()))
             }
-            (None, Some(_)) => ModelSource::Inline(std::boxed::Box::new(InlineModel {
+            OneOf::Second(_) => ModelSource::Inline(std::boxed::Box::new(InlineModel {
                 path: path.to_path_buf(),
                 text: text.clone(),
                 tensors: model.tensors.unwrap_or_default(),
@@ -262,18 +261,6 @@ impl Shared {
                 inputs: model.inputs,
                 outputs: model.outputs,
             })),
-            (Some(src), Some(_)) => {
-                return Err(ctx.err(
-                    src,
-                    "model.source and model.tensors are both given",
-                    "keep `source` for a model file, or `tensors` and `ops` for an inline graph",
-                ));
-            }
-            (None, None) => {
-                return Err(Error::input("model has neither `source` nor `tensors`")
-                    .at(ctx.span(model_span))
-                    .help("add `source = \"model.tflite\"`, or describe the graph with `tensors` and `ops`"));
-            }
         };
         Ok(Manifest {
             path: path.to_path_buf(),
@@ -322,25 +309,31 @@ fn check_platform(
     };
     let span = raw.span();
     let raw = raw.into_inner();
-    let size_spans = match (&raw.preset, &raw.memories) {
-        (Some(p), None) => Platform::preset(p.get_ref())
+    let given = one_of(
+        ctx,
+        span.clone(),
+        &raw.preset,
+        &raw.memories,
+        [
+            "platform has both `preset` and `memories`",
+            "keep one: a preset by name, or your own list of memories",
+        ],
+        [
+            "platform has neither `preset` nor `memories`",
+            "add `preset = \"generic\"` (or another preset), or list `memories`",
+        ],
+    )?;
+    let size_spans = match given {
+        OneOf::First(p) => Platform::preset(p.get_ref())
             .map(|pl| pl.memories)
             .unwrap_or_default()
             .into_iter()
             .map(|m| (m.name, ctx.span(p.span())))
             .collect(),
-        (None, Some(mems)) => mems
-            .iter()
-            .filter_map(|m| {
-                let m = m.get_ref();
-                let size = m.size.as_ref()?;
-                Some((m.name.get_ref().clone(), ctx.span(size.span())))
-            })
-            .collect(),
-        _ => BTreeMap::new(),
+        OneOf::Second(mems) => key_spans(ctx, mems, |m| (&m.name, &m.size)),
     };
-    let mut platform = match (&raw.preset, &raw.memories) {
-        (Some(p), None) => Platform::preset(p.get_ref()).ok_or_else(|| {
+    let mut platform = match given {
+        OneOf::First(p) => Platform::preset(p.get_ref()).ok_or_else(|| {
             let hint = did_you_mean(p.get_ref(), Platform::PRESETS.iter().copied())
                 .map(|s| format!("did you mean `{s}`? "))
                 .unwrap_or_default();
@@ -350,7 +343,7 @@ fn check_platform(
                 format!("{hint}presets: {}", Platform::PRESETS.join(", ")),
             )
         })?,
-        (None, Some(mems)) => {
+        OneOf::Second(mems) => {
             let mut memories: Vec<Memory> = Vec::new();
             for m in mems {
                 let m = m.get_ref();
@@ -391,18 +384,6 @@ fn check_platform(
                 min_alignment: 16,
             }
         }
-        (Some(p), Some(_)) => {
-            return Err(ctx.err(
-                p,
-                "platform has both `preset` and `memories`",
-                "keep one: a preset by name, or your own list of memories",
-            ));
-        }
-        (None, None) => {
-            return Err(Error::input("platform has neither `preset` nor `memories`")
-                .at(ctx.span(span))
-                .help("add `preset = \"generic\"` (or another preset), or list `memories`"));
-        }
     };
     if let Some(a) = &raw.min_alignment {
         platform.min_alignment = ctx.alignment(a, "platform.min_alignment")?;
@@ -413,6 +394,49 @@ fn check_platform(
             .help("mark at least one memory `writable = true`; activations need one"));
     }
     Ok((platform, size_spans))
+}
+
+/// Where each of `entries` sets its optional key, by the entry's name: `key` gives an
+/// entry's name and the key; entries without the key are left out.
+fn key_spans<T, V>(
+    ctx: &Ctx<'_>,
+    entries: &[Spanned<T>],
+    key: impl Fn(&T) -> (&Spanned<String>, &Option<Spanned<V>>),
+) -> BTreeMap<String, Span> {
+    entries
+        .iter()
+        .filter_map(|e| {
+            let (name, value) = key(e.get_ref());
+            Some((name.get_ref().clone(), ctx.span(value.as_ref()?.span())))
+        })
+        .collect()
+}
+
+/// Which of two keys that exclude each other a table gives.
+#[derive(Clone, Copy)]
+enum OneOf<A, B> {
+    First(A),
+    Second(B),
+}
+
+/// The one of the keys `first` and `second` that the table at `span` gives. Both given:
+/// the error `both` (message, help) at `first`; neither: the error `neither` at the table.
+fn one_of<'a, A, B>(
+    ctx: &Ctx<'_>,
+    span: std::ops::Range<usize>,
+    first: &'a Option<Spanned<A>>,
+    second: &'a Option<B>,
+    both: [&str; 2],
+    neither: [&str; 2],
+) -> Result<OneOf<&'a Spanned<A>, &'a B>> {
+    match (first, second) {
+        (Some(a), None) => Ok(OneOf::First(a)),
+        (None, Some(b)) => Ok(OneOf::Second(b)),
+        (Some(a), Some(_)) => Err(ctx.err(a, both[0], both[1])),
+        (None, None) => Err(Error::input(neither[0])
+            .at(ctx.span(span))
+            .help(neither[1])),
+    }
 }
 
 /// A memory with an `origin` must lie in the 32-bit address space of the targets.
@@ -468,12 +492,22 @@ fn is_memory_name(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-fn unknown_memory(ctx: &Ctx<'_>, platform: &Platform, name: &Spanned<String>, what: &str) -> Error {
+/// The memory of `platform` that `name` (the key `what`) names, or the error naming the
+/// memories the platform has.
+fn known_memory<'p>(
+    ctx: &Ctx<'_>,
+    platform: &'p Platform,
+    name: &Spanned<String>,
+    what: &str,
+) -> Result<&'p Memory> {
+    if let Some(memory) = platform.memory(name.get_ref()) {
+        return Ok(memory);
+    }
     let names: Vec<&str> = platform.memories.iter().map(|m| m.name.as_str()).collect();
     let hint = did_you_mean(name.get_ref(), names.iter().copied())
         .map(|s| format!("did you mean `{s}`? "))
         .unwrap_or_default();
-    ctx.err(
+    Err(ctx.err(
         name,
         format!(
             "{what} names memory {:?}, which platform {} does not have",
@@ -481,7 +515,7 @@ fn unknown_memory(ctx: &Ctx<'_>, platform: &Platform, name: &Spanned<String>, wh
             platform.name
         ),
         format!("{hint}memories: {}", names.join(", ")),
-    )
+    ))
 }
 
 fn check_planner(
@@ -542,220 +576,198 @@ fn check_each<R, T>(
     Ok(out)
 }
 
-fn check_constraints(
-    ctx: &Ctx<'_>,
-    platform: &Platform,
-    raw: &[Spanned<RawConstraint>],
-) -> Result<Vec<MemoryConstraint>> {
-    check_each(raw, "memory.constraints", |_, c, what, out: &[MemoryConstraint]| {
-        let c = c.get_ref();
-        let Some(memory) = platform.memory(c.name.get_ref()) else {
-            return Err(unknown_memory(ctx, platform, &c.name, what));
-        };
-        if out.iter().any(|x| &x.name == c.name.get_ref()) {
-            return Err(ctx.err(
-                &c.name,
-                format!("memory {} has two constraints", c.name.get_ref()),
-                "merge them into one entry",
-            ));
-        }
-        let max_size = match &c.max_size {
-            Some(s) => {
-                let v = s.get_ref().0;
-                if let Some(size) = memory.size
-                    && v > size
-                {
-                    return Err(ctx.err(
-                        s,
-                        format!(
-                            "{what}.max_size is {v} bytes, but memory {} has only {size}",
-                            memory.name
-                        ),
-                        format!("lower max_size to at most {size}, or fix the memory's size"),
-                    ));
-                }
-                Some(v)
-            }
-            None => None,
-        };
-        let arena_alignment = ctx.optional_alignment(&c.arena_alignment, &format!("{what}.arena_alignment"))?;
-        Ok(MemoryConstraint {
-            name: memory.name.clone(),
-            max_size,
-            arena_alignment,
-            app_bound: c.app_bound,
-        })
-    })
+/// The checks of the `[memory]` arrays (and a model's `rules`) that name the platform's
+/// memories.
+#[derive(Clone, Copy)]
+struct OnPlatform<'a> {
+    ctx: &'a Ctx<'a>,
+    platform: &'a Platform,
 }
 
-/// Checks the rules of `table` (`memory.tensors`, or a model's `rules`); their indices
-/// start at `first`.
-fn check_rules(
-    ctx: &Ctx<'_>,
-    platform: &Platform,
-    raw: &[Spanned<RawRule>],
-    (table, first): (&str, usize),
-) -> Result<Vec<Rule>> {
-    check_each(raw, table, |i, r, what, _| {
-        let span = r.span();
-        let r = r.get_ref();
-        let rule_type = match &r.rule_type {
-            None => RuleType::Any,
-            Some(t) => match t.get_ref().as_str() {
-                "*" => RuleType::Any,
-                "constant" => RuleType::Role(ArenaRole::Constant),
-                "persistent" => RuleType::Role(ArenaRole::Persistent),
-                "scratch" => RuleType::Role(ArenaRole::Scratch),
-                other => {
-                    let hint = did_you_mean(other, ["constant", "persistent", "scratch"])
-                        .map(|s| format!("did you mean `{s}`? "))
-                        .unwrap_or_default();
-                    return Err(ctx.err(
-                        t,
-                        format!("{what}.type is {other:?}"),
-                        format!("{hint}use \"constant\", \"persistent\", \"scratch\" or \"*\""),
-                    ));
-                }
-            },
-        };
-        let ids = r.id.as_ref().map(|id| match id.get_ref() {
-            IdPattern::One(s) => vec![s.clone()],
-            IdPattern::Many(v) => v.clone(),
-        });
-        if let (Some(ids), Some(id)) = (&ids, &r.id)
-            && (ids.is_empty() || ids.iter().any(|s| s.is_empty()))
-        {
-            return Err(ctx.err(
-                id,
-                format!("{what}.id is empty"),
-                "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
-            ));
-        }
-        let (memory, dest) = match &r.attributes {
-            None => (None, None),
-            Some(a) => {
-                let a = a.get_ref();
-                (a.memory.as_ref(), a.constant_destination_memory.as_ref())
-            }
-        };
-        if memory.is_none() && dest.is_none() {
-            return Err(Error::input(format!("{what} has no `attributes`"))
-                .at(ctx.span(span.clone()))
-                .help("add `attributes = { memory = \"...\" }` (and for constants, optionally `constant_destination_memory`)"));
-        }
-        if let Some(m) = memory {
-            let Some(mm) = platform.memory(m.get_ref()) else {
-                return Err(unknown_memory(
-                    ctx,
-                    platform,
-                    m,
-                    &format!("{what}.attributes.memory"),
+impl OnPlatform<'_> {
+    fn constraints(self, raw: &[Spanned<RawConstraint>]) -> Result<Vec<MemoryConstraint>> {
+        let OnPlatform { ctx, platform } = self;
+        check_each(raw, "memory.constraints", |_, c, what, out: &[MemoryConstraint]| {
+            let c = c.get_ref();
+            let memory = known_memory(ctx, platform, &c.name, what)?;
+            if out.iter().any(|x| &x.name == c.name.get_ref()) {
+                return Err(ctx.err(
+                    &c.name,
+                    format!("memory {} has two constraints", c.name.get_ref()),
+                    "merge them into one entry",
                 ));
+            }
+            let max_size = match &c.max_size {
+                Some(s) => {
+                    let v = s.get_ref().0;
+                    if let Some(size) = memory.size
+                        && v > size
+                    {
+                        return Err(ctx.err(
+                            s,
+                            format!(
+                                "{what}.max_size is {v} bytes, but memory {} has only {size}",
+                                memory.name
+                            ),
+                            format!("lower max_size to at most {size}, or fix the memory's size"),
+                        ));
+                    }
+                    Some(v)
+                }
+                None => None,
             };
-            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type
-                && !mm.writable
+            let arena_alignment = ctx.optional_alignment(&c.arena_alignment, &format!("{what}.arena_alignment"))?;
+            Ok(MemoryConstraint {
+                name: memory.name.clone(),
+                max_size,
+                arena_alignment,
+                app_bound: c.app_bound,
+            })
+        })
+    }
+
+    /// Checks the rules of `table` (`memory.tensors`, or a model's `rules`); their indices
+    /// start at `first`.
+    fn rules(self, raw: &[Spanned<RawRule>], (table, first): (&str, usize)) -> Result<Vec<Rule>> {
+        let OnPlatform { ctx, platform } = self;
+        check_each(raw, table, |i, r, what, _| {
+            let span = r.span();
+            let r = r.get_ref();
+            let rule_type = match &r.rule_type {
+                None => RuleType::Any,
+                Some(t) => match t.get_ref().as_str() {
+                    "*" => RuleType::Any,
+                    "constant" => RuleType::Role(ArenaRole::Constant),
+                    "persistent" => RuleType::Role(ArenaRole::Persistent),
+                    "scratch" => RuleType::Role(ArenaRole::Scratch),
+                    other => {
+                        let hint = did_you_mean(other, ["constant", "persistent", "scratch"])
+                            .map(|s| format!("did you mean `{s}`? "))
+                            .unwrap_or_default();
+                        return Err(ctx.err(
+                            t,
+                            format!("{what}.type is {other:?}"),
+                            format!("{hint}use \"constant\", \"persistent\", \"scratch\" or \"*\""),
+                        ));
+                    }
+                },
+            };
+            let ids = r.id.as_ref().map(|id| match id.get_ref() {
+                IdPattern::One(s) => vec![s.clone()],
+                IdPattern::Many(v) => v.clone(),
+            });
+            if let (Some(ids), Some(id)) = (&ids, &r.id)
+                && (ids.is_empty() || ids.iter().any(|s| s.is_empty()))
             {
                 return Err(ctx.err(
-                    m,
-                    format!(
-                        "{what} pins {} tensors to {}, which is read-only",
-                        role.name(),
-                        mm.name
-                    ),
-                    "pin them to a writable memory; only constants can live in read-only memory",
+                    id,
+                    format!("{what}.id is empty"),
+                    "name a tensor id or name, a list of them, or a glob such as \"conv_*\"",
                 ));
             }
-        }
-        if let Some(d) = dest {
-            let Some(dm) = platform.memory(d.get_ref()) else {
-                return Err(unknown_memory(
-                    ctx,
-                    platform,
-                    d,
-                    &format!("{what}.attributes.constant_destination_memory"),
-                ));
+            let (memory, dest) = match &r.attributes {
+                None => (None, None),
+                Some(a) => {
+                    let a = a.get_ref();
+                    (a.memory.as_ref(), a.constant_destination_memory.as_ref())
+                }
             };
-            if !dm.writable {
-                return Err(ctx.err(
-                    d,
-                    format!("{what}.attributes.constant_destination_memory is {}, which is read-only", dm.name),
-                    "stage constants into a writable memory (e.g. a TCM), or drop constant_destination_memory to read them in place",
-                ));
+            if memory.is_none() && dest.is_none() {
+                return Err(Error::input(format!("{what} has no `attributes`"))
+                    .at(ctx.span(span.clone()))
+                    .help("add `attributes = { memory = \"...\" }` (and for constants, optionally `constant_destination_memory`)"));
             }
-            if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type {
-                return Err(ctx.err(
-                    d,
-                    format!("{what} sets constant_destination_memory on {} tensors", role.name()),
-                    "constant_destination_memory applies to constants only; use `memory` for other roles",
-                ));
+            if let Some(m) = memory {
+                let mm = known_memory(ctx, platform, m, &format!("{what}.attributes.memory"))?;
+                if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type
+                    && !mm.writable
+                {
+                    return Err(ctx.err(
+                        m,
+                        format!(
+                            "{what} pins {} tensors to {}, which is read-only",
+                            role.name(),
+                            mm.name
+                        ),
+                        "pin them to a writable memory; only constants can live in read-only memory",
+                    ));
+                }
             }
-        }
-        Ok(Rule {
-            index: first + i,
-            rule_type,
-            ids,
-            memory: memory.map(|m| m.get_ref().clone()),
-            constant_destination_memory: dest.map(|d| d.get_ref().clone()),
-            span: Some(ctx.span(span)),
-            label: (table != "memory.tensors").then(|| what.to_string()),
+            if let Some(d) = dest {
+                let key = format!("{what}.attributes.constant_destination_memory");
+                let dm = known_memory(ctx, platform, d, &key)?;
+                if !dm.writable {
+                    return Err(ctx.err(
+                        d,
+                        format!("{what}.attributes.constant_destination_memory is {}, which is read-only", dm.name),
+                        "stage constants into a writable memory (e.g. a TCM), or drop constant_destination_memory to read them in place",
+                    ));
+                }
+                if let RuleType::Role(role @ (ArenaRole::Scratch | ArenaRole::Persistent)) = rule_type {
+                    return Err(ctx.err(
+                        d,
+                        format!("{what} sets constant_destination_memory on {} tensors", role.name()),
+                        "constant_destination_memory applies to constants only; use `memory` for other roles",
+                    ));
+                }
+            }
+            Ok(Rule {
+                index: first + i,
+                rule_type,
+                ids,
+                memory: memory.map(|m| m.get_ref().clone()),
+                constant_destination_memory: dest.map(|d| d.get_ref().clone()),
+                span: Some(ctx.span(span)),
+                label: (table != "memory.tensors").then(|| what.to_string()),
+            })
         })
-    })
-}
+    }
 
-fn check_slabs(
-    ctx: &Ctx<'_>,
-    platform: &Platform,
-    raw: &[Spanned<RawSlab>],
-) -> Result<Vec<SlabDef>> {
-    check_each(raw, "memory.slabs", |_, s, what, out: &[SlabDef]| {
-        let s = s.get_ref();
-        let name = s.name.get_ref();
-        let help = "use letters, digits and `_`, starting with a letter, such as \"preprocess\"";
-        let taken = out.iter().map(|x| &x.name);
-        fresh_name(ctx, &s.name, taken, &format!("{what}.name"), help, "slab")?;
-        let Some(memory) = platform.memory(s.memory.get_ref()) else {
-            return Err(unknown_memory(
-                ctx,
-                platform,
-                &s.memory,
-                &format!("{what}.memory"),
-            ));
-        };
-        if !memory.writable {
-            return Err(ctx.err(
-                &s.memory,
-                format!(
-                    "{what} puts slab {name} in {}, which is read-only",
-                    memory.name
-                ),
-                "a slab is written at run time: put it in a writable memory",
-            ));
-        }
-        let role = match s.role.as_ref().map(|r| r.get_ref().as_str()) {
-            None | Some("persistent") => ArenaRole::Persistent,
-            Some("scratch") => ArenaRole::Scratch,
-            Some(other) => {
+    fn slabs(self, raw: &[Spanned<RawSlab>]) -> Result<Vec<SlabDef>> {
+        let OnPlatform { ctx, platform } = self;
+        check_each(raw, "memory.slabs", |_, s, what, out: &[SlabDef]| {
+            let s = s.get_ref();
+            let name = s.name.get_ref();
+            let help = "use letters, digits and `_`, starting with a letter, such as \"preprocess\"";
+            let taken = out.iter().map(|x| &x.name);
+            fresh_name(ctx, &s.name, taken, &format!("{what}.name"), help, "slab")?;
+            let memory = known_memory(ctx, platform, &s.memory, &format!("{what}.memory"))?;
+            if !memory.writable {
                 return Err(ctx.err(
-                    s.role.as_ref().unwrap_or(&s.name),
-                    format!("{what}.role is {other:?}"),
-                    "use \"persistent\" (its own bytes) or \"scratch\" (shares the scratch arena between runs)",
+                    &s.memory,
+                    format!(
+                        "{what} puts slab {name} in {}, which is read-only",
+                        memory.name
+                    ),
+                    "a slab is written at run time: put it in a writable memory",
                 ));
             }
-        };
-        if s.size.get_ref().0 == 0 {
-            return Err(ctx.err(
-                &s.size,
-                format!("{what}.size is 0"),
-                "give the slab's size in bytes, such as \"4K\"",
-            ));
-        }
-        let alignment = ctx.optional_alignment(&s.alignment, &format!("{what}.alignment"))?;
-        Ok(SlabDef {
-            name: name.clone(),
-            size: s.size.get_ref().0,
-            memory: memory.name.clone(),
-            role,
-            alignment,
+            let role = match s.role.as_ref().map(|r| r.get_ref().as_str()) {
+                None | Some("persistent") => ArenaRole::Persistent,
+                Some("scratch") => ArenaRole::Scratch,
+                Some(other) => {
+                    return Err(ctx.err(
+                        s.role.as_ref().unwrap_or(&s.name),
+                        format!("{what}.role is {other:?}"),
+                        "use \"persistent\" (its own bytes) or \"scratch\" (shares the scratch arena between runs)",
+                    ));
+                }
+            };
+            if s.size.get_ref().0 == 0 {
+                return Err(ctx.err(
+                    &s.size,
+                    format!("{what}.size is 0"),
+                    "give the slab's size in bytes, such as \"4K\"",
+                ));
+            }
+            let alignment = ctx.optional_alignment(&s.alignment, &format!("{what}.alignment"))?;
+            Ok(SlabDef {
+                name: name.clone(),
+                size: s.size.get_ref().0,
+                memory: memory.name.clone(),
+                role,
+                alignment,
+            })
         })
-    })
+    }
 }

@@ -321,16 +321,11 @@ fn check_group(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::tests::says;
+    use crate::manifest::tests::{inline_model, says};
 
     /// A `[[model]]` running RELU over `len` i8 elements, then the lines `more`.
     fn relu_model(name: &str, len: u32, more: &str) -> String {
-        let tensor = |id: &str| format!("  {{ id = \"{id}\", dtype = \"i8\", shape = [1, {len}] }},\n");
-        format!(
-            "[[model]]\nname = \"{name}\"\ntensors = [\n{}{}]\nops = [ {{ opcode = \"RELU\", inputs = [\"in\"], outputs = [\"out\"] }} ]\n{more}",
-            tensor("in"),
-            tensor("out"),
-        )
+        format!("{}{more}", inline_model("[[model]]", name, "RELU", len))
     }
 
     /// The group `pair` of the models `a` (with a scratch rule) and `b`, run together.

@@ -27,7 +27,7 @@ mod patches;
 mod presets;
 mod schema;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub(crate) use check::Ctx;
 pub use group::{Group, lists_models, load_group};

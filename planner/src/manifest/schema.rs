@@ -60,22 +60,17 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The `[memory]` table; every key may be left out.
+#[derive(Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub(crate) struct RawMemory {
     pub(crate) planner: Option<Spanned<String>>,
     pub(crate) planner_options: Option<Spanned<BTreeMap<String, Spanned<toml::Value>>>>,
-    #[serde(default)]
     pub(crate) constraints: Vec<Spanned<RawConstraint>>,
-    #[serde(default)]
     pub(crate) tensors: Vec<Spanned<RawRule>>,
-    #[serde(default)]
     pub(crate) slabs: Vec<Spanned<RawSlab>>,
-    #[serde(default)]
     pub(crate) alias_reshapes: bool,
-    #[serde(default)]
     pub(crate) in_place_ops: Vec<Spanned<String>>,
-    #[serde(default)]
     pub(crate) in_place: bool,
     pub(crate) schedule: Option<Spanned<String>>,
     pub(crate) max_zero_constants: Option<Spanned<Size>>,

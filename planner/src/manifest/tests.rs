@@ -20,13 +20,6 @@ pub(super) fn says(e: &Error, want: &str) {
     assert!(e.message().contains(want), "{}", e.message());
 }
 
-/// The error for the test graph followed by `tail`, which must say `want`.
-fn refused(tail: &str, want: &str) -> Error {
-    let e = err(&format!("{GRAPH}{tail}"));
-    says(&e, want);
-    e
-}
-
 fn err(text: &str) -> Error {
     match parse(text) {
         Ok(_) => panic!("expected an error for:\n{text}"),
@@ -34,16 +27,32 @@ fn err(text: &str) -> Error {
     }
 }
 
-const GRAPH: &str = r#"
-[model]
-name = "m"
-tensors = [
-  { id = "in", dtype = "i8", shape = [1, 16] },
-  { id = "w", dtype = "i8", shape = [16, 16], constant = true },
-  { id = "out", dtype = "i8", shape = [1, 16] },
-]
-ops = [ { opcode = "FULLY_CONNECTED", inputs = ["in", "w"], outputs = ["out"] } ]
-"#;
+/// An inline model's table: `header` (`[model]` or `[[model]]`) named `name`, with i8
+/// tensors `in` and `out` of shape `[1, len]` and one op `opcode` from `in` to `out`; a
+/// FULLY_CONNECTED op also reads a constant `w` of shape `[len, len]`.
+pub(crate) fn inline_model(header: &str, name: &str, opcode: &str, len: u32) -> String {
+    let tensor = |id: &str, shape: String, more: &str| {
+        format!("  {{ id = \"{id}\", dtype = \"i8\", shape = {shape}{more} }},\n")
+    };
+    let row = format!("[1, {len}]");
+    let (w, inputs) = match opcode {
+        "FULLY_CONNECTED" => (
+            tensor("w", format!("[{len}, {len}]"), ", constant = true"),
+            "\"in\", \"w\"",
+        ),
+        _ => (String::new(), "\"in\""),
+    };
+    format!(
+        "{header}\nname = \"{name}\"\ntensors = [\n{}{w}{}]\nops = [ {{ opcode = \"{opcode}\", inputs = [{inputs}], outputs = [\"out\"] }} ]\n",
+        tensor("in", row.clone(), ""),
+        tensor("out", row, ""),
+    )
+}
+
+/// The test graph: `in` through a fully connected layer to `out`, lines 2 to 9.
+fn graph() -> String {
+    format!("\n{}", inline_model("[model]", "m", "FULLY_CONNECTED", 16))
+}
 
 #[test]
 fn sizes_parse() {
@@ -69,7 +78,7 @@ fn globs() {
 
 #[test]
 fn inline_graph_defaults() {
-    let m = parse(GRAPH).unwrap();
+    let m = parse(&graph()).unwrap();
     let g = crate::import::load(&m).unwrap();
     assert_eq!(g.tensors.len(), 3);
     assert_eq!(g.tensors[1].kind, TensorKind::Constant);
@@ -80,112 +89,66 @@ fn inline_graph_defaults() {
     assert_eq!(m.planner, PlannerKind::default());
 }
 
-#[test]
-fn unknown_key_has_did_you_mean_and_position() {
-    let e = refused("\n[memory]\nplannr = \"greedy\"\n", "unknown field `plannr`");
-    assert_eq!(e.help_text(), Some("did you mean `planner`?"));
-    let (_, line, col) = e.location().unwrap();
-    assert_eq!((line, col), (12, 1));
-    assert!(e.to_string().contains("m.toml:12:1"), "{e}");
+/// One manifest the checks refuse: its text, what the error says, what its help says
+/// (`None`: no help checked) and the line and column it points at.
+type Refusal = (String, &'static str, Option<&'static str>, (usize, usize));
+
+/// The manifests the checks refuse, each the test graph changed or followed by more lines.
+fn refusals() -> Vec<Refusal> {
+    let g = graph();
+    let an547 = format!("{g}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = ");
+    let memories = |a: &str, b: &str| {
+        format!(
+            "{g}\n[platform]\nmemories = [\n  {{ name = \"{a}\", writable = true }},\n  {{ name = \"{b}\", writable = true }},\n]\n"
+        )
+    };
+    let slabs = |a: &str, b: &str| {
+        format!(
+            "{g}\n[memory]\nslabs = [\n  {{ name = \"{a}\", size = 64, memory = \"SRAM\" }},\n  {{ name = \"{b}\", size = 64, memory = \"SRAM\" }},\n]\n"
+        )
+    };
+    vec![
+        (format!("{g}\n[memory]\nplannr = \"greedy\"\n"), "unknown field `plannr`", Some("did you mean `planner`?"), (12, 1)),
+        (format!("{an547}[{{ name = \"DTMC\" }}]\n"), "\"DTMC\"", Some("did you mean `DTCM`?"), (14, 25)),
+        (format!("{an547}[\n  {{ name = \"DTCM\", max_size = 4096 }},\n  {{ name = \"DTCM\", arena_alignment = 32 }},\n]\n"), "memory DTCM has two constraints", Some("merge them into one entry"), (16, 12)),
+        (format!("{g}\n[platform]\npreset = \"generic\"\nmin_alignment = 12\n"), "platform.min_alignment is 12", None, (13, 17)),
+        (format!("{an547}[{{ name = \"DTCM\", arena_alignment = 24 }}]\n"), "arena_alignment is 24", None, (14, 51)),
+        (format!("{an547}[{{ name = \"DTCM\", max_size = \"1M\" }}]\n"), "max_size is 1048576 bytes, but memory DTCM has only 524288", None, (14, 44)),
+        (format!("{g}\n[memory]\ntensors = [{{ type = \"scratch\", attributes = {{ memory = \"FLASH\" }} }}]\n"), "pins scratch tensors to FLASH, which is read-only", None, (12, 56)),
+        (format!("{g}\n[memory]\ntensors = [{{ type = \"constant\", attributes = {{ memory = \"SRAM\", constant_destination_memory = \"FLASH\" }} }}]\n"), "constant_destination_memory is FLASH, which is read-only", None, (12, 95)),
+        (format!("{g}\n[memory]\nplanner = \"hill_climbing\"\n"), "unknown planner `hill_climbing`", None, (12, 11)),
+        (format!("{g}\n[memory]\nplanner = \"greedy\"\nplanner_options = {{ iterations = 3 }}\n"), "planner `greedy` takes no options", None, (13, 34)),
+        (format!("{g}\n[memory]\nplanner = \"hill_climb\"\nplanner_options = {{ iterations = -3 }}\n"), "`iterations` is -3", None, (13, 34)),
+        (format!("{g}\n[platform]\nmemories = [{{ name = \"RAM\", size = \"12Q\", writable = true }}]\n"), "\"12Q\" is not a byte count", None, (12, 36)),
+        (g.replace("dtype = \"i8\", shape = [1, 16] }", "dtype = \"i88\", shape = [1, 16] }"), "unknown dtype \"i88\"", Some("did you mean `i8`?"), (5, 24)),
+        (g.replace("inputs = [\"in\", \"w\"]", "inputs = [\"inn\", \"w\"]"), "names tensor \"inn\"", None, (9, 49)),
+        (memories("SRAM", "SRAM"), "memory SRAM is defined twice", Some("give each memory its own name"), (14, 12)),
+        (memories("SRAM", "2RAM"), "memory name \"2RAM\" is not an identifier", Some("use letters, digits and `_`, such as \"DTCM\" or \"SRAM1\""), (14, 12)),
+        (slabs("pre", "pre"), "slab pre is defined twice", Some("give each slab its own name"), (14, 12)),
+        (slabs("pre", "post-1"), "memory.slabs[1].name \"post-1\" is not an identifier", Some("use letters, digits and `_`, starting with a letter, such as \"preprocess\""), (14, 12)),
+    ]
 }
 
 #[test]
-fn unknown_memory_in_constraint() {
-    let e = refused(
-        "\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{ name = \"DTMC\" }]\n",
-        "\"DTMC\"",
-    );
-    assert!(e.help_text().unwrap().contains("did you mean `DTCM`?"));
-    assert_eq!(e.location().unwrap().1, 14);
-}
-
-#[test]
-fn a_second_constraint_on_one_memory_is_refused() {
-    let e = err(&format!(
-        "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [\n  {{ name = \"DTCM\", max_size = 4096 }},\n  {{ name = \"DTCM\", arena_alignment = 32 }},\n]\n"
-    ));
-    assert_eq!(e.message(), "memory DTCM has two constraints");
-    assert_eq!(e.help_text(), Some("merge them into one entry"));
-    let (_, line, col) = e.location().unwrap();
-    assert_eq!((line, col), (16, 12));
-}
-
-#[test]
-fn non_power_of_two_alignment() {
-    let e = refused(
-        "\n[platform]\npreset = \"generic\"\nmin_alignment = 12\n",
-        "platform.min_alignment is 12",
-    );
-    assert_eq!(e.location().unwrap().1, 13);
-    refused(
-        "\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{ name = \"DTCM\", arena_alignment = 24 }]\n",
-        "arena_alignment is 24",
-    );
-}
-
-#[test]
-fn max_size_beyond_memory() {
-    let e = refused(
-        "\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{ name = \"DTCM\", max_size = \"1M\" }]\n",
-        "max_size is 1048576 bytes, but memory DTCM has only 524288",
-    );
-    assert_eq!(e.location().unwrap(), (PathBuf::from("m.toml"), 14, 44));
-}
-
-#[test]
-fn scratch_pinned_to_read_only() {
-    let e = refused(
-        "\n[memory]\ntensors = [{ type = \"scratch\", attributes = { memory = \"FLASH\" } }]\n",
-        "pins scratch tensors to FLASH, which is read-only",
-    );
-    assert_eq!(e.location().unwrap().1, 12);
-}
-
-#[test]
-fn read_only_destination() {
-    refused(
-        "\n[memory]\ntensors = [{ type = \"constant\", attributes = { memory = \"SRAM\", constant_destination_memory = \"FLASH\" } }]\n",
-        "constant_destination_memory is FLASH, which is read-only",
-    );
-}
-
-#[test]
-fn bad_planner_and_options() {
-    let e = refused("\n[memory]\nplanner = \"hill_climbing\"\n", "unknown planner `hill_climbing`");
-    assert_eq!(e.location().unwrap().1, 12);
-    let e = refused(
-        "\n[memory]\nplanner = \"greedy\"\nplanner_options = { iterations = 3 }\n",
-        "planner `greedy` takes no options",
-    );
-    assert_eq!(e.location().unwrap().1, 13);
-    refused(
-        "\n[memory]\nplanner = \"hill_climb\"\nplanner_options = { iterations = -3 }\n",
-        "`iterations` is -3",
-    );
-}
-
-#[test]
-fn bad_sizes_and_types() {
-    let e = refused(
-        "\n[platform]\nmemories = [{ name = \"RAM\", size = \"12Q\", writable = true }]\n",
-        "\"12Q\" is not a byte count",
-    );
-    assert_eq!(e.location().unwrap().1, 12);
-    let e = err(&GRAPH.replace(
-        "dtype = \"i8\", shape = [1, 16] }",
-        "dtype = \"i88\", shape = [1, 16] }",
-    ));
-    says(&e, "unknown dtype \"i88\"");
-    assert!(e.help_text().unwrap().contains("did you mean `i8`?"));
-    let e = err(&GRAPH.replace("inputs = [\"in\", \"w\"]", "inputs = [\"inn\", \"w\"]"));
-    says(&e, "names tensor \"inn\"");
-    assert_eq!(e.location().unwrap().1, 9);
+fn refused_manifests_say_why_and_where() {
+    for (text, says_what, help, (line, col)) in refusals() {
+        let e = err(&text);
+        says(&e, says_what);
+        if let Some(help) = help {
+            let seen = e.help_text().unwrap_or_default();
+            assert!(seen.contains(help), "{says_what}: help {seen:?}");
+        }
+        let (path, l, c) = e.location().expect("a position in the manifest");
+        assert_eq!((path, l, c), (PathBuf::from("m.toml"), line, col), "{e}");
+        assert!(e.to_string().contains(&format!("m.toml:{l}:{c}")), "{e}");
+    }
 }
 
 #[test]
 fn budget_is_min_of_memory_and_constraint() {
     let m = parse(&format!(
-        "{GRAPH}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = \"128K\", arena_alignment = 32 }}, {{ name = \"SRAM\" }}]\n"
+        "{}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = \"128K\", arena_alignment = 32 }}, {{ name = \"SRAM\" }}]\n",
+        graph()
     ))
     .unwrap();
     assert_eq!(m.budget("DTCM"), Some(128 * 1024));
@@ -194,41 +157,4 @@ fn budget_is_min_of_memory_and_constraint() {
     assert_eq!(m.memory_alignment("SRAM"), 16);
     let banks: Vec<&str> = m.scratch_banks().iter().map(|b| b.name.as_str()).collect();
     assert_eq!(banks, ["DTCM", "SRAM"]);
-}
-
-#[test]
-fn memory_and_slab_names_are_identifiers_given_once() {
-    let memories = |a: &str, b: &str| {
-        format!(
-            "{GRAPH}\n[platform]\nmemories = [\n  {{ name = \"{a}\", writable = true }},\n  {{ name = \"{b}\", writable = true }},\n]\n"
-        )
-    };
-    let e = err(&memories("SRAM", "SRAM"));
-    assert_eq!(e.message(), "memory SRAM is defined twice");
-    assert_eq!(e.help_text(), Some("give each memory its own name"));
-    assert_eq!(e.location().unwrap().1, 14);
-    let e = err(&memories("SRAM", "2RAM"));
-    assert_eq!(e.message(), "memory name \"2RAM\" is not an identifier");
-    assert_eq!(
-        e.help_text(),
-        Some("use letters, digits and `_`, such as \"DTCM\" or \"SRAM1\"")
-    );
-    let slabs = |a: &str, b: &str| {
-        format!(
-            "{GRAPH}\n[memory]\nslabs = [\n  {{ name = \"{a}\", size = 64, memory = \"SRAM\" }},\n  {{ name = \"{b}\", size = 64, memory = \"SRAM\" }},\n]\n"
-        )
-    };
-    let e = err(&slabs("pre", "pre"));
-    assert_eq!(e.message(), "slab pre is defined twice");
-    assert_eq!(e.help_text(), Some("give each slab its own name"));
-    assert_eq!(e.location().unwrap(), (PathBuf::from("m.toml"), 14, 12));
-    let e = err(&slabs("pre", "post-1"));
-    assert_eq!(
-        e.message(),
-        "memory.slabs[1].name \"post-1\" is not an identifier"
-    );
-    assert_eq!(
-        e.help_text(),
-        Some("use letters, digits and `_`, starting with a letter, such as \"preprocess\"")
-    );
 }

@@ -7,7 +7,9 @@ use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
 
-use crate::graph::{DType, Graph, IoName, Op, Quantization, Tensor, TensorIndex, TensorKind};
+use crate::graph::{
+    DType, Graph, IoName, Op, OpOptions, Quantization, Tensor, TensorIndex, TensorKind,
+};
 use crate::plan::{
     ArenaRole, ArenaUsage, MemoryConstraint, MemoryPlan, TensorAllocation, TensorBinding,
     TensorLifetime,
@@ -41,6 +43,30 @@ fn tensor(id: &str, dtype: DType, shape: &[u64], kind: TensorKind, seed: u8) -> 
     }
 }
 
+/// An op `opcode` from `inputs` (tensor numbers; `None` for an optional input left out)
+/// to tensor `output`.
+fn op(opcode: &str, inputs: &[Option<u32>], output: u32, options: OpOptions) -> Op {
+    Op {
+        opcode: opcode.to_string(),
+        inputs: inputs.iter().map(|i| i.map(TensorIndex)).collect(),
+        outputs: vec![TensorIndex(output)],
+        scratch: vec![],
+        options,
+    }
+}
+
+fn fc() -> OpOptions {
+    OpOptions::FullyConnected(Default::default())
+}
+
+/// A model input or output list of one: `name`, tensor number `tensor`.
+fn io(name: &str, tensor: u32) -> Vec<IoName> {
+    vec![IoName {
+        name: name.to_string(),
+        tensor: TensorIndex(tensor),
+    }]
+}
+
 /// The graph and its plan: `in -> FC(w1, b1) -> h -> FC(w2, b2) -> out`.
 pub fn tiny() -> (Graph, MemoryPlan, Layout) {
     use TensorKind::*;
@@ -53,80 +79,28 @@ pub fn tiny() -> (Graph, MemoryPlan, Layout) {
         tensor("b2", DType::I32, &[4], Constant, 4),
         tensor("out", DType::I8, &[1, 4], Activation, 0),
     ];
-    let t = |i: u32| TensorIndex(i);
     let graph = Graph {
         name: "tiny".to_string(),
         tensors,
         ops: vec![
-            Op {
-                opcode: "FULLY_CONNECTED".to_string(),
-                inputs: vec![Some(t(0)), Some(t(1)), Some(t(2))],
-                outputs: vec![t(3)],
-                scratch: vec![],
-                options: crate::graph::OpOptions::FullyConnected(Default::default()),
-            },
-            Op {
-                opcode: "FULLY_CONNECTED".to_string(),
-                inputs: vec![Some(t(3)), Some(t(4)), Some(t(5))],
-                outputs: vec![t(6)],
-                scratch: vec![],
-                options: crate::graph::OpOptions::FullyConnected(Default::default()),
-            },
+            op("FULLY_CONNECTED", &[Some(0), Some(1), Some(2)], 3, fc()),
+            op("FULLY_CONNECTED", &[Some(3), Some(4), Some(5)], 6, fc()),
         ],
-        inputs: vec![IoName {
-            name: "x".to_string(),
-            tensor: t(0),
-        }],
-        outputs: vec![IoName {
-            name: "y".to_string(),
-            tensor: t(6),
-        }],
-        aliases: vec![],
-        warnings: vec![],
-        in_place: vec![],
-        folded_pads: vec![],
-        patches: None,
+        inputs: io("x", 0),
+        outputs: io("y", 6),
+        ..Graph::default()
     };
     let mut plan = MemoryPlan::default();
-    let mut place =
-        |id: &str, role: ArenaRole, memory: &str, offset: u64, size: u64, l: (u32, u32)| {
-            plan.tensor_allocs.insert(
-                id.to_string(),
-                TensorAllocation {
-                    tensor_id: id.to_string(),
-                    memory: memory.to_string(),
-                    offset,
-                    size,
-                    binding: Some(TensorBinding {
-                        role,
-                        memory: memory.to_string(),
-                        source_memory: memory.to_string(),
-                        offset,
-                    }),
-                },
-            );
-            plan.tensor_lifetimes.insert(
-                id.to_string(),
-                TensorLifetime {
-                    tensor_id: id.to_string(),
-                    start_op: l.0,
-                    end_op: l.1,
-                },
-            );
-        };
-    place("in", ArenaRole::Scratch, "SRAM", 0, 4, (0, 0));
-    place("h", ArenaRole::Scratch, "SRAM", 16, 4, (0, 1));
-    place("out", ArenaRole::Scratch, "SRAM", 0, 4, (1, 1));
-    place("w1", ArenaRole::Constant, "FLASH", 0, 16, (0, 1));
-    place("b1", ArenaRole::Constant, "FLASH", 16, 16, (0, 1));
-    place("w2", ArenaRole::Constant, "FLASH", 32, 16, (0, 1));
-    place("b2", ArenaRole::Constant, "FLASH", 48, 16, (0, 1));
-    let mut scratch = ArenaUsage::new("SRAM", ArenaRole::Scratch, "SRAM", 1024, 16);
-    scratch.used = 20;
-    let mut constant = ArenaUsage::new("FLASH", ArenaRole::Constant, "FLASH", 4096, 16);
-    constant.used = 64;
-    plan.arena_usages.insert("SRAM".to_string(), scratch);
-    plan.constant_arenas.insert("FLASH".to_string(), constant);
+    let scratch = ("SRAM", ArenaRole::Scratch, "SRAM");
+    let in_h_out = [("in", 0, 4, (0, 0)), ("h", 16, 4, (0, 1)), ("out", 0, 4, (1, 1))];
+    arena(&mut plan, scratch, (1024, 16, 20), &in_h_out);
+    let weights = [
+        ("w1", 0, 16, (0, 1)),
+        ("b1", 16, 16, (0, 1)),
+        ("w2", 32, 16, (0, 1)),
+        ("b2", 48, 16, (0, 1)),
+    ];
+    arena(&mut plan, ("FLASH", ArenaRole::Constant, "FLASH"), (4096, 16, 64), &weights);
     let layout = Layout {
         min_alignment: 16,
         constraints: vec![MemoryConstraint {
@@ -139,40 +113,50 @@ pub fn tiny() -> (Graph, MemoryPlan, Layout) {
     (graph, plan, layout)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn place(
+/// A tensor in an arena: id, offset, size and the ops over which it is live.
+type Slot<'a> = (&'a str, u64, u64, (u32, u32));
+
+/// Adds to `plan` the arena of `(memory, role, source memory)`, `(size, alignment, used)`
+/// bytes, and the tensors `slots` in it: their allocations, bindings and lifetimes.
+fn arena(
     plan: &mut MemoryPlan,
-    id: &str,
-    role: ArenaRole,
-    memory: &str,
-    source: &str,
-    offset: u64,
-    size: u64,
-    live: (u32, u32),
+    (memory, role, source): (&str, ArenaRole, &str),
+    (total, alignment, used): (u64, u64, u64),
+    slots: &[Slot<'_>],
 ) {
-    plan.tensor_allocs.insert(
-        id.to_string(),
-        TensorAllocation {
-            tensor_id: id.to_string(),
-            memory: memory.to_string(),
-            offset,
-            size,
-            binding: Some(TensorBinding {
-                role,
+    let mut usage = ArenaUsage::new(memory, role, source, total, alignment);
+    usage.used = used;
+    let arenas = match role {
+        ArenaRole::Scratch => &mut plan.arena_usages,
+        ArenaRole::Persistent => &mut plan.persistent_arenas,
+        ArenaRole::Constant => &mut plan.constant_arenas,
+    };
+    arenas.insert(memory.to_string(), usage);
+    for &(id, offset, size, live) in slots {
+        plan.tensor_allocs.insert(
+            id.to_string(),
+            TensorAllocation {
+                tensor_id: id.to_string(),
                 memory: memory.to_string(),
-                source_memory: source.to_string(),
                 offset,
-            }),
-        },
-    );
-    plan.tensor_lifetimes.insert(
-        id.to_string(),
-        TensorLifetime {
-            tensor_id: id.to_string(),
-            start_op: live.0,
-            end_op: live.1,
-        },
-    );
+                size,
+                binding: Some(TensorBinding {
+                    role,
+                    memory: memory.to_string(),
+                    source_memory: source.to_string(),
+                    offset,
+                }),
+            },
+        );
+        plan.tensor_lifetimes.insert(
+            id.to_string(),
+            TensorLifetime {
+                tensor_id: id.to_string(),
+                start_op: live.0,
+                end_op: live.1,
+            },
+        );
+    }
 }
 
 /// A model with every kind of arena: scratch and persistent in SRAM, weights staged
@@ -180,7 +164,6 @@ fn place(
 /// `in -> FC(w) -> out`, `RESHAPE(out) -> r`, `ADD(r, state) -> state`.
 pub fn stateful() -> (Graph, MemoryPlan, Layout) {
     use TensorKind::*;
-    let t = TensorIndex;
     let graph = Graph {
         name: "stateful".to_string(),
         tensors: vec![
@@ -191,105 +174,30 @@ pub fn stateful() -> (Graph, MemoryPlan, Layout) {
             tensor("state", DType::I16, &[4], Variable, 0),
         ],
         ops: vec![
-            Op {
-                opcode: "FULLY_CONNECTED".to_string(),
-                inputs: vec![Some(t(0)), Some(t(1)), None],
-                outputs: vec![t(2)],
-                scratch: vec![],
-                options: crate::graph::OpOptions::FullyConnected(Default::default()),
-            },
-            Op {
-                opcode: "RESHAPE".to_string(),
-                inputs: vec![Some(t(2))],
-                outputs: vec![t(3)],
-                scratch: vec![],
-                options: crate::graph::OpOptions::Reshape(crate::rt::options::ReshapeOptions {
+            op("FULLY_CONNECTED", &[Some(0), Some(1), None], 2, fc()),
+            op(
+                "RESHAPE",
+                &[Some(2)],
+                3,
+                OpOptions::Reshape(crate::rt::options::ReshapeOptions {
                     new_shape: crate::rt::options::Dims::new(&[4]).unwrap_or_default(),
                 }),
-            },
-            Op {
-                opcode: "ADD".to_string(),
-                inputs: vec![Some(t(3)), Some(t(4))],
-                outputs: vec![t(4)],
-                scratch: vec![],
-                options: crate::graph::OpOptions::Add(Default::default()),
-            },
+            ),
+            op("ADD", &[Some(3), Some(4)], 4, OpOptions::Add(Default::default())),
         ],
-        inputs: vec![IoName {
-            name: "in".to_string(),
-            tensor: t(0),
-        }],
-        outputs: vec![IoName {
-            name: "state".to_string(),
-            tensor: t(4),
-        }],
-        aliases: vec![(t(3), t(2))],
-        warnings: vec![],
-        in_place: vec![],
-        folded_pads: vec![],
-        patches: None,
+        inputs: io("in", 0),
+        outputs: io("state", 4),
+        aliases: vec![(TensorIndex(3), TensorIndex(2))],
+        ..Graph::default()
     };
     let mut plan = MemoryPlan::default();
-    place(
-        &mut plan,
-        "in",
-        ArenaRole::Scratch,
-        "SRAM",
-        "SRAM",
-        0,
-        4,
-        (0, 0),
-    );
-    place(
-        &mut plan,
-        "out",
-        ArenaRole::Scratch,
-        "SRAM",
-        "SRAM",
-        16,
-        4,
-        (0, 2),
-    );
-    place(
-        &mut plan,
-        "r",
-        ArenaRole::Scratch,
-        "SRAM",
-        "SRAM",
-        16,
-        4,
-        (0, 2),
-    );
-    place(
-        &mut plan,
-        "state",
-        ArenaRole::Persistent,
-        "SRAM",
-        "SRAM",
-        0,
-        8,
-        (0, 2),
-    );
-    place(
-        &mut plan,
-        "w",
-        ArenaRole::Constant,
-        "DTCM",
-        "FLASH",
-        0,
-        16,
-        (0, 2),
-    );
-    let mut scratch = ArenaUsage::new("SRAM", ArenaRole::Scratch, "SRAM", 1024, 16);
-    scratch.used = 20;
-    let mut persistent = ArenaUsage::new("SRAM", ArenaRole::Persistent, "SRAM", 1024, 16);
-    persistent.used = 8;
-    let mut staged = ArenaUsage::new("DTCM", ArenaRole::Constant, "FLASH", 256, 32);
-    staged.used = 16;
-    plan.arena_usages.insert("SRAM".to_string(), scratch);
-    plan.persistent_arenas
-        .insert("SRAM".to_string(), persistent);
-    plan.constant_arenas.insert("DTCM".to_string(), staged);
+    let scratch = ("SRAM", ArenaRole::Scratch, "SRAM");
+    let in_out_r = [("in", 0, 4, (0, 0)), ("out", 16, 4, (0, 2)), ("r", 16, 4, (0, 2))];
+    arena(&mut plan, scratch, (1024, 16, 20), &in_out_r);
+    let state = ("SRAM", ArenaRole::Persistent, "SRAM");
+    arena(&mut plan, state, (1024, 16, 8), &[("state", 0, 8, (0, 2))]);
+    let staged = ("DTCM", ArenaRole::Constant, "FLASH");
+    arena(&mut plan, staged, (256, 32, 16), &[("w", 0, 16, (0, 2))]);
     let layout = Layout {
         min_alignment: 16,
         constraints: vec![],

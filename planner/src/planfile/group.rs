@@ -133,13 +133,8 @@ fn rename(a: &mut ArenaEntry, group: &str) {
 /// The group blob of constant arena `entry`: every model's constants at their group
 /// offsets. Two models may share a slot only with identical bytes.
 fn merge_blob(entry: &ArenaEntry, models: &[PlanFile], blobs: &[Blobs]) -> Result<Vec<u8>> {
-    let size = usize::try_from(entry.size).map_err(|_| {
-        Error::input(format!(
-            "constant arena {} of {} bytes does not fit this machine's memory",
-            entry.name, entry.size
-        ))
-    })?;
-    let mut bytes = vec![0u8; size];
+    let mut bytes = super::zeroed_blob(entry)?;
+    let size = bytes.len();
     let mut owner: Vec<Option<usize>> = vec![None; size];
     for (k, (file, b)) in models.iter().zip(blobs).enumerate() {
         let Some(a) = file.arenas.iter().position(|x| x.name == entry.name) else {
@@ -182,46 +177,22 @@ mod tests {
     use super::*;
     use crate::graph::Quantization;
     use crate::manifest::Group;
+    use crate::manifest::tests::inline_model;
 
-    const PAIR: &str = r#"
-[group]
-name = "pair"
-concurrent = [["b", "c"]]
-
-[[model]]
-name = "a"
-tensors = [
-  { id = "x", dtype = "i8", shape = [1, 64] },
-  { id = "w", dtype = "i8", shape = [64, 64], constant = true },
-  { id = "y", dtype = "i8", shape = [1, 64] },
-]
-ops = [{ opcode = "FULLY_CONNECTED", inputs = ["x", "w"], outputs = ["y"] }]
-
-[[model]]
-name = "b"
-tensors = [
-  { id = "x", dtype = "i8", shape = [1, 32] },
-  { id = "y", dtype = "i8", shape = [1, 32] },
-]
-ops = [{ opcode = "RELU", inputs = ["x"], outputs = ["y"] }]
-
-[[model]]
-name = "c"
-tensors = [
-  { id = "x", dtype = "i8", shape = [1, 16] },
-  { id = "y", dtype = "i8", shape = [1, 16] },
-]
-ops = [{ opcode = "RELU", inputs = ["x"], outputs = ["y"] }]
-
-[platform]
-preset = "mps3-an547"
-
-[memory]
-constraints = [{ name = "DTCM" }, { name = "SRAM" }]
-"#;
+    /// The group `pair`: `a` (a fully connected layer over 64 elements) runs alone, `b` and
+    /// `c` (RELUs over 32 and 16) together.
+    fn pair_text() -> String {
+        let model = |name, opcode, len| inline_model("[[model]]", name, opcode, len);
+        format!(
+            "[group]\nname = \"pair\"\nconcurrent = [[\"b\", \"c\"]]\n\n{}\n{}\n{}\n[platform]\npreset = \"mps3-an547\"\n\n[memory]\nconstraints = [{{ name = \"DTCM\" }}, {{ name = \"SRAM\" }}]\n",
+            model("a", "FULLY_CONNECTED", 64),
+            model("b", "RELU", 32),
+            model("c", "RELU", 16),
+        )
+    }
 
     fn pair() -> (GroupPlanFile, Blobs) {
-        let g = Group::parse(PAIR, std::path::Path::new("pair.toml")).unwrap();
+        let g = Group::parse(&pair_text(), std::path::Path::new("pair.toml")).unwrap();
         let planned = crate::plan_group(&g).unwrap();
         let layouts: Vec<Layout> = g.models.iter().map(Layout::of).collect();
         GroupPlanFile::from_group(&planned, &layouts).unwrap()

@@ -15,7 +15,12 @@ pub fn root() -> PathBuf {
 
 /// The bundled models, `models/*.tflite` under the workspace `root`, sorted by path.
 pub fn bundled_models(root: &Path) -> Vec<PathBuf> {
-    let mut models: Vec<PathBuf> = std::fs::read_dir(root.join("models"))
+    tflite_files(&root.join("models"))
+}
+
+/// The `.tflite` files in `dir`, sorted by path.
+pub fn tflite_files(dir: &Path) -> Vec<PathBuf> {
+    let mut models: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "tflite"))
