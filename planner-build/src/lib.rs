@@ -66,6 +66,7 @@ mod header;
 mod linker;
 mod memory_x;
 pub mod target;
+mod unit_plan;
 mod write;
 
 use std::collections::BTreeMap;
@@ -328,7 +329,7 @@ impl Builder {
     /// What a model's and a group's build do after planning, the same for both: checks the
     /// statics against the target's link limit and `memory.x` (when asked) against
     /// `manifest` (a group's first model), writes the files and says where they are.
-    fn conclude<P: generate::UnitPlan>(
+    fn conclude<P: unit_plan::UnitPlan>(
         &self,
         base: &Path,
         manifest_path: &Path,

@@ -8,7 +8,7 @@ use planner::planfile::{ArenaEntry, naming};
 
 use crate::Options;
 use crate::escape;
-use crate::generate::UnitPlan;
+use crate::unit_plan::UnitPlan;
 
 /// `ASSERT(cond, "message")`, the message written by [`escape::text`]: names from the
 /// manifest and the model's path reach it, and no quote or backslash in them may end the
