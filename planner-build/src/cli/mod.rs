@@ -3,7 +3,7 @@
 //! not be written to standard output (a closed pipe, a full disk).
 //!
 //! Nothing here uses `println!` or `eprintln!`: they panic when the stream is closed (`planner
-//! plan x | head -1`), so every write goes through [`output::print`] or [`output::eprint`],
+//! plan x | head -1`), so every write goes through `output::print` or `output::eprint`,
 //! which never panic.
 //!
 //! By concern: `args` (what clap reads), `input` (reading and planning what a command is
