@@ -57,8 +57,12 @@ macro_rules! round_half_away {
 }
 
 pub mod golden;
+mod optimized;
+pub mod prepare;
 mod reference;
+mod sets;
 
+pub use optimized::{CHUNK, IM2COL_STACK, Optimized};
 pub use reference::{KernelError, Reference};
 
 /// A real multiplier as TFLite stores it: `real ≈ multiplier · 2^(shift − 31)`, with

@@ -311,19 +311,19 @@ fn conv_2d_i8(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelErr
 /// quantisation, the input's (`xi`) and the output's scale and zero point, the NHWC
 /// dimensions of input, filter and output, and the bias (input 2) of the output channels
 /// `out_c` picks from the filter's dimensions.
-struct Operands<'a> {
-    w: &'a [i8],
-    wq: Quant,
-    bias: Option<&'a [i32]>,
-    input: (f32, i32),
-    output: (f32, i32),
-    x: [usize; 4],
-    f: [usize; 4],
-    y: [usize; 4],
+pub(crate) struct Operands<'a> {
+    pub(crate) w: &'a [i8],
+    pub(crate) wq: Quant,
+    pub(crate) bias: Option<&'a [i32]>,
+    pub(crate) input: (f32, i32),
+    pub(crate) output: (f32, i32),
+    pub(crate) x: [usize; 4],
+    pub(crate) f: [usize; 4],
+    pub(crate) y: [usize; 4],
 }
 
 impl<'a> Operands<'a> {
-    fn new(
+    pub(crate) fn new(
         op: &OpView<'_, 'a>,
         xi: &In<'a>,
         out_shape: &[usize],
@@ -360,31 +360,31 @@ impl<'a> Operands<'a> {
 /// A `DEPTHWISE_CONV_2D` op checked and ready: its geometry, filter, bias and output
 /// quantisation. [`depthwise_conv_2d`] and [`depthwise_conv_2d_in_place`] both run
 /// [`Depthwise::channel`], so the arithmetic exists once.
-struct Depthwise<'a> {
-    n: usize,
-    in_c: usize,
-    out_h: usize,
-    out_w: usize,
-    out_c: usize,
-    f_w: usize,
-    f_h: usize,
-    multiplier: usize,
-    win: Window,
-    w: &'a [i8],
-    wq: Quant,
-    bias: Option<&'a [i32]>,
-    in_scale: f32,
-    in_zero: i32,
-    out_scale: f32,
-    out_zero: i32,
-    lo: i32,
-    hi: i32,
+pub(crate) struct Depthwise<'a> {
+    pub(crate) n: usize,
+    pub(crate) in_c: usize,
+    pub(crate) out_h: usize,
+    pub(crate) out_w: usize,
+    pub(crate) out_c: usize,
+    pub(crate) f_w: usize,
+    pub(crate) f_h: usize,
+    pub(crate) multiplier: usize,
+    pub(crate) win: Window,
+    pub(crate) w: &'a [i8],
+    pub(crate) wq: Quant,
+    pub(crate) bias: Option<&'a [i32]>,
+    pub(crate) in_scale: f32,
+    pub(crate) in_zero: i32,
+    pub(crate) out_scale: f32,
+    pub(crate) out_zero: i32,
+    pub(crate) lo: i32,
+    pub(crate) hi: i32,
 }
 
 impl<'a> Depthwise<'a> {
     /// Checks the op's shapes, filter, bias and options against each other; `y_len` is the
     /// length of the output's elements.
-    fn new(
+    pub(crate) fn new(
         op: &OpView<'_, 'a>,
         o: &DepthwiseConv2dOptions,
         out_shape: &[usize],
@@ -433,12 +433,12 @@ impl<'a> Depthwise<'a> {
     }
 
     /// Input elements: `n · h · w · c_in`.
-    fn input_len(&self) -> usize {
+    pub(crate) fn input_len(&self) -> usize {
         self.n * self.win.in_h * self.win.in_w * self.in_c
     }
 
     /// Output elements: `n · oh · ow · c_out`.
-    fn output_len(&self) -> usize {
+    pub(crate) fn output_len(&self) -> usize {
         self.n * self.out_h * self.out_w * self.out_c
     }
 

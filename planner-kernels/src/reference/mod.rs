@@ -81,23 +81,23 @@
 //! Q3.12 into its int16 logistic and tanh) and in float32; its hidden and cell states are
 //! the op's variables and carry from run to run.
 
-mod activation;
+pub(crate) mod activation;
 mod b2_fconv;
 mod b2_float;
-mod b2_resize;
-mod b2_split;
-mod b2_tconv;
-mod batch1;
-mod conv;
-mod elementwise;
-mod fc;
+pub(crate) mod b2_resize;
+pub(crate) mod b2_split;
+pub(crate) mod b2_tconv;
+pub(crate) mod batch1;
+pub(crate) mod conv;
+pub(crate) mod elementwise;
+pub(crate) mod fc;
 mod index;
-mod lstm;
-mod pool;
-mod region;
-mod shape;
-mod softmax;
-mod svdf;
+pub(crate) mod lstm;
+pub(crate) mod pool;
+pub(crate) mod region;
+pub(crate) mod shape;
+pub(crate) mod softmax;
+pub(crate) mod svdf;
 mod unary;
 
 use core::fmt;
@@ -147,6 +147,17 @@ pub enum KernelError {
         /// Which tensor.
         tensor: &'static str,
     },
+    /// Input 3 of an int8 `CONV_2D`, `DEPTHWISE_CONV_2D` or `FULLY_CONNECTED` (the
+    /// requantisation constants a build step prepared, [`crate::prepare::requant_v1`]) is
+    /// not an int32 `[3, channels]` tensor. Only [`crate::Optimized`] reads it.
+    Prepared {
+        /// Its shape.
+        shape: &'static [usize],
+        /// Whether its elements are int32.
+        int32: bool,
+        /// The op's output channels.
+        channels: usize,
+    },
 }
 
 impl fmt::Display for KernelError {
@@ -171,6 +182,15 @@ impl fmt::Display for KernelError {
                 f,
                 "{tensor} is a patch region and this kernel runs only on whole tensors; plan the op outside the patch stage"
             ),
+            KernelError::Prepared {
+                shape,
+                int32,
+                channels,
+            } => write!(
+                f,
+                "input 3 (prepared requantisation constants) is {} of shape {shape:?}, not an int32 [3, {channels}] tensor (effective bias, multiplier and shift of each output channel); write it with planner_kernels::prepare::requant_v1, or leave input 3 out",
+                if *int32 { "int32" } else { "not int32" }
+            ),
         }
     }
 }
@@ -182,116 +202,6 @@ impl Kernel for Reference {
 /// Every kind a patch stage may hold honours [`In::region`] and [`Out::region`] (see the
 /// module docs).
 impl planner_rt::kernel::Patches for Reference {}
-
-/// Implements kernel traits by calling the op's function, after refusing a region on any
-/// tensor but the first `regions` inputs and output 0 (`[0]`: no region anywhere).
-macro_rules! kinds {
-    ($($kind:ident :: $method:ident ($options:ty) [$regions:literal] => $f:expr;)*) => {
-        $(
-            impl planner_rt::kernel::$kind for Reference {
-                fn $method(&mut self, op: OpView<'_, '_>, options: &$options) -> Result<(), KernelError> {
-                    region::only_on(&op, $regions)?;
-                    $f(op, options)
-                }
-            }
-        )*
-    };
-}
-
-use planner_rt::options as o;
-
-kinds! {
-    Conv2d::conv_2d(o::Conv2dOptions) [1] => conv::conv_2d;
-    DepthwiseConv2d::depthwise_conv_2d(o::DepthwiseConv2dOptions) [1] => conv::depthwise_conv_2d;
-    FullyConnected::fully_connected(o::FullyConnectedOptions) [0] => fc::fully_connected;
-    AveragePool2d::average_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Average);
-    MaxPool2d::max_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
-    Softmax::softmax(o::SoftmaxOptions) [0] => softmax::softmax;
-    Reshape::reshape(o::ReshapeOptions) [0] => shape::reshape;
-    Pad::pad(o::PadOptions) [1] => shape::pad;
-    Mean::mean(o::MeanOptions) [0] => shape::mean;
-    Transpose::transpose(o::TransposeOptions) [0] => shape::transpose;
-    Concatenation::concatenation(o::ConcatenationOptions) [0] => shape::concatenation;
-    Svdf::svdf(o::SvdfOptions) [0] => svdf::svdf;
-    StridedSlice::strided_slice(o::StridedSliceOptions) [0] => shape::strided_slice;
-    ResizeNearestNeighbor::resize_nearest_neighbor(o::ResizeNearestNeighborOptions) [0] => shape::resize_nearest_neighbor;
-    DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) [0] => conv::depthwise_conv_2d_in_place;
-    Div::div(o::DivOptions) [0] => batch1::div;
-    LeakyRelu::leaky_relu(o::LeakyReluOptions) [0] => batch1::leaky_relu;
-    ArgMax::arg_max(o::ArgMaxOptions) [0] => batch1::arg_max;
-    Gather::gather(o::GatherOptions) [0] => batch1::gather;
-    Sum::sum(o::ReduceOptions) [0] => batch1::sum;
-    ReduceMax::reduce_max(o::ReduceOptions) [0] => batch1::reduce_max;
-    Squeeze::squeeze(o::SqueezeOptions) [0] => batch1::squeeze;
-    ExpandDims::expand_dims(o::ExpandDimsOptions) [0] => batch1::expand_dims;
-    Slice::slice(o::SliceOptions) [0] => batch1::slice;
-    PadV2::padv2(o::PadOptions) [0] => batch1::padv2;
-    Split::split(o::SplitOptions) [0] => b2_split::split;
-    SplitV::split_v(o::SplitVOptions) [0] => b2_split::split_v;
-    Pack::pack(o::PackOptions) [0] => b2_split::pack;
-    Unpack::unpack(o::UnpackOptions) [0] => b2_split::unpack;
-    ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) [0] => b2_resize::resize_bilinear;
-    TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
-    UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
-}
-
-/// Implements a kind and its in-place variant (regions only on the first `regions` inputs
-/// of the first, none on the in-place one) by calling the same function, with `false`
-/// and with `true` for "in place"; `=> unary f` calls `f(op, in_place)` (no options).
-macro_rules! kinds_in_place {
-    (@call unary $f:path, $op:ident, $o:ident, $in_place:literal) => {{
-        let _ = $o;
-        $f($op, $in_place)
-    }};
-    (@call binary $f:path, $op:ident, $o:ident, $in_place:literal) => {
-        $f($op, $o, $in_place)
-    };
-    ($($kind:ident / $in_place:ident :: $method:ident / $in_place_method:ident ($options:ty) [$regions:literal] => $arity:ident $f:path;)*) => {
-        kinds! {
-            $(
-                $kind::$method($options) [$regions] => |op, o| kinds_in_place!(@call $arity $f, op, o, false);
-                $in_place::$in_place_method($options) [0] => |op, o| kinds_in_place!(@call $arity $f, op, o, true);
-            )*
-        }
-    };
-}
-
-kinds_in_place! {
-    Add / AddInPlace::add / add_in_place(o::AddOptions) [2] => binary elementwise::add;
-    Sub / SubInPlace::sub / sub_in_place(o::AddOptions) [2] => binary elementwise::sub;
-    Mul / MulInPlace::mul / mul_in_place(o::MulOptions) [2] => binary elementwise::mul;
-    Quantize / QuantizeInPlace::quantize / quantize_in_place(o::NoOptions) [1] => unary elementwise::quantize;
-    Dequantize / DequantizeInPlace::dequantize / dequantize_in_place(o::NoOptions) [1] => unary elementwise::dequantize;
-    Relu / ReluInPlace::relu / relu_in_place(o::NoOptions) [1] => unary activation::relu;
-    Relu6 / Relu6InPlace::relu6 / relu6_in_place(o::NoOptions) [1] => unary activation::relu6;
-    Logistic / LogisticInPlace::logistic / logistic_in_place(o::NoOptions) [1] => unary activation::logistic;
-    Tanh / TanhInPlace::tanh / tanh_in_place(o::NoOptions) [1] => unary activation::tanh;
-    HardSwish / HardSwishInPlace::hard_swish / hard_swish_in_place(o::NoOptions) [1] => unary activation::hard_swish;
-}
-
-/// Implements [`Builtin`](planner_rt::kernel::Builtin) for op kinds without typed options,
-/// by their TFLite name.
-macro_rules! builtins {
-    ($($name:literal => $f:expr;)*) => {
-        $(
-            impl planner_rt::kernel::Builtin<{ planner_rt::kernel::op_key($name) }> for Reference {
-                fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), KernelError> {
-                    region::only_on(&op, 2)?;
-                    $f(op)
-                }
-            }
-        )*
-    };
-}
-
-builtins! {
-    "MAXIMUM" => |op| elementwise::min_max(op, true);
-    "MINIMUM" => |op| elementwise::min_max(op, false);
-    "SQUARED_DIFFERENCE" => batch1::squared_difference;
-    "PRELU" => batch1::prelu;
-    "LOG_SOFTMAX" => batch1::log_softmax;
-    "CAST" => batch1::cast;
-}
 
 /// A kernel of an op with options `O`.
 pub(crate) type OpKernel<O> = fn(OpView<'_, '_>, &O) -> Result<(), KernelError>;
@@ -408,10 +318,10 @@ pub(crate) fn elements(shape: &[usize]) -> usize {
 #[cfg(test)]
 mod batch1_tests;
 #[cfg(test)]
-mod in_place_tests;
+pub(crate) mod in_place_tests;
 #[cfg(test)]
 mod region_tests;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,307 @@
+//! The fast int8 `DEPTHWISE_CONV_2D`, out of place and in place: interior pixels with depth
+//! multiplier 1 through [`depthwise_s8`], the others through [`border`]; anything else runs
+//! the reference kernel.
+
+use planner_rt::kernel::{Data, OpView};
+use planner_rt::options::DepthwiseConv2dOptions;
+
+use super::mac::{DwGeometry, Requant, depthwise_s8};
+use super::{CHUNK, Constants, filter_scales, int8_whole, int32_bias};
+use crate::prepare::{FilterLayout, RequantInputs};
+use crate::reference::conv::Depthwise;
+use crate::reference::{self, KernelError};
+
+/// `DEPTHWISE_CONV_2D` (module docs): the fast path when it applies, the reference kernel
+/// otherwise.
+pub(crate) fn depthwise_conv_2d(
+    op: OpView<'_, '_>,
+    o: &DepthwiseConv2dOptions,
+) -> Result<(), KernelError> {
+    let plan = if int8_whole(&op) && int32_bias(&op) {
+        Dw::plan(&op, o)?
+    } else {
+        None
+    };
+    let Some(d) = plan else {
+        return reference::conv::depthwise_conv_2d(op, o);
+    };
+    let Some(x) = op.input(0).and_then(|x| x.i8()) else {
+        return reference::conv::depthwise_conv_2d(op, o);
+    };
+    if x.len() != d.d.input_len() {
+        return reference::conv::depthwise_conv_2d(op, o);
+    }
+    let out_len = d.d.output_len();
+    let Some(y) = op.outputs.first_mut().and_then(|y| y.i8()) else {
+        return Err(KernelError::Type { tensor: "output 0" });
+    };
+    if y.len() != out_len {
+        return reference::conv::depthwise_conv_2d(op, o);
+    }
+    let image = d.d.win.in_h * d.d.win.in_w * d.d.in_c;
+    let out_image = d.d.out_h * d.d.out_w * d.d.out_c;
+    for b in 0..d.d.n {
+        let src = Source {
+            x: &x[b * image..(b + 1) * image],
+            row: d.d.win.in_w * d.d.in_c,
+            pixel: d.d.in_c,
+            first: 0,
+        };
+        let y = &mut y[b * out_image..(b + 1) * out_image];
+        d.consts
+            .each(0..d.d.out_c, (d.d.out_zero, d.d.lo, d.d.hi), |c0, q| {
+                d.channels(&src, c0, q, y);
+            })?;
+    }
+    Ok(())
+}
+
+/// `DEPTHWISE_CONV_2D` in place (the reference's contract: the output takes over the
+/// input's bytes, depth multiplier 1, no more output pixels than input pixels, the op's
+/// last scratch tensor as the temporary): as many channels at a time as the temporary
+/// holds (at most [`CHUNK`]), copied there pixel by pixel, then computed from it into their
+/// output positions, which held only those channels' inputs or an earlier batch's.
+pub(crate) fn depthwise_conv_2d_in_place(
+    op: OpView<'_, '_>,
+    o: &DepthwiseConv2dOptions,
+) -> Result<(), KernelError> {
+    let Some((d, at)) = in_place_plan(&op, o)? else {
+        return reference::conv::depthwise_conv_2d_in_place(op, o);
+    };
+    let OpView {
+        outputs, scratch, ..
+    } = op;
+    let (Some(y), Some(temp)) = (
+        outputs.get_mut(at).and_then(|y| y.i8()),
+        scratch.last_mut().and_then(|t| t.i8()),
+    ) else {
+        return Err(KernelError::Missing {
+            tensor: "the in-place buffer or temporary",
+        });
+    };
+    let (in_h, in_w, c_n) = (d.d.win.in_h, d.d.win.in_w, d.d.in_c);
+    let (in_pixels, out_pixels) = (in_h * in_w, d.d.out_h * d.d.out_w);
+    let group = (temp.len() / in_pixels).min(CHUNK);
+    for b in 0..d.d.n {
+        let mut c0 = 0;
+        while c0 < c_n {
+            let g = group.min(c_n - c0);
+            let temp = &mut temp[..in_pixels * g];
+            let image = &y[b * in_pixels * c_n..(b + 1) * in_pixels * c_n];
+            for (t, px) in temp.chunks_exact_mut(g).zip(image.chunks_exact(c_n)) {
+                t.copy_from_slice(&px[c0..c0 + g]);
+            }
+            let src = Source {
+                x: temp,
+                row: in_w * g,
+                pixel: g,
+                first: c0,
+            };
+            let out_image = &mut y[b * out_pixels * c_n..(b * out_pixels + out_pixels) * c_n];
+            d.consts
+                .each(c0..c0 + g, (d.d.out_zero, d.d.lo, d.d.hi), |first, q| {
+                    d.channels(&src, first, q, out_image);
+                })?;
+            c0 += g;
+        }
+    }
+    Ok(())
+}
+
+/// The in-place op's fast plan, with the output its input's bytes are in; `None` when the
+/// reference kernel runs it (and reports what it refuses).
+fn in_place_plan<'a>(
+    op: &OpView<'_, 'a>,
+    o: &DepthwiseConv2dOptions,
+) -> Result<Option<(Dw<'a>, usize)>, KernelError> {
+    let Some(xi) = op.input(0) else {
+        return Ok(None);
+    };
+    let Data::InPlace(at) = xi.data else {
+        return Ok(None);
+    };
+    let Some(out) = op.outputs.get(at) else {
+        return Ok(None);
+    };
+    let int8 = matches!(out.data, planner_rt::kernel::DataMut::I8(_));
+    if !int8 || out.region.is_some() || !int32_bias(op) {
+        return Ok(None);
+    }
+    let Some(d) = Dw::plan(op, o)? else {
+        return Ok(None);
+    };
+    let (in_pixels, out_pixels) = (d.d.win.in_h * d.d.win.in_w, d.d.out_h * d.d.out_w);
+    let temp = op.scratch.last().and_then(|t| match &t.data {
+        planner_rt::kernel::DataMut::I8(t) => Some(t.len()),
+        _ => None,
+    });
+    let y_len = match &out.data {
+        planner_rt::kernel::DataMut::I8(y) => y.len(),
+        _ => 0,
+    };
+    let ok = d.d.multiplier == 1
+        && out_pixels <= in_pixels
+        && in_pixels > 0
+        && temp.is_some_and(|t| t >= in_pixels)
+        && y_len == d.d.input_len().max(d.d.output_len());
+    Ok(ok.then_some((d, at)))
+}
+
+/// Where the input pixels of one image lie: channel `c` of pixel `(iy, ix)` at `iy · row +
+/// ix · pixel + (c - first)`.
+struct Source<'x> {
+    x: &'x [i8],
+    row: usize,
+    pixel: usize,
+    first: usize,
+}
+
+/// A checked int8 depthwise op and its constants.
+struct Dw<'a> {
+    d: Depthwise<'a>,
+    consts: Constants<'a>,
+}
+
+impl<'a> Dw<'a> {
+    /// The checked op (the reference's checks) and its constants; `None` when the reference
+    /// kernel runs it.
+    fn plan(op: &OpView<'_, 'a>, o: &DepthwiseConv2dOptions) -> Result<Option<Self>, KernelError> {
+        let Some(out) = op.outputs.first() else {
+            return Ok(None);
+        };
+        let Ok(d) = Depthwise::new(op, o, out.shape, out.quant) else {
+            return Ok(None);
+        };
+        if d.lo > d.hi || d.f_h == 0 || d.f_w == 0 || d.out_c == 0 {
+            return Ok(None);
+        }
+        let consts = Constants::new(
+            op,
+            RequantInputs {
+                filter: d.w,
+                layout: FilterLayout::ChannelMinor,
+                channels: d.out_c,
+                bias: d.bias,
+                input_scale: d.in_scale,
+                input_zero: d.in_zero,
+                filter_scales: filter_scales(&d.wq),
+                output_scale: d.out_scale,
+            },
+        )?;
+        Ok(Some(Dw { d, consts }))
+    }
+
+    /// Output channels `c0..c0 + q.channels()` of one image from `src` into `y` (the
+    /// image's output, `[oh, ow, c_out]`).
+    fn channels(&self, src: &Source<'_>, c0: usize, q: &Requant<'_>, y: &mut [i8]) {
+        let d = &self.d;
+        let win = &d.win;
+        let (sh, sw) = win.stride;
+        let (dh, dw) = win.dilation;
+        let (ph, pw) = win.pad;
+        // Output columns whose windows lie inside the image horizontally: ox · sw >= pw and
+        // ox · sw - pw + (fw - 1) · dw < in_w.
+        let span_w = (d.f_w - 1) * dw;
+        let ox_lo = pw.div_ceil(sw).min(d.out_w);
+        let ox_hi = if d.win.in_w + pw > span_w {
+            ((d.win.in_w + pw - span_w - 1) / sw + 1).min(d.out_w)
+        } else {
+            0
+        }
+        .max(ox_lo);
+        let span_h = (d.f_h - 1) * dh;
+        let geometry = DwGeometry {
+            fh: d.f_h,
+            fw: d.f_w,
+            tap_row: dh * src.row,
+            tap_col: dw * src.pixel,
+            x_step: sw * src.pixel,
+            w_tap: d.out_c,
+            y_step: d.out_c,
+        };
+        let n = q.channels();
+        for oy in 0..d.out_h {
+            let iy0 = (oy * sh).wrapping_sub(ph);
+            let rows_inside = oy * sh >= ph && iy0 + span_h < win.in_h;
+            let row = &mut y[oy * d.out_w * d.out_c..(oy + 1) * d.out_w * d.out_c];
+            let (a, b) = if d.multiplier == 1 && rows_inside {
+                (ox_lo, ox_hi)
+            } else {
+                (d.out_w, d.out_w)
+            };
+            for ox in (0..a).chain(b..d.out_w) {
+                let at = ox * d.out_c + c0;
+                self.border(src, oy, ox, c0, q, &mut row[at..at + n]);
+            }
+            if a < b {
+                let ix0 = a * sw - pw;
+                let at = iy0 * src.row + ix0 * src.pixel + c0 - src.first;
+                depthwise_s8(
+                    &src.x[at..],
+                    &geometry,
+                    b - a,
+                    &d.w[c0..],
+                    q,
+                    &mut row[a * d.out_c + c0..],
+                );
+            }
+        }
+    }
+
+    /// One output pixel's channels `c0..c0 + q.channels()`, with any depth multiplier and
+    /// window: taps inside the image add `x · w`, taps outside `x_zero · w` (the effective
+    /// bias subtracted `x_zero · Σ w` over every tap, and the reference adds nothing for
+    /// them).
+    fn border(
+        &self,
+        src: &Source<'_>,
+        oy: usize,
+        ox: usize,
+        c0: usize,
+        q: &Requant<'_>,
+        y: &mut [i8],
+    ) {
+        let d = &self.d;
+        let m = d.multiplier;
+        let n = q.channels().min(CHUNK);
+        let mut acc = [0i32; CHUNK];
+        let acc = &mut acc[..n];
+        for fy in 0..d.f_h {
+            for fx in 0..d.f_w {
+                let taps = &d.w[(fy * d.f_w + fx) * d.out_c + c0..][..n];
+                let Some((iy, ix)) = d.win.tap(oy, ox, fy, fx) else {
+                    for (a, &wv) in acc.iter_mut().zip(taps) {
+                        *a = a.wrapping_add(d.in_zero.wrapping_mul(i32::from(wv)));
+                    }
+                    continue;
+                };
+                let px = &src.x[iy * src.row + ix * src.pixel..];
+                if m == 1 {
+                    let xs = &px[c0 - src.first..c0 - src.first + n];
+                    for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(taps) {
+                        *a = a.wrapping_add(i32::from(xv) * i32::from(wv));
+                    }
+                    continue;
+                }
+                // Output channel c reads input channel c / m: runs of up to m channels
+                // share one input value.
+                let mut c = c0;
+                while c < c0 + n {
+                    let ic = c / m;
+                    let end = ((ic + 1) * m).min(c0 + n);
+                    let xv = i32::from(px[ic - src.first]);
+                    for (a, &wv) in acc[c - c0..end - c0]
+                        .iter_mut()
+                        .zip(&taps[c - c0..end - c0])
+                    {
+                        *a = a.wrapping_add(xv * i32::from(wv));
+                    }
+                    c = end;
+                }
+            }
+        }
+        for (i, (yv, &a)) in y.iter_mut().zip(acc.iter()).enumerate() {
+            *yv = q.output(a, i);
+        }
+    }
+}

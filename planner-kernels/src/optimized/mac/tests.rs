@@ -1,0 +1,169 @@
+//! The inner loops against naive loops of their contracts, on random sizes (`k` and the
+//! channels not multiples of 4, 8 or 16; 1 to 40 rows), strides, values and constants
+//! (extreme multipliers and shifts, clamps): an architecture's version of `mac` is checked
+//! by the same tests.
+
+extern crate std;
+
+use std::vec;
+use std::vec::Vec;
+
+use super::{DwGeometry, Requant, depthwise_s8, gemm_s8};
+use crate::optimized::tests::Rng;
+use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
+
+/// Random per-channel constants for `n` channels: biases, multipliers in `[2^30, 2^31)`
+/// (or 0), shifts from -31 to 8, a zero point and a clamp.
+struct Consts {
+    bias: Vec<i32>,
+    mult: Vec<i32>,
+    shift: Vec<i32>,
+    out_zero: i32,
+    lo: i32,
+    hi: i32,
+}
+
+impl Consts {
+    fn random(r: &mut Rng, n: usize, k: usize) -> Consts {
+        let lo = r.range(-128, 0) as i32;
+        Consts {
+            bias: r.i32s(n, -200_000, 200_000),
+            mult: (0..n)
+                .map(|_| {
+                    if r.one_in(20) {
+                        0
+                    } else {
+                        r.range(1 << 30, (1 << 31) - 1) as i32
+                    }
+                })
+                .collect(),
+            // Accumulators reach about k · 2^14: shifts that bring them to the int8 range,
+            // and now and then ones that saturate or vanish.
+            shift: (0..n)
+                .map(|_| {
+                    let fit = -((k.max(1) as f64).log2() as i64 + 8);
+                    (fit + r.range(-4, 4)).clamp(-31, 8) as i32
+                })
+                .collect(),
+            out_zero: r.range(-128, 127) as i32,
+            lo,
+            hi: r.range(i64::from(lo), 127) as i32,
+        }
+    }
+
+    fn q(&self) -> Requant<'_> {
+        Requant {
+            bias: &self.bias,
+            mult: &self.mult,
+            shift: &self.shift,
+            out_zero: self.out_zero,
+            lo: self.lo,
+            hi: self.hi,
+        }
+    }
+
+    /// The contract's requantisation of channel `c`'s sum.
+    fn naive(&self, acc: i32, c: usize) -> i8 {
+        let m = QuantizedMultiplier {
+            multiplier: self.mult[c],
+            shift: self.shift[c],
+        };
+        multiply_by_quantized_multiplier(acc.wrapping_add(self.bias[c]), m)
+            .saturating_add(self.out_zero)
+            .clamp(self.lo, self.hi) as i8
+    }
+}
+
+#[test]
+fn gemm_s8_is_its_contract() {
+    let mut r = Rng::new(0x6E33);
+    let mut varied = 0;
+    for case in 0..400 {
+        let rows = r.size(1, 40);
+        let k = if r.one_in(10) {
+            r.size(0, 3)
+        } else {
+            r.size(1, 150)
+        };
+        let cols = r.size(1, 37);
+        let x_stride = k + r.size(0, 9);
+        let y_stride = cols + r.size(0, 5);
+        let x = r.i8s((rows - 1) * x_stride + k);
+        let w = r.i8s(cols * k);
+        let c = Consts::random(&mut r, cols, k);
+        let sentinel = 0x5A;
+        let mut y = vec![sentinel; (rows - 1) * y_stride + cols + 3];
+        gemm_s8(&x, x_stride, rows, &w, k, &c.q(), &mut y, y_stride);
+        let mut want = vec![sentinel; y.len()];
+        for row in 0..rows {
+            for col in 0..cols {
+                let acc = (0..k).fold(0i32, |a, i| {
+                    a.wrapping_add(i32::from(x[row * x_stride + i]) * i32::from(w[col * k + i]))
+                });
+                want[row * y_stride + col] = c.naive(acc, col);
+            }
+        }
+        assert_eq!(y, want, "case {case}: rows {rows} k {k} cols {cols}");
+        varied += usize::from(want.iter().any(|&v| v != want[0]));
+    }
+    assert!(varied > 300, "{varied} cases varied");
+}
+
+#[test]
+fn depthwise_s8_is_its_contract() {
+    let mut r = Rng::new(0xD35);
+    let mut varied = 0;
+    for case in 0..400 {
+        let n = r.size(1, 40);
+        let ch = r.size(1, 70);
+        let (fh, fw) = (r.size(1, 7), r.size(1, 7));
+        // Input pixels of at least `ch` channels, rows of at least the window's width.
+        let pixel = ch + r.size(0, 5);
+        let (stride, dil) = (r.size(1, 3), r.size(1, 2));
+        let g = DwGeometry {
+            fh,
+            fw,
+            tap_col: dil * pixel,
+            x_step: stride * pixel,
+            tap_row: r.size(1, 2) * ((n - 1) * stride + (fw - 1) * dil + 1 + r.size(0, 3)) * pixel,
+            w_tap: ch + r.size(0, 6),
+            y_step: ch + r.size(0, 4),
+        };
+        let x = r.i8s((n - 1) * g.x_step + (fh - 1) * g.tap_row + (fw - 1) * g.tap_col + ch);
+        let w = r.i8s((fh * fw - 1) * g.w_tap + ch);
+        let c = Consts::random(&mut r, ch, fh * fw);
+        let sentinel = -0x33;
+        let mut y = vec![sentinel; (n - 1) * g.y_step + ch + 2];
+        depthwise_s8(&x, &g, n, &w, &c.q(), &mut y);
+        let mut want = vec![sentinel; y.len()];
+        for j in 0..n {
+            for ci in 0..ch {
+                let mut acc = 0i32;
+                for ty in 0..fh {
+                    for tx in 0..fw {
+                        let xv = x[j * g.x_step + ty * g.tap_row + tx * g.tap_col + ci];
+                        let wv = w[(ty * fw + tx) * g.w_tap + ci];
+                        acc = acc.wrapping_add(i32::from(xv) * i32::from(wv));
+                    }
+                }
+                want[j * g.y_step + ci] = c.naive(acc, ci);
+            }
+        }
+        assert_eq!(y, want, "case {case}: n {n} ch {ch} {g:?}");
+        varied += usize::from(want.iter().any(|&v| v != want[0]));
+    }
+    assert!(varied > 300, "{varied} cases varied");
+}
+
+#[test]
+fn short_slices_write_nothing_past_them() {
+    // A contract broken by the caller: the portable version returns without writing (and
+    // asserts in debug builds, so only the release behaviour is checked there).
+    if cfg!(debug_assertions) {
+        return;
+    }
+    let c = Consts::random(&mut Rng::new(1), 3, 4);
+    let mut y = vec![7i8; 6];
+    gemm_s8(&[1; 7], 4, 2, &[1; 12], 4, &c.q(), &mut y, 3);
+    assert_eq!(y, [7; 6]);
+}

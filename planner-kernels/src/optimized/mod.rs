@@ -1,0 +1,203 @@
+//! [`Optimized`]: a drop-in for [`Reference`](crate::Reference) that gives the same bytes,
+//! op by op, on every input, and is fast where it matters.
+//!
+//! It implements every kind [`Reference`](crate::Reference) implements (one table emits
+//! both sets' impls), with the same error type. The int8 `CONV_2D`, `DEPTHWISE_CONV_2D`
+//! (and its in-place variant) and `FULLY_CONNECTED` have fast paths; every other kind, and
+//! every op these cannot speed up (a float or int16 tensor, a patch region, a filter zero
+//! point on a fully-connected layer, a shape the reference kernel refuses), runs the
+//! reference kernel.
+//!
+//! The fast paths compute TFLite's accumulator `Σ (x - x_zero) · w + bias` (wrapping
+//! `i32`) as `Σ x · w + (bias - x_zero · Σ w)`, equal modulo 2^32: the inner loop is a
+//! plain int8 dot product ([`mac`]) and the *effective bias* `bias - x_zero · Σ w` is
+//! computed once per call ([`crate::prepare`]). The requantisation is the reference's
+//! ([`crate::multiply_by_quantized_multiplier`] with the per-channel multiplier), then the
+//! output zero point and the activation's clamp.
+//!
+//! - `CONV_2D`: a 1x1 filter without padding is a GEMM straight over the input pixels
+//!   (`stride` pixels apart); other filters go through im2col rows of `fh · fw · c_in /
+//!   groups` bytes (a padded tap holds the input zero point, so the effective bias stays
+//!   exact). Groups are handled.
+//! - `DEPTHWISE_CONV_2D`: any depth multiplier, stride, dilation and padding; pixels whose
+//!   window lies inside the input, with depth multiplier 1, go through [`mac`], border
+//!   pixels (and multipliers above 1) through a channel-vectorised loop that adds `x_zero ·
+//!   w` for taps outside the image. In place, channel groups go through the op's temporary
+//!   (its last scratch tensor, `h · w` bytes per channel): as many channels at once as it
+//!   holds.
+//! - `FULLY_CONNECTED`: a GEMM (weights with zero point 0, as TFLite's int8 layers have).
+//!
+//! Two contracts with a build step:
+//!
+//! - *Prepared constants.* When one of these ops has an input 3, it must be an int32 `[3,
+//!   c_out]` tensor: row 0 the effective biases, row 1 the Q31 multipliers, row 2 the
+//!   shifts, exactly what [`crate::prepare::requant_v1`] writes; the kernel reads it
+//!   instead of computing them (a tensor of another type or shape is
+//!   [`KernelError::Prepared`]). Without it each call computes them, [`CHUNK`] output
+//!   channels at a time into a stack buffer.
+//! - *im2col buffer.* A `CONV_2D` whose first scratch tensor is int8 and holds at least `4
+//!   · fh · fw · c_in / groups` bytes uses it for its im2col rows; otherwise it uses a
+//!   stack buffer of [`IM2COL_STACK`] bytes, and a filter whose row does not fit there runs
+//!   the reference kernel.
+
+pub(crate) mod conv;
+pub(crate) mod depthwise;
+pub(crate) mod fc;
+mod mac;
+
+use core::ops::Range;
+
+use planner_rt::kernel::{Data, DataMut, Kernel, OpView};
+
+use crate::prepare::{RequantInputs, RequantRows, requant_v1_channels};
+use crate::reference::KernelError;
+use mac::Requant;
+
+/// The optimized kernel set: [`Reference`](crate::Reference)'s kinds and bytes, with fast
+/// int8 convolutions and fully-connected layers (module docs). Holds nothing.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Optimized;
+
+impl Kernel for Optimized {
+    type Error = KernelError;
+}
+
+/// Every kind a patch stage may hold honours regions: a view with one runs the reference
+/// kernel.
+impl planner_rt::kernel::Patches for Optimized {}
+
+/// Output channels whose requantisation constants one call computes at a time, on the stack
+/// (three `i32` each), when the op has no prepared input 3.
+pub const CHUNK: usize = 64;
+
+/// Bytes of the stack buffer for im2col rows when the op has no scratch tensor for them.
+pub const IM2COL_STACK: usize = 2048;
+
+/// True when input 0 and output 0 are int8 and whole (no patch region): the views a fast
+/// path reads.
+fn int8_whole(op: &OpView<'_, '_>) -> bool {
+    let input = op
+        .input(0)
+        .is_some_and(|x| matches!(x.data, Data::I8(_)) && x.region.is_none());
+    let output = op
+        .outputs
+        .first()
+        .is_some_and(|y| matches!(y.data, DataMut::I8(_)) && y.region.is_none());
+    input && output
+}
+
+/// True when input 2 is absent or int32: a bias a fast path reads.
+fn int32_bias(op: &OpView<'_, '_>) -> bool {
+    op.input(2).is_none_or(|b| b.i32().is_some())
+}
+
+/// The requantisation constants of an op's output channels: prepared (input 3) or computed
+/// per call.
+enum Constants<'a> {
+    /// Input 3: `[3, channels]`.
+    Prepared(&'a [i32], usize),
+    /// Computed a chunk at a time.
+    PerCall(RequantInputs<'a>),
+}
+
+impl<'a> Constants<'a> {
+    /// Input 3 when the op has one (checked: int32, `[3, channels]`), else the per-call
+    /// computation from `inputs` (whose lengths are checked too).
+    fn new(op: &OpView<'_, 'a>, inputs: RequantInputs<'a>) -> Result<Self, KernelError> {
+        let channels = inputs.channels;
+        if let Some(t) = op.input(3) {
+            return match t.i32() {
+                Some(d) if t.shape == [3, channels] && Some(d.len()) == channels.checked_mul(3) => {
+                    Ok(Constants::Prepared(d, channels))
+                }
+                _ => Err(KernelError::Prepared {
+                    shape: t.shape,
+                    int32: t.i32().is_some(),
+                    channels,
+                }),
+            };
+        }
+        // The lengths requant_v1_channels checks, once here.
+        requant_v1_channels(
+            &inputs,
+            0,
+            RequantRows {
+                bias: &mut [],
+                mult: &mut [],
+                shift: &mut [],
+            },
+        )?;
+        Ok(Constants::PerCall(inputs))
+    }
+
+    /// Calls `f(first, q)` for runs of at most [`CHUNK`] of the output channels `range`
+    /// (`first` the run's first channel, `q` its constants), in order.
+    fn each(
+        &self,
+        range: Range<usize>,
+        (out_zero, lo, hi): (i32, i32, i32),
+        mut f: impl FnMut(usize, &Requant<'_>),
+    ) -> Result<(), KernelError> {
+        match self {
+            Constants::Prepared(t, n) => {
+                let mut first = range.start;
+                while first < range.end {
+                    let end = first + CHUNK.min(range.end - first);
+                    let row = |r: usize| {
+                        t.get(r * n + first..r * n + end).ok_or(KernelError::Shape {
+                            what: "output channels past the prepared requantisation tensor",
+                        })
+                    };
+                    let q = Requant {
+                        bias: row(0)?,
+                        mult: row(1)?,
+                        shift: row(2)?,
+                        out_zero,
+                        lo,
+                        hi,
+                    };
+                    f(first, &q);
+                    first = end;
+                }
+            }
+            Constants::PerCall(p) => {
+                let mut first = range.start;
+                while first < range.end {
+                    let n = CHUNK.min(range.end - first);
+                    let (mut bias, mut mult, mut shift) =
+                        ([0i32; CHUNK], [0i32; CHUNK], [0i32; CHUNK]);
+                    let rows = RequantRows {
+                        bias: &mut bias[..n],
+                        mult: &mut mult[..n],
+                        shift: &mut shift[..n],
+                    };
+                    requant_v1_channels(p, first, rows)?;
+                    let q = Requant {
+                        bias: &bias[..n],
+                        mult: &mult[..n],
+                        shift: &shift[..n],
+                        out_zero,
+                        lo,
+                        hi,
+                    };
+                    f(first, &q);
+                    first += n;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The filter scales [`RequantInputs`] takes for a filter quantised `q`: none when it has
+/// no zero points (the reference's `channel_multiplier` then uses a zero scale).
+fn filter_scales(q: &planner_rt::Quant) -> &'static [f32] {
+    if q.zero_point.is_empty() {
+        &[]
+    } else {
+        q.scale
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,692 @@
+//! `Optimized == Reference`, op by op, through both sets' trait impls, on seeded random
+//! int8 convolutions, depthwise convolutions (out of place and in place) and
+//! fully-connected layers: odd channel counts, strides 1-3, dilations 1-2, SAME, VALID and
+//! explicit pads, depth multipliers 1-3, groups, per-channel and per-tensor filters,
+//! extreme zero points, saturating multipliers, every activation, with and without bias,
+//! with and without the prepared input 3 and an im2col scratch tensor.
+
+extern crate std;
+
+use std::vec;
+use std::vec::Vec;
+
+use planner_rt::TensorInfo;
+use planner_rt::kernel::{
+    Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, OpView, Out,
+};
+use planner_rt::options::{
+    Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions, Padding,
+    WeightsFormat,
+};
+
+use crate::golden::SplitMix64;
+use crate::prepare::{FilterLayout, RequantInputs, requant_v1};
+use crate::reference::in_place_tests::info;
+use crate::reference::test_support::run_op;
+use crate::{KernelError, Optimized, Reference};
+
+/// Seeded test values from the golden scripts' SplitMix64.
+pub(crate) struct Rng(SplitMix64);
+
+impl Rng {
+    pub(crate) fn new(seed: u64) -> Self {
+        Rng(SplitMix64(seed))
+    }
+    /// Uniform in `lo..=hi`.
+    pub(crate) fn range(&mut self, lo: i64, hi: i64) -> i64 {
+        lo + (self.0.next_u64() % (hi - lo + 1) as u64) as i64
+    }
+    /// Uniform in `lo..=hi`.
+    pub(crate) fn size(&mut self, lo: usize, hi: usize) -> usize {
+        self.range(lo as i64, hi as i64) as usize
+    }
+    /// True one time in `n`.
+    pub(crate) fn one_in(&mut self, n: u64) -> bool {
+        self.0.next_u64() % n == 0
+    }
+    pub(crate) fn i8s(&mut self, n: usize) -> Vec<i8> {
+        (0..n).map(|_| self.range(-128, 127) as i8).collect()
+    }
+    pub(crate) fn i32s(&mut self, n: usize, lo: i64, hi: i64) -> Vec<i32> {
+        (0..n).map(|_| self.range(lo, hi) as i32).collect()
+    }
+    /// A scale in `[lo, hi)`.
+    pub(crate) fn scale(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * (self.0.next_u64() % 10_000) as f32 / 10_000.0
+    }
+    /// A zero point: often an extreme.
+    fn zero(&mut self) -> i64 {
+        match self.range(0, 3) {
+            0 => -128,
+            1 => 127,
+            _ => self.range(-128, 127),
+        }
+    }
+}
+
+const ACTIVATIONS: [Activation; 4] = [
+    Activation::None,
+    Activation::Relu,
+    Activation::Relu6,
+    Activation::ReluN1To1,
+];
+
+/// The spatial part of a random convolution: `n` images of `h × w × c`, a `fh × fw`
+/// filter, stride, dilation and padding (explicit pads `[top, bottom, left, right]`).
+#[derive(Debug, Clone, Copy)]
+struct Geometry {
+    n: usize,
+    h: usize,
+    w: usize,
+    c: usize,
+    fh: usize,
+    fw: usize,
+    stride: (usize, usize),
+    dilation: (usize, usize),
+    padding: Padding,
+    pads: [usize; 4],
+}
+
+impl Geometry {
+    fn random(r: &mut Rng, max_hw: usize, max_c: usize) -> Geometry {
+        loop {
+            let g = Geometry {
+                n: if r.one_in(5) { 2 } else { 1 },
+                h: r.size(1, max_hw),
+                w: r.size(1, max_hw),
+                c: r.size(1, max_c),
+                fh: r.size(1, 5),
+                fw: r.size(1, 5),
+                stride: (r.size(1, 3), r.size(1, 3)),
+                dilation: (r.size(1, 2), r.size(1, 2)),
+                padding: [Padding::Same, Padding::Valid, Padding::Explicit][r.size(0, 2)],
+                pads: [r.size(0, 3), r.size(0, 3), r.size(0, 3), r.size(0, 3)],
+            };
+            if g.out().0 > 0 && g.out().1 > 0 {
+                return g;
+            }
+        }
+    }
+
+    /// Output rows and columns (0 when the padding leaves none).
+    fn out(&self) -> (usize, usize) {
+        let axis = |size: usize, f: usize, s: usize, d: usize, before: usize, after: usize| {
+            let extent = (f - 1) * d + 1;
+            match self.padding {
+                Padding::Same => size.div_ceil(s),
+                Padding::Valid if size >= extent => (size - extent) / s + 1,
+                Padding::Explicit if size + before + after >= extent => {
+                    (size + before + after - extent) / s + 1
+                }
+                _ => 0,
+            }
+        };
+        let [t, b, l, rr] = self.pads;
+        (
+            axis(self.h, self.fh, self.stride.0, self.dilation.0, t, b),
+            axis(self.w, self.fw, self.stride.1, self.dilation.1, l, rr),
+        )
+    }
+
+    fn dims(&self) -> Dims {
+        match self.padding {
+            Padding::Explicit => Dims::new(&self.pads.map(|p| p as i32)).unwrap_or(Dims::EMPTY),
+            _ => Dims::EMPTY,
+        }
+    }
+
+    fn input_len(&self) -> usize {
+        self.n * self.h * self.w * self.c
+    }
+}
+
+/// A random quantisation of an op with `channels` output channels and `taps` products per
+/// output: input, per-channel or per-tensor filter scales, output; now and then a
+/// saturating (large) or a vanishing (tiny) multiplier.
+#[derive(Debug, Clone)]
+struct Quants {
+    input: (f32, i64),
+    filter: Vec<f32>,
+    output: (f32, i64),
+    activation: Activation,
+}
+
+impl Quants {
+    fn random(r: &mut Rng, channels: usize, taps: usize) -> Quants {
+        let in_scale = r.scale(0.01, 0.1);
+        let filter: Vec<f32> = if r.one_in(3) {
+            vec![r.scale(0.001, 0.02)]
+        } else {
+            (0..channels).map(|_| r.scale(0.001, 0.02)).collect()
+        };
+        let mut out_scale =
+            in_scale * 0.01 * (taps as f32).sqrt() * 64.0 * r.scale(0.5, 2.0) / 16.0;
+        match r.range(0, 7) {
+            0 => out_scale /= 2000.0,
+            1 => out_scale *= 40.0,
+            _ => {}
+        }
+        Quants {
+            input: (in_scale, r.zero()),
+            filter,
+            output: (out_scale, r.zero()),
+            activation: ACTIVATIONS[r.size(0, 3)],
+        }
+    }
+}
+
+/// The tensors of one random op: input, filter, bias, prepared constants, output info.
+struct Tensors {
+    x: Vec<i8>,
+    xi: TensorInfo<i8>,
+    w: Vec<i8>,
+    wi: TensorInfo<i8>,
+    bias: Option<(Vec<i32>, TensorInfo<i32>)>,
+    prepared: Option<(Vec<i32>, TensorInfo<i32>)>,
+    yi: TensorInfo<i8>,
+}
+
+impl Tensors {
+    /// `x` of shape `x_shape`, a filter of shape `w_shape` laid out as `layout` for
+    /// `channels` outputs, a bias half the time, prepared constants a third of the time.
+    fn random(
+        r: &mut Rng,
+        q: &Quants,
+        (x_shape, w_shape, y_shape): (&[usize], &[usize], &[usize]),
+        channels: usize,
+        layout: FilterLayout,
+    ) -> Tensors {
+        let elements = |s: &[usize]| s.iter().product::<usize>();
+        let x = r.i8s(elements(x_shape));
+        let w = r.i8s(elements(w_shape));
+        let bias = (!r.one_in(3)).then(|| r.i32s(channels, -3000, 3000));
+        let zeros = vec![0i64; q.filter.len()];
+        let axis_info =
+            |shape: &[usize], scales: &[f32], zeros: &[i64]| info::<i8>(shape, scales, zeros);
+        let mut t = Tensors {
+            xi: info::<i8>(x_shape, &[q.input.0], &[q.input.1]),
+            wi: axis_info(w_shape, &q.filter, &zeros),
+            bias: None,
+            prepared: None,
+            yi: info::<i8>(y_shape, &[q.output.0], &[q.output.1]),
+            x,
+            w,
+        };
+        if r.one_in(3) {
+            let mut out = vec![0i32; 3 * channels];
+            let inputs = RequantInputs {
+                filter: &t.w,
+                layout,
+                channels,
+                bias: bias.as_deref(),
+                input_scale: q.input.0,
+                input_zero: q.input.1 as i32,
+                filter_scales: &q.filter,
+                output_scale: q.output.0,
+            };
+            requant_v1(&inputs, &mut out).unwrap();
+            t.prepared = Some((out, info::<i32>(&[3, channels], &[], &[])));
+        }
+        t.bias = bias.map(|b| (b, info::<i32>(&[channels], &[], &[])));
+        t
+    }
+
+    /// The op's inputs: input 0 (`x0`), filter, bias (or none), prepared constants.
+    fn inputs<'a>(&'a self, x0: In<'a>) -> Vec<Option<In<'a>>> {
+        let mut v = vec![
+            Some(x0),
+            Some(In::new(&self.w, &self.wi)),
+            self.bias.as_ref().map(|(b, bi)| In::new(b, bi)),
+        ];
+        if let Some((p, pi)) = &self.prepared {
+            v.push(Some(In::new(p, pi)));
+        }
+        v
+    }
+
+    /// Runs `f` on the op with output 0 of `yi`'s size and, when `scratch` gives its
+    /// length, one int8 scratch tensor.
+    fn run(
+        &self,
+        scratch: Option<usize>,
+        f: impl FnOnce(OpView<'_, '_>) -> Result<(), KernelError>,
+    ) -> Result<Vec<i8>, KernelError> {
+        let mut y = vec![0i8; self.yi.elements];
+        let mut s = vec![0x55i8; scratch.unwrap_or(0)];
+        let si = info::<i8>(&[s.len()], &[], &[]);
+        let scratch = if scratch.is_some() {
+            &mut [Out::new(&mut s, &si)][..]
+        } else {
+            &mut []
+        };
+        let inputs = self.inputs(In::new(&self.x, &self.xi));
+        run_op(&inputs, &mut [Out::new(&mut y, &self.yi)], scratch, f)?;
+        Ok(y)
+    }
+}
+
+/// Counts the cases whose outputs are not all equal (so the comparison could fail).
+#[derive(Default)]
+struct Varied(usize, usize);
+
+impl Varied {
+    fn see(&mut self, y: &[i8]) {
+        self.0 += 1;
+        self.1 += usize::from(y.iter().any(|&v| v != y[0]));
+    }
+    /// At least `share` of the cases varied.
+    fn check(&self, what: &str, share: f64) {
+        assert!(
+            self.1 as f64 >= share * self.0 as f64,
+            "{what}: only {} of {} cases had varied outputs",
+            self.1,
+            self.0
+        );
+    }
+}
+
+#[test]
+fn conv_2d_equals_reference() {
+    let mut r = Rng::new(0xC0_2D);
+    let mut varied = Varied::default();
+    for case in 0..700 {
+        let mut g = Geometry::random(&mut r, 9, 19);
+        // A 1x1 filter often, to take the pointwise path.
+        if r.one_in(3) {
+            (g.fh, g.fw) = (1, 1);
+            if r.one_in(2) {
+                g.padding = Padding::Valid;
+            }
+        }
+        let groups = if g.c > 1 && r.one_in(4) {
+            let d: Vec<usize> = (2..=g.c).filter(|d| g.c % d == 0).collect();
+            d[r.size(0, d.len() - 1)]
+        } else {
+            1
+        };
+        let f_c = g.c / groups;
+        let out_c = groups
+            * if r.one_in(10) {
+                r.size(60, 70)
+            } else {
+                r.size(1, 13)
+            };
+        let (oh, ow) = g.out();
+        let q = Quants::random(&mut r, out_c, g.fh * g.fw * f_c);
+        let t = Tensors::random(
+            &mut r,
+            &q,
+            (
+                &[g.n, g.h, g.w, g.c],
+                &[out_c, g.fh, g.fw, f_c],
+                &[g.n, oh, ow, out_c],
+            ),
+            out_c,
+            FilterLayout::ChannelMajor,
+        );
+        let o = Conv2dOptions {
+            padding: g.padding,
+            pads: g.dims(),
+            stride_h: g.stride.0 as i32,
+            stride_w: g.stride.1 as i32,
+            dilation_h: g.dilation.0 as i32,
+            dilation_w: g.dilation.1 as i32,
+            activation: q.activation,
+        };
+        let want = t
+            .run(None, |op| Reference.conv_2d(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
+        // An im2col scratch tensor now and then: large enough, or too small (ignored).
+        let row = g.fh * g.fw * f_c;
+        let len = if r.one_in(2) {
+            4 * row + r.size(0, 40)
+        } else {
+            row
+        };
+        let got = t
+            .run(r.one_in(3).then_some(len), |op| Optimized.conv_2d(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
+        assert_eq!(
+            got, want,
+            "case {case}: {g:?}, groups {groups}, out_c {out_c}, {q:?}"
+        );
+        varied.see(&want);
+    }
+    varied.check("conv_2d", 0.6);
+}
+
+#[test]
+fn conv_2d_rows_longer_than_the_stack_buffer() {
+    // 3x3 x 240 channels: 2160-byte rows, more than IM2COL_STACK; the reference runs it
+    // without a scratch tensor, im2col with one.
+    let mut r = Rng::new(7);
+    let g = Geometry {
+        n: 1,
+        h: 4,
+        w: 5,
+        c: 240,
+        fh: 3,
+        fw: 3,
+        stride: (1, 2),
+        dilation: (1, 1),
+        padding: Padding::Same,
+        pads: [0; 4],
+    };
+    assert!(g.fh * g.fw * g.c > crate::IM2COL_STACK);
+    let (oh, ow) = g.out();
+    let out_c = 67;
+    let mut q = Quants::random(&mut r, out_c, 9 * 240);
+    q.activation = Activation::None;
+    q.output.1 = 3;
+    let t = Tensors::random(
+        &mut r,
+        &q,
+        (&[1, 4, 5, 240], &[out_c, 3, 3, 240], &[1, oh, ow, out_c]),
+        out_c,
+        FilterLayout::ChannelMajor,
+    );
+    let o = Conv2dOptions {
+        padding: g.padding,
+        pads: Dims::EMPTY,
+        stride_h: 1,
+        stride_w: 2,
+        dilation_h: 1,
+        dilation_w: 1,
+        activation: Activation::None,
+    };
+    let want = t.run(None, |op| Reference.conv_2d(op, &o)).unwrap();
+    let got = t.run(None, |op| Optimized.conv_2d(op, &o)).unwrap();
+    assert_eq!(got, want);
+    let got = t
+        .run(Some(4 * 9 * 240), |op| Optimized.conv_2d(op, &o))
+        .unwrap();
+    assert_eq!(got, want);
+    let mut v = Varied::default();
+    v.see(&want);
+    v.check("wide conv", 1.0);
+}
+
+/// A random depthwise case: geometry, multiplier, quantisation and tensors.
+fn depthwise_case(
+    r: &mut Rng,
+    g: &Geometry,
+    multiplier: usize,
+) -> (Tensors, DepthwiseConv2dOptions) {
+    let out_c = g.c * multiplier;
+    let (oh, ow) = g.out();
+    let q = Quants::random(r, out_c, g.fh * g.fw);
+    let t = Tensors::random(
+        r,
+        &q,
+        (
+            &[g.n, g.h, g.w, g.c],
+            &[1, g.fh, g.fw, out_c],
+            &[g.n, oh, ow, out_c],
+        ),
+        out_c,
+        FilterLayout::ChannelMinor,
+    );
+    let o = DepthwiseConv2dOptions {
+        padding: g.padding,
+        pads: g.dims(),
+        stride_h: g.stride.0 as i32,
+        stride_w: g.stride.1 as i32,
+        depth_multiplier: multiplier as i32,
+        dilation_h: g.dilation.0 as i32,
+        dilation_w: g.dilation.1 as i32,
+        activation: q.activation,
+    };
+    (t, o)
+}
+
+#[test]
+fn depthwise_conv_2d_equals_reference() {
+    let mut r = Rng::new(0xD3_9C);
+    let mut varied = Varied::default();
+    for case in 0..900 {
+        let mut g = Geometry::random(&mut r, 11, 37);
+        if r.one_in(8) {
+            g.c = r.size(60, 90);
+            (g.h, g.w) = (r.size(1, 5), r.size(1, 5));
+            if g.out().0 == 0 || g.out().1 == 0 {
+                g.padding = Padding::Same;
+            }
+        }
+        let multiplier = if r.one_in(2) { 1 } else { r.size(2, 3) };
+        let (t, o) = depthwise_case(&mut r, &g, multiplier);
+        let want = t
+            .run(None, |op| Reference.depthwise_conv_2d(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
+        let got = t
+            .run(None, |op| Optimized.depthwise_conv_2d(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
+        assert_eq!(
+            got, want,
+            "case {case}: {g:?}, multiplier {multiplier}, {o:?}"
+        );
+        varied.see(&want);
+    }
+    varied.check("depthwise_conv_2d", 0.6);
+}
+
+/// The in-place kernel of `set` on `t`: the buffer starts as the input and spans the longer
+/// of input and output, with a temporary of `temp` elements.
+fn in_place<K: DepthwiseConv2dInPlace<Error = KernelError>>(
+    set: &mut K,
+    t: &Tensors,
+    o: &DepthwiseConv2dOptions,
+    temp: usize,
+) -> Result<Vec<i8>, KernelError> {
+    let mut buf = t.x.clone();
+    buf.resize(t.x.len().max(t.yi.elements), 0);
+    let mut tmp = vec![0x33i8; temp];
+    let ti = info::<i8>(&[temp], &[], &[]);
+    let inputs = t.inputs(In::in_place(0, &t.xi));
+    run_op(
+        &inputs,
+        &mut [Out::new(&mut buf, &t.yi)],
+        &mut [Out::new(&mut tmp, &ti)],
+        |op| set.depthwise_conv_2d_in_place(op, o),
+    )?;
+    buf.truncate(t.yi.elements);
+    Ok(buf)
+}
+
+#[test]
+fn depthwise_in_place_equals_reference() {
+    let mut r = Rng::new(0x1_9ACE);
+    let mut varied = Varied::default();
+    let mut cases = 0;
+    while cases < 500 {
+        let g = Geometry::random(&mut r, 9, 40);
+        let (oh, ow) = g.out();
+        if oh * ow > g.h * g.w {
+            continue;
+        }
+        cases += 1;
+        let (t, o) = depthwise_case(&mut r, &g, 1);
+        // One channel of temporary, a few, or all of them.
+        let temp = g.h * g.w * [1, r.size(2, 5), g.c, 70][r.size(0, 3)] + r.size(0, 2);
+        let want = in_place(&mut Reference, &t, &o, temp)
+            .unwrap_or_else(|e| panic!("case {cases}: {g:?}: {e}"));
+        let got = in_place(&mut Optimized, &t, &o, temp)
+            .unwrap_or_else(|e| panic!("case {cases}: {g:?}: {e}"));
+        assert_eq!(got, want, "case {cases}: {g:?}, temp {temp}");
+        // And the same bytes as out of place.
+        let out = t
+            .run(None, |op| Optimized.depthwise_conv_2d(op, &o))
+            .unwrap();
+        assert_eq!(got, out, "case {cases}: {g:?}");
+        varied.see(&want);
+    }
+    varied.check("depthwise in place", 0.6);
+}
+
+#[test]
+fn in_place_refusals_are_the_references() {
+    let mut r = Rng::new(5);
+    let g = Geometry {
+        n: 1,
+        h: 4,
+        w: 5,
+        c: 3,
+        fh: 3,
+        fw: 3,
+        stride: (1, 1),
+        dilation: (1, 1),
+        padding: Padding::Same,
+        pads: [0; 4],
+    };
+    let (t, o) = depthwise_case(&mut r, &g, 1);
+    // A temporary smaller than one channel.
+    let want = in_place(&mut Reference, &t, &o, 19);
+    assert!(matches!(want, Err(KernelError::Shape { .. })), "{want:?}");
+    assert_eq!(in_place(&mut Optimized, &t, &o, 19), want);
+    // A depth multiplier of 2.
+    let (t2, o2) = depthwise_case(&mut r, &g, 2);
+    let want = in_place(&mut Reference, &t2, &o2, 60);
+    assert!(matches!(want, Err(KernelError::Options { .. })), "{want:?}");
+    assert_eq!(in_place(&mut Optimized, &t2, &o2, 60), want);
+}
+
+#[test]
+fn fully_connected_equals_reference() {
+    let mut r = Rng::new(0xFC);
+    let mut varied = Varied::default();
+    for case in 0..500 {
+        let batches = r.size(1, 4);
+        let depth = r.size(1, 70);
+        let units = if r.one_in(5) {
+            r.size(60, 140)
+        } else {
+            r.size(1, 20)
+        };
+        let q = Quants::random(&mut r, units, depth);
+        let t = Tensors::random(
+            &mut r,
+            &q,
+            (&[batches, depth], &[units, depth], &[batches, units]),
+            units,
+            FilterLayout::ChannelMajor,
+        );
+        let o = FullyConnectedOptions {
+            activation: q.activation,
+            weights_format: WeightsFormat::Default,
+            keep_num_dims: false,
+            asymmetric_quantize_inputs: false,
+        };
+        let want = t
+            .run(None, |op| Reference.fully_connected(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let got = t
+            .run(None, |op| Optimized.fully_connected(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {e}"));
+        assert_eq!(
+            got, want,
+            "case {case}: {batches}x{depth} -> {units}, {q:?}"
+        );
+        varied.see(&want);
+    }
+    varied.check("fully_connected", 0.6);
+}
+
+#[test]
+fn a_prepared_tensor_of_the_wrong_shape_or_type_is_refused() {
+    let mut r = Rng::new(11);
+    let q = Quants::random(&mut r, 5, 7);
+    let mut t = Tensors::random(
+        &mut r,
+        &q,
+        (&[2, 7], &[5, 7], &[2, 5]),
+        5,
+        FilterLayout::ChannelMajor,
+    );
+    let o = FullyConnectedOptions {
+        activation: Activation::None,
+        weights_format: WeightsFormat::Default,
+        keep_num_dims: false,
+        asymmetric_quantize_inputs: false,
+    };
+    for shape in [&[3usize, 4][..], &[15], &[5, 3], &[3, 6]] {
+        t.prepared = Some((
+            vec![0; shape.iter().product()],
+            info::<i32>(shape, &[], &[]),
+        ));
+        let e = t.run(None, |op| Optimized.fully_connected(op, &o));
+        assert!(
+            matches!(
+                e,
+                Err(KernelError::Prepared {
+                    channels: 5,
+                    int32: true,
+                    ..
+                })
+            ),
+            "{shape:?}: {e:?}"
+        );
+        let message = std::format!("{}", e.unwrap_err());
+        assert!(
+            message.contains("[3, 5]") && message.contains("requant_v1"),
+            "{message}"
+        );
+        // The reference ignores input 3.
+        assert!(t.run(None, |op| Reference.fully_connected(op, &o)).is_ok());
+    }
+    // int8 instead of int32.
+    let p = vec![0i8; 15];
+    let pi = info::<i8>(&[3, 5], &[], &[]);
+    let mut y = vec![0i8; 10];
+    let mut inputs = t.inputs(In::new(&t.x, &t.xi));
+    inputs.truncate(3);
+    inputs.push(Some(In::new(&p, &pi)));
+    let e = run_op(&inputs, &mut [Out::new(&mut y, &t.yi)], &mut [], |op| {
+        Optimized.fully_connected(op, &o)
+    });
+    assert!(
+        matches!(e, Err(KernelError::Prepared { int32: false, .. })),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn requant_v1_is_the_reference_multiplier() {
+    // The multipliers and shifts requant_v1 writes are the reference kernels' per-channel
+    // ones, per-tensor and per-channel, and the effective bias is bias - x_zero · Σ w.
+    let mut r = Rng::new(3);
+    for _ in 0..200 {
+        let channels = r.size(1, 9);
+        let k = r.size(0, 11);
+        let q = Quants::random(&mut r, channels, k.max(1));
+        let w = r.i8s(channels * k);
+        let bias = r.i32s(channels, -5000, 5000);
+        let wi = info::<i8>(&[channels, k], &q.filter, &vec![0; q.filter.len()]);
+        let p = RequantInputs {
+            filter: &w,
+            layout: FilterLayout::ChannelMajor,
+            channels,
+            bias: Some(&bias),
+            input_scale: q.input.0,
+            input_zero: q.input.1 as i32,
+            filter_scales: &q.filter,
+            output_scale: q.output.0,
+        };
+        let mut out = vec![0i32; 3 * channels];
+        requant_v1(&p, &mut out).unwrap();
+        for c in 0..channels {
+            let m = crate::reference::conv::channel_multiplier(
+                q.input.0,
+                wi.quant.as_ref().unwrap(),
+                q.output.0,
+                c,
+            );
+            assert_eq!(
+                (out[channels + c], out[2 * channels + c]),
+                (m.multiplier, m.shift)
+            );
+            let sum: i32 = w[c * k..(c + 1) * k].iter().map(|&v| i32::from(v)).sum();
+            assert_eq!(out[c], bias[c] - q.input.1 as i32 * sum);
+        }
+        // A tensor of the wrong length is refused.
+        assert!(requant_v1(&p, &mut out[1..]).is_err());
+    }
+}

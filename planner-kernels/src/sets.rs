@@ -1,0 +1,137 @@
+//! The op kinds of both kernel sets, in one table: every kind [`Reference`] runs, the
+//! reference function that runs it, and, where [`Optimized`] has a fast path, the function
+//! it calls instead (`fast ...`; it hands what it does not speed up to the reference
+//! function itself). The macros below emit both sets' trait impls from each row, so the two
+//! sets run exactly the same kinds, typed, in place and by builtin name: a kind added to the
+//! table is added to both, and a model that compiles against one compiles against the other.
+
+use planner_rt::kernel::OpView;
+use planner_rt::options as o;
+
+use crate::optimized::{self, Optimized};
+use crate::reference::{
+    KernelError, Reference, activation, b2_resize, b2_split, b2_tconv, batch1, conv, elementwise,
+    fc, lstm, pool, region, shape, softmax, svdf,
+};
+
+/// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
+/// `fast` function when the row names one), after refusing a region on any tensor but the
+/// first `regions` inputs and output 0 (`[0]`: no region anywhere).
+macro_rules! kinds {
+    (@impl $set:ty, $kind:ident, $method:ident, $options:ty, $regions:literal, $f:expr) => {
+        impl planner_rt::kernel::$kind for $set {
+            fn $method(&mut self, op: OpView<'_, '_>, options: &$options) -> Result<(), KernelError> {
+                region::only_on(&op, $regions)?;
+                $f(op, options)
+            }
+        }
+    };
+    (@fast $f:expr) => { $f };
+    (@fast $f:expr, $fast:expr) => { $fast };
+    ($($kind:ident :: $method:ident ($options:ty) [$regions:literal] => $f:expr $(, fast $fast:expr)?;)*) => {
+        $(
+            kinds!(@impl Reference, $kind, $method, $options, $regions, $f);
+            kinds!(@impl Optimized, $kind, $method, $options, $regions, kinds!(@fast $f $(, $fast)?));
+        )*
+    };
+}
+
+kinds! {
+    Conv2d::conv_2d(o::Conv2dOptions) [1] => conv::conv_2d, fast optimized::conv::conv_2d;
+    DepthwiseConv2d::depthwise_conv_2d(o::DepthwiseConv2dOptions) [1] => conv::depthwise_conv_2d, fast optimized::depthwise::depthwise_conv_2d;
+    FullyConnected::fully_connected(o::FullyConnectedOptions) [0] => fc::fully_connected, fast optimized::fc::fully_connected;
+    AveragePool2d::average_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Average);
+    MaxPool2d::max_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
+    Softmax::softmax(o::SoftmaxOptions) [0] => softmax::softmax;
+    Reshape::reshape(o::ReshapeOptions) [0] => shape::reshape;
+    Pad::pad(o::PadOptions) [1] => shape::pad;
+    Mean::mean(o::MeanOptions) [0] => shape::mean;
+    Transpose::transpose(o::TransposeOptions) [0] => shape::transpose;
+    Concatenation::concatenation(o::ConcatenationOptions) [0] => shape::concatenation;
+    Svdf::svdf(o::SvdfOptions) [0] => svdf::svdf;
+    StridedSlice::strided_slice(o::StridedSliceOptions) [0] => shape::strided_slice;
+    ResizeNearestNeighbor::resize_nearest_neighbor(o::ResizeNearestNeighborOptions) [0] => shape::resize_nearest_neighbor;
+    DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) [0] => conv::depthwise_conv_2d_in_place, fast optimized::depthwise::depthwise_conv_2d_in_place;
+    Div::div(o::DivOptions) [0] => batch1::div;
+    LeakyRelu::leaky_relu(o::LeakyReluOptions) [0] => batch1::leaky_relu;
+    ArgMax::arg_max(o::ArgMaxOptions) [0] => batch1::arg_max;
+    Gather::gather(o::GatherOptions) [0] => batch1::gather;
+    Sum::sum(o::ReduceOptions) [0] => batch1::sum;
+    ReduceMax::reduce_max(o::ReduceOptions) [0] => batch1::reduce_max;
+    Squeeze::squeeze(o::SqueezeOptions) [0] => batch1::squeeze;
+    ExpandDims::expand_dims(o::ExpandDimsOptions) [0] => batch1::expand_dims;
+    Slice::slice(o::SliceOptions) [0] => batch1::slice;
+    PadV2::padv2(o::PadOptions) [0] => batch1::padv2;
+    Split::split(o::SplitOptions) [0] => b2_split::split;
+    SplitV::split_v(o::SplitVOptions) [0] => b2_split::split_v;
+    Pack::pack(o::PackOptions) [0] => b2_split::pack;
+    Unpack::unpack(o::UnpackOptions) [0] => b2_split::unpack;
+    ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) [0] => b2_resize::resize_bilinear;
+    TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
+    UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
+}
+
+/// Implements a kind and its in-place variant (regions only on the first `regions` inputs
+/// of the first, none on the in-place one) for both sets by calling the same function, with
+/// `false` and with `true` for "in place"; `=> unary f` calls `f(op, in_place)` (no
+/// options), `=> binary f` calls `f(op, options, in_place)`; `fast g` gives `Optimized`'s.
+macro_rules! kinds_in_place {
+    (@call unary $f:path, $op:ident, $o:ident, $in_place:literal) => {{
+        let _ = $o;
+        $f($op, $in_place)
+    }};
+    (@call binary $f:path, $op:ident, $o:ident, $in_place:literal) => {
+        $f($op, $o, $in_place)
+    };
+    ($($kind:ident / $in_place:ident :: $method:ident / $in_place_method:ident ($options:ty) [$regions:literal] => $arity:ident $f:path $(, fast $fast:path)?;)*) => {
+        kinds! {
+            $(
+                $kind::$method($options) [$regions] => |op, o| kinds_in_place!(@call $arity $f, op, o, false)
+                    $(, fast |op, o| kinds_in_place!(@call $arity $fast, op, o, false))?;
+                $in_place::$in_place_method($options) [0] => |op, o| kinds_in_place!(@call $arity $f, op, o, true)
+                    $(, fast |op, o| kinds_in_place!(@call $arity $fast, op, o, true))?;
+            )*
+        }
+    };
+}
+
+kinds_in_place! {
+    Add / AddInPlace::add / add_in_place(o::AddOptions) [2] => binary elementwise::add;
+    Sub / SubInPlace::sub / sub_in_place(o::AddOptions) [2] => binary elementwise::sub;
+    Mul / MulInPlace::mul / mul_in_place(o::MulOptions) [2] => binary elementwise::mul;
+    Quantize / QuantizeInPlace::quantize / quantize_in_place(o::NoOptions) [1] => unary elementwise::quantize;
+    Dequantize / DequantizeInPlace::dequantize / dequantize_in_place(o::NoOptions) [1] => unary elementwise::dequantize;
+    Relu / ReluInPlace::relu / relu_in_place(o::NoOptions) [1] => unary activation::relu;
+    Relu6 / Relu6InPlace::relu6 / relu6_in_place(o::NoOptions) [1] => unary activation::relu6;
+    Logistic / LogisticInPlace::logistic / logistic_in_place(o::NoOptions) [1] => unary activation::logistic;
+    Tanh / TanhInPlace::tanh / tanh_in_place(o::NoOptions) [1] => unary activation::tanh;
+    HardSwish / HardSwishInPlace::hard_swish / hard_swish_in_place(o::NoOptions) [1] => unary activation::hard_swish;
+}
+
+/// Implements [`Builtin`](planner_rt::kernel::Builtin) for op kinds without typed options,
+/// by their TFLite name, for both sets (`fast g`: `Optimized`'s function).
+macro_rules! builtins {
+    (@impl $set:ty, $name:literal, $f:expr) => {
+        impl planner_rt::kernel::Builtin<{ planner_rt::kernel::op_key($name) }> for $set {
+            fn builtin(&mut self, op: OpView<'_, '_>) -> Result<(), KernelError> {
+                region::only_on(&op, 2)?;
+                $f(op)
+            }
+        }
+    };
+    ($($name:literal => $f:expr $(, fast $fast:expr)?;)*) => {
+        $(
+            builtins!(@impl Reference, $name, $f);
+            builtins!(@impl Optimized, $name, kinds!(@fast $f $(, $fast)?));
+        )*
+    };
+}
+
+builtins! {
+    "MAXIMUM" => |op| elementwise::min_max(op, true);
+    "MINIMUM" => |op| elementwise::min_max(op, false);
+    "SQUARED_DIFFERENCE" => batch1::squared_difference;
+    "PRELU" => batch1::prelu;
+    "LOG_SOFTMAX" => batch1::log_softmax;
+    "CAST" => batch1::cast;
+}
