@@ -1,8 +1,9 @@
 //! Plans every bundled model (`../../models/*.tflite`) for the host into `OUT_DIR` (the
 //! `generic` platform: unlimited SRAM, weights read in place from FLASH; `greedy_by_size`)
 //! and writes `models.rs`: an `include_model!` per model and a [`Runner`] that fills its
-//! inputs from bytes, calls its generated `run()` with the reference kernels, and returns
-//! its outputs as bytes.
+//! inputs from bytes, calls its generated `run()` with the kernel set it is given (the
+//! reference or the optimized kernels: every model is compiled against both, so a kind one
+//! set lacks is a compile error here), and returns its outputs as bytes.
 //!
 //! A model with an op kind the reference kernels lack gets a runner that says so: calling
 //! its `run()` with them would not compile (that compile error is what the UI test
@@ -17,8 +18,9 @@ use planner::planfile::group::{AnyPlan, read};
 use planner::planfile::patch::PatchInput;
 use planner::planfile::{PlanFile, naming};
 
-/// The op kinds `planner_kernels::Reference` implements (a model with another kind gets a
-/// runner that says so instead of a `run()` call that would not compile).
+/// The op kinds `planner_kernels::Reference` and `planner_kernels::Optimized` implement (a
+/// model with another kind gets a runner that says so instead of a `run()` call that would
+/// not compile).
 const SUPPORTED: &[&str] = &[
     "CONV_2D",
     "DEPTHWISE_CONV_2D",
@@ -304,7 +306,7 @@ struct RunnerModule {
     /// The module (under `super`) of the model's `MODEL` and `OPTIONS`, and of `PLAN_FILE`.
     items: String,
     plan: String,
-    /// The body of `run()` (see [`runner_body`]) and whether the reference kernels run it.
+    /// The body of `run()` (see [`runner_body`]) and whether the kernel sets run it.
     body: String,
     supported: bool,
 }
@@ -328,7 +330,6 @@ fn runner_module(rust: &mut String, r: &RunnerModule) {
 /// {doc}
 pub mod {name} {{
     use std::sync::{{Mutex, OnceLock}};
-    use planner_kernels::Reference;
 
     /// Holds the {owner}'s one handle.
     pub struct R {{
@@ -354,7 +355,7 @@ pub mod {name} {{
         fn run(
             &self,
             inputs: &[&[u8]],
-            kernels: &mut Reference,
+            kernels: crate::Set,
             hooks: &mut dyn planner::rt::kernel::Hooks,
         ) -> Result<Vec<Vec<u8>>, String> {{
 {body}        }}
@@ -365,8 +366,8 @@ pub mod {name} {{
 }
 
 /// The body of a runner's `run()` for `plan`, whose items are in `super::<module>`:
-/// `acquire` (code that binds `m` to a ready handle), the inputs filled, the run, the
-/// outputs; and whether the reference kernels run every op.
+/// `acquire` (code that binds `m` to a ready handle), the inputs filled, the run with the
+/// set `kernels` names, the outputs; and whether the kernel sets run every op.
 fn runner_body(plan: &PlanFile, module: &str, acquire: &str) -> (String, bool) {
     let mut missing: Vec<&str> = plan
         .ops
@@ -392,7 +393,8 @@ fn runner_body(plan: &PlanFile, module: &str, acquire: &str) -> (String, bool) {
             .as_ref()
             .filter(|p| p.input == PatchInput::Streamed);
         let mut run =
-            "        m.run_with(kernels, hooks).map_err(|e| e.to_string())?;\n".to_string();
+            "        with_set!(kernels, k => m.run_with(k, hooks).map_err(|e| e.to_string()))?;\n"
+                .to_string();
         for (j, name) in naming::unique_idents(plan.inputs.iter().map(|i| i.name.as_str()))
             .iter()
             .enumerate()
@@ -402,9 +404,9 @@ fn runner_body(plan: &PlanFile, module: &str, acquire: &str) -> (String, bool) {
                 run = format!(
                     "        let whole = inputs.get({j}).copied().unwrap_or_default();\n        \
                      let mut bad = None;\n        \
-                     m.run_streamed_with(kernels, hooks, |r, buf| {{\n            \
+                     with_set!(kernels, k => m.run_streamed_with(k, hooks, |r, buf| {{\n            \
                      if let Err(e) = crate::fill_region(buf, whole, super::{module}::inputs::{c}.shape, r) {{ bad = Some(e); }}\n        \
-                     }}).map_err(|e| e.to_string())?;\n        \
+                     }}).map_err(|e| e.to_string()))?;\n        \
                      if let Some(e) = bad {{ return Err(e); }}\n"
                 );
                 continue;
@@ -426,7 +428,7 @@ fn runner_body(plan: &PlanFile, module: &str, acquire: &str) -> (String, bool) {
     } else {
         let _ = writeln!(
             body,
-            "        let _ = (inputs, kernels, hooks, &self.handle);\n        Err(\"the reference kernels have no {} kernel (or cannot run it in place)\".to_string())",
+            "        let _ = (inputs, kernels, hooks, &self.handle);\n        Err(\"the kernel sets have no {} kernel (or cannot run it in place)\".to_string())",
             missing.join(", ")
         );
     }

@@ -1,19 +1,33 @@
-//! Times each bundled model's generated `run()` with the reference kernels on the host, on
-//! the golden inputs: `cargo run --release -p run-models --example bench [-- ROUNDS]`.
-//! Prints one line per model: `bench <model> <ms per run> <rounds>`, or why it did not run.
-//! `scripts/bench_vs_tflm.py` puts these beside TFLite Micro's `invoke()` on the same inputs.
+//! Times each bundled model's generated `run()` on the host with both kernel sets, on the
+//! golden inputs: `cargo run --release -p run-models --example bench [-- ROUNDS
+//! [--set=Reference|Optimized] [MODEL...]]` (every model when none is named, both sets
+//! unless one is named: a profiler then sees one). Prints one line per model and set: `bench <model>
+//! <set> <ms per run> <rounds>` (`<set>` is `Reference` or `Optimized`), or why it did not
+//! run (the golden tests, not this, check that both sets give TFLM's bytes).
+//! `scripts/bench_vs_tflm.py` puts these beside TFLite Micro's `invoke()` on the same
+//! inputs.
 
 use std::time::Instant;
 
-use planner_kernels::Reference;
-use run_models::{MODELS, input};
+use run_models::{MODELS, Set, input};
 
 fn main() {
-    let rounds: u32 = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(20);
+    let mut args = std::env::args().skip(1);
+    let rounds: u32 = args.next().and_then(|a| a.parse().ok()).unwrap_or(20);
+    let (sets, only): (Vec<String>, Vec<String>) = args.partition(|a| a.starts_with("--set="));
+    let sets: Vec<Set> = Set::ALL
+        .into_iter()
+        .filter(|s| {
+            sets.is_empty()
+                || sets
+                    .iter()
+                    .any(|a| a.strip_prefix("--set=") == Some(s.name()))
+        })
+        .collect();
     for model in MODELS {
+        if !only.is_empty() && !only.iter().any(|m| m == model.name()) {
+            continue;
+        }
         let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("goldens")
             .join(format!("{}.json", model.name()));
@@ -38,15 +52,17 @@ fn main() {
             })
             .unwrap_or_default();
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-        if let Err(e) = model.run(&refs, &mut Reference, &mut ()) {
-            println!("skip {} ({e})", model.name());
-            continue;
+        for &set in &sets {
+            if let Err(e) = model.run(&refs, set, &mut ()) {
+                println!("skip {} {} ({e})", model.name(), set.name());
+                continue;
+            }
+            let start = Instant::now();
+            for _ in 0..rounds {
+                let _ = model.run(&refs, set, &mut ());
+            }
+            let ms = start.elapsed().as_secs_f64() * 1e3 / f64::from(rounds);
+            println!("bench {} {} {ms:.3} {rounds}", model.name(), set.name());
         }
-        let start = Instant::now();
-        for _ in 0..rounds {
-            let _ = model.run(&refs, &mut Reference, &mut ());
-        }
-        let ms = start.elapsed().as_secs_f64() * 1e3 / f64::from(rounds);
-        println!("bench {} {ms:.3} {rounds}", model.name());
     }
 }

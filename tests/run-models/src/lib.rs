@@ -1,16 +1,55 @@
-//! Every bundled model, planned for the host and run through its generated `run()` with the
-//! reference kernels (`planner_kernels::Reference`), for the golden tests
-//! (`tests/goldens.rs`, outputs of TFLite Micro's reference kernels written by
-//! `scripts/tflm_goldens.py`) and the benchmark (`examples/bench.rs`).
+//! Every bundled model, planned for the host and run through its generated `run()` with
+//! either kernel set ([`Set`]: `planner_kernels::Reference` or `planner_kernels::Optimized`;
+//! every model is compiled against both), for the golden tests (`tests/goldens.rs`, outputs
+//! of TFLite Micro's reference kernels written by `scripts/tflm_goldens.py`, and their
+//! `_optimized` twins) and the benchmark (`examples/bench.rs`).
 //!
 //! Inputs are made here exactly as the golden script makes them ([`input`]).
 // The generated runners (`models.rs`) take inputs by index and push outputs one by one.
 #![allow(clippy::get_first, clippy::vec_init_then_push)]
 
 use planner::rt::kernel::Hooks;
-use planner_kernels::Reference;
 
 pub mod align;
+
+/// The kernel set a [`Runner`] runs its model with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Set {
+    /// `planner_kernels::Reference`.
+    Reference,
+    /// `planner_kernels::Optimized`.
+    Optimized,
+}
+
+impl Set {
+    /// Both sets.
+    pub const ALL: [Set; 2] = [Set::Reference, Set::Optimized];
+
+    /// The set's name, as its type is spelled.
+    pub fn name(self) -> &'static str {
+        match self {
+            Set::Reference => "Reference",
+            Set::Optimized => "Optimized",
+        }
+    }
+}
+
+/// `$e` with `$k` bound to a `&mut` of the kernel set `$set` names (each arm compiles the
+/// model's `run()` against one set): what the generated runners call `run_with` through.
+macro_rules! with_set {
+    ($set:expr, $k:ident => $e:expr) => {
+        match $set {
+            $crate::Set::Reference => {
+                let $k = &mut planner_kernels::Reference;
+                $e
+            }
+            $crate::Set::Optimized => {
+                let $k = &mut planner_kernels::Optimized;
+                $e
+            }
+        }
+    };
+}
 
 /// One planned model.
 pub trait Runner {
@@ -20,14 +59,14 @@ pub trait Runner {
     fn plan_file(&self) -> &'static [u8];
     /// The generated options of each op (`<model>::OPTIONS`).
     fn options(&self) -> &'static [planner::rt::options::OpOptions];
-    /// True when the reference kernels have every op kind the model uses.
+    /// True when the kernel sets have every op kind the model uses (both have the same).
     fn supported(&self) -> bool;
-    /// Fills input `j` with `inputs[j]` (little-endian bytes), runs the model with `hooks`,
-    /// and returns each output's bytes.
+    /// Fills input `j` with `inputs[j]` (little-endian bytes), runs the model with the
+    /// kernel set `kernels` and `hooks`, and returns each output's bytes.
     fn run(
         &self,
         inputs: &[&[u8]],
-        kernels: &mut Reference,
+        kernels: Set,
         hooks: &mut dyn Hooks,
     ) -> Result<Vec<Vec<u8>>, String>;
 }

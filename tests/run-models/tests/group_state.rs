@@ -13,8 +13,7 @@
 
 use planner::graph::{DType, TensorKind};
 use planner::planfile::group::{AnyPlan, read};
-use planner_kernels::Reference;
-use run_models::{GROUPED, MODELS, STATE_SALT, golden_json, run_inputs, state_pair, unhex};
+use run_models::{GROUPED, MODELS, STATE_SALT, Set, golden_json, run_inputs, state_pair, unhex};
 
 /// `len` bytes of `buf` (which has 64 more) starting at a 64-byte boundary.
 fn aligned(buf: &mut [u8], len: usize) -> &mut [u8] {
@@ -89,8 +88,8 @@ fn a_model_of_a_group_runs_from_the_state_it_has_alone() {
                 .unwrap_or_else(|| panic!("{stem} is no bundled model"));
             let inputs = run_inputs(golden, r, STATE_SALT);
             let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
-            let grouped = member.run(&refs, &mut Reference, &mut ());
-            let single = alone.run(&refs, &mut Reference, &mut ());
+            let grouped = member.run(&refs, Set::Reference, &mut ());
+            let single = alone.run(&refs, Set::Reference, &mut ());
             let (grouped, single) = match (grouped, single) {
                 (Ok(g), Ok(s)) => (g, s),
                 (g, s) => {

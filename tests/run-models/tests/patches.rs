@@ -3,7 +3,8 @@
 //! variant) with the reference kernels on region views.
 //!
 //! - From the split op on (the split tensor, whole once every patch wrote its tile, and
-//!   every op after it), every op output equals TFLite Micro's byte for byte: the per-op
+//!   every op after it), every op output equals TFLite Micro's byte for byte, with the
+//!   reference and with the optimized kernels: the per-op
 //!   goldens of `goldens/ops/`, matched by output tensor name (the patch plan runs the
 //!   stage's ops first, so op indices differ from the golden's).
 //! - Every region a stage op writes (seen by the tap, once per patch) equals the per-layer
@@ -13,8 +14,9 @@ use std::collections::BTreeMap;
 
 use planner::planfile::PlanFile;
 use planner::rt::kernel::{Hooks, Region, Tap};
-use planner_kernels::Reference;
-use run_models::{MODELS, MODELS_PATCHES, MODELS_STREAMED, Record, Runner, data_bytes, fnv1a64};
+use run_models::{
+    MODELS, MODELS_PATCHES, MODELS_STREAMED, Record, Runner, Set, data_bytes, fnv1a64,
+};
 use serde_json::Value;
 
 /// The suffixes of the patch-planned models' names.
@@ -65,6 +67,19 @@ impl Hooks for Regions {
 
 #[test]
 fn from_the_split_on_every_op_matches_tflite_micro() {
+    from_the_split_on(Set::Reference);
+}
+
+/// The same with the optimized kernels: their stage ops run on regions (the reference
+/// kernels'), the ops after the split on whole tensors (their fast paths).
+#[test]
+fn from_the_split_on_every_op_matches_tflite_micro_optimized() {
+    from_the_split_on(Set::Optimized);
+}
+
+/// From the split op on, every op output of the patch-planned models, run with `set`,
+/// equals TFLM's.
+fn from_the_split_on(set: Set) {
     let mut report = Vec::new();
     let mut failures = Vec::new();
     let mut split_models = 0;
@@ -85,7 +100,7 @@ fn from_the_split_on_every_op_matches_tflite_micro() {
             let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
             let mut seen = Regions::default();
             model
-                .run(&refs, &mut Reference, &mut seen)
+                .run(&refs, set, &mut seen)
                 .unwrap_or_else(|e| panic!("{name}: {e}"));
             // The golden's ops by their first output's name.
             let by_name: BTreeMap<&str, &Value> = run["ops"]
@@ -135,7 +150,7 @@ fn from_the_split_on_every_op_matches_tflite_micro() {
             failures.len() - before
         ));
     }
-    println!("{}", report.join("\n"));
+    println!("{} kernels:\n{}", set.name(), report.join("\n"));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(
         split_models >= 3,
@@ -174,9 +189,9 @@ fn stage_regions_equal_the_per_layer_run_cropped() {
         let inputs = run_models::run_inputs(&g, 0, run_models::OPS_SALT);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut whole = Record::default();
-        layer.run(&refs, &mut Reference, &mut whole).unwrap();
+        layer.run(&refs, Set::Reference, &mut whole).unwrap();
         let mut seen = Regions::default();
-        model.run(&refs, &mut Reference, &mut seen).unwrap();
+        model.run(&refs, Set::Reference, &mut seen).unwrap();
         let layer_op: BTreeMap<&str, usize> = layer_plan
             .ops
             .iter()

@@ -11,8 +11,7 @@
 use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
-use planner_kernels::Reference;
-use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, unhex};
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, Set, unhex};
 use serde_json::Value;
 
 fn goldens() -> Vec<Value> {
@@ -86,7 +85,7 @@ fn check(model: &dyn Runner, g: &Value) -> Vec<String> {
         let inputs = run_models::run_inputs(g, r, run_models::STATE_SALT);
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
-        let outputs = match model.run(&refs, &mut Reference, &mut record) {
+        let outputs = match model.run(&refs, Set::Reference, &mut record) {
             Ok(o) => o,
             Err(e) => {
                 problems.push(format!("{} run {r}: {e}", model.name()));

@@ -1,8 +1,7 @@
 //! The tap (`Hooks::tap`): after each op ran, a hook sees its inputs and outputs read-only.
 
 use planner::planfile::PlanFile;
-use planner_kernels::Reference;
-use run_models::{MODELS, Record, input};
+use run_models::{MODELS, Record, Set, input};
 
 /// On every model the reference kernels run: op `k`'s recorded outputs have the sizes of
 /// its output tensors, each model input is the input of the ops that read it, each model
@@ -35,7 +34,7 @@ fn the_tap_sees_every_op_s_inputs_and_outputs() {
             .collect();
         let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
         let mut record = Record::default();
-        let outputs = model.run(&refs, &mut Reference, &mut record).unwrap();
+        let outputs = model.run(&refs, Set::Reference, &mut record).unwrap();
         assert_eq!(record.ops.len(), plan.ops.len(), "{}", model.name());
         // Who wrote each tensor, and what the tap saw there.
         let mut written = std::collections::BTreeMap::new();

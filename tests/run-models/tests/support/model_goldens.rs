@@ -1,0 +1,109 @@
+//! What `tests/goldens.rs` and `tests/goldens_optimized.rs` share: every bundled model
+//! through its generated `run()` with one kernel set, compared byte for byte with TFLite
+//! Micro's outputs on the same inputs (`goldens/`, written by `scripts/tflm_goldens.py`).
+
+use std::path::PathBuf;
+
+use run_models::{MODELS, MODELS_IN_PLACE, Runner, Set, fnv1a64, input};
+use serde_json::Value;
+
+fn golden(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("goldens")
+        .join(format!("{name}.json"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/tflm_goldens.py", path.display()));
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The golden inputs of a model, made from their seeds and checked against their hashes.
+fn inputs(g: &Value) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    for i in g["inputs"].as_array().unwrap() {
+        let count: u64 = i["shape"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d.as_u64().unwrap())
+            .product();
+        let bytes = input(
+            i["dtype"].as_str().unwrap(),
+            count as usize,
+            i["seed"].as_u64().unwrap(),
+        )
+        .expect("an input type the generator knows");
+        assert_eq!(
+            fnv1a64(&bytes),
+            i["fnv1a64"].as_str().unwrap(),
+            "input differs from the script's"
+        );
+        out.push(bytes);
+    }
+    out
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Runs one model on its golden inputs; `Ok(true)` when the outputs are the goldens' bytes.
+fn check(model: &dyn Runner, set: Set) -> Result<bool, String> {
+    // A model planned with `in_place = true` has its classic plan's golden.
+    let g = golden(
+        model
+            .name()
+            .strip_suffix("_in_place")
+            .unwrap_or(model.name()),
+    );
+    let inputs = inputs(&g);
+    let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+    let outputs = model.run(&refs, set, &mut ())?;
+    let want = g["outputs"].as_array().unwrap();
+    assert_eq!(outputs.len(), want.len(), "{}: outputs", model.name());
+    let mut same = true;
+    for (k, (got, want)) in outputs.iter().zip(want).enumerate() {
+        let want = want["hex"].as_str().unwrap();
+        if hex(got) != want {
+            eprintln!(
+                "{} output {k}:\n  got  {}\n  want {want}",
+                model.name(),
+                hex(got)
+            );
+            same = false;
+        }
+    }
+    Ok(same)
+}
+
+/// Every bundled model, planned classic and in place, run with `set` on its golden inputs:
+/// every output equal to TFLite Micro's.
+pub fn models_match(set: Set) {
+    let mut exact = Vec::new();
+    let mut unsupported = Vec::new();
+    let mut differ = Vec::new();
+    // The in-place plans too: their handles are their own, so their state starts fresh.
+    for model in MODELS.iter().chain(MODELS_IN_PLACE) {
+        match check(*model, set) {
+            Ok(true) => exact.push(model.name()),
+            Ok(false) => differ.push(model.name()),
+            Err(e) => {
+                assert!(!model.supported(), "{}: {e}", model.name());
+                unsupported.push(format!("{} ({e})", model.name()));
+            }
+        }
+    }
+    println!(
+        "{} kernels: bit-exact: {} of {} (each model planned classic and in place): {exact:?}",
+        set.name(),
+        exact.len(),
+        MODELS.len() + MODELS_IN_PLACE.len()
+    );
+    println!("not run: {unsupported:?}");
+    assert!(
+        differ.is_empty(),
+        "outputs with the {} kernels differ from TFLite Micro: {differ:?}",
+        set.name()
+    );
+    // Every model the kernels support is bit-exact; the others are named above.
+    assert!(exact.len() >= 24, "only {} plans bit-exact", exact.len());
+}

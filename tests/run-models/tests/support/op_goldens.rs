@@ -1,0 +1,329 @@
+//! What `tests/ops.rs` and `tests/ops_optimized.rs` share: every op's output of every
+//! bundled model and of the one-op models of `single/`, run with one kernel set, compared
+//! with TFLite Micro's per-op goldens (`goldens/ops/`). See `tests/ops.rs`.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use planner::planfile::PlanFile;
+use run_models::align::Misaligned;
+use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, Set, fnv1a64, unhex};
+use serde_json::Value;
+
+/// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
+/// the work list of issue 25. The test fails when one of them becomes exact (take it out)
+/// or another model differs.
+const DIFFER_TODAY: &[(&str, &str)] = &[];
+
+/// FNV-1a 32 of `bytes`: the golden's block digests.
+fn fnv1a32(bytes: &[u8]) -> u32 {
+    bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
+        (h ^ u32::from(b)).wrapping_mul(0x0100_0193)
+    })
+}
+
+/// Bytes per element of a golden dtype.
+fn width(dtype: &str) -> usize {
+    match dtype {
+        "int8" | "uint8" | "bool" => 1,
+        "int16" | "uint16" | "float16" => 2,
+        "int64" | "uint64" | "float64" => 8,
+        _ => 4,
+    }
+}
+
+/// Element `e` of `bytes` as `dtype`, written out.
+fn element(bytes: &[u8], dtype: &str, e: usize) -> String {
+    let w = width(dtype);
+    let Some(b) = bytes.get(e * w..(e + 1) * w) else {
+        return "(none)".into();
+    };
+    match dtype {
+        "int8" => (b[0] as i8).to_string(),
+        "uint8" | "bool" => b[0].to_string(),
+        "int16" => i16::from_le_bytes([b[0], b[1]]).to_string(),
+        "int32" => i32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string(),
+        "float32" => f32::from_le_bytes([b[0], b[1], b[2], b[3]]).to_string(),
+        _ => format!("{b:02x?}"),
+    }
+}
+
+/// Where `ours` first differs from the golden output `want` (which differs): the element,
+/// ours against TFLM's when the golden (or a dump, `TFLM_OP_DUMP`) has TFLM's bytes.
+fn first_difference(ours: &[u8], want: &Value, dump: Option<PathBuf>) -> String {
+    let dtype = want["dtype"].as_str().unwrap_or("");
+    let w = width(dtype);
+    let theirs = want["hex"]
+        .as_str()
+        .map(unhex)
+        .or_else(|| dump.and_then(|p| std::fs::read(p).ok()));
+    if let Some(theirs) = theirs {
+        let at = ours
+            .iter()
+            .zip(&theirs)
+            .position(|(a, b)| a != b)
+            .unwrap_or(ours.len().min(theirs.len()));
+        let e = at / w;
+        let count = ours
+            .chunks(w)
+            .zip(theirs.chunks(w))
+            .filter(|(a, b)| a != b)
+            .count();
+        return format!(
+            "element {e}: ours {}, TFLM {} ({count} of {} elements differ{})",
+            element(ours, dtype, e),
+            element(&theirs, dtype, e),
+            theirs.len() / w,
+            if ours.len() == theirs.len() {
+                String::new()
+            } else {
+                format!("; {} bytes, TFLM's {}", ours.len(), theirs.len())
+            }
+        );
+    }
+    let block = want["blocks"].as_str().unwrap_or("");
+    let size = 1024;
+    let blocks: Vec<&str> = (0..block.len() / 8)
+        .map(|k| &block[8 * k..8 * k + 8])
+        .collect();
+    let differing: Vec<usize> = ours
+        .chunks(size)
+        .zip(&blocks)
+        .enumerate()
+        .filter(|(_, (c, d))| format!("{:08x}", fnv1a32(c)) != **d)
+        .map(|(k, _)| k)
+        .collect();
+    match differing.first() {
+        Some(&k) => format!(
+            "elements {}..{} (block {k}; {} of {} blocks differ): ours from there {:?}; \
+             TFLM's values of outputs over 2048 bytes are not stored: run \
+             `scripts/tflm_op_goldens.py --dump DIR` and set TFLM_OP_DUMP=DIR for them",
+            k * size / w,
+            ((k + 1) * size).min(ours.len()) / w,
+            differing.len(),
+            blocks.len(),
+            (k * size / w..((k + 1) * size).min(ours.len()) / w)
+                .take(8)
+                .map(|e| element(ours, dtype, e))
+                .collect::<Vec<_>>()
+        ),
+        None => format!(
+            "its length: {} bytes, TFLM's {} blocks",
+            ours.len(),
+            blocks.len()
+        ),
+    }
+}
+
+/// What one model gave against its goldens.
+struct Outcome {
+    /// Op outputs compared, over all runs.
+    compared: usize,
+    /// Op outputs that differ, over all runs.
+    differing: usize,
+    /// The op kinds with a differing output.
+    kinds: std::collections::BTreeSet<String>,
+    /// The first difference, written out, with its op kind.
+    first: Option<(String, String)>,
+    /// Distinct model outputs over the runs.
+    distinct: usize,
+    /// Golden ops (PADs) the plan folded away.
+    folded: usize,
+    /// Compared ops whose outputs the golden marks informative (`informative_ops`: they
+    /// differ between the runs and none is all at the int8 or int16 extremes).
+    informative: usize,
+    /// Ops compared (per run).
+    ops: usize,
+}
+
+/// The golden of a model planned in place is its classic plan's (same model, same TFLM run).
+fn golden_name(name: &str) -> &str {
+    name.strip_suffix(IN_PLACE).unwrap_or(name)
+}
+
+/// The suffix of the models of [`MODELS_IN_PLACE`].
+const IN_PLACE: &str = "_in_place";
+
+/// The plan op of each golden op ([`run_models::align::align`]).
+fn align(model: &str, plan: &PlanFile, ops: &[Value]) -> Vec<Option<usize>> {
+    match run_models::align::align(plan, ops) {
+        Ok(at) => at,
+        Err(Misaligned::Op {
+            golden,
+            opcode,
+            tensor,
+            plan_op,
+        }) => panic!(
+            "{model}: golden op {golden} ({opcode}, output `{tensor}`) is not plan op {plan_op} \
+             ({:?}), and only PADs are folded away",
+            plan.ops.get(plan_op).map(|o| o.opcode.as_str())
+        ),
+        Err(Misaligned::LeftOver { .. }) => {
+            panic!("{model}: plan ops left over after the golden's")
+        }
+    }
+}
+
+fn compare(model: &dyn Runner, set: Set) -> Result<Outcome, String> {
+    let g = run_models::golden_json(
+        &format!("ops/{}", golden_name(model.name())),
+        "scripts/tflm_op_goldens.py",
+    );
+    let text = std::str::from_utf8(model.plan_file()).unwrap();
+    let plan = PlanFile::parse(text, model.name()).unwrap();
+    let mut outcome = Outcome {
+        compared: 0,
+        differing: 0,
+        kinds: Default::default(),
+        first: None,
+        distinct: 0,
+        folded: 0,
+        informative: 0,
+        ops: 0,
+    };
+    let informative_ops = g["informative_ops"].as_array().ok_or_else(|| {
+        format!(
+            "{}: the golden has no `informative_ops`; rewrite it with scripts/tflm_op_goldens.py",
+            model.name()
+        )
+    })?;
+    let mut finals = std::collections::BTreeSet::new();
+    for (r, run) in g["runs"].as_array().unwrap().iter().enumerate() {
+        let inputs = run_models::run_inputs(&g, r, run_models::OPS_SALT);
+        let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
+        let mut record = Record::default();
+        let outputs = model.run(&refs, set, &mut record)?;
+        finals.insert(outputs);
+        let ops = run["ops"].as_array().unwrap();
+        // Ops are the golden's one for one, except PADs the in-place plan folded away.
+        let at = align(model.name(), &plan, ops);
+        if !model.name().ends_with(IN_PLACE) {
+            assert_eq!(
+                ops.len(),
+                plan.ops.len(),
+                "{}: the golden has {} ops, the plan {}",
+                model.name(),
+                ops.len(),
+                plan.ops.len()
+            );
+        }
+        outcome.folded = at.iter().filter(|k| k.is_none()).count();
+        for (g_op, (want, k)) in ops.iter().zip(at).enumerate() {
+            let Some(k) = k else { continue };
+            if r == 0 {
+                outcome.ops += 1;
+                if informative_ops.get(g_op).and_then(Value::as_bool) == Some(true) {
+                    outcome.informative += 1;
+                }
+            }
+            let op = &plan.ops[k];
+            let opcode = want["opcode"].as_str().unwrap();
+            assert_eq!(opcode, op.opcode, "{}: op {k}", model.name());
+            for (j, want) in want["outputs"].as_array().unwrap().iter().enumerate() {
+                let tensor = want["tensor"].as_str().unwrap_or("");
+                // An unnamed tensor has the empty name in the golden, its index in the plan.
+                if let Some(&t) = op.outputs.get(j).filter(|_| !tensor.is_empty()) {
+                    assert_eq!(
+                        plan.tensors[t as usize].name,
+                        tensor,
+                        "{}: op {k} output {j}",
+                        model.name()
+                    );
+                }
+                let ours = record.output(k, j);
+                outcome.compared += 1;
+                if fnv1a64(ours) == want["fnv1a64"].as_str().unwrap() {
+                    continue;
+                }
+                outcome.differing += 1;
+                outcome.kinds.insert(opcode.to_string());
+                if outcome.first.is_none() {
+                    let dump = std::env::var_os("TFLM_OP_DUMP").map(|d| {
+                        PathBuf::from(d)
+                            .join(model.name())
+                            .join(r.to_string())
+                            .join(format!("{k}_{j}.bin"))
+                    });
+                    let mut s = String::new();
+                    let _ = write!(
+                        s,
+                        "{} run {r}: op {k} ({opcode}) output {j} (tensor `{tensor}`) differs first, at {}",
+                        model.name(),
+                        first_difference(ours, want, dump)
+                    );
+                    outcome.first = Some((s, opcode.to_string()));
+                }
+            }
+        }
+    }
+    outcome.distinct = finals.len();
+    Ok(outcome)
+}
+
+fn compare_all<'a>(models: impl Iterator<Item = &'a &'a (dyn Runner + Sync)>, set: Set) {
+    let mut report = Vec::new();
+    let mut unexpected = Vec::new();
+    for model in models {
+        let name = model.name();
+        let known = DIFFER_TODAY.iter().find(|(m, _)| *m == golden_name(name));
+        match compare(*model, set) {
+            Err(e) => {
+                assert!(!model.supported(), "{name}: {e}");
+                report.push(format!("{name}: not run ({e})"));
+            }
+            Ok(o) => {
+                report.push(format!(
+                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} of {} ops compared informative, {} distinct model outputs, {} PADs folded{}",
+                    o.differing,
+                    o.compared,
+                    o.kinds,
+                    o.informative,
+                    o.ops,
+                    o.distinct,
+                    o.folded,
+                    o.first.as_ref().map(|(s, _)| format!("\n    {s}")).unwrap_or_default()
+                ));
+                if o.informative == 0 {
+                    unexpected.push(format!(
+                        "{name}: none of the {} ops compared has an informative output (the same \
+                         for every golden input, or all at the int8/int16 extremes): the comparison \
+                         proves little; give the model inputs that make its ops vary",
+                        o.ops
+                    ));
+                }
+                match (known, o.first) {
+                    (None, Some((s, _))) => unexpected.push(s),
+                    (Some((_, kind)), None) => unexpected.push(format!(
+                        "{name} now matches TFLM on every op (first differed at {kind}): take it out of DIFFER_TODAY"
+                    )),
+                    (Some((_, kind)), Some((s, first))) if first != *kind => unexpected.push(
+                        format!("{name} now differs first at {first}, not {kind}: {s}"),
+                    ),
+                    _ => {}
+                }
+            }
+        }
+    }
+    println!("{} kernels:\n{}", set.name(), report.join("\n"));
+    assert!(
+        unexpected.is_empty(),
+        "op outputs with the {} kernels differ from TFLite Micro's:\n{}",
+        set.name(),
+        unexpected.join("\n")
+    );
+}
+
+/// Every op of every bundled model and one-op model, run with `set`.
+pub fn every_op(set: Set) {
+    assert!(SINGLE_OPS.len() >= 7, "{} one-op models", SINGLE_OPS.len());
+    compare_all(MODELS.iter().chain(SINGLE_OPS), set);
+}
+
+/// The models planned with `in_place = true` (PADs folded into their convolutions, ops run
+/// in place), run with `set`: every op's output, and so every model output, equal to
+/// TFLM's (which runs the PADs and every op out of place). Their handles are their own, so
+/// their state (an SVDF's) starts at the first golden run too.
+pub fn every_op_in_place(set: Set) {
+    assert_eq!(MODELS_IN_PLACE.len(), MODELS.len());
+    compare_all(MODELS_IN_PLACE.iter(), set);
+}
