@@ -26,6 +26,11 @@
 
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
 
+#[cfg(all(planner_dsp, not(planner_mve)))]
+mod dsp;
+#[cfg(planner_mve)]
+mod mve;
+
 /// Requantisation of output channels `0..n` (`n = bias.len()`; `mult` and `shift` are at
 /// least as long): effective bias, Q31 multiplier and shift (TFLite's: positive left) per
 /// channel, then the output zero point and the activation's clamp `[lo, hi]`.
@@ -93,6 +98,44 @@ fn finish(acc: i32, mult: i32, shift: i32, zero: i32, lo: i32, hi: i32) -> i8 {
 /// channels times the stride), im2col rows of larger filters, and fully-connected layers.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gemm_s8(
+    x: &[i8],
+    x_stride: usize,
+    rows: usize,
+    w: &[i8],
+    k: usize,
+    q: &Requant<'_>,
+    y: &mut [i8],
+    y_stride: usize,
+) {
+    // The target's assembly computes the first `done` channels (all, some or none); the
+    // portable loop the rest.
+    #[cfg(planner_mve)]
+    let done = mve::gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    let done = dsp::gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
+    #[cfg(not(any(planner_mve, planner_dsp)))]
+    let done = 0;
+    if done == 0 {
+        return portable_gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
+    }
+    let rest = Requant {
+        bias: q.bias.get(done..).unwrap_or_default(),
+        mult: q.mult.get(done..).unwrap_or_default(),
+        shift: q.shift.get(done..).unwrap_or_default(),
+        ..*q
+    };
+    if rest.channels() > 0 {
+        let (w, y) = (
+            w.get(done * k..).unwrap_or_default(),
+            y.get_mut(done..).unwrap_or_default(),
+        );
+        portable_gemm_s8(x, x_stride, rows, w, k, &rest, y, y_stride);
+    }
+}
+
+/// [`gemm_s8`] in portable Rust.
+#[allow(clippy::too_many_arguments)]
+fn portable_gemm_s8(
     x: &[i8],
     x_stride: usize,
     rows: usize,
@@ -230,6 +273,36 @@ const DW_BLOCK: usize = 16;
 /// 0 (`g.y_step >= ch`), and only those `n · ch` elements of `y` are written. `ch` may be
 /// any size. The sum wraps in `i32`.
 pub(crate) fn depthwise_s8(
+    x: &[i8],
+    g: &DwGeometry,
+    n: usize,
+    w: &[i8],
+    q: &Requant<'_>,
+    y: &mut [i8],
+) {
+    #[cfg(planner_mve)]
+    let done = mve::depthwise_s8(x, g, n, w, q, y);
+    #[cfg(not(planner_mve))]
+    let done = 0;
+    if done == 0 {
+        return portable_depthwise_s8(x, g, n, w, q, y);
+    }
+    let rest = Requant {
+        bias: q.bias.get(done..).unwrap_or_default(),
+        mult: q.mult.get(done..).unwrap_or_default(),
+        shift: q.shift.get(done..).unwrap_or_default(),
+        ..*q
+    };
+    if rest.channels() > 0 {
+        let x = x.get(done..).unwrap_or_default();
+        let w = w.get(done..).unwrap_or_default();
+        let y = y.get_mut(done..).unwrap_or_default();
+        portable_depthwise_s8(x, g, n, w, &rest, y);
+    }
+}
+
+/// [`depthwise_s8`] in portable Rust.
+fn portable_depthwise_s8(
     x: &[i8],
     g: &DwGeometry,
     n: usize,

@@ -1,0 +1,353 @@
+//! The DSP-extension GEMM (Cortex-M4, M7, M33, M35P): `planner_dsp` (build.rs).
+//!
+//! `planner_dsp_gemm_s8` computes two rows times two output channels at a time. It first
+//! widens the two rows' int8 inputs to halfword pairs once (`SXTB16` and `SXTB16 ROR 8`: each
+//! word of four inputs becomes elements 0 and 2, and 1 and 3), interleaved so that one `LDM`
+//! loads four elements of both rows; each weight word is widened the same way, so `SMLAD` sums
+//! two matching products into an accumulator: 16 multiply-accumulates take 17 instructions.
+//! The `k % 4` last elements go one by one (`MLA`). The requantisation is TFLite's, in scalar
+//! code per output: `SMULL` and a 64-bit rounding add for the doubling high multiply, the
+//! remainder test for the rounding right shift, `QADD` for the zero point, then the clamp.
+//! The per-channel constants are precomputed per call into a table the assembly loads with
+//! one `LDM` per channel ([`Channel`]).
+//!
+//! Stack: the widened rows (`4 · k` bytes, `k` at most [`MAX_K`]) and a table of
+//! [`CHUNK`] channels (36 bytes each), about 4.3 KiB.
+
+use super::Requant;
+
+/// Longest row the assembly widens on the stack; longer rows take the portable loop.
+pub(super) const MAX_K: usize = 768;
+
+/// Output channels whose constants are tabled at a time.
+const CHUNK: usize = 32;
+
+/// One output channel's requantisation, as the assembly loads it with one `LDM`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Channel {
+    bias: i32,
+    mult: i32,
+    /// Left shift, 0..=31.
+    left: i32,
+    /// Right shift, 0..=31.
+    right: i32,
+    /// `(1 << right) - 1`.
+    mask: i32,
+    /// `mask >> 1`.
+    threshold: i32,
+    zero: i32,
+    lo: i32,
+    hi: i32,
+}
+
+/// Arguments of `planner_dsp_gemm_s8`, read by offset from the assembly.
+#[repr(C)]
+struct Args {
+    x0: *const i8,      // 0: row 0's input
+    x1: *const i8,      // 4: row 1's input (row 0's when there is one row)
+    w: *const i8,       // 8: output channel 0's weights, k each
+    k: u32,             // 12
+    cols: u32,          // 16: output channels
+    ch: *const Channel, // 20: one per output channel
+    y0: *mut i8,        // 24: row 0's outputs
+    y1: *mut i8,        // 28: row 1's outputs (row 0's when there is one row)
+    buf: *mut i32,      // 32: the widened rows
+}
+
+unsafe extern "C" {
+    fn planner_dsp_gemm_s8(a: *const Args);
+}
+
+/// [`super::gemm_s8`]'s contract; returns the channels it computed: all of them, or 0 when
+/// it computed none (`k` above [`MAX_K`] or 0, shifts outside `-31..=31`). The caller has
+/// checked every length.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn gemm_s8(
+    x: &[i8],
+    x_stride: usize,
+    rows: usize,
+    w: &[i8],
+    k: usize,
+    q: &Requant<'_>,
+    y: &mut [i8],
+    y_stride: usize,
+) -> usize {
+    let cols = q.channels();
+    let shifts_fit = q.shift.iter().take(cols).all(|s| (-31..=31).contains(s));
+    let Some(kk) = u32::try_from(k).ok().filter(|_| k <= MAX_K) else {
+        return 0;
+    };
+    if cols == 0 || rows == 0 || k == 0 || !shifts_fit {
+        return 0;
+    }
+    let fits = x.len() >= (rows - 1) * x_stride + k
+        && w.len() >= cols * k
+        && y.len() >= (rows - 1) * y_stride + cols
+        && q.mult.len() >= cols
+        && q.shift.len() >= cols;
+    if !fits {
+        return 0;
+    }
+    let mut buf = [0i32; MAX_K + 3];
+    let mut table = [Channel::default(); CHUNK];
+    let mut c0 = 0;
+    while c0 < cols {
+        let n = CHUNK.min(cols - c0);
+        for (t, c) in table.iter_mut().zip(c0..c0 + n) {
+            let s = q.shift[c];
+            let right = (-s).max(0);
+            let mask = ((1i64 << right) - 1) as i32;
+            *t = Channel {
+                bias: q.bias[c],
+                mult: q.mult[c],
+                left: s.max(0),
+                right,
+                mask,
+                threshold: mask >> 1,
+                zero: q.out_zero,
+                lo: q.lo,
+                hi: q.hi,
+            };
+        }
+        let mut r = 0;
+        while r < rows {
+            // The last row of an odd count goes as a pair of itself: the same outputs,
+            // written twice to the same bytes.
+            let r1 = if r + 1 < rows { r + 1 } else { r };
+            let args = Args {
+                x0: x[r * x_stride..].as_ptr(),
+                x1: x[r1 * x_stride..].as_ptr(),
+                w: w[c0 * k..].as_ptr(),
+                k: kk,
+                cols: n as u32,
+                ch: table.as_ptr(),
+                y0: y[r * y_stride + c0..].as_mut_ptr(),
+                y1: y[r1 * y_stride + c0..].as_mut_ptr(),
+                buf: buf.as_mut_ptr(),
+            };
+            // SAFETY: the assembly reads `k` bytes of rows `r` and `r1` of `x` and of each of
+            // the `n` weight rows from `c0`, `n` entries of `table`, and writes `n` bytes of
+            // rows `r` and `r1` of `y` from `c0` (all inside their slices: the lengths were
+            // checked above, `r1 < rows`, `c0 + n <= cols`) and at most `4 · k + 12` bytes of
+            // `buf` (`k <= MAX_K`, so inside it; word-aligned, as its `LDM`/`STM` need). It
+            // follows the AAPCS, saving and restoring r4-r11 and lr. When `r1 == r` the two
+            // output pointers are one and the same bytes receive the same value twice; no
+            // reference to them is used meanwhile.
+            unsafe { planner_dsp_gemm_s8(&args) };
+            r += 2;
+        }
+        c0 += n;
+    }
+    cols
+}
+
+// The rows' inputs are first widened into `buf`: for each group of 4 elements
+// [x0e, x0o, x1e, x1o], where x0e holds elements 0 and 2 of row 0 as two halfwords and x0o
+// elements 1 and 3 (SXTB16 and SXTB16 ROR 8), so that SMLAD with a weight word widened the
+// same way multiplies matching elements; then the k % 4 last elements of row 0 and of row 1
+// as halfwords.
+//
+// Frame (sp): 0 args, 4 channel pointer, 8 column, 12 tail count, 16 spill a01, 20 spill a11,
+// 24 group bytes (16 per group), 28 weight pointer of the column pair.
+/// The assembly, after `$pre` (directives for the assembler).
+macro_rules! gemm_asm {
+    ($($pre:literal),*) => {
+core::arch::global_asm!(
+    $($pre,)*
+    ".section .text.planner_dsp_gemm_s8,\"ax\",%progbits",
+    ".global planner_dsp_gemm_s8",
+    ".type planner_dsp_gemm_s8,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_dsp_gemm_s8:",
+    "push {{r4-r11, lr}}",
+    "sub sp, sp, #32",
+    "str r0, [sp, #0]",
+    // Widen the two rows.
+    "ldr r1, [r0, #0]",
+    "ldr r2, [r0, #4]",
+    "ldr r3, [r0, #12]",
+    "ldr r10, [r0, #32]",
+    "lsrs r12, r3, #2",
+    "lsl r11, r12, #4",
+    "str r11, [sp, #24]",
+    "and r3, r3, #3",
+    "str r3, [sp, #12]",
+    "cmp r12, #0",
+    "beq 2f",
+    "1:",
+    "ldr r4, [r1], #4",
+    "ldr r6, [r2], #4",
+    "sxtb16 r5, r4, ror #8",
+    "sxtb16 r4, r4",
+    "sxtb16 r7, r6, ror #8",
+    "sxtb16 r6, r6",
+    "stm r10!, {{r4-r7}}",
+    "subs r12, r12, #1",
+    "bne 1b",
+    "2:",
+    // The tail: row 0's k % 4 last elements, then row 1's, as halfwords.
+    "cbz r3, 4f",
+    "mov r12, r3",
+    "3:",
+    "ldrsb r4, [r1], #1",
+    "strh r4, [r10], #2",
+    "subs r12, r12, #1",
+    "bne 3b",
+    "mov r12, r3",
+    "5:",
+    "ldrsb r4, [r2], #1",
+    "strh r4, [r10], #2",
+    "subs r12, r12, #1",
+    "bne 5b",
+    "4:",
+    "ldr r1, [r0, #20]",
+    "str r1, [sp, #4]",
+    "movs r1, #0",
+    "str r1, [sp, #8]",
+    "ldr r1, [r0, #8]",
+    "str r1, [sp, #28]",
+    // A column pair: c and c + 1 (c again when c is the last column).
+    "10:",
+    "ldr r0, [sp, #0]",
+    "ldr r8, [r0, #12]",
+    "ldr r9, [r0, #16]",
+    "ldr r11, [sp, #28]",
+    "ldr r10, [sp, #8]",
+    "add r10, r10, #1",
+    "cmp r10, r9",
+    "ite lo",
+    "addlo r12, r11, r8",
+    "movhs r12, r11",
+    "ldr r10, [r0, #32]",
+    "ldr lr, [sp, #24]",
+    "add lr, lr, r10",
+    "movs r0, #0",
+    "movs r1, #0",
+    "movs r2, #0",
+    "movs r3, #0",
+    "cmp r10, lr",
+    "beq 12f",
+    "11:",
+    "ldm r10!, {{r4-r7}}",
+    "ldr r8, [r11], #4",
+    "sxtb16 r9, r8, ror #8",
+    "sxtb16 r8, r8",
+    "smlad r0, r4, r8, r0",
+    "smlad r0, r5, r9, r0",
+    "smlad r2, r6, r8, r2",
+    "smlad r2, r7, r9, r2",
+    "ldr r8, [r12], #4",
+    "sxtb16 r9, r8, ror #8",
+    "sxtb16 r8, r8",
+    "smlad r1, r4, r8, r1",
+    "smlad r1, r5, r9, r1",
+    "smlad r3, r6, r8, r3",
+    "smlad r3, r7, r9, r3",
+    "cmp r10, lr",
+    "bne 11b",
+    "12:",
+    // The tail: r10 points at row 0's halfwords; row 1's follow after t of them.
+    "ldr lr, [sp, #12]",
+    "cmp lr, #0",
+    "beq 14f",
+    "lsl r8, lr, #1",
+    "13:",
+    "ldrsh r4, [r10]",
+    "ldrsh r5, [r10, r8]",
+    "add r10, r10, #2",
+    "ldrsb r6, [r11], #1",
+    "ldrsb r7, [r12], #1",
+    "mla r0, r4, r6, r0",
+    "mla r2, r5, r6, r2",
+    "mla r1, r4, r7, r1",
+    "mla r3, r5, r7, r3",
+    "subs lr, lr, #1",
+    "bne 13b",
+    "14:",
+    // Requantise: column c's two accumulators, then column c + 1's.
+    "str r1, [sp, #16]",
+    "str r3, [sp, #20]",
+    "ldr r1, [sp, #4]",
+    "ldm r1, {{r4-r12}}",
+    "mov r1, r2",
+    ".macro PLANNER_DSP_REQUANT acc",
+    "add \\acc, \\acc, r4",
+    "lsl \\acc, \\acc, r6",
+    "smull r2, r3, \\acc, r5",
+    "adds r2, r2, #0x40000000",
+    "adc r3, r3, #0",
+    "lsls r3, r3, #1",
+    "orr \\acc, r3, r2, lsr #31",
+    "and r2, \\acc, r8",
+    "asr \\acc, \\acc, r7",
+    "add r3, r9, \\acc, lsr #31",
+    "cmp r2, r3",
+    "it gt",
+    "addgt \\acc, \\acc, #1",
+    "qadd \\acc, \\acc, r10",
+    "cmp \\acc, r11",
+    "it lt",
+    "movlt \\acc, r11",
+    "cmp \\acc, r12",
+    "it gt",
+    "movgt \\acc, r12",
+    ".endm",
+    "PLANNER_DSP_REQUANT r0",
+    "PLANNER_DSP_REQUANT r1",
+    "ldr lr, [sp, #0]",
+    "ldr r2, [lr, #24]",
+    "ldr r3, [sp, #8]",
+    "strb r0, [r2, r3]",
+    "ldr r2, [lr, #28]",
+    "strb r1, [r2, r3]",
+    // Column c + 1, unless c was the last.
+    "ldr r2, [lr, #16]",
+    "add r3, r3, #1",
+    "cmp r3, r2",
+    "bhs 20f",
+    "ldr r1, [sp, #4]",
+    "add r1, r1, #36",
+    "ldm r1, {{r4-r12}}",
+    "ldr r0, [sp, #16]",
+    "ldr r1, [sp, #20]",
+    "PLANNER_DSP_REQUANT r0",
+    "PLANNER_DSP_REQUANT r1",
+    "ldr lr, [sp, #0]",
+    "ldr r2, [lr, #24]",
+    "ldr r3, [sp, #8]",
+    "add r3, r3, #1",
+    "strb r0, [r2, r3]",
+    "ldr r2, [lr, #28]",
+    "strb r1, [r2, r3]",
+    // Next pair.
+    "ldr r2, [lr, #16]",
+    "add r3, r3, #1",
+    "str r3, [sp, #8]",
+    "ldr r1, [sp, #4]",
+    "add r1, r1, #72",
+    "str r1, [sp, #4]",
+    "ldr r1, [lr, #12]",
+    "ldr r0, [sp, #28]",
+    "add r0, r0, r1, lsl #1",
+    "str r0, [sp, #28]",
+    "cmp r3, r2",
+    "blo 10b",
+    "20:",
+    ".purgem PLANNER_DSP_REQUANT",
+    "add sp, sp, #32",
+    "pop {{r4-r11, pc}}",
+    ".size planner_dsp_gemm_s8, . - planner_dsp_gemm_s8",
+);
+    };
+}
+
+// With LTO the module's assembly is also parsed without the crate's target features, so
+// the DSP extension is stated for the assembler where the target triple lacks it: an
+// Armv8-M Mainline core with it is a Cortex-M33 to the assembler (the instructions here
+// are Armv7E-M's, encoded alike). Armv7E-M always has it.
+#[cfg(planner_v8m)]
+gemm_asm!(".cpu cortex-m33");
+#[cfg(not(planner_v8m))]
+gemm_asm!();
