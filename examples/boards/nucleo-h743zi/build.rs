@@ -1,0 +1,15 @@
+//! Plans the model into `OUT_DIR`, writes `memory.x` from the `stm32h743` preset and the
+//! golden constants the firmware checks its output against.
+
+#[path = "../shared/golden.rs"]
+mod golden;
+
+fn main() {
+    planner_build::Builder::new()
+        .manifest("model.toml")
+        // memory.x from the preset: the internal flash (where the core boots, at 0x0800_0000)
+        // is cortex-m-rt's FLASH, the DTCM its RAM (stack, .data, .bss, and the scratch arena).
+        .write_memory_x("FLASH", "DTCM")
+        .compile();
+    golden::write("tflm_person_detect_int8");
+}

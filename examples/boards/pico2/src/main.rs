@@ -1,0 +1,90 @@
+//! planner on a Raspberry Pi Pico 2: keyword spotting (MLPerf Tiny's int8 DS-CNN) planned at
+//! build time from the `rp2350` preset, its scratch in the SRAM and its weights read in place
+//! from the QSPI flash, run through the generated `run()` with the reference kernels on a
+//! fixed input. The output, its comparison with TFLite Micro's and the inference's cycle
+//! count (the DWT cycle counter) go out through defmt over RTT; `cargo run --release` flashes
+//! the board through a debug probe and prints them through probe-rs.
+
+#![no_std]
+#![no_main]
+
+use cortex_m::peripheral::DWT;
+use cortex_m_rt::entry;
+use cortex_m_semihosting::debug;
+use defmt_rtt as _; // the defmt transport: RTT, read by the probe
+use planner_kernels::Reference;
+use planner_kernels::golden::{fill_i8, fnv1a64};
+
+planner_macros::include_model!("kws");
+
+/// The golden input's seed and hash and TFLite Micro's output (see build.rs).
+mod golden {
+    include!(concat!(env!("OUT_DIR"), "/golden.rs"));
+}
+
+/// The smallest IMAGE_DEF block (RP2350 datasheet, 5.9): without one in the first 4 KiB of
+/// flash, the boot ROM does not boot the image. memory.x places it right after the vector
+/// table, which the boot ROM then finds at the start of the image.
+#[unsafe(link_section = ".start_block")]
+#[used]
+static IMAGE_DEF: [u32; 5] = [
+    0xFFFF_DED3, // block start marker
+    0x1021_0142, // item IMAGE_TYPE (0x42), one word: an executable, Secure, Arm, for RP2350
+    0x0000_01FF, // item LAST (0xFF): the items before it take one word
+    0x0000_0000, // link to the next block: 0, this block is the only one
+    0xAB12_3579, // block end marker
+];
+
+#[entry]
+fn main() -> ! {
+    let Some(mut cp) = cortex_m::Peripherals::take() else {
+        defmt::panic!("the core peripherals were taken before main")
+    };
+    // The DWT cycle counter: trace on, counter on.
+    cp.DCB.enable_trace();
+    if !DWT::has_cycle_counter() {
+        defmt::panic!("this core's DWT has no cycle counter")
+    }
+    cp.DWT.enable_cycle_counter();
+    // The clock is the ring oscillator the boot ROM left running: its frequency varies from
+    // chip to chip, so this firmware reports cycles, not milliseconds.
+    defmt::println!("pico2: booted, RP2350 (Cortex-M33) on the boot ROM's clock");
+
+    let Some(model) = kws::Model::take() else {
+        defmt::panic!("the kws handle was taken before main")
+    };
+    let mut model = model.init(); // zero persistent arenas, copy staged weights
+    let input = model.input_input_1_mut();
+    fill_i8(input, golden::SEED); // the fixed input TFLite Micro's golden output was made from
+    if fnv1a64(input.iter().map(|&v| v as u8)) != golden::INPUT_FNV1A64 {
+        defmt::panic!("the input differs from the one TFLite Micro ran on")
+    }
+
+    let start = DWT::cycle_count();
+    let ran = model.run(&mut Reference); // every op, in plan order
+    let cycles = DWT::cycle_count().wrapping_sub(start);
+    if let Err(e) = ran {
+        defmt::panic!("run() failed: {}", defmt::Display2Format(&e))
+    }
+
+    let out = model.output_identity();
+    defmt::println!("kws: scores of the 12 classes = {}", out);
+    if !out.iter().map(|&v| v as u8).eq(golden::OUTPUT) {
+        defmt::panic!("the output differs from TFLite Micro's {}", golden::OUTPUT)
+    }
+    defmt::println!("kws: bit-exact with TFLite Micro");
+    defmt::println!("kws: inference took {=u32} cycles", cycles);
+    // `probe-rs run` ends with status 0 on a semihosting exit, and fails on a panic.
+    debug::exit(debug::EXIT_SUCCESS);
+    loop {
+        cortex_m::asm::wfi(); // only reached without a debugger
+    }
+}
+
+/// A panic prints through defmt (panic-probe's handler) and stops the core with a fault,
+/// which fails `probe-rs run`; `defmt::panic!` has printed its message already, so it
+/// goes straight to the fault.
+#[defmt::panic_handler]
+fn defmt_panic() -> ! {
+    panic_probe::hard_fault()
+}
