@@ -25,6 +25,8 @@ mod golden {
 /// The smallest IMAGE_DEF block (RP2350 datasheet, 5.9): without one in the first 4 KiB of
 /// flash, the boot ROM does not boot the image. memory.x places it right after the vector
 /// table, which the boot ROM then finds at the start of the image.
+// SAFETY: `.start_block` holds only this static (memory.x keeps it, in flash); nothing else
+// is linked there, and the program never writes it.
 #[unsafe(link_section = ".start_block")]
 #[used]
 static IMAGE_DEF: [u32; 5] = [
