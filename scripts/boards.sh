@@ -22,8 +22,10 @@
 #    header (0x402000D1) at 0x6000_1000.
 #
 # Installs what it needs when missing: the rustup targets (the chapter's `rustup target add`
-# line), binutils (readelf). The four examples share one target directory (CARGO_TARGET_DIR,
-# default target/boards of this checkout), so their common dependencies build once.
+# line), binutils (readelf). The four examples share one target directory, BOARDS_TARGET_DIR
+# (default target/boards of this checkout), so their common dependencies build once; another
+# firmware's target directory works too (its host crates, planner-build's, are then reused).
+# The ELF check's tool builds in the workspace's target directory (CARGO_TARGET_DIR if set).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -33,7 +35,8 @@ source "$root/scripts/lib/qemu_common.sh"
 # The ELF check builds its tool in the workspace's own target directory (which qemu.sh and
 # the tests have filled): remember it before pointing cargo at the boards' one.
 workspace_target="${CARGO_TARGET_DIR:-}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target/boards}"
+CARGO_TARGET_DIR="$(mkdir -p "${BOARDS_TARGET_DIR:-$root/target/boards}" && cd "${BOARDS_TARGET_DIR:-$root/target/boards}" && pwd)"
+export CARGO_TARGET_DIR
 out="$CARGO_TARGET_DIR/boards-check"
 rm -rf "$out"
 mkdir -p "$out"

@@ -1,7 +1,7 @@
 //! Writes imxrt-rt's linker script for the EVKB (the i.MX RT1062's FlexRAM in its default
 //! split, 8 MiB of QuadSPI flash), plans the model into `OUT_DIR`, checks the script's memory
-//! map against the `imxrt1062` preset, writes `board.x` (the script `.cargo/config.toml`
-//! links with) and the golden constants the firmware checks its output against.
+//! map against the `imxrt1062` preset, writes `board.x` (the script the binary links with)
+//! and the golden constants the firmware checks its output against.
 
 use std::path::PathBuf;
 
@@ -34,5 +34,9 @@ fn main() {
     if std::fs::read_to_string(&board).ok().as_deref() != Some(text) {
         std::fs::write(&board, text).expect("OUT_DIR is writable");
     }
+    // The linker scripts, for the binary only: the arenas' fragment and imxrt-rt's script
+    // (board.x, above), then defmt's (its format strings, kept out of the image).
+    println!("cargo::rustc-link-arg-bins=-Tboard.x");
+    println!("cargo::rustc-link-arg-bins=-Tdefmt.x");
     golden::write("tiny_ic_resnet8_int8");
 }

@@ -1,5 +1,5 @@
-//! Plans the model into `OUT_DIR`, writes `memory.x` from the `nrf52840` preset and the
-//! golden constants the firmware checks its output against.
+//! Plans the model into `OUT_DIR`, writes `memory.x` from the `nrf52840` preset, passes the
+//! linker scripts, and writes the golden constants the firmware checks its output against.
 
 #[path = "../shared/golden.rs"]
 mod golden;
@@ -11,5 +11,9 @@ fn main() {
         // FLASH, the SRAM its RAM (stack, .data, .bss, and the scratch arena).
         .write_memory_x("FLASH", "SRAM")
         .compile();
+    // The linker scripts, for the binary only: cortex-m-rt's (it INCLUDEs memory.x) and
+    // defmt's (its format strings, kept out of the image).
+    println!("cargo::rustc-link-arg-bins=-Tlink.x");
+    println!("cargo::rustc-link-arg-bins=-Tdefmt.x");
     golden::write("tflm_person_detect_int8");
 }
