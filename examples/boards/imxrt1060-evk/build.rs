@@ -11,10 +11,16 @@ mod golden;
 fn main() {
     let out_dir = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     // imxrt-rt.x: MEMORY { FLASH, ITCM, DTCM, OCRAM }, the boot header (IVT, boot data, and
-    // the FCB's place) at the start of flash, code copied to ITCM and .data/.bss to OCRAM at
-    // start-up, the stack in DTCM.
+    // the FCB's place) at the start of flash, code copied to ITCM at start-up, the stack in
+    // DTCM. .data and .bss in DTCM too (imxrt-rt's default is OCRAM): they hold defmt-rtt's
+    // buffer, which the probe reads from memory, behind the D-cache main.rs turns on, and the
+    // TCMs are never cached.
+    use imxrt_rt::Memory;
     imxrt_rt::RuntimeBuilder::from_flexspi(imxrt_rt::Family::Imxrt1060, 8 * 1024 * 1024)
         .stack_size(32 * 1024)
+        .data(Memory::Dtcm)
+        .bss(Memory::Dtcm)
+        .uninit(Memory::Dtcm)
         .linker_script_name("imxrt-rt.x")
         .build()
         .expect("imxrt-rt writes its linker script into OUT_DIR");
