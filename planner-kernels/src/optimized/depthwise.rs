@@ -5,8 +5,8 @@
 use planner_rt::kernel::{Data, OpView};
 use planner_rt::options::DepthwiseConv2dOptions;
 
-use super::mac::{DwGeometry, Requant, depthwise_s8};
-use super::{CHUNK, Constants, filter_scales, int8_whole, int32_bias};
+use super::mac::{DwGeometry, Requant, depthwise_s8, gemm_s8};
+use super::{CHUNK, Constants, IM2COL_STACK, filter_scales, int8_whole, int32_bias};
 use crate::prepare::{FilterLayout, RequantInputs};
 use crate::reference::conv::Depthwise;
 use crate::reference::{self, KernelError};
@@ -40,6 +40,17 @@ pub(crate) fn depthwise_conv_2d(
     }
     let image = d.d.win.in_h * d.d.win.in_w * d.d.in_c;
     let out_image = d.d.out_h * d.d.out_w * d.d.out_c;
+    if d.d.in_c == 1 && d.d.f_h * d.d.f_w * CHUNK.min(d.d.out_c) <= IM2COL_STACK {
+        for b in 0..d.d.n {
+            let x = &x[b * image..(b + 1) * image];
+            let y = &mut y[b * out_image..(b + 1) * out_image];
+            d.consts
+                .each(0..d.d.out_c, (d.d.out_zero, d.d.lo, d.d.hi), |c0, q| {
+                    d.single_channel(x, c0, q, y);
+                })?;
+        }
+        return Ok(());
+    }
     for b in 0..d.d.n {
         let src = Source {
             x: &x[b * image..(b + 1) * image],
@@ -229,9 +240,15 @@ impl<'a> Dw<'a> {
             } else {
                 (d.out_w, d.out_w)
             };
+            if d.multiplier == 1 && self.padded_row(src, oy, c0, q, row) {
+                continue;
+            }
             for ox in (0..a).chain(b..d.out_w) {
                 let at = ox * d.out_c + c0;
-                self.border(src, oy, ox, c0, q, &mut row[at..at + n]);
+                let y = &mut row[at..at + n];
+                if !(d.multiplier == 1 && self.window(src, oy, ox, c0, q, y)) {
+                    self.border(src, oy, ox, c0, q, y);
+                }
             }
             if a < b {
                 let ix0 = a * sw - pw;
@@ -245,6 +262,192 @@ impl<'a> Dw<'a> {
                     &mut row[a * d.out_c + c0..],
                 );
             }
+        }
+    }
+
+    /// Output row `oy`'s channels `c0..c0 + q.channels()` (depth multiplier 1) through
+    /// [`depthwise_s8`] over a copy of the input rows its windows read, the taps outside the
+    /// image holding the input zero point (so they add `x_zero · w`, as the effective bias
+    /// expects): one call for the whole row, whatever its borders. The channels go in runs
+    /// whose copy fits [`IM2COL_STACK`] bytes (a multiple of four channels, so the Helium
+    /// and DSP loops take them whole). False, having written nothing, when not even four
+    /// channels fit.
+    fn padded_row(
+        &self,
+        src: &Source<'_>,
+        oy: usize,
+        c0: usize,
+        q: &Requant<'_>,
+        row: &mut [i8],
+    ) -> bool {
+        let d = &self.d;
+        let win = &d.win;
+        let n = q.channels();
+        let (sh, sw) = win.stride;
+        let (dh, dw) = win.dilation;
+        let width = (d.out_w - 1) * sw + (d.f_w - 1) * dw + 1;
+        let Some(per_channel) = width.checked_mul(d.f_h).filter(|&b| b > 0) else {
+            return false;
+        };
+        let run = IM2COL_STACK / per_channel;
+        let run = if run >= n { n } else { run / 4 * 4 };
+        if run == 0 || n == 0 {
+            return false;
+        }
+        let mut buf = [0i8; IM2COL_STACK];
+        let zero = d.in_zero as i8;
+        // Input columns ix = j - pad for j in 0..width; those inside the image, j_in.
+        let j_in = win.pad.1.min(width)..(win.pad.1 + win.in_w).min(width);
+        let mut first = 0;
+        while first < n {
+            let cc = run.min(n - first);
+            let len = per_channel * cc;
+            for (ty, taps) in buf[..len].chunks_exact_mut(width * cc).enumerate() {
+                let iy = (oy * sh + ty * dh).wrapping_sub(win.pad.0);
+                if iy >= win.in_h {
+                    taps.fill(zero);
+                    continue;
+                }
+                taps[..j_in.start * cc].fill(zero);
+                taps[j_in.end * cc..].fill(zero);
+                if j_in.is_empty() {
+                    continue;
+                }
+                let inside = &mut taps[j_in.start * cc..j_in.end * cc];
+                let at =
+                    iy * src.row + (j_in.start - win.pad.1) * src.pixel + c0 + first - src.first;
+                if cc == src.pixel {
+                    // Every channel of each pixel: the image row's run, as it is.
+                    inside.copy_from_slice(&src.x[at..at + inside.len()]);
+                } else {
+                    for (k, px) in inside.chunks_exact_mut(cc).enumerate() {
+                        let p = at + k * src.pixel;
+                        px.copy_from_slice(&src.x[p..p + cc]);
+                    }
+                }
+            }
+            let geometry = DwGeometry {
+                fh: d.f_h,
+                fw: d.f_w,
+                tap_row: width * cc,
+                tap_col: dw * cc,
+                x_step: sw * cc,
+                w_tap: d.out_c,
+                y_step: d.out_c,
+            };
+            let part = Requant {
+                bias: &q.bias[first..first + cc],
+                mult: &q.mult[first..first + cc],
+                shift: &q.shift[first..first + cc],
+                ..*q
+            };
+            let at = c0 + first;
+            depthwise_s8(
+                &buf[..len],
+                &geometry,
+                d.out_w,
+                &d.w[at..],
+                &part,
+                &mut row[at..],
+            );
+            first += cc;
+        }
+        true
+    }
+
+    /// One output pixel's channels (depth multiplier 1) through [`depthwise_s8`] over a
+    /// copy of its window, the taps outside the image holding the input zero point. False,
+    /// having written nothing, when the window does not fit [`IM2COL_STACK`] bytes.
+    fn window(
+        &self,
+        src: &Source<'_>,
+        oy: usize,
+        ox: usize,
+        c0: usize,
+        q: &Requant<'_>,
+        y: &mut [i8],
+    ) -> bool {
+        let d = &self.d;
+        let n = q.channels();
+        let taps = d.f_h * d.f_w;
+        if n == 0 || taps * n > IM2COL_STACK {
+            return false;
+        }
+        let mut buf = [0i8; IM2COL_STACK];
+        let zero = d.in_zero as i8;
+        for (t, px) in buf[..taps * n].chunks_exact_mut(n).enumerate() {
+            match d.win.tap(oy, ox, t / d.f_w, t % d.f_w) {
+                Some((iy, ix)) => {
+                    let at = iy * src.row + ix * src.pixel + c0 - src.first;
+                    px.copy_from_slice(&src.x[at..at + n]);
+                }
+                None => px.fill(zero),
+            }
+        }
+        let geometry = DwGeometry {
+            fh: d.f_h,
+            fw: d.f_w,
+            tap_row: d.f_w * n,
+            tap_col: n,
+            x_step: 0,
+            w_tap: d.out_c,
+            y_step: d.out_c,
+        };
+        depthwise_s8(&buf[..taps * n], &geometry, 1, &d.w[c0..], q, y);
+        true
+    }
+
+    /// Output channels `c0..c0 + q.channels()` of one image of a depthwise op with one
+    /// input channel (every output channel reads it: a convolution with one input channel)
+    /// through [`gemm_s8`]: the filter's taps of each channel transposed into rows, and an
+    /// im2col row of the taps per output pixel (the input zero point outside the image).
+    /// The caller checked that `taps · q.channels()` fits [`IM2COL_STACK`].
+    fn single_channel(&self, x: &[i8], c0: usize, q: &Requant<'_>, y: &mut [i8]) {
+        let d = &self.d;
+        let n = q.channels();
+        let taps = d.f_h * d.f_w;
+        let mut wt = [0i8; IM2COL_STACK];
+        for (c, row) in wt[..taps * n].chunks_exact_mut(taps).enumerate() {
+            for (t, v) in row.iter_mut().enumerate() {
+                *v = d.w[t * d.out_c + c0 + c];
+            }
+        }
+        let mut buf = [0i8; IM2COL_STACK];
+        let rows_per_block = (IM2COL_STACK / taps).max(1);
+        let pixels = d.out_h * d.out_w;
+        let zero = d.in_zero as i8;
+        let mut p0 = 0;
+        while p0 < pixels {
+            let rows = rows_per_block.min(pixels - p0);
+            let (sh, sw) = d.win.stride;
+            let (dh, dw) = d.win.dilation;
+            let in_w = d.win.in_w;
+            for (r, row) in buf.chunks_exact_mut(taps).take(rows).enumerate() {
+                let (oy, ox) = ((p0 + r) / d.out_w, (p0 + r) % d.out_w);
+                let x0 = (ox * sw).wrapping_sub(d.win.pad.1);
+                for (fy, taps) in row.chunks_exact_mut(d.f_w).enumerate() {
+                    let iy = (oy * sh + fy * dh).wrapping_sub(d.win.pad.0);
+                    let line = match iy < d.win.in_h {
+                        true => x.get(iy * in_w..(iy + 1) * in_w),
+                        false => None,
+                    };
+                    let Some(line) = line else {
+                        taps.fill(zero);
+                        continue;
+                    };
+                    match line.get(x0..x0.wrapping_add(d.f_w)) {
+                        Some(run) if dw == 1 => taps.copy_from_slice(run),
+                        _ => {
+                            for (fx, v) in taps.iter_mut().enumerate() {
+                                *v = *line.get(x0.wrapping_add(fx * dw)).unwrap_or(&zero);
+                            }
+                        }
+                    }
+                }
+            }
+            let ys = &mut y[p0 * d.out_c + c0..];
+            gemm_s8(&buf, taps, rows, &wt[..taps * n], taps, q, ys, d.out_c);
+            p0 += rows;
         }
     }
 

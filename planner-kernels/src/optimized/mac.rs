@@ -282,7 +282,9 @@ pub(crate) fn depthwise_s8(
 ) {
     #[cfg(planner_mve)]
     let done = mve::depthwise_s8(x, g, n, w, q, y);
-    #[cfg(not(planner_mve))]
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    let done = dsp::depthwise_s8(x, g, n, w, q, y);
+    #[cfg(not(any(planner_mve, planner_dsp)))]
     let done = 0;
     if done == 0 {
         return portable_depthwise_s8(x, g, n, w, q, y);

@@ -469,6 +469,36 @@ fn depthwise_conv_2d_equals_reference() {
     varied.check("depthwise_conv_2d", 0.6);
 }
 
+#[test]
+fn depthwise_with_one_input_channel_equals_reference() {
+    // One input channel runs as a GEMM over im2col rows of the taps (person detection's first
+    // layer: 1 channel, multiplier 8, 3x3, stride 2); multipliers up to 70 cross a CHUNK.
+    let mut r = Rng::new(0x1C_4A);
+    let mut varied = Varied::default();
+    for case in 0..300 {
+        let mut g = Geometry::random(&mut r, 13, 1);
+        g.c = 1;
+        let multiplier = if r.one_in(6) {
+            r.size(60, 70)
+        } else {
+            r.size(1, 16)
+        };
+        let (t, o) = depthwise_case(&mut r, &g, multiplier);
+        let want = t
+            .run(None, |op| Reference.depthwise_conv_2d(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
+        let got = t
+            .run(None, |op| Optimized.depthwise_conv_2d(op, &o))
+            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
+        assert_eq!(
+            got, want,
+            "case {case}: {g:?}, multiplier {multiplier}, {o:?}"
+        );
+        varied.see(&want);
+    }
+    varied.check("depthwise_conv_2d with one input channel", 0.6);
+}
+
 /// The in-place kernel of `set` on `t`: the buffer starts as the input and spans the longer
 /// of input and output, with a temporary of `temp` elements.
 fn in_place<K: DepthwiseConv2dInPlace<Error = KernelError>>(

@@ -351,3 +351,306 @@ core::arch::global_asm!(
 gemm_asm!(".cpu cortex-m33");
 #[cfg(not(planner_v8m))]
 gemm_asm!();
+
+/// One output channel's requantisation for `planner_dsp_dw_s8` (its bias starts the
+/// accumulator, from the contract's bias row).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct DwChannel {
+    mult: i32,
+    /// Left shift, 0..=31.
+    left: i32,
+    /// Right shift, 0..=31.
+    right: i32,
+    /// `(1 << right) - 1`.
+    mask: i32,
+    /// `mask >> 1`.
+    threshold: i32,
+    zero: i32,
+    lo: i32,
+    hi: i32,
+}
+
+/// Arguments of `planner_dsp_dw_s8`, read by offset from the assembly. Strides in bytes.
+#[repr(C)]
+struct DwArgs {
+    x: *const i8,         // 0: channel 0 of the first tap of output pixel 0
+    n: u32,               // 4: output pixels
+    fh: u32,              // 8
+    fw: u32,              // 12
+    tap_row: u32,         // 16
+    tap_col: u32,         // 20
+    x_step: u32,          // 24
+    w: *const i8,         // 28: channel 0 of tap 0
+    w_tap: u32,           // 32
+    y: *mut i8,           // 36
+    y_step: u32,          // 40
+    blocks: u32,          // 44: channels / 4
+    bias: *const i32,     // 48
+    ch: *const DwChannel, // 52: one per channel
+    wbuf: *mut i32,       // 56: 2 · fh · fw words, the block's weights widened tap after tap
+}
+
+unsafe extern "C" {
+    fn planner_dsp_dw_s8(a: *const DwArgs);
+}
+
+/// Most taps the widened-weight buffer holds (a 9x9 window); larger windows take the
+/// portable loop.
+const DW_MAX_TAPS: usize = 81;
+
+/// The first `4 · floor(ch / 4)` channels of [`super::depthwise_s8`]'s contract, in runs of
+/// [`CHUNK`] channels; returns the channels it computed (0 when none: shifts outside
+/// `-31..=31`, a window of more than [`DW_MAX_TAPS`] taps, sizes past `u32`, fewer than four
+/// channels). The caller has checked every length.
+pub(super) fn depthwise_s8(
+    x: &[i8],
+    g: &super::DwGeometry,
+    n: usize,
+    w: &[i8],
+    q: &Requant<'_>,
+    y: &mut [i8],
+) -> usize {
+    let ch = q.channels() / 4 * 4;
+    let taps = g.fh * g.fw;
+    let int = |v: usize| u32::try_from(v).ok();
+    let shifts_fit = q.shift.iter().take(ch).all(|s| (-31..=31).contains(s));
+    let (Some(n32), Some(fh), Some(fw), Some(tr), Some(tc), Some(xs), Some(wt), Some(ys)) = (
+        int(n),
+        int(g.fh),
+        int(g.fw),
+        int(g.tap_row),
+        int(g.tap_col),
+        int(g.x_step),
+        int(g.w_tap),
+        int(g.y_step),
+    ) else {
+        return 0;
+    };
+    if ch == 0 || n == 0 || taps == 0 || taps > DW_MAX_TAPS || !shifts_fit {
+        return 0;
+    }
+    let x_len = (n - 1) * g.x_step + (g.fh - 1) * g.tap_row + (g.fw - 1) * g.tap_col + ch;
+    let fits = x.len() >= x_len
+        && w.len() >= (taps - 1) * g.w_tap + ch
+        && y.len() >= (n - 1) * g.y_step + ch
+        && q.bias.len() >= ch
+        && q.mult.len() >= ch
+        && q.shift.len() >= ch;
+    if !fits {
+        return 0;
+    }
+    let mut wbuf = [0i32; 2 * DW_MAX_TAPS];
+    let mut table = [DwChannel::default(); CHUNK];
+    let mut c0 = 0;
+    while c0 < ch {
+        let cc = CHUNK.min(ch - c0);
+        for (t, c) in table.iter_mut().zip(c0..c0 + cc) {
+            let s = q.shift[c];
+            let right = (-s).max(0);
+            let mask = ((1i64 << right) - 1) as i32;
+            *t = DwChannel {
+                mult: q.mult[c],
+                left: s.max(0),
+                right,
+                mask,
+                threshold: mask >> 1,
+                zero: q.out_zero,
+                lo: q.lo,
+                hi: q.hi,
+            };
+        }
+        let args = DwArgs {
+            x: x[c0..].as_ptr(),
+            n: n32,
+            fh,
+            fw,
+            tap_row: tr,
+            tap_col: tc,
+            x_step: xs,
+            w: w[c0..].as_ptr(),
+            w_tap: wt,
+            y: y[c0..].as_mut_ptr(),
+            y_step: ys,
+            blocks: (cc / 4) as u32,
+            bias: q.bias[c0..].as_ptr(),
+            ch: table.as_ptr(),
+            wbuf: wbuf.as_mut_ptr(),
+        };
+        // SAFETY: for each block of four channels from `c0` the assembly reads four bytes at
+        // every tap of every output pixel's window in `x` (the farthest ends within `x_len`,
+        // inside `x`), four bytes at every tap in `w` (inside: `(taps - 1) · w_tap + ch`),
+        // four words of `bias` and four entries of `table`, writes four bytes per output pixel
+        // in `y` (inside: `(n - 1) · y_step + ch`) and `2 · taps` words of `wbuf` (at most
+        // `2 · DW_MAX_TAPS`, word-aligned for its `LDM`/`STM`). It follows the AAPCS, saving
+        // and restoring r4-r11 and lr. `y`, `wbuf` and `table` are not otherwise used
+        // meanwhile.
+        unsafe { planner_dsp_dw_s8(&args) };
+        c0 += cc;
+    }
+    ch
+}
+
+/// The depthwise assembly, after `$pre` (directives for the assembler, as for the GEMM).
+/// `PLANNER_DSP_DW_OUT i` requantises the accumulator of the block's channel `i` (spilled at
+/// `sp + 32 + 4i`; its table entry at `r11 + 32i`) and stores it at `[r12, #i]`.
+macro_rules! dw_asm {
+    ($($pre:literal),*) => {
+core::arch::global_asm!(
+    $($pre,)*
+    ".section .text.planner_dsp_dw_s8,\"ax\",%progbits",
+    ".global planner_dsp_dw_s8",
+    ".type planner_dsp_dw_s8,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_dsp_dw_s8:",
+    "push {{r4-r11, lr}}",
+    "sub sp, sp, #56",
+    // Frame: 0 args, 4 blocks left, 8 pixels left, 12 block's x, 16 block's y, 20 bias,
+    // 24 table entry, 28 pixel's x, 32..47 the four accumulators, 48 pixel's y.
+    "str r0, [sp, #0]",
+    "ldr r1, [r0, #44]",
+    "str r1, [sp, #4]",
+    "ldr r1, [r0, #0]",
+    "str r1, [sp, #12]",
+    "ldr r1, [r0, #36]",
+    "str r1, [sp, #16]",
+    "ldr r1, [r0, #48]",
+    "str r1, [sp, #20]",
+    "ldr r1, [r0, #52]",
+    "str r1, [sp, #24]",
+    // A block of four channels: widen its weights, tap after tap, into the buffer.
+    "2:",
+    "ldr r0, [sp, #0]",
+    "ldr r1, [sp, #4]",
+    "ldr r2, [r0, #44]",
+    "subs r1, r2, r1",
+    "ldr r2, [r0, #28]",
+    "add r2, r2, r1, lsl #2",
+    "ldr r3, [r0, #32]",
+    "ldr r8, [r0, #8]",
+    "ldr r9, [r0, #12]",
+    "mul r8, r8, r9",
+    "ldr r9, [r0, #56]",
+    "3:",
+    "ldr r4, [r2]",
+    "add r2, r2, r3",
+    "sxtb16 r5, r4, ror #8",
+    "sxtb16 r4, r4",
+    "stm r9!, {{r4, r5}}",
+    "subs r8, r8, #1",
+    "bne 3b",
+    "ldr r1, [sp, #12]",
+    "str r1, [sp, #28]",
+    "ldr r1, [r0, #4]",
+    "str r1, [sp, #8]",
+    "ldr r1, [sp, #16]",
+    "str r1, [sp, #48]",
+    // A pixel: the accumulators start at the channels' biases. Through its taps: r8 the
+    // tap's input, r9 the widened weights, r10 rows left, r11 the row's first tap, r12 the
+    // step between taps of a row, lr taps left in the row.
+    "4:",
+    "ldr r0, [sp, #20]",
+    "ldm r0, {{r0-r3}}",
+    "ldr lr, [sp, #0]",
+    "ldr r9, [lr, #56]",
+    "ldr r10, [lr, #8]",
+    "ldr r12, [lr, #20]",
+    "ldr r11, [sp, #28]",
+    "5:",
+    "mov r8, r11",
+    "ldr lr, [sp, #0]",
+    "ldr lr, [lr, #12]",
+    "6:",
+    "ldr r4, [r8]",
+    "add r8, r8, r12",
+    "sxtb16 r5, r4, ror #8",
+    "sxtb16 r4, r4",
+    "ldm r9!, {{r6, r7}}",
+    "smlabb r0, r4, r6, r0",
+    "smlatt r2, r4, r6, r2",
+    "smlabb r1, r5, r7, r1",
+    "smlatt r3, r5, r7, r3",
+    "subs lr, lr, #1",
+    "bne 6b",
+    "ldr r6, [sp, #0]",
+    "ldr r6, [r6, #16]",
+    "add r11, r11, r6",
+    "subs r10, r10, #1",
+    "bne 5b",
+    // Requantise the four channels and store them at r12.
+    "add lr, sp, #32",
+    "stm lr, {{r0-r3}}",
+    "ldr r11, [sp, #24]",
+    "ldr r12, [sp, #48]",
+    ".macro PLANNER_DSP_DW_OUT i",
+    "ldr r0, [sp, #(32 + 4 * \\i)]",
+    "add lr, r11, #(32 * \\i)",
+    "ldm lr, {{r3-r10}}",
+    "lsl r0, r0, r4",
+    "smull r1, r2, r0, r3",
+    "adds r1, r1, #0x40000000",
+    "adc r2, r2, #0",
+    "lsls r2, r2, #1",
+    "orr r0, r2, r1, lsr #31",
+    "and r1, r0, r6",
+    "asr r0, r0, r5",
+    "add r2, r7, r0, lsr #31",
+    "cmp r1, r2",
+    "it gt",
+    "addgt r0, r0, #1",
+    "qadd r0, r0, r8",
+    "cmp r0, r9",
+    "it lt",
+    "movlt r0, r9",
+    "cmp r0, r10",
+    "it gt",
+    "movgt r0, r10",
+    "strb r0, [r12, #\\i]",
+    ".endm",
+    "PLANNER_DSP_DW_OUT 0",
+    "PLANNER_DSP_DW_OUT 1",
+    "PLANNER_DSP_DW_OUT 2",
+    "PLANNER_DSP_DW_OUT 3",
+    ".purgem PLANNER_DSP_DW_OUT",
+    // The next pixel.
+    "ldr lr, [sp, #0]",
+    "ldr r1, [lr, #40]",
+    "add r12, r12, r1",
+    "str r12, [sp, #48]",
+    "ldr r1, [lr, #24]",
+    "ldr r2, [sp, #28]",
+    "add r2, r2, r1",
+    "str r2, [sp, #28]",
+    "ldr r1, [sp, #8]",
+    "subs r1, r1, #1",
+    "str r1, [sp, #8]",
+    "bne 4b",
+    // The next block: four channels on in x, y, the biases and the table.
+    "ldr r1, [sp, #12]",
+    "adds r1, r1, #4",
+    "str r1, [sp, #12]",
+    "ldr r1, [sp, #16]",
+    "adds r1, r1, #4",
+    "str r1, [sp, #16]",
+    "ldr r1, [sp, #20]",
+    "adds r1, r1, #16",
+    "str r1, [sp, #20]",
+    "ldr r1, [sp, #24]",
+    "adds r1, r1, #128",
+    "str r1, [sp, #24]",
+    "ldr r1, [sp, #4]",
+    "subs r1, r1, #1",
+    "str r1, [sp, #4]",
+    "bne 2b",
+    "add sp, sp, #56",
+    "pop {{r4-r11, pc}}",
+    ".size planner_dsp_dw_s8, . - planner_dsp_dw_s8",
+);
+    };
+}
+
+#[cfg(planner_v8m)]
+dw_asm!(".cpu cortex-m33");
+#[cfg(not(planner_v8m))]
+dw_asm!();
