@@ -45,6 +45,16 @@ pub fn fill_i8_in(input: &mut [i8], seed: u64, lo: i64, hi: i64) {
     }
 }
 
+/// Fills an int16 input from the stream at `seed`, uniform in `[lo, hi]` as the op goldens'
+/// script does: `lo + ((next >> 32) · (hi − lo + 1) >> 32)`.
+pub fn fill_i16_in(input: &mut [i16], seed: u64, lo: i64, hi: i64) {
+    let mut s = SplitMix64(seed);
+    let span = (hi - lo + 1).max(1) as u64;
+    for v in input {
+        *v = (lo + (((s.next_u64() >> 32) * span) >> 32) as i64) as i16;
+    }
+}
+
 /// Fills a float32 input from the stream at `seed`, in `[lo, hi]` as the op goldens' script
 /// does: `lo + (hi - lo) * ((next >> 40) / 2^24)` in double precision, rounded to `f32`
 /// (`lo = 0`, `hi = 1`: the output goldens' `(next >> 40) / 2^24`).

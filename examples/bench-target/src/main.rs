@@ -1,0 +1,157 @@
+//! planner's on-target benchmark, for QEMU's `mps3-an547` (Cortex-M55) and `mps2-an386`
+//! (Cortex-M4 with FPU) under `-icount shift=0`.
+//!
+//! Every bundled model is planned twice (build.rs): for the reference kernel set and for the
+//! optimized one. Each plan runs TFLite Micro's golden inputs through `run_with()`: every op
+//! output is hashed and compared with TFLite Micro's per-op digests, and on the first input
+//! each op is timed with SysTick; then the first input runs once more through `run()` with
+//! no hooks, timed as a whole. Ticks become instructions through a calibration loop of known
+//! length. One line per plan and per op; `scripts/bench_target.sh` reads them. Exits with
+//! status 0 when every digest was equal, 1 otherwise (semihosting).
+
+#![no_std]
+#![no_main]
+
+use cortex_m_rt::entry;
+use cortex_m_semihosting::{debug, hprintln};
+
+mod probe;
+mod selfcheck;
+mod timer;
+
+/// The name the messages start with.
+const NAME: &str = "bench-target";
+
+#[path = "../../firmware-shared/semihost.rs"]
+mod semihost;
+use semihost::{exit, fail};
+
+/// The plans (see build.rs).
+mod models {
+    include!(concat!(env!("OUT_DIR"), "/models.rs"));
+}
+
+#[entry]
+fn main() -> ! {
+    let Some(p) = cortex_m::Peripherals::take() else {
+        fail("the core peripherals were taken before main")
+    };
+    timer::start(p.SYST);
+    let cal = timer::calibrate();
+    hprintln!(
+        "bench-target: {} on QEMU {}; calibration: {} instructions in {} ticks ({} MHz clock), time reading {} ticks",
+        models::CORE,
+        models::MACHINE,
+        cal.instructions,
+        cal.ticks,
+        models::CLOCK_HZ / 1_000_000,
+        cal.overhead
+    );
+    let mut failed = false;
+    let (stats, mismatch) = selfcheck::check(
+        &mut planner_kernels::Reference,
+        &mut models::Optimized::default(),
+    );
+    match mismatch {
+        // Most cases must run and give outputs that vary, or the comparison shows nothing.
+        None if stats.varied * 4 >= stats.cases * 3 => hprintln!(
+            "check {}: {} one-op cases (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED; {} with varied outputs, {} refused by both sets alike), the optimized set's outputs equal the reference set's",
+            models::CORE,
+            stats.cases,
+            stats.varied,
+            stats.refused
+        ),
+        None => {
+            hprintln!(
+                "check {}: FAILED: of {} one-op cases only {} gave varied outputs ({} refused); the comparison proves too little",
+                models::CORE,
+                stats.cases,
+                stats.varied,
+                stats.refused
+            );
+            failed = true;
+        }
+        Some(m) => {
+            hprintln!(
+                "check {}: FAILED: case {} output element {}: reference {:?}, optimized {:?}",
+                models::CORE,
+                m.case,
+                m.element,
+                m.reference,
+                m.optimized
+            );
+            failed = true;
+        }
+    }
+    for plan in models::PLANS {
+        if plan.ops > probe::MAX_OPS {
+            hprintln!(
+                "plan {} {}: FAILED: {} ops, the probe holds {}",
+                plan.model,
+                plan.set,
+                plan.ops,
+                probe::MAX_OPS
+            );
+            failed = true;
+            continue;
+        }
+        let mut probe = probe::Probe::new(cal.overhead);
+        let result = (plan.run)(&mut probe);
+        for k in 0..plan.ops {
+            hprintln!(
+                "op {} {} {} {} {} {}",
+                models::CORE,
+                plan.model,
+                plan.set,
+                k,
+                probe.opcodes[k],
+                cal.instructions(probe.op_ticks[k])
+            );
+        }
+        let per_op: u64 = probe.op_ticks[..plan.ops].iter().sum();
+        hprintln!(
+            "bench {} {} {} instructions {} (ops {}) digests {}/{} equal of {}",
+            models::CORE,
+            plan.model,
+            plan.set,
+            cal.instructions(probe.total),
+            cal.instructions(per_op),
+            probe.equal,
+            probe.compared,
+            probe.expected
+        );
+        if let Err(e) = result {
+            hprintln!("plan {} {}: FAILED: {}", plan.model, plan.set, e);
+            failed = true;
+        }
+        if let Some(d) = probe.first {
+            hprintln!(
+                "plan {} {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}",
+                plan.model,
+                plan.set,
+                d.run,
+                d.op,
+                d.opcode,
+                d.output,
+                d.ours,
+                d.theirs
+            );
+        }
+        if !probe.passed() {
+            hprintln!(
+                "plan {} {}: FAILED: {} of {} digests compared, {} equal",
+                plan.model,
+                plan.set,
+                probe.compared,
+                probe.expected,
+                probe.equal
+            );
+            failed = true;
+        }
+    }
+    if failed {
+        fail("a plan's op outputs differ from TFLite Micro's")
+    }
+    hprintln!("bench-target: every op output of every plan equal to TFLite Micro's");
+    exit(debug::EXIT_SUCCESS)
+}

@@ -1,0 +1,171 @@
+//! On the board: random one-op cases (build.rs, `build/cases.rs`) through the reference and
+//! the optimized kernel sets, output for output. The optimized set's Helium and DSP paths
+//! run only here and in the models' runs; this is where an off-by-one in them shows on
+//! shapes no bundled model has.
+
+use planner::rt::kernel::{Conv2d, DepthwiseConv2d, FullyConnected, In, Kernel, OpView, Out};
+use planner::rt::options as o;
+use planner::rt::{Quant, TensorInfo};
+use planner_kernels::KernelError;
+use planner_kernels::golden::SplitMix64;
+
+/// The options of a case's op, which also names its kind.
+pub enum Options {
+    Conv(o::Conv2dOptions),
+    Depthwise(o::DepthwiseConv2dOptions),
+    Fc(o::FullyConnectedOptions),
+}
+
+/// One op: its input, filter and output shapes and quantisation, whether it has a bias (and
+/// an extreme one), the seed of its values and its options.
+pub struct Case {
+    pub x: &'static [usize],
+    pub w: &'static [usize],
+    pub y: &'static [usize],
+    pub x_quant: Quant,
+    pub w_quant: Quant,
+    pub y_quant: Quant,
+    pub bias: bool,
+    pub extreme_bias: bool,
+    pub seed: u64,
+    pub options: Options,
+}
+
+mod cases {
+    include!(concat!(env!("OUT_DIR"), "/cases.rs"));
+}
+pub use cases::CASES;
+
+/// Buffer sizes (see build/cases.rs).
+const MAX: usize = 4096;
+const MAX_CHANNELS: usize = 64;
+
+fn info<T>(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
+    TensorInfo {
+        id: "t",
+        name: "t",
+        dtype: "",
+        shape,
+        elements: shape.iter().product(),
+        size: 0,
+        quant,
+        element: core::marker::PhantomData,
+    }
+}
+
+/// Runs `case` with kernel set `k` into `y`.
+fn run<K>(
+    k: &mut K,
+    case: &Case,
+    x: &[i8],
+    w: &[i8],
+    b: &[i32],
+    y: &mut [i8],
+) -> Result<(), KernelError>
+where
+    K: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected,
+{
+    let out_c = *case.y.last().unwrap_or(&0);
+    let bias_shape: &'static [usize] = &[MAX_CHANNELS];
+    let xi = info::<i8>(case.x, Some(case.x_quant));
+    let wi = info::<i8>(case.w, Some(case.w_quant));
+    let bi = info::<i32>(bias_shape, None);
+    let yi = info::<i8>(case.y, Some(case.y_quant));
+    let inputs = [
+        Some(In::new(x, &xi)),
+        Some(In::new(w, &wi)),
+        case.bias.then(|| In::new(&b[..out_c], &bi)),
+    ];
+    let mut outputs = [Out::new(y, &yi)];
+    let op = OpView {
+        index: 0,
+        opcode: "CHECK",
+        inputs: &inputs,
+        outputs: &mut outputs,
+        scratch: &mut [],
+        variables: &mut [],
+    };
+    match &case.options {
+        Options::Conv(opt) => k.conv_2d(op, opt),
+        Options::Depthwise(opt) => k.depthwise_conv_2d(op, opt),
+        Options::Fc(opt) => k.fully_connected(op, opt),
+    }
+}
+
+/// The first case whose outputs (or errors) differ between the sets.
+#[derive(Debug)]
+pub struct Mismatch {
+    pub case: usize,
+    pub element: usize,
+    pub reference: Result<i8, KernelError>,
+    pub optimized: Result<i8, KernelError>,
+}
+
+/// What [`check`] saw: cases run, of them refused by both sets (with the same error), and
+/// of the others those whose outputs are not all one value (the comparison's evidence).
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub cases: usize,
+    pub refused: usize,
+    pub varied: usize,
+}
+
+/// Runs every case through `reference` and `optimized`; what ran and the first difference.
+pub fn check<R, P>(reference: &mut R, optimized: &mut P) -> (Stats, Option<Mismatch>)
+where
+    R: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected,
+    P: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected,
+{
+    let mut x = [0i8; MAX];
+    let mut w = [0i8; MAX];
+    let mut b = [0i32; MAX_CHANNELS];
+    let mut y0 = [0i8; MAX];
+    let mut y1 = [0i8; MAX];
+    let mut stats = Stats::default();
+    for (n, case) in CASES.iter().enumerate() {
+        stats.cases = n + 1;
+        let len = |s: &[usize]| s.iter().product::<usize>();
+        let (xl, wl, yl) = (len(case.x), len(case.w), len(case.y));
+        let mut rng = SplitMix64(case.seed);
+        for v in x[..xl].iter_mut().chain(w[..wl].iter_mut()) {
+            *v = (rng.next_u64() >> 56) as u8 as i8;
+        }
+        for v in b.iter_mut() {
+            let r = rng.next_u64();
+            *v = if case.extreme_bias {
+                r as i32
+            } else {
+                (r as i32) >> 14
+            };
+        }
+        y0[..yl].fill(0x5a);
+        y1[..yl].fill(-0x5b);
+        let r0 = run(reference, case, &x[..xl], &w[..wl], &b, &mut y0[..yl]);
+        let r1 = run(optimized, case, &x[..xl], &w[..wl], &b, &mut y1[..yl]);
+        let differ = match (r0, r1) {
+            (Ok(()), Ok(())) => {
+                stats.varied += usize::from(y0[..yl].iter().any(|&v| v != y0[0]));
+                (0..yl)
+                    .find(|&i| y0[i] != y1[i])
+                    .map(|i| (i, Ok(y0[i]), Ok(y1[i])))
+            }
+            (Err(e0), Err(e1)) if e0 == e1 => {
+                stats.refused += 1;
+                None
+            }
+            (r0, r1) => Some((0, r0.map(|()| y0[0]), r1.map(|()| y1[0]))),
+        };
+        if let Some((element, reference, optimized)) = differ {
+            return (
+                stats,
+                Some(Mismatch {
+                    case: n,
+                    element,
+                    reference,
+                    optimized,
+                }),
+            );
+        }
+    }
+    (stats, None)
+}
