@@ -7,6 +7,9 @@ use planner_rt::options::DepthwiseConv2dOptions;
 
 use super::mac::{DwGeometry, Requant, depthwise_s8, gemm_s8};
 use super::{CHUNK, Constants, IM2COL_STACK, filter_scales, int8_whole, int32_bias};
+
+/// Bytes of the stack copy of an output row's input rows (see `Dw::padded_row`).
+const DW_ROWS: usize = 4096;
 use crate::prepare::{FilterLayout, RequantInputs};
 use crate::reference::conv::Depthwise;
 use crate::reference::{self, KernelError};
@@ -265,13 +268,13 @@ impl<'a> Dw<'a> {
         }
     }
 
-    /// Output row `oy`'s channels `c0..c0 + q.channels()` (depth multiplier 1) through
-    /// [`depthwise_s8`] over a copy of the input rows its windows read, the taps outside the
-    /// image holding the input zero point (so they add `x_zero · w`, as the effective bias
-    /// expects): one call for the whole row, whatever its borders. The channels go in runs
-    /// whose copy fits [`IM2COL_STACK`] bytes (a multiple of four channels, so the Helium
-    /// and DSP loops take them whole). False, having written nothing, when not even four
-    /// channels fit.
+    /// Output row `oy`'s channels `c0..c0 + q.channels()` (depth multiplier 1) through one
+    /// [`depthwise_s8`] call over a copy of the input rows its windows read, the taps outside
+    /// the image holding the input zero point (so they add `x_zero · w`, as the effective
+    /// bias expects): borders cost no more than the inside. Only when the copy fits
+    /// [`DW_ROWS`] bytes and is cheap next to the arithmetic: the run holds every channel of
+    /// the source's pixels (each input row's part inside the image is one copy) or at least
+    /// 16 of them; false otherwise, having written nothing.
     fn padded_row(
         &self,
         src: &Source<'_>,
@@ -286,72 +289,51 @@ impl<'a> Dw<'a> {
         let (sh, sw) = win.stride;
         let (dh, dw) = win.dilation;
         let width = (d.out_w - 1) * sw + (d.f_w - 1) * dw + 1;
-        let Some(per_channel) = width.checked_mul(d.f_h).filter(|&b| b > 0) else {
+        let whole = n == src.pixel;
+        let len = width.checked_mul(d.f_h).and_then(|b| b.checked_mul(n));
+        let Some(len) = len.filter(|&l| l <= DW_ROWS && l > 0 && (whole || n >= 16)) else {
             return false;
         };
-        let run = IM2COL_STACK / per_channel;
-        let run = if run >= n { n } else { run / 4 * 4 };
-        if run == 0 || n == 0 {
-            return false;
-        }
-        let mut buf = [0i8; IM2COL_STACK];
+        let mut buf = [0i8; DW_ROWS];
         let zero = d.in_zero as i8;
         // Input columns ix = j - pad for j in 0..width; those inside the image, j_in.
         let j_in = win.pad.1.min(width)..(win.pad.1 + win.in_w).min(width);
-        let mut first = 0;
-        while first < n {
-            let cc = run.min(n - first);
-            let len = per_channel * cc;
-            for (ty, taps) in buf[..len].chunks_exact_mut(width * cc).enumerate() {
-                let iy = (oy * sh + ty * dh).wrapping_sub(win.pad.0);
-                if iy >= win.in_h {
-                    taps.fill(zero);
-                    continue;
-                }
-                taps[..j_in.start * cc].fill(zero);
-                taps[j_in.end * cc..].fill(zero);
-                if j_in.is_empty() {
-                    continue;
-                }
-                let inside = &mut taps[j_in.start * cc..j_in.end * cc];
-                let at =
-                    iy * src.row + (j_in.start - win.pad.1) * src.pixel + c0 + first - src.first;
-                if cc == src.pixel {
-                    // Every channel of each pixel: the image row's run, as it is.
-                    inside.copy_from_slice(&src.x[at..at + inside.len()]);
-                } else {
-                    for (k, px) in inside.chunks_exact_mut(cc).enumerate() {
-                        let p = at + k * src.pixel;
-                        px.copy_from_slice(&src.x[p..p + cc]);
-                    }
+        for (ty, taps) in buf[..len].chunks_exact_mut(width * n).enumerate() {
+            let iy = (oy * sh + ty * dh).wrapping_sub(win.pad.0);
+            if iy >= win.in_h || j_in.is_empty() {
+                taps.fill(zero);
+                continue;
+            }
+            taps[..j_in.start * n].fill(zero);
+            taps[j_in.end * n..].fill(zero);
+            let inside = &mut taps[j_in.start * n..j_in.end * n];
+            let at = iy * src.row + (j_in.start - win.pad.1) * src.pixel + c0 - src.first;
+            if whole {
+                inside.copy_from_slice(&src.x[at..at + inside.len()]);
+            } else {
+                for (k, px) in inside.chunks_exact_mut(n).enumerate() {
+                    let p = at + k * src.pixel;
+                    px.copy_from_slice(&src.x[p..p + n]);
                 }
             }
-            let geometry = DwGeometry {
-                fh: d.f_h,
-                fw: d.f_w,
-                tap_row: width * cc,
-                tap_col: dw * cc,
-                x_step: sw * cc,
-                w_tap: d.out_c,
-                y_step: d.out_c,
-            };
-            let part = Requant {
-                bias: &q.bias[first..first + cc],
-                mult: &q.mult[first..first + cc],
-                shift: &q.shift[first..first + cc],
-                ..*q
-            };
-            let at = c0 + first;
-            depthwise_s8(
-                &buf[..len],
-                &geometry,
-                d.out_w,
-                &d.w[at..],
-                &part,
-                &mut row[at..],
-            );
-            first += cc;
         }
+        let geometry = DwGeometry {
+            fh: d.f_h,
+            fw: d.f_w,
+            tap_row: width * n,
+            tap_col: dw * n,
+            x_step: sw * n,
+            w_tap: d.out_c,
+            y_step: d.out_c,
+        };
+        depthwise_s8(
+            &buf[..len],
+            &geometry,
+            d.out_w,
+            &d.w[c0..],
+            q,
+            &mut row[c0..],
+        );
         true
     }
 
@@ -422,8 +404,8 @@ impl<'a> Dw<'a> {
             let (sh, sw) = d.win.stride;
             let (dh, dw) = d.win.dilation;
             let in_w = d.win.in_w;
-            for (r, row) in buf.chunks_exact_mut(taps).take(rows).enumerate() {
-                let (oy, ox) = ((p0 + r) / d.out_w, (p0 + r) % d.out_w);
+            let (mut oy, mut ox) = (p0 / d.out_w, p0 % d.out_w);
+            for row in buf.chunks_exact_mut(taps).take(rows) {
                 let x0 = (ox * sw).wrapping_sub(d.win.pad.1);
                 for (fy, taps) in row.chunks_exact_mut(d.f_w).enumerate() {
                     let iy = (oy * sh + fy * dh).wrapping_sub(d.win.pad.0);
@@ -436,13 +418,17 @@ impl<'a> Dw<'a> {
                         continue;
                     };
                     match line.get(x0..x0.wrapping_add(d.f_w)) {
-                        Some(run) if dw == 1 => taps.copy_from_slice(run),
+                        Some(run) if dw == 1 => copy_taps(taps, run),
                         _ => {
                             for (fx, v) in taps.iter_mut().enumerate() {
                                 *v = *line.get(x0.wrapping_add(fx * dw)).unwrap_or(&zero);
                             }
                         }
                     }
+                }
+                ox += 1;
+                if ox == d.out_w {
+                    (oy, ox) = (oy + 1, 0);
                 }
             }
             let ys = &mut y[p0 * d.out_c + c0..];
@@ -506,5 +492,28 @@ impl<'a> Dw<'a> {
         for (i, (yv, &a)) in y.iter_mut().zip(acc.iter()).enumerate() {
             *yv = q.output(a, i);
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)` (equal lengths), with the common filter widths as fixed-size
+/// copies: a row of 3, 5 or 7 taps is a few loads and stores, not a `memcpy` call.
+fn copy_taps(dst: &mut [i8], src: &[i8]) {
+    fn fixed<const N: usize>(dst: &mut [i8], src: &[i8]) -> bool {
+        match (<&mut [i8; N]>::try_from(dst), <&[i8; N]>::try_from(src)) {
+            (Ok(d), Ok(s)) => {
+                *d = *s;
+                true
+            }
+            _ => false,
+        }
+    }
+    let done = match dst.len() {
+        3 => fixed::<3>(dst, src),
+        5 => fixed::<5>(dst, src),
+        7 => fixed::<7>(dst, src),
+        _ => false,
+    };
+    if !done && dst.len() == src.len() {
+        dst.copy_from_slice(src);
     }
 }
