@@ -5,7 +5,7 @@
 use planner_rt::kernel::{Data, OpView};
 use planner_rt::options::DepthwiseConv2dOptions;
 
-use super::mac::{DwGeometry, Requant, depthwise_s8, gemm_s8};
+use super::mac::{DwGeometry, Requant, Unpacked, depthwise_s8, gemm_s8, mac_row};
 use super::{CHUNK, Constants, IM2COL_STACK, filter_scales, int8_whole, int32_bias};
 
 /// Bytes of the stack copy of an output row's input rows (see `Dw::padded_row`).
@@ -234,6 +234,7 @@ impl<'a> Dw<'a> {
             y_step: d.out_c,
         };
         let n = q.channels();
+        let u = Unpacked::new(q, 0);
         for oy in 0..d.out_h {
             let iy0 = (oy * sh).wrapping_sub(ph);
             let rows_inside = oy * sh >= ph && iy0 + span_h < win.in_h;
@@ -250,7 +251,7 @@ impl<'a> Dw<'a> {
                 let at = ox * d.out_c + c0;
                 let y = &mut row[at..at + n];
                 if !(d.multiplier == 1 && self.window(src, oy, ox, c0, q, y)) {
-                    self.border(src, oy, ox, c0, q, y);
+                    self.border(src, oy, ox, c0, &u, y);
                 }
             }
             if a < b {
@@ -437,60 +438,60 @@ impl<'a> Dw<'a> {
         }
     }
 
-    /// One output pixel's channels `c0..c0 + q.channels()`, with any depth multiplier and
-    /// window: taps inside the image add `x · w`, taps outside `x_zero · w` (the effective
-    /// bias subtracted `x_zero · Σ w` over every tap, and the reference adds nothing for
-    /// them).
+    /// One output pixel's channels `c0..c0 + y.len()` (at most [`CHUNK`]; `u` holds their
+    /// constants), with any depth multiplier and window: taps inside the image add `x · w`,
+    /// taps outside `x_zero · w` (the effective bias subtracted `x_zero · Σ w` over every
+    /// tap, and the reference adds nothing for them).
     fn border(
         &self,
         src: &Source<'_>,
         oy: usize,
         ox: usize,
         c0: usize,
-        q: &Requant<'_>,
+        u: &Unpacked,
         y: &mut [i8],
     ) {
         let d = &self.d;
         let m = d.multiplier;
-        let n = q.channels().min(CHUNK);
+        let n = y.len().min(CHUNK);
         let mut acc = [0i32; CHUNK];
         let acc = &mut acc[..n];
+        // Each tap's inputs by output channel: the input zero point outside the image,
+        // input channel c / m inside.
+        let mut xe = [0i8; CHUNK];
+        let zero = i8::try_from(d.in_zero).ok();
         for fy in 0..d.f_h {
             for fx in 0..d.f_w {
                 let taps = &d.w[(fy * d.f_w + fx) * d.out_c + c0..][..n];
                 let Some((iy, ix)) = d.win.tap(oy, ox, fy, fx) else {
-                    for (a, &wv) in acc.iter_mut().zip(taps) {
-                        *a = a.wrapping_add(d.in_zero.wrapping_mul(i32::from(wv)));
+                    match zero {
+                        Some(z) => mac_row(acc, &[z; CHUNK], taps),
+                        None => {
+                            for (a, &wv) in acc.iter_mut().zip(taps) {
+                                *a = a.wrapping_add(d.in_zero.wrapping_mul(i32::from(wv)));
+                            }
+                        }
                     }
                     continue;
                 };
                 let px = &src.x[iy * src.row + ix * src.pixel..];
                 if m == 1 {
-                    let xs = &px[c0 - src.first..c0 - src.first + n];
-                    for ((a, &xv), &wv) in acc.iter_mut().zip(xs).zip(taps) {
-                        *a = a.wrapping_add(i32::from(xv) * i32::from(wv));
-                    }
+                    mac_row(acc, &px[c0 - src.first..c0 - src.first + n], taps);
                     continue;
                 }
                 // Output channel c reads input channel c / m: runs of up to m channels
                 // share one input value.
-                let mut c = c0;
+                let (mut c, mut ic) = (c0, c0 / m);
                 while c < c0 + n {
-                    let ic = c / m;
                     let end = ((ic + 1) * m).min(c0 + n);
-                    let xv = i32::from(px[ic - src.first]);
-                    for (a, &wv) in acc[c - c0..end - c0]
-                        .iter_mut()
-                        .zip(&taps[c - c0..end - c0])
-                    {
-                        *a = a.wrapping_add(xv * i32::from(wv));
-                    }
-                    c = end;
+                    xe[c - c0..end - c0].fill(px[ic - src.first]);
+                    (c, ic) = (end, ic + 1);
                 }
+                mac_row(acc, &xe[..n], taps);
             }
         }
         for (i, (yv, &a)) in y.iter_mut().zip(acc.iter()).enumerate() {
-            *yv = q.output(a, i);
+            *yv = u.output(a, i);
         }
     }
 }

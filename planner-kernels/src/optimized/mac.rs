@@ -24,8 +24,6 @@
 //! its contract needs writes nothing past what it can (the portable version stops at the
 //! first row that does not fit) and panics only in debug builds.
 
-use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
-
 #[cfg(all(planner_dsp, not(planner_mve)))]
 mod dsp;
 #[cfg(planner_mve)]
@@ -55,29 +53,113 @@ impl Requant<'_> {
         self.mult.len() >= self.bias.len() && self.shift.len() >= self.bias.len()
     }
 
-    /// Channel `c`'s output of the dot product `acc` (without the bias).
-    #[inline(always)]
-    pub(crate) fn output(&self, acc: i32, c: usize) -> i8 {
-        let (Some(&b), Some(&m), Some(&s)) =
-            (self.bias.get(c), self.mult.get(c), self.shift.get(c))
-        else {
-            return 0;
-        };
-        finish(acc.wrapping_add(b), m, s, self.out_zero, self.lo, self.hi)
+    /// The same constants from channel `first` on (none past the end).
+    pub(crate) fn from(&self, first: usize) -> Requant<'_> {
+        Requant {
+            bias: self.bias.get(first..).unwrap_or_default(),
+            mult: self.mult.get(first..).unwrap_or_default(),
+            shift: self.shift.get(first..).unwrap_or_default(),
+            ..*self
+        }
     }
 }
 
-/// `clamp(mbqm(acc, mult, shift) + zero, lo, hi)`.
-#[inline(always)]
-fn finish(acc: i32, mult: i32, shift: i32, zero: i32, lo: i32, hi: i32) -> i8 {
-    let m = QuantizedMultiplier {
-        multiplier: mult,
-        shift,
-    };
-    multiply_by_quantized_multiplier(acc, m)
-        .saturating_add(zero)
-        .max(lo)
-        .min(hi) as i8
+/// Channels the portable loops unpack at a time.
+pub(crate) const BLOCK: usize = 64;
+
+/// One channel's requantisation, unpacked for the portable inner loops: the same
+/// arithmetic as [`crate::multiply_by_quantized_multiplier`], branch free.
+///
+/// TFLite's rounding doubling high multiply, `(a·b + nudge) / 2^31` truncated toward zero
+/// with a nudge of `2^30` (`a·b >= 0`) or `1 - 2^30`, equals `(a·b + 2^30) >> 31` (a
+/// floor) for either sign, and only `i32::MIN · i32::MIN` leaves the `i32` range (it
+/// saturates). Its rounding right shift by `r`, half away from zero, is `(s + 2^(r-1) - (s
+/// < 0)) >> r` for `r > 0`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Channel {
+    bias: i32,
+    mult: i32,
+    /// `2^(right - 1)`, or 0.
+    round: i32,
+    left: u8,
+    right: u8,
+    /// -1 when `right > 0`: a negative value's one less before the shift.
+    negative: i8,
+}
+
+impl Channel {
+    fn new(bias: i32, mult: i32, shift: i32) -> Channel {
+        // As multiply_by_quantized_multiplier: shifts of at most 31 (a shift of i32::MIN
+        // negates to itself, as in a release build, and shifts nothing).
+        let left = shift.clamp(0, 31) as u8;
+        let right = shift.wrapping_neg().clamp(0, 31) as u8;
+        Channel {
+            bias,
+            mult,
+            round: ((1i64 << right) >> 1) as i32,
+            left,
+            right,
+            negative: -i8::from(right > 0),
+        }
+    }
+
+    /// The requantised `acc + bias`, before the zero point.
+    #[inline(always)]
+    fn scale(&self, acc: i32) -> i64 {
+        let x = acc
+            .wrapping_add(self.bias)
+            .wrapping_shl(u32::from(self.left));
+        let s = ((i64::from(x) * i64::from(self.mult) + (1 << 30)) >> 31).min(i64::from(i32::MAX));
+        // Negative values round half away from zero: one less before the shift (when it
+        // shifts at all).
+        let negative = (s >> 63) & i64::from(self.negative);
+        (s + i64::from(self.round) + negative) >> self.right
+    }
+}
+
+/// Up to [`BLOCK`] channels of a [`Requant`], unpacked, with its zero point and clamp.
+pub(crate) struct Unpacked {
+    channels: [Channel; BLOCK],
+    zero: i64,
+    lo: i64,
+    hi: i64,
+}
+
+impl Unpacked {
+    /// Channels `first..first + BLOCK` of `q` (fewer at its end; the rest unused).
+    pub(crate) fn new(q: &Requant<'_>, first: usize) -> Unpacked {
+        let mut channels = [Channel::default(); BLOCK];
+        let (b, m, s) = (
+            q.bias.get(first..).unwrap_or_default(),
+            q.mult.get(first..).unwrap_or_default(),
+            q.shift.get(first..).unwrap_or_default(),
+        );
+        for (ch, ((&b, &m), &s)) in channels.iter_mut().zip(b.iter().zip(m).zip(s)) {
+            *ch = Channel::new(b, m, s);
+        }
+        Unpacked {
+            channels,
+            zero: i64::from(q.out_zero),
+            lo: i64::from(q.lo),
+            hi: i64::from(q.hi),
+        }
+    }
+
+    /// Channel `c`'s output of the dot product `acc` (`c < BLOCK`).
+    #[inline(always)]
+    pub(crate) fn output(&self, acc: i32, c: usize) -> i8 {
+        let ch = self.channels.get(c).copied().unwrap_or_default();
+        (ch.scale(acc) + self.zero).max(self.lo).min(self.hi) as i8
+    }
+
+    /// Requantises `acc` into `y`, channel `first + i` of the block from `acc[i]`.
+    #[inline(always)]
+    fn outputs(&self, first: usize, acc: &[i32], y: &mut [i8]) {
+        let channels = self.channels.get(first..).unwrap_or_default();
+        for ((yv, &a), ch) in y.iter_mut().zip(acc).zip(channels) {
+            *yv = (ch.scale(a) + self.zero).max(self.lo).min(self.hi) as i8;
+        }
+    }
 }
 
 /// A GEMM with requantisation. For `r` in `0..rows` and `c` in `0..cols` (`cols =
@@ -118,17 +200,10 @@ pub(crate) fn gemm_s8(
     if done == 0 {
         return portable_gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
     }
-    let rest = Requant {
-        bias: q.bias.get(done..).unwrap_or_default(),
-        mult: q.mult.get(done..).unwrap_or_default(),
-        shift: q.shift.get(done..).unwrap_or_default(),
-        ..*q
-    };
+    let rest = q.from(done);
     if rest.channels() > 0 {
-        let (w, y) = (
-            w.get(done * k..).unwrap_or_default(),
-            y.get_mut(done..).unwrap_or_default(),
-        );
+        let w = w.get(done * k..).unwrap_or_default();
+        let y = y.get_mut(done..).unwrap_or_default();
         portable_gemm_s8(x, x_stride, rows, w, k, &rest, y, y_stride);
     }
 }
@@ -154,77 +229,171 @@ fn portable_gemm_s8(
     if !fits || cols == 0 {
         return;
     }
-    let w = &w[..cols * k];
-    for r in 0..rows {
-        let xr = &x[r * x_stride..r * x_stride + k];
-        let yr = &mut y[r * y_stride..r * y_stride + cols];
-        let mut c = 0;
-        let mut quads = w.chunks_exact(4 * k.max(1));
-        let mut ys = yr.chunks_exact_mut(4);
-        if k > 0 {
-            for (w4, y4) in (&mut quads).zip(&mut ys) {
-                let (w0, rest) = w4.split_at(k);
-                let (w1, rest) = rest.split_at(k);
-                let (w2, w3) = rest.split_at(k);
-                let acc = dot4(xr, [w0, w1, w2, w3]);
-                for (j, (yv, a)) in y4.iter_mut().zip(acc).enumerate() {
-                    *yv = q.output(a, c + j);
+    let mut c0 = 0;
+    while c0 < cols {
+        let n = BLOCK.min(cols - c0);
+        let u = Unpacked::new(q, c0);
+        let w = &w[c0 * k..(c0 + n) * k];
+        if k <= SMALL_K && n >= 8 {
+            gemm_small_k(x, x_stride, rows, w, k, &u, &mut y[c0..], y_stride, n);
+        } else {
+            for r in 0..rows {
+                let xr = &x[r * x_stride..r * x_stride + k];
+                let yr = &mut y[r * y_stride + c0..r * y_stride + c0 + n];
+                let mut acc = [0i32; BLOCK];
+                let acc = &mut acc[..n];
+                if k > 0 {
+                    // Each column's weights to the end of the block: dot_n reads past a
+                    // column's row for a padded last chunk.
+                    let mut accs = acc.chunks_exact_mut(4);
+                    for (q4, a4) in (&mut accs).enumerate() {
+                        let at = |j: usize| w.get((4 * q4 + j) * k..).unwrap_or_default();
+                        a4.copy_from_slice(&dot4(xr, [at(0), at(1), at(2), at(3)]));
+                    }
+                    let done = n - accs.into_remainder().len();
+                    for (j, a) in acc.iter_mut().enumerate().skip(done) {
+                        *a = dot(xr, w.get(j * k..).unwrap_or_default());
+                    }
                 }
-                c += 4;
+                u.outputs(0, acc, yr);
             }
         }
-        for (j, yv) in yr.iter_mut().enumerate().skip(c) {
-            let wc = &w[j * k..(j + 1) * k];
-            *yv = q.output(dot(xr, wc), j);
-        }
+        c0 += n;
     }
 }
 
-/// Lanes of the portable dot products' accumulators.
-const LANES: usize = 8;
+/// The longest rows [`gemm_small_k`] takes.
+const SMALL_K: usize = 8;
 
-/// `Σ a[i] · b[i]`, wrapping, over the shorter of the two.
+/// Columns [`gemm_small_k`] transposes at a time.
+const SMALL_K_COLS: usize = 32;
+
+/// Lanes of the widest block of [`each_block`]: each `x` value of [`gemm_small_k`] is
+/// repeated this many times.
+const SPLAT: usize = 16;
+
+/// [`gemm_s8`] over `n <= BLOCK` columns (`u` their constants) with short rows (`k <=
+/// SMALL_K`), where a dot product per output costs more than its few products: the
+/// weights transposed (`SMALL_K_COLS` columns at a time, on the stack), each output row is
+/// `Σ_i x[i] · wt[i][..]`, vectorised across the columns.
+#[allow(clippy::too_many_arguments)]
+fn gemm_small_k(
+    x: &[i8],
+    x_stride: usize,
+    rows: usize,
+    w: &[i8],
+    k: usize,
+    u: &Unpacked,
+    y: &mut [i8],
+    y_stride: usize,
+    n: usize,
+) {
+    let mut c0 = 0;
+    while c0 < n {
+        let m = SMALL_K_COLS.min(n - c0);
+        let mut wt = [0i8; SMALL_K * SMALL_K_COLS];
+        for (c, wc) in w[c0 * k..(c0 + m) * k].chunks_exact(k.max(1)).enumerate() {
+            for (i, &v) in wc.iter().enumerate() {
+                wt[i * m + c] = v;
+            }
+        }
+        let wt = &wt[..k * m];
+        let mut splat = [0i8; SMALL_K * SPLAT];
+        for r in 0..rows {
+            let xr = &x[r * x_stride..r * x_stride + k];
+            for (row, &v) in splat.chunks_exact_mut(SPLAT).zip(xr) {
+                row.fill(v);
+            }
+            let terms = Splat {
+                x: &splat,
+                w: wt,
+                m,
+            };
+            let yr = &mut y[r * y_stride + c0..r * y_stride + c0 + m];
+            each_block(&terms, m, (k, 1), |c, acc| {
+                u.outputs(c0 + c, acc, yr.get_mut(c..).unwrap_or_default());
+            });
+        }
+        c0 += m;
+    }
+}
+
+/// Bytes of the portable dot products' chunks.
+const CHUNK_BYTES: usize = 32;
+
+/// `Σ a[i] · b[i]` over one chunk: LLVM turns it into widening multiplies and pairwise
+/// adds (`pmaddwd` on x86) and one horizontal sum.
 #[inline(always)]
-pub(crate) fn dot(a: &[i8], b: &[i8]) -> i32 {
-    let mut acc = [0i32; LANES];
-    let (ac, bc) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let (ar, br) = (ac.remainder(), bc.remainder());
-    for (x, y) in ac.zip(bc) {
-        for i in 0..LANES {
-            acc[i] = acc[i].wrapping_add(i32::from(i16::from(x[i]) * i16::from(y[i])));
-        }
+fn chunk_dot(a: &[i8; CHUNK_BYTES], b: &[i8; CHUNK_BYTES]) -> i32 {
+    let mut t = 0i32;
+    for i in 0..CHUNK_BYTES {
+        t = t.wrapping_add(i32::from(a[i]) * i32::from(b[i]));
     }
-    let mut sum = acc.iter().fold(0i32, |s, &v| s.wrapping_add(v));
-    for (x, y) in ar.iter().zip(br) {
-        sum = sum.wrapping_add(i32::from(*x) * i32::from(*y));
-    }
-    sum
+    t
 }
 
-/// Four dot products of `x` with `w[0..4]` (each as long as `x`), sharing the loads of `x`.
+/// `Σ_{i < x.len()} x[i] · w[i]`, wrapping, for `w` at least as long as `x`.
+#[inline(always)]
+pub(crate) fn dot(x: &[i8], w: &[i8]) -> i32 {
+    dot_n::<1>(x, [w])[0]
+}
+
+/// Four dot products of `x` with `w[0..4]` (each at least as long as `x`; longer is
+/// better, see [`dot_n`]), sharing the loads of `x`'s chunks.
 #[inline(always)]
 fn dot4(x: &[i8], w: [&[i8]; 4]) -> [i32; 4] {
-    let mut acc = [[0i32; LANES]; 4];
-    let n = x.len() / LANES * LANES;
-    let xc = x[..n].chunks_exact(LANES);
-    let wc = w.map(|w| w[..n.min(w.len())].chunks_exact(LANES));
-    let [w0, w1, w2, w3] = wc;
-    for ((((xv, a), b), c), d) in xc.zip(w0).zip(w1).zip(w2).zip(w3) {
-        for i in 0..LANES {
-            let xi = i16::from(xv[i]);
-            acc[0][i] = acc[0][i].wrapping_add(i32::from(xi * i16::from(a[i])));
-            acc[1][i] = acc[1][i].wrapping_add(i32::from(xi * i16::from(b[i])));
-            acc[2][i] = acc[2][i].wrapping_add(i32::from(xi * i16::from(c[i])));
-            acc[3][i] = acc[3][i].wrapping_add(i32::from(xi * i16::from(d[i])));
+    dot_n::<4>(x, w)
+}
+
+/// `W` dot products `Σ_{i < k} x[i] · w[j][i]` (`k = x.len()`, each `w[j]` at least that
+/// long), chunk by chunk. The last partial chunk, when it has 8 bytes or more, is a whole
+/// chunk of `x` padded with zeros times the next [`CHUNK_BYTES`] bytes of `w[j]` (read in
+/// place when `w[j]` reaches that far, which costs nothing: they are multiplied by zero);
+/// shorter tails go byte by byte.
+#[inline(always)]
+fn dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
+    let mut s = [0i32; W];
+    let k = x.len();
+    if w.iter().any(|w| w.len() < k) {
+        return s;
+    }
+    let mut at = 0;
+    while at + CHUNK_BYTES <= k {
+        let Ok(a) = <&[i8; CHUNK_BYTES]>::try_from(&x[at..at + CHUNK_BYTES]) else {
+            break;
+        };
+        for (sj, wj) in s.iter_mut().zip(&w) {
+            if let Ok(b) = <&[i8; CHUNK_BYTES]>::try_from(&wj[at..at + CHUNK_BYTES]) {
+                *sj = sj.wrapping_add(chunk_dot(a, b));
+            }
+        }
+        at += CHUNK_BYTES;
+    }
+    let tail = &x[at..];
+    if tail.len() >= 8 {
+        let mut a = [0i8; CHUNK_BYTES];
+        a[..tail.len()].copy_from_slice(tail);
+        for (sj, wj) in s.iter_mut().zip(&w) {
+            let mut padded = [0i8; CHUNK_BYTES];
+            let b = match wj.get(at..at + CHUNK_BYTES) {
+                Some(b) => b,
+                None => {
+                    padded[..tail.len()].copy_from_slice(&wj[at..k]);
+                    &padded
+                }
+            };
+            if let Ok(b) = <&[i8; CHUNK_BYTES]>::try_from(b) {
+                *sj = sj.wrapping_add(chunk_dot(&a, b));
+            }
+        }
+    } else {
+        for (i, &xv) in tail.iter().enumerate() {
+            for (sj, wj) in s.iter_mut().zip(&w) {
+                *sj = sj.wrapping_add(i32::from(xv) * i32::from(wj[at + i]));
+            }
         }
     }
-    let mut out = acc.map(|a| a.iter().fold(0i32, |s, &v| s.wrapping_add(v)));
-    for (j, wj) in w.iter().enumerate() {
-        for (xv, wv) in x[n..].iter().zip(wj.get(n..).unwrap_or_default()) {
-            out[j] = out[j].wrapping_add(i32::from(*xv) * i32::from(*wv));
-        }
-    }
-    out
+    s
 }
 
 /// The geometry of [`depthwise_s8`], in elements of its slices.
@@ -256,9 +425,6 @@ impl DwGeometry {
     }
 }
 
-/// Channels a depthwise block accumulates at once.
-const DW_BLOCK: usize = 16;
-
 /// A depthwise convolution over one run of `n` output pixels whose windows lie wholly
 /// inside the input (the caller computes border pixels otherwise), depth multiplier 1. For
 /// `j` in `0..n` and `c` in `0..ch` (`ch = q.channels()`):
@@ -289,12 +455,7 @@ pub(crate) fn depthwise_s8(
     if done == 0 {
         return portable_depthwise_s8(x, g, n, w, q, y);
     }
-    let rest = Requant {
-        bias: q.bias.get(done..).unwrap_or_default(),
-        mult: q.mult.get(done..).unwrap_or_default(),
-        shift: q.shift.get(done..).unwrap_or_default(),
-        ..*q
-    };
+    let rest = q.from(done);
     if rest.channels() > 0 {
         let x = x.get(done..).unwrap_or_default();
         let w = w.get(done..).unwrap_or_default();
@@ -324,36 +485,117 @@ fn portable_depthwise_s8(
     if !fits || n == 0 || ch == 0 {
         return;
     }
-    for j in 0..n {
-        let xj = &x[j * g.x_step..];
-        let yj = &mut y[j * g.y_step..j * g.y_step + ch];
-        let mut c0 = 0;
-        while c0 < ch {
-            let len = DW_BLOCK.min(ch - c0);
-            let mut acc = [0i32; DW_BLOCK];
-            for ty in 0..g.fh {
-                for tx in 0..g.fw {
-                    let xo = ty * g.tap_row + tx * g.tap_col + c0;
-                    let wo = (ty * g.fw + tx) * g.w_tap + c0;
-                    let xs = &xj[xo..xo + len];
-                    let ws = &w[wo..wo + len];
-                    if len == DW_BLOCK {
-                        for i in 0..DW_BLOCK {
-                            acc[i] =
-                                acc[i].wrapping_add(i32::from(i16::from(xs[i]) * i16::from(ws[i])));
-                        }
-                    } else {
-                        for ((a, xv), wv) in acc.iter_mut().zip(xs).zip(ws) {
-                            *a = a.wrapping_add(i32::from(i16::from(*xv) * i16::from(*wv)));
-                        }
-                    }
-                }
-            }
-            for (i, (yv, a)) in yj[c0..c0 + len].iter_mut().zip(acc).enumerate() {
-                *yv = q.output(a, c0 + i);
-            }
-            c0 += len;
+    let mut c0 = 0;
+    while c0 < ch {
+        let len = BLOCK.min(ch - c0);
+        let u = Unpacked::new(q, c0);
+        for j in 0..n {
+            let terms = Taps {
+                x: &x[j * g.x_step + c0..],
+                w: &w[c0..],
+                g,
+            };
+            let yj = &mut y[j * g.y_step + c0..j * g.y_step + c0 + len];
+            each_block(&terms, len, (g.fh, g.fw), |c, acc| {
+                u.outputs(c, acc, yj.get_mut(c..).unwrap_or_default());
+            });
         }
+        c0 += len;
+    }
+}
+
+/// `acc[i] += x[i] · w[i]` (wrapping) over the shortest of the three (the accumulators in
+/// memory: for the few pixels at a border).
+#[inline(always)]
+pub(crate) fn mac_row(acc: &mut [i32], x: &[i8], w: &[i8]) {
+    let n = acc.len().min(x.len()).min(w.len());
+    let (acc, x, w) = (&mut acc[..n], &x[..n], &w[..n]);
+    for ((a, &xv), &wv) in acc.iter_mut().zip(x).zip(w) {
+        *a = a.wrapping_add(i32::from(i16::from(xv) * i16::from(wv)));
+    }
+}
+
+/// The terms of per-channel sums of products, in `rows · cols` terms: term `(r, t)` of
+/// channels `c..` multiplies `x(r, t, c)` by `w(r, t, c)` lane by lane ([`each_block`]).
+/// Callers check the slices' lengths once: every term's values lie inside them.
+trait Terms {
+    fn x(&self, r: usize, t: usize, c: usize) -> &[i8];
+    fn w(&self, r: usize, t: usize, c: usize) -> &[i8];
+}
+
+/// A depthwise window ([`depthwise_s8`]): term `(ty, tx)` is a tap.
+struct Taps<'a> {
+    x: &'a [i8],
+    w: &'a [i8],
+    g: &'a DwGeometry,
+}
+
+impl Terms for Taps<'_> {
+    #[inline(always)]
+    fn x(&self, ty: usize, tx: usize, c: usize) -> &[i8] {
+        &self.x[ty * self.g.tap_row + tx * self.g.tap_col + c..]
+    }
+    #[inline(always)]
+    fn w(&self, ty: usize, tx: usize, c: usize) -> &[i8] {
+        &self.w[(ty * self.g.fw + tx) * self.g.w_tap + c..]
+    }
+}
+
+/// One row of [`gemm_small_k`]: term `(i, 0)` is row `i` of `x` (`x[i]` repeated) times
+/// row `i` of the transposed weights (`m` columns).
+struct Splat<'a> {
+    x: &'a [i8],
+    w: &'a [i8],
+    m: usize,
+}
+
+impl Terms for Splat<'_> {
+    #[inline(always)]
+    fn x(&self, i: usize, _: usize, _: usize) -> &[i8] {
+        &self.x[i * SPLAT..]
+    }
+    #[inline(always)]
+    fn w(&self, i: usize, _: usize, c: usize) -> &[i8] {
+        &self.w[i * self.m + c..]
+    }
+}
+
+/// The sums of `terms`' `rows · cols` terms for channels `c..c + N`, in `N` accumulators
+/// that stay in registers.
+#[inline(always)]
+fn sums<T: Terms, const N: usize>(terms: &T, (rows, cols): (usize, usize), c: usize) -> [i32; N] {
+    let mut acc = [0i32; N];
+    for r in 0..rows {
+        for t in 0..cols {
+            let (x, w) = (&terms.x(r, t, c)[..N], &terms.w(r, t, c)[..N]);
+            for i in 0..N {
+                acc[i] = acc[i].wrapping_add(i32::from(i16::from(x[i]) * i16::from(w[i])));
+            }
+        }
+    }
+    acc
+}
+
+/// Calls `out(c, sums)` for the channels `0..n` in blocks of 16, then 8, then 1.
+#[inline(always)]
+fn each_block<T: Terms>(
+    terms: &T,
+    n: usize,
+    steps: (usize, usize),
+    mut out: impl FnMut(usize, &[i32]),
+) {
+    let mut c = 0;
+    while c + 16 <= n {
+        out(c, &sums::<T, 16>(terms, steps, c));
+        c += 16;
+    }
+    if c + 8 <= n {
+        out(c, &sums::<T, 8>(terms, steps, c));
+        c += 8;
+    }
+    while c < n {
+        out(c, &sums::<T, 1>(terms, steps, c));
+        c += 1;
     }
 }
 

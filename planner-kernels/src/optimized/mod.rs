@@ -68,7 +68,7 @@ impl planner_rt::kernel::Patches for Optimized {}
 
 /// Output channels whose requantisation constants one call computes at a time, on the stack
 /// (three `i32` each), when the op has no prepared input 3.
-pub const CHUNK: usize = 64;
+pub const CHUNK: usize = mac::BLOCK;
 
 /// Bytes of the stack buffer for im2col rows when the op has no scratch tensor for them.
 pub const IM2COL_STACK: usize = 2048;

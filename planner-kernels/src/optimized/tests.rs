@@ -134,10 +134,6 @@ impl Geometry {
             _ => Dims::EMPTY,
         }
     }
-
-    fn input_len(&self) -> usize {
-        self.n * self.h * self.w * self.c
-    }
 }
 
 /// A random quantisation of an op with `channels` output channels and `taps` products per

@@ -8,7 +8,7 @@ extern crate std;
 use std::vec;
 use std::vec::Vec;
 
-use super::{DwGeometry, Requant, depthwise_s8, gemm_s8};
+use super::{Channel, DwGeometry, Requant, depthwise_s8, gemm_s8};
 use crate::optimized::tests::Rng;
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
 
@@ -166,4 +166,47 @@ fn short_slices_write_nothing_past_them() {
     let mut y = vec![7i8; 6];
     gemm_s8(&[1; 7], 4, 2, &[1; 12], 4, &c.q(), &mut y, 3);
     assert_eq!(y, [7; 6]);
+}
+
+#[test]
+fn the_unpacked_requantisation_is_multiply_by_quantized_multiplier() {
+    // Every shift TFLite gives and beyond (left shifts past 31 act as 31, as in the
+    // reference), extreme multipliers (negative ones and i32::MIN included: a prepared
+    // tensor may hold anything), extreme accumulators and biases.
+    let mut r = Rng::new(0x5C41E);
+    let edges = [
+        i32::MIN,
+        i32::MIN + 1,
+        -(1 << 30),
+        -1,
+        0,
+        1,
+        1 << 30,
+        i32::MAX - 1,
+        i32::MAX,
+    ];
+    let pick = |r: &mut Rng| {
+        if r.one_in(4) {
+            edges[r.size(0, edges.len() - 1)]
+        } else {
+            r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+        }
+    };
+    for case in 0..200_000 {
+        let (acc, bias, mult) = (pick(&mut r), pick(&mut r), pick(&mut r));
+        let shift = r.range(-40, 40) as i32;
+        let m = QuantizedMultiplier {
+            multiplier: mult,
+            shift,
+        };
+        let want = i64::from(multiply_by_quantized_multiplier(acc.wrapping_add(bias), m));
+        let got = Channel::new(bias, mult, shift).scale(acc);
+        assert_eq!(
+            got, want,
+            "case {case}: acc {acc} bias {bias} mult {mult} shift {shift}"
+        );
+    }
+    // A shift of i32::MIN (which the reference cannot negate in a debug build) shifts
+    // nothing, as the reference does in a release build.
+    assert_eq!(Channel::new(0, 1 << 30, i32::MIN).scale(100), 50);
 }
