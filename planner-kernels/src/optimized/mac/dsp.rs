@@ -28,13 +28,13 @@ const CHUNK: usize = 32;
 struct Channel {
     bias: i32,
     mult: i32,
-    /// Left shift, 0..=31.
+    /// Left shift, 0..=31 (`left + 1` in a fast entry, see [`rounding`]).
     left: i32,
     /// Right shift, 0..=31.
     right: i32,
-    /// `(1 << right) - 1`.
+    /// `(1 << right) - 1` (`2^(right - 1)` in a fast entry).
     mask: i32,
-    /// `mask >> 1`.
+    /// `mask >> 1` (-1 in a fast entry).
     threshold: i32,
     zero: i32,
     lo: i32,
@@ -57,6 +57,40 @@ struct Args {
 
 unsafe extern "C" {
     fn planner_dsp_gemm_s8(a: *const Args);
+}
+
+/// Largest `|x · w|` of two int8 values: the bound on each product of an accumulator.
+const MAX_PRODUCT: i64 = 128 * 128;
+
+/// A channel's shift and rounding fields for the assembly's requantisation, `(left,
+/// right, mask, threshold)`, and whether it may take the fast one.
+///
+/// The exact sequence is TFLite's: the doubling high multiply from a 64-bit `SMULL` and
+/// the rounding right shift from the remainder. When every accumulator this channel can
+/// see is bounded so that `|(acc + bias) · 2^(left + 1)| < 2^31` (at most `products`
+/// products of two int8 values plus the bias), the right shift is at least 1 and the zero
+/// point at most `2^30`, the fast one gives the same values: `SMMULR` of the accumulator
+/// shifted left by `left + 1` is the doubling high multiply (`(2ab + 2^31) >> 32`, which
+/// rounds as gemmlowp's nudge for either sign and cannot saturate in that range), its
+/// result is below `2^30` in magnitude, so `(s + (s >> 31) + 2^(right - 1)) >> right`
+/// cannot overflow and rounds half away from zero, and the zero point's addition cannot
+/// overflow either. Fast entries hold `left + 1`, `right`, `2^(right - 1)` and -1 in the
+/// threshold slot, which the assembly tests.
+fn rounding(bias: i32, shift: i32, zero: i32, products: usize) -> (i32, i32, i32, i32, bool) {
+    let left = shift.max(0);
+    let right = (-shift).max(0);
+    let bound = i64::from(bias).abs() + MAX_PRODUCT * products as i64;
+    let fast = right >= 1
+        && i64::from(zero).abs() <= 1 << 30
+        && bound
+            .checked_shl(left as u32 + 1)
+            .is_some_and(|b| b < 1 << 31);
+    if fast {
+        (left + 1, right, 1 << (right - 1), -1, true)
+    } else {
+        let mask = ((1i64 << right) - 1) as i32;
+        (left, right, mask, mask >> 1, false)
+    }
 }
 
 /// [`super::gemm_s8`]'s contract; returns the channels it computed: all of them, or 0 when
@@ -94,17 +128,21 @@ pub(super) fn gemm_s8(
     let mut c0 = 0;
     while c0 < cols {
         let n = CHUNK.min(cols - c0);
+        // One kind of requantisation for the whole run: fast when every channel allows it.
+        let fast = (c0..c0 + n).all(|c| rounding(q.bias[c], q.shift[c], q.out_zero, k).4);
         for (t, c) in table.iter_mut().zip(c0..c0 + n) {
-            let s = q.shift[c];
-            let right = (-s).max(0);
-            let mask = ((1i64 << right) - 1) as i32;
+            let (left, right, mask, threshold, _) = if fast {
+                rounding(q.bias[c], q.shift[c], q.out_zero, k)
+            } else {
+                rounding(q.bias[c], q.shift[c], i32::MAX, k)
+            };
             *t = Channel {
                 bias: q.bias[c],
                 mult: q.mult[c],
-                left: s.max(0),
+                left,
                 right,
                 mask,
-                threshold: mask >> 1,
+                threshold,
                 zero: q.out_zero,
                 lo: q.lo,
                 hi: q.hi,
@@ -272,7 +310,8 @@ core::arch::global_asm!(
     "ldr r1, [sp, #4]",
     "ldm r1, {{r4-r12}}",
     "mov r1, r2",
-    ".macro PLANNER_DSP_REQUANT acc",
+    // TFLite's requantisation of \\acc, exact (r2, r3 scratch).
+    ".macro PLANNER_DSP_EXACT acc",
     "add \\acc, \\acc, r4",
     "lsl \\acc, \\acc, r6",
     "smull r2, r3, \\acc, r5",
@@ -287,6 +326,20 @@ core::arch::global_asm!(
     "it gt",
     "addgt \\acc, \\acc, #1",
     "qadd \\acc, \\acc, r10",
+    "PLANNER_DSP_CLAMP \\acc",
+    ".endm",
+    // The same values when the table entry is fast (see `rounding`).
+    ".macro PLANNER_DSP_FAST acc",
+    "add \\acc, \\acc, r4",
+    "lsl \\acc, \\acc, r6",
+    "smmulr \\acc, \\acc, r5",
+    "add \\acc, \\acc, \\acc, asr #31",
+    "add \\acc, \\acc, r8",
+    "asr \\acc, \\acc, r7",
+    "add \\acc, \\acc, r10",
+    "PLANNER_DSP_CLAMP \\acc",
+    ".endm",
+    ".macro PLANNER_DSP_CLAMP acc",
     "cmp \\acc, r11",
     "it lt",
     "movlt \\acc, r11",
@@ -294,8 +347,15 @@ core::arch::global_asm!(
     "it gt",
     "movgt \\acc, r12",
     ".endm",
-    "PLANNER_DSP_REQUANT r0",
-    "PLANNER_DSP_REQUANT r1",
+    "cmp r9, #0",
+    "blt 31f",
+    "PLANNER_DSP_EXACT r0",
+    "PLANNER_DSP_EXACT r1",
+    "b 32f",
+    "31:",
+    "PLANNER_DSP_FAST r0",
+    "PLANNER_DSP_FAST r1",
+    "32:",
     "ldr lr, [sp, #0]",
     "ldr r2, [lr, #24]",
     "ldr r3, [sp, #8]",
@@ -312,8 +372,15 @@ core::arch::global_asm!(
     "ldm r1, {{r4-r12}}",
     "ldr r0, [sp, #16]",
     "ldr r1, [sp, #20]",
-    "PLANNER_DSP_REQUANT r0",
-    "PLANNER_DSP_REQUANT r1",
+    "cmp r9, #0",
+    "blt 33f",
+    "PLANNER_DSP_EXACT r0",
+    "PLANNER_DSP_EXACT r1",
+    "b 34f",
+    "33:",
+    "PLANNER_DSP_FAST r0",
+    "PLANNER_DSP_FAST r1",
+    "34:",
     "ldr lr, [sp, #0]",
     "ldr r2, [lr, #24]",
     "ldr r3, [sp, #8]",
@@ -335,7 +402,9 @@ core::arch::global_asm!(
     "cmp r3, r2",
     "blo 10b",
     "20:",
-    ".purgem PLANNER_DSP_REQUANT",
+    ".purgem PLANNER_DSP_EXACT",
+    ".purgem PLANNER_DSP_FAST",
+    ".purgem PLANNER_DSP_CLAMP",
     "add sp, sp, #32",
     "pop {{r4-r11, pc}}",
     ".size planner_dsp_gemm_s8, . - planner_dsp_gemm_s8",
@@ -358,13 +427,13 @@ gemm_asm!();
 #[derive(Clone, Copy, Default)]
 struct DwChannel {
     mult: i32,
-    /// Left shift, 0..=31.
+    /// Left shift, 0..=31 (`left + 1` in a fast entry, see [`rounding`]).
     left: i32,
     /// Right shift, 0..=31.
     right: i32,
-    /// `(1 << right) - 1`.
+    /// `(1 << right) - 1` (`2^(right - 1)` in a fast entry).
     mask: i32,
-    /// `mask >> 1`.
+    /// `mask >> 1` (-1 in a fast entry).
     threshold: i32,
     zero: i32,
     lo: i32,
@@ -445,16 +514,16 @@ pub(super) fn depthwise_s8(
     let mut c0 = 0;
     while c0 < ch {
         let cc = CHUNK.min(ch - c0);
+        let fast = (c0..c0 + cc).all(|c| rounding(q.bias[c], q.shift[c], q.out_zero, taps).4);
         for (t, c) in table.iter_mut().zip(c0..c0 + cc) {
-            let s = q.shift[c];
-            let right = (-s).max(0);
-            let mask = ((1i64 << right) - 1) as i32;
+            let zero = if fast { q.out_zero } else { i32::MAX };
+            let (left, right, mask, threshold, _) = rounding(q.bias[c], q.shift[c], zero, taps);
             *t = DwChannel {
                 mult: q.mult[c],
-                left: s.max(0),
+                left,
                 right,
                 mask,
-                threshold: mask >> 1,
+                threshold,
                 zero: q.out_zero,
                 lo: q.lo,
                 hi: q.hi,
@@ -493,7 +562,8 @@ pub(super) fn depthwise_s8(
 
 /// The depthwise assembly, after `$pre` (directives for the assembler, as for the GEMM).
 /// `PLANNER_DSP_DW_OUT i` requantises the accumulator of the block's channel `i` (spilled at
-/// `sp + 32 + 4i`; its table entry at `r11 + 32i`) and stores it at `[r12, #i]`.
+/// `sp + 32 + 4i`; its table entry at `r11 + 32i`) and stores it at `[r12, #i]`;
+/// `PLANNER_DSP_DW_FAST i` does the same from a fast entry (see [`rounding`]).
 macro_rules! dw_asm {
     ($($pre:literal),*) => {
 core::arch::global_asm!(
@@ -608,11 +678,41 @@ core::arch::global_asm!(
     "movgt r0, r10",
     "strb r0, [r12, #\\i]",
     ".endm",
+    ".macro PLANNER_DSP_DW_FAST i",
+    "ldr r0, [sp, #(32 + 4 * \\i)]",
+    "add lr, r11, #(32 * \\i)",
+    "ldm lr, {{r3-r10}}",
+    "lsl r0, r0, r4",
+    "smmulr r0, r0, r3",
+    "add r0, r0, r0, asr #31",
+    "add r0, r0, r6",
+    "asr r0, r0, r5",
+    "add r0, r0, r8",
+    "cmp r0, r9",
+    "it lt",
+    "movlt r0, r9",
+    "cmp r0, r10",
+    "it gt",
+    "movgt r0, r10",
+    "strb r0, [r12, #\\i]",
+    ".endm",
+    // The block's entries are all fast or all exact: the first one's threshold says.
+    "ldr r0, [r11, #16]",
+    "cmp r0, #0",
+    "blt 41f",
     "PLANNER_DSP_DW_OUT 0",
     "PLANNER_DSP_DW_OUT 1",
     "PLANNER_DSP_DW_OUT 2",
     "PLANNER_DSP_DW_OUT 3",
+    "b 42f",
+    "41:",
+    "PLANNER_DSP_DW_FAST 0",
+    "PLANNER_DSP_DW_FAST 1",
+    "PLANNER_DSP_DW_FAST 2",
+    "PLANNER_DSP_DW_FAST 3",
+    "42:",
     ".purgem PLANNER_DSP_DW_OUT",
+    ".purgem PLANNER_DSP_DW_FAST",
     // The next pixel.
     "ldr lr, [sp, #0]",
     "ldr r1, [lr, #40]",
