@@ -239,14 +239,14 @@ struct DwArgs {
     w_tap: u32,        // 32
     y: *mut i8,        // 36
     y_step: u32,       // 40
-    blocks: u32,       // 44: channels / 4
+    blocks: u32,       // 44: channels / 8
     bias: *const i32,  // 48
     mult: *const i32,  // 52
     shift: *const i32, // 56
     out_zero: i32,     // 60
     lo: i32,           // 64
     hi: i32,           // 68
-    wbuf: *mut i8,     // 72: fh · fw · 4 bytes, the block's weights tap after tap
+    wbuf: *mut i8,     // 72: fh · fw · 8 bytes, the block's weights tap after tap
 }
 
 unsafe extern "C" {
@@ -256,9 +256,9 @@ unsafe extern "C" {
 /// Most taps the weight buffer holds (a 9x9 window); larger windows take the portable loop.
 const MAX_TAPS: usize = 81;
 
-/// The first `4 · floor(ch / 4)` channels of [`super::depthwise_s8`]'s contract; returns the
+/// The first `8 · floor(ch / 8)` channels of [`super::depthwise_s8`]'s contract; returns the
 /// channels it computed (0 when none: shifts outside `-31..=31`, a window of more than
-/// [`MAX_TAPS`] taps, sizes past `u32`, fewer than four channels). The caller has checked
+/// [`MAX_TAPS`] taps, sizes past `u32`, fewer than eight channels). The caller has checked
 /// every length.
 pub(super) fn depthwise_s8(
     x: &[i8],
@@ -268,7 +268,7 @@ pub(super) fn depthwise_s8(
     q: &Requant<'_>,
     y: &mut [i8],
 ) -> usize {
-    let ch = q.channels() / 4 * 4;
+    let ch = q.channels() / 8 * 8;
     let taps = g.fh * g.fw;
     let int = |v: usize| u32::try_from(v).ok();
     let shifts_fit = q.shift.iter().take(ch).all(|s| (-31..=31).contains(s));
@@ -291,7 +291,7 @@ pub(super) fn depthwise_s8(
         int(g.x_step),
         int(g.w_tap),
         int(g.y_step),
-        int(ch / 4),
+        int(ch / 8),
     )
     else {
         return 0;
@@ -309,7 +309,8 @@ pub(super) fn depthwise_s8(
     if !fits {
         return 0;
     }
-    let mut wbuf = [0i8; 4 * MAX_TAPS];
+    // Words, so that the assembly's STRD finds it aligned.
+    let mut wbuf = [0u32; 2 * MAX_TAPS];
     let args = DwArgs {
         x: x.as_ptr(),
         n: n32,
@@ -329,24 +330,32 @@ pub(super) fn depthwise_s8(
         out_zero: q.out_zero,
         lo: q.lo,
         hi: q.hi,
-        wbuf: wbuf.as_mut_ptr(),
+        wbuf: wbuf.as_mut_ptr().cast(),
     };
-    // SAFETY: for each block of four channels the assembly reads four bytes at every tap of
-    // every output pixel's window in `x` (the farthest ends at `x_len`, inside `x`), four
-    // bytes at every tap in `w` (inside, `(taps - 1) · w_tap + ch`), four words of `bias`,
-    // `mult` and `shift` (inside, `ch` each), writes four bytes per output pixel in `y`
-    // (inside, `(n - 1) · y_step + ch`) and `4 · taps` bytes of `wbuf` (at most
-    // `4 · MAX_TAPS`). It follows the AAPCS (r4-r11, lr and d8-d15 saved and restored) and
+    // SAFETY: for each block of eight channels the assembly reads eight bytes at every tap
+    // of every output pixel's window in `x` (the farthest ends at `x_len`, inside `x`),
+    // eight bytes at every tap in `w` (inside, `(taps - 1) · w_tap + ch`), eight words of
+    // `bias`, `mult` and `shift` (inside, `ch` each), writes eight bytes per output pixel
+    // in `y` (inside, `(n - 1) · y_step + ch`) and `8 · taps` bytes of `wbuf` (at most
+    // `8 · MAX_TAPS`). It follows the AAPCS (r4-r11, lr and d8-d15 saved and restored) and
     // keeps its frame on the stack it was given; `y` and `wbuf` are borrowed mutably.
     unsafe { planner_mve_dw_s8(&args) };
     ch
 }
 
+// Eight channels at a time, in 16-bit lanes: VLDRB.S16 loads a tap's eight inputs and eight
+// weights, VMULLB.S16/VMULLT.S16 multiply the even and the odd lanes into two vectors of
+// 32-bit products, summed into q0 (channels 0, 2, 4, 6) and q1 (1, 3, 5, 7). Each half is
+// requantised as a vector (as in the GEMM); VMOVNT puts the odd half's bytes between the
+// even half's and one VSTRB.16 stores the eight channels in order.
+//
 // Frame (sp): 0 blocks left, 4 pixels left, 8 args, 12 fh, 16 tap_row, 20 tap_col,
-// 24 x_step, 28 y_step, 32 block's x, 36 block's y, 40 out_zero, 48..63 the upper clamp.
-// Registers through a block's pixels: q3 bias, q4 multipliers, q5 left shifts, q6 right
-// shifts (negative), q7 the lower clamp; r5 the pixel's x, r6 its y, r7 the weight buffer
-// (r4 its cursor: a widening load's base must be a low register).
+// 24 x_step, 28 y_step, 32 block's x, 36 block's y, 40 out_zero, 44 block index,
+// 48 bias even, 64 bias odd, 80 multipliers even, 96 odd, 112 left shifts even, 128 odd,
+// 144 right shifts (negative) even, 160 odd: the block's constants, de-interleaved.
+// Registers through a block's pixels: q5 the lower clamp, q6 the upper; r5 the pixel's
+// x, r6 its y, r7 the weight buffer (r4 its cursor: a widening load's base must be a low
+// register), r8 the step between weight rows... see the code.
 core::arch::global_asm!(
     ".cpu cortex-m55",
     ".section .text.planner_mve_dw_s8,\"ax\",%progbits",
@@ -357,7 +366,7 @@ core::arch::global_asm!(
     "planner_mve_dw_s8:",
     "push {{r4-r11, lr}}",
     "vpush {{d8-d15}}",
-    "sub sp, sp, #64",
+    "sub sp, sp, #176",
     "str r0, [sp, #8]",
     "ldr r1, [r0, #44]",
     "str r1, [sp, #0]",
@@ -377,32 +386,50 @@ core::arch::global_asm!(
     "str r1, [sp, #36]",
     "ldr r1, [r0, #60]",
     "str r1, [sp, #40]",
+    "movs r1, #0",
+    "str r1, [sp, #44]",
     "ldr r1, [r0, #64]",
-    "vdup.32 q7, r1",
+    "vdup.32 q5, r1",
     "ldr r1, [r0, #68]",
-    "vdup.32 q1, r1",
-    "vstrw.32 q1, [sp, #48]",
-    // A block of four channels.
+    "vdup.32 q6, r1",
+    // A block of eight channels.
     "2:",
     "ldr r0, [sp, #8]",
-    // Its constants: r1 the block's first channel's offset in words (4 · block).
-    "ldr r1, [r0, #44]",
-    "ldr r2, [sp, #0]",
-    "subs r1, r1, r2",
-    "lsls r1, r1, #4",
+    // Its constants, de-interleaved by gathers at word offsets {0, 2, 4, 6}: r1 the
+    // block's first channel's offset in bytes within the word rows (32 · block).
+    "ldr r1, [sp, #44]",
+    "lsls r1, r1, #5",
+    "movs r2, #0",
+    "vidup.u32 q7, r2, #2",
     "ldr r2, [r0, #48]",
     "add r2, r2, r1",
-    "vldrw.u32 q3, [r2]",
+    "vldrw.u32 q0, [r2, q7, uxtw #2]",
+    "vstrw.32 q0, [sp, #48]",
+    "adds r2, r2, #4",
+    "vldrw.u32 q0, [r2, q7, uxtw #2]",
+    "vstrw.32 q0, [sp, #64]",
     "ldr r2, [r0, #52]",
     "add r2, r2, r1",
-    "vldrw.u32 q4, [r2]",
+    "vldrw.u32 q0, [r2, q7, uxtw #2]",
+    "vstrw.32 q0, [sp, #80]",
+    "adds r2, r2, #4",
+    "vldrw.u32 q0, [r2, q7, uxtw #2]",
+    "vstrw.32 q0, [sp, #96]",
     "ldr r2, [r0, #56]",
     "add r2, r2, r1",
-    "vldrw.u32 q6, [r2]",
-    "vmov.i32 q0, #0",
-    "vmax.s32 q5, q6, q0",
-    "vmin.s32 q6, q6, q0",
-    // Its weights, tap after tap, four bytes each, into the buffer.
+    "vmov.i32 q2, #0",
+    "vldrw.u32 q0, [r2, q7, uxtw #2]",
+    "vmax.s32 q1, q0, q2",
+    "vstrw.32 q1, [sp, #112]",
+    "vmin.s32 q1, q0, q2",
+    "vstrw.32 q1, [sp, #144]",
+    "adds r2, r2, #4",
+    "vldrw.u32 q0, [r2, q7, uxtw #2]",
+    "vmax.s32 q1, q0, q2",
+    "vstrw.32 q1, [sp, #128]",
+    "vmin.s32 q1, q0, q2",
+    "vstrw.32 q1, [sp, #160]",
+    // Its weights, tap after tap, eight bytes each, into the buffer.
     "lsrs r1, r1, #2",
     "ldr r2, [r0, #28]",
     "add r2, r2, r1",
@@ -414,8 +441,9 @@ core::arch::global_asm!(
     "mov r8, r7",
     "3:",
     "ldr r9, [r2]",
+    "ldr r10, [r2, #4]",
     "add r2, r2, r3",
-    "str r9, [r8], #4",
+    "strd r9, r10, [r8], #8",
     "subs r4, r4, #1",
     "bne 3b",
     // The pixels.
@@ -424,40 +452,51 @@ core::arch::global_asm!(
     "ldr r1, [r0, #4]",
     "str r1, [sp, #4]",
     "ldr r11, [r0, #12]",
+    "ldr r12, [sp, #20]",
     "4:",
-    "vmov q0, q3",
+    "vldrw.u32 q0, [sp, #48]",
+    "vldrw.u32 q1, [sp, #64]",
     "mov r4, r7",
     "mov r9, r5",
     "ldr r10, [sp, #12]",
-    "ldr r12, [sp, #20]",
     "5:",
     "mov r2, r9",
     "dls lr, r11",
     "6:",
-    "vldrb.s32 q1, [r2]",
+    "vldrb.s16 q2, [r2]",
     "add r2, r2, r12",
-    "vldrb.s32 q2, [r4], #4",
-    "vmul.i32 q1, q1, q2",
-    "vadd.i32 q0, q0, q1",
+    "vldrb.s16 q3, [r4], #8",
+    "vmullb.s16 q4, q2, q3",
+    "vadd.i32 q0, q0, q4",
+    "vmullt.s16 q4, q2, q3",
+    "vadd.i32 q1, q1, q4",
     "le lr, 6b",
     "ldr r3, [sp, #16]",
     "add r9, r9, r3",
     "subs r10, r10, #1",
     "bne 5b",
-    // Requantise the four channels and store them.
-    "vshl.s32 q0, q0, q5",
-    "vqrdmulh.s32 q0, q0, q4",
-    "vshr.s32 q1, q6, #31",
-    "vshr.s32 q2, q0, #31",
-    "vand q2, q2, q1",
-    "vqadd.s32 q0, q0, q2",
-    "vrshl.s32 q0, q0, q6",
+    // Requantise both halves.
     "ldr r3, [sp, #40]",
-    "vadd.i32 q0, q0, r3",
-    "vmax.s32 q0, q0, q7",
-    "vldrw.u32 q1, [sp, #48]",
-    "vmin.s32 q0, q0, q1",
-    "vstrb.32 q0, [r6]",
+    ".macro PLANNER_MVE_DW_HALF acc, at",
+    "vldrw.u32 q2, [sp, #(112 + \\at)]",
+    "vshl.s32 \\acc, \\acc, q2",
+    "vldrw.u32 q2, [sp, #(80 + \\at)]",
+    "vqrdmulh.s32 \\acc, \\acc, q2",
+    "vldrw.u32 q2, [sp, #(144 + \\at)]",
+    "vshr.s32 q3, q2, #31",
+    "vshr.s32 q4, \\acc, #31",
+    "vand q4, q4, q3",
+    "vqadd.s32 \\acc, \\acc, q4",
+    "vrshl.s32 \\acc, \\acc, q2",
+    "vadd.i32 \\acc, \\acc, r3",
+    "vmax.s32 \\acc, \\acc, q5",
+    "vmin.s32 \\acc, \\acc, q6",
+    ".endm",
+    "PLANNER_MVE_DW_HALF q0, 0",
+    "PLANNER_MVE_DW_HALF q1, 16",
+    ".purgem PLANNER_MVE_DW_HALF",
+    "vmovnt.i32 q0, q1",
+    "vstrb.16 q0, [r6]",
     "ldr r3, [sp, #28]",
     "add r6, r6, r3",
     "ldr r3, [sp, #24]",
@@ -466,18 +505,21 @@ core::arch::global_asm!(
     "subs r3, r3, #1",
     "str r3, [sp, #4]",
     "bne 4b",
-    // The next block: four channels on in x and y.
+    // The next block: eight channels on in x and y.
     "ldr r3, [sp, #32]",
-    "adds r3, r3, #4",
+    "adds r3, r3, #8",
     "str r3, [sp, #32]",
     "ldr r3, [sp, #36]",
-    "adds r3, r3, #4",
+    "adds r3, r3, #8",
     "str r3, [sp, #36]",
+    "ldr r3, [sp, #44]",
+    "adds r3, r3, #1",
+    "str r3, [sp, #44]",
     "ldr r3, [sp, #0]",
     "subs r3, r3, #1",
     "str r3, [sp, #0]",
     "bne 2b",
-    "add sp, sp, #64",
+    "add sp, sp, #176",
     "vpop {{d8-d15}}",
     "pop {{r4-r11, pc}}",
     ".size planner_mve_dw_s8, . - planner_mve_dw_s8",
