@@ -45,7 +45,7 @@ kinds! {
     Softmax::softmax(o::SoftmaxOptions) [0] => softmax::softmax;
     Reshape::reshape(o::ReshapeOptions) [0] => shape::reshape;
     Pad::pad(o::PadOptions) [1] => shape::pad;
-    Mean::mean(o::MeanOptions) [0] => shape::mean;
+    Mean::mean(o::MeanOptions) [0] => shape::mean, fast optimized::pool::mean;
     Transpose::transpose(o::TransposeOptions) [0] => shape::transpose;
     Concatenation::concatenation(o::ConcatenationOptions) [0] => shape::concatenation;
     Svdf::svdf(o::SvdfOptions) [0] => svdf::svdf;
@@ -96,9 +96,9 @@ macro_rules! kinds_in_place {
 }
 
 kinds_in_place! {
-    Add / AddInPlace::add / add_in_place(o::AddOptions) [2] => binary elementwise::add;
-    Sub / SubInPlace::sub / sub_in_place(o::AddOptions) [2] => binary elementwise::sub;
-    Mul / MulInPlace::mul / mul_in_place(o::MulOptions) [2] => binary elementwise::mul;
+    Add / AddInPlace::add / add_in_place(o::AddOptions) [2] => binary elementwise::add, fast optimized::elementwise::add;
+    Sub / SubInPlace::sub / sub_in_place(o::AddOptions) [2] => binary elementwise::sub, fast optimized::elementwise::sub;
+    Mul / MulInPlace::mul / mul_in_place(o::MulOptions) [2] => binary elementwise::mul, fast optimized::elementwise::mul;
     Quantize / QuantizeInPlace::quantize / quantize_in_place(o::NoOptions) [1] => unary elementwise::quantize;
     Dequantize / DequantizeInPlace::dequantize / dequantize_in_place(o::NoOptions) [1] => unary elementwise::dequantize;
     Relu / ReluInPlace::relu / relu_in_place(o::NoOptions) [1] => unary activation::relu;

@@ -10,6 +10,8 @@ use super::{CHUNK, Constants, IM2COL_STACK, filter_scales, int8_whole, int32_bia
 
 /// Bytes of the stack copy of an output row's input rows (see `Dw::padded_row`).
 const DW_ROWS: usize = 4096;
+/// Bytes of the stack buffer of input rows expanded for a depth multiplier above 1.
+const EXPAND: usize = 2048;
 use crate::prepare::{FilterLayout, RequantInputs};
 use crate::reference::conv::Depthwise;
 use crate::reference::{self, KernelError};
@@ -235,11 +237,18 @@ impl<'a> Dw<'a> {
         };
         let n = q.channels();
         let u = Unpacked::new(q, 0);
+        // With a depth multiplier above 1, interior pixels go through rows of the input
+        // expanded to the output channels, as many columns at a time as EXPAND holds.
+        let expand_cols = match d.multiplier {
+            1 => usize::MAX,
+            _ => (EXPAND / (d.f_h * n).max(1)).saturating_sub(span_w) / sw,
+        };
+        let mut expand = [0i8; EXPAND];
         for oy in 0..d.out_h {
             let iy0 = (oy * sh).wrapping_sub(ph);
             let rows_inside = oy * sh >= ph && iy0 + span_h < win.in_h;
             let row = &mut y[oy * d.out_w * d.out_c..(oy + 1) * d.out_w * d.out_c];
-            let (a, b) = if d.multiplier == 1 && rows_inside {
+            let (a, b) = if rows_inside && expand_cols > 0 {
                 (ox_lo, ox_hi)
             } else {
                 (d.out_w, d.out_w)
@@ -254,7 +263,7 @@ impl<'a> Dw<'a> {
                     self.border(src, oy, ox, c0, &u, y);
                 }
             }
-            if a < b {
+            if a < b && d.multiplier == 1 {
                 let ix0 = a * sw - pw;
                 let at = iy0 * src.row + ix0 * src.pixel + c0 - src.first;
                 depthwise_s8(
@@ -265,6 +274,14 @@ impl<'a> Dw<'a> {
                     q,
                     &mut row[a * d.out_c + c0..],
                 );
+                continue;
+            }
+            let mut o0 = a;
+            while o0 < b {
+                let o1 = b.min(o0 + expand_cols);
+                let y = &mut row[o0 * d.out_c + c0..];
+                self.expanded(src, iy0, (o0, o1), (c0, q), &mut expand, y);
+                o0 = o1;
             }
         }
     }
@@ -436,6 +453,50 @@ impl<'a> Dw<'a> {
             gemm_s8(&buf, taps, rows, &wt[..taps * n], taps, q, ys, d.out_c);
             p0 += rows;
         }
+    }
+
+    /// Output pixels `o0..o1` of one row (windows inside the image, input rows from `iy0`)
+    /// with a depth multiplier above 1: the input rows they read, expanded to the output
+    /// channels `c0..c0 + q.channels()` (each input value repeated for the `m` channels it
+    /// feeds) in a stack buffer, then [`depthwise_s8`] over it as over an input of those
+    /// channels.
+    fn expanded(
+        &self,
+        src: &Source<'_>,
+        iy0: usize,
+        (o0, o1): (usize, usize),
+        (c0, q): (usize, &Requant<'_>),
+        e: &mut [i8; EXPAND],
+        y: &mut [i8],
+    ) {
+        let d = &self.d;
+        let (n, m) = (q.channels(), d.multiplier);
+        let (dh, dw) = d.win.dilation;
+        let sw = d.win.stride.1;
+        let cols = (o1 - o0 - 1) * sw + (d.f_w - 1) * dw + 1;
+        let ix0 = o0 * sw - d.win.pad.1;
+        for (ty, e_row) in e.chunks_exact_mut(cols * n).take(d.f_h).enumerate() {
+            let image_row = (iy0 + ty * dh) * src.row;
+            for (col, e_px) in e_row.chunks_exact_mut(n).enumerate() {
+                let px = &src.x[image_row + (ix0 + col) * src.pixel..];
+                let (mut c, mut ic) = (c0, c0 / m);
+                while c < c0 + n {
+                    let end = ((ic + 1) * m).min(c0 + n);
+                    e_px[c - c0..end - c0].fill(px[ic - src.first]);
+                    (c, ic) = (end, ic + 1);
+                }
+            }
+        }
+        let geometry = DwGeometry {
+            fh: d.f_h,
+            fw: d.f_w,
+            tap_row: cols * n,
+            tap_col: dw * n,
+            x_step: sw * n,
+            w_tap: d.out_c,
+            y_step: d.out_c,
+        };
+        depthwise_s8(e, &geometry, o1 - o0, &d.w[c0..], q, y);
     }
 
     /// One output pixel's channels `c0..c0 + y.len()` (at most [`CHUNK`]; `u` holds their

@@ -117,6 +117,35 @@ impl Channel {
     }
 }
 
+/// One per-tensor requantisation, unpacked: `clamp(mbqm(v, mult, shift) + zero, lo, hi)`,
+/// for the elementwise fast paths.
+pub(crate) struct Scalar {
+    channel: Channel,
+    zero: i64,
+    lo: i64,
+    hi: i64,
+}
+
+impl Scalar {
+    /// `mult` and `shift` as [`crate::QuantizedMultiplier`] holds them.
+    pub(crate) fn new(mult: i32, shift: i32, zero: i32, lo: i32, hi: i32) -> Scalar {
+        Scalar {
+            channel: Channel::new(0, mult, shift),
+            zero: i64::from(zero),
+            lo: i64::from(lo),
+            hi: i64::from(hi),
+        }
+    }
+
+    /// The output of `v`.
+    #[inline(always)]
+    pub(crate) fn output(&self, v: i32) -> i8 {
+        (self.channel.scale(v) + self.zero)
+            .max(self.lo)
+            .min(self.hi) as i8
+    }
+}
+
 /// Up to [`BLOCK`] channels of a [`Requant`], unpacked, with its zero point and clamp.
 pub(crate) struct Unpacked {
     channels: [Channel; BLOCK],
@@ -310,9 +339,7 @@ fn gemm_small_k(
                 m,
             };
             let yr = &mut y[r * y_stride + c0..r * y_stride + c0 + m];
-            each_block(&terms, m, (k, 1), |c, acc| {
-                u.outputs(c0 + c, acc, yr.get_mut(c..).unwrap_or_default());
-            });
+            each_block(&terms, m, (k, 1), (u, c0), yr);
         }
         c0 += m;
     }
@@ -496,9 +523,7 @@ fn portable_depthwise_s8(
                 g,
             };
             let yj = &mut y[j * g.y_step + c0..j * g.y_step + c0 + len];
-            each_block(&terms, len, (g.fh, g.fw), |c, acc| {
-                u.outputs(c, acc, yj.get_mut(c..).unwrap_or_default());
-            });
+            each_block(&terms, len, (g.fh, g.fw), (&u, 0), yj);
         }
         c0 += len;
     }
@@ -576,25 +601,31 @@ fn sums<T: Terms, const N: usize>(terms: &T, (rows, cols): (usize, usize), c: us
     acc
 }
 
-/// Calls `out(c, sums)` for the channels `0..n` in blocks of 16, then 8, then 1.
+/// The outputs of channels `0..n` of `terms` into `y[..n]`, requantised by `u`'s channels
+/// `first..first + n`: in blocks of 16, then 8, then 1.
 #[inline(always)]
 fn each_block<T: Terms>(
     terms: &T,
     n: usize,
     steps: (usize, usize),
-    mut out: impl FnMut(usize, &[i32]),
+    (u, first): (&Unpacked, usize),
+    y: &mut [i8],
 ) {
     let mut c = 0;
     while c + 16 <= n {
-        out(c, &sums::<T, 16>(terms, steps, c));
+        u.outputs(
+            first + c,
+            &sums::<T, 16>(terms, steps, c),
+            &mut y[c..c + 16],
+        );
         c += 16;
     }
     if c + 8 <= n {
-        out(c, &sums::<T, 8>(terms, steps, c));
+        u.outputs(first + c, &sums::<T, 8>(terms, steps, c), &mut y[c..c + 8]);
         c += 8;
     }
     while c < n {
-        out(c, &sums::<T, 1>(terms, steps, c));
+        u.outputs(first + c, &sums::<T, 1>(terms, steps, c), &mut y[c..c + 1]);
         c += 1;
     }
 }

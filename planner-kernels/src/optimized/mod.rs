@@ -42,8 +42,10 @@
 
 pub(crate) mod conv;
 pub(crate) mod depthwise;
+pub(crate) mod elementwise;
 pub(crate) mod fc;
 mod mac;
+pub(crate) mod pool;
 
 use core::ops::Range;
 

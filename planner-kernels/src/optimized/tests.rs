@@ -12,11 +12,12 @@ use std::vec::Vec;
 
 use planner_rt::TensorInfo;
 use planner_rt::kernel::{
-    Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, OpView, Out,
+    Add, AddInPlace, Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Mean,
+    Mul, MulInPlace, OpView, Out, Sub, SubInPlace,
 };
 use planner_rt::options::{
-    Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions, Padding,
-    WeightsFormat,
+    Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions,
+    MeanOptions, MulOptions, Padding, WeightsFormat,
 };
 
 use crate::golden::SplitMix64;
@@ -715,4 +716,160 @@ fn requant_v1_is_the_reference_multiplier() {
         // A tensor of the wrong length is refused.
         assert!(requant_v1(&p, &mut out[1..]).is_err());
     }
+}
+
+/// The binary kinds with a fast path.
+#[derive(Debug, Clone, Copy)]
+enum Binary {
+    Add,
+    Sub,
+    Mul,
+}
+
+/// A set's `ADD`, `SUB` or `MUL` of `a` and `b` into `yi`, out of place or with input
+/// `in_place` (0 or 1) taken over by the output.
+fn binary<K>(
+    set: &mut K,
+    kind: Binary,
+    (a, ai): (&[i8], &TensorInfo<i8>),
+    (b, bi): (&[i8], &TensorInfo<i8>),
+    yi: &TensorInfo<i8>,
+    in_place: Option<usize>,
+    activation: Activation,
+) -> Result<Vec<i8>, KernelError>
+where
+    K: Add<Error = KernelError>
+        + AddInPlace<Error = KernelError>
+        + Sub<Error = KernelError>
+        + SubInPlace<Error = KernelError>
+        + Mul<Error = KernelError>
+        + MulInPlace<Error = KernelError>,
+{
+    let o = AddOptions {
+        activation,
+        pot_scale_int16: false,
+    };
+    let m = MulOptions { activation };
+    let mut y = vec![0i8; yi.elements];
+    let mut inputs = vec![Some(In::new(a, ai)), Some(In::new(b, bi))];
+    if let Some(i) = in_place {
+        y.copy_from_slice([a, b][i]);
+        inputs[i] = Some(In::in_place(0, [ai, bi][i]));
+    }
+    run_op(&inputs, &mut [Out::new(&mut y, yi)], &mut [], |op| {
+        match (kind, in_place) {
+            (Binary::Add, None) => set.add(op, &o),
+            (Binary::Add, Some(_)) => set.add_in_place(op, &o),
+            (Binary::Sub, None) => set.sub(op, &o),
+            (Binary::Sub, Some(_)) => set.sub_in_place(op, &o),
+            (Binary::Mul, None) => set.mul(op, &m),
+            (Binary::Mul, Some(_)) => set.mul_in_place(op, &m),
+        }
+    })?;
+    Ok(y)
+}
+
+#[test]
+fn add_sub_and_mul_equal_reference() {
+    let mut r = Rng::new(0xADD);
+    let mut varied = Varied::default();
+    for case in 0..900 {
+        let rank = r.size(1, 4);
+        let shape: Vec<usize> = (0..rank).map(|_| r.size(1, 7)).collect();
+        let n: usize = shape.iter().product();
+        let last = shape[rank - 1];
+        // An operand of the output's shape, a row of the last dimension (with or without
+        // leading ones), or another broadcast (which the reference kernel runs).
+        let operand = |r: &mut Rng| -> Vec<usize> {
+            match r.range(0, 5) {
+                0 => vec![last],
+                1 => {
+                    let mut s = vec![1; rank];
+                    s[rank - 1] = last;
+                    s
+                }
+                2 => shape
+                    .iter()
+                    .map(|&d| if r.one_in(2) { 1 } else { d })
+                    .collect(),
+                _ => shape.clone(),
+            }
+        };
+        let (a_shape, b_shape) = (operand(&mut r), operand(&mut r));
+        let q = |r: &mut Rng| (r.scale(0.01, 0.2), r.zero());
+        let (qa, qb, qy) = (q(&mut r), q(&mut r), q(&mut r));
+        let ai = info::<i8>(&a_shape, &[qa.0], &[qa.1]);
+        let bi = info::<i8>(&b_shape, &[qb.0], &[qb.1]);
+        // MUL's products reach 2^16 in the inputs' units: a coarser output.
+        let kind = [Binary::Add, Binary::Sub, Binary::Mul][r.size(0, 2)];
+        let y_scale = match kind {
+            Binary::Mul => qy.0 * qa.0 * qb.0 * 2000.0,
+            _ => qy.0,
+        };
+        let yi = info::<i8>(&shape, &[y_scale], &[qy.1]);
+        let (a, b) = (r.i8s(ai.elements), r.i8s(bi.elements));
+        let activation = ACTIVATIONS[r.size(0, 3)];
+        let in_place = match r.range(0, 3) {
+            0 if a_shape == shape => Some(0),
+            1 if b_shape == shape => Some(1),
+            _ => None,
+        };
+        let args = ((&a[..], &ai), (&b[..], &bi), &yi, in_place, activation);
+        let want = binary(&mut Reference, kind, args.0, args.1, args.2, args.3, args.4)
+            .unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let got = binary(&mut Optimized, kind, args.0, args.1, args.2, args.3, args.4)
+            .unwrap_or_else(|e| panic!("case {case}: {e}"));
+        assert_eq!(
+            got, want,
+            "case {case}: {kind:?} {a_shape:?} {b_shape:?} -> {shape:?}, in place {in_place:?}"
+        );
+        varied.see(&want);
+        assert_eq!(n, want.len());
+    }
+    varied.check("add, sub and mul", 0.5);
+}
+
+#[test]
+fn mean_equals_reference() {
+    let mut r = Rng::new(0x3EA9);
+    let mut varied = Varied::default();
+    for case in 0..300 {
+        let shape = [r.size(1, 2), r.size(1, 9), r.size(1, 9), r.size(1, 80)];
+        // Over rows and columns (the fast path), in any spelling, or other axes.
+        let axes: &[i32] = match r.range(0, 4) {
+            0 => &[1, 2],
+            1 => &[2, 1],
+            2 => &[-3, -2, 1],
+            3 => &[1],
+            _ => &[0, 3],
+        };
+        let kept: Vec<usize> = (0..4)
+            .filter(|d| !axes.iter().any(|&a| (a + 4) as usize % 4 == *d))
+            .map(|d| shape[d])
+            .collect();
+        let xi = info::<i8>(&shape, &[r.scale(0.01, 0.1)], &[r.zero()]);
+        let yi = info::<i8>(&kept, &[r.scale(0.005, 0.1)], &[r.zero()]);
+        let x = r.i8s(xi.elements);
+        let o = MeanOptions {
+            axes: Dims::new(axes).unwrap_or(Dims::EMPTY),
+            keep_dims: false,
+        };
+        let run = |set: &mut dyn FnMut(OpView<'_, '_>) -> Result<(), KernelError>| {
+            let mut y = vec![0i8; yi.elements];
+            run_op(
+                &[Some(In::new(&x, &xi))],
+                &mut [Out::new(&mut y, &yi)],
+                &mut [],
+                set,
+            )
+            .map(|()| y)
+        };
+        let want =
+            run(&mut |op| Reference.mean(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let got =
+            run(&mut |op| Optimized.mean(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        assert_eq!(got, want, "case {case}: {shape:?} over {axes:?}");
+        varied.see(&want);
+    }
+    varied.check("mean", 0.5);
 }

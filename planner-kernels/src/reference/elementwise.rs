@@ -200,27 +200,75 @@ fn add_sub(
             super::b2_float::add(&mut op, o, in_place)
         };
     }
-    let [(s1, z1), (s2, z2), (so, zo)] = three_quants(&op)?;
-    const LEFT_SHIFT: u32 = 20;
-    let twice_max = 2.0 * f64::from(s1.max(s2));
-    let m1 = quantize_multiplier(f64::from(s1) / twice_max);
-    let m2 = quantize_multiplier(f64::from(s2) / twice_max);
-    let mo = quantize_multiplier(twice_max / (f64::from(1u32 << LEFT_SHIFT) * f64::from(so)));
-    let (lo, hi) = activation_range(o.activation, so, zo)?;
-    let scale = |v: i32, z: i32, m: QuantizedMultiplier| {
-        multiply_by_quantized_multiplier((v - z).wrapping_mul(1 << LEFT_SHIFT), m)
-    };
-    binary(&mut op, in_place, &|a, b| {
-        let (a, b) = (scale(a, z1, m1), scale(b, z2, m2));
-        let sum = if subtract {
+    let p = AddSub::new(&op, o, subtract)?;
+    binary(&mut op, in_place, &|a, b| p.finish(p.scale(a, b)))
+}
+
+/// The int8 `ADD` or `SUB` of an op, as TFLM computes it: each offset input shifted left by
+/// [`AddSub::LEFT_SHIFT`] and scaled by `scale / (2 · max scale)` ([`AddSub::input`]),
+/// summed or subtracted, scaled by `2 · max scale / (2^20 · output scale)`, the output
+/// zero point added and the activation's clamp ([`AddSub::finish`]).
+pub(crate) struct AddSub {
+    /// Each input's zero point and multiplier.
+    pub(crate) inputs: [(i32, QuantizedMultiplier); 2],
+    /// The output's multiplier and zero point, and the activation's clamp.
+    pub(crate) output: QuantizedMultiplier,
+    pub(crate) zero: i32,
+    pub(crate) lo: i32,
+    pub(crate) hi: i32,
+    /// `SUB`: the second input is subtracted.
+    pub(crate) subtract: bool,
+}
+
+impl AddSub {
+    /// The shift of the offset inputs.
+    pub(crate) const LEFT_SHIFT: u32 = 20;
+
+    /// The parameters of an int8 `ADD` (or `SUB`) op from its quantisations and options.
+    pub(crate) fn new(
+        op: &OpView<'_, '_>,
+        o: &AddOptions,
+        subtract: bool,
+    ) -> Result<AddSub, KernelError> {
+        let [(s1, z1), (s2, z2), (so, zo)] = three_quants(op)?;
+        let twice_max = 2.0 * f64::from(s1.max(s2));
+        let m1 = quantize_multiplier(f64::from(s1) / twice_max);
+        let m2 = quantize_multiplier(f64::from(s2) / twice_max);
+        let mo =
+            quantize_multiplier(twice_max / (f64::from(1u32 << Self::LEFT_SHIFT) * f64::from(so)));
+        let (lo, hi) = activation_range(o.activation, so, zo)?;
+        Ok(AddSub {
+            inputs: [(z1, m1), (z2, m2)],
+            output: mo,
+            zero: zo,
+            lo,
+            hi,
+            subtract,
+        })
+    }
+
+    /// Input `i`'s value `v`, offset, shifted and scaled.
+    pub(crate) fn input(&self, i: usize, v: i32) -> i32 {
+        let (z, m) = self.inputs[i & 1];
+        multiply_by_quantized_multiplier((v - z).wrapping_mul(1 << Self::LEFT_SHIFT), m)
+    }
+
+    /// The sum (or difference) of the two scaled inputs.
+    fn scale(&self, a: i32, b: i32) -> i32 {
+        let (a, b) = (self.input(0, a), self.input(1, b));
+        if self.subtract {
             a.wrapping_sub(b)
         } else {
             a.wrapping_add(b)
-        };
-        multiply_by_quantized_multiplier(sum, mo)
-            .saturating_add(zo)
-            .clamp(lo, hi)
-    })
+        }
+    }
+
+    /// The output of a sum (or difference) of scaled inputs.
+    pub(crate) fn finish(&self, sum: i32) -> i32 {
+        multiply_by_quantized_multiplier(sum, self.output)
+            .saturating_add(self.zero)
+            .clamp(self.lo, self.hi)
+    }
 }
 
 /// `MAXIMUM` (`max`) or `MINIMUM`, int8 with broadcasting: TFLM compares the raw values
@@ -252,14 +300,49 @@ pub(crate) fn mul(
         super::whole_tensors(&op)?;
         return super::b2_float::mul(&mut op, o, in_place);
     }
-    let [(s1, z1), (s2, z2), (so, zo)] = three_quants(&op)?;
-    let m = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so));
-    let (lo, hi) = activation_range(o.activation, so, zo)?;
-    binary(&mut op, in_place, &|a, b| {
-        multiply_by_quantized_multiplier((a - z1).wrapping_mul(b - z2), m)
-            .saturating_add(zo)
-            .clamp(lo, hi)
-    })
+    let p = Mul::new(&op, o)?;
+    binary(&mut op, in_place, &|a, b| p.finish(p.product(a, b)))
+}
+
+/// The int8 `MUL` of an op, as TFLM computes it: the product of the offset inputs
+/// ([`Mul::product`]) times `s1 · s2 / s_out`, the output zero point added and the
+/// activation's clamp ([`Mul::finish`]).
+pub(crate) struct Mul {
+    /// The inputs' zero points.
+    zeros: (i32, i32),
+    /// The output's multiplier and zero point, and the activation's clamp.
+    pub(crate) output: QuantizedMultiplier,
+    pub(crate) zero: i32,
+    pub(crate) lo: i32,
+    pub(crate) hi: i32,
+}
+
+impl Mul {
+    /// The parameters of an int8 `MUL` op from its quantisations and options.
+    pub(crate) fn new(op: &OpView<'_, '_>, o: &MulOptions) -> Result<Mul, KernelError> {
+        let [(s1, z1), (s2, z2), (so, zo)] = three_quants(op)?;
+        let output = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so));
+        let (lo, hi) = activation_range(o.activation, so, zo)?;
+        Ok(Mul {
+            zeros: (z1, z2),
+            output,
+            zero: zo,
+            lo,
+            hi,
+        })
+    }
+
+    /// The product of the offset inputs.
+    pub(crate) fn product(&self, a: i32, b: i32) -> i32 {
+        (a - self.zeros.0).wrapping_mul(b - self.zeros.1)
+    }
+
+    /// The output of a product.
+    fn finish(&self, product: i32) -> i32 {
+        multiply_by_quantized_multiplier(product, self.output)
+            .saturating_add(self.zero)
+            .clamp(self.lo, self.hi)
+    }
 }
 
 /// `QUANTIZE`: float to int8 (`round(x / scale) + zero_point`, the division in `f32` as

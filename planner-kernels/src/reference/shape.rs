@@ -252,12 +252,18 @@ pub(crate) fn mean(mut op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), Kernel
             }
         }
         next(&mut at, &kept[..rank]);
-        // In int32, as TFLM computes it.
-        let shifted = (i64::from(sum) - zi * n) as i32;
-        let v = i64::from(multiply_by_quantized_multiplier(shifted, m)) + zo;
-        *out = v.clamp(-128, 127) as i8;
+        *out = mean_output(sum, (zi, zo), n, m);
     }
     Ok(())
+}
+
+/// The int8 mean of `n` elements summing to `sum` (input and output zero points `zi`,
+/// `zo`; `m` from [`mean_multiplier`]): the offset sum in int32, as TFLM computes it,
+/// scaled, plus the output zero point, saturated.
+pub(crate) fn mean_output(sum: i32, (zi, zo): (i64, i64), n: i64, m: QuantizedMultiplier) -> i8 {
+    let shifted = (i64::from(sum) - zi * n) as i32;
+    let v = i64::from(multiply_by_quantized_multiplier(shifted, m)) + zo;
+    v.clamp(-128, 127) as i8
 }
 
 /// The multiplier of a mean over `n` elements: that of `input_scale / output_scale` with

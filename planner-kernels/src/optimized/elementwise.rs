@@ -1,0 +1,171 @@
+//! The fast int8 `ADD`, `SUB` and `MUL` (out of place and in place), without patch
+//! regions, where each operand has the output's shape or is one row of its last
+//! dimension's length broadcast over the others (a per-channel vector, as
+//! squeeze-and-excitation blocks multiply by). `ADD` and `SUB` take each input's scaled
+//! value from a 256-entry table, one requantisation per element; `MUL` requantises each
+//! product. Anything else (other broadcasts, regions, other types) runs the reference
+//! kernel.
+
+use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::options::{AddOptions, MulOptions};
+
+use super::mac::Scalar;
+use crate::reference::elementwise::{AddSub, Mul};
+use crate::reference::{self, KernelError};
+
+/// `ADD` (module docs).
+pub(crate) fn add(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {
+    match operands(&op, in_place) {
+        Some(ops) => add_sub(op, o, ops, false),
+        None => reference::elementwise::add(op, o, in_place),
+    }
+}
+
+/// `SUB` (module docs).
+pub(crate) fn sub(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {
+    match operands(&op, in_place) {
+        Some(ops) => add_sub(op, o, ops, true),
+        None => reference::elementwise::sub(op, o, in_place),
+    }
+}
+
+/// `MUL` (module docs).
+pub(crate) fn mul(op: OpView<'_, '_>, o: &MulOptions, in_place: bool) -> Result<(), KernelError> {
+    let Some(ops) = operands(&op, in_place) else {
+        return reference::elementwise::mul(op, o, in_place);
+    };
+    let p = Mul::new(&op, o)?;
+    let out = Scalar::new(p.output.multiplier, p.output.shift, p.zero, p.lo, p.hi);
+    each(op, ops, |a, b| {
+        out.output(p.product(i32::from(a), i32::from(b)))
+    })
+}
+
+/// One operand of the fast path.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    /// The output's shape.
+    Same(&'a [i8]),
+    /// One row of the output's last dimension, for every row.
+    Row(&'a [i8]),
+    /// Output 0's own bytes (in place).
+    InPlace,
+}
+
+/// The two operands and the output's row length when the fast path runs the op: int8,
+/// whole, each of the output's shape or a row broadcast along every other dimension,
+/// exactly one of them output 0's bytes when `in_place` and none otherwise; the output
+/// int8 and whole.
+fn operands<'a>(op: &OpView<'_, 'a>, in_place: bool) -> Option<([Operand<'a>; 2], usize)> {
+    let y = op.outputs.first()?;
+    let DataMut::I8(yd) = &y.data else {
+        return None;
+    };
+    let row = y.shape.last().copied().unwrap_or(1);
+    if y.region.is_some() || yd.len() != y.shape.iter().product::<usize>() || row == 0 {
+        return None;
+    }
+    let operand = |i: usize| {
+        let x = op.input(i)?;
+        if x.region.is_some() {
+            return None;
+        }
+        let ones = x
+            .shape
+            .split_last()
+            .is_none_or(|(_, lead)| lead.iter().all(|&d| d == 1));
+        match x.data {
+            Data::I8(d) if x.shape == y.shape && d.len() == yd.len() => Some(Operand::Same(d)),
+            Data::I8(d)
+                if ones
+                    && x.shape.len() <= y.shape.len()
+                    && d.len() == row
+                    && x.shape.last() == Some(&row) =>
+            {
+                Some(Operand::Row(d))
+            }
+            Data::InPlace(0) if in_place && x.shape == y.shape => Some(Operand::InPlace),
+            _ => None,
+        }
+    };
+    let ops = [operand(0)?, operand(1)?];
+    let taken = ops.iter().filter(|o| matches!(o, Operand::InPlace)).count();
+    (taken == usize::from(in_place)).then_some((ops, row))
+}
+
+/// `ADD` or (`subtract`) `SUB` over `ops`.
+fn add_sub(
+    op: OpView<'_, '_>,
+    o: &AddOptions,
+    ops: ([Operand<'_>; 2], usize),
+    subtract: bool,
+) -> Result<(), KernelError> {
+    let p = AddSub::new(&op, o, subtract)?;
+    // Each input's scaled value, by its int8 value.
+    let mut tables = [[0i32; 256]; 2];
+    for (i, table) in tables.iter_mut().enumerate() {
+        for (v, t) in (-128..=127).zip(table.iter_mut()) {
+            *t = p.input(i, v);
+        }
+    }
+    let [ta, tb] = &tables;
+    let out = Scalar::new(p.output.multiplier, p.output.shift, p.zero, p.lo, p.hi);
+    each(op, ops, |a, b| {
+        let (a, b) = (
+            ta[usize::from(a as u8 ^ 0x80)],
+            tb[usize::from(b as u8 ^ 0x80)],
+        );
+        out.output(if subtract {
+            a.wrapping_sub(b)
+        } else {
+            a.wrapping_add(b)
+        })
+    })
+}
+
+/// `y[i] = f(a[i], b[i])` over output 0, row by row, each operand read as `ops` says (an
+/// in-place operand's element read before it is written).
+fn each<'a>(
+    op: OpView<'_, '_>,
+    (ops, row): ([Operand<'a>; 2], usize),
+    f: impl Fn(i8, i8) -> i8,
+) -> Result<(), KernelError> {
+    let y = op
+        .outputs
+        .first_mut()
+        .and_then(|y| y.i8())
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    // Row r of an operand: `None` in place.
+    let of = |x: Operand<'a>, r: usize| -> Option<&'a [i8]> {
+        match x {
+            Operand::Same(d) => d.get(r * row..(r + 1) * row),
+            Operand::Row(d) => Some(d),
+            Operand::InPlace => None,
+        }
+    };
+    for (r, yr) in y.chunks_exact_mut(row).enumerate() {
+        match (of(ops[0], r), of(ops[1], r)) {
+            (Some(a), Some(b)) => {
+                for ((y, &a), &b) in yr.iter_mut().zip(a).zip(b) {
+                    *y = f(a, b);
+                }
+            }
+            (None, Some(b)) => {
+                for (y, &b) in yr.iter_mut().zip(b) {
+                    *y = f(*y, b);
+                }
+            }
+            (Some(a), None) => {
+                for (y, &a) in yr.iter_mut().zip(a) {
+                    *y = f(a, *y);
+                }
+            }
+            (None, None) => {
+                return Err(KernelError::Shape {
+                    what: "both inputs in place (an op reading one tensor twice cannot run in place)",
+                });
+            }
+        }
+    }
+    Ok(())
+}
