@@ -1,5 +1,6 @@
-//! Models run through `run_with()` with a tap that hashes op outputs and compares them with
-//! TFLite Micro's per-op goldens (`tests/run-models/goldens/ops/<stem>.json`), then their
+//! Models run through `run_with()` with the optimized kernel set (`planner_kernels::Optimized`:
+//! Helium on this core; its in-place depthwise, and on patch regions its reference code) and a
+//! tap that hashes op outputs and compares them with TFLite Micro's per-op goldens (`tests/run-models/goldens/ops/<stem>.json`), then their
 //! final output with TFLite Micro's (`tests/run-models/goldens/<stem>.json`):
 //!
 //! - `models/vww_in_place.toml`: te_mcunet_vww planned with `in_place = true`; every op
@@ -366,8 +367,8 @@ pub const {upper}_INPUT_DIGESTS: &[&[(usize, usize, u64)]] = &[
 /// The final-output golden's input seed and TFLite Micro's output bytes.
 pub const {upper}_FINAL: (u64, &[u8]) = ({seed}, &[{want}]);
 
-/// Runs `{name}` on every golden input through `run_with()`, the reference kernels and
-/// `tap`, then on the final-output golden's input; true when the final output equals
+/// Runs `{name}` on every golden input through `run_with()`, the optimized kernels (Helium
+/// on this core) and `tap`, then on the final-output golden's input; true when the final output equals
 /// TFLite Micro's (the tap holds the per-op comparison).
 pub fn run_{name}(tap: &mut crate::golden::Digests) -> Result<bool, planner::rt::kernel::RunError<planner_kernels::KernelError>> {{
 let Some(m) = {module}::Model::take() else {{
@@ -380,11 +381,11 @@ for ((&(seed, lo, hi), want), inputs) in {upper}_RUNS.iter().zip({upper}_DIGESTS
     crate::golden::{fill}(m.input_{input}_mut(), seed, lo, hi);
     tap.expect(want);
     tap.expect_inputs(inputs);
-    m.run_with(&mut planner_kernels::Reference, tap)?;
+    m.run_with(&mut planner_kernels::Optimized, tap)?;
     tap.finish();
 }}
 crate::golden::{fill_final};
-m.run(&mut planner_kernels::Reference)?;
+m.run(&mut planner_kernels::Optimized)?;
 Ok(crate::golden::compare({module}::MODEL, {out:?}, crate::pod::bytes(m.output_{out}()), {upper}_FINAL.1))
 }}
 "#,

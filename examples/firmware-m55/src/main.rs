@@ -8,8 +8,10 @@
 //! end to end through their generated `run()` with the reference kernels, on the golden
 //! inputs, and their outputs are compared with TFLite Micro's (`golden`). Keyword_scrambled
 //! (with SVDF state) and DS-CNN keyword spotting then run back to back as a group from one
-//! shared scratch arena (`run_group`). Output and the exit status go over semihosting: 0
-//! when every check passed.
+//! shared scratch arena (`run_group`). te_mcunet_vww planned in place and person detection
+//! planned with patches run with the optimized kernels (`planner_kernels::Optimized`, its
+//! Helium paths on this core), every op output against TFLite Micro's. Output and the exit
+//! status go over semihosting: 0 when every check passed.
 
 #![no_std]
 #![no_main]
@@ -124,7 +126,8 @@ fn run_app_bound() -> bool {
     false
 }
 
-/// te_mcunet_vww planned in place (`models/vww_in_place.toml`): every op's output hashed by
+/// te_mcunet_vww planned in place (`models/vww_in_place.toml`), run with the optimized
+/// kernels: every op's output hashed by
 /// a tap and compared with TFLite Micro's per-op digests over the golden's runs, then the
 /// final output compared byte for byte. Prints one line; true when it failed.
 fn run_in_place() -> bool {
