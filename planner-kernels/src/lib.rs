@@ -1,23 +1,59 @@
-//! Reference kernels for models planned by `planner`, with TensorFlow Lite Micro's
-//! arithmetic, so that a host build and a Cortex-M build of the same model give the bytes
-//! TFLM gives.
+//! Kernel sets for models planned by `planner`, with TensorFlow Lite Micro's arithmetic, so
+//! that a host build and a Cortex-M build of the same model give the bytes TFLM gives.
 //!
-//! [`Reference`] is the kernel set a model's generated `run()` takes:
+//! [`Reference`] and [`Optimized`] are the kernel sets a model's generated `run()` takes:
 //!
 //! ```ignore
 //! planner_macros::include_model!(env!("PLANNER_PLAN"));
 //! let mut model = my_model::Model::take().unwrap().init();
-//! model.run(&mut planner_kernels::Reference)?;
+//! model.run(&mut planner_kernels::Optimized)?; // or &mut planner_kernels::Reference
 //! ```
 //!
-//! Each op kind is a trait of `planner_rt::kernel`; a model whose op kinds [`Reference`]
-//! does not all implement does not compile, and the error names the missing op. Besides the
-//! kernel set the crate exports the fixed-point helpers the kernels use
-//! ([`quantize_multiplier`], [`multiply_by_quantized_multiplier`], ...) and a standalone
+//! Each op kind is a trait of `planner_rt::kernel`; a model whose op kinds a set does not
+//! all implement does not compile, and the error names the missing op. Both sets implement
+//! the same kinds (one table emits both), with the same error type ([`KernelError`]), and
+//! give the same bytes, op by op, on every input: [`Reference`] is written for clarity,
+//! [`Optimized`] for speed.
+//!
+//! Besides the kernel sets the crate exports the fixed-point helpers the kernels use
+//! ([`quantize_multiplier`], [`multiply_by_quantized_multiplier`], ...), the per-op
+//! constants [`Optimized`] computes or reads ([`prepare`]), and a standalone
 //! fully-connected layer ([`FullyConnected`]) for code that calls a layer by hand.
 //!
 //! `no_std`, no allocation, no `unsafe`: the kernels take the tensor views that
 //! `include_model!` generates (plain slices) and the quantisation parameters of the plan.
+//!
+//! # The optimized set
+//!
+//! [`Optimized`] has fast paths for int8 `CONV_2D` (1x1 filters without padding as a GEMM
+//! over the input pixels, other filters through im2col rows, groups included),
+//! `DEPTHWISE_CONV_2D` (any depth multiplier, stride, dilation and padding; in place too),
+//! `FULLY_CONNECTED`, `ADD`, `SUB` and `MUL` (operands of the output's shape or one row of
+//! its last dimension broadcast; in place too) and `MEAN` over the rows and columns of an
+//! NHWC tensor. Everything else (float and int16 tensors, patch regions, other broadcasts,
+//! a fully-connected layer whose weights have a zero point, every other kind) runs the
+//! reference kernel. The convolutions and fully-connected layers accumulate `Σ x · w` plus
+//! a per-channel *effective bias* `bias - x_zero · Σ w` (TFLite's `Σ (x - x_zero) · w +
+//! bias` modulo 2^32) and requantise as [`multiply_by_quantized_multiplier`] does. Stack
+//! use is bounded (a few KiB: the constants of [`CHUNK`] channels, at most
+//! [`IM2COL_STACK`] bytes of im2col rows, 2 KiB of expanded depthwise rows), whatever the
+//! tensors' sizes.
+//!
+//! Two contracts with a build step:
+//!
+//! - *Prepared constants.* When an int8 `CONV_2D`, `DEPTHWISE_CONV_2D` or
+//!   `FULLY_CONNECTED` op has an input 3, it must be an int32 tensor of shape `[3, c_out]`:
+//!   row 0 the effective biases, row 1 the Q31 multipliers, row 2 the shifts of the output
+//!   channels, exactly what [`prepare::requant_v1`] writes. [`Optimized`] then reads them
+//!   instead of computing them on every call ([`CHUNK`] channels at a time); a tensor of
+//!   another type or shape is [`KernelError::Prepared`]. [`Reference`] ignores input 3.
+//! - *im2col buffer.* A `CONV_2D` whose first scratch tensor is int8 and holds at least `4
+//!   · fh · fw · c_in / groups` bytes gets its im2col rows there (4 rows or more at a
+//!   time); otherwise they go in a stack buffer of [`IM2COL_STACK`] bytes, and a filter
+//!   whose row (`fh · fw · c_in / groups` bytes) does not fit there runs the reference
+//!   kernel.
+//!
+//! # Requantisation
 //!
 //! Requantisation, the one step where int8 kernels differ, comes two ways in
 //! [`FullyConnected`] ([`Requantize`]):
@@ -30,7 +66,7 @@
 //!   from zero: the plain reference arithmetic. On the TFLM `hello_world` sweep the two
 //!   differ by one step of the output at some inputs.
 //!
-//! [`Reference`] always uses TFLite's scheme.
+//! Both kernel sets always use TFLite's scheme.
 
 #![no_std]
 #![deny(missing_docs)]

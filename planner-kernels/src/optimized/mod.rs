@@ -1,44 +1,14 @@
 //! [`Optimized`]: a drop-in for [`Reference`](crate::Reference) that gives the same bytes,
-//! op by op, on every input, and is fast where it matters.
+//! op by op, on every input, and is fast where it matters. What it speeds up, what it hands
+//! to the reference kernels and its two contracts with a build step (prepared constants as
+//! input 3, an im2col scratch tensor) are in the crate docs.
 //!
-//! It implements every kind [`Reference`](crate::Reference) implements (one table emits
-//! both sets' impls), with the same error type. The int8 `CONV_2D`, `DEPTHWISE_CONV_2D`
-//! (and its in-place variant) and `FULLY_CONNECTED` have fast paths; every other kind, and
-//! every op these cannot speed up (a float or int16 tensor, a patch region, a filter zero
-//! point on a fully-connected layer, a shape the reference kernel refuses), runs the
-//! reference kernel.
-//!
-//! The fast paths compute TFLite's accumulator `Σ (x - x_zero) · w + bias` (wrapping
-//! `i32`) as `Σ x · w + (bias - x_zero · Σ w)`, equal modulo 2^32: the inner loop is a
-//! plain int8 dot product ([`mac`]) and the *effective bias* `bias - x_zero · Σ w` is
-//! computed once per call ([`crate::prepare`]). The requantisation is the reference's
-//! ([`crate::multiply_by_quantized_multiplier`] with the per-channel multiplier), then the
-//! output zero point and the activation's clamp.
-//!
-//! - `CONV_2D`: a 1x1 filter without padding is a GEMM straight over the input pixels
-//!   (`stride` pixels apart); other filters go through im2col rows of `fh · fw · c_in /
-//!   groups` bytes (a padded tap holds the input zero point, so the effective bias stays
-//!   exact). Groups are handled.
-//! - `DEPTHWISE_CONV_2D`: any depth multiplier, stride, dilation and padding; pixels whose
-//!   window lies inside the input, with depth multiplier 1, go through [`mac`], border
-//!   pixels (and multipliers above 1) through a channel-vectorised loop that adds `x_zero ·
-//!   w` for taps outside the image. In place, channel groups go through the op's temporary
-//!   (its last scratch tensor, `h · w` bytes per channel): as many channels at once as it
-//!   holds.
-//! - `FULLY_CONNECTED`: a GEMM (weights with zero point 0, as TFLite's int8 layers have).
-//!
-//! Two contracts with a build step:
-//!
-//! - *Prepared constants.* When one of these ops has an input 3, it must be an int32 `[3,
-//!   c_out]` tensor: row 0 the effective biases, row 1 the Q31 multipliers, row 2 the
-//!   shifts, exactly what [`crate::prepare::requant_v1`] writes; the kernel reads it
-//!   instead of computing them (a tensor of another type or shape is
-//!   [`KernelError::Prepared`]). Without it each call computes them, [`CHUNK`] output
-//!   channels at a time into a stack buffer.
-//! - *im2col buffer.* A `CONV_2D` whose first scratch tensor is int8 and holds at least `4
-//!   · fh · fw · c_in / groups` bytes uses it for its im2col rows; otherwise it uses a
-//!   stack buffer of [`IM2COL_STACK`] bytes, and a filter whose row does not fit there runs
-//!   the reference kernel.
+//! Each fast kind has a module (`conv`, `depthwise`, `fc`, `elementwise`, `pool`) whose
+//! entry point checks the op as the reference kernel would and runs the reference kernel
+//! for anything it does not speed up (so errors are the reference's too). The inner loops
+//! of the convolutions and fully-connected layers are [`mac`]'s, behind two functions an
+//! architecture-specific version replaces; [`Constants`] hands them the per-channel
+//! constants, prepared or computed [`CHUNK`] channels at a time.
 
 pub(crate) mod conv;
 pub(crate) mod depthwise;
