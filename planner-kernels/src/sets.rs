@@ -44,7 +44,7 @@ kinds! {
     MaxPool2d::max_pool_2d(o::Pool2dOptions) [1] => |op, o| pool::pool_2d(op, o, pool::Pool::Max);
     Softmax::softmax(o::SoftmaxOptions) [0] => softmax::softmax;
     Reshape::reshape(o::ReshapeOptions) [0] => shape::reshape;
-    Pad::pad(o::PadOptions) [1] => shape::pad;
+    Pad::pad(o::PadOptions) [1] => shape::pad, fast optimized::pool::pad;
     Mean::mean(o::MeanOptions) [0] => shape::mean, fast optimized::pool::mean;
     Transpose::transpose(o::TransposeOptions) [0] => shape::transpose;
     Concatenation::concatenation(o::ConcatenationOptions) [0] => shape::concatenation;

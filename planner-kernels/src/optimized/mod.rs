@@ -3,7 +3,8 @@
 //! to the reference kernels and its two contracts with a build step (prepared constants as
 //! input 3, an im2col scratch tensor) are in the crate docs.
 //!
-//! Each fast kind has a module (`conv`, `depthwise`, `fc`, `elementwise`, `pool`) whose
+//! Each group of fast kinds has a module (`conv`, `depthwise`, `fc`, `elementwise`, `pool`:
+//! `MEAN` and `PAD`) whose
 //! entry point checks the op as the reference kernel would and runs the reference kernel
 //! for anything it does not speed up (so errors are the reference's too). The inner loops
 //! of the convolutions and fully-connected layers are [`mac`]'s, behind two functions an

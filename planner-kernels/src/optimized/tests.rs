@@ -13,11 +13,11 @@ use std::vec::Vec;
 use planner_rt::TensorInfo;
 use planner_rt::kernel::{
     Add, AddInPlace, Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Mean,
-    Mul, MulInPlace, OpView, Out, Sub, SubInPlace,
+    Mul, MulInPlace, OpView, Out, Pad, Sub, SubInPlace,
 };
 use planner_rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions,
-    MeanOptions, MulOptions, Padding, WeightsFormat,
+    MeanOptions, MulOptions, PadOptions, Padding, WeightsFormat,
 };
 
 use crate::golden::SplitMix64;
@@ -872,4 +872,49 @@ fn mean_equals_reference() {
         varied.see(&want);
     }
     varied.check("mean", 0.5);
+}
+
+#[test]
+fn pad_equals_reference() {
+    let mut r = Rng::new(0x9AD);
+    let mut varied = Varied::default();
+    for case in 0..300 {
+        let shape = [r.size(1, 2), r.size(1, 7), r.size(1, 7), r.size(1, 9)];
+        // Rows and columns (the fast path), now and then the batch or channels too.
+        let mut before = [0, r.size(0, 3), r.size(0, 3), 0];
+        let mut after = [0, r.size(0, 3), r.size(0, 3), 0];
+        if r.one_in(5) {
+            let d = [0, 3][r.size(0, 1)];
+            (before[d], after[d]) = (r.size(0, 2), r.size(0, 2));
+        }
+        let out: Vec<usize> = (0..4).map(|d| shape[d] + before[d] + after[d]).collect();
+        let xi = info::<i8>(&shape, &[r.scale(0.01, 0.1)], &[r.zero()]);
+        let yi = info::<i8>(&out, &[r.scale(0.01, 0.1)], &[r.zero()]);
+        let x = r.i8s(xi.elements);
+        let dims = |p: [usize; 4]| Dims::new(&p.map(|v| v as i32)).unwrap_or(Dims::EMPTY);
+        let o = PadOptions {
+            before: dims(before),
+            after: dims(after),
+        };
+        let run = |set: &mut dyn FnMut(OpView<'_, '_>) -> Result<(), KernelError>| {
+            let mut y = vec![0x11i8; yi.elements];
+            run_op(
+                &[Some(In::new(&x, &xi))],
+                &mut [Out::new(&mut y, &yi)],
+                &mut [],
+                set,
+            )
+            .map(|()| y)
+        };
+        let want =
+            run(&mut |op| Reference.pad(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        let got =
+            run(&mut |op| Optimized.pad(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
+        assert_eq!(
+            got, want,
+            "case {case}: {shape:?} padded {before:?} {after:?}"
+        );
+        varied.see(&want);
+    }
+    varied.check("pad", 0.8);
 }
