@@ -22,7 +22,7 @@ use planner_rt::options::{
 
 use crate::golden::SplitMix64;
 use crate::prepare::{FilterLayout, RequantInputs, requant_v1};
-use crate::reference::in_place_tests::info;
+use crate::reference::in_place_tests::{ACTIVATIONS, Case, info};
 use crate::reference::test_support::run_op;
 use crate::{KernelError, Optimized, Reference};
 
@@ -43,7 +43,7 @@ impl Rng {
     }
     /// True one time in `n`.
     pub(crate) fn one_in(&mut self, n: u64) -> bool {
-        self.0.next_u64() % n == 0
+        self.0.next_u64().is_multiple_of(n)
     }
     pub(crate) fn i8s(&mut self, n: usize) -> Vec<i8> {
         (0..n).map(|_| self.range(-128, 127) as i8).collect()
@@ -65,33 +65,40 @@ impl Rng {
     }
 }
 
-const ACTIVATIONS: [Activation; 4] = [
-    Activation::None,
-    Activation::Relu,
-    Activation::Relu6,
-    Activation::ReluN1To1,
-];
-
-/// The spatial part of a random convolution: `n` images of `h × w × c`, a `fh × fw`
-/// filter, stride, dilation and padding (explicit pads `[top, bottom, left, right]`).
+/// The spatial part of a random convolution: the in-place tests' case (`n` images of `h ×
+/// w × c`, a `fh × fw` filter, stride, dilation, pads `[top, bottom, left, right]`) and the
+/// padding (the pads count only when it is explicit).
 #[derive(Debug, Clone, Copy)]
 struct Geometry {
-    n: usize,
-    h: usize,
-    w: usize,
-    c: usize,
-    fh: usize,
-    fw: usize,
-    stride: (usize, usize),
-    dilation: (usize, usize),
+    k: Case,
     padding: Padding,
-    pads: [usize; 4],
+}
+
+impl core::ops::Deref for Geometry {
+    type Target = Case;
+    fn deref(&self) -> &Case {
+        &self.k
+    }
+}
+
+impl core::ops::DerefMut for Geometry {
+    fn deref_mut(&mut self) -> &mut Case {
+        &mut self.k
+    }
 }
 
 impl Geometry {
+    /// One 4x5 image of `c` channels, a 3x3 filter, SAME padding.
+    fn same_3x3(c: usize, stride: (usize, usize)) -> Geometry {
+        Geometry {
+            k: Case::undilated(1, (4, 5, c), (3, 3), stride, [0; 4]),
+            padding: Padding::Same,
+        }
+    }
+
     fn random(r: &mut Rng, max_hw: usize, max_c: usize) -> Geometry {
         loop {
-            let g = Geometry {
+            let k = Case {
                 n: if r.one_in(5) { 2 } else { 1 },
                 h: r.size(1, max_hw),
                 w: r.size(1, max_hw),
@@ -100,9 +107,10 @@ impl Geometry {
                 fw: r.size(1, 5),
                 stride: (r.size(1, 3), r.size(1, 3)),
                 dilation: (r.size(1, 2), r.size(1, 2)),
-                padding: [Padding::Same, Padding::Valid, Padding::Explicit][r.size(0, 2)],
                 pads: [r.size(0, 3), r.size(0, 3), r.size(0, 3), r.size(0, 3)],
             };
+            let padding = [Padding::Same, Padding::Valid, Padding::Explicit][r.size(0, 2)];
+            let g = Geometry { k, padding };
             if g.out().0 > 0 && g.out().1 > 0 {
                 return g;
             }
@@ -271,6 +279,21 @@ impl Varied {
         self.0 += 1;
         self.1 += usize::from(y.iter().any(|&v| v != y[0]));
     }
+    /// Checks that the optimized set's outputs (`got`) are the reference's (`want`), both
+    /// without error, naming `context` when not, and counts the case.
+    fn both(
+        &mut self,
+        context: impl core::fmt::Display,
+        want: Result<Vec<i8>, KernelError>,
+        got: Result<Vec<i8>, KernelError>,
+    ) -> Vec<i8> {
+        let want = want.unwrap_or_else(|e| panic!("{context}: reference: {e}"));
+        let got = got.unwrap_or_else(|e| panic!("{context}: optimized: {e}"));
+        assert_eq!(got, want, "{context}");
+        self.see(&want);
+        want
+    }
+
     /// At least `share` of the cases varied.
     fn check(&self, what: &str, share: f64) {
         assert!(
@@ -296,7 +319,7 @@ fn conv_2d_equals_reference() {
             }
         }
         let groups = if g.c > 1 && r.one_in(4) {
-            let d: Vec<usize> = (2..=g.c).filter(|d| g.c % d == 0).collect();
+            let d: Vec<usize> = (2..=g.c).filter(|d| g.c.is_multiple_of(*d)).collect();
             d[r.size(0, d.len() - 1)]
         } else {
             1
@@ -330,9 +353,6 @@ fn conv_2d_equals_reference() {
             dilation_w: g.dilation.1 as i32,
             activation: q.activation,
         };
-        let want = t
-            .run(None, |op| Reference.conv_2d(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
         // An im2col scratch tensor now and then: large enough, or too small (ignored).
         let row = g.fh * g.fw * f_c;
         let len = if r.one_in(2) {
@@ -340,14 +360,11 @@ fn conv_2d_equals_reference() {
         } else {
             row
         };
-        let got = t
-            .run(r.one_in(3).then_some(len), |op| Optimized.conv_2d(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
-        assert_eq!(
-            got, want,
-            "case {case}: {g:?}, groups {groups}, out_c {out_c}, {q:?}"
+        varied.both(
+            format_args!("case {case}: {g:?}, groups {groups}, out_c {out_c}, {q:?}"),
+            t.run(None, |op| Reference.conv_2d(op, &o)),
+            t.run(r.one_in(3).then_some(len), |op| Optimized.conv_2d(op, &o)),
         );
-        varied.see(&want);
     }
     varied.check("conv_2d", 0.6);
 }
@@ -357,18 +374,7 @@ fn conv_2d_rows_longer_than_the_stack_buffer() {
     // 3x3 x 240 channels: 2160-byte rows, more than IM2COL_STACK; the reference runs it
     // without a scratch tensor, im2col with one.
     let mut r = Rng::new(7);
-    let g = Geometry {
-        n: 1,
-        h: 4,
-        w: 5,
-        c: 240,
-        fh: 3,
-        fw: 3,
-        stride: (1, 2),
-        dilation: (1, 1),
-        padding: Padding::Same,
-        pads: [0; 4],
-    };
+    let g = Geometry::same_3x3(240, (1, 2));
     assert!(g.fh * g.fw * g.c > crate::IM2COL_STACK);
     let (oh, ow) = g.out();
     let out_c = 67;
@@ -451,17 +457,11 @@ fn depthwise_conv_2d_equals_reference() {
         }
         let multiplier = if r.one_in(2) { 1 } else { r.size(2, 3) };
         let (t, o) = depthwise_case(&mut r, &g, multiplier);
-        let want = t
-            .run(None, |op| Reference.depthwise_conv_2d(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
-        let got = t
-            .run(None, |op| Optimized.depthwise_conv_2d(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
-        assert_eq!(
-            got, want,
-            "case {case}: {g:?}, multiplier {multiplier}, {o:?}"
+        varied.both(
+            format_args!("case {case}: {g:?}, multiplier {multiplier}, {o:?}"),
+            t.run(None, |op| Reference.depthwise_conv_2d(op, &o)),
+            t.run(None, |op| Optimized.depthwise_conv_2d(op, &o)),
         );
-        varied.see(&want);
     }
     varied.check("depthwise_conv_2d", 0.6);
 }
@@ -534,17 +534,14 @@ fn depthwise_in_place_equals_reference() {
         let (t, o) = depthwise_case(&mut r, &g, 1);
         // One channel of temporary, a few, or all of them.
         let temp = g.h * g.w * [1, r.size(2, 5), g.c, 70][r.size(0, 3)] + r.size(0, 2);
-        let want = in_place(&mut Reference, &t, &o, temp)
-            .unwrap_or_else(|e| panic!("case {cases}: {g:?}: {e}"));
-        let got = in_place(&mut Optimized, &t, &o, temp)
-            .unwrap_or_else(|e| panic!("case {cases}: {g:?}: {e}"));
-        assert_eq!(got, want, "case {cases}: {g:?}, temp {temp}");
+        let got = varied.both(
+            format_args!("case {cases}: {g:?}, temp {temp}"),
+            in_place(&mut Reference, &t, &o, temp),
+            in_place(&mut Optimized, &t, &o, temp),
+        );
         // And the same bytes as out of place.
-        let out = t
-            .run(None, |op| Optimized.depthwise_conv_2d(op, &o))
-            .unwrap();
-        assert_eq!(got, out, "case {cases}: {g:?}");
-        varied.see(&want);
+        let out = t.run(None, |op| Optimized.depthwise_conv_2d(op, &o));
+        assert_eq!(out, Ok(got), "case {cases}: {g:?}");
     }
     varied.check("depthwise in place", 0.6);
 }
@@ -552,18 +549,7 @@ fn depthwise_in_place_equals_reference() {
 #[test]
 fn in_place_refusals_are_the_references() {
     let mut r = Rng::new(5);
-    let g = Geometry {
-        n: 1,
-        h: 4,
-        w: 5,
-        c: 3,
-        fh: 3,
-        fw: 3,
-        stride: (1, 1),
-        dilation: (1, 1),
-        padding: Padding::Same,
-        pads: [0; 4],
-    };
+    let g = Geometry::same_3x3(3, (1, 1));
     let (t, o) = depthwise_case(&mut r, &g, 1);
     // A temporary smaller than one channel.
     let want = in_place(&mut Reference, &t, &o, 19);
@@ -602,17 +588,11 @@ fn fully_connected_equals_reference() {
             keep_num_dims: false,
             asymmetric_quantize_inputs: false,
         };
-        let want = t
-            .run(None, |op| Reference.fully_connected(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {e}"));
-        let got = t
-            .run(None, |op| Optimized.fully_connected(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {e}"));
-        assert_eq!(
-            got, want,
-            "case {case}: {batches}x{depth} -> {units}, {q:?}"
+        varied.both(
+            format_args!("case {case}: {batches}x{depth} -> {units}, {q:?}"),
+            t.run(None, |op| Reference.fully_connected(op, &o)),
+            t.run(None, |op| Optimized.fully_connected(op, &o)),
         );
-        varied.see(&want);
     }
     varied.check("fully_connected", 0.6);
 }
@@ -815,18 +795,34 @@ fn add_sub_and_mul_equal_reference() {
             _ => None,
         };
         let args = ((&a[..], &ai), (&b[..], &bi), &yi, in_place, activation);
-        let want = binary(&mut Reference, kind, args.0, args.1, args.2, args.3, args.4)
-            .unwrap_or_else(|e| panic!("case {case}: {e}"));
-        let got = binary(&mut Optimized, kind, args.0, args.1, args.2, args.3, args.4)
-            .unwrap_or_else(|e| panic!("case {case}: {e}"));
-        assert_eq!(
-            got, want,
-            "case {case}: {kind:?} {a_shape:?} {b_shape:?} -> {shape:?}, in place {in_place:?}"
+        let want = varied.both(
+            format_args!(
+                "case {case}: {kind:?} {a_shape:?} {b_shape:?} -> {shape:?}, in place {in_place:?}"
+            ),
+            binary(&mut Reference, kind, args.0, args.1, args.2, args.3, args.4),
+            binary(&mut Optimized, kind, args.0, args.1, args.2, args.3, args.4),
         );
-        varied.see(&want);
         assert_eq!(n, want.len());
     }
     varied.check("add, sub and mul", 0.5);
+}
+
+/// What `f` writes to an output described by `yi` (its elements first set to 0x11) from the
+/// one input `x`.
+fn one_input(
+    x: &[i8],
+    xi: &TensorInfo<i8>,
+    yi: &TensorInfo<i8>,
+    f: impl FnOnce(OpView<'_, '_>) -> Result<(), KernelError>,
+) -> Result<Vec<i8>, KernelError> {
+    let mut y = vec![0x11i8; yi.elements];
+    run_op(
+        &[Some(In::new(x, xi))],
+        &mut [Out::new(&mut y, yi)],
+        &mut [],
+        f,
+    )?;
+    Ok(y)
 }
 
 #[test]
@@ -854,22 +850,11 @@ fn mean_equals_reference() {
             axes: Dims::new(axes).unwrap_or(Dims::EMPTY),
             keep_dims: false,
         };
-        let run = |set: &mut dyn FnMut(OpView<'_, '_>) -> Result<(), KernelError>| {
-            let mut y = vec![0i8; yi.elements];
-            run_op(
-                &[Some(In::new(&x, &xi))],
-                &mut [Out::new(&mut y, &yi)],
-                &mut [],
-                set,
-            )
-            .map(|()| y)
-        };
-        let want =
-            run(&mut |op| Reference.mean(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
-        let got =
-            run(&mut |op| Optimized.mean(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
-        assert_eq!(got, want, "case {case}: {shape:?} over {axes:?}");
-        varied.see(&want);
+        varied.both(
+            format_args!("case {case}: {shape:?} over {axes:?}"),
+            one_input(&x, &xi, &yi, |op| Reference.mean(op, &o)),
+            one_input(&x, &xi, &yi, |op| Optimized.mean(op, &o)),
+        );
     }
     varied.check("mean", 0.5);
 }
@@ -896,25 +881,11 @@ fn pad_equals_reference() {
             before: dims(before),
             after: dims(after),
         };
-        let run = |set: &mut dyn FnMut(OpView<'_, '_>) -> Result<(), KernelError>| {
-            let mut y = vec![0x11i8; yi.elements];
-            run_op(
-                &[Some(In::new(&x, &xi))],
-                &mut [Out::new(&mut y, &yi)],
-                &mut [],
-                set,
-            )
-            .map(|()| y)
-        };
-        let want =
-            run(&mut |op| Reference.pad(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
-        let got =
-            run(&mut |op| Optimized.pad(op, &o)).unwrap_or_else(|e| panic!("case {case}: {e}"));
-        assert_eq!(
-            got, want,
-            "case {case}: {shape:?} padded {before:?} {after:?}"
+        varied.both(
+            format_args!("case {case}: {shape:?} padded {before:?} {after:?}"),
+            one_input(&x, &xi, &yi, |op| Reference.pad(op, &o)),
+            one_input(&x, &xi, &yi, |op| Optimized.pad(op, &o)),
         );
-        varied.see(&want);
     }
     varied.check("pad", 0.8);
 }

@@ -59,7 +59,7 @@ pub(crate) fn info<T>(shape: &[usize], scale: &[f32], zero: &[i64]) -> TensorInf
     tensor_info(shape, quant, 3)
 }
 
-const ACTIVATIONS: [Activation; 4] = [
+pub(crate) const ACTIVATIONS: [Activation; 4] = [
     Activation::None,
     Activation::Relu,
     Activation::Relu6,
@@ -69,21 +69,21 @@ const ACTIVATIONS: [Activation; 4] = [
 /// One random convolution case: input `[n, h, w, c]`, filter `fh × fw`, stride, dilation,
 /// pads `[top, bottom, left, right]`.
 #[derive(Debug, Clone, Copy)]
-struct Case {
-    n: usize,
-    h: usize,
-    w: usize,
-    c: usize,
-    fh: usize,
-    fw: usize,
-    stride: (usize, usize),
-    dilation: (usize, usize),
-    pads: [usize; 4],
+pub(crate) struct Case {
+    pub(crate) n: usize,
+    pub(crate) h: usize,
+    pub(crate) w: usize,
+    pub(crate) c: usize,
+    pub(crate) fh: usize,
+    pub(crate) fw: usize,
+    pub(crate) stride: (usize, usize),
+    pub(crate) dilation: (usize, usize),
+    pub(crate) pads: [usize; 4],
 }
 
 impl Case {
     /// A case without dilation: `n` images of `(h, w, c)`, a `(fh, fw)` filter.
-    fn undilated(
+    pub(crate) fn undilated(
         n: usize,
         (h, w, c): (usize, usize, usize),
         (fh, fw): (usize, usize),
