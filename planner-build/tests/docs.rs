@@ -138,3 +138,37 @@ fn anchors_follow_github() {
         "large-problems-10k-to-100k-buffers"
     );
 }
+
+/// Every `step "..."` of `.ci/run` (but the closing `done`) is a row of the CI table in
+/// `docs/development.md`, whose first cell starts the step's name: the book's list of CI steps
+/// cannot fall behind the script.
+#[test]
+fn the_development_chapter_names_every_ci_step() {
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run is readable");
+    let book = std::fs::read_to_string(root().join("docs/development.md"))
+        .expect("docs/development.md is readable");
+    let rows: Vec<&str> = book
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split('`').next())
+        .collect();
+    let steps: Vec<&str> = ci
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("step \""))
+        .filter_map(|l| l.split('"').next())
+        .filter(|s| *s != "done")
+        .collect();
+    assert!(
+        steps.len() >= 10,
+        "found only {} steps in .ci/run",
+        steps.len()
+    );
+    let missing: Vec<&&str> = steps
+        .iter()
+        .filter(|s| !rows.iter().any(|r| !r.is_empty() && s.starts_with(r)))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/development.md's CI table has no row for these .ci/run steps: {missing:?}; add a row whose first cell starts the step's name"
+    );
+}
