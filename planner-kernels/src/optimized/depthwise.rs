@@ -520,13 +520,13 @@ impl<'a> Dw<'a> {
         // Each tap's inputs by output channel: the input zero point outside the image,
         // input channel c / m inside.
         let mut xe = [0i8; CHUNK];
-        let zero = i8::try_from(d.in_zero).ok();
+        let zero = i8::try_from(d.in_zero).ok().map(|z| [z; CHUNK]);
         for fy in 0..d.f_h {
             for fx in 0..d.f_w {
                 let taps = &d.w[(fy * d.f_w + fx) * d.out_c + c0..][..n];
                 let Some((iy, ix)) = d.win.tap(oy, ox, fy, fx) else {
                     match zero {
-                        Some(z) => mac_row(acc, &[z; CHUNK], taps),
+                        Some(z) => mac_row(acc, &z, taps),
                         None => {
                             for (a, &wv) in acc.iter_mut().zip(taps) {
                                 *a = a.wrapping_add(d.in_zero.wrapping_mul(i32::from(wv)));

@@ -77,43 +77,45 @@ pub(crate) const BLOCK: usize = 64;
 /// < 0)) >> r` for `r > 0`.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Channel {
+    mult: i64,
+    /// `2^(right - 1)` (or 0) plus the output zero point times `2^right`: the rounding
+    /// and, after the shift, the zero point.
+    add: i64,
     bias: i32,
-    mult: i32,
-    /// `2^(right - 1)`, or 0.
-    round: i32,
+    /// -1 when `right > 0`: a negative value's one less before the shift.
+    negative: i32,
     left: u8,
     right: u8,
-    /// -1 when `right > 0`: a negative value's one less before the shift.
-    negative: i8,
 }
 
 impl Channel {
-    fn new(bias: i32, mult: i32, shift: i32) -> Channel {
+    fn new(bias: i32, mult: i32, shift: i32, zero: i32) -> Channel {
         // As multiply_by_quantized_multiplier: shifts of at most 31 (a shift of i32::MIN
         // negates to itself, as in a release build, and shifts nothing).
         let left = shift.clamp(0, 31) as u8;
         let right = shift.wrapping_neg().clamp(0, 31) as u8;
         Channel {
+            mult: i64::from(mult),
+            add: ((1i64 << right) >> 1) + (i64::from(zero) << right),
             bias,
-            mult,
-            round: ((1i64 << right) >> 1) as i32,
+            negative: -i32::from(right > 0),
             left,
             right,
-            negative: -i8::from(right > 0),
         }
     }
 
-    /// The requantised `acc + bias`, before the zero point.
+    /// The requantised `acc + bias` plus the zero point (in `i64`, before the clamp: the
+    /// reference's saturating `i32` addition then clamp give the same int8 value).
     #[inline(always)]
     fn scale(&self, acc: i32) -> i64 {
         let x = acc
             .wrapping_add(self.bias)
             .wrapping_shl(u32::from(self.left));
-        let s = ((i64::from(x) * i64::from(self.mult) + (1 << 30)) >> 31).min(i64::from(i32::MAX));
+        let s = ((i64::from(x) * self.mult + (1 << 30)) >> 31).min(i64::from(i32::MAX));
         // Negative values round half away from zero: one less before the shift (when it
-        // shifts at all).
+        // shifts at all); adding zero · 2^right before the shift adds zero after it.
         let negative = (s >> 63) & i64::from(self.negative);
-        (s + i64::from(self.round) + negative) >> self.right
+        (s + self.add + negative) >> self.right
     }
 }
 
@@ -121,7 +123,6 @@ impl Channel {
 /// for the elementwise fast paths.
 pub(crate) struct Scalar {
     channel: Channel,
-    zero: i64,
     lo: i64,
     hi: i64,
 }
@@ -130,8 +131,7 @@ impl Scalar {
     /// `mult` and `shift` as [`crate::QuantizedMultiplier`] holds them.
     pub(crate) fn new(mult: i32, shift: i32, zero: i32, lo: i32, hi: i32) -> Scalar {
         Scalar {
-            channel: Channel::new(0, mult, shift),
-            zero: i64::from(zero),
+            channel: Channel::new(0, mult, shift, zero),
             lo: i64::from(lo),
             hi: i64::from(hi),
         }
@@ -140,16 +140,13 @@ impl Scalar {
     /// The output of `v`.
     #[inline(always)]
     pub(crate) fn output(&self, v: i32) -> i8 {
-        (self.channel.scale(v) + self.zero)
-            .max(self.lo)
-            .min(self.hi) as i8
+        self.channel.scale(v).max(self.lo).min(self.hi) as i8
     }
 }
 
 /// Up to [`BLOCK`] channels of a [`Requant`], unpacked, with its zero point and clamp.
 pub(crate) struct Unpacked {
     channels: [Channel; BLOCK],
-    zero: i64,
     lo: i64,
     hi: i64,
 }
@@ -164,11 +161,10 @@ impl Unpacked {
             q.shift.get(first..).unwrap_or_default(),
         );
         for (ch, ((&b, &m), &s)) in channels.iter_mut().zip(b.iter().zip(m).zip(s)) {
-            *ch = Channel::new(b, m, s);
+            *ch = Channel::new(b, m, s, q.out_zero);
         }
         Unpacked {
             channels,
-            zero: i64::from(q.out_zero),
             lo: i64::from(q.lo),
             hi: i64::from(q.hi),
         }
@@ -178,7 +174,7 @@ impl Unpacked {
     #[inline(always)]
     pub(crate) fn output(&self, acc: i32, c: usize) -> i8 {
         let ch = self.channels.get(c).copied().unwrap_or_default();
-        (ch.scale(acc) + self.zero).max(self.lo).min(self.hi) as i8
+        ch.scale(acc).max(self.lo).min(self.hi) as i8
     }
 
     /// Requantises `acc` into `y`, channel `first + i` of the block from `acc[i]`.
@@ -186,7 +182,7 @@ impl Unpacked {
     fn outputs(&self, first: usize, acc: &[i32], y: &mut [i8]) {
         let channels = self.channels.get(first..).unwrap_or_default();
         for ((yv, &a), ch) in y.iter_mut().zip(acc).zip(channels) {
-            *yv = (ch.scale(a) + self.zero).max(self.lo).min(self.hi) as i8;
+            *yv = ch.scale(a).max(self.lo).min(self.hi) as i8;
         }
     }
 }

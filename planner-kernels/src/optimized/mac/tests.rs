@@ -199,14 +199,21 @@ fn the_unpacked_requantisation_is_multiply_by_quantized_multiplier() {
             multiplier: mult,
             shift,
         };
+        let zero = r.range(-128, 127) as i32;
         let want = i64::from(multiply_by_quantized_multiplier(acc.wrapping_add(bias), m));
-        let got = Channel::new(bias, mult, shift).scale(acc);
+        let got = Channel::new(bias, mult, shift, zero).scale(acc);
         assert_eq!(
-            got, want,
-            "case {case}: acc {acc} bias {bias} mult {mult} shift {shift}"
+            got.clamp(-128, 127),
+            (want + i64::from(zero)).clamp(-128, 127),
+            "case {case}: acc {acc} bias {bias} mult {mult} shift {shift} zero {zero}"
+        );
+        assert_eq!(
+            Channel::new(bias, mult, shift, 0).scale(acc),
+            want,
+            "case {case}"
         );
     }
     // A shift of i32::MIN (which the reference cannot negate in a debug build) shifts
     // nothing, as the reference does in a release build.
-    assert_eq!(Channel::new(0, 1 << 30, i32::MIN).scale(100), 50);
+    assert_eq!(Channel::new(0, 1 << 30, i32::MIN, 0).scale(100), 50);
 }
