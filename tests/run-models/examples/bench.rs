@@ -1,13 +1,23 @@
 //! Times each bundled model's generated `run()` on the host with both kernel sets, on the
 //! golden inputs: `cargo run --release -p run-models --example bench [-- ROUNDS
 //! [--set=Reference|Optimized] [MODEL...]]` (every model when none is named, both sets
-//! unless one is named: a profiler then sees one). Prints one line per model and set: `bench <model>
-//! <set> <ms per run> <rounds>` (`<set>` is `Reference` or `Optimized`), or why it did not
-//! run (the golden tests, not this, check that both sets give TFLM's bytes).
+//! unless one is named: a profiler then sees one). Prints one line per model and set: `bench
+//! <model> <set> <ms per run> <rounds> <CPU ms per run>` (`<set>` is `Reference` or
+//! `Optimized`; the CPU time is the thread's, from `/proc/thread-self/schedstat`, `-` where
+//! the kernel has none: on a shared machine it moves less with the load than the wall
+//! time), or why it did not run (the golden tests, not this, check that both sets give
+//! TFLM's bytes).
 //! `scripts/bench_vs_tflm.py` puts these beside TFLite Micro's `invoke()` on the same
 //! inputs.
 
 use std::time::Instant;
+
+/// The calling thread's CPU time in nanoseconds (Linux: the first field of
+/// `/proc/thread-self/schedstat`), when the kernel reports it.
+fn thread_cpu_ns() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
 
 use run_models::{MODELS, Set, input};
 
@@ -57,12 +67,17 @@ fn main() {
                 println!("skip {} {} ({e})", model.name(), set.name());
                 continue;
             }
-            let start = Instant::now();
+            let (start, cpu) = (Instant::now(), thread_cpu_ns());
             for _ in 0..rounds {
                 let _ = model.run(&refs, set, &mut ());
             }
-            let ms = start.elapsed().as_secs_f64() * 1e3 / f64::from(rounds);
-            println!("bench {} {} {ms:.3} {rounds}", model.name(), set.name());
+            let per_run = |ns: f64| ns / 1e6 / f64::from(rounds);
+            let ms = per_run(start.elapsed().as_secs_f64() * 1e9);
+            let cpu = match (cpu, thread_cpu_ns()) {
+                (Some(a), Some(b)) => format!("{:.3}", per_run(b.saturating_sub(a) as f64)),
+                _ => "-".to_string(),
+            };
+            println!("bench {} {} {ms:.3} {rounds} {cpu}", model.name(), set.name());
         }
     }
 }
