@@ -104,7 +104,11 @@ def main():
         ref = ours[path.stem].get("Reference", float("nan"))
         opt = ours[path.stem].get("Optimized", float("nan"))
         t = tflm[path.stem]
-        print(f"{path.stem:32} {ref:13.3f} {opt:13.3f} {t:17.3f} {ref / t:9.2f} {t / opt:9.2f}")
+        ratio = lambda a, b: a / b if b > 0 else float("nan")  # noqa: E731
+        print(
+            f"{path.stem:32} {ref:13.3f} {opt:13.3f} {t:17.3f}"
+            f" {ratio(ref, t):9.2f} {ratio(t, opt):9.2f}"
+        )
 
 
 if __name__ == "__main__":

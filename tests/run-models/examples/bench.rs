@@ -1,12 +1,12 @@
 //! Times each bundled model's generated `run()` on the host with both kernel sets, on the
 //! golden inputs: `cargo run --release -p run-models --example bench [-- ROUNDS
 //! [--set=Reference|Optimized] [MODEL...]]` (every model when none is named, both sets
-//! unless one is named: a profiler then sees one). Prints one line per model and set: `bench
-//! <model> <set> <ms per run> <rounds> <CPU ms per run>` (`<set>` is `Reference` or
-//! `Optimized`; the CPU time is the thread's, from `/proc/thread-self/schedstat`, `-` where
-//! the kernel has none: on a shared machine it moves less with the load than the wall
-//! time), or why it did not run (the golden tests, not this, check that both sets give
-//! TFLM's bytes).
+//! unless one is named: a profiler then sees one), each at least ROUNDS times and for at
+//! least half a second. Prints one line per model and set, `bench <model> <set> <ms per
+//! run> <runs> <CPU ms per run>` (`<set>` is `Reference` or `Optimized`; the CPU time is
+//! the thread's, from `/proc/thread-self/schedstat`, `-` where the kernel has none: on a
+//! shared machine it moves less with the load than the wall time), or why it did not run
+//! (the golden tests, not this, check that both sets give TFLM's bytes).
 //! `scripts/bench_vs_tflm.py` puts these beside TFLite Micro's `invoke()` on the same
 //! inputs.
 
@@ -67,17 +67,21 @@ fn main() {
                 println!("skip {} {} ({e})", model.name(), set.name());
                 continue;
             }
+            // At least ROUNDS runs and half a second: the kernel updates a thread's CPU
+            // time at its clock ticks, so a short window would read too coarsely.
             let (start, cpu) = (Instant::now(), thread_cpu_ns());
-            for _ in 0..rounds {
+            let mut runs = 0u32;
+            while runs < rounds || start.elapsed().as_secs_f64() < 0.5 {
                 let _ = model.run(&refs, set, &mut ());
+                runs += 1;
             }
-            let per_run = |ns: f64| ns / 1e6 / f64::from(rounds);
+            let per_run = |ns: f64| ns / 1e6 / f64::from(runs);
             let ms = per_run(start.elapsed().as_secs_f64() * 1e9);
             let cpu = match (cpu, thread_cpu_ns()) {
                 (Some(a), Some(b)) => format!("{:.3}", per_run(b.saturating_sub(a) as f64)),
                 _ => "-".to_string(),
             };
-            println!("bench {} {} {ms:.3} {rounds} {cpu}", model.name(), set.name());
+            println!("bench {} {} {ms:.3} {runs} {cpu}", model.name(), set.name());
         }
     }
 }
