@@ -13,7 +13,7 @@ use std::ops::Bound;
 use std::string::String;
 use std::vec::Vec;
 
-use crate::graph::{Graph, Tensor, TensorKind};
+use crate::graph::{Graph, Tensor, TensorIndex, TensorKind};
 use crate::manifest::Manifest;
 use crate::par::{PARALLEL_FROM, both};
 use crate::plan::{ArenaRole, MemoryPlan, TensorAllocation, TensorLifetime};
@@ -449,19 +449,12 @@ fn live_overlaps(graph: &Graph, entries: &[Entry<'_>], alias_group: &[usize]) ->
 /// side of each in-place pair that [`check_in_place`] accepts. A message for each pair it
 /// refuses (that pair's overlap is then reported as any other).
 fn slot_groups(graph: &Graph, entries: &[Entry<'_>]) -> (Vec<usize>, Vec<String>) {
-    let mut g: Vec<usize> = (0..graph.tensors.len()).collect();
-    fn find(g: &mut [usize], mut x: usize) -> usize {
-        while g[x] != x {
-            g[x] = g[g[x]];
-            x = g[x];
-        }
-        x
-    }
     let mut bad = Vec::new();
+    let classes = AliasClasses::new(graph, entries);
     let pairs = graph
         .in_place
         .iter()
-        .filter_map(|p| match check_in_place(graph, entries, p) {
+        .filter_map(|p| match check_in_place(graph, entries, &classes, p) {
             Ok(()) => Some((p.output, p.input)),
             Err(m) => {
                 bad.push(m);
@@ -469,24 +462,87 @@ fn slot_groups(graph: &Graph, entries: &[Entry<'_>]) -> (Vec<usize>, Vec<String>
             }
         });
     let pairs: Vec<_> = pairs.collect();
-    for &(a, b) in graph.aliases.iter().chain(&pairs) {
-        if a.get() >= g.len() || b.get() >= g.len() {
+    (joined(graph.tensors.len(), graph.aliases.iter().chain(&pairs)), bad)
+}
+
+/// Per tensor of `n`, the smallest index of its group once each of `pairs` is joined
+/// (pairs naming a tensor past `n` are skipped).
+fn joined<'a>(n: usize, pairs: impl Iterator<Item = &'a (TensorIndex, TensorIndex)>) -> Vec<usize> {
+    let mut g: Vec<usize> = (0..n).collect();
+    fn find(g: &mut [usize], mut x: usize) -> usize {
+        while g[x] != x {
+            g[x] = g[g[x]];
+            x = g[x];
+        }
+        x
+    }
+    for &(a, b) in pairs {
+        if a.get() >= n || b.get() >= n {
             continue;
         }
         let (ra, rb) = (find(&mut g, a.get()), find(&mut g, b.get()));
         let (lo, hi) = (ra.min(rb), ra.max(rb));
         g[hi] = lo;
     }
-    ((0..g.len()).map(|i| find(&mut g, i)).collect(), bad)
+    (0..n).map(|i| find(&mut g, i)).collect()
+}
+
+/// The alias classes of a graph (its `aliases` only, not the in-place pairs), each with the
+/// ops its members are live over in the plan. Empty when the graph runs nothing in place
+/// (no pair asks).
+struct AliasClasses {
+    /// Per tensor, the smallest index of its class.
+    root: Vec<usize>,
+    /// Per class root: its first and last live op, each with the member live then.
+    span: Vec<Option<Span>>,
+}
+
+/// A class's `(first op, member)` and `(last op, member)`.
+type Span = ((u32, usize), (u32, usize));
+
+impl AliasClasses {
+    fn new(graph: &Graph, entries: &[Entry<'_>]) -> AliasClasses {
+        if graph.in_place.is_empty() {
+            return AliasClasses {
+                root: Vec::new(),
+                span: Vec::new(),
+            };
+        }
+        let root = joined(graph.tensors.len(), graph.aliases.iter());
+        let mut span: Vec<Option<Span>> = vec![None; root.len()];
+        for (i, &r) in root.iter().enumerate() {
+            let Some(l) = entries.get(i).and_then(|e| e.1) else {
+                continue;
+            };
+            let (first, last) = ((l.start_op, i), (l.end_op, i));
+            span[r] = Some(match span[r] {
+                None => (first, last),
+                Some((f, e)) => (f.min(first), e.max(last)),
+            });
+        }
+        AliasClasses { root, span }
+    }
+
+    /// The first op any member of `t`'s class is live at, with that member.
+    fn first(&self, t: usize) -> Option<(u32, usize)> {
+        Some((*self.span.get(*self.root.get(t)?)?)?.0)
+    }
+
+    /// The last op any member of `t`'s class is live at, with that member.
+    fn last(&self, t: usize) -> Option<(u32, usize)> {
+        Some((*self.span.get(*self.root.get(t)?)?)?.1)
+    }
 }
 
 /// Checks one declared in-place pair on its own terms: the op that writes the output may run
 /// in place over that input ([`crate::in_place::kind_allows`]); the input is read by no later
-/// op and is not a model output; in the plan, the input's lifetime ends at that op, the
-/// output's starts there, and both are at one offset of one arena.
+/// op and is not a model output; in the plan, the input's lifetime (with every alias of it)
+/// ends at that op, the output's (with every alias of it) starts there, and both are at one
+/// offset of one arena.
 fn check_in_place(
     graph: &Graph,
     entries: &[Entry<'_>],
+    classes: &AliasClasses,
     p: &crate::graph::InPlaceOp,
 ) -> Result<(), String> {
     let n = graph.tensors.len();
@@ -534,6 +590,25 @@ fn check_in_place(
         return Err(refuse(format!(
             "`{}` lives to op {} and `{}` from op {}; both must be op {k}, where they share bytes",
             it.id, il.end_op, ot.id, ol.start_op
+        )));
+    }
+    // The pair joins the two alias classes into one slot group: a member of the output's
+    // class live before the op, or of the input's after it, would share the bytes with the
+    // other class's members while both are live, and the group hides that overlap.
+    if let Some((start, t)) = classes.first(p.output.get())
+        && start < k32
+    {
+        return Err(refuse(format!(
+            "`{}`, an alias of `{}`, is live from op {start}; every alias of an in-place output must start at op {k}, where the input's bytes die",
+            graph.tensors[t].id, ot.id
+        )));
+    }
+    if let Some((end, t)) = classes.last(p.input.get())
+        && end > k32
+    {
+        return Err(refuse(format!(
+            "`{}`, an alias of `{}`, is live until op {end}; every alias of an in-place input must die at op {k}, where the output's bytes start",
+            graph.tensors[t].id, it.id
         )));
     }
     let at = |a: &TensorAllocation| {

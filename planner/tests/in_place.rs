@@ -266,6 +266,58 @@ fn verifier_refuses_a_kind_that_does_not_run_in_place() {
     assert!(e.iter().any(|m| m.contains("do not run in place")), "{e:?}");
 }
 
+/// An alias of an in-place output live before its op (or of the input after it) shares the
+/// bytes with the other side while both are live: the pair is refused, and the overlap it
+/// would have hidden is reported.
+#[test]
+fn verifier_refuses_an_in_place_class_live_outside_its_op() {
+    let mut m = Manifest::for_model_file(Path::new("small.tflite"));
+    m.aliasing.in_place = true;
+    let p = planner::plan_graph(&m, &small(false)).unwrap();
+    let (a, c) = (TensorIndex(1), TensorIndex(3));
+    assert!(
+        p.graph
+            .in_place
+            .iter()
+            .any(|x| (x.input, x.output) == (a, c))
+    );
+    // `e` is `tag`'s bytes (an alias), live over `ops`.
+    let with_alias = |tag: TensorIndex, ops: (u32, u32)| -> Vec<String> {
+        let (mut g, mut plan) = (p.graph.clone(), p.plan.clone());
+        g.tensors.push(activation("e", &[4, 16]));
+        let e = TensorIndex(g.tensors.len() as u32 - 1);
+        g.aliases.push((e, tag));
+        let tag_id = &g.tensor(tag).id;
+        let mut slot = plan.tensor_allocs[tag_id].clone();
+        slot.tensor_id = "e".into();
+        plan.tensor_allocs.insert("e".into(), slot);
+        let mut life = plan.tensor_lifetimes[tag_id].clone();
+        (life.start_op, life.end_op) = ops;
+        plan.tensor_lifetimes.insert("e".into(), life);
+        match verify::verify(&g, &plan) {
+            Ok(()) => Vec::new(),
+            Err(v) => v.iter().map(|v| v.to_string()).collect(),
+        }
+    };
+    // Live from op 1 on, as `c` is: accepted.
+    assert_eq!(with_alias(c, (1, 2)), Vec::<String>::new());
+    // Live at op 0, beside `a`, on the same bytes.
+    let e = with_alias(c, (0, 1));
+    assert!(
+        e.iter()
+            .any(|m| m.contains("`e`, an alias of `c`, is live from op 0")),
+        "{e:?}"
+    );
+    assert!(e.iter().any(|m| m.contains("share bytes")), "{e:?}");
+    // An alias of the input `a` live after op 1, beside `c`.
+    let e = with_alias(a, (0, 2));
+    assert!(
+        e.iter()
+            .any(|m| m.contains("`e`, an alias of `a`, is live until op 2")),
+        "{e:?}"
+    );
+}
+
 /// The planner itself runs the small graph's RELU and ADD in place, and not onto `b`.
 #[test]
 fn planner_runs_the_small_graph_in_place() {

@@ -18,8 +18,8 @@ const fn lists(slots: &[u32], s: usize) -> bool {
 
 /// Every in-place declaration is one [`check_overlaps`](super::sweep::check_overlaps) may accept: the op reads the input
 /// and writes the output, the output is at the input's offset in the same arena, the input's
-/// bytes (every member of its alias class) are last live at the op and the output's first
-/// live there, the op's buffer stays inside the arena and inside the two slots, and the op
+/// bytes (every member of its alias class) are last live at the op and the output's (every
+/// member of its class) first live there, the op's buffer stays inside the arena and inside the two slots, and the op
 /// sees the input's bytes only through that buffer. Records the links for the sweep.
 pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Words) {
     let n = p.slots.len();
@@ -85,6 +85,27 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
                 .s(", re-plan")
                 .panic();
         }
+        // The sweep lets the output's class take over the input's entry (both are one
+        // buffer at the op): a member of that class live before the op would share the
+        // input's bytes while the input is live elsewhere.
+        if scratch[w.start + o] != k as u64 {
+            let early = first_member(p, o);
+            Msg::op(p, k, op.opcode)
+                .s(" writes `")
+                .s(so.id)
+                .s("` in place over `")
+                .s(si.id)
+                .s("`, but `")
+                .s(p.slots[early].id)
+                .s("`, an alias of `")
+                .s(so.id)
+                .s("`, is live from op ")
+                .n(p.slots[early].start as u64)
+                .s("; every alias of an in-place output must start at op ")
+                .n(k as u64)
+                .s(", where the input's bytes die, re-plan")
+                .panic();
+        }
         let bytes = in_place_bytes(si, so);
         let union = if si.size > so.size { si.size } else { so.size };
         let arena = &p.arenas[so.arena as usize];
@@ -120,6 +141,19 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
         scratch[w.taken_by + ri] = o as u64 + 1;
         k += 1;
     }
+}
+
+/// The member of class `r` that is live first (the lowest slot on ties).
+const fn first_member(p: &PlanTable<'_>, r: usize) -> usize {
+    let mut best = r;
+    let mut j = 0;
+    while j < p.slots.len() {
+        if p.slots[j].root as usize == r && p.slots[j].start < p.slots[best].start {
+            best = j;
+        }
+        j += 1;
+    }
+    best
 }
 
 /// Op `k` sees the bytes of class `ri` (an in-place input's) only as slot `only`.

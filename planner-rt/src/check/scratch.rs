@@ -2,7 +2,7 @@
 //! allocator): per-class arrays, the order bitset, and the live set, a bitset of levels.
 
 /// Scratch words [`check`](super::check) needs for a table of `slots` slots: per alias class its byte
-/// length, live-member count, current extent, last live op and in-place links, a bitset
+/// length, live-member count, current extent, first and last live op and in-place links, a bitset
 /// for the order checks, and the live set's levels.
 pub const fn scratch_len(slots: usize) -> usize {
     Words::PER_SLOT * slots + words(slots) + Levels::new(slots, 0).end
@@ -21,6 +21,8 @@ pub(super) struct Words {
     pub(super) span: usize,
     /// The last op at which any member is live.
     pub(super) end: usize,
+    /// The first op at which any member is live.
+    pub(super) start: usize,
     /// For an in-place output's class: 1 + the slot of the input it takes over (0: none).
     pub(super) takes: usize,
     /// For an in-place input's class: 1 + the slot of the output that takes it (0: none).
@@ -30,7 +32,7 @@ pub(super) struct Words {
 }
 
 impl Words {
-    pub(super) const PER_SLOT: usize = 6;
+    pub(super) const PER_SLOT: usize = 7;
 
     pub(super) const fn new(n: usize) -> Words {
         Words {
@@ -40,7 +42,8 @@ impl Words {
             end: 3 * n,
             takes: 4 * n,
             taken_by: 5 * n,
-            seen: 6 * n,
+            start: 6 * n,
+            seen: 7 * n,
         }
     }
 }

@@ -101,7 +101,12 @@ pub(super) const fn check_overlaps(p: &PlanTable<'_>, scratch: &mut [u64]) {
         i += 1;
     }
     // Each class's bytes: from its root's offset, as long as its longest member; and its
-    // last live op.
+    // first and last live op.
+    let mut i = 0;
+    while i < n {
+        scratch[w.start + i] = u64::MAX;
+        i += 1;
+    }
     let mut i = 0;
     while i < n {
         let s = &p.slots[i];
@@ -111,6 +116,9 @@ pub(super) const fn check_overlaps(p: &PlanTable<'_>, scratch: &mut [u64]) {
         }
         if s.end as u64 > scratch[w.end + r] {
             scratch[w.end + r] = s.end as u64;
+        }
+        if (s.start as u64) < scratch[w.start + r] {
+            scratch[w.start + r] = s.start as u64;
         }
         i += 1;
     }
