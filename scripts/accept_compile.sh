@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Accept => compile campaign: random manifests (models and groups) from a fixed seed are
 # planned with planner-build, and every accepted one must compile under include_model!
-# (planner-build/tests/accept_compile.rs). Failing manifests are saved, with the error, in
-# $ACCEPT_COMPILE_DIR/failures (default target/accept-compile/failures).
+# (planner-build/tests/accept_compile.rs); those that plan a real model with random
+# in_place, patches, patch_input and schedule must also run with the reference kernels.
+# Failing manifests are saved, with the error, in $ACCEPT_COMPILE_DIR/failures (default
+# target/accept-compile/failures).
 #
 #   bash scripts/accept_compile.sh            # 200 manifests (about 110 accepted)
 #   ACCEPT_COMPILE_COUNT=2000 bash scripts/accept_compile.sh

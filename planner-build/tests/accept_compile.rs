@@ -4,7 +4,15 @@
 //! `include_model!`. Accepted plans are batched into crates, one module per manifest (a file
 //! `src/c<N>.rs`, so an error names its manifest), to keep rustc invocations few.
 //!
-//! Slow, so ignored by `cargo test`; `scripts/accept_compile.sh` runs it. Settings (env):
+//! Some manifests plan a real model (a bundled one, or the three-op `quant_chain.tflite`)
+//! with random `in_place`, `patches` (auto with a recompute budget, or a fixed split and
+//! grid), `patch_input` and op order (`schedule`): every accepted one must also run, with
+//! zero inputs, through its generated `run()` (or `run_streamed()`) and
+//! `planner_kernels::Reference` (a binary crate per batch runs them all). The outside
+//! audit's reproducers of plans that were accepted and then did not compile or run are
+//! planned, built and run by `reproducers_plan_compile_and_run` on every `cargo test`.
+//!
+//! The campaign is slow, so ignored by `cargo test`; `scripts/accept_compile.sh` runs it. Settings (env):
 //! `ACCEPT_COMPILE_COUNT` manifests (default 200), `ACCEPT_COMPILE_SEED` (default 29),
 //! `ACCEPT_COMPILE_BATCH` modules per crate (default 250), `ACCEPT_COMPILE_DIR` the work
 //! directory (default `target/accept-compile`; crates share its `target/`). Every manifest
@@ -321,11 +329,88 @@ fn platform(r: &mut Rng) -> (String, Mems) {
     if mems.iter().any(|m| !m.1) && r.pct(50) {
         s.push_str("tensors = [{ type = \"constant\", attributes = { memory = \"FLASH\" } }]\n");
     }
+    if r.pct(30) {
+        // The op order is drawn above.
+        s.push_str(&memory_options(r, false));
+    }
     (s, mems)
 }
 
-/// One random manifest: a single model, or a group of one to four models.
+/// The models a run manifest plans: every bundled model, and the three-op QUANTIZE f32 ->
+/// i8, RELU, DEQUANTIZE chain on `[1, 16, 16, 8]` (a float32 input inside a patch stage).
+fn run_models() -> Vec<PathBuf> {
+    let mut models = common::bundled_models(&root());
+    models.push(root().join("planner/tests/data/repro/turn4/quant_chain.tflite"));
+    models
+}
+
+/// `[memory]` lines for in place, patches, the patch input and (with `schedule`) op order:
+/// each combination comes up.
+fn memory_options(r: &mut Rng, schedule: bool) -> String {
+    let mut s = String::new();
+    if r.pct(50) {
+        s.push_str("in_place = true\n");
+    }
+    if schedule && r.pct(25) {
+        s.push_str("schedule = \"memory\"\n");
+    }
+    let streamed = r.pct(40);
+    match r.below(10) {
+        0..=3 => {
+            s.push_str("patches = \"auto\"\n");
+            if r.pct(50) {
+                let _ = writeln!(
+                    s,
+                    "max_recompute = {}",
+                    r.pick(&["0.0", "0.1", "0.5", "2.0"])
+                );
+            }
+            if streamed {
+                s.push_str("patch_input = \"streamed\"\n");
+            }
+        }
+        4..=6 => {
+            let input = if streamed { "streamed" } else { "resident" };
+            let _ = writeln!(
+                s,
+                "patches = {{ split = {}, grid = [{}, {}], input = \"{input}\" }}",
+                r.below(14),
+                r.range(1, 4),
+                r.range(1, 4)
+            );
+        }
+        _ => {}
+    }
+    s
+}
+
+/// A manifest that plans a real model with random memory options; its plan is run too.
+fn run_manifest(r: &mut Rng) -> String {
+    let models = run_models();
+    let model = r.pick(&models).display().to_string();
+    let mut s = format!(
+        "[model]\nname = \"m\"\nsource = {}\n[platform]\npreset = \"generic\"\n[memory]\n",
+        toml_str(&model)
+    );
+    if r.pct(30) {
+        let p = r.pick(&["greedy", "greedy_by_size", "tflm", "auto"]);
+        let _ = writeln!(s, "planner = \"{p}\"");
+    }
+    s.push_str(&memory_options(r, true));
+    s
+}
+
+/// True for a manifest of [`run_manifest`]: its plan runs with the reference kernels.
+fn runs(text: &str) -> bool {
+    text.starts_with("[model]\nname = \"m\"\nsource = ")
+}
+
+/// One random manifest: a single model, or a group of one to four models; one in five
+/// plans a real model with random memory options ([`run_manifest`]).
 fn manifest(r: &mut Rng) -> String {
+    if r.pct(20) {
+        return run_manifest(r);
+    }
     let (plat, mems) = platform(r);
     if r.pct(65) {
         let n = name(r);
@@ -401,38 +486,20 @@ fn accepted_manifests_compile() {
     }
     let start = Instant::now();
     let mut r = Rng::new(seed);
-    let mut accepted: Vec<(u64, PathBuf)> = Vec::new();
+    let mut accepted: Vec<Accepted> = Vec::new();
     let mut refused: BTreeMap<String, u64> = BTreeMap::new();
     let mut failures: Vec<String> = Vec::new();
-    let mut groups = 0u64;
+    let (mut groups, mut real) = (0u64, 0u64);
     for i in 0..count {
         let text = manifest(&mut r);
         groups += u64::from(text.starts_with("[group]"));
+        real += u64::from(runs(&text));
         let path = work.join(format!("manifests/c{i}.toml"));
         std::fs::write(&path, &text).unwrap();
-        let out = work.join(format!("plans/c{i}"));
-        let _ = std::fs::remove_dir_all(&out);
-        let result = std::panic::catch_unwind(|| {
-            planner_build::Builder::new()
-                .manifest(&path)
-                .out_dir(&out)
-                .cargo_directives(false)
-                .place_in_regions(false)
-                .try_compile()
-        });
-        match result {
-            Ok(Ok(outputs)) => {
-                let plan = outputs
-                    .files
-                    .keys()
-                    .find(|f| f.to_string_lossy().ends_with(".plan.json"))
-                    .cloned()
-                    .expect("a plan file is written");
-                accepted.push((i, plan));
-            }
-            Ok(Err(e)) => {
+        match plan(&work, i, &path, runs(&text)) {
+            Ok(a) => accepted.push(a),
+            Err(Some(m)) => {
                 // Tally refusals by their first words, to see what the generator exercises.
-                let m = e.message();
                 let key: String = m
                     .split_whitespace()
                     .filter(|w| !w.contains('/') && !w.contains('"') && !w.contains('`'))
@@ -441,7 +508,7 @@ fn accepted_manifests_compile() {
                     .join(" ");
                 *refused.entry(key).or_default() += 1;
             }
-            Err(_) => {
+            Err(None) => {
                 save_failure(
                     &work,
                     i,
@@ -454,19 +521,24 @@ fn accepted_manifests_compile() {
     }
     let planned_at = start.elapsed();
     let mut compiled = 0u64;
-    for (k, chunk) in accepted.chunks(batch as usize).enumerate() {
-        let (ok, bad) = compile_batch(&work, k, chunk);
+    let mut ran = 0u64;
+    let (to_run, to_build): (Vec<Accepted>, Vec<Accepted>) =
+        accepted.iter().cloned().partition(|a| a.run.is_some());
+    for (k, chunk) in to_build.chunks(batch as usize).enumerate() {
+        let (ok, bad) = compile_batch(&work, &format!("crate{k}"), chunk);
         compiled += ok;
-        for (i, err) in bad {
-            let text = std::fs::read_to_string(work.join(format!("manifests/c{i}.toml"))).unwrap();
-            save_failure(&work, i, &text, &err);
-            let first = err.lines().next().unwrap_or("").to_string();
-            failures.push(format!("c{i}: {first}"));
-        }
+        note_failures(&work, bad, &mut failures);
+    }
+    for (k, chunk) in to_run.chunks(batch as usize).enumerate() {
+        let (ok, bad) = compile_batch(&work, &format!("run{k}"), chunk);
+        compiled += ok;
+        ran += ok;
+        note_failures(&work, bad, &mut failures);
     }
     let took = start.elapsed();
     eprintln!(
-        "accept => compile: seed {seed}: {count} generated ({groups} groups), {} accepted, {compiled} compiled, {} failed; planning {:.1} s, total {:.1} s",
+        "accept => compile: seed {seed}: {count} generated ({groups} groups, {} real models), {} accepted, {compiled} compiled ({ran} of them also ran), {} failed; planning {:.1} s, total {:.1} s",
+        real,
         accepted.len(),
         failures.len(),
         planned_at.as_secs_f64(),
@@ -486,60 +558,216 @@ fn accepted_manifests_compile() {
     );
 }
 
+/// The outside audit's reproducers of plans that were accepted and then did not compile or
+/// run (`planner/tests/data/repro/turn4`): a QUANTIZE f32 -> i8 run in place inside a
+/// streamed patch stage (`qc_ip_stream`, and te_mcunet_vww's "auto + in place, streamed"
+/// plan, `vww_ip_stream`: `include_model!` refused them), an in-place ADD inside
+/// tiny_ic_resnet8's patch stage (`r8_0.5`: `run()` failed with `KernelError::Region`) and
+/// a float32 CONV_2D planned with `patches = "auto"` (a fixed split over it, which compiled
+/// and then failed at run time, is now refused when planning). Each is
+/// planned, built under `include_model!` and run with the reference kernels.
+#[test]
+fn reproducers_plan_compile_and_run() {
+    let dir = root().join("planner/tests/data/repro/turn4");
+    let work = root().join("target/accept-compile-repro");
+    for d in ["manifests", "plans"] {
+        std::fs::create_dir_all(work.join(d)).unwrap();
+    }
+    let float = std::fs::read_to_string(dir.join("float_patches.toml")).unwrap();
+    let fixed = "patches = { split = 0, grid = [2, 2] }";
+    assert!(float.contains(fixed));
+    let float_auto = work.join("manifests/float_auto.toml");
+    // Written elsewhere: its model's path made absolute.
+    let text = float.replace(fixed, "patches = \"auto\"").replace(
+        "source = \"../../../../../",
+        &format!("source = \"{}/", root().display()),
+    );
+    std::fs::write(&float_auto, text).unwrap();
+    let mut accepted = Vec::new();
+    let manifests = [
+        dir.join("qc_ip_stream.toml"),
+        dir.join("vww_ip_stream.toml"),
+        dir.join("r8_0.5.toml"),
+        float_auto,
+    ];
+    for (i, m) in manifests.iter().enumerate() {
+        match plan(&work, i as u64, m, true) {
+            Ok(a) => accepted.push(a),
+            Err(e) => panic!("{} is refused: {e:?}", m.display()),
+        }
+    }
+    let (ran, bad) = compile_batch(&work, "repro", &accepted);
+    assert!(bad.is_empty(), "{bad:#?}");
+    assert_eq!(ran, 4);
+    // The fixed split over float32 ops is refused when planning, naming the op.
+    let e = plan(&work, 9, &dir.join("float_patches.toml"), false).unwrap_err();
+    let e = e.unwrap_or_default();
+    common::assert_says(
+        &e,
+        &[
+            "op 0 (CONV_2D) of model `fp`",
+            "cannot run on patch regions: its output is f32",
+        ],
+    );
+}
+
+/// An accepted manifest: its number, its plan file, and for a model that runs, what the
+/// runner needs.
+#[derive(Clone, Debug)]
+struct Accepted {
+    i: u64,
+    plan: PathBuf,
+    run: Option<RunSpec>,
+}
+
+/// How a runner calls a model: its module (from the model's name) and whether its input is
+/// streamed (`run_streamed`) or resident (`run`).
+#[derive(Clone, Debug)]
+struct RunSpec {
+    module: String,
+    streamed: bool,
+}
+
+/// Plans manifest `path` (number `i`) into `work/plans/c<i>`: the plan, or the refusal's
+/// message (`None` when planner-build panicked). With `run`, the plan's model is to be run.
+fn plan(work: &Path, i: u64, path: &Path, run: bool) -> Result<Accepted, Option<String>> {
+    let out = work.join(format!("plans/c{i}"));
+    let _ = std::fs::remove_dir_all(&out);
+    let result = std::panic::catch_unwind(|| {
+        planner_build::Builder::new()
+            .manifest(path)
+            .out_dir(&out)
+            .cargo_directives(false)
+            .place_in_regions(false)
+            .try_compile()
+    });
+    let outputs = match result {
+        Ok(Ok(outputs)) => outputs,
+        Ok(Err(e)) => return Err(Some(e.message().to_string())),
+        Err(_) => return Err(None),
+    };
+    let plan = outputs
+        .files
+        .keys()
+        .find(|f| f.to_string_lossy().ends_with(".plan.json"))
+        .cloned()
+        .expect("a plan file is written");
+    let run = run.then(|| {
+        let text = std::fs::read_to_string(&plan).unwrap();
+        let file = planner::planfile::PlanFile::parse(&text, "accepted").unwrap();
+        RunSpec {
+            module: planner::planfile::naming::model_module(&file.model),
+            streamed: file
+                .patches
+                .as_ref()
+                .is_some_and(|p| p.input == planner::planfile::patch::PatchInput::Streamed),
+        }
+    });
+    Ok(Accepted { i, plan, run })
+}
+
+/// Saves each failed manifest of `bad` and adds a line for it to `failures`.
+fn note_failures(work: &Path, bad: Vec<(u64, String)>, failures: &mut Vec<String>) {
+    for (i, err) in bad {
+        let text = std::fs::read_to_string(work.join(format!("manifests/c{i}.toml"))).unwrap();
+        save_failure(work, i, &text, &err);
+        let first = err.lines().next().unwrap_or("").to_string();
+        failures.push(format!("c{i}: {first}"));
+    }
+}
+
 fn save_failure(work: &Path, i: u64, text: &str, err: &str) {
     let dir = work.join("failures");
     std::fs::write(dir.join(format!("c{i}.toml")), text).unwrap();
     std::fs::write(dir.join(format!("c{i}.err")), err).unwrap();
 }
 
-/// Builds crate `k` with one module per accepted plan; returns how many compiled and the
-/// errors of those that did not (by manifest number). rustc may stop before checking every
-/// module once some fail, so the failing ones are taken out and the rest built again until
-/// the crate builds.
-fn compile_batch(work: &Path, k: usize, chunk: &[(u64, PathBuf)]) -> (u64, Vec<(u64, String)>) {
-    let mut left: Vec<(u64, PathBuf)> = chunk.to_vec();
+/// Builds crate `name` with one module per accepted plan (and runs its models when they are
+/// to be run); returns how many compiled (and ran) and the errors of those that did not (by
+/// manifest number). rustc may stop before checking every module once some fail, so the
+/// failing ones are taken out and the rest built again until the crate builds.
+fn compile_batch(work: &Path, name: &str, chunk: &[Accepted]) -> (u64, Vec<(u64, String)>) {
+    let mut left: Vec<Accepted> = chunk.to_vec();
     let mut failed: Vec<(u64, String)> = Vec::new();
     loop {
-        let bad = build_crate(work, k, &left);
+        let bad = build_crate(work, name, &left);
         if bad.is_empty() {
             return (left.len() as u64, failed);
         }
-        left.retain(|(i, _)| !bad.contains_key(i));
+        left.retain(|a| !bad.contains_key(&a.i));
         failed.extend(bad);
     }
 }
 
-/// Builds one crate of `plans`: the errors per manifest number (empty when it builds).
-fn build_crate(work: &Path, k: usize, plans: &[(u64, PathBuf)]) -> BTreeMap<u64, String> {
-    let dir = work.join(format!("crate{k}"));
+/// Builds one crate of `plans` (a binary that runs each model when the plans are to be run,
+/// a library otherwise): the errors per manifest number, at compile or run time (empty when
+/// it builds and every model runs).
+fn build_crate(work: &Path, name: &str, plans: &[Accepted]) -> BTreeMap<u64, String> {
+    let dir = work.join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let root = root();
+    let runs = plans.iter().any(|a| a.run.is_some());
+    // The kernels optimised: the models run in a debug build of the generated code.
+    let (kernels, profile) = if runs {
+        (
+            format!(
+                "planner-kernels = {{ path = {:?} }}\n",
+                root.join("planner-kernels")
+            ),
+            "\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
+        )
+    } else {
+        (String::new(), "")
+    };
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
-            "[package]\nname = \"accept_compile_{k}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nplanner = {{ path = {:?}, default-features = false }}\nplanner-macros = {{ path = {:?} }}\n\n[workspace]\n",
+            "[package]\nname = \"accept_compile_{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n[dependencies]\nplanner = {{ path = {:?}, default-features = false }}\nplanner-macros = {{ path = {:?} }}\n{kernels}{profile}\n[workspace]\n",
             root.join("planner"),
             root.join("planner-macros")
         ),
     )
     .unwrap();
     std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-    let mut lib = String::from(
-        "//! @generated by the accept => compile campaign.\n#![no_std]\n#![allow(warnings)]\n",
-    );
-    for (i, plan) in plans {
-        let _ = writeln!(lib, "pub mod c{i};");
-        std::fs::write(
-            dir.join(format!("src/c{i}.rs")),
-            format!(
-                "planner_macros::include_model!({:?});\n",
-                plan.display().to_string()
-            ),
-        )
-        .unwrap();
+    let mut top = String::from("//! @generated by the accept => compile campaign.\n");
+    if !runs {
+        top.push_str("#![no_std]\n");
     }
-    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    top.push_str("#![allow(warnings)]\n");
+    let mut table = String::new();
+    for a in plans {
+        let i = a.i;
+        let _ = writeln!(top, "pub mod c{i};");
+        let mut module = format!(
+            "planner_macros::include_model!({:?});\n",
+            a.plan.display().to_string()
+        );
+        if let Some(spec) = &a.run {
+            let m = &spec.module;
+            let call = if spec.streamed {
+                "run_streamed(&mut planner_kernels::Reference, |_, _| {})"
+            } else {
+                "run(&mut planner_kernels::Reference)"
+            };
+            let _ = write!(
+                module,
+                "\npub fn run() -> Result<(), String> {{\n    let mut m = {m}::Model::take().ok_or_else(|| String::from(\"taken twice\"))?.init();\n    m.{call}.map_err(|e| format!(\"{{e:?}}\"))\n}}\n"
+            );
+            let _ = writeln!(table, "    (\"c{i}\", c{i}::run),");
+        }
+        std::fs::write(dir.join(format!("src/c{i}.rs")), module).unwrap();
+    }
+    let file = if runs {
+        let _ = write!(
+            top,
+            "\nfn main() {{\n    let runs: &[(&str, fn() -> Result<(), String>)] = &[\n{table}    ];\n    for (name, run) in runs {{\n        match std::panic::catch_unwind(*run) {{\n            Ok(Ok(())) => println!(\"ran {{name}}\"),\n            Ok(Err(e)) => println!(\"failed {{name}}: {{e}}\"),\n            Err(_) => println!(\"failed {{name}}: panicked\"),\n        }}\n    }}\n}}\n"
+        );
+        "src/main.rs"
+    } else {
+        "src/lib.rs"
+    };
+    std::fs::write(dir.join(file), top).unwrap();
     let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--offline", "--quiet", "--message-format=short"])
         .current_dir(&dir)
@@ -548,15 +776,36 @@ fn build_crate(work: &Path, k: usize, plans: &[(u64, PathBuf)]) -> BTreeMap<u64,
         .output()
         .expect("cargo runs");
     let mut bad: BTreeMap<u64, String> = BTreeMap::new();
+    let number = |s: &str| s.strip_prefix('c').and_then(|n| n.parse::<u64>().ok());
+    if out.status.success() && runs {
+        let exe = work.join(format!("target/debug/accept_compile_{name}"));
+        let run = std::process::Command::new(&exe)
+            .output()
+            .expect("the runner starts");
+        let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+        // Each model that ran says so; one that failed, or that a crash kept from saying
+        // anything, is a failure.
+        for a in plans.iter().filter(|a| a.run.is_some()) {
+            let ran = format!("ran c{}", a.i);
+            if !stdout.lines().any(|l| l == ran) {
+                let failed = format!("failed c{}:", a.i);
+                let said = stdout.lines().find(|l| l.starts_with(&failed));
+                let crash = format!("did not finish its run ({})", run.status);
+                let err = said.unwrap_or(&crash);
+                bad.insert(a.i, format!("accepted and compiled, but run(): {err}\n"));
+            }
+        }
+        return bad;
+    }
     if out.status.success() {
         return bad;
     }
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     // Short messages start with `src/c<N>.rs:line:col: error...`.
     for line in stderr.lines() {
-        if let Some(rest) = line.strip_prefix("src/c")
+        if let Some(rest) = line.strip_prefix("src/")
             && let Some((n, _)) = rest.split_once(".rs:")
-            && let Ok(n) = n.parse::<u64>()
+            && let Some(n) = number(n)
             && line.contains("error")
         {
             bad.entry(n).or_default().push_str(&format!("{line}\n"));
@@ -564,8 +813,8 @@ fn build_crate(work: &Path, k: usize, plans: &[(u64, PathBuf)]) -> BTreeMap<u64,
     }
     if bad.is_empty() {
         // An error that names no module: every module of the crate is suspect.
-        for (i, _) in plans {
-            bad.insert(*i, stderr.clone());
+        for a in plans {
+            bad.insert(a.i, stderr.clone());
         }
     }
     bad

@@ -788,6 +788,19 @@ fn check_stage_ops(
     for (k, op) in f.ops.iter().enumerate() {
         let touched = op.inputs.iter().flatten().chain(&op.outputs);
         if k <= split {
+            // The stage rule the planner and its verifier apply: the kind, the output's
+            // type, not in place.
+            if let Some(out) = op.outputs.first().and_then(|&o| f.tensors.get(o as usize))
+                && let Err(why) =
+                    planner_planfile::patch::stage_op(&op.opcode, out.dtype, op.in_place.is_some())
+            {
+                return Err(format!(
+                    "op {k} ({}) of model `{model}` cannot run in the patch stage (ops 0..={split}): \
+                     {why}; rebuild with this planner, which plans such a model without patches \
+                     or with an earlier split",
+                    op.opcode
+                ));
+            }
             // In place inside the stage: output and input dense, of one element size, with
             // the same region in every patch, so each patch's output overwrites exactly its
             // input's bytes.

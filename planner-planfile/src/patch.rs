@@ -95,3 +95,55 @@ impl PatchPlan {
         self.tensors.iter().find(|t| t.tensor == tensor)
     }
 }
+
+/// The op kinds a patch stage may hold: the kinds whose kernels compute an output region
+/// from input regions (`planner_kernels::Reference` runs each of them on regions, on its
+/// integer paths). The planner picks splits whose stage holds only these, its verifier
+/// checks it and `include_model!` refuses a plan file that breaks it ([`stage_op`]).
+pub const STAGE_KINDS: &[&str] = &[
+    "CONV_2D",
+    "DEPTHWISE_CONV_2D",
+    "AVERAGE_POOL_2D",
+    "MAX_POOL_2D",
+    "PAD",
+    "ADD",
+    "SUB",
+    "MUL",
+    "MAXIMUM",
+    "MINIMUM",
+    "QUANTIZE",
+    "DEQUANTIZE",
+    "RELU",
+    "RELU6",
+    "LOGISTIC",
+    "TANH",
+    "HARD_SWISH",
+];
+
+/// Whether an op of kind `opcode` whose output 0 holds `output` elements may run in a patch
+/// stage (in place over one of its inputs when `in_place`): `Err` with the reason, worded
+/// to follow "op 3 (RELU) ... cannot run in a patch stage: ". The one rule the planner, its
+/// verifier and `include_model!` apply, so a plan the planner writes runs with the
+/// reference kernels:
+///
+/// - the kind is one of [`STAGE_KINDS`];
+/// - its output is not `f32`, except for `DEQUANTIZE` (the float32 kernels run on whole
+///   tensors only; `QUANTIZE` from `f32` and `DEQUANTIZE` to it run on regions);
+/// - it does not run in place (the in-place kernels run on whole tensors only).
+pub fn stage_op(opcode: &str, output: crate::DType, in_place: bool) -> Result<(), String> {
+    if !STAGE_KINDS.contains(&opcode) {
+        return Err(format!(
+            "{opcode} ops do not run on patch regions (a stage holds {})",
+            STAGE_KINDS.join(", ")
+        ));
+    }
+    if output == crate::DType::F32 && opcode != "DEQUANTIZE" {
+        return Err(format!(
+            "its output is f32, and the float32 {opcode} kernel runs on whole tensors only"
+        ));
+    }
+    if in_place {
+        return Err("it runs in place, and in-place kernels run on whole tensors only".into());
+    }
+    Ok(())
+}

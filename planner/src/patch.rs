@@ -625,6 +625,18 @@ fn step_of(
             )));
         }
     };
+    // Spatially local, and then only what the kernels run on regions.
+    if let Err(why) = crate::patch_plan::stage_op(&op.opcode, graph.tensor(out).dtype, false) {
+        let fix = if k == 0 {
+            "plan the model without patches".to_string()
+        } else {
+            format!("pick a split op before op {k}, or plan the model without patches")
+        };
+        return Err(format!(
+            "op {k} ({}) of model `{model}` is in the patch stage ending at op {split_op} ({}), but it cannot run on patch regions: {why}; {fix}",
+            op.opcode, graph.ops[split_op].opcode
+        ));
+    }
     Ok(Step {
         op: k,
         output: out,

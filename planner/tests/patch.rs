@@ -195,6 +195,52 @@ fn verifier_pins_the_split_tensor() {
     refused_by_verify(&g, &p.plan, "outside it");
 }
 
+/// The stage rule (`patch_plan::stage_op`), kept by the planner, its verifier and the
+/// macro: nothing runs in place inside a stage (te_mcunet_vww streamed and in place ran its
+/// first QUANTIZE there, which the macro refused; tiny_ic_resnet8 an ADD, which the
+/// reference kernels refused at run time), and no stage op has a float32 output.
+#[test]
+fn nothing_runs_in_place_or_in_float32_inside_a_stage() {
+    for (name, input) in [
+        ("te_mcunet_vww", PatchInput::Streamed),
+        ("tiny_ic_resnet8_int8", PatchInput::Resident),
+    ] {
+        let mode = PatchMode::Auto { max_recompute: 0.5 };
+        let p = plan(&model(name), mode, input, true);
+        let split = p.graph.patches.as_ref().expect("patches").split as usize;
+        verify::verify(&p.graph, &p.plan).unwrap();
+        assert!(
+            p.graph
+                .in_place
+                .iter()
+                .all(|ip| p.graph.producer(ip.output).is_some_and(|k| k > split)),
+            "{name}: an op runs in place inside the stage"
+        );
+        assert!(
+            !p.graph.in_place.is_empty(),
+            "{name}: in place after the stage"
+        );
+        // Declared in place inside the stage, op 0 is refused by the rule.
+        let mut g = p.graph.clone();
+        let op = &g.ops[0];
+        let (input, output) = (op.inputs[0].unwrap(), op.outputs[0]);
+        g.in_place.push(planner::graph::InPlaceOp {
+            input,
+            output,
+            temp: None,
+        });
+        refused_by_verify(
+            &g,
+            &p.plan,
+            "it runs in place, and in-place kernels run on whole tensors only",
+        );
+        // A float32 stage tensor.
+        let mut g = p.graph.clone();
+        g.tensors[output.get()].dtype = DType::F32;
+        refused_by_verify(&g, &p.plan, "its output is f32");
+    }
+}
+
 fn conv() -> OpOptions {
     OpOptions::Conv2d(Conv2dOptions {
         padding: Padding::Same,

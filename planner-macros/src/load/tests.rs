@@ -179,7 +179,15 @@ fn patch_stages_are_checked() {
                 temp: None,
             });
         },
-        "op 0 (MAX_POOL_2D) of the patch stage of model `patches` runs in place, but its input and output are not dense",
+        "op 0 (MAX_POOL_2D) of model `patches` cannot run in the patch stage (ops 0..=1): it runs in place, and in-place kernels run on whole tensors only",
+    );
+    fails(
+        &|f| f.ops[1].opcode = "SOFTMAX".into(),
+        "op 1 (SOFTMAX) of model `patches` cannot run in the patch stage (ops 0..=1): SOFTMAX ops do not run on patch regions",
+    );
+    fails(
+        &|f| f.tensors[2].dtype = planner::graph::DType::F32,
+        "op 1 (MAX_POOL_2D) of model `patches` cannot run in the patch stage (ops 0..=1): its output is f32",
     );
     fails(
         &|f| {

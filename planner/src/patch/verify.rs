@@ -30,15 +30,22 @@ pub fn pinned(graph: &Graph) -> Vec<(TensorIndex, u32)> {
 }
 
 /// True when op `k` of `graph` may write `output` over `input` (in place, or as an alias)
-/// under the graph's patch plan: always after the stage; inside it, only when both are
-/// dense stage tensors with the same region in every patch (an elementwise or unary op, or
-/// a grid of one patch), so each patch's output overwrites exactly its input's bytes.
+/// under the graph's patch plan: always after the stage; inside it, only when the stage
+/// rule lets the op run in place ([`crate::patch_plan::stage_op`]: the in-place kernels run
+/// on whole tensors only, so never today) and both are dense stage tensors with the same
+/// region in every patch, so each patch's output overwrites exactly its input's bytes.
 pub fn pair_allowed(graph: &Graph, k: usize, input: TensorIndex, output: TensorIndex) -> bool {
     let Some(plan) = &graph.patches else {
         return true;
     };
     if k > plan.split as usize {
         return true;
+    }
+    let Some(op) = graph.ops.get(k) else {
+        return false;
+    };
+    if crate::patch_plan::stage_op(&op.opcode, graph.tensor(output).dtype, true).is_err() {
+        return false;
     }
     let dense = |t: TensorIndex| graph.dense_size(t).is_some();
     match (plan.tensor(input.0), plan.tensor(output.0)) {
@@ -51,8 +58,9 @@ pub fn pair_allowed(graph: &Graph, k: usize, input: TensorIndex, output: TensorI
 /// exists and its output is listed; every listed tensor is `[1, H, W, C]` with one region
 /// per patch inside it; the split tensor's regions tile it (every pixel in exactly one
 /// patch); each stage op's output is listed, and a dense stage tensor is read by stage ops
-/// only, is no model output and takes its largest region's bytes; an in-place pair inside
-/// the stage has the same region in every patch.
+/// only, is no model output and takes its largest region's bytes; each stage op passes the
+/// stage rule ([`crate::patch_plan::stage_op`]: its kind, its output type, not in place),
+/// and an in-place pair inside the stage has the same region in every patch.
 pub fn verify_plan(graph: &Graph) -> Vec<String> {
     let Some(p) = &graph.patches else {
         return Vec::new();
@@ -169,14 +177,24 @@ pub fn verify_plan(graph: &Graph) -> Vec<String> {
             }
         }
     }
-    for ip in &graph.in_place {
-        if let Some(k) = graph.producer(ip.output)
-            && k <= split
+    for (k, op) in graph.ops.iter().enumerate().take(split + 1) {
+        let Some(&out) = op.outputs.first() else {
+            continue;
+        };
+        let in_place = graph.in_place.iter().find(|ip| ip.output == out);
+        if let Err(why) =
+            crate::patch_plan::stage_op(&op.opcode, graph.tensor(out).dtype, in_place.is_some())
+        {
+            bad.push(format!(
+                "op {k} ({}) of model `{model}` cannot run in the patch stage (ops 0..={split}): {why}",
+                op.opcode
+            ));
+        } else if let Some(ip) = in_place
             && !pair_allowed(graph, k, ip.input, ip.output)
         {
             bad.push(format!(
                 "op {k} ({}) runs in place inside the patch stage, but `{}` and `{}` differ in region or layout",
-                graph.ops[k].opcode,
+                op.opcode,
                 graph.tensor(ip.input).id,
                 graph.tensor(ip.output).id
             ));
