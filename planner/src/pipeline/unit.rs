@@ -22,7 +22,7 @@
 //! `max_size` to raise and the models to take out of `concurrent`. Then
 //! [`crate::verify::verify_unit`] checks the result with cross-model lifetimes.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::string::{String, ToString};
 use std::sync::Arc;
 use std::vec::Vec;
@@ -528,8 +528,9 @@ fn constant_slots(p: &Planned, manifest_align: u64, memory: &str) -> Vec<Slot> {
     by.into_values().collect()
 }
 
-/// Constant buffers stored so far: (size, bytes) → (offset, model that stored it).
-type Stored = BTreeMap<(u64, Arc<[u8]>), (u64, usize)>;
+/// Constant buffers stored so far: (size, bytes) → each slot of them, (offset, model that
+/// stored it).
+type Stored = BTreeMap<(u64, Arc<[u8]>), Vec<(u64, usize)>>;
 
 /// Constants: one arena per runtime memory, each model's slots in turn, identical buffers
 /// of two models stored once.
@@ -556,28 +557,35 @@ fn constants(unit: &Unit<'_>, alone: &[Planned], layout: &mut Layout) -> Result<
             u64::MAX,
             align,
         );
-        // (size, bytes) → (offset, model that stored it).
         let mut stored: Stored = BTreeMap::new();
         let mut users = Vec::new();
         for &(k, a) in &arenas {
             let slot_align = unit.models[k].0.memory_alignment(&memory);
             let mut low = u64::MAX;
+            // Offsets this model's slots reuse: two slots of one model are two tensors,
+            // which the check keeps apart even when their bytes are equal.
+            let mut reused = BTreeSet::new();
             for s in constant_slots(&alone[k], slot_align, &memory) {
                 let key = s.data.clone().map(|d| (s.size, d));
                 let reuse = key
                     .as_ref()
                     .and_then(|key| stored.get(key))
-                    .filter(|&&(o, owner)| owner != k && o % s.align == 0)
+                    .and_then(|slots| {
+                        slots.iter().find(|&&(o, owner)| {
+                            owner != k && o % s.align == 0 && !reused.contains(&o)
+                        })
+                    })
                     .map(|&(o, _)| o);
                 let new = match reuse {
                     Some(o) => {
                         layout.shared += 1;
+                        reused.insert(o);
                         o
                     }
                     None => {
                         let o = out.allocate(s.size, s.align)?;
                         if let Some(key) = key {
-                            stored.entry(key).or_insert((o, k));
+                            stored.entry(key).or_default().push((o, k));
                         }
                         o
                     }
