@@ -382,6 +382,27 @@ fn the_checker_names_each_tampering() {
     );
 }
 
+/// `planner plan tflm_22.csv --planner tflm` (the outside audit's reproducer): one buffer
+/// of 22 bytes, which TFLM reserves 32 for. The check took that head for a wrong height
+/// ("internal planner error: ... the height is 32 but the highest buffer ends at 22"); it
+/// is the `tflm` planner's figure, and the problem plans, for every size not a multiple of 16.
+#[test]
+fn the_tflm_planner_plans_sizes_off_its_unit() {
+    let path = common::root().join("planner/tests/data/repro/turn4/tflm_22.csv");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let kind = planner::pack::PlannerKind::Tflm;
+    for size in [22u64, 1, 15, 17, 31, 33] {
+        let text = text.replace(",22", &format!(",{size}"));
+        let csv = planner::import::csv::parse(&path, &text).unwrap();
+        let s =
+            planner::solve_problem(&csv, &kind, None, 0).unwrap_or_else(|e| panic!("{size}: {e}"));
+        let planner::Solution::Solved(s) = s else {
+            panic!("{size}: no capacity, so it plans");
+        };
+        assert_eq!(s.packing.height, size.div_ceil(16) * 16, "{size}");
+    }
+}
+
 /// On a graph large enough for the checker's two threads (60 000 buffers), faults are found
 /// and named in the order one thread gives: the extra allocation, then each tensor's own
 /// faults, then the overlaps.

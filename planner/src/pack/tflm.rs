@@ -100,11 +100,32 @@ pub fn order(rounded: &Problem) -> Vec<usize> {
 }
 
 /// Packs `problem` as TFLM's `GreedyMemoryPlanner` would. The height is the highest
-/// *rounded* end: the bytes TFLM reserves for these buffers.
+/// *rounded* end: the bytes TFLM reserves for these buffers ([`reserved`]), which is the
+/// highest end of the buffers themselves rounded up to the unit when nothing is pinned off
+/// it (a 22-byte buffer: height 32).
 pub fn pack(problem: &Problem) -> Packing {
     let rounded = rounded(problem);
     let order = order(&rounded);
-    place_in_order_by(&rounded, &order, GapRule::Lowest)
+    let mut packing = place_in_order_by(&rounded, &order, GapRule::Lowest);
+    packing.height = reserved(problem, &packing.offsets);
+    packing
+}
+
+/// The bytes TFLM reserves for `problem` placed at `offsets`: the highest end of the
+/// buffers with each size rounded up to the unit ([`rounded`]; spilled buffers take none).
+/// A check of a packing takes this, or the highest unrounded end, as its height.
+pub fn reserved(problem: &Problem, offsets: &[Option<u64>]) -> u64 {
+    let unit = unit(problem);
+    problem
+        .items
+        .iter()
+        .zip(offsets)
+        .filter_map(|(it, off)| {
+            let size = align_up(it.size, unit).unwrap_or(u64::MAX);
+            off.map(|o| o.saturating_add(size))
+        })
+        .max()
+        .unwrap_or(0)
 }
 
 #[cfg(test)]
@@ -122,6 +143,20 @@ mod tests {
         assert_eq!(k.height, 32);
         // Equal sizes: the later item goes first, at offset 0.
         assert_eq!(k.offsets, vec![Some(16), Some(0)]);
+    }
+
+    #[test]
+    fn the_height_is_what_tflm_reserves() {
+        // One 22-byte buffer: TFLM reserves 32 (the outside audit's `tflm_22.csv`).
+        let p = Problem {
+            items: vec![item(22, 0, 1)],
+            capacity: None,
+        };
+        let k = pack(&p);
+        assert_eq!((k.offsets.clone(), k.height), (vec![Some(0)], 32));
+        assert_eq!(reserved(&p, &k.offsets), 32);
+        // A spilled buffer takes none.
+        assert_eq!(reserved(&p, &[None]), 0);
     }
 
     #[test]
