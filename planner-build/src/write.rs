@@ -24,7 +24,11 @@ pub(crate) fn write_all(
 
 /// Writes `bytes` to `path` unless it already holds exactly them; `true` when written.
 pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<bool, Error> {
-    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+    // Only a regular file of the same length is read (a fifo there would block the read;
+    // the rename below replaces whatever is there).
+    let same_length =
+        std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.len() == bytes.len() as u64);
+    if same_length && std::fs::read(path).is_ok_and(|old| old == bytes) {
         return Ok(false);
     }
     let name = path

@@ -440,6 +440,84 @@ fn a_device_as_manifest_is_refused_not_read() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// A fifo as any input (a manifest, a problem, a model, a manifest's model `source`, the
+/// model of `import` or `export`) or as the file `import` or `export` writes is refused at
+/// once, naming it (exit code 2): opening a fifo waits for the other end, and `planner plan
+/// f.toml` on one blocked forever (the outside audit). A command still running after two
+/// minutes is killed and fails the test rather than hanging it.
+#[cfg(unix)]
+#[test]
+fn a_fifo_is_refused_at_once_as_any_input_or_output() {
+    use std::time::{Duration, Instant};
+    let dir = std::env::temp_dir().join(format!("planner-cli-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in [
+        "f.toml",
+        "f.csv",
+        "f.tflite",
+        "m.tflite",
+        "out.tflite",
+        "out.toml",
+    ] {
+        let made = Command::new("mkfifo").arg(dir.join(f)).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo {f}");
+    }
+    std::fs::write(
+        dir.join("source.toml"),
+        "[model]\nname = \"m\"\nsource = \"m.tflite\"\n",
+    )
+    .unwrap();
+    let kws = root().join("models/tiny_kws_dscnn_int8.tflite");
+    let kws = kws.to_str().unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (&["plan", "f.toml"], "manifest f.toml is a fifo"),
+        (&["plan", "f.csv"], "problem f.csv is a fifo"),
+        (&["plan", "f.tflite"], "model f.tflite is a fifo"),
+        (&["plan", "source.toml"], "model m.tflite is a fifo"),
+        (&["explain", "f.toml"], "manifest f.toml is a fifo"),
+        (&["compare", "f.csv"], "problem f.csv is a fifo"),
+        (&["import", "f.tflite"], "model f.tflite is a fifo"),
+        (
+            &["export", "tflm", "f.tflite", "-o", "x.tflite"],
+            "model f.tflite is a fifo",
+        ),
+        (
+            &["import", kws, "-o", "out.toml"],
+            "the output out.toml for the manifest is not a regular file",
+        ),
+        (
+            &["export", "tflm", kws, "-o", "out.tflite"],
+            "the output out.tflite for the exported model is not a regular file",
+        ),
+    ];
+    for (args, says) in cases {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_planner"))
+            .args(*args)
+            .current_dir(&dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > Duration::from_secs(120) {
+                let _ = child.kill();
+                panic!("planner {args:?} still runs after two minutes: it blocks on the fifo");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let out = child.wait_with_output().unwrap();
+        let err = text(&out.stderr);
+        assert_eq!(status.code(), Some(2), "planner {args:?}: {err}");
+        assert_says(&err, &[says]);
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 const GROUP_OF_ONE: &str = r#"[group]
 name = "g"
 

@@ -15,29 +15,22 @@ use crate::error::{Error, Result};
 /// Reads at most `limit` bytes of `path`. `what` names the file in errors ("model",
 /// "constant data") and `why` says what sets the limit ("tensor `w` takes 4096 bytes").
 ///
-/// A directory or a device is refused before any read; a regular file longer than `limit`
-/// is refused by its length; a pipe is read up to `limit + 1` bytes.
+/// A directory, a fifo or a device is refused before it is opened (opening a fifo waits
+/// for a writer, which may never come); a regular file longer than `limit` is refused by its
+/// length, and reading stops one byte past `limit` whatever the file does meanwhile.
 pub(crate) fn read(path: &Path, limit: u64, what: &str, why: &str) -> Result<Vec<u8>> {
     let meta = std::fs::metadata(path).map_err(|e| Error::io(path, &format!("read {what}"), e))?;
-    if meta.is_dir() {
-        return Err(Error::input(format!(
-            "{what} {} is a directory, not a file",
-            path.display()
-        ))
-        .help(format!("give the path of the {what} file itself")));
-    }
-    if !meta.is_file() && !is_fifo(&meta) {
-        return Err(Error::input(format!(
-            "{what} {} is not a regular file (a device or socket)",
-            path.display()
-        ))
-        .help(format!("give the path of the {what} file itself")));
-    }
-    if meta.is_file() && meta.len() > limit {
+    regular(path, &meta, what)?;
+    if meta.len() > limit {
         return Err(too_long(path, what, Some(meta.len()), limit, why));
     }
     let file =
         std::fs::File::open(path).map_err(|e| Error::io(path, &format!("read {what}"), e))?;
+    // The path may have been replaced between the two looks: the file opened is checked too.
+    let opened = file
+        .metadata()
+        .map_err(|e| Error::io(path, &format!("read {what}"), e))?;
+    regular(path, &opened, what)?;
     let mut bytes = Vec::new();
     file.take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
@@ -101,8 +94,22 @@ pub(crate) fn read_manifest(path: &Path) -> Result<String> {
     )
 }
 
-/// `seen`: the length of a regular file; `None` for a pipe, read only one byte past the
-/// limit.
+/// Refuses anything but a regular file: a directory, a fifo, a device or a socket, named.
+fn regular(path: &Path, meta: &std::fs::Metadata, what: &str) -> Result<()> {
+    let kind = if meta.is_file() {
+        return Ok(());
+    } else if meta.is_dir() {
+        "a directory, not a file"
+    } else if is_fifo(meta) {
+        "a fifo (named pipe), not a regular file; reading it would wait for a writer"
+    } else {
+        "not a regular file (a device or socket)"
+    };
+    Err(Error::input(format!("{what} {} is {kind}", path.display()))
+        .help(format!("give the path of the {what} file itself")))
+}
+
+/// `seen`: the length of a regular file; `None` when it grew past the limit while read.
 fn too_long(path: &Path, what: &str, seen: Option<u64>, limit: u64, why: &str) -> Error {
     let seen = seen.map_or_else(|| format!("more than {limit}"), |n| n.to_string());
     Error::input(format!(
@@ -163,6 +170,32 @@ mod tests {
             e.message(),
             format!(
                 "constant data {} is 20 bytes, but tensor `w` takes 18 bytes",
+                f.display()
+            )
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A fifo is refused before it is opened: opening one waits for a writer, and `planner
+    /// plan f.toml` on a fifo blocked forever (the outside audit). The command-line test
+    /// runs every command on one (`planner-build/tests/cli.rs`).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_refused_before_it_is_opened() {
+        let dir = std::env::temp_dir().join(format!("planner-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("m.toml");
+        let _ = std::fs::remove_file(&f);
+        let made = std::process::Command::new("mkfifo").arg(&f).status();
+        if !made.is_ok_and(|s| s.success()) {
+            // No mkfifo on this machine: nothing to test.
+            return;
+        }
+        let e = read_manifest(&f).unwrap_err();
+        assert_eq!(
+            e.message(),
+            format!(
+                "manifest {} is a fifo (named pipe), not a regular file; reading it would wait for a writer",
                 f.display()
             )
         );

@@ -60,6 +60,7 @@ fn tflm_export(
     planner: Option<&str>,
     extra: &[(usize, u64)],
 ) -> Result<String, Error> {
+    super::output::output_file(output, "exported model")?;
     let bytes = planner::import::read_flatbuffer(model)?;
     let mut manifest = Manifest::for_model_file(model);
     super::input::override_planner(&mut manifest, planner)?;

@@ -11,6 +11,9 @@ use super::output::print;
 
 /// `planner import`: the manifest printed, or written to `output`.
 pub(super) fn command(model: &Path, output: Option<&Path>) -> Result<ExitCode, Error> {
+    if let Some(out) = output {
+        super::output::output_file(out, "manifest")?;
+    }
     let text = import(model, output)?;
     match output {
         Some(out) => std::fs::write(out, text).map_err(|e| Error::file(out, "write", e))?,

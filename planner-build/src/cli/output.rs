@@ -40,6 +40,29 @@ pub(super) fn eprint(s: &str) {
     let _ = err.write_all(s.as_bytes()).and_then(|()| err.flush());
 }
 
+/// Refuses `path` as the file a command writes (`-o`) when it exists and is not a regular
+/// file: a directory, a device, or a fifo, which opening for writing would block on until a
+/// reader came. Looked at before any planning.
+pub(super) fn output_file(path: &std::path::Path, what: &str) -> Result<(), Error> {
+    let Ok(meta) = std::fs::metadata(path) else {
+        // Missing (written new), or unreadable (the write says why).
+        return Ok(());
+    };
+    if meta.is_file() {
+        return Ok(());
+    }
+    let kind = if meta.is_dir() {
+        "a directory"
+    } else {
+        "not a regular file (a fifo, device or socket: writing it could wait for a reader forever)"
+    };
+    Err(Error::invalid_input(format!(
+        "the output {} for the {what} is {kind}",
+        path.display()
+    ))
+    .help("give the path of a file to write, new or to be replaced"))
+}
+
 pub(super) fn warn(planned: &Planned) {
     for w in planned.graph.warnings.iter().chain(&planned.warnings) {
         eprint(&format!("warning: {w}\n"));
