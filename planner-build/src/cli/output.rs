@@ -57,10 +57,10 @@ pub(super) fn output_file(path: &std::path::Path, what: &str) -> Result<(), Erro
         "not a regular file (a fifo, device or socket: writing it could wait for a reader forever)"
     };
     Err(Error::invalid_input(format!(
-        "the output {} for the {what} is {kind}",
+        "the output {} for the {what} is {kind}; give the path of a file to write, new or \
+         to be replaced",
         path.display()
-    ))
-    .help("give the path of a file to write, new or to be replaced"))
+    )))
 }
 
 pub(super) fn warn(planned: &Planned) {
