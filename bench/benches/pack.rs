@@ -1,5 +1,5 @@
-//! Planning time of every packer on the MiniMalloc CSV instances under `bench/` (or
-//! `../shared/bench/`, skipped when neither exists) and on synthetic problems of 1k, 5k and
+//! Planning time of every packer on the MiniMalloc CSV instances under `bench/` (skipped
+//! when missing) and on synthetic problems of 1k, 5k and
 //! 20k items. Run with `cargo bench -p planner-bench --bench pack`; the quality table (heights
 //! against the lower bound) comes from `cargo run --release -p planner-bench --bin
 //! pack_quality`.
@@ -26,7 +26,7 @@ fn csv_instances(c: &mut Criterion) {
     for set in ["small", "challenging"] {
         let instances = planner_bench::csv_set(set);
         if instances.is_empty() {
-            eprintln!("no bench/{set}/ CSV files here or in ../shared/bench; skipping");
+            eprintln!("no bench/{set}/ CSV files; skipping");
             continue;
         }
         let mut group = c.benchmark_group(format!("csv/{set}"));

@@ -1,7 +1,6 @@
 //! The planner's benchmark harnesses (`src/bin/*`, run with `cargo run --release -p
 //! planner-bench --bin NAME`) and the criterion bench `benches/pack.rs`, with the inputs
-//! they share: the MiniMalloc CSV instances under `bench/` (or `../shared/bench/` when the
-//! repository has no copy), read with `planner::import::csv`, deterministic synthetic and
+//! they share: the MiniMalloc CSV instances under `bench/`, read with `planner::import::csv`, deterministic synthetic and
 //! real-trace-like problems, and the classic greedy heights a packing is compared with.
 
 use std::path::{Path, PathBuf};
@@ -29,18 +28,10 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// The CSV files of `bench/<set>/` in the repository, or of `../shared/bench/<set>/` when the
-/// repository has none; empty when neither exists.
+/// The CSV files of `bench/<set>/` in the repository; empty when there is no such folder.
 pub fn csv_set(set: &str) -> Vec<Instance> {
-    let root = repo_root();
-    let dirs = [
-        root.join("bench").join(set),
-        root.join("..").join("shared").join("bench").join(set),
-    ];
-    let Some(dir) = dirs.iter().find(|d| d.is_dir()) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = match std::fs::read_dir(dir) {
+    let dir = repo_root().join("bench").join(set);
+    let mut paths: Vec<PathBuf> = match std::fs::read_dir(&dir) {
         Ok(rd) => rd
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "csv"))

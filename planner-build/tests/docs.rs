@@ -172,3 +172,34 @@ fn the_development_chapter_names_every_ci_step() {
         "docs/development.md's CI table has no row for these .ci/run steps: {missing:?}; add a row whose first cell starts the step's name"
     );
 }
+
+/// Every "format version N" the book and the README name is the plan-file version the
+/// writer emits, so a version bump cannot leave a page behind.
+#[test]
+fn the_docs_name_the_current_plan_format_version() {
+    let current = planner::planfile::FORMAT_VERSION;
+    let mut wrong = Vec::new();
+    for page in pages() {
+        let text = std::fs::read_to_string(root().join(&page)).expect("a page is readable");
+        for (n, line) in text.lines().enumerate() {
+            for (at, _) in line.match_indices("format version ") {
+                let digits: String = line[at + "format version ".len()..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect();
+                if digits.parse::<u32>().is_ok_and(|v| v != current) {
+                    wrong.push(format!(
+                        "{}:{}: format version {digits}",
+                        page.display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the plan-file format is version {current}; these say otherwise:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -16,7 +16,8 @@ use planner::verify;
 
 use common::{Rng, assert_says};
 
-/// One bundled model and its published figures (`../shared/models/README.md`).
+/// One bundled model and the figures measured for it when it was added (its source is in
+/// `models/NOTICE`).
 struct Figures {
     name: &'static str,
     ops: usize,

@@ -1,7 +1,7 @@
 //! Plan quality and planning time of every packer on the benchmark instances.
 //!
 //! Run with `cargo run --release -p planner-bench --bin pack_quality`. For each MiniMalloc
-//! CSV under `bench/` (or `../shared/bench/`) and each synthetic problem, prints per packer:
+//! CSV under `bench/` and each synthetic problem, prints per packer:
 //! the height, the lower bound, their ratio, whether the height is proven optimal, whether it
 //! fits the capacity the file name asks for, and the planning time (median of a few runs).
 
@@ -42,7 +42,7 @@ fn main() {
         instances.extend(planner_bench::csv_set(set));
     }
     if instances.is_empty() {
-        println!("no CSV instances under bench/ or ../shared/bench/; synthetic sets only");
+        println!("no CSV instances under bench/; synthetic sets only");
     }
     instances.extend(planner_bench::synthetic_set());
     println!(

@@ -4,7 +4,7 @@
 //! Run with `cargo run --release -p planner-bench --bin traces -- [TRACE ...]`, where a trace
 //! is a MiniMalloc CSV file or `real:N:SEED:SCALE`, a [`planner_bench::real_trace_like`] problem of
 //! `N` buffers with every size times `SCALE` (stand-ins for real traces with heights in the
-//! gigabytes). Without arguments: the CSV files of `../shared/bench/traces` (when there) and
+//! gigabytes). Without arguments: the CSV files of the folder `PLANNER_TRACES` names (when set) and
 //! stand-ins of 800 to 62 000 buffers at four times the generator's sizes (10 to 20 GB).
 //! `--option KEY=INTEGER` sets an `auto` option (`--option threads=1`).
 //!
@@ -94,9 +94,11 @@ fn main() {
         return;
     }
     if specs.is_empty() {
-        let dir = planner_bench::repo_root().join("../shared/bench/traces");
-        let mut files: Vec<String> = std::fs::read_dir(&dir)
-            .into_iter()
+        // Real traces are large and not in the repository: an optional folder of them.
+        let dir = std::env::var_os("PLANNER_TRACES").map(std::path::PathBuf::from);
+        let mut files: Vec<String> = dir
+            .iter()
+            .flat_map(std::fs::read_dir)
             .flatten()
             .flatten()
             .map(|e| e.path())
