@@ -699,6 +699,12 @@ fn compile_batch(work: &Path, name: &str, chunk: &[Accepted]) -> (u64, Vec<(u64,
     }
 }
 
+/// The target directory every generated crate builds in (the campaign's and the
+/// reproducers' alike), so the planner and kernel crates they depend on build once.
+fn build_target() -> PathBuf {
+    root().join("target/accept-compile-build")
+}
+
 /// Builds one crate of `plans` (a binary that runs each model when the plans are to be run,
 /// a library otherwise): the errors per manifest number, at compile or run time (empty when
 /// it builds and every model runs).
@@ -708,18 +714,17 @@ fn build_crate(work: &Path, name: &str, plans: &[Accepted]) -> BTreeMap<u64, Str
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let root = root();
     let runs = plans.iter().any(|a| a.run.is_some());
-    // The kernels optimised: the models run in a debug build of the generated code.
-    let (kernels, profile) = if runs {
-        (
-            format!(
-                "planner-kernels = {{ path = {:?} }}\n",
-                root.join("planner-kernels")
-            ),
-            "\n[profile.dev.package.\"*\"]\nopt-level = 2\n",
+    // The kernels optimised: the models run in a debug build of the generated code. Every
+    // crate has the same profile, so the dependencies they share build once.
+    let kernels = if runs {
+        format!(
+            "planner-kernels = {{ path = {:?} }}\n",
+            root.join("planner-kernels")
         )
     } else {
-        (String::new(), "")
+        String::new()
     };
+    let profile = "\n[profile.dev.package.\"*\"]\nopt-level = 2\n";
     std::fs::write(
         dir.join("Cargo.toml"),
         format!(
@@ -771,14 +776,14 @@ fn build_crate(work: &Path, name: &str, plans: &[Accepted]) -> BTreeMap<u64, Str
     let out = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args(["build", "--offline", "--quiet", "--message-format=short"])
         .current_dir(&dir)
-        .env("CARGO_TARGET_DIR", work.join("target"))
+        .env("CARGO_TARGET_DIR", build_target())
         .env_remove("RUSTFLAGS")
         .output()
         .expect("cargo runs");
     let mut bad: BTreeMap<u64, String> = BTreeMap::new();
     let number = |s: &str| s.strip_prefix('c').and_then(|n| n.parse::<u64>().ok());
     if out.status.success() && runs {
-        let exe = work.join(format!("target/debug/accept_compile_{name}"));
+        let exe = build_target().join(format!("debug/accept_compile_{name}"));
         let run = std::process::Command::new(&exe)
             .output()
             .expect("the runner starts");
