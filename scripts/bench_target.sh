@@ -21,7 +21,8 @@
 # or four beats on a real Cortex-M55 counts once). On a board, read the DWT cycle counter
 # (docs/firmware.md).
 #
-# Logs: examples/bench-target/target/bench-<core>.log. Installs what it needs when missing
+# Logs: examples/bench-target/target/bench-<core>.log; the firmware builds in CARGO_TARGET_DIR
+# when set (else examples/bench-target/target). Installs what it needs when missing
 # (Debian's qemu-system-arm, the rustup targets). QEMU_TIMEOUT (seconds, default 600)
 # bounds every QEMU run.
 set -euo pipefail
@@ -66,7 +67,7 @@ build() {
     shift
     target="$(target_of "$core")"
     (cd "$fw" && nice -n 10 cargo build --release --quiet --target "$target" "$@") >&2
-    echo "$out/$target/release/bench-target"
+    echo "${CARGO_TARGET_DIR:-$out}/$target/release/bench-target"
 }
 
 # run_icount CORE ELF: runs ELF on CORE's machine, one instruction per virtual ns.

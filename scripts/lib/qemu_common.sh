@@ -43,7 +43,9 @@ firmware_init() {
     fw="$root/examples/$1"
     target="$2"
     machine="$3"
-    elf="$fw/target/$target/release/$1"
+    # The firmware's own target directory, or CARGO_TARGET_DIR (CI shares one between the
+    # firmware scripts, so the host crates their build scripts use build once).
+    elf="${CARGO_TARGET_DIR:-$fw/target}/$target/release/$1"
     out="$fw/target/qemu"
     qemu_timeout="${QEMU_TIMEOUT:-60}"
     setup_qemu "$target"
