@@ -419,6 +419,70 @@ fn closed_output_streams_never_panic() {
     }
 }
 
+/// Runs `planner args` through `sh` with descriptor 1 closed (`>&-`), not a broken pipe:
+/// the Rust runtime puts `/dev/null` there before `main`, so the answer vanished under
+/// exit code 0.
+#[cfg(unix)]
+fn with_stdout_shut(args: &[&str]) -> std::process::Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" >&-")
+        .arg(env!("CARGO_BIN_EXE_planner"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("sh runs the planner binary")
+}
+
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_is_exit_3_with_a_message() {
+    let kws = "models/tiny_kws_dscnn_int8.tflite";
+    let csv = "bench/examples/input.12.csv";
+    for args in [
+        &["plan", kws][..],
+        &["plan", kws, "--format", "json"],
+        &["plan", csv, "--format", "svg"],
+        &["explain", kws],
+        &["compare", kws],
+        &["import", kws],
+        &["--help"],
+        &["--version"],
+    ] {
+        let out = with_stdout_shut(args);
+        assert_eq!(out.status.code(), Some(3), "planner {args:?}");
+        assert_says(
+            &text(&out.stderr),
+            &[
+                "error: the answer could not be written to standard output",
+                "closed",
+            ],
+        );
+    }
+    // A broken pipe says so too.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let out = Command::new(env!("CARGO_BIN_EXE_planner"))
+        .args(["plan", kws])
+        .current_dir(root())
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert_says(&text(&out.stderr), &["standard output", "Broken pipe"]);
+    // Errors keep their own code; nothing to print is no failure: the file is written.
+    assert_eq!(
+        with_stdout_shut(&["plan", "missing.toml"]).status.code(),
+        Some(2)
+    );
+    let dir = std::env::temp_dir().join(format!("planner-cli-shut-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let to = dir.join("m.toml");
+    let out = with_stdout_shut(&["import", kws, "-o", to.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(std::fs::read_to_string(&to).unwrap().contains("[model]"));
+}
+
 #[cfg(unix)]
 #[test]
 fn a_device_as_manifest_is_refused_not_read() {

@@ -27,18 +27,43 @@ use planner::Error;
 use args::{Cli, Command};
 use output::{STDOUT_FAILED, eprint};
 
+/// Exit code 3: the answer could not be written to standard output.
+fn stdout_failed() -> ExitCode {
+    eprint(&output::stdout_failure());
+    ExitCode::from(3)
+}
+
 /// Runs the command with the process's arguments.
 pub fn main() -> ExitCode {
+    main_with(false)
+}
+
+/// Runs the command with the process's arguments; `stdout_closed` says that descriptor 1 was
+/// closed when the process started (`planner plan m.tflite >&-`). The Rust runtime puts
+/// `/dev/null` in its place before `main` runs, so only code that ran earlier can tell: the
+/// `planner` binary looks from a load-time constructor. The command then ends with exit code
+/// 3 as soon as it has something to print, as for any failed write to standard output.
+pub fn main_with(stdout_closed: bool) -> ExitCode {
+    if stdout_closed {
+        output::stdout_closed_at_start();
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let printed = e.print().is_ok();
-            return if e.use_stderr() {
-                ExitCode::from(2)
-            } else if printed {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(3)
+            if e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::from(2);
+            }
+            // `--help` and `--version`, printed to standard output.
+            if output::stdout_closed() {
+                return stdout_failed();
+            }
+            return match e.print() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(io) => {
+                    output::note_stdout_error(io.to_string());
+                    stdout_failed()
+                }
             };
         }
     };
@@ -50,7 +75,7 @@ pub fn main() -> ExitCode {
         }
     };
     if STDOUT_FAILED.load(Ordering::Relaxed) {
-        return ExitCode::from(3);
+        return stdout_failed();
     }
     code
 }

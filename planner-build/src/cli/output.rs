@@ -3,6 +3,7 @@
 //! `planner plan x | head -1`), and tables of rows as text, JSON or CSV.
 
 use std::io::Write as _;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use planner::{Error, Planned};
@@ -13,6 +14,43 @@ use super::args::Format;
 /// ends with exit code 3 whatever it planned.
 pub(super) static STDOUT_FAILED: AtomicBool = AtomicBool::new(false);
 
+/// Why the first write to standard output failed, for the message on standard error.
+static STDOUT_ERROR: OnceLock<String> = OnceLock::new();
+
+pub(super) fn note_stdout_error(why: String) {
+    let _ = STDOUT_ERROR.set(why);
+    STDOUT_FAILED.store(true, Ordering::Relaxed);
+}
+
+/// Set by [`stdout_closed_at_start`] when descriptor 1 was closed before the program ran.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Descriptor 1 was closed when the process started (`planner plan m.tflite >&-`). The Rust
+/// runtime then opens `/dev/null` in its place, which takes every write: without this the
+/// answer would vanish under exit code 0. The first print is then a failed write (exit 3).
+pub(super) fn stdout_closed_at_start() {
+    STDOUT_CLOSED.store(true, Ordering::Relaxed);
+}
+
+/// Whether standard output was closed from the start; a print to it is then a failure.
+pub(super) fn stdout_closed() -> bool {
+    if STDOUT_CLOSED.load(Ordering::Relaxed) {
+        note_stdout_error("standard output was closed when the command started".into());
+        return true;
+    }
+    false
+}
+
+/// The message for a failed standard output, once the command is done.
+pub(super) fn stdout_failure() -> String {
+    let why = STDOUT_ERROR.get().map_or("", String::as_str);
+    format!(
+        "error: the answer could not be written to standard output: {why}\n  \
+         help: give the command an open standard output: a terminal, a file (`> out.txt`) \
+         or a pipe that is read to its end\n"
+    )
+}
+
 pub(super) fn usage(msg: &str) -> Error {
     Error::invalid_input(msg)
 }
@@ -20,16 +58,12 @@ pub(super) fn usage(msg: &str) -> Error {
 /// Writes `s` to standard output; a failure (a closed pipe) is remembered for the exit code
 /// and the rest of the output is dropped, never a panic.
 pub(super) fn print(s: &str) {
-    if STDOUT_FAILED.load(Ordering::Relaxed) {
+    if STDOUT_FAILED.load(Ordering::Relaxed) || stdout_closed() {
         return;
     }
     let mut out = std::io::stdout().lock();
-    if out
-        .write_all(s.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        STDOUT_FAILED.store(true, Ordering::Relaxed);
+    if let Err(e) = out.write_all(s.as_bytes()).and_then(|()| out.flush()) {
+        note_stdout_error(e.to_string());
     }
 }
 
