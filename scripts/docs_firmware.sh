@@ -4,7 +4,8 @@
 # `Cargo.toml`: ...), replaces the planner crates' crates.io versions by path dependencies on
 # this checkout (as the guide says to until they are published), copies the model, builds the
 # crate for thumbv8m.main-none-eabihf as written and runs it on QEMU's mps3-an547 board.
-# Passes when QEMU exits with status 0 and the firmware printed the outputs the guide shows.
+# Passes when QEMU exits with status 0, the firmware printed the outputs the guide shows, and
+# the guide's ELF check ("## Check the image": cargo install, then firmware-elf-check) passes.
 #
 # Installs what it needs when missing: Debian's qemu-system-arm, the rustup target.
 # QEMU_TIMEOUT (seconds, default 60) bounds the QEMU run. The crate is built in a temporary
@@ -125,4 +126,18 @@ awk '/prints the model.s sin\(x\)/ { want = 1; next }
 if ! diff <(tr -d '\r' <"$crate/run.log") "$crate/expected.log"; then
     die "the firmware's output (<) differs from the output the guide shows (>)"
 fi
-echo "docs_firmware.sh: the guide's firmware ran on QEMU, exited 0 and printed the $(wc -l <"$crate/expected.log") outputs the guide shows"
+# The guide's "Check the image" lines, as written, on the image just built: the install line
+# into a folder of this run (from this checkout), the others in the crate's folder, where
+# target/ is this run's target directory.
+split_blocks "$guide" "## Check the image" "$crate/.check"
+[ -s "$crate/.check.1" ] || die "docs/firmware.md has no code block under \"## Check the image\""
+grep -q '^cargo install --locked --path tests/firmware-elf' "$crate/.check.1" ||
+    die "the guide's \"Check the image\" block does not start with its cargo install line"
+echo "== the guide's ELF check: cargo install --path tests/firmware-elf, then its commands"
+(cd "$root" && nice -n 10 cargo install --quiet --locked --path tests/firmware-elf --root "$crate/tools")
+ln -sfn "$CARGO_TARGET_DIR" "$crate/target"
+grep -v '^cargo install ' "$crate/.check.1" | sed '/^```/d' >"$crate/check.sh"
+(cd "$crate" && PATH="$crate/tools/bin:$PATH" bash -euo pipefail check.sh) | tee "$crate/check.log"
+grep -q "in their planned regions" "$crate/check.log" ||
+    die "the guide's ELF check printed no \"in their planned regions\" line"
+echo "docs_firmware.sh: the guide's firmware ran on QEMU, exited 0 and printed the $(wc -l <"$crate/expected.log") outputs the guide shows; its ELF check passed"

@@ -41,8 +41,8 @@ pub struct CheckOptions {
     /// Linker scripts whose `MEMORY` blocks declare the regions (`memory.x`); the `.x`
     /// files of `plan_dir` are read too.
     pub scripts: Vec<PathBuf>,
-    /// The firmware's `OUT_DIR`: every `*.plan.json` there, the blobs beside them, and the
-    /// linker fragments.
+    /// The firmware's `OUT_DIR` or its `planner` folder ([`crate::plan::plan_dir`]): every
+    /// `*.plan.json` there, the blobs beside them, and the linker fragments.
     pub plan_dir: Option<PathBuf>,
     /// Memory name -> linker region name, for memories whose region has another name.
     pub regions: BTreeMap<String, String>,
@@ -183,13 +183,8 @@ pub fn check_firmware(options: &CheckOptions) -> Result<Summary, String> {
     let mut scripts = options.scripts.clone();
     let mut plans = Vec::new();
     if let Some(dir) = &options.plan_dir {
+        let dir = &plan::plan_dir(dir)?;
         let files = plan::find(dir)?;
-        if files.is_empty() {
-            return Err(format!(
-                "no plan file (*.plan.json) in {}; point --plan-dir at the firmware's OUT_DIR",
-                dir.display()
-            ));
-        }
         for p in &files {
             plans.push(plan::load(p)?);
         }

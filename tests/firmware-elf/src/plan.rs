@@ -161,7 +161,27 @@ fn expected(owner: &str, arenas: &[ArenaEntry], dir: &Path) -> Result<Vec<Expect
     Ok(out)
 }
 
-/// Every `*.plan.json` in `dir`, in name order.
+/// The folder holding the plan files, given the firmware's `OUT_DIR` (where `planner-build`
+/// writes them under `planner/`) or that `planner` folder itself: `dir` when it holds a plan
+/// file, else `dir/planner` when that does. An error names both places when neither does.
+pub fn plan_dir(dir: &Path) -> Result<PathBuf, String> {
+    if !find(dir)?.is_empty() {
+        return Ok(dir.to_path_buf());
+    }
+    let nested = dir.join("planner");
+    if nested.is_dir() && !find(&nested)?.is_empty() {
+        return Ok(nested);
+    }
+    Err(format!(
+        "no plan file (*.plan.json) in {} or {}; point --plan-dir at the firmware's OUT_DIR \
+         (target/<triple>/<profile>/build/<crate>-<hash>/out, where planner-build writes \
+         planner/*.plan.json) or at its planner folder",
+        dir.display(),
+        nested.display()
+    ))
+}
+
+/// The plan files (`*.plan.json`) directly in `dir`, sorted.
 pub fn find(dir: &Path) -> Result<Vec<PathBuf>, String> {
     let entries = std::fs::read_dir(dir)
         .map_err(|e| format!("cannot list plan directory {}: {e}", dir.display()))?;

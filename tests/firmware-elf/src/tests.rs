@@ -718,3 +718,37 @@ fn one_model_is_counted_as_one() {
     let m = plan::load(&dir.join("m.plan.json")).unwrap();
     assert_eq!(m.models, ["m"]);
 }
+
+#[test]
+fn the_plan_dir_is_out_dir_or_its_planner_folder() {
+    // planner-build writes OUT_DIR/planner/*.plan.json; --plan-dir OUT_DIR (what --help and
+    // the error say) needed OUT_DIR/planner before.
+    let out_dir = temp_dir("out-dir");
+    std::fs::create_dir_all(out_dir.join("planner")).unwrap();
+    let options = pair_firmware(&out_dir.join("planner"));
+    for dir in [out_dir.clone(), out_dir.join("planner")] {
+        let mut o = options.clone();
+        o.plan_dir = Some(dir.clone());
+        o.regions.insert("SRAM".into(), "RAM".into());
+        let summary = firmware::check_firmware(&o)
+            .unwrap_or_else(|e| panic!("--plan-dir {}: {e}", dir.display()));
+        assert_eq!(summary.models(), 3, "--plan-dir {}", dir.display());
+    }
+    // Neither place holds a plan: the error names both and what OUT_DIR is.
+    let empty = temp_dir("no-plans");
+    let mut o = options.clone();
+    o.plan_dir = Some(empty.clone());
+    let e = firmware::check_firmware(&o).unwrap_err();
+    assert!(
+        e.contains(&format!(
+            "no plan file (*.plan.json) in {}",
+            empty.display()
+        )),
+        "{e}"
+    );
+    assert!(
+        e.contains(&empty.join("planner").display().to_string()),
+        "{e}"
+    );
+    assert!(e.contains("OUT_DIR"), "{e}");
+}

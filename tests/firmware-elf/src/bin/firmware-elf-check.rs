@@ -21,8 +21,10 @@ usage: firmware-elf-check ELF --script LINKER_SCRIPT [--script LINKER_SCRIPT]...
   ELF                      the linked firmware image (ELF32 little-endian)
   --script LINKER_SCRIPT   a linker script whose MEMORY block declares regions (memory.x);
                            repeatable
-  --plan-dir DIR           the firmware's OUT_DIR: its *.plan.json, blobs and linker fragments
-                           (the fragments' MEMORY blocks and section placements are read too)
+  --plan-dir DIR           the firmware's OUT_DIR (target/<triple>/<profile>/build/<crate>-*/out)
+                           or its planner folder, where planner-build writes the *.plan.json,
+                           blobs and linker fragments (the fragments' MEMORY blocks and
+                           section placements are read too)
   --region MEMORY=REGION   the plan's memory MEMORY lives in the linker region REGION (such as
                            DTCM=RAM when memory.x makes DTCM cortex-m-rt's RAM); repeatable.
                            Without it, a section goes to the region its fragment places it in,
