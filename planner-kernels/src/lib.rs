@@ -101,58 +101,9 @@ mod sets;
 pub use optimized::{CHUNK, IM2COL_STACK, Optimized};
 pub use reference::{KernelError, Reference};
 
-/// A real multiplier as TFLite stores it: `real ≈ multiplier · 2^(shift − 31)`, with
-/// `multiplier` in `[2^30, 2^31)` (or 0 for a zero multiplier).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct QuantizedMultiplier {
-    /// Q31 mantissa.
-    pub multiplier: i32,
-    /// Power-of-two exponent; positive shifts left.
-    pub shift: i32,
-}
-
-/// Splits `real` (finite, non-negative) into a Q31 mantissa and an exponent, rounding the
-/// mantissa half away from zero. Values too small to represent (below 2^-31 after
-/// normalising) become zero; negative or non-finite values also give zero.
-pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
-    const ZERO: QuantizedMultiplier = QuantizedMultiplier {
-        multiplier: 0,
-        shift: 0,
-    };
-    if !(real.is_finite() && real > 0.0) {
-        return ZERO;
-    }
-    let (mantissa, mut shift) = frexp(real);
-    // mantissa is in [0.5, 1), so the product is in [2^30, 2^31) and exact to well below
-    // 0.5: adding 0.5 and truncating rounds half away from zero.
-    let mut q = (mantissa * (1u64 << 31) as f64 + 0.5) as i64;
-    if q == 1i64 << 31 {
-        q /= 2;
-        shift += 1;
-    }
-    if shift < -31 {
-        return ZERO;
-    }
-    QuantizedMultiplier {
-        multiplier: q as i32,
-        shift,
-    }
-}
-
-/// `x = mantissa · 2^exponent` with `mantissa` in `[0.5, 1)`, for finite positive `x`.
-fn frexp(x: f64) -> (f64, i32) {
-    let mut bits = x.to_bits();
-    let mut exponent = ((bits >> 52) & 0x7ff) as i32;
-    let mut bias = 1022;
-    if exponent == 0 {
-        // Subnormal: scale into the normal range first.
-        bits = (x * (1u64 << 54) as f64).to_bits();
-        exponent = ((bits >> 52) & 0x7ff) as i32;
-        bias += 54;
-    }
-    let mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
-    (mantissa, exponent - bias)
-}
+/// The multiplier split ([`quantize_multiplier`]) lives in `planner_rt::prepare`, which the
+/// planner's prepared constants use too; re-exported here at its old path.
+pub use planner_rt::prepare::{QuantizedMultiplier, quantize_multiplier};
 
 /// `a · b / 2^31` rounded half up (gemmlowp's nudge), saturating the one overflowing case (`i32::MIN · i32::MIN`).
 pub fn saturating_rounding_doubling_high_mul(a: i32, b: i32) -> i32 {

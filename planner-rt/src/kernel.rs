@@ -429,6 +429,24 @@ impl<'a> OpView<'_, 'a> {
 )]
 pub trait Patches: Kernel {}
 
+/// A kernel set whose int8 `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` kernels read
+/// the constants the planner prepares with `[kernels] set = "optimized"`: an op the plan
+/// file marks `"prepared": {"layout": "requant-v1", "input": 3}` has, as its input 3, an
+/// int32 `[3, c_out]` tensor of effective biases, Q31 multipliers and shifts, laid out as
+/// [`prepare::requant_v1`](crate::prepare::requant_v1) writes it (the bias and the filter
+/// stay inputs 2 and 1). The generated `run()` of a plan with prepared ops asks for it, so a
+/// kernel set that would ignore them (and recompute, or misread input 3) is a compile error.
+///
+/// Such a plan may also give an int8 `CONV_2D` whose filter is not 1x1 (or whose stride is
+/// not 1) a kernel scratch tensor of `4 · fh · fw · (c_in / groups)` bytes as its
+/// `scratch[0]` (`"kernel_scratch": [0]` in the plan file), live during the op only.
+#[diagnostic::on_unimplemented(
+    message = "the plan was prepared for the optimized kernel set (requant-v1); run it with `planner_kernels::Optimized`, or plan with [kernels] set = \"reference\"",
+    label = "`{Self}` does not declare that it reads the prepared requant-v1 constants",
+    note = "a kernel set whose int8 convolution and fully-connected kernels read input 3 as [effective bias; multiplier; shift] implements `planner::rt::kernel::RequantV1`"
+)]
+pub trait RequantV1: Kernel {}
+
 /// Sees every op before and after it runs. `()` sees nothing.
 ///
 /// In a model planned with patches, each op of the first stage is seen once per patch, in

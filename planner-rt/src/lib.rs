@@ -12,6 +12,8 @@
 //!   plan order, the op view ([`kernel::OpView`], [`kernel::In`], [`kernel::Out`],
 //!   [`kernel::Region`]) and the hooks with their tap ([`kernel::Hooks`], [`kernel::Tap`]).
 //! - [`options`]: each op's typed options.
+//! - [`prepare`]: what the build computes once for a kernel set that reads prepared
+//!   constants (`requant-v1`), the one definition the planner and such kernels share.
 //! - [`TensorInfo`] and [`Quant`]: per-tensor constants (shape, element count,
 //!   quantisation) and the arithmetic kernels need.
 //! - [`ArenaInfo`] and [`TensorSlot`]: the generated `ARENA_INFO` and `TENSOR_LIST`, each
@@ -45,6 +47,7 @@ pub mod check;
 mod info;
 pub mod kernel;
 pub mod options;
+pub mod prepare;
 pub mod slab;
 mod tensor;
 

@@ -1,0 +1,260 @@
+//! What a kernel set that reads prepared constants gets from the build, computed once: the
+//! one definition both sides use, so the planner's constant and a kernel's own computation
+//! can never disagree.
+//!
+//! With `[kernels] set = "optimized"` in the manifest, the planner adds to every int8
+//! `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` op (int8 input and output, an int8
+//! constant filter with zero filter zero points, an int32 constant bias or none) a constant
+//! int32 tensor of shape `[3, c_out]` as the op's input 3, laid out as [`requant_v1`] writes
+//! it (layout `requant-v1` in the plan file):
+//!
+//! - row 0, the effective bias of each output channel `c`: `bias[c] - zx · Σw[c]`, wrapping
+//!   in `i32` (`zx` the input's zero point, `Σw[c]` the sum of the filter elements of
+//!   channel `c`, [`channel_sum`]), so that `acc = Σ x·w + row0[c]` is the accumulator a
+//!   kernel computes from `Σ (x - zx)·w + bias[c]`;
+//! - row 1, the Q31 multiplier of `input_scale · filter_scale[c] / output_scale`, and row 2
+//!   its shift ([`channel_multiplier`], [`quantize_multiplier`]).
+//!
+//! A kernel set that reads the layout declares it with
+//! [`kernel::RequantV1`](crate::kernel::RequantV1); a kernel that computes the same values
+//! per call (for an op the planner did not prepare) calls [`requant_v1_channel`].
+//!
+//! `no_std`, no allocation: the caller owns every buffer.
+
+/// A real multiplier as TFLite stores it: `real ≈ multiplier · 2^(shift − 31)`, with
+/// `multiplier` in `[2^30, 2^31)` (or 0 for a zero multiplier).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuantizedMultiplier {
+    /// Q31 mantissa.
+    pub multiplier: i32,
+    /// Power-of-two exponent; positive shifts left.
+    pub shift: i32,
+}
+
+/// Splits `real` (finite, non-negative) into a Q31 mantissa and an exponent, rounding the
+/// mantissa half away from zero. Values too small to represent (below 2^-31 after
+/// normalising) become zero; negative or non-finite values also give zero.
+pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
+    const ZERO: QuantizedMultiplier = QuantizedMultiplier {
+        multiplier: 0,
+        shift: 0,
+    };
+    if !(real.is_finite() && real > 0.0) {
+        return ZERO;
+    }
+    let (mantissa, mut shift) = frexp(real);
+    // mantissa is in [0.5, 1), so the product is in [2^30, 2^31) and exact to well below
+    // 0.5: adding 0.5 and truncating rounds half away from zero.
+    let mut q = (mantissa * (1u64 << 31) as f64 + 0.5) as i64;
+    if q == 1i64 << 31 {
+        q /= 2;
+        shift += 1;
+    }
+    if shift < -31 {
+        return ZERO;
+    }
+    QuantizedMultiplier {
+        multiplier: q as i32,
+        shift,
+    }
+}
+
+/// `x = mantissa · 2^exponent` with `mantissa` in `[0.5, 1)`, for finite positive `x`.
+fn frexp(x: f64) -> (f64, i32) {
+    let mut bits = x.to_bits();
+    let mut exponent = ((bits >> 52) & 0x7ff) as i32;
+    let mut bias = 1022;
+    if exponent == 0 {
+        // Subnormal: scale into the normal range first.
+        bits = (x * (1u64 << 54) as f64).to_bits();
+        exponent = ((bits >> 52) & 0x7ff) as i32;
+        bias += 54;
+    }
+    let mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    (mantissa, exponent - bias)
+}
+
+/// The multiplier of output channel `c`: `input_scale · filter_scale / output_scale` in
+/// `f64` from the `f32` scales, where `filter_scale` is `filter_scales[c]` (per-channel
+/// quantisation), the last scale when `c` is past the end (one scale: per-tensor), or 0
+/// when there is none.
+pub fn channel_multiplier(
+    input_scale: f32,
+    filter_scales: &[f32],
+    output_scale: f32,
+    c: usize,
+) -> QuantizedMultiplier {
+    let filter_scale = filter_scales
+        .get(c)
+        .or(filter_scales.last())
+        .copied()
+        .unwrap_or(0.0);
+    quantize_multiplier(f64::from(input_scale) * f64::from(filter_scale) / f64::from(output_scale))
+}
+
+/// Where a filter keeps the elements of one output channel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FilterLayout {
+    /// Output channel first: row `c` of `[c_out, ...]` (`CONV_2D`'s `[c_out, fh, fw, c_in /
+    /// groups]`, `FULLY_CONNECTED`'s `[c_out, k]`).
+    ChannelFirst,
+    /// Output channel last: element `c` of every tap of `[1, fh, fw, c_out]`
+    /// (`DEPTHWISE_CONV_2D`).
+    ChannelLast,
+}
+
+/// What the `requant-v1` constants of one op are computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct RequantInputs<'a> {
+    /// The int8 filter, all of it.
+    pub filter: &'a [i8],
+    /// How the filter orders its output channels.
+    pub layout: FilterLayout,
+    /// The int32 bias, one per output channel; `None` for an op without one (a zero bias).
+    pub bias: Option<&'a [i32]>,
+    /// The input's scale.
+    pub input_scale: f32,
+    /// The input's zero point.
+    pub input_zero_point: i32,
+    /// The filter's scales: one per output channel, or one for all.
+    pub filter_scales: &'a [f32],
+    /// The output's scale.
+    pub output_scale: f32,
+}
+
+/// Why [`requant_v1`] or [`requant_v1_channel`] could not compute the constants: the buffers
+/// do not fit together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrepareError {
+    /// The output buffer's length is not a multiple of 3 (three rows of `c_out`).
+    Output {
+        /// Elements in the output buffer.
+        len: usize,
+    },
+    /// The filter's length is not a multiple of the output channels (or is zero while there
+    /// are channels).
+    Filter {
+        /// Elements in the filter.
+        len: usize,
+        /// Output channels.
+        channels: usize,
+    },
+    /// The bias is not one element per output channel.
+    Bias {
+        /// Elements in the bias.
+        len: usize,
+        /// Output channels.
+        channels: usize,
+    },
+    /// The channel asked for is not below the output channels.
+    Channel {
+        /// The channel asked for.
+        channel: usize,
+        /// Output channels.
+        channels: usize,
+    },
+}
+
+impl core::fmt::Display for PrepareError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            PrepareError::Output { len } => write!(
+                f,
+                "the requant-v1 buffer has {len} elements, not three rows of one per output channel"
+            ),
+            PrepareError::Filter { len, channels } => write!(
+                f,
+                "the filter has {len} elements, not a whole, non-zero number per each of {channels} output channels"
+            ),
+            PrepareError::Bias { len, channels } => write!(
+                f,
+                "the bias has {len} elements, not one per each of {channels} output channels"
+            ),
+            PrepareError::Channel { channel, channels } => {
+                write!(
+                    f,
+                    "channel {channel} is past the {channels} output channels"
+                )
+            }
+        }
+    }
+}
+
+/// The sum of the filter elements of output channel `c` of `channels`, wrapping in `i32`.
+pub fn channel_sum(
+    filter: &[i8],
+    layout: FilterLayout,
+    channels: usize,
+    c: usize,
+) -> Result<i32, PrepareError> {
+    if c >= channels {
+        return Err(PrepareError::Channel {
+            channel: c,
+            channels,
+        });
+    }
+    if filter.is_empty() || !filter.len().is_multiple_of(channels) {
+        return Err(PrepareError::Filter {
+            len: filter.len(),
+            channels,
+        });
+    }
+    let per_channel = filter.len() / channels;
+    let add = |sum: i32, w: &i8| sum.wrapping_add(i32::from(*w));
+    Ok(match layout {
+        FilterLayout::ChannelFirst => filter
+            .chunks_exact(per_channel)
+            .nth(c)
+            .map_or(0, |row| row.iter().fold(0, add)),
+        FilterLayout::ChannelLast => filter.iter().skip(c).step_by(channels).fold(0, add),
+    })
+}
+
+/// The `requant-v1` column of output channel `c` of `channels`: `[effective bias,
+/// multiplier, shift]` (see the [module](self) docs).
+pub fn requant_v1_channel(
+    p: &RequantInputs<'_>,
+    channels: usize,
+    c: usize,
+) -> Result<[i32; 3], PrepareError> {
+    if let Some(b) = p.bias
+        && b.len() != channels
+    {
+        return Err(PrepareError::Bias {
+            len: b.len(),
+            channels,
+        });
+    }
+    let sum = channel_sum(p.filter, p.layout, channels, c)?;
+    let bias = p.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
+    let m = channel_multiplier(p.input_scale, p.filter_scales, p.output_scale, c);
+    Ok([
+        bias.wrapping_sub(p.input_zero_point.wrapping_mul(sum)),
+        m.multiplier,
+        m.shift,
+    ])
+}
+
+/// Writes the `requant-v1` constants of one op into `out`, row-major `[3, c_out]` (`c_out`
+/// is `out.len() / 3`): row 0 the effective biases, row 1 the multipliers, row 2 the shifts
+/// (see the [module](self) docs).
+pub fn requant_v1(p: &RequantInputs<'_>, out: &mut [i32]) -> Result<(), PrepareError> {
+    if !out.len().is_multiple_of(3) {
+        return Err(PrepareError::Output { len: out.len() });
+    }
+    let channels = out.len() / 3;
+    let (bias, rest) = out.split_at_mut(channels);
+    let (multiplier, shift) = rest.split_at_mut(channels);
+    for (c, ((b, m), s)) in bias
+        .iter_mut()
+        .zip(multiplier.iter_mut())
+        .zip(shift.iter_mut())
+        .enumerate()
+    {
+        [*b, *m, *s] = requant_v1_channel(p, channels, c)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests;
