@@ -26,7 +26,8 @@
 //!   macro generate, so the plan file, the linker fragment, the C header and the expansion
 //!   agree.
 //! - The small value types the format is made of ([`DType`], [`TensorKind`],
-//!   [`Quantization`], [`ArenaRole`], [`MemoryConstraint`]) and the platform facts a plan
+//!   [`Quantization`], [`ArenaRole`], [`MemoryConstraint`], [`KernelSet`],
+//!   [`PreparedLayout`]) and the platform facts a plan
 //!   records ([`Layout`]).
 //! - [`PLAN_DIR_VAR`]: the environment variable that tells the macro where the plan files
 //!   are.
@@ -53,7 +54,10 @@ pub use error::{Error, Result};
 pub use group::{AnyPlan, GroupPlanFile, read};
 pub use model::{
     ArenaEntry, BlobEntry, FORMAT_VERSION, InPlaceEntry, IoEntry, Layout, LayoutSource, Lifetime,
-    MemoryEntry, OpEntry, PLAN_DIR_VAR, PlanFile, TensorEntry, fnv1a64, hash_text,
+    MemoryEntry, OpEntry, PLAN_DIR_VAR, PlanFile, PreparedEntry, TensorEntry, fnv1a64, hash_text,
 };
 pub use options_de::deserialize as deserialize_op_options;
-pub use values::{ArenaRole, DType, MemoryConstraint, Quantization, TensorKind, alias_root};
+pub use values::{
+    ArenaRole, DType, KernelSet, MemoryConstraint, PreparedLayout, Quantization, TensorKind,
+    alias_root,
+};

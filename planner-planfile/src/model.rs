@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::patch;
-use crate::values::{ArenaRole, DType, MemoryConstraint, Quantization, TensorKind};
+use crate::values::{
+    ArenaRole, DType, KernelSet, MemoryConstraint, PreparedLayout, Quantization, TensorKind,
+};
 use planner_rt::options::OpOptions;
 
 /// The format version this build writes and reads.
@@ -25,7 +27,13 @@ use planner_rt::options::OpOptions;
 ///   Patch-based execution of the first stage ([`PlanFile::patches`]) is an addition of the
 ///   same release, so it goes under version 3 too: a file without `patches` reads as one
 ///   run per layer.
-pub const FORMAT_VERSION: u32 = 3;
+/// - 4: plans for a kernel set that reads prepared constants (`[kernels] set = "optimized"`):
+///   the file's [`PlanFile::kernels`], and per op what the planner prepared for it
+///   ([`OpEntry::prepared`]: a constant input of a known layout, `requant-v1`) and which of
+///   its scratch tensors are planned kernel scratch ([`OpEntry::kernel_scratch`]). All three
+///   are left out for the reference set, whose files differ from version 3 in the version
+///   alone. Version 3 files are refused with "rebuild".
+pub const FORMAT_VERSION: u32 = 4;
 
 /// A plan file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -37,6 +45,10 @@ pub struct PlanFile {
     pub generator: String,
     /// The model's name: the module `include_model!` makes and the prefix of every section.
     pub model: String,
+    /// The kernel set the plan was made for (since version 4); left out for
+    /// [`KernelSet::Reference`].
+    #[serde(default, skip_serializing_if = "KernelSet::is_reference")]
+    pub kernels: KernelSet,
     /// `fnv1a64:<16 hex digits>` over the file with this field empty (see [`PlanFile::hash`]).
     pub plan_hash: String,
     /// Memories the arenas live in, with their budgets.
@@ -179,6 +191,25 @@ pub struct OpEntry {
     /// place.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_place: Option<InPlaceEntry>,
+    /// The constant input the planner prepared for the op's kernel (since version 4); left
+    /// out when none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prepared: Option<PreparedEntry>,
+    /// Positions in [`OpEntry::scratch`] of the op's planned kernel scratch (since version
+    /// 4): buffers the kernel set asked for, live during the op only. Left out when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kernel_scratch: Vec<u32>,
+}
+
+/// A constant input the planner computed for an op's kernel from the op's other operands
+/// (`[kernels] set = "optimized"`), so the kernel does not compute it per call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PreparedEntry {
+    /// How its elements are laid out.
+    pub layout: PreparedLayout,
+    /// Its position in [`OpEntry::inputs`].
+    pub input: u32,
 }
 
 /// How an op runs in place: output `output` starts at the offset of input `input` (in the
@@ -495,6 +526,7 @@ pub(crate) mod tests {
             format_version: FORMAT_VERSION,
             generator: "test".to_string(),
             model: "relu".to_string(),
+            kernels: KernelSet::Reference,
             plan_hash: String::new(),
             memories: vec![MemoryEntry {
                 name: "SRAM".to_string(),
@@ -524,6 +556,8 @@ pub(crate) mod tests {
                 scratch: vec![],
                 options: OpOptions::None,
                 in_place: None,
+                prepared: None,
+                kernel_scratch: Vec::new(),
             }],
             inputs: vec![IoEntry {
                 name: "x".to_string(),
@@ -567,12 +601,50 @@ pub(crate) mod tests {
         assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
     }
 
+    /// Version 4's additions: the kernel set and each op's prepared input and kernel
+    /// scratch are written only when set, read back as written, and a file without them is
+    /// a reference plan.
+    #[test]
+    fn round_trips_prepared_ops() {
+        let reference = relu();
+        let plain = text(&reference);
+        for key in ["kernels", "prepared", "kernel_scratch"] {
+            assert!(!plain.contains(key), "{key} in {plain}");
+        }
+        let mut f = reference.clone();
+        f.kernels = KernelSet::Optimized;
+        f.ops[0].inputs.extend([None, None, Some(1)]);
+        f.ops[0].prepared = Some(PreparedEntry {
+            layout: PreparedLayout::RequantV1,
+            input: 3,
+        });
+        f.ops[0].scratch = vec![0];
+        f.ops[0].kernel_scratch = vec![0];
+        f.plan_hash = hash_text(f.hash());
+        let t = text(&f);
+        assert!(t.contains("\"kernels\": \"optimized\""), "{t}");
+        let compact: String = t.split_whitespace().collect();
+        assert!(
+            compact
+                .contains(r#""prepared":{"layout":"requant-v1","input":3},"kernel_scratch":[0]"#),
+            "{t}"
+        );
+        let back = PlanFile::parse(&t, "p.plan.json").unwrap();
+        assert_eq!(back, f);
+        assert_ne!(back.hash(), reference.hash());
+        let e = PlanFile::parse(&t.replace("requant-v1", "requant-v9"), "p.plan.json").unwrap_err();
+        assert!(e.message().contains("requant-v9"), "{}", e.message());
+        let e =
+            PlanFile::parse(&t.replace("\"optimized\"", "\"fast\""), "p.plan.json").unwrap_err();
+        assert!(e.message().contains("fast"), "{}", e.message());
+    }
+
     #[test]
     fn rejects_other_versions_and_garbage() {
         let e = PlanFile::parse(r#"{"format_version": 99}"#, "x.plan.json").unwrap_err();
         assert!(e.message().contains("version 99"), "{}", e.message());
-        assert!(e.message().contains("reads only version 3"));
-        for old in [1, 2] {
+        assert!(e.message().contains("reads only version 4"));
+        for old in [1, 2, 3] {
             let e = PlanFile::parse(&format!(r#"{{"format_version": {old}}}"#), "old.plan.json")
                 .unwrap_err();
             assert!(e.message().contains("rebuild"), "{}", e.message());
@@ -580,7 +652,7 @@ pub(crate) mod tests {
         let e = PlanFile::parse("{}", "x.plan.json").unwrap_err();
         assert!(e.message().contains("no format_version"));
         assert!(PlanFile::parse("nope", "x").is_err());
-        let e = PlanFile::parse(r#"{"format_version": 3, "model": 3}"#, "x").unwrap_err();
+        let e = PlanFile::parse(r#"{"format_version": 4, "model": 3}"#, "x").unwrap_err();
         assert!(e.message().contains("not a valid plan file"));
         assert_eq!(
             e.help_text(),

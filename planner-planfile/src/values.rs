@@ -192,6 +192,63 @@ impl ArenaRole {
     }
 }
 
+/// The kernel set a plan is made for (`[kernels] set` in the manifest): what the planner
+/// prepares for it and which kernel scratch it plans.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum KernelSet {
+    /// TFLite Micro's arithmetic (`planner_kernels::Reference`): nothing prepared, no
+    /// kernel scratch.
+    #[default]
+    Reference,
+    /// A kernel set that reads prepared constants (`requant-v1`) and uses planned kernel
+    /// scratch (`planner_kernels::Optimized`).
+    Optimized,
+}
+
+impl KernelSet {
+    /// Every set, in the order messages list them.
+    pub const ALL: [KernelSet; 2] = [KernelSet::Reference, KernelSet::Optimized];
+
+    /// The name the manifest and the plan file use.
+    pub fn name(self) -> &'static str {
+        match self {
+            KernelSet::Reference => "reference",
+            KernelSet::Optimized => "optimized",
+        }
+    }
+
+    /// The set called `name`.
+    pub fn from_name(name: &str) -> Option<KernelSet> {
+        KernelSet::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// True for the default set (the plan file leaves it out).
+    pub fn is_reference(&self) -> bool {
+        *self == KernelSet::Reference
+    }
+}
+
+/// How a prepared constant input of an op is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PreparedLayout {
+    /// int32 `[3, c_out]`: effective biases, Q31 multipliers, shifts, as
+    /// `planner_rt::prepare::requant_v1` writes them.
+    #[serde(rename = "requant-v1")]
+    RequantV1,
+}
+
+impl PreparedLayout {
+    /// The name the plan file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            PreparedLayout::RequantV1 => "requant-v1",
+        }
+    }
+}
+
 /// A budget on one memory: the most bytes the plan may use there, and arena alignment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryConstraint {

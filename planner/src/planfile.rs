@@ -17,9 +17,9 @@ pub mod group;
 
 #[doc(inline)]
 pub use planner_planfile::{
-    ArenaEntry, BlobEntry, Error as ReadError, FORMAT_VERSION, InPlaceEntry, IoEntry, Layout,
-    LayoutSource, Lifetime, MemoryEntry, OpEntry, PLAN_DIR_VAR, PlanFile, TensorEntry, fnv1a64,
-    naming, patch,
+    ArenaEntry, BlobEntry, Error as ReadError, FORMAT_VERSION, InPlaceEntry, IoEntry, KernelSet,
+    Layout, LayoutSource, Lifetime, MemoryEntry, OpEntry, PLAN_DIR_VAR, PlanFile, PreparedEntry,
+    PreparedLayout, TensorEntry, fnv1a64, naming, patch,
 };
 
 use std::collections::BTreeMap;
@@ -75,6 +75,7 @@ impl BuildPlanFile for PlanFile {
             format_version: FORMAT_VERSION,
             generator: format!("planner {}", env!("CARGO_PKG_VERSION")),
             model: model.clone(),
+            kernels: KernelSet::Reference,
             plan_hash: String::new(),
             memories,
             arenas,
@@ -243,7 +244,7 @@ mod tests {
     /// A refused plan file is a planner error of bad input, message and help kept.
     #[test]
     fn a_read_error_is_bad_input_with_its_help() {
-        let read = PlanFile::parse(r#"{"format_version": 3, "model": 3}"#, "x").unwrap_err();
+        let read = PlanFile::parse(r#"{"format_version": 4, "model": 3}"#, "x").unwrap_err();
         let e = Error::from(read.clone());
         assert_eq!(e.message(), read.message());
         assert!(e.message().starts_with("x is not a valid plan file: "));

@@ -241,6 +241,8 @@ pub(super) fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result
                 .collect::<Result<_>>()?,
             options: op.options,
             in_place,
+            prepared: None,
+            kernel_scratch: Vec::new(),
         });
     }
     Ok(ops)
