@@ -12,7 +12,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::Error;
 pub use crate::rt::options::OpOptions;
 #[doc(inline)]
-pub use planner_planfile::{DType, Quantization, TensorKind, alias_root};
+pub use planner_planfile::{
+    DType, KernelSet, PreparedLayout, Quantization, TensorKind, alias_root,
+};
 
 /// Index of a tensor in [`Graph::tensors`]. Plans name tensors by [`Tensor::id`] instead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -12,12 +12,12 @@ use std::vec::Vec;
 use toml::Spanned;
 
 use super::schema::{
-    IdPattern, RawConstraint, RawManifest, RawMemory, RawMemoryDef, RawModel, RawPlatform, RawRule,
-    RawSlab,
+    IdPattern, RawConstraint, RawKernels, RawManifest, RawMemory, RawMemoryDef, RawModel,
+    RawPlatform, RawRule, RawSlab,
 };
 use super::{
-    Aliasing, BudgetSpans, DEFAULT_MAX_ZERO_CONSTANTS, InlineModel, Manifest, Memory, ModelSource,
-    Patches, Platform, Rule, RuleType, Schedule, SlabDef, sanitize_name,
+    Aliasing, BudgetSpans, DEFAULT_MAX_ZERO_CONSTANTS, InlineModel, KernelSet, Manifest, Memory,
+    ModelSource, Patches, Platform, Rule, RuleType, Schedule, SlabDef, sanitize_name,
 };
 use crate::error::{Error, Result, Span, did_you_mean};
 use crate::pack::{OptionValue, PlannerKind};
@@ -114,12 +114,12 @@ impl Manifest {
         let ctx = Ctx { path, text: &text };
         super::group::refuse_many(&text, path)?;
         let raw: RawManifest = toml::from_str(&text).map_err(|e| toml_error(e, &ctx))?;
-        let shared = Shared::check(&ctx, raw.platform, raw.memory)?;
+        let shared = Shared::check(&ctx, raw.platform, raw.memory, raw.kernels)?;
         shared.with_model(&ctx, raw.model, "model.rules")
     }
 }
 
-/// What the models of one manifest share: `[platform]` and `[memory]`.
+/// What the models of one manifest share: `[platform]`, `[memory]` and `[kernels]`.
 pub(crate) struct Shared {
     platform: Platform,
     planner: PlannerKind,
@@ -130,15 +130,17 @@ pub(crate) struct Shared {
     schedule: Schedule,
     max_zero_constants: u64,
     patches: Patches,
+    kernels: KernelSet,
     budget_spans: BudgetSpans,
 }
 
 impl Shared {
-    /// Checks `[platform]` and `[memory]`.
+    /// Checks `[platform]`, `[memory]` and `[kernels]`.
     pub(super) fn check(
         ctx: &Ctx<'_>,
         platform: Option<Spanned<RawPlatform>>,
         memory: Option<RawMemory>,
+        kernels: Option<RawKernels>,
     ) -> Result<Shared> {
         let (platform, size_spans) = check_platform(ctx, platform)?;
         let memory = memory.unwrap_or_default();
@@ -202,6 +204,7 @@ impl Shared {
                 .max_zero_constants
                 .map_or(DEFAULT_MAX_ZERO_CONSTANTS, |s| s.get_ref().0),
             patches,
+            kernels: check_kernels(ctx, kernels.unwrap_or_default())?,
             budget_spans,
         })
     }
@@ -275,6 +278,7 @@ impl Shared {
             schedule: self.schedule,
             max_zero_constants: self.max_zero_constants,
             patches: self.patches.clone(),
+            kernels: self.kernels,
             budget_spans: self.budget_spans.clone(),
         })
     }
@@ -516,6 +520,26 @@ fn known_memory<'p>(
         ),
         format!("{hint}memories: {}", names.join(", ")),
     ))
+}
+
+/// The `[kernels]` table: the set named by `set` (default: the reference set).
+fn check_kernels(ctx: &Ctx<'_>, raw: RawKernels) -> Result<KernelSet> {
+    let Some(set) = raw.set else {
+        return Ok(KernelSet::default());
+    };
+    KernelSet::from_name(set.get_ref()).ok_or_else(|| {
+        let names = KernelSet::ALL.map(KernelSet::name);
+        let hint = did_you_mean(set.get_ref(), names)
+            .map(|s| format!("did you mean `{s}`? "))
+            .unwrap_or_default();
+        ctx.err(
+            &set,
+            format!("kernels.set is {:?}", set.get_ref()),
+            format!(
+                "{hint}use \"reference\" (planner_kernels::Reference: nothing prepared) or \"optimized\" (prepared constants and planned kernel scratch)"
+            ),
+        )
+    })
 }
 
 fn check_planner(

@@ -111,7 +111,7 @@ impl Group {
         let text: Arc<str> = Arc::from(text);
         let ctx = Ctx { path, text: &text };
         let raw: RawGroupManifest = toml::from_str(&text).map_err(|e| toml_error(e, &ctx))?;
-        let shared = Shared::check(&ctx, raw.platform, raw.memory)?;
+        let shared = Shared::check(&ctx, raw.platform, raw.memory, raw.kernels)?;
         let mut models: Vec<Manifest> = Vec::new();
         let mut spans = Vec::new();
         for (k, m) in raw.model.into_iter().enumerate() {
@@ -321,6 +321,7 @@ fn check_group(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::manifest::KernelSet;
     use crate::manifest::tests::{inline_model, says};
 
     /// A `[[model]]` running RELU over `len` i8 elements, then the lines `more`.
@@ -356,6 +357,20 @@ mod tests {
             "model[0].rules[0] (type scratch)"
         );
         assert!(g.models[1].rules.is_empty());
+    }
+
+    /// One `[kernels]` table for the group: every model is planned for that set; a model
+    /// table cannot choose its own.
+    #[test]
+    fn the_kernel_set_is_the_groups() {
+        let g = parse(&format!("{}\n[kernels]\nset = \"optimized\"\n", two())).unwrap();
+        let sets: Vec<KernelSet> = g.models.iter().map(|m| m.kernels).collect();
+        assert_eq!(sets, [KernelSet::Optimized; 2]);
+        let plain = parse(&two()).unwrap();
+        assert!(plain.models.iter().all(|m| m.kernels == KernelSet::Reference));
+        let own = two().replace("name = \"b\"", "name = \"b\"\nkernels = { set = \"optimized\" }");
+        let e = parse(&own).unwrap_err();
+        says(&e, "unknown field `kernels`");
     }
 
     #[test]

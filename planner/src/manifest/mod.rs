@@ -35,6 +35,7 @@ pub use patches::{DEFAULT_MAX_RECOMPUTE, PatchMode, Patches, SplitRef};
 pub use presets::{Preset, preset_list, presets};
 pub(crate) use schema::RawTensor;
 pub use schema::{InlineModel, Size, parse_size};
+pub use crate::graph::KernelSet;
 
 /// One memory of the platform.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,6 +220,9 @@ pub struct Manifest {
     /// Patch-based first stage (`memory.patches`, `memory.max_recompute`,
     /// `memory.patch_input`; see [`crate::patch`]).
     pub patches: Patches,
+    /// The kernel set the plan is made for (`[kernels] set`, shared by a group's models):
+    /// which constants the planner prepares and which kernel scratch it plans for it.
+    pub kernels: KernelSet,
     /// Where each memory's budget is written, for errors about a full bank.
     pub(crate) budget_spans: BudgetSpans,
 }
@@ -309,6 +313,7 @@ impl Manifest {
             schedule: Schedule::Fixed,
             max_zero_constants: DEFAULT_MAX_ZERO_CONSTANTS,
             patches: Patches::default(),
+            kernels: KernelSet::default(),
             budget_spans: BudgetSpans::default(),
         }
     }

@@ -15,13 +15,21 @@ use toml::Spanned;
 
 use super::{K, M};
 
-/// A single-model manifest: `[model]`, `[platform]`, `[memory]`.
+/// A single-model manifest: `[model]`, `[platform]`, `[memory]`, `[kernels]`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawManifest {
     pub(crate) model: Spanned<RawModel>,
     pub(crate) platform: Option<Spanned<RawPlatform>>,
     pub(crate) memory: Option<RawMemory>,
+    pub(crate) kernels: Option<RawKernels>,
+}
+
+/// The `[kernels]` table: which kernel set the plan is made for.
+#[derive(Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub(crate) struct RawKernels {
+    pub(crate) set: Option<Spanned<String>>,
 }
 
 #[derive(Deserialize)]
@@ -179,7 +187,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
     n.checked_mul(mult)
 }
 
-/// A group manifest: `[group]`, `[[model]]` tables, `[platform]`, `[memory]`.
+/// A group manifest: `[group]`, `[[model]]` tables, `[platform]`, `[memory]`, `[kernels]`.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawGroupManifest {
@@ -187,6 +195,7 @@ pub(crate) struct RawGroupManifest {
     pub(crate) model: Vec<Spanned<RawModel>>,
     pub(crate) platform: Option<Spanned<RawPlatform>>,
     pub(crate) memory: Option<RawMemory>,
+    pub(crate) kernels: Option<RawKernels>,
 }
 
 #[derive(Deserialize)]

@@ -126,6 +126,10 @@ fn refusals() -> Vec<Refusal> {
         (memories("SRAM", "2RAM"), "memory name \"2RAM\" is not an identifier", Some("use letters, digits and `_`, such as \"DTCM\" or \"SRAM1\""), (14, 12)),
         (slabs("pre", "pre"), "slab pre is defined twice", Some("give each slab its own name"), (14, 12)),
         (slabs("pre", "post-1"), "memory.slabs[1].name \"post-1\" is not an identifier", Some("use letters, digits and `_`, starting with a letter, such as \"preprocess\""), (14, 12)),
+        (format!("{g}\n[kernels]\nset = \"fast\"\n"), "kernels.set is \"fast\"", Some("use \"reference\" (planner_kernels::Reference: nothing prepared) or \"optimized\""), (12, 7)),
+        (format!("{g}\n[kernels]\nset = \"optimised\"\n"), "kernels.set is \"optimised\"", Some("did you mean `optimized`?"), (12, 7)),
+        (format!("{g}\n[kernels]\nsets = \"optimized\"\n"), "unknown field `sets`, expected `set`", Some("did you mean `set`?"), (12, 1)),
+        (format!("{g}\n[kernels]\nset = 3\n"), "invalid type: integer `3`, expected a string", None, (12, 7)),
     ]
 }
 
@@ -142,6 +146,18 @@ fn refused_manifests_say_why_and_where() {
         assert_eq!((path, l, c), (PathBuf::from("m.toml"), line, col), "{e}");
         assert!(e.to_string().contains(&format!("m.toml:{l}:{c}")), "{e}");
     }
+}
+
+/// `[kernels] set` names the kernel set; without it the plan is the reference set's.
+#[test]
+fn kernel_set_defaults_to_reference() {
+    assert_eq!(parse(&graph()).unwrap().kernels, KernelSet::Reference);
+    for set in KernelSet::ALL {
+        let text = format!("{}\n[kernels]\nset = \"{}\"\n", graph(), set.name());
+        assert_eq!(parse(&text).unwrap().kernels, set);
+    }
+    let empty = format!("{}\n[kernels]\n", graph());
+    assert_eq!(parse(&empty).unwrap().kernels, KernelSet::Reference);
 }
 
 #[test]

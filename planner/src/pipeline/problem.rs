@@ -181,6 +181,7 @@ pub fn problem_input(csv: &CsvProblem, name: &str, planner: &pack::PlannerKind) 
         schedule: Schedule::Fixed,
         max_zero_constants: crate::manifest::DEFAULT_MAX_ZERO_CONSTANTS,
         patches: Default::default(),
+        kernels: Default::default(),
         budget_spans: Default::default(),
     };
     ProblemInput {
