@@ -200,6 +200,26 @@ pub struct Graph {
     /// lives from op 0 through the stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patches: Option<planner_planfile::patch::PatchPlan>,
+    /// The kernel set the graph was prepared for ([`crate::prepare`], `[kernels] set`);
+    /// the reference set prepares nothing.
+    #[serde(default, skip_serializing_if = "KernelSet::is_reference")]
+    pub kernels: KernelSet,
+    /// What [`crate::prepare`] added to ops for [`Graph::kernels`]: one entry per op it
+    /// gave a prepared constant input or kernel scratch.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prepared: Vec<PreparedOp>,
+}
+
+/// What [`crate::prepare`] added to one op. The op is named by its first output, as an
+/// [`InPlaceOp`] is, so a new op order keeps the record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreparedOp {
+    /// The op's first output.
+    pub output: TensorIndex,
+    /// The constant input added (one of the op's inputs) and its layout.
+    pub constant: Option<(PreparedLayout, TensorIndex)>,
+    /// The kernel scratch tensors added (some of the op's scratch tensors).
+    pub scratch: Vec<TensorIndex>,
 }
 
 /// An op that runs in place: `output` starts at `input`'s offset; `input` ends at the op
@@ -235,6 +255,12 @@ impl Graph {
     /// The tensor at `index`.
     pub fn tensor(&self, index: TensorIndex) -> &Tensor {
         &self.tensors[index.get()]
+    }
+
+    /// What [`crate::prepare`] added to `op` (found by its first output), if anything.
+    pub fn prepared_of(&self, op: &Op) -> Option<&PreparedOp> {
+        let out = op.outputs.first()?;
+        self.prepared.iter().find(|p| p.output == *out)
     }
 
     /// The op that writes `t`, if any.
@@ -325,6 +351,12 @@ impl Graph {
         for &(a, b) in &self.aliases {
             check(a, "an alias")?;
             check(b, "an alias")?;
+        }
+        for p in &self.prepared {
+            let constant = p.constant.iter().map(|&(_, t)| t);
+            for t in std::iter::once(p.output).chain(constant).chain(p.scratch.iter().copied()) {
+                check(t, "a prepared op")?;
+            }
         }
         Ok(())
     }

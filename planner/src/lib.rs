@@ -7,7 +7,8 @@
 //! 1. [`manifest`]: read and check the TOML manifest ([`manifest::load`]).
 //! 2. [`import`]: the [`graph::Graph`] from an inline graph, a `.tflite` file or a CSV
 //!    problem ([`import::load`]).
-//! 3. [`in_place`], [`schedule`] and [`alias`]: optionally PADs folded into convolutions
+//! 3. [`prepare`], [`in_place`], [`schedule`] and [`alias`]: optionally the constants and
+//!    kernel scratch a kernel set asks for ([`prepare::apply`]), PADs folded into convolutions
 //!    ([`in_place::fold_pads`]), a memory-aware op order ([`schedule::reorder`]), in-place
 //!    aliases ([`alias::detect`]) and ops run in place ([`in_place::detect`]).
 //! 4. [`lifetimes`]: the ops over which each tensor is live ([`lifetimes::compute`]).
@@ -70,6 +71,7 @@ host! {
     pub mod placement;
     mod planned;
     pub mod plan;
+    pub mod prepare;
     pub mod planfile;
     pub mod report;
     pub mod schedule;

@@ -200,6 +200,7 @@ pub(crate) mod tests {
             in_place: vec![],
             folded_pads: vec![],
             patches: None,
+            ..Graph::default()
         }
     }
 

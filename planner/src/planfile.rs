@@ -75,7 +75,7 @@ impl BuildPlanFile for PlanFile {
             format_version: FORMAT_VERSION,
             generator: format!("planner {}", env!("CARGO_PKG_VERSION")),
             model: model.clone(),
-            kernels: KernelSet::Reference,
+            kernels: graph.kernels,
             plan_hash: String::new(),
             memories,
             arenas,

@@ -123,6 +123,7 @@ pub(crate) fn read(model: &InlineModel, name: &str) -> Result<Graph> {
         in_place: Vec::new(),
         folded_pads: Vec::new(),
         patches: None,
+        ..Graph::default()
     };
     let (default_inputs, default_outputs) = default_io(&graph);
     graph.inputs = inputs.unwrap_or(default_inputs);

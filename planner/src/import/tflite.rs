@@ -505,6 +505,7 @@ impl<'p, 'b> Reader<'p, 'b> {
             in_place: Vec::new(),
             folded_pads: Vec::new(),
             patches: None,
+            ..Graph::default()
         };
         graph.validate().map_err(|e| {
             self.err(

@@ -20,7 +20,8 @@
 //! 7. [`crate::verify`]: the independent checker.
 //!
 //! One model or many are planned by one function, [`plan_unit`]: each model alone
-//! ([`plan_alone`]: op order, in-place ops, patches, then the stages above), then the
+//! ([`plan_alone`]: kernel preparation, op order, in-place ops, patches, then the stages
+//! above), then the
 //! unit's shared arenas (with one model, its own arenas unchanged), then the unit check
 //! (see `unit.rs`). [`plan`], [`plan_graph`] and [`plan_group`] are its callers.
 
@@ -39,7 +40,7 @@ use std::vec::Vec;
 
 use crate::alias;
 use crate::error::{Error, Result};
-use crate::graph::{Graph, TensorIndex};
+use crate::graph::{Graph, KernelSet, TensorIndex};
 use crate::in_place;
 use crate::lifetimes::{self, Lifetimes};
 use crate::manifest::{Manifest, Schedule};
@@ -70,11 +71,22 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     }
 }
 
-/// Plans one model of a unit on its own: reorders its ops when the manifest asks
-/// (`schedule = "memory"`), adds the in-place aliases it allows, then plans with lifetimes
-/// from the resulting op order. [`plan_unit`] lays the result out and checks it.
+/// Plans one model of a unit on its own: prepares it for the manifest's kernel set, reorders
+/// its ops when the manifest asks (`schedule = "memory"`), adds the in-place aliases it
+/// allows, then plans with lifetimes from the resulting op order. [`plan_unit`] lays the result out and checks it.
 fn plan_alone(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     graph.validate()?;
+    // `[kernels] set`: the constants and kernel scratch the set asks for join the graph
+    // before anything is counted or ordered (the reference set asks for none).
+    let prepared;
+    let graph = if manifest.kernels == KernelSet::Reference {
+        graph
+    } else {
+        let mut g = graph.clone();
+        crate::prepare::apply(&mut g, manifest.kernels)?;
+        prepared = g;
+        &prepared
+    };
     let classic_bound = if manifest.aliasing.in_place {
         Some(classic_bound(manifest, graph)?)
     } else {

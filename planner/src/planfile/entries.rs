@@ -222,6 +222,7 @@ pub(super) fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result
                     },
                 })
             });
+        let (prepared, kernel_scratch) = prepared_entries(graph, op);
         ops.push(OpEntry {
             opcode: op.opcode.clone(),
             inputs: op
@@ -241,9 +242,31 @@ pub(super) fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result
                 .collect::<Result<_>>()?,
             options: op.options,
             in_place,
-            prepared: None,
-            kernel_scratch: Vec::new(),
+            prepared,
+            kernel_scratch,
         });
     }
     Ok(ops)
+}
+
+/// What [`crate::prepare`] added to `op`, as positions in its inputs and scratch.
+fn prepared_entries(graph: &Graph, op: &crate::graph::Op) -> (Option<PreparedEntry>, Vec<u32>) {
+    let Some(p) = graph.prepared_of(op) else {
+        return (None, Vec::new());
+    };
+    let prepared = p.constant.and_then(|(layout, t)| {
+        let input = op.inputs.iter().position(|&i| i == Some(t))?;
+        Some(PreparedEntry {
+            layout,
+            input: u32::try_from(input).ok()?,
+        })
+    });
+    let scratch = op
+        .scratch
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| p.scratch.contains(t))
+        .filter_map(|(j, _)| u32::try_from(j).ok())
+        .collect();
+    (prepared, scratch)
 }
