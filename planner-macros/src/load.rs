@@ -270,6 +270,8 @@ fn prepare(file: PlanFile, path: PathBuf) -> Result<Loaded, String> {
     check_blobs(&file, &blobs)?;
     check_in_place(&file)
         .map_err(|m| format!("bad plan file {}: {m}; {REBUILD}", path.display()))?;
+    check_prepared(&file)
+        .map_err(|m| format!("bad plan file {}: {m}; {REBUILD}", path.display()))?;
     let stage = check_patches(&file)
         .map_err(|m| format!("bad plan file {}: {m}; {REBUILD}", path.display()))?;
     let mut elements = Vec::new();
@@ -613,6 +615,79 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
                 "{what} runs in place over `{}`, which is a model output",
                 ti.id
             ));
+        }
+    }
+    Ok(())
+}
+
+/// Every prepared input names an input of its op that is a constant of its layout's type and
+/// shape for that op (`requant-v1`: int32 `[3, c_out]`, `c_out` the last dimension of the
+/// op's output, on a `CONV_2D`, `DEPTHWISE_CONV_2D` or `FULLY_CONNECTED`), in a plan made
+/// for a kernel set that reads it; every kernel scratch position names a scratch tensor of
+/// its op, once. The generated `run()` then asks the kernel set for the layout's trait.
+pub(crate) fn check_prepared(f: &PlanFile) -> Result<(), String> {
+    use planner_planfile::{KernelSet, PreparedLayout, TensorKind};
+    for (k, op) in f.ops.iter().enumerate() {
+        let what = format!("op {k} ({}) of model `{}`", op.opcode, f.model);
+        for (n, &s) in op.kernel_scratch.iter().enumerate() {
+            if s as usize >= op.scratch.len() || op.kernel_scratch[..n].contains(&s) {
+                return Err(format!(
+                    "{what} lists scratch #{s} as kernel scratch, but it has {} scratch tensors \
+                     (or lists that one twice)",
+                    op.scratch.len()
+                ));
+            }
+        }
+        let Some(p) = op.prepared else { continue };
+        if f.kernels == KernelSet::Reference {
+            return Err(format!(
+                "{what} has a prepared input, but the plan is for the reference kernel set, \
+                 which prepares none"
+            ));
+        }
+        let t = op
+            .inputs
+            .get(p.input as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| {
+                format!(
+                    "{what} is prepared with input #{}, but it has {} inputs (or that one is \
+                     left out)",
+                    p.input,
+                    op.inputs.len()
+                )
+            })?;
+        let t = &f.tensors[t as usize];
+        match p.layout {
+            PreparedLayout::RequantV1 => {
+                const KINDS: [&str; 3] = ["CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"];
+                if !KINDS.contains(&op.opcode.as_str()) {
+                    return Err(format!(
+                        "{what} is prepared with requant-v1, which only {} ops read",
+                        KINDS.join(", ")
+                    ));
+                }
+                let channels = op
+                    .outputs
+                    .first()
+                    .and_then(|&o| f.tensors[o as usize].shape.last().copied());
+                let ok = t.kind == TensorKind::Constant
+                    && t.dtype == DType::I32
+                    && channels.is_some_and(|c| t.shape == [3, c]);
+                if !ok {
+                    return Err(format!(
+                        "{what} is prepared with requant-v1 input #{} `{}` ({} {} {:?}); it must \
+                         be a constant i32 [3, {}] (three rows of one per output channel)",
+                        p.input,
+                        t.id,
+                        format!("{:?}", t.kind).to_lowercase(),
+                        t.dtype.name(),
+                        t.shape,
+                        channels.map_or_else(|| "c_out".to_string(), |c| c.to_string())
+                    ));
+                }
+            }
         }
     }
     Ok(())

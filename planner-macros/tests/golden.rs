@@ -51,6 +51,14 @@ fn app_bound_plan_and_blob_match_the_planner() {
     check((planned.graph, planned.plan, Layout::of(&manifest)));
 }
 
+/// The model planned for the optimized kernel set: `tests/ui/plans/prepared.toml`, planned.
+#[test]
+fn prepared_plan_and_blob_match_the_planner() {
+    let manifest = planner::manifest::load(&plans_dir().join("prepared.toml")).unwrap();
+    let planned = planner::plan(&manifest).unwrap();
+    check((planned.graph, planned.plan, Layout::of(&manifest)));
+}
+
 fn check(
     (graph, plan, layout): (
         planner::graph::Graph,

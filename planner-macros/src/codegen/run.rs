@@ -279,6 +279,25 @@ fn kinds_and_steps(cx: &Ctx<'_>) -> (TokenStream, Vec<TokenStream>, Vec<TokenStr
     (op_kinds, bounds, steps)
 }
 
+/// The marker traits of the prepared layouts the model's ops read (`load` checked each
+/// prepared input): a kernel set that does not declare it reads them does not compile.
+fn layout_bounds(cx: &Ctx<'_>) -> Vec<TokenStream> {
+    use planner_planfile::PreparedLayout;
+    let rt = &cx.rt;
+    let layouts: BTreeSet<PreparedLayout> =
+        cx.l.file
+            .ops
+            .iter()
+            .filter_map(|op| op.prepared.map(|p| p.layout))
+            .collect();
+    layouts
+        .into_iter()
+        .map(|layout| match layout {
+            PreparedLayout::RequantV1 => quote!(#rt::kernel::RequantV1),
+        })
+        .collect()
+}
+
 /// `run` and `run_with`, bounded by the kernel traits of the kinds the model uses.
 pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
     let ready = super::ready_impl(cx);
@@ -290,6 +309,7 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
     if split.is_some() {
         bounds.push(quote!(#rt::kernel::Patches));
     }
+    bounds.extend(layout_bounds(cx));
     let (stage, rest) = steps.split_at(split.map_or(0, |s| s + 1));
     let streamed = patches::streamed(cx);
     let fill = match streamed {
@@ -321,6 +341,22 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
              over whole tensors."
         ),
         None => String::new(),
+    };
+    let prepared =
+        cx.l.file
+            .ops
+            .iter()
+            .filter(|o| o.prepared.is_some())
+            .count();
+    let stage_doc = if prepared > 0 {
+        format!(
+            "{stage_doc} {prepared} of its ops read constants the planner prepared for the kernel \
+             set (`[kernels] set = \"{}\"`, input 3 of each), so `K` must also declare that it \
+             reads their layout (`RequantV1`).",
+            cx.l.file.kernels.name()
+        )
+    } else {
+        stage_doc
     };
     let hooks_doc = if split.is_some() {
         " A stage op is seen once per patch: `before_op`, `after_op` and `tap` with the same \

@@ -198,3 +198,61 @@ fn patch_stages_are_checked() {
         "streams its input, but it reads 0 model inputs",
     );
 }
+
+/// A prepared input must be an input of its op, a constant i32 `[3, c_out]` of a kind that
+/// reads requant-v1, in a plan for a set that prepares; kernel scratch positions must name
+/// the op's scratch tensors, once.
+#[test]
+fn prepared_inputs_and_kernel_scratch_are_checked() {
+    use planner::graph::TensorKind;
+    use planner::planfile::{KernelSet, PreparedEntry, PreparedLayout};
+    let (g, p, l) = planner::planfile::fixture::tiny();
+    let mut f = PlanFile::from_plan(&g, &p, &l).unwrap();
+    // Op 1 (FULLY_CONNECTED, output `out` of 4 channels) gets a requant-v1 input 3.
+    let channels = *f.tensors[6].shape.last().unwrap();
+    let mut t = f.tensors[5].clone();
+    t.id = "out/requant".into();
+    t.dtype = DType::I32;
+    t.shape = vec![3, channels];
+    t.size = 12 * channels;
+    f.tensors.push(t);
+    f.ops[1].inputs.push(Some(7));
+    f.ops[1].prepared = Some(PreparedEntry {
+        layout: PreparedLayout::RequantV1,
+        input: 3,
+    });
+    f.kernels = KernelSet::Optimized;
+    assert_eq!(check_prepared(&f), Ok(()));
+    let refused = |edit: &dyn Fn(&mut PlanFile)| {
+        let mut bad = f.clone();
+        edit(&mut bad);
+        check_prepared(&bad).unwrap_err()
+    };
+    let e = refused(&|b| b.kernels = KernelSet::Reference);
+    assert!(e.contains("op 1 (FULLY_CONNECTED) of model `tiny` has a prepared input, but the plan is for the reference kernel set"), "{e}");
+    let e = refused(&|b| b.ops[1].prepared.as_mut().unwrap().input = 4);
+    assert!(
+        e.contains("is prepared with input #4, but it has 4 inputs"),
+        "{e}"
+    );
+    let e = refused(&|b| b.ops[1].inputs[3] = None);
+    assert!(e.contains("or that one is left out"), "{e}");
+    let e = refused(&|b| b.tensors[7].shape = vec![6, 2]);
+    assert!(
+        e.contains("requant-v1 input #3 `out/requant` (constant i32 [6, 2]); it must be a constant i32 [3, 4]"),
+        "{e}"
+    );
+    let e = refused(&|b| b.tensors[7].dtype = DType::F32);
+    assert!(e.contains("(constant f32 [3, 4])"), "{e}");
+    let e = refused(&|b| b.tensors[7].kind = TensorKind::Activation);
+    assert!(e.contains("(activation i32 [3, 4])"), "{e}");
+    let e = refused(&|b| b.ops[1].opcode = "ADD".into());
+    assert!(e.contains("op 1 (ADD) of model `tiny` is prepared with requant-v1, which only CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED ops read"), "{e}");
+    let e = refused(&|b| b.ops[0].kernel_scratch = vec![0]);
+    assert!(e.contains("op 0 (FULLY_CONNECTED) of model `tiny` lists scratch #0 as kernel scratch, but it has 0 scratch tensors"), "{e}");
+    let e = refused(&|b| {
+        b.ops[0].scratch = vec![3];
+        b.ops[0].kernel_scratch = vec![0, 0];
+    });
+    assert!(e.contains("lists that one twice"), "{e}");
+}
