@@ -79,6 +79,17 @@ fn explain_says_why() {
         exit_code(&["explain", "examples/inline/kws.toml", "--tensor", "nope"]),
         Some(2)
     );
+    // A tensor the optimized kernel set's preparation added is the plan's like any other.
+    let s = stdout_of(&[
+        "explain",
+        "examples/kws/optimized.toml",
+        "--tensor",
+        "33/requant",
+    ]);
+    assert!(
+        s.starts_with("33/requant functional_1/dense/BiasAdd/requant: constant/DTCM<-FLASH @"),
+        "{s}"
+    );
 }
 
 #[test]

@@ -35,6 +35,8 @@ pub fn json(planned: &Planned) -> String {
         in_place: Option<InPlaceJson>,
         #[serde(skip_serializing_if = "Option::is_none")]
         patches: Option<PatchJson>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        kernels: Option<KernelFigures>,
     }
     /// `memory.patches`: the stage, its grid and figures, each stage tensor's regions.
     #[derive(serde::Serialize)]
@@ -131,6 +133,7 @@ pub fn json(planned: &Planned) -> String {
         plan: &planned.plan,
         in_place,
         patches,
+        kernels: kernel_figures(planned),
     };
     // Serialising plain maps, strings and integers cannot fail.
     serde_json::to_string_pretty(&out).unwrap_or_default()
@@ -198,6 +201,7 @@ pub fn table(planned: &Planned, graph: &Graph) -> String {
         ]);
     }
     write_rows(&mut s, &rows);
+    s.push_str(&kernel_summary(planned));
     s.push_str(&in_place_summary(planned));
     s.push_str(&patch_summary(planned));
     let _ = writeln!(s);
@@ -390,6 +394,8 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
     let mut s = String::new();
     if only.is_none() {
         s.push_str(&moved_ops(planned));
+        s.push_str(&kernel_summary(planned));
+        s.push_str(&prepared_ops(planned));
         s.push_str(&in_place_summary(planned));
         s.push_str(&in_place_ops(planned));
         s.push_str(&patch_summary(planned));
@@ -458,6 +464,10 @@ pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
     if patches.is_some() {
         rows[0].push("regions".to_string());
     }
+    let kernels = kernel_roles(planned);
+    if kernels.is_some() {
+        rows[0].push("kernels".to_string());
+    }
     for (i, t) in planned.graph.tensors.iter().enumerate() {
         if only.is_some_and(|o| o != t.id && o != t.name) {
             continue;
@@ -490,9 +500,183 @@ pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
                     .unwrap_or_default(),
             );
         }
+        if let Some(roles) = &kernels {
+            full.push(roles.get(&i).cloned().unwrap_or_default());
+        }
         rows.push(full);
     }
     rows
+}
+
+/// The kernel set of a plan made for one that asks for something (`[kernels] set =
+/// "optimized"`), with its figures: what the planner prepared, the kernel scratch it
+/// planned, and the kernel scratch the other set would need. `None` for the reference set,
+/// whose reports stay as they were.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct KernelFigures {
+    /// The set the plan is made for.
+    pub set: crate::graph::KernelSet,
+    /// Ops given a prepared constant.
+    pub prepared_ops: usize,
+    /// Bytes of the prepared constants, together.
+    pub prepared_bytes: u64,
+    /// The kernel scratch the plan holds.
+    pub kernel_scratch: ScratchFigures,
+    /// The other set.
+    pub other_set: crate::graph::KernelSet,
+    /// The kernel scratch the other set would need.
+    pub other_set_kernel_scratch: ScratchFigures,
+}
+
+/// Kernel scratch buffers: how many ops have one, their bytes together and the largest
+/// (each lives at its op only, so a plan's scratch peak grows by at most the largest).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ScratchFigures {
+    /// Ops with kernel scratch.
+    pub ops: usize,
+    /// Bytes over all of them.
+    pub bytes: u64,
+    /// Bytes of the largest.
+    pub largest: u64,
+}
+
+impl ScratchFigures {
+    fn of(sizes: impl IntoIterator<Item = u64>) -> ScratchFigures {
+        sizes
+            .into_iter()
+            .fold(ScratchFigures::default(), |f, b| ScratchFigures {
+                ops: f.ops + 1,
+                bytes: f.bytes.saturating_add(b),
+                largest: f.largest.max(b),
+            })
+    }
+
+    fn text(&self) -> String {
+        match self.ops {
+            0 => "none".to_string(),
+            1 => format!("1 op, {} bytes", self.bytes),
+            n => format!(
+                "{n} ops, {} bytes (at most {} at one op)",
+                self.bytes, self.largest
+            ),
+        }
+    }
+}
+
+/// The figures of [`KernelFigures`]; `None` for a plan made for the reference set.
+pub fn kernel_figures(planned: &Planned) -> Option<KernelFigures> {
+    (planned.graph.kernels != crate::graph::KernelSet::Reference).then(|| figures(planned))
+}
+
+/// [`KernelFigures`] of any plan (a reference plan's prepare nothing).
+pub(crate) fn figures(planned: &Planned) -> KernelFigures {
+    use crate::graph::KernelSet;
+    let g = &planned.graph;
+    let size = |t: crate::graph::TensorIndex| g.tensors.get(t.get()).map_or(0, |t| t.size);
+    let constants: Vec<u64> = g
+        .prepared
+        .iter()
+        .filter_map(|p| p.constant.map(|(_, t)| size(t)))
+        .collect();
+    let other = KernelSet::ALL
+        .into_iter()
+        .find(|&s| s != g.kernels)
+        .unwrap_or(KernelSet::Reference);
+    KernelFigures {
+        set: g.kernels,
+        prepared_ops: constants.len(),
+        prepared_bytes: constants.iter().sum(),
+        kernel_scratch: ScratchFigures::of(
+            g.prepared.iter().flat_map(|p| p.scratch.iter().map(|&t| size(t))),
+        ),
+        other_set: other,
+        other_set_kernel_scratch: ScratchFigures::of(
+            crate::prepare::kernel_scratch(g, other)
+                .into_iter()
+                .map(|(_, b)| b),
+        ),
+    }
+}
+
+/// One line on the kernel set: its prepared constants, its kernel scratch and the other
+/// set's; empty for the reference set.
+pub fn kernel_summary(planned: &Planned) -> String {
+    let Some(k) = kernel_figures(planned) else {
+        return String::new();
+    };
+    let other = match k.other_set_kernel_scratch.ops {
+        0 => "none".to_string(),
+        _ => k.other_set_kernel_scratch.text(),
+    };
+    format!(
+        "kernels: {} · prepared constants: {} ops, {} bytes · kernel scratch: {}; the {} set needs {other}\n",
+        k.set.name(),
+        k.prepared_ops,
+        k.prepared_bytes,
+        k.kernel_scratch.text(),
+        k.other_set.name(),
+    )
+}
+
+/// One line per op the kernel set's preparation changed (in plan order): its prepared
+/// constant input and its kernel scratch. Empty for the reference set.
+pub fn prepared_ops(planned: &Planned) -> String {
+    let g = &planned.graph;
+    let mut s = String::new();
+    for (k, op) in g.ops.iter().enumerate() {
+        let Some(p) = g.prepared_of(op) else {
+            continue;
+        };
+        let mut parts = Vec::new();
+        if let Some((layout, t)) = p.constant {
+            let input = op.inputs.iter().position(|&i| i == Some(t));
+            parts.push(format!(
+                "reads `{}` ({}, {} bytes) as input {}",
+                g.tensor(t).id,
+                layout.name(),
+                g.tensor(t).size,
+                input.map_or_else(|| "?".to_string(), |i| i.to_string())
+            ));
+        }
+        for &t in &p.scratch {
+            let at = op.scratch.iter().position(|&x| x == t);
+            parts.push(format!(
+                "kernel scratch `{}` ({} bytes) as scratch {}",
+                g.tensor(t).id,
+                g.tensor(t).size,
+                at.map_or_else(|| "?".to_string(), |i| i.to_string())
+            ));
+        }
+        let _ = writeln!(s, "prepared: op {k} ({}) {}", op.opcode, parts.join("; "));
+    }
+    s
+}
+
+/// For a plan made for a kernel set other than the reference one: what each tensor the
+/// preparation added is to its op (`requant-v1 input 3 of op 0`, `kernel scratch 0 of op
+/// 0`), by graph index.
+fn kernel_roles(planned: &Planned) -> Option<std::collections::BTreeMap<usize, String>> {
+    let g = &planned.graph;
+    if g.kernels == crate::graph::KernelSet::Reference {
+        return None;
+    }
+    let mut out = std::collections::BTreeMap::new();
+    for (k, op) in g.ops.iter().enumerate() {
+        let Some(p) = g.prepared_of(op) else {
+            continue;
+        };
+        if let Some((layout, t)) = p.constant
+            && let Some(i) = op.inputs.iter().position(|&x| x == Some(t))
+        {
+            out.insert(t.get(), format!("{} input {i} of op {k}", layout.name()));
+        }
+        for &t in &p.scratch {
+            if let Some(j) = op.scratch.iter().position(|&x| x == t) {
+                out.insert(t.get(), format!("kernel scratch {j} of op {k}"));
+            }
+        }
+    }
+    Some(out)
 }
 
 /// The planned graph with its ops back in model order and without in-place aliases: the

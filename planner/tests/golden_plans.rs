@@ -28,6 +28,7 @@ fn inputs() -> Vec<(String, Manifest)> {
     }
     for rel in [
         "examples/kws/kws.toml",
+        "examples/kws/optimized.toml",
         "examples/inline/kws.toml",
         "examples/host/hello_world.toml",
     ] {

@@ -204,3 +204,102 @@ fn the_independent_split_is_right() {
     assert_eq!(q31(1.0 - 1e-12), (1 << 30, 1));
     assert_eq!(q31(0.0), (0, 0));
 }
+
+/// The reports of a plan for the optimized set show the set, the prepared constants, the
+/// kernel scratch and what the reference set would need; the SVG draws the kernel scratch;
+/// a reference plan's reports say nothing of kernels.
+#[test]
+fn reports_show_the_kernel_set() {
+    use planner::report;
+    let load = |rel: &str| planner::manifest::load(&root().join(rel)).unwrap();
+    let p = planner::plan(&load("examples/kws/optimized.toml")).unwrap();
+    let line = "kernels: optimized · prepared constants: 10 ops, 7056 bytes · kernel scratch: 1 op, 160 bytes; the reference set needs none\n";
+    let table = report::table(&p, &p.graph);
+    assert!(table.contains(line), "{table}");
+    let explain = report::explain(&p, &p.graph, None);
+    assert!(explain.contains(line), "{explain}");
+    assert!(
+        explain.contains("prepared: op 0 (CONV_2D) reads `22/requant` (requant-v1, 768 bytes) as input 3; kernel scratch `22/kernel_scratch` (160 bytes) as scratch 0\n"),
+        "{explain}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&report::json(&p)).unwrap();
+    let k = &json["kernels"];
+    assert_eq!(k["set"], "optimized");
+    assert_eq!(
+        (k["prepared_ops"].as_u64(), k["prepared_bytes"].as_u64()),
+        (Some(10), Some(7056))
+    );
+    assert_eq!(k["kernel_scratch"]["largest"], 160);
+    assert_eq!(k["other_set"], "reference");
+    assert_eq!(k["other_set_kernel_scratch"]["bytes"], 0);
+    let rows = report::explain_rows(&p, None);
+    assert_eq!(rows[0].last().map(String::as_str), Some("kernels"));
+    let role = |id: &str| {
+        rows.iter()
+            .find(|r| r[1] == id)
+            .and_then(|r| r.last())
+            .cloned()
+    };
+    assert_eq!(
+        role("22/kernel_scratch").as_deref(),
+        Some("kernel scratch 0 of op 0")
+    );
+    assert_eq!(
+        role("33/requant").as_deref(),
+        Some("requant-v1 input 3 of op 11")
+    );
+    assert_eq!(role("22").as_deref(), Some(""));
+    let svg = planner::export::svg::svg(&p);
+    assert!(
+        svg.contains("22/kernel_scratch"),
+        "the SVG draws the kernel scratch"
+    );
+
+    let r = planner::plan(&load("examples/kws/kws.toml")).unwrap();
+    assert!(report::kernel_figures(&r).is_none());
+    for text in [
+        report::table(&r, &r.graph),
+        report::explain(&r, &r.graph, None),
+        report::json(&r),
+    ] {
+        assert!(!text.contains("kernel"), "{text}");
+    }
+    assert_ne!(
+        report::explain_rows(&r, None)[0].last().map(String::as_str),
+        Some("kernels")
+    );
+}
+
+/// A group's models share the set: each model's table has its line, and the group's CSV
+/// rows end with their model's figures (a reference group's CSV has no such columns).
+#[test]
+fn group_reports_show_the_kernel_set() {
+    let path = root().join("planner/tests/data/groups/kws_vww.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let reference = planner::manifest::Group::parse(&text, &path).unwrap();
+    let csv = planner::report::group_csv(&planner::plan_group(&reference).unwrap());
+    assert!(
+        csv.starts_with("arena,role,memory,arena_bytes,model,base,bytes\n"),
+        "{csv}"
+    );
+    let text = format!("{text}\n[kernels]\nset = \"optimized\"\n");
+    let group = planner::manifest::Group::parse(&text, &path).unwrap();
+    let planned = planner::plan_group(&group).unwrap();
+    let csv = planner::report::group_csv(&planned);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some(
+            "arena,role,memory,arena_bytes,model,base,bytes,kernels,prepared_bytes,kernel_scratch_bytes,kernel_scratch_largest,other_set_kernel_scratch_bytes"
+        )
+    );
+    for line in lines {
+        let cells: Vec<&str> = line.split(',').collect();
+        assert_eq!(cells.len(), 12, "{line}");
+        assert_eq!(cells[7], "optimized", "{line}");
+        assert!(cells[8].parse::<u64>().unwrap() > 0, "{line}");
+        assert_eq!(cells[11], "0", "{line}");
+    }
+    let table = planner::report::group_table(&planned);
+    assert_eq!(table.matches("kernels: optimized").count(), 2, "{table}");
+}

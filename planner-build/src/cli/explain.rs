@@ -42,8 +42,14 @@ pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {
     let mut inp = load(input, None)?;
     override_planner(&mut inp.manifest, planner)?;
     run.apply(input, &mut inp.manifest)?;
+    // The plan's graph: the tensors a kernel set's preparation added are in it too.
+    let planned = plan(&inp)?;
     if let Some(t) = tensor
-        && !inp.graph.tensors.iter().any(|x| x.id == t || x.name == t)
+        && !planned
+            .graph
+            .tensors
+            .iter()
+            .any(|x| x.id == t || x.name == t)
     {
         return Err(usage(&format!(
             "model {} has no tensor with id or name {t:?}; `planner explain {}` lists them",
@@ -51,7 +57,6 @@ pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {
             input.display()
         )));
     }
-    let planned = plan(&inp)?;
     if format != Format::Table {
         print(&rows_as(format, &report::explain_rows(&planned, tensor)));
         return Ok(ExitCode::SUCCESS);

@@ -173,7 +173,10 @@ pub fn group_json(planned: &GroupPlanned) -> String {
 }
 
 /// One CSV row per user of each group arena: `arena,role,memory,arena_bytes,model,base,bytes`,
-/// after a header row. Names with a comma or a quote are quoted.
+/// after a header row; for a group planned for a kernel set that prepares (`[kernels] set =
+/// "optimized"`), each row ends with its model's kernel figures ([`super::KernelFigures`]:
+/// `kernels,prepared_bytes,kernel_scratch_bytes,kernel_scratch_largest,
+/// other_set_kernel_scratch_bytes`). Names with a comma or a quote are quoted.
 pub fn group_csv(planned: &GroupPlanned) -> String {
     fn field(s: &str) -> String {
         if s.contains([',', '"', '\n', '\r']) {
@@ -182,12 +185,23 @@ pub fn group_csv(planned: &GroupPlanned) -> String {
             s.to_string()
         }
     }
-    let mut s = String::from("arena,role,memory,arena_bytes,model,base,bytes\n");
+    // A group planned for a kernel set that prepares: each row gets its model's figures.
+    let kernels: Vec<super::KernelFigures> = planned.models.iter().map(super::figures).collect();
+    let with_kernels = kernels
+        .iter()
+        .any(|k| k.set != crate::graph::KernelSet::Reference);
+    let mut s = String::from("arena,role,memory,arena_bytes,model,base,bytes");
+    if with_kernels {
+        s.push_str(
+            ",kernels,prepared_bytes,kernel_scratch_bytes,kernel_scratch_largest,other_set_kernel_scratch_bytes",
+        );
+    }
+    s.push('\n');
     for ga in &planned.arenas {
         let a = &ga.arena;
         for u in &ga.users {
             let model = planned.models.get(u.model).map_or("", |m| m.model.as_str());
-            let _ = writeln!(
+            let _ = write!(
                 s,
                 "{},{},{},{},{},{},{}",
                 field(&format!("{}.{}", a.role.name(), a.memory)),
@@ -198,6 +212,18 @@ pub fn group_csv(planned: &GroupPlanned) -> String {
                 u.base,
                 u.bytes
             );
+            if let Some(k) = kernels.get(u.model).filter(|_| with_kernels) {
+                let _ = write!(
+                    s,
+                    ",{},{},{},{},{}",
+                    k.set.name(),
+                    k.prepared_bytes,
+                    k.kernel_scratch.bytes,
+                    k.kernel_scratch.largest,
+                    k.other_set_kernel_scratch.bytes
+                );
+            }
+            s.push('\n');
         }
     }
     s
