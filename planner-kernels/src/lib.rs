@@ -94,9 +94,13 @@ macro_rules! round_half_away {
 
 pub mod golden;
 mod optimized;
-pub mod prepare;
 mod reference;
 mod sets;
+
+/// The per-op constants [`Optimized`] reads (prepared by the build as input 3) or computes
+/// per call: `planner_rt::prepare`, the one module the planner's preparation stage and the
+/// kernels share, so the two can never disagree.
+pub use planner_rt::prepare;
 
 pub use optimized::{CHUNK, IM2COL_STACK, Optimized};
 pub use reference::{KernelError, Reference};

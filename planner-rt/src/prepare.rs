@@ -17,7 +17,8 @@
 //!
 //! A kernel set that reads the layout declares it with
 //! [`kernel::RequantV1`](crate::kernel::RequantV1); a kernel that computes the same values
-//! per call (for an op the planner did not prepare) calls [`requant_v1_channel`].
+//! per call (for an op the planner did not prepare) calls [`requant_v1_channels`], a bounded
+//! run of channels at a time.
 //!
 //! `no_std`, no allocation: the caller owns every buffer.
 
@@ -110,29 +111,66 @@ pub struct RequantInputs<'a> {
     pub filter: &'a [i8],
     /// How the filter orders its output channels.
     pub layout: FilterLayout,
+    /// Output channels (`c_out`, or a fully-connected layer's units); the filter holds a
+    /// whole number of elements per channel (none is allowed: every sum is then 0).
+    pub channels: usize,
     /// The int32 bias, one per output channel; `None` for an op without one (a zero bias).
     pub bias: Option<&'a [i32]>,
     /// The input's scale.
     pub input_scale: f32,
     /// The input's zero point.
     pub input_zero_point: i32,
-    /// The filter's scales: one per output channel, or one for all.
+    /// The filter's scales: one per output channel, or one for all (none: a zero
+    /// multiplier, as the reference kernels give a filter without parameters).
     pub filter_scales: &'a [f32],
     /// The output's scale.
     pub output_scale: f32,
+}
+
+impl RequantInputs<'_> {
+    /// Checks the filter and the bias against the channels: `Ok` when [`requant_v1`] and
+    /// [`requant_v1_channel`] can compute every channel.
+    pub fn check(&self) -> Result<(), PrepareError> {
+        let channels = self.channels;
+        let whole = match channels {
+            0 => self.filter.is_empty(),
+            c => self.filter.len().is_multiple_of(c),
+        };
+        if !whole {
+            return Err(PrepareError::Filter {
+                len: self.filter.len(),
+                channels,
+            });
+        }
+        if let Some(b) = self.bias
+            && b.len() != channels
+        {
+            return Err(PrepareError::Bias {
+                len: b.len(),
+                channels,
+            });
+        }
+        Ok(())
+    }
+
+    /// The multiplier of output channel `c` ([`channel_multiplier`]).
+    pub fn multiplier(&self, c: usize) -> QuantizedMultiplier {
+        channel_multiplier(self.input_scale, self.filter_scales, self.output_scale, c)
+    }
 }
 
 /// Why [`requant_v1`] or [`requant_v1_channel`] could not compute the constants: the buffers
 /// do not fit together.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PrepareError {
-    /// The output buffer's length is not a multiple of 3 (three rows of `c_out`).
+    /// The output buffer is not three rows of one element per output channel.
     Output {
         /// Elements in the output buffer.
         len: usize,
+        /// Output channels.
+        channels: usize,
     },
-    /// The filter's length is not a multiple of the output channels (or is zero while there
-    /// are channels).
+    /// The filter's length is not a multiple of the output channels.
     Filter {
         /// Elements in the filter.
         len: usize,
@@ -146,9 +184,10 @@ pub enum PrepareError {
         /// Output channels.
         channels: usize,
     },
-    /// The channel asked for is not below the output channels.
+    /// The channels asked for are not all below the output channels, or the rows given
+    /// for them differ in length.
     Channel {
-        /// The channel asked for.
+        /// The first channel asked for.
         channel: usize,
         /// Output channels.
         channels: usize,
@@ -158,13 +197,13 @@ pub enum PrepareError {
 impl core::fmt::Display for PrepareError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match *self {
-            PrepareError::Output { len } => write!(
+            PrepareError::Output { len, channels } => write!(
                 f,
-                "the requant-v1 buffer has {len} elements, not three rows of one per output channel"
+                "the requant-v1 buffer has {len} elements, not three rows of one per each of {channels} output channels"
             ),
             PrepareError::Filter { len, channels } => write!(
                 f,
-                "the filter has {len} elements, not a whole, non-zero number per each of {channels} output channels"
+                "the filter has {len} elements, not a whole number per each of {channels} output channels"
             ),
             PrepareError::Bias { len, channels } => write!(
                 f,
@@ -173,7 +212,7 @@ impl core::fmt::Display for PrepareError {
             PrepareError::Channel { channel, channels } => {
                 write!(
                     f,
-                    "channel {channel} is past the {channels} output channels"
+                    "channels from {channel} are past the {channels} output channels, or their rows differ in length"
                 )
             }
         }
@@ -193,7 +232,7 @@ pub fn channel_sum(
             channels,
         });
     }
-    if filter.is_empty() || !filter.len().is_multiple_of(channels) {
+    if !filter.len().is_multiple_of(channels) {
         return Err(PrepareError::Filter {
             len: filter.len(),
             channels,
@@ -203,31 +242,24 @@ pub fn channel_sum(
     let add = |sum: i32, w: &i8| sum.wrapping_add(i32::from(*w));
     Ok(match layout {
         FilterLayout::ChannelFirst => filter
-            .chunks_exact(per_channel)
-            .nth(c)
+            .get(c * per_channel..(c + 1) * per_channel)
             .map_or(0, |row| row.iter().fold(0, add)),
         FilterLayout::ChannelLast => filter.iter().skip(c).step_by(channels).fold(0, add),
     })
 }
 
-/// The `requant-v1` column of output channel `c` of `channels`: `[effective bias,
-/// multiplier, shift]` (see the [module](self) docs).
-pub fn requant_v1_channel(
-    p: &RequantInputs<'_>,
-    channels: usize,
-    c: usize,
-) -> Result<[i32; 3], PrepareError> {
-    if let Some(b) = p.bias
-        && b.len() != channels
-    {
-        return Err(PrepareError::Bias {
-            len: b.len(),
-            channels,
-        });
-    }
-    let sum = channel_sum(p.filter, p.layout, channels, c)?;
+/// The `requant-v1` column of output channel `c`: `[effective bias, multiplier, shift]`
+/// (see the [module](self) docs).
+pub fn requant_v1_channel(p: &RequantInputs<'_>, c: usize) -> Result<[i32; 3], PrepareError> {
+    p.check()?;
+    column(p, c)
+}
+
+/// [`requant_v1_channel`] of inputs [`RequantInputs::check`] accepted.
+fn column(p: &RequantInputs<'_>, c: usize) -> Result<[i32; 3], PrepareError> {
+    let sum = channel_sum(p.filter, p.layout, p.channels, c)?;
     let bias = p.bias.and_then(|b| b.get(c)).copied().unwrap_or(0);
-    let m = channel_multiplier(p.input_scale, p.filter_scales, p.output_scale, c);
+    let m = p.multiplier(c);
     Ok([
         bias.wrapping_sub(p.input_zero_point.wrapping_mul(sum)),
         m.multiplier,
@@ -235,25 +267,73 @@ pub fn requant_v1_channel(
     ])
 }
 
-/// Writes the `requant-v1` constants of one op into `out`, row-major `[3, c_out]` (`c_out`
-/// is `out.len() / 3`): row 0 the effective biases, row 1 the multipliers, row 2 the shifts
-/// (see the [module](self) docs).
-pub fn requant_v1(p: &RequantInputs<'_>, out: &mut [i32]) -> Result<(), PrepareError> {
-    if !out.len().is_multiple_of(3) {
-        return Err(PrepareError::Output { len: out.len() });
-    }
-    let channels = out.len() / 3;
-    let (bias, rest) = out.split_at_mut(channels);
-    let (multiplier, shift) = rest.split_at_mut(channels);
-    for (c, ((b, m), s)) in bias
-        .iter_mut()
-        .zip(multiplier.iter_mut())
-        .zip(shift.iter_mut())
-        .enumerate()
+/// The three rows of [`requant_v1`] for a run of consecutive output channels, one element
+/// per channel in each: what a kernel computes per call, a bounded run at a time, for an
+/// op the build did not prepare.
+#[derive(Debug)]
+pub struct RequantRows<'o> {
+    /// Effective biases, `bias[c] - input_zero_point · Σ w[c]` (wrapping).
+    pub bias: &'o mut [i32],
+    /// Q31 multipliers.
+    pub mult: &'o mut [i32],
+    /// Shifts (positive: left).
+    pub shift: &'o mut [i32],
+}
+
+/// Writes the `requant-v1` constants of output channels `first..first + n` into `rows` (`n`
+/// the length of each row: they must be equal and stay within the channels). With empty
+/// rows it only checks the inputs ([`RequantInputs::check`]).
+pub fn requant_v1_channels(
+    p: &RequantInputs<'_>,
+    first: usize,
+    rows: RequantRows<'_>,
+) -> Result<(), PrepareError> {
+    p.check()?;
+    let n = rows.bias.len();
+    if rows.mult.len() != n
+        || rows.shift.len() != n
+        || first.checked_add(n).is_none_or(|end| end > p.channels)
     {
-        [*b, *m, *s] = requant_v1_channel(p, channels, c)?;
+        return Err(PrepareError::Channel {
+            channel: first,
+            channels: p.channels,
+        });
+    }
+    let columns = rows
+        .bias
+        .iter_mut()
+        .zip(rows.mult.iter_mut())
+        .zip(rows.shift.iter_mut());
+    for (i, ((b, m), s)) in columns.enumerate() {
+        [*b, *m, *s] = column(p, first + i)?;
     }
     Ok(())
+}
+
+/// Writes the `requant-v1` constants of one op into `out`, row-major `[3, channels]`: row
+/// 0 the effective biases, row 1 the multipliers, row 2 the shifts (see the [module](self)
+/// docs). `out` must hold exactly `3 · channels` elements.
+pub fn requant_v1(p: &RequantInputs<'_>, out: &mut [i32]) -> Result<(), PrepareError> {
+    if Some(out.len()) != p.channels.checked_mul(3) {
+        return Err(PrepareError::Output {
+            len: out.len(),
+            channels: p.channels,
+        });
+    }
+    let (bias, rest) = out.split_at_mut(p.channels);
+    let (mult, shift) = rest.split_at_mut(p.channels);
+    requant_v1_channels(p, 0, RequantRows { bias, mult, shift })
+}
+
+/// im2col rows a planned kernel scratch buffer holds: the fewest with which the optimized
+/// `CONV_2D` reads it (it fills and multiplies this many output pixels' rows at a time).
+pub const IM2COL_ROWS: usize = 4;
+
+/// Bytes of the kernel scratch an int8 `CONV_2D` with a `fh x fw` filter of `c` channels
+/// (`c_in / groups`) gets for its im2col rows: [`IM2COL_ROWS`] rows of `fh · fw · c` int8
+/// elements. `None` on overflow.
+pub fn im2col_bytes(fh: usize, fw: usize, c: usize) -> Option<usize> {
+    IM2COL_ROWS.checked_mul(fh)?.checked_mul(fw)?.checked_mul(c)
 }
 
 #[cfg(test)]

@@ -377,6 +377,7 @@ impl Requant {
         RequantInputs {
             filter: &self.filter,
             layout: self.layout,
+            channels: self.channels,
             bias: self.bias.as_deref(),
             input_scale: self.input.0,
             input_zero_point: self.input.1,

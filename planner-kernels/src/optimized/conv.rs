@@ -114,11 +114,11 @@ impl<'a> Conv<'a> {
             op,
             RequantInputs {
                 filter: ops.w,
-                layout: FilterLayout::ChannelMajor,
+                layout: FilterLayout::ChannelFirst,
                 channels: out_c,
                 bias: ops.bias,
                 input_scale: in_scale,
-                input_zero: in_zero,
+                input_zero_point: in_zero,
                 filter_scales: filter_scales(&ops.wq),
                 output_scale: out_scale,
             },

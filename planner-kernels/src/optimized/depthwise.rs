@@ -195,11 +195,11 @@ impl<'a> Dw<'a> {
             op,
             RequantInputs {
                 filter: d.w,
-                layout: FilterLayout::ChannelMinor,
+                layout: FilterLayout::ChannelLast,
                 channels: d.out_c,
                 bias: d.bias,
                 input_scale: d.in_scale,
-                input_zero: d.in_zero,
+                input_zero_point: d.in_zero,
                 filter_scales: filter_scales(&d.wq),
                 output_scale: d.out_scale,
             },

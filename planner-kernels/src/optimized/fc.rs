@@ -92,11 +92,11 @@ fn plan<'a>(op: &OpView<'_, 'a>, o: &FullyConnectedOptions) -> Result<Option<Fc<
         op,
         RequantInputs {
             filter: w,
-            layout: FilterLayout::ChannelMajor,
+            layout: FilterLayout::ChannelFirst,
             channels: units,
             bias,
             input_scale: in_scale,
-            input_zero: in_zero,
+            input_zero_point: in_zero,
             filter_scales: filter_scales(&wq),
             output_scale: out_scale,
         },

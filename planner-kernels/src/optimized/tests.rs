@@ -225,7 +225,7 @@ impl Tensors {
                 channels,
                 bias: bias.as_deref(),
                 input_scale: q.input.0,
-                input_zero: q.input.1 as i32,
+                input_zero_point: q.input.1 as i32,
                 filter_scales: &q.filter,
                 output_scale: q.output.0,
             };
@@ -342,7 +342,7 @@ fn conv_2d_equals_reference() {
                 &[g.n, oh, ow, out_c],
             ),
             out_c,
-            FilterLayout::ChannelMajor,
+            FilterLayout::ChannelFirst,
         );
         let o = Conv2dOptions {
             padding: g.padding,
@@ -386,7 +386,7 @@ fn conv_2d_rows_longer_than_the_stack_buffer() {
         &q,
         (&[1, 4, 5, 240], &[out_c, 3, 3, 240], &[1, oh, ow, out_c]),
         out_c,
-        FilterLayout::ChannelMajor,
+        FilterLayout::ChannelFirst,
     );
     let o = Conv2dOptions {
         padding: g.padding,
@@ -427,7 +427,7 @@ fn depthwise_case(
             &[g.n, oh, ow, out_c],
         ),
         out_c,
-        FilterLayout::ChannelMinor,
+        FilterLayout::ChannelLast,
     );
     let o = DepthwiseConv2dOptions {
         padding: g.padding,
@@ -580,7 +580,7 @@ fn fully_connected_equals_reference() {
             &q,
             (&[batches, depth], &[units, depth], &[batches, units]),
             units,
-            FilterLayout::ChannelMajor,
+            FilterLayout::ChannelFirst,
         );
         let o = FullyConnectedOptions {
             activation: q.activation,
@@ -606,7 +606,7 @@ fn a_prepared_tensor_of_the_wrong_shape_or_type_is_refused() {
         &q,
         (&[2, 7], &[5, 7], &[2, 5]),
         5,
-        FilterLayout::ChannelMajor,
+        FilterLayout::ChannelFirst,
     );
     let o = FullyConnectedOptions {
         activation: Activation::None,
@@ -669,11 +669,11 @@ fn requant_v1_is_the_reference_multiplier() {
         let wi = info::<i8>(&[channels, k], &q.filter, &vec![0; q.filter.len()]);
         let p = RequantInputs {
             filter: &w,
-            layout: FilterLayout::ChannelMajor,
+            layout: FilterLayout::ChannelFirst,
             channels,
             bias: Some(&bias),
             input_scale: q.input.0,
-            input_zero: q.input.1 as i32,
+            input_zero_point: q.input.1 as i32,
             filter_scales: &q.filter,
             output_scale: q.output.0,
         };

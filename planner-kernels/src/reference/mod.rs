@@ -195,6 +195,28 @@ impl fmt::Display for KernelError {
     }
 }
 
+/// A kernel's per-call requantisation constants ([`crate::prepare`]) whose operands do not
+/// fit together: the shape error the reference kernel reports for the same operands.
+impl From<crate::prepare::PrepareError> for KernelError {
+    fn from(e: crate::prepare::PrepareError) -> Self {
+        use crate::prepare::PrepareError;
+        KernelError::Shape {
+            what: match e {
+                PrepareError::Output { .. } => {
+                    "the requantisation rows are not three of one element per output channel"
+                }
+                PrepareError::Filter { .. } => {
+                    "the filter's length is not a multiple of its output channels"
+                }
+                PrepareError::Bias { .. } => "bias length differs from the output channels",
+                PrepareError::Channel { .. } => {
+                    "requantisation rows of different lengths, or past the output channels"
+                }
+            },
+        }
+    }
+}
+
 impl Kernel for Reference {
     type Error = KernelError;
 }

@@ -10,6 +10,7 @@ fn inputs<'a>(
     RequantInputs {
         filter,
         layout,
+        channels: 2,
         bias,
         input_scale: 0.5,
         input_zero_point: -3,
@@ -52,6 +53,7 @@ fn one_filter_scale_serves_every_channel() {
     let filter = [1, 1, 1];
     let p = RequantInputs {
         filter_scales: &[0.75],
+        channels: 3,
         ..inputs(&filter, FilterLayout::ChannelFirst, None)
     };
     let mut out = [0i32; 9];
@@ -67,10 +69,11 @@ fn sums_and_biases_wrap() {
     let p = RequantInputs {
         bias: Some(&[i32::MIN]),
         input_zero_point: 1,
+        channels: 1,
         ..inputs(&filter, FilterLayout::ChannelFirst, None)
     };
     assert_eq!(
-        requant_v1_channel(&p, 1, 0).unwrap()[0],
+        requant_v1_channel(&p, 0).unwrap()[0],
         i32::MIN.wrapping_sub(508)
     );
 }
@@ -81,7 +84,10 @@ fn refuses_buffers_that_do_not_fit() {
     let p = inputs(&filter, FilterLayout::ChannelFirst, None);
     assert_eq!(
         requant_v1(&p, &mut [0; 4]),
-        Err(PrepareError::Output { len: 4 })
+        Err(PrepareError::Output {
+            len: 4,
+            channels: 2
+        })
     );
     assert_eq!(
         requant_v1(&p, &mut [0; 6]),
@@ -90,28 +96,74 @@ fn refuses_buffers_that_do_not_fit() {
             channels: 2
         })
     );
-    let b = inputs(&filter, FilterLayout::ChannelFirst, Some(&[1, 2]));
+    let one = RequantInputs { channels: 1, ..p };
+    let two_biases = RequantInputs {
+        bias: Some(&[1, 2]),
+        ..one
+    };
     assert_eq!(
-        requant_v1(&b, &mut [0; 3]),
+        requant_v1(&two_biases, &mut [0; 3]),
         Err(PrepareError::Bias {
             len: 2,
             channels: 1
         })
     );
     assert_eq!(
-        requant_v1_channel(&p, 1, 1),
+        requant_v1_channel(&one, 1),
         Err(PrepareError::Channel {
             channel: 1,
             channels: 1
         })
     );
-    let empty = inputs(&[], FilterLayout::ChannelFirst, None);
-    assert_eq!(requant_v1(&empty, &mut []), Ok(()));
+    // Rows of different lengths, or past the channels.
+    let (mut b3, mut m3, mut s2) = ([0; 1], [0; 1], [0; 2]);
+    let rows = RequantRows {
+        bias: &mut b3,
+        mult: &mut m3,
+        shift: &mut s2,
+    };
     assert_eq!(
-        requant_v1(&empty, &mut [0; 3]),
-        Err(PrepareError::Filter {
-            len: 0,
+        requant_v1_channels(&one, 0, rows),
+        Err(PrepareError::Channel {
+            channel: 0,
             channels: 1
+        })
+    );
+    let (mut b, mut m, mut s) = ([0; 1], [0; 1], [0; 1]);
+    let rows = RequantRows {
+        bias: &mut b,
+        mult: &mut m,
+        shift: &mut s,
+    };
+    assert!(requant_v1_channels(&one, 1, rows).is_err());
+    // Empty rows only check the inputs.
+    let empty_rows = || RequantRows {
+        bias: &mut [],
+        mult: &mut [],
+        shift: &mut [],
+    };
+    assert_eq!(requant_v1_channels(&one, 0, empty_rows()), Ok(()));
+    assert!(requant_v1_channels(&two_biases, 0, empty_rows()).is_err());
+    // No channels and no filter: nothing to write. An empty filter with channels: every
+    // sum is 0, the effective bias is the bias.
+    let none = RequantInputs {
+        channels: 0,
+        ..inputs(&[], FilterLayout::ChannelFirst, None)
+    };
+    assert_eq!(requant_v1(&none, &mut []), Ok(()));
+    let empty = RequantInputs {
+        channels: 1,
+        bias: Some(&[7]),
+        ..none
+    };
+    let mut out = [0; 3];
+    assert_eq!(requant_v1(&empty, &mut out), Ok(()));
+    assert_eq!(out[0], 7);
+    assert_eq!(
+        requant_v1(&RequantInputs { channels: 0, ..p }, &mut []),
+        Err(PrepareError::Filter {
+            len: 3,
+            channels: 0
         })
     );
     let text = std::format!(
@@ -125,6 +177,36 @@ fn refuses_buffers_that_do_not_fit() {
         text,
         "the bias has 2 elements, not one per each of 1 output channels"
     );
+}
+
+/// A run of channels at a time gives the columns of the whole tensor.
+#[test]
+fn runs_of_channels_are_the_whole_tensors_columns() {
+    let filter = [1, -2, 3, 4, 5, -6, 7, 8, -9, 10];
+    let p = RequantInputs {
+        channels: 5,
+        filter_scales: &[0.25, 0.5, 0.125, 1.0, 0.0625],
+        bias: Some(&[1, 2, 3, 4, 5]),
+        ..inputs(&filter, FilterLayout::ChannelLast, None)
+    };
+    let mut whole = [0; 15];
+    requant_v1(&p, &mut whole).unwrap();
+    for first in 0..5 {
+        for n in 0..=5 - first {
+            let (mut b, mut m, mut s) = ([0; 5], [0; 5], [0; 5]);
+            let rows = RequantRows {
+                bias: &mut b[..n],
+                mult: &mut m[..n],
+                shift: &mut s[..n],
+            };
+            requant_v1_channels(&p, first, rows).unwrap();
+            for i in 0..n {
+                let c = first + i;
+                assert_eq!([b[i], m[i], s[i]], [whole[c], whole[5 + c], whole[10 + c]]);
+                assert_eq!(requant_v1_channel(&p, c), Ok([b[i], m[i], s[i]]));
+            }
+        }
+    }
 }
 
 #[test]

@@ -36,6 +36,7 @@ impl FullyConnected for Checked {
         let inputs = RequantInputs {
             filter: w.i8().ok_or("filter")?,
             layout: FilterLayout::ChannelFirst,
+            channels: prepared.len() / 3,
             bias: op.input(2).and_then(|b| b.i32()),
             input_scale,
             input_zero_point,
