@@ -39,19 +39,23 @@
 //! [`IM2COL_STACK`] bytes of im2col rows, 2 KiB of expanded depthwise rows), whatever the
 //! tensors' sizes.
 //!
-//! Two contracts with a build step:
+//! Two contracts with a build step, which the planner keeps with `[kernels] set =
+//! "optimized"` in the manifest (docs/manifest.md, *Kernel sets*):
 //!
 //! - *Prepared constants.* When an int8 `CONV_2D`, `DEPTHWISE_CONV_2D` or
 //!   `FULLY_CONNECTED` op has an input 3, it must be an int32 tensor of shape `[3, c_out]`:
 //!   row 0 the effective biases, row 1 the Q31 multipliers, row 2 the shifts of the output
 //!   channels, exactly what [`prepare::requant_v1`] writes. [`Optimized`] then reads them
 //!   instead of computing them on every call ([`CHUNK`] channels at a time); a tensor of
-//!   another type or shape is [`KernelError::Prepared`]. [`Reference`] ignores input 3.
-//! - *im2col buffer.* A `CONV_2D` whose first scratch tensor is int8 and holds at least `4
-//!   · fh · fw · c_in / groups` bytes gets its im2col rows there (4 rows or more at a
-//!   time); otherwise they go in a stack buffer of [`IM2COL_STACK`] bytes, and a filter
-//!   whose row (`fh · fw · c_in / groups` bytes) does not fit there runs the reference
-//!   kernel.
+//!   another type or shape is [`KernelError::Prepared`]. [`Optimized`] implements
+//!   `planner_rt::kernel::RequantV1`, which the generated `run()` of a plan with prepared
+//!   ops asks for; [`Reference`] ignores input 3 and does not implement it, so such a plan
+//!   run with it is a compile error.
+//! - *im2col buffer.* A `CONV_2D` whose first scratch tensor is int8 and holds at least
+//!   [`prepare::im2col_bytes`] (`4 · fh · fw · c_in / groups`) bytes gets its im2col rows
+//!   there (4 rows or more at a time): the planner plans that tensor in the arena. Otherwise
+//!   they go in a stack buffer of [`IM2COL_STACK`] bytes, and a filter whose row (`fh · fw ·
+//!   c_in / groups` bytes) does not fit there runs the reference kernel.
 //!
 //! # Requantisation
 //!

@@ -135,3 +135,10 @@ builtins! {
     "LOG_SOFTMAX" => batch1::log_softmax;
     "CAST" => batch1::cast;
 }
+
+/// `Optimized`'s int8 `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` read an op's input
+/// 3 as the `requant-v1` constants the planner prepares (`[kernels] set = "optimized"`),
+/// instead of computing them per call, and a `CONV_2D`'s first scratch tensor as its im2col
+/// rows (crate docs). `Reference` ignores input 3 and does not implement it, so a plan with
+/// prepared ops does not compile with the reference kernels.
+impl planner_rt::kernel::RequantV1 for Optimized {}

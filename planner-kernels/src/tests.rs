@@ -237,3 +237,13 @@ fn both_requantisations_agree_to_one_step() {
     // They are different arithmetics: over 4096 outputs, some ties round differently.
     assert!(differ < 4096 / 8, "{differ}");
 }
+
+/// `Optimized` declares that it reads the planner's prepared constants; the generated
+/// `run()` of a prepared plan asks for that (tests/ui: the reference set is refused).
+#[test]
+fn optimized_reads_requant_v1() {
+    fn reads<K: planner_rt::kernel::RequantV1>(_: &K) -> bool {
+        true
+    }
+    assert!(reads(&crate::Optimized));
+}
