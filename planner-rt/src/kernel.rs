@@ -437,9 +437,10 @@ pub trait Patches: Kernel {}
 /// stay inputs 2 and 1). The generated `run()` of a plan with prepared ops asks for it, so a
 /// kernel set that would ignore them (and recompute, or misread input 3) is a compile error.
 ///
-/// Such a plan may also give an int8 `CONV_2D` whose filter is not 1x1 (or whose stride is
-/// not 1) a kernel scratch tensor of `4 · fh · fw · (c_in / groups)` bytes as its
-/// `scratch[0]` (`"kernel_scratch": [0]` in the plan file), live during the op only.
+/// Such a plan may also give an int8 `CONV_2D` that runs through im2col rows (every filter
+/// but a 1x1 one without explicit padding) a kernel scratch tensor of
+/// [`prepare::im2col_bytes`](crate::prepare::im2col_bytes) int8 elements as its `scratch[0]`
+/// (`"kernel_scratch": [0]` in the plan file), live during the op only.
 #[diagnostic::on_unimplemented(
     message = "the plan was prepared for the optimized kernel set (requant-v1); run it with `planner_kernels::Optimized`, or plan with [kernels] set = \"reference\"",
     label = "`{Self}` does not declare that it reads the prepared requant-v1 constants",

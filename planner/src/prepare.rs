@@ -32,7 +32,7 @@ use crate::graph::{
     DType, Graph, KernelSet, Op, OpOptions, PreparedLayout, PreparedOp, Tensor, TensorIndex,
     TensorKind,
 };
-use crate::rt::options::WeightsFormat;
+use crate::rt::options::{Padding, WeightsFormat};
 use crate::rt::prepare::{FilterLayout, RequantInputs, requant_v1};
 
 /// One row of [`RULES`]: what kernel set `set` asks for ops of kind `opcode`.
@@ -91,7 +91,7 @@ pub const RULES: &[Rule] = &[
         adds: Adds::Scratch(ScratchRule {
             bytes: conv_columns,
             alignment: 4,
-            what: "two int16 im2col columns of the filter window",
+            what: "im2col rows of the filter window, a few output pixels at a time",
         }),
     },
 ];
@@ -112,8 +112,10 @@ pub fn rules(set: KernelSet, opcode: &str) -> impl Iterator<Item = &'static Rule
         .filter(move |r| r.set == set && r.opcode == opcode)
 }
 
-/// An int8 `CONV_2D` whose filter is not 1x1, or whose stride is not 1: `4 · fh · fw ·
-/// (c_in / groups)` bytes (two int16 columns of one output pixel's window).
+/// An int8 `CONV_2D` that the optimized kernel runs through im2col rows (every filter but a
+/// 1x1 one without padding, which it runs as a GEMM over the input pixels): room for
+/// [`rt::prepare::IM2COL_ROWS`](crate::rt::prepare::IM2COL_ROWS) rows of `fh · fw · (c_in /
+/// groups)` int8 elements ([`rt::prepare::im2col_bytes`](crate::rt::prepare::im2col_bytes)).
 fn conv_columns(g: &Graph, op: &Op) -> Option<u64> {
     let OpOptions::Conv2d(o) = &op.options else {
         return None;
@@ -125,10 +127,12 @@ fn conv_columns(g: &Graph, op: &Op) -> Option<u64> {
     let [_, fh, fw, c] = w.shape[..] else {
         return None;
     };
-    if fh == 1 && fw == 1 && o.stride_h == 1 && o.stride_w == 1 {
+    let padded = o.padding == Padding::Explicit && o.pads.as_slice().iter().any(|&p| p != 0);
+    if fh == 1 && fw == 1 && !padded {
         return None;
     }
-    4u64.checked_mul(fh)?.checked_mul(fw)?.checked_mul(c)
+    let dim = |d: u64| usize::try_from(d).ok();
+    crate::rt::prepare::im2col_bytes(dim(fh)?, dim(fw)?, dim(c)?).and_then(|b| u64::try_from(b).ok())
 }
 
 fn input<'g>(g: &'g Graph, op: &Op, i: usize) -> Option<&'g Tensor> {

@@ -124,7 +124,11 @@ fn scratch_bytes(g: &Graph, op: &Op) -> Option<u64> {
     let [_, fh, fw, c] = w.shape[..] else {
         return None;
     };
-    (fh * fw > 1 || o.stride_h != 1 || o.stride_w != 1).then_some(4 * fh * fw * c)
+    // Every filter but a 1x1 one without explicit padding runs through im2col rows: four
+    // of them.
+    let padded = o.padding == planner::rt::options::Padding::Explicit
+        && o.pads.as_slice().iter().any(|&p| p != 0);
+    (fh * fw > 1 || padded).then_some(4 * fh * fw * c)
 }
 
 #[test]

@@ -6,7 +6,7 @@ use planner_rt::options::Conv2dOptions;
 
 use super::mac::{Requant, gemm_s8};
 use super::{Constants, IM2COL_STACK, filter_scales, int8_whole, int32_bias};
-use crate::prepare::{FilterLayout, RequantInputs};
+use crate::prepare::{FilterLayout, RequantInputs, im2col_bytes};
 use crate::reference::conv::{Operands, Spatial, Window};
 use crate::reference::{self, KernelError, activation_range};
 
@@ -99,9 +99,11 @@ impl<'a> Conv<'a> {
             Path::Pointwise
         } else {
             let row = f_h * f_w * f_c;
+            // A kernel scratch tensor the plan gave the op (`[kernels] set = "optimized"`):
+            // room for IM2COL_ROWS rows at least.
             let scratch = op.scratch.first().is_some_and(|s| match &s.data {
                 planner_rt::kernel::DataMut::I8(d) => {
-                    row.checked_mul(4).is_some_and(|r| d.len() >= r)
+                    im2col_bytes(f_h, f_w, f_c).is_some_and(|r| d.len() >= r)
                 }
                 _ => false,
             });
@@ -137,15 +139,32 @@ impl<'a> Conv<'a> {
         }))
     }
 
-    /// Runs the plan, writing output 0.
+    /// Runs the plan, writing output 0: im2col rows in the op's planned kernel scratch, or
+    /// in a stack buffer when the plan gave it none.
     fn run(self, op: OpView<'_, '_>) -> Result<(), KernelError> {
+        match self.path {
+            Path::Im2col(false) => self.run_on_stack(op),
+            _ => self.run_in(op, None),
+        }
+    }
+
+    /// [`Conv::run`] with its im2col rows in a stack buffer of [`IM2COL_STACK`] bytes, in a
+    /// frame of its own so the planned path's stack holds no such buffer.
+    #[inline(never)]
+    fn run_on_stack(self, op: OpView<'_, '_>) -> Result<(), KernelError> {
+        let mut stack = [0i8; IM2COL_STACK];
+        self.run_in(op, Some(&mut stack))
+    }
+
+    /// Runs the plan with im2col rows in `stack`, or (`None`) in the op's first scratch
+    /// tensor.
+    fn run_in(self, op: OpView<'_, '_>, stack: Option<&mut [i8]>) -> Result<(), KernelError> {
         let OpView {
             outputs, scratch, ..
         } = op;
-        let mut stack = [0i8; IM2COL_STACK];
-        let buf: &mut [i8] = match (self.path, scratch.first_mut().and_then(|s| s.i8())) {
-            (Path::Im2col(true), Some(s)) => s,
-            _ => &mut stack,
+        let buf: &mut [i8] = match (stack, scratch.first_mut().and_then(|s| s.i8())) {
+            (Some(s), _) | (None, Some(s)) => s,
+            (None, None) => &mut [],
         };
         let y = outputs
             .first_mut()

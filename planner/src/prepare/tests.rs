@@ -183,22 +183,30 @@ fn constants_hold_effective_bias_multiplier_and_shift() {
 }
 
 #[test]
-fn kernel_scratch_for_windows_and_strides_only() {
+fn kernel_scratch_for_im2col_convolutions_only() {
     let g = prepared(graph());
-    // 3x3 over 2 channels: 4 · 3 · 3 · 2 bytes, first scratch of the op.
+    // 3x3 over 2 channels: four rows of 3 · 3 · 2 bytes, first scratch of the op.
     let s = g.tensor(g.ops[0].scratch[0]);
     assert_eq!(s.id, format!("a{SCRATCH_SUFFIX}"));
     assert_eq!((s.size, s.dtype, s.kind), (72, DType::I8, TensorKind::Activation));
     assert_eq!(s.align_hint, Some(4));
-    // The 1x1 stride 1 convolution and the other kinds get none.
+    // The 1x1 convolution (a GEMM over the input pixels) and the other kinds get none.
     assert!(g.ops[1..].iter().all(|o| o.scratch.is_empty()));
     assert_eq!(kernel_scratch(&g, KernelSet::Optimized), vec![(0, 72)]);
     assert_eq!(kernel_scratch(&graph(), KernelSet::Optimized), vec![(0, 72)]);
     assert!(kernel_scratch(&g, KernelSet::Reference).is_empty());
-    // A stride of 2 makes the 1x1 convolution need its columns: 4 · 2 bytes.
+    // A stride of 2 keeps the 1x1 convolution a GEMM (over every other pixel).
     let mut strided = graph();
     strided.ops[2].options = conv(2);
-    assert_eq!(kernel_scratch(&strided, KernelSet::Optimized), vec![(0, 72), (2, 8)]);
+    assert_eq!(kernel_scratch(&strided, KernelSet::Optimized), vec![(0, 72)]);
+    // Explicit padding makes it read outside the image: four rows of its 2 channels.
+    let mut padded = graph();
+    padded.ops[2].options = OpOptions::Conv2d(Conv2dOptions {
+        padding: Padding::Explicit,
+        pads: crate::rt::options::Dims::new(&[1, 1, 0, 0]).unwrap(),
+        ..Default::default()
+    });
+    assert_eq!(kernel_scratch(&padded, KernelSet::Optimized), vec![(0, 72), (2, 8)]);
 }
 
 #[test]
