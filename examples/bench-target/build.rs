@@ -100,7 +100,13 @@ const M4F: Board = Board {
 /// manifest's `[kernels]` table, the kernel set's Rust path).
 const SETS: [(&str, &str, &str); 2] = [
     ("ref", "", "planner_kernels::Reference"),
-    ("opt", "", "planner_kernels::Optimized"),
+    // Planned for the optimized set: prepared requant-v1 constants as input 3 and im2col
+    // rows in planned kernel scratch.
+    (
+        "opt",
+        "[kernels]\nset = \"optimized\"\n\n",
+        "planner_kernels::Optimized",
+    ),
 ];
 
 /// The models run with the reference set too, unless `BENCH_REFERENCE` says otherwise.
