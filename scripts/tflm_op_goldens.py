@@ -27,7 +27,13 @@ inputs depend on its name only, so adding or removing a model changes no other g
   subrange of the input's quantised range, around its zero point);
 - float32: `lo + (hi - lo) * ((next >> 40) / 2^24)` in float64, then rounded to float32.
   Its range is [0, 1), or `[LO, HI)` when the model's description has `float_range=LO:HI`
-  (one-op models whose floats must reach past 1 or below 0), times the amplitude.
+  (one-op models whose floats must reach past 1 or below 0), times the amplitude. With
+  `float_step=S` in the description, each value is then `floor(v / S + 0.5) * S` in float64
+  (one-op models that need equal values, ties), and the input's entry says `"step": S`.
+- int64 as int32, its default range that of int32; bool as `lo + ((next >> 32) * 2 >> 32)`
+  in `[0, 1]`. `int_range=LO:HI` in the description sets the range of every integer input
+  (one-op models whose ids or shapes must be valid, or whose values must repeat), whatever
+  the amplitude.
 The range is the one of AMPLITUDES (fractions of the type's range around the zero point, or
 of [0, 1) for float inputs, or of [min, max] for a float input whose quantisation
 parameters state a min and a max) for which the RUNS outputs differ from each other, no run's
@@ -85,16 +91,20 @@ def splitmix64(state, count):
     return out
 
 
-def fill(dtype, count, seed, lo, hi):
-    """`count` values of `dtype` in `[lo, hi]` from the stream at `seed`."""
+def fill(dtype, count, seed, lo, hi, step=None):
+    """`count` values of `dtype` in `[lo, hi]` from the stream at `seed` (floats on a grid of
+    `step` when given)."""
     raw = splitmix64(seed, count)
-    if dtype in (np.int8, np.int16, np.int32):
+    if dtype in (np.int8, np.int16, np.int32, np.int64, np.bool_):
         span = hi - lo + 1
         return np.array([lo + (((v >> 32) * span) >> 32) for v in raw], dtype=dtype)
     if dtype == np.float32:
-        return np.array(
+        values = np.array(
             [lo + (hi - lo) * ((v >> 40) / float(1 << 24)) for v in raw], dtype=np.float64
-        ).astype(np.float32)
+        )
+        if step is not None:
+            values = np.floor(values / step + 0.5) * step
+        return values.astype(np.float32)
     raise SystemExit(f"no input generator for dtype {dtype}")
 
 
@@ -118,10 +128,17 @@ def fnv1a32(data):
     return h
 
 
-def input_range(dtype, details, amplitude, bounds=None, float_range=(0.0, 1.0)):
+def input_range(dtype, details, amplitude, bounds=None, float_range=(0.0, 1.0), int_range=None):
     """`(lo, hi)` of an input: `amplitude` of the type's range around the zero point; of a
     float input, of `bounds` (its stated quantisation `(min, max)`) when there are some,
-    else of `float_range` ([0, 1) unless the model's description says `float_range=LO:HI`)."""
+    else of `float_range` ([0, 1) unless the model's description says `float_range=LO:HI`);
+    of an integer input `int_range` when the description gives one; of a bool [0, 1]."""
+    if dtype == np.bool_:
+        return (0, 1)
+    if int_range is not None and dtype != np.float32:
+        return int_range
+    if dtype == np.int64:
+        dtype = np.int32
     if dtype == np.float32:
         if bounds is not None:
             return (float(np.float32(bounds[0] * amplitude)), float(np.float32(bounds[1] * amplitude)))
@@ -158,12 +175,13 @@ def outputs_of(interp):
         k += 1
 
 
-def make_input(details, seed, lo, hi):
-    """An input of `details`' dtype and shape from the stream at `seed` in `[lo, hi]`, and
-    its golden entry (how to make it again)."""
+def make_input(details, seed, lo, hi, step=None):
+    """An input of `details`' dtype and shape from the stream at `seed` in `[lo, hi]` (a
+    float one on a grid of `step` when given), and its golden entry (how to make it again)."""
     shape = [int(d) for d in details["shape"]]
     dtype = np.dtype(details["dtype"]).type
-    data = fill(dtype, int(np.prod(shape)), seed, lo, hi).reshape(shape)
+    step = step if dtype == np.float32 else None
+    data = fill(dtype, int(np.prod(shape)), seed, lo, hi, step).reshape(shape)
     entry = {
         "dtype": np.dtype(dtype).name,
         "shape": shape,
@@ -172,6 +190,8 @@ def make_input(details, seed, lo, hi):
         "hi": hi,
         "fnv1a64": f"{fnv1a64(data.tobytes()):016x}",
     }
+    if step is not None:
+        entry["step"] = step
     return data, entry
 
 
@@ -229,11 +249,18 @@ def run_model(path, amplitude, dump, digests=True):
     )
     ops, names = graph(path)
     float_range = (0.0, 1.0)
+    int_range = None
+    step = None
     description = (schema.Model.GetRootAsModel(path.read_bytes(), 0).Description() or b"").decode()
     for word in description.split():
         if word.startswith("float_range="):
             lo, hi = word.split("=", 1)[1].split(":")
             float_range = (float(lo), float(hi))
+        if word.startswith("int_range="):
+            lo, hi = word.split("=", 1)[1].split(":")
+            int_range = (int(lo), int(hi))
+        if word.startswith("float_step="):
+            step = float(word.split("=", 1)[1])
     bounds = input_bounds(path)
     runs = []
     outputs = []
@@ -244,9 +271,10 @@ def run_model(path, amplitude, dump, digests=True):
         for k, details in enumerate(input_details(interp)):
             dtype = np.dtype(details["dtype"]).type
             lo, hi = input_range(
-                dtype, details, amplitude, bounds[k] if k < len(bounds) else None, float_range
+                dtype, details, amplitude, bounds[k] if k < len(bounds) else None, float_range,
+                int_range,
             )
-            data, entry = make_input(details, input_seed(path.stem, r, k), lo, hi)
+            data, entry = make_input(details, input_seed(path.stem, r, k), lo, hi, step)
             interp.set_input(data, k)
             inputs.append(entry)
         interp.invoke()

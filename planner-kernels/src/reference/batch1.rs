@@ -19,7 +19,7 @@ use crate::{
     rounding_divide_by_pot, saturating_rounding_doubling_high_mul,
 };
 
-const RANK_ERROR: KernelError = KernelError::Shape {
+pub(super) const RANK_ERROR: KernelError = KernelError::Shape {
     what: "a tensor of more than 6 dimensions",
 };
 
@@ -59,7 +59,7 @@ fn input_and_quants<'a>(op: &OpView<'_, 'a>) -> Result<Int8Input<'a>, KernelErro
 }
 
 /// `axis` (negative counts from the end) as an index below `rank`.
-fn resolve_axis(axis: i32, rank: usize) -> Option<usize> {
+pub(super) fn resolve_axis(axis: i32, rank: usize) -> Option<usize> {
     let rank_i = i32::try_from(rank).ok()?;
     let a = if axis < 0 { axis + rank_i } else { axis };
     usize::try_from(a).ok().filter(|&a| a < rank)
@@ -111,12 +111,16 @@ macro_rules! same_type {
 }
 
 /// Input `i`, or `Missing`.
-fn input<'a>(op: &OpView<'_, 'a>, i: usize, tensor: &'static str) -> Result<In<'a>, KernelError> {
+pub(super) fn input<'a>(
+    op: &OpView<'_, 'a>,
+    i: usize,
+    tensor: &'static str,
+) -> Result<In<'a>, KernelError> {
     op.input(i).ok_or(KernelError::Missing { tensor })
 }
 
 /// `y[i] = f(a[..], b[..])` over the broadcast of `a` and `b` to the output's shape.
-fn broadcast<A: Copy, B: Copy, C>(
+pub(super) fn broadcast<A: Copy, B: Copy, C>(
     (a, a_shape): (&[A], &[usize]),
     (b, b_shape): (&[B], &[usize]),
     (y, y_shape): (&mut [C], &[usize]),
@@ -147,7 +151,7 @@ fn broadcast<A: Copy, B: Copy, C>(
 }
 
 /// The float bounds of a fused activation (TFLite's `CalculateActivationRange`).
-fn float_range(activation: Activation) -> Result<(f32, f32), KernelError> {
+pub(super) fn float_range(activation: Activation) -> Result<(f32, f32), KernelError> {
     Ok(match activation {
         Activation::None => (f32::MIN, f32::MAX),
         Activation::Relu => (0.0, f32::MAX),
@@ -162,7 +166,7 @@ fn float_range(activation: Activation) -> Result<(f32, f32), KernelError> {
 }
 
 /// `min(max(v, lo), hi)` as C++'s `std::max` and `std::min` give it (a NaN stays NaN).
-fn clamp_f32(v: f32, lo: f32, hi: f32) -> f32 {
+pub(super) fn clamp_f32(v: f32, lo: f32, hi: f32) -> f32 {
     let v = if v < lo { lo } else { v };
     if hi < v { hi } else { v }
 }
@@ -185,7 +189,7 @@ fn reciprocal(x: i32) -> (i32, i32) {
 /// `round(x · multiplier · 2^shift / 2^31)`: TFLite's
 /// `MultiplyByQuantizedMultiplierSmallerThanOneExp` for `shift <= 0` (a right shift past
 /// 31 bits gives the rounded 0 or -0), the left-shifting form above.
-fn multiply_exp(x: i32, m: i32, shift: i32) -> i32 {
+pub(super) fn multiply_exp(x: i32, m: i32, shift: i32) -> i32 {
     if shift > 0 {
         return multiply_by_quantized_multiplier(
             x,

@@ -134,6 +134,13 @@ pub enum KernelError {
         /// What does not fit.
         what: &'static str,
     },
+    /// An input value the op is not defined for, which TFLM's kernel refuses when it runs
+    /// too: a zero divisor of `FLOOR_DIV`, an index outside its dimension, a negative
+    /// `RSQRT` input, shapes that do not broadcast in `BROADCAST_ARGS`.
+    Value {
+        /// What is wrong.
+        what: &'static str,
+    },
     /// Options this kernel does not implement (a fused activation other than none, RELU,
     /// RELU_N1_TO_1 and RELU6; shuffled weights).
     Options {
@@ -177,6 +184,9 @@ impl fmt::Display for KernelError {
                 write!(f, "{tensor} has no quantisation parameters")
             }
             KernelError::Shape { what } => write!(f, "shapes do not fit: {what}"),
+            KernelError::Value { what } => {
+                write!(f, "an input value the op is not defined for: {what}")
+            }
             KernelError::Options { what } => write!(f, "option not supported: {what}"),
             KernelError::Region { tensor } => write!(
                 f,

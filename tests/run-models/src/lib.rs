@@ -193,10 +193,23 @@ pub fn input(dtype: &str, count: usize, seed: u64) -> Option<Vec<u8>> {
 }
 
 /// The bytes of an input of `count` elements of `dtype` from the stream at `seed`, in the
-/// range `[lo, hi]`, as `scripts/tflm_op_goldens.py` makes them: int8, int16 and int32 `lo +
-/// ((next >> 32) · (hi − lo + 1) >> 32)`; float32 `lo + (hi − lo) · ((next >> 40) / 2^24)`
-/// in `f64`, rounded to `f32`. `None` for another type or an empty integer range.
+/// range `[lo, hi]`, as `scripts/tflm_op_goldens.py` makes them: int8, int16, int32, int64
+/// and bool `lo + ((next >> 32) · (hi − lo + 1) >> 32)`; float32 `lo + (hi − lo) · ((next >>
+/// 40) / 2^24)` in `f64`, rounded to `f32`. `None` for another type or an empty integer
+/// range.
 pub fn input_in(dtype: &str, count: usize, seed: u64, lo: f64, hi: f64) -> Option<Vec<u8>> {
+    input_on(dtype, count, seed, (lo, hi), None)
+}
+
+/// [`input_in`] over `range`, float32 values then on the grid of `step` when given:
+/// `floor(v / step + 0.5) · step` in `f64`, rounded to `f32` (the golden's `"step"`).
+pub fn input_on(
+    dtype: &str,
+    count: usize,
+    seed: u64,
+    (lo, hi): (f64, f64),
+    step: Option<f64>,
+) -> Option<Vec<u8>> {
     let stream = SplitMix64(seed).take(count);
     let mut out = Vec::new();
     let int = |lo: f64, hi: f64| -> Option<(i64, u64)> {
@@ -218,9 +231,21 @@ pub fn input_in(dtype: &str, count: usize, seed: u64, lo: f64, hi: f64) -> Optio
             let (lo, span) = int(lo, hi)?;
             stream.for_each(|v| (pick(v, lo, span) as i32).push_le(&mut out));
         }
+        "int64" => {
+            let (lo, span) = int(lo, hi)?;
+            stream.for_each(|v| pick(v, lo, span).push_le(&mut out));
+        }
+        "bool" => {
+            let (lo, span) = int(lo, hi)?;
+            stream.for_each(|v| (pick(v, lo, span) as u8).push_le(&mut out));
+        }
         "float32" => stream.for_each(|v| {
             let unit = (v >> 40) as f64 / f64::from(1u32 << 24);
-            ((lo + (hi - lo) * unit) as f32).push_le(&mut out);
+            let mut x = lo + (hi - lo) * unit;
+            if let Some(step) = step {
+                x = (x / step + 0.5).floor() * step;
+            }
+            (x as f32).push_le(&mut out);
         }),
         _ => return None,
     }
@@ -356,12 +381,15 @@ pub fn run_inputs(golden: &serde_json::Value, r: usize, salt: u64) -> Vec<Vec<u8
             .iter()
             .map(|d| d.as_u64().unwrap_or(0))
             .product();
-        let bytes = input_in(
+        let bytes = input_on(
             i["dtype"].as_str().unwrap_or(""),
             count as usize,
             seed,
-            i["lo"].as_f64().unwrap_or(0.0),
-            i["hi"].as_f64().unwrap_or(0.0),
+            (
+                i["lo"].as_f64().unwrap_or(0.0),
+                i["hi"].as_f64().unwrap_or(0.0),
+            ),
+            i["step"].as_f64(),
         )
         .unwrap_or_else(|| panic!("{model} input {i}: a type the generator does not know"));
         assert_eq!(
