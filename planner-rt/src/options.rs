@@ -318,7 +318,7 @@ options_struct! {
         asymmetric_quantize_inputs: bool,
     }
 
-    /// `AVERAGE_POOL_2D` and `MAX_POOL_2D`.
+    /// `AVERAGE_POOL_2D`, `MAX_POOL_2D` and `L2_POOL_2D`.
     Pool2dOptions {
         /// Padding.
         padding: Padding,
@@ -517,7 +517,7 @@ options_struct! {
         alpha: f32,
     }
 
-    /// `ARG_MAX`, with the constant `axis` operand.
+    /// `ARG_MAX` and `ARG_MIN`, with the constant `axis` operand.
     ArgMaxOptions {
         /// The axis reduced (negative counts from the end).
         axis: i32,
@@ -532,7 +532,8 @@ options_struct! {
         batch_dims: i32,
     }
 
-    /// `SUM` and `REDUCE_MAX` (TFLite `ReducerOptions` and the constant `axis` operand).
+    /// `SUM`, `REDUCE_MAX`, `REDUCE_MIN` and `REDUCE_ALL` (TFLite `ReducerOptions` and the
+    /// constant `axis` operand).
     ReduceOptions {
         /// Axes reduced (negative counts from the end), as the file lists them.
         axes: Dims,
@@ -559,6 +560,56 @@ options_struct! {
         begin: Dims,
         /// Elements taken along each dimension (`-1`: to the end).
         size: Dims,
+    }
+}
+
+value_enum! {
+    /// How `MIRROR_PAD` mirrors (TFLite `MirrorPadMode`).
+    MirrorPadMode {
+        /// The edge element is not repeated: `[a, b, c]` padded by 2 before is `[c, b, a, b, c]`.
+        Reflect = "reflect",
+        /// The edge element is repeated: `[a, b, c]` padded by 2 before is `[b, a, a, b, c]`.
+        Symmetric = "symmetric",
+    }
+}
+
+options_struct! {
+    /// `BATCH_MATMUL` (TFLite `BatchMatMulOptions`).
+    BatchMatMulOptions {
+        /// Transpose the last two dimensions of input 0 before multiplying.
+        adj_x: bool,
+        /// Transpose the last two dimensions of input 1 before multiplying.
+        adj_y: bool,
+        /// Hybrid models: quantise float inputs asymmetrically.
+        asymmetric_quantize_inputs: bool,
+    }
+
+    /// `CUMSUM` (TFLite `CumsumOptions`; the axis is input 1, read when the op runs).
+    CumsumOptions {
+        /// Each output leaves its own input out of the sum.
+        exclusive: bool,
+        /// Sum from the end of the axis.
+        reverse: bool,
+    }
+
+    /// `DEPTH_TO_SPACE` and `SPACE_TO_DEPTH` (TFLite `DepthToSpaceOptions`,
+    /// `SpaceToDepthOptions`).
+    BlockSizeOptions {
+        /// Side of the square block moved between the channels and the image (at least 1).
+        block_size: i32,
+    }
+
+    /// `L2_NORMALIZATION` (TFLite `L2NormOptions`).
+    L2NormOptions {
+        /// Fused activation (TFLM runs none).
+        activation: Activation,
+    }
+
+    /// `MIRROR_PAD` (TFLite `MirrorPadOptions`; the amounts are input 1, read when the op
+    /// runs).
+    MirrorPadOptions {
+        /// Reflect or symmetric.
+        mode: MirrorPadMode,
     }
 }
 
@@ -723,6 +774,26 @@ macro_rules! __op_kinds {
             ResizeBilinear = "RESIZE_BILINEAR", ResizeBilinearOptions, resize_bilinear, "the kernel set `{Self}` has no RESIZE_BILINEAR kernel, and the model runs RESIZE_BILINEAR";
             /// `TRANSPOSE_CONV`.
             TransposeConv = "TRANSPOSE_CONV", TransposeConvOptions, transpose_conv, "the kernel set `{Self}` has no TRANSPOSE_CONV kernel, and the model runs TRANSPOSE_CONV";
+            /// `ARG_MIN`.
+            ArgMin = "ARG_MIN", ArgMaxOptions, arg_min, "the kernel set `{Self}` has no ARG_MIN kernel, and the model runs ARG_MIN";
+            /// `BATCH_MATMUL`.
+            BatchMatMul = "BATCH_MATMUL", BatchMatMulOptions, batch_matmul, "the kernel set `{Self}` has no BATCH_MATMUL kernel, and the model runs BATCH_MATMUL";
+            /// `CUMSUM`.
+            Cumsum = "CUMSUM", CumsumOptions, cumsum, "the kernel set `{Self}` has no CUMSUM kernel, and the model runs CUMSUM";
+            /// `DEPTH_TO_SPACE`.
+            DepthToSpace = "DEPTH_TO_SPACE", BlockSizeOptions, depth_to_space, "the kernel set `{Self}` has no DEPTH_TO_SPACE kernel, and the model runs DEPTH_TO_SPACE";
+            /// `SPACE_TO_DEPTH`.
+            SpaceToDepth = "SPACE_TO_DEPTH", BlockSizeOptions, space_to_depth, "the kernel set `{Self}` has no SPACE_TO_DEPTH kernel, and the model runs SPACE_TO_DEPTH";
+            /// `L2_NORMALIZATION`.
+            L2Normalization = "L2_NORMALIZATION", L2NormOptions, l2_normalization, "the kernel set `{Self}` has no L2_NORMALIZATION kernel, and the model runs L2_NORMALIZATION";
+            /// `L2_POOL_2D`.
+            L2Pool2d = "L2_POOL_2D", Pool2dOptions, l2_pool_2d, "the kernel set `{Self}` has no L2_POOL_2D kernel, and the model runs L2_POOL_2D";
+            /// `MIRROR_PAD`.
+            MirrorPad = "MIRROR_PAD", MirrorPadOptions, mirror_pad, "the kernel set `{Self}` has no MIRROR_PAD kernel, and the model runs MIRROR_PAD";
+            /// `REDUCE_MIN`.
+            ReduceMin = "REDUCE_MIN", ReduceOptions, reduce_min, "the kernel set `{Self}` has no REDUCE_MIN kernel, and the model runs REDUCE_MIN";
+            /// `REDUCE_ALL`.
+            ReduceAll = "REDUCE_ALL", ReduceOptions, reduce_all, "the kernel set `{Self}` has no REDUCE_ALL kernel, and the model runs REDUCE_ALL";
         }
     };
 }
@@ -886,6 +957,6 @@ mod tests {
             "rt::options::NoOptions {  }"
         );
         assert!(OpOptions::None.codegen("x").is_none());
-        assert_eq!(OpOptions::OPCODES.len(), 41);
+        assert_eq!(OpOptions::OPCODES.len(), 51);
     }
 }

@@ -915,6 +915,92 @@ fn options_of_the_batch_1_kinds_are_read_and_checked() {
 }
 
 #[test]
+fn options_of_the_issue_39_kinds_are_read_and_checked() {
+    use planner::graph::OpOptions;
+    use planner::rt::options::{
+        Activation, BatchMatMulOptions, BlockSizeOptions, CumsumOptions, L2NormOptions,
+        MirrorPadMode, MirrorPadOptions,
+    };
+    // BATCH_MATMUL (BatchMatMulOptions 101), CUMSUM (CumsumOptions 102), DEPTH_TO_SPACE
+    // (DepthToSpaceOptions 94), SPACE_TO_DEPTH (SpaceToDepthOptions 19), L2_NORMALIZATION
+    // (L2NormOptions 12), MIRROR_PAD (MirrorPadOptions 77).
+    for (builtin, options, want) in [
+        (
+            126,
+            (101, Some(vec![(1, 1)])),
+            OpOptions::BatchMatMul(BatchMatMulOptions {
+                adj_x: false,
+                adj_y: true,
+                asymmetric_quantize_inputs: false,
+            }),
+        ),
+        (
+            128,
+            (102, Some(vec![(0, 1), (1, 1)])),
+            OpOptions::Cumsum(CumsumOptions {
+                exclusive: true,
+                reverse: true,
+            }),
+        ),
+        (
+            5,
+            (94, Some(vec![(0, 2)])),
+            OpOptions::DepthToSpace(BlockSizeOptions { block_size: 2 }),
+        ),
+        (
+            26,
+            (19, Some(vec![(0, 3)])),
+            OpOptions::SpaceToDepth(BlockSizeOptions { block_size: 3 }),
+        ),
+        (
+            11,
+            (12, Some(vec![(0, 1)])),
+            OpOptions::L2Normalization(L2NormOptions {
+                activation: Activation::Relu,
+            }),
+        ),
+        (
+            100,
+            (77, Some(vec![(0, 1)])),
+            OpOptions::MirrorPad(MirrorPadOptions {
+                mode: MirrorPadMode::Symmetric,
+            }),
+        ),
+        (
+            100,
+            (77, None),
+            OpOptions::MirrorPad(MirrorPadOptions {
+                mode: MirrorPadMode::Reflect,
+            }),
+        ),
+    ] {
+        let mut m = small_model();
+        m.codes[0] = code(builtin);
+        m.subgraphs[0].ops[0].options = Some(options);
+        assert_eq!(read_built(&m).unwrap().ops[0].options, want);
+    }
+    let mut m = small_model();
+    m.codes[0] = code(5);
+    m.subgraphs[0].ops[0].options = Some((94, None));
+    let msg = error_of(&m);
+    assert_says(
+        &msg,
+        &["op 0 (DEPTH_TO_SPACE) has block_size 0; it must be at least 1"],
+    );
+    m.codes[0] = code(100);
+    m.subgraphs[0].ops[0].options = Some((77, Some(vec![(0, 2)])));
+    let msg = error_of(&m);
+    assert_says(&msg, &["op 0 (MIRROR_PAD) has mode 2"]);
+    m.codes[0] = code(128);
+    m.subgraphs[0].ops[0].options = Some((94, Some(vec![(0, 2)])));
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("but a CUMSUM op has CumsumOptions (102)"),
+        "{msg}"
+    );
+}
+
+#[test]
 fn options_of_every_bundled_model_survive_the_plan_file() {
     use planner::planfile::{BuildPlanFile, Layout, PlanFile};
     for m in &MODELS {

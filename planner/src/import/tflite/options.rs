@@ -37,6 +37,12 @@
 //! | `ArgMaxOptions` (40) | output_type (0): int32 or int64 |
 //! | `SqueezeOptions` (30) | squeeze_dims (0) |
 //! | `ExpandDimsOptions` (52), `SliceOptions` (48), `PadV2Options` (43) | none |
+//! | `ArgMinOptions` (57) | output_type (0): int32 or int64 |
+//! | `BatchMatMulOptions` (101) | adj_x (0), adj_y (1), asymmetric_quantize_inputs (2) |
+//! | `CumsumOptions` (102) | exclusive (0), reverse (1) |
+//! | `DepthToSpaceOptions` (94), `SpaceToDepthOptions` (19) | block_size (0), at least 1 |
+//! | `L2NormOptions` (12) | fused_activation_function (0) |
+//! | `MirrorPadOptions` (77) | mode (0): 0 REFLECT, 1 SYMMETRIC |
 //!
 //! Constant operands: `RESHAPE` input 1 (when the options have no shape; else the output's
 //! shape), `PAD` input 1 (`[rank, 2]`), `MEAN` input 1, `TRANSPOSE` input 1,
@@ -48,6 +54,11 @@
 //! Batch 1: `SUM` and `REDUCE_MAX` input 1 (axes, with `ReducerOptions`), `ARG_MAX` and
 //! `EXPAND_DIMS` input 1 (one value), `SLICE` inputs 1 and 2 (begin, size), `PADV2` input 1
 //! (paddings, as `PAD`'s; its pad value, input 2, is read by the kernel); constant too.
+//!
+//! Issue 39: `ARG_MIN` input 1 (one value, as `ARG_MAX`), `REDUCE_MIN` and `REDUCE_ALL` input
+//! 1 (axes, with `ReducerOptions`), constant; `L2_POOL_2D` reads `Pool2DOptions`. `CUMSUM`'s
+//! axis and `MIRROR_PAD`'s amounts are left to the kernel, which reads them when the op runs
+//! (as TFLM does), constant or not; so are the operands of the new kinds without typed options.
 
 use std::string::{String, ToString};
 use std::vec::Vec;
@@ -373,6 +384,58 @@ table! {
     PadV2T<'a> {}
 }
 
+table! {
+    /// `ArgMinOptions`.
+    ArgMinT<'a> {
+        0 output_type: i8,
+    }
+}
+
+table! {
+    /// `BatchMatMulOptions`.
+    BatchMatMulT<'a> {
+        0 adj_x: bool,
+        1 adj_y: bool,
+        2 asymmetric_quantize_inputs: bool,
+    }
+}
+
+table! {
+    /// `CumsumOptions`.
+    CumsumT<'a> {
+        0 exclusive: bool,
+        1 reverse: bool,
+    }
+}
+
+table! {
+    /// `DepthToSpaceOptions`.
+    DepthToSpaceT<'a> {
+        0 block_size: i32,
+    }
+}
+
+table! {
+    /// `SpaceToDepthOptions`.
+    SpaceToDepthT<'a> {
+        0 block_size: i32,
+    }
+}
+
+table! {
+    /// `L2NormOptions`.
+    L2NormT<'a> {
+        0 activation: i8,
+    }
+}
+
+table! {
+    /// `MirrorPadOptions`.
+    MirrorPadT<'a> {
+        0 mode: i8,
+    }
+}
+
 members! {
     1 Conv2D = "Conv2DOptions",
     2 DepthwiseConv2D = "DepthwiseConv2DOptions",
@@ -408,6 +471,13 @@ members! {
     64 UnpackT = "UnpackOptions",
     15 ResizeBilinearT = "ResizeBilinearOptions",
     49 TransposeConvT = "TransposeConvOptions",
+    57 ArgMinT = "ArgMinOptions",
+    101 BatchMatMulT = "BatchMatMulOptions",
+    102 CumsumT = "CumsumOptions",
+    94 DepthToSpaceT = "DepthToSpaceOptions",
+    19 SpaceToDepthT = "SpaceToDepthOptions",
+    12 L2NormT = "L2NormOptions",
+    77 MirrorPadT = "MirrorPadOptions",
 }
 
 impl<'a> Operator<'a> {
@@ -423,4 +493,5 @@ impl<'a> Operator<'a> {
     }
 }
 
+mod more;
 mod read;

@@ -42,10 +42,10 @@ macro_rules! conv_table {
 conv_table!(Conv2D, DepthwiseConv2D);
 
 /// What one op's options read needs: the op, its table, the graph's tensors.
-struct Ctx<'r, 'p, 'b> {
-    r: &'r Reader<'p, 'b>,
+pub(super) struct Ctx<'r, 'p, 'b> {
+    pub(super) r: &'r Reader<'p, 'b>,
     k: usize,
-    op: &'r Op,
+    pub(super) op: &'r Op,
     table: Operator<'b>,
     tensors: &'r [Tensor],
 }
@@ -57,7 +57,7 @@ impl<'b> Ctx<'_, '_, 'b> {
 
     /// The options as `T`: `None` when the op has no options table (all fields take their
     /// schema defaults), an error when it has a table of another type.
-    fn table<T: UnionMember<'b>>(&self) -> Result<Option<T>> {
+    pub(super) fn table<T: UnionMember<'b>>(&self) -> Result<Option<T>> {
         let key = self.table.builtin_options_type().unwrap_or(0);
         if key == 0 {
             return Ok(None);
@@ -102,7 +102,7 @@ impl<'b> Ctx<'_, '_, 'b> {
         }
     }
 
-    fn bad_enum(&self, field: &str, value: i8, allowed: &str) -> crate::Error {
+    pub(super) fn bad_enum(&self, field: &str, value: i8, allowed: &str) -> crate::Error {
         self.r.corrupt(format_args!(
             "{} has {field} {value}, which the TFLite schema does not define (allowed: {allowed})",
             self.what()
@@ -117,7 +117,7 @@ impl<'b> Ctx<'_, '_, 'b> {
         }
     }
 
-    fn activation(&self, v: Option<i8>) -> Result<Activation> {
+    pub(super) fn activation(&self, v: Option<i8>) -> Result<Activation> {
         Ok(match v.unwrap_or(0) {
             0 => Activation::None,
             1 => Activation::Relu,
@@ -157,8 +157,16 @@ impl<'b> Ctx<'_, '_, 'b> {
         self.finite(T::NAME, field, v, 0.0)
     }
 
+    /// An `ARG_MAX` or `ARG_MIN` `output_type`: int32 (2) or int64 (4), when stated.
+    pub(super) fn output_type(&self, v: Option<i8>) -> Result<()> {
+        match v {
+            None | Some(2 | 4) => Ok(()),
+            Some(x) => Err(self.bad_enum("output_type", x, "2 INT32, 4 INT64")),
+        }
+    }
+
     /// A stride, dilation or window size: at least 1.
-    fn positive(&self, field: &str, v: Option<i32>, default: i32) -> Result<i32> {
+    pub(super) fn positive(&self, field: &str, v: Option<i32>, default: i32) -> Result<i32> {
         let v = v.unwrap_or(default);
         if v < 1 {
             return Err(self.r.corrupt(format_args!(
@@ -243,7 +251,7 @@ impl<'b> Ctx<'_, '_, 'b> {
     }
 
     /// The one integer of constant input `j` (`what` names it).
-    fn scalar(&self, j: usize, what: &str) -> Result<i32> {
+    pub(super) fn scalar(&self, j: usize, what: &str) -> Result<i32> {
         match self.ints(j, what)?[..] {
             [v] => Ok(v),
             ref v => Err(self.r.corrupt(format_args!(
@@ -439,7 +447,7 @@ fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
                 activation: cx.activation(t.and_then(|t| t.activation()))?,
             })
         }
-        _ => OpOptions::None,
+        _ => super::more::options(cx)?.unwrap_or(OpOptions::None),
     })
 }
 
@@ -500,7 +508,7 @@ fn fully_connected(cx: &Ctx<'_, '_, '_>) -> Result<FullyConnectedOptions> {
     })
 }
 
-fn pool(cx: &Ctx<'_, '_, '_>) -> Result<Pool2dOptions> {
+pub(super) fn pool(cx: &Ctx<'_, '_, '_>) -> Result<Pool2dOptions> {
     let t = cx.table::<Pool2D>()?;
     Ok(Pool2dOptions {
         padding: cx.padding(t.and_then(|t| t.padding()))?,
@@ -604,7 +612,7 @@ fn lstm(cx: &Ctx<'_, '_, '_>) -> Result<UnidirectionalSequenceLstmOptions> {
 }
 
 /// `SUM` and `REDUCE_MAX`: `ReducerOptions` and the constant `axis` operand.
-fn reduce(cx: &Ctx<'_, '_, '_>) -> Result<ReduceOptions> {
+pub(super) fn reduce(cx: &Ctx<'_, '_, '_>) -> Result<ReduceOptions> {
     Ok(ReduceOptions {
         keep_dims: cx
             .table::<Reducer>()?
@@ -618,10 +626,7 @@ fn reduce(cx: &Ctx<'_, '_, '_>) -> Result<ReduceOptions> {
 /// or int64 (4), the output tensor's type.
 fn arg_max(cx: &Ctx<'_, '_, '_>) -> Result<ArgMaxOptions> {
     let t = cx.table::<ArgMaxT>()?;
-    match t.and_then(|t| t.output_type()) {
-        None | Some(2 | 4) => {}
-        Some(x) => return Err(cx.bad_enum("output_type", x, "2 INT32, 4 INT64")),
-    }
+    cx.output_type(t.and_then(|t| t.output_type()))?;
     Ok(ArgMaxOptions {
         axis: cx.scalar(1, "axis")?,
     })
