@@ -9,9 +9,10 @@ use planner_rt::kernel::OpView;
 use planner_rt::options as o;
 
 use crate::optimized::{self, Optimized};
+use crate::reference::compare::Cmp;
 use crate::reference::{
-    KernelError, Reference, activation, b2_resize, b2_split, b2_tconv, batch1, conv, elementwise,
-    fc, lstm, pool, region, shape, softmax, svdf,
+    KernelError, Reference, activation, b2_resize, b2_split, b2_tconv, batch1, compare, conv,
+    elementwise, fc, lstm, pool, region, shape, softmax, svdf,
 };
 
 /// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
@@ -134,6 +135,16 @@ builtins! {
     "PRELU" => batch1::prelu;
     "LOG_SOFTMAX" => batch1::log_softmax;
     "CAST" => batch1::cast;
+    "EQUAL" => |op| compare::compare(op, Cmp::Equal);
+    "NOT_EQUAL" => |op| compare::compare(op, Cmp::NotEqual);
+    "GREATER" => |op| compare::compare(op, Cmp::Greater);
+    "GREATER_EQUAL" => |op| compare::compare(op, Cmp::GreaterEqual);
+    "LESS" => |op| compare::compare(op, Cmp::Less);
+    "LESS_EQUAL" => |op| compare::compare(op, Cmp::LessEqual);
+    "LOGICAL_AND" => |op| compare::logical(op, true);
+    "LOGICAL_OR" => |op| compare::logical(op, false);
+    "LOGICAL_NOT" => compare::logical_not;
+    "SELECT_V2" => compare::select_v2;
 }
 
 /// `Optimized`'s int8 `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` read an op's input

@@ -69,6 +69,16 @@ const SUPPORTED: &[&str] = &[
     "RESIZE_BILINEAR",
     "TRANSPOSE_CONV",
     "UNIDIRECTIONAL_SEQUENCE_LSTM",
+    "EQUAL",
+    "NOT_EQUAL",
+    "GREATER",
+    "GREATER_EQUAL",
+    "LESS",
+    "LESS_EQUAL",
+    "LOGICAL_AND",
+    "LOGICAL_OR",
+    "LOGICAL_NOT",
+    "SELECT_V2",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

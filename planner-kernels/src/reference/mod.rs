@@ -88,6 +88,7 @@ pub(crate) mod b2_resize;
 pub(crate) mod b2_split;
 pub(crate) mod b2_tconv;
 pub(crate) mod batch1;
+pub(crate) mod compare;
 pub(crate) mod conv;
 pub(crate) mod elementwise;
 pub(crate) mod fc;
