@@ -10,9 +10,10 @@ use planner_rt::options as o;
 
 use crate::optimized::{self, Optimized};
 use crate::reference::compare::Cmp;
+use crate::reference::math::Float;
 use crate::reference::{
     KernelError, Reference, activation, b2_resize, b2_split, b2_tconv, batch1, compare, conv,
-    elementwise, fc, lstm, pool, region, shape, softmax, svdf,
+    elementwise, fc, lstm, math, pool, region, shape, softmax, svdf,
 };
 
 /// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
@@ -145,6 +146,21 @@ builtins! {
     "LOGICAL_OR" => |op| compare::logical(op, false);
     "LOGICAL_NOT" => compare::logical_not;
     "SELECT_V2" => compare::select_v2;
+    "ABS" => math::abs;
+    "NEG" => |op| math::float(op, Float::Neg);
+    "FLOOR" => |op| math::float(op, Float::Floor);
+    "CEIL" => |op| math::float(op, Float::Ceil);
+    "ROUND" => |op| math::float(op, Float::Round);
+    "SQRT" => |op| math::float(op, Float::Sqrt);
+    "SQUARE" => |op| math::float(op, Float::Square);
+    "SIN" => |op| math::float(op, Float::Sin);
+    "COS" => |op| math::float(op, Float::Cos);
+    "LOG" => |op| math::float(op, Float::Log);
+    "EXP" => |op| math::float(op, Float::Exp);
+    "RSQRT" => math::rsqrt;
+    "ELU" => math::elu;
+    "FLOOR_DIV" => math::floor_div;
+    "FLOOR_MOD" => math::floor_mod;
 }
 
 /// `Optimized`'s int8 `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` read an op's input

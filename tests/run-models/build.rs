@@ -79,6 +79,21 @@ const SUPPORTED: &[&str] = &[
     "LOGICAL_OR",
     "LOGICAL_NOT",
     "SELECT_V2",
+    "ABS",
+    "NEG",
+    "FLOOR",
+    "CEIL",
+    "ROUND",
+    "SQRT",
+    "SQUARE",
+    "SIN",
+    "COS",
+    "LOG",
+    "EXP",
+    "RSQRT",
+    "ELU",
+    "FLOOR_DIV",
+    "FLOOR_MOD",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

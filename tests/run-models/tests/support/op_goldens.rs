@@ -15,6 +15,30 @@ use serde_json::Value;
 /// or another model differs.
 const DIFFER_TODAY: &[(&str, &str)] = &[];
 
+/// One-op models whose float32 outputs of one kind may differ from TFLM's by one ulp per
+/// element, and no more: TFLM on a Linux host calls glibc's `sinf` and `cosf`, which are
+/// not correctly rounded, and the kernels call `libm`'s, which differ from glibc 2.36's by
+/// one ulp on 0.13 % (`sin`) and 0.08 % (`cos`) of the arguments in [-100, 100] (every 7th
+/// bit pattern). The report counts the outputs that differ so.
+const WITHIN_ONE_ULP: &[(&str, &str)] = &[("op_b3_sin_f32", "SIN"), ("op_b3_cos_f32", "COS")];
+
+/// Whether `ours` differs from the golden output `want` by at most one ulp per element,
+/// for a model and kind of [`WITHIN_ONE_ULP`] (and a golden that has TFLM's bytes).
+fn within_one_ulp(model: &str, opcode: &str, ours: &[u8], want: &Value) -> bool {
+    if !WITHIN_ONE_ULP.contains(&(golden_name(model), opcode)) || want["dtype"] != "float32" {
+        return false;
+    }
+    let Some(theirs) = want["hex"].as_str().map(unhex) else {
+        return false;
+    };
+    let bits = |b: &[u8]| i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    ours.len() == theirs.len()
+        && ours
+            .chunks_exact(4)
+            .zip(theirs.chunks_exact(4))
+            .all(|(a, b)| (bits(a) - bits(b)).abs() <= 1)
+}
+
 /// FNV-1a 32 of `bytes`: the golden's block digests.
 fn fnv1a32(bytes: &[u8]) -> u32 {
     bytes.iter().fold(0x811c_9dc5u32, |h, &b| {
@@ -121,6 +145,8 @@ struct Outcome {
     compared: usize,
     /// Op outputs that differ, over all runs.
     differing: usize,
+    /// Op outputs within one ulp of TFLM's ([`WITHIN_ONE_ULP`]), not counted as differing.
+    one_ulp: usize,
     /// The op kinds with a differing output.
     kinds: std::collections::BTreeSet<String>,
     /// The first difference, written out, with its op kind.
@@ -174,6 +200,7 @@ fn compare(model: &dyn Runner, set: Set) -> Result<Outcome, String> {
     let mut outcome = Outcome {
         compared: 0,
         differing: 0,
+        one_ulp: 0,
         kinds: Default::default(),
         first: None,
         distinct: 0,
@@ -235,6 +262,10 @@ fn compare(model: &dyn Runner, set: Set) -> Result<Outcome, String> {
                 if fnv1a64(ours) == want["fnv1a64"].as_str().unwrap() {
                     continue;
                 }
+                if within_one_ulp(model.name(), opcode, ours, want) {
+                    outcome.one_ulp += 1;
+                    continue;
+                }
                 outcome.differing += 1;
                 outcome.kinds.insert(opcode.to_string());
                 if outcome.first.is_none() {
@@ -273,7 +304,7 @@ fn compare_all<'a>(models: impl Iterator<Item = &'a &'a (dyn Runner + Sync)>, se
             }
             Ok(o) => {
                 report.push(format!(
-                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} of {} ops compared informative, {} distinct model outputs, {} PADs folded{}",
+                    "{name}: {} of {} op outputs differ over 3 runs (kinds {:?}), {} of {} ops compared informative, {} distinct model outputs, {} PADs folded{}{}",
                     o.differing,
                     o.compared,
                     o.kinds,
@@ -281,6 +312,11 @@ fn compare_all<'a>(models: impl Iterator<Item = &'a &'a (dyn Runner + Sync)>, se
                     o.ops,
                     o.distinct,
                     o.folded,
+                    if o.one_ulp > 0 {
+                        format!(", {} within one ulp", o.one_ulp)
+                    } else {
+                        String::new()
+                    },
                     o.first.as_ref().map(|(s, _)| format!("\n    {s}")).unwrap_or_default()
                 ));
                 if o.informative == 0 {
