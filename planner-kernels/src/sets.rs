@@ -71,6 +71,9 @@ kinds! {
     ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) [0] => b2_resize::resize_bilinear;
     TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
     UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
+    ArgMin::arg_min(o::ArgMaxOptions) [0] => batch1::arg_min;
+    ReduceMin::reduce_min(o::ReduceOptions) [0] => batch1::reduce_min;
+    ReduceAll::reduce_all(o::ReduceOptions) [0] => batch1::reduce_all;
 }
 
 /// Implements a kind and its in-place variant (regions only on the first `regions` inputs

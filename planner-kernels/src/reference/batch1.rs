@@ -210,4 +210,7 @@ mod elementwise;
 mod indexing;
 
 pub(crate) use elementwise::{cast, div, leaky_relu, log_softmax, prelu, squared_difference};
-pub(crate) use indexing::{arg_max, expand_dims, gather, padv2, reduce_max, slice, squeeze, sum};
+pub(crate) use indexing::{
+    arg_max, arg_min, expand_dims, gather, padv2, reduce_all, reduce_max, reduce_min, slice,
+    squeeze, sum,
+};

@@ -1,11 +1,29 @@
 //! Batch 1's kinds that pick, reduce or move elements: `ARG_MAX`, `GATHER`, `SUM`,
-//! `REDUCE_MAX`, `SQUEEZE`, `EXPAND_DIMS`, `SLICE` and `PADV2`.
+//! `REDUCE_MAX`, `SQUEEZE`, `EXPAND_DIMS`, `SLICE` and `PADV2`; and, with the same code,
+//! issue 39's `ARG_MIN`, `REDUCE_MIN` and `REDUCE_ALL`.
 
 use super::*;
 
 /// `ARG_MAX` along one axis (negative counts from the end): the index of the first
 /// largest element, as int32 or int64. Inputs of int8, uint8, int16, int32 or float32.
-pub(crate) fn arg_max(mut op: OpView<'_, '_>, o: &ArgMaxOptions) -> Result<(), KernelError> {
+pub(crate) fn arg_max(op: OpView<'_, '_>, o: &ArgMaxOptions) -> Result<(), KernelError> {
+    arg_extreme(op, o, true)
+}
+
+/// `ARG_MIN` along one axis (negative counts from the end): the index of the first
+/// smallest element, as int32, of a float32 or int8 input (the types TFLM runs it on).
+pub(crate) fn arg_min(op: OpView<'_, '_>, o: &ArgMaxOptions) -> Result<(), KernelError> {
+    let x = input(&op, 0, "input 0")?;
+    match (x.data, op.outputs.first().map(|y| &y.data)) {
+        (Data::F32(_) | Data::I8(_), Some(DataMut::I32(_))) => arg_extreme(op, o, false),
+        _ => Err(KernelError::Type {
+            tensor: "input 0 or output 0 (ARG_MIN reads float32 or int8 and writes int32)",
+        }),
+    }
+}
+
+/// `ARG_MAX` (`max`) or `ARG_MIN`: ties give the first index.
+fn arg_extreme(mut op: OpView<'_, '_>, o: &ArgMaxOptions, max: bool) -> Result<(), KernelError> {
     let x = input(&op, 0, "input 0")?;
     let rank = x.shape.len();
     let axis = resolve_axis(o.axis, rank).ok_or(KernelError::Shape {
@@ -18,7 +36,7 @@ pub(crate) fn arg_max(mut op: OpView<'_, '_>, o: &ArgMaxOptions) -> Result<(), K
     fn run<T: Copy + PartialOrd, I>(
         x: &[T],
         y: &mut [I],
-        (outer, size, inner): (usize, usize, usize),
+        (outer, size, inner, max): (usize, usize, usize, bool),
         index: impl Fn(usize) -> I,
     ) -> Result<(), KernelError> {
         if x.len() != outer * size * inner || y.len() != outer * inner || size == 0 {
@@ -31,7 +49,7 @@ pub(crate) fn arg_max(mut op: OpView<'_, '_>, o: &ArgMaxOptions) -> Result<(), K
                 let at = |k: usize| x[(o * size + k) * inner + i];
                 let (mut best, mut best_k) = (at(0), 0);
                 for k in 1..size {
-                    if at(k) > best {
+                    if (max && at(k) > best) || (!max && at(k) < best) {
                         best = at(k);
                         best_k = k;
                     }
@@ -41,7 +59,7 @@ pub(crate) fn arg_max(mut op: OpView<'_, '_>, o: &ArgMaxOptions) -> Result<(), K
         }
         Ok(())
     }
-    let dims = (outer, size, inner);
+    let dims = (outer, size, inner, max);
     macro_rules! out {
         ($x:expr) => {
             match &mut out.data {
@@ -286,7 +304,19 @@ pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), Kerne
 /// `REDUCE_MAX` over the given axes: the largest raw value (TFLM requires int8 input and
 /// output to share their quantisation, and so does this kernel); float32 too. An empty
 /// box gives the type's lowest value.
-pub(crate) fn reduce_max(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), KernelError> {
+pub(crate) fn reduce_max(op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), KernelError> {
+    reduce_extreme(op, o, true)
+}
+
+/// `REDUCE_MIN` over the given axes: the smallest raw value, as [`reduce_max`] (an empty
+/// box gives the type's largest value).
+pub(crate) fn reduce_min(op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), KernelError> {
+    reduce_extreme(op, o, false)
+}
+
+/// `REDUCE_MAX` (`max`) or `REDUCE_MIN`: TFLM keeps the current value unless the new one
+/// is greater (smaller), starting from the type's lowest (largest) value.
+fn reduce_extreme(mut op: OpView<'_, '_>, o: &ReduceOptions, max: bool) -> Result<(), KernelError> {
     let x = input(&op, 0, "input 0")?;
     if let Data::I8(_) = x.data {
         let qi = params(x.quant, "input 0")?;
@@ -297,27 +327,55 @@ pub(crate) fn reduce_max(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<()
             });
         }
     }
+    fn pick<T: PartialOrd + Copy>(max: bool) -> impl Fn(T, T) -> T {
+        move |current, v| {
+            if (max && v > current) || (!max && v < current) {
+                v
+            } else {
+                current
+            }
+        }
+    }
     let out = output(&mut op)?;
     match (x.data, &mut out.data) {
         (Data::I8(v), DataMut::I8(y)) if v.len() == elements(x.shape) => {
             let r = Reduction::new(x.shape, o, y.len())?;
-            r.each(|k, it| y[k] = it.fold(i8::MIN, |m, i| m.max(v[i])));
+            let (start, f) = (if max { i8::MIN } else { i8::MAX }, pick(max));
+            r.each(|k, it| y[k] = it.fold(start, |m, i| f(m, v[i])));
             Ok(())
         }
         (Data::F32(v), DataMut::F32(y)) if v.len() == elements(x.shape) => {
             let r = Reduction::new(x.shape, o, y.len())?;
-            // TFLM keeps the current value unless the new one is greater.
-            r.each(|k, it| {
-                y[k] = it.fold(f32::MIN, |m, i| if v[i] > m { v[i] } else { m });
-            });
+            let (start, f) = (if max { f32::MIN } else { f32::MAX }, pick(max));
+            r.each(|k, it| y[k] = it.fold(start, |m, i| f(m, v[i])));
             Ok(())
         }
         (Data::InPlace(_), _) => Err(KernelError::Missing { tensor: "input 0" }),
         (Data::I8(_) | Data::F32(_), DataMut::I8(_) | DataMut::F32(_)) => Err(KernelError::Shape {
-            what: "REDUCE_MAX's input length is not its shape's, or its types differ",
+            what: "REDUCE_MAX's or REDUCE_MIN's input length is not its shape's, or its types differ",
         }),
         _ => Err(KernelError::Type {
-            tensor: "input 0 or output 0 (REDUCE_MAX runs int8 or float32)",
+            tensor: "input 0 or output 0 (REDUCE_MAX and REDUCE_MIN run int8 or float32)",
+        }),
+    }
+}
+
+/// `REDUCE_ALL` over the given axes of a bool input: true when every element of the box
+/// is (an empty box gives true).
+pub(crate) fn reduce_all(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), KernelError> {
+    let x = input(&op, 0, "input 0")?;
+    let out = output(&mut op)?;
+    match (x.data, &mut out.data) {
+        (Data::U8(v), DataMut::U8(y)) if v.len() == elements(x.shape) => {
+            let r = Reduction::new(x.shape, o, y.len())?;
+            r.each(|k, mut it| y[k] = u8::from(Iterator::all(&mut it, |i| v[i] != 0)));
+            Ok(())
+        }
+        (Data::U8(_), DataMut::U8(_)) => Err(KernelError::Shape {
+            what: "REDUCE_ALL's input length is not its shape's",
+        }),
+        _ => Err(KernelError::Type {
+            tensor: "input 0 or output 0 (REDUCE_ALL runs bool)",
         }),
     }
 }
