@@ -12,8 +12,8 @@ use crate::optimized::{self, Optimized};
 use crate::reference::compare::Cmp;
 use crate::reference::math::Float;
 use crate::reference::{
-    KernelError, Reference, activation, b2_resize, b2_split, b2_tconv, batch1, compare, conv,
-    elementwise, fc, lstm, math, pool, region, shape, softmax, svdf,
+    KernelError, Reference, accumulate, activation, b2_resize, b2_split, b2_tconv, batch1, compare,
+    conv, elementwise, fc, lstm, math, pool, region, shape, softmax, svdf,
 };
 
 /// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
@@ -72,6 +72,9 @@ kinds! {
     TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
     UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
     ArgMin::arg_min(o::ArgMaxOptions) [0] => batch1::arg_min;
+    Cumsum::cumsum(o::CumsumOptions) [0] => accumulate::cumsum;
+    L2Normalization::l2_normalization(o::L2NormOptions) [0] => accumulate::l2_normalization;
+    L2Pool2d::l2_pool_2d(o::Pool2dOptions) [0] => accumulate::l2_pool_2d;
     ReduceMin::reduce_min(o::ReduceOptions) [0] => batch1::reduce_min;
     ReduceAll::reduce_all(o::ReduceOptions) [0] => batch1::reduce_all;
 }
@@ -164,6 +167,7 @@ builtins! {
     "ELU" => math::elu;
     "FLOOR_DIV" => math::floor_div;
     "FLOOR_MOD" => math::floor_mod;
+    "ADD_N" => accumulate::add_n;
 }
 
 /// `Optimized`'s int8 `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` read an op's input

@@ -70,6 +70,9 @@ const SUPPORTED: &[&str] = &[
     "TRANSPOSE_CONV",
     "UNIDIRECTIONAL_SEQUENCE_LSTM",
     "ARG_MIN",
+    "CUMSUM",
+    "L2_NORMALIZATION",
+    "L2_POOL_2D",
     "REDUCE_MIN",
     "REDUCE_ALL",
     "EQUAL",
@@ -97,6 +100,7 @@ const SUPPORTED: &[&str] = &[
     "ELU",
     "FLOOR_DIV",
     "FLOOR_MOD",
+    "ADD_N",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

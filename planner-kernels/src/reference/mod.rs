@@ -81,6 +81,7 @@
 //! Q3.12 into its int16 logistic and tanh) and in float32; its hidden and cell states are
 //! the op's variables and carry from run to run.
 
+pub(crate) mod accumulate;
 pub(crate) mod activation;
 mod b2_fconv;
 mod b2_float;
