@@ -13,7 +13,7 @@ use crate::reference::compare::Cmp;
 use crate::reference::math::Float;
 use crate::reference::{
     KernelError, Reference, accumulate, activation, b2_resize, b2_split, b2_tconv, batch1, compare,
-    conv, elementwise, fc, lstm, math, pool, region, shape, softmax, svdf,
+    conv, elementwise, fc, lstm, math, matmul, pool, region, shape, softmax, svdf,
 };
 
 /// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
@@ -72,6 +72,7 @@ kinds! {
     TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
     UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
     ArgMin::arg_min(o::ArgMaxOptions) [0] => batch1::arg_min;
+    BatchMatMul::batch_matmul(o::BatchMatMulOptions) [0] => matmul::batch_matmul;
     Cumsum::cumsum(o::CumsumOptions) [0] => accumulate::cumsum;
     L2Normalization::l2_normalization(o::L2NormOptions) [0] => accumulate::l2_normalization;
     L2Pool2d::l2_pool_2d(o::Pool2dOptions) [0] => accumulate::l2_pool_2d;

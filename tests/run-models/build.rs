@@ -70,6 +70,7 @@ const SUPPORTED: &[&str] = &[
     "TRANSPOSE_CONV",
     "UNIDIRECTIONAL_SEQUENCE_LSTM",
     "ARG_MIN",
+    "BATCH_MATMUL",
     "CUMSUM",
     "L2_NORMALIZATION",
     "L2_POOL_2D",

@@ -96,6 +96,7 @@ pub(crate) mod fc;
 mod index;
 pub(crate) mod lstm;
 pub(crate) mod math;
+pub(crate) mod matmul;
 pub(crate) mod pool;
 pub(crate) mod region;
 pub(crate) mod shape;
