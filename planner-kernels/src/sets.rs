@@ -13,7 +13,7 @@ use crate::reference::compare::Cmp;
 use crate::reference::math::Float;
 use crate::reference::{
     KernelError, Reference, accumulate, activation, b2_resize, b2_split, b2_tconv, batch1, compare,
-    conv, elementwise, fc, lstm, math, matmul, pool, region, shape, softmax, svdf,
+    conv, elementwise, fc, lstm, math, matmul, pool, region, shape, softmax, space, svdf,
 };
 
 /// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
@@ -74,8 +74,11 @@ kinds! {
     ArgMin::arg_min(o::ArgMaxOptions) [0] => batch1::arg_min;
     BatchMatMul::batch_matmul(o::BatchMatMulOptions) [0] => matmul::batch_matmul;
     Cumsum::cumsum(o::CumsumOptions) [0] => accumulate::cumsum;
+    DepthToSpace::depth_to_space(o::BlockSizeOptions) [0] => space::depth_to_space;
+    SpaceToDepth::space_to_depth(o::BlockSizeOptions) [0] => space::space_to_depth;
     L2Normalization::l2_normalization(o::L2NormOptions) [0] => accumulate::l2_normalization;
     L2Pool2d::l2_pool_2d(o::Pool2dOptions) [0] => accumulate::l2_pool_2d;
+    MirrorPad::mirror_pad(o::MirrorPadOptions) [0] => space::mirror_pad;
     ReduceMin::reduce_min(o::ReduceOptions) [0] => batch1::reduce_min;
     ReduceAll::reduce_all(o::ReduceOptions) [0] => batch1::reduce_all;
 }
@@ -169,6 +172,9 @@ builtins! {
     "FLOOR_DIV" => math::floor_div;
     "FLOOR_MOD" => math::floor_mod;
     "ADD_N" => accumulate::add_n;
+    "BATCH_TO_SPACE_ND" => space::batch_to_space_nd;
+    "SPACE_TO_BATCH_ND" => space::space_to_batch_nd;
+    "REVERSE_V2" => space::reverse_v2;
 }
 
 /// `Optimized`'s int8 `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` read an op's input

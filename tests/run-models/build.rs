@@ -72,8 +72,11 @@ const SUPPORTED: &[&str] = &[
     "ARG_MIN",
     "BATCH_MATMUL",
     "CUMSUM",
+    "DEPTH_TO_SPACE",
+    "SPACE_TO_DEPTH",
     "L2_NORMALIZATION",
     "L2_POOL_2D",
+    "MIRROR_PAD",
     "REDUCE_MIN",
     "REDUCE_ALL",
     "EQUAL",
@@ -102,6 +105,9 @@ const SUPPORTED: &[&str] = &[
     "FLOOR_DIV",
     "FLOOR_MOD",
     "ADD_N",
+    "BATCH_TO_SPACE_ND",
+    "SPACE_TO_BATCH_ND",
+    "REVERSE_V2",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

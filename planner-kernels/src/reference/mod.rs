@@ -101,6 +101,7 @@ pub(crate) mod pool;
 pub(crate) mod region;
 pub(crate) mod shape;
 pub(crate) mod softmax;
+pub(crate) mod space;
 pub(crate) mod svdf;
 mod unary;
 
