@@ -13,7 +13,7 @@ use crate::reference::compare::Cmp;
 use crate::reference::math::Float;
 use crate::reference::{
     KernelError, Reference, accumulate, activation, b2_resize, b2_split, b2_tconv, batch1, compare,
-    conv, elementwise, fc, lstm, math, matmul, pool, region, shape, softmax, space, svdf,
+    conv, elementwise, fc, lookup, lstm, math, matmul, pool, region, shape, softmax, space, svdf,
 };
 
 /// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
@@ -175,6 +175,14 @@ builtins! {
     "BATCH_TO_SPACE_ND" => space::batch_to_space_nd;
     "SPACE_TO_BATCH_ND" => space::space_to_batch_nd;
     "REVERSE_V2" => space::reverse_v2;
+    "GATHER_ND" => lookup::gather_nd;
+    "EMBEDDING_LOOKUP" => lookup::embedding_lookup;
+    "DYNAMIC_UPDATE_SLICE" => lookup::dynamic_update_slice;
+    "FILL" => lookup::fill;
+    "ZEROS_LIKE" => lookup::zeros_like;
+    "SHAPE" => lookup::shape;
+    "BROADCAST_TO" => lookup::broadcast_to;
+    "BROADCAST_ARGS" => lookup::broadcast_args;
 }
 
 /// `Optimized`'s int8 `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` read an op's input

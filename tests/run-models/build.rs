@@ -108,6 +108,14 @@ const SUPPORTED: &[&str] = &[
     "BATCH_TO_SPACE_ND",
     "SPACE_TO_BATCH_ND",
     "REVERSE_V2",
+    "GATHER_ND",
+    "EMBEDDING_LOOKUP",
+    "DYNAMIC_UPDATE_SLICE",
+    "FILL",
+    "ZEROS_LIKE",
+    "SHAPE",
+    "BROADCAST_TO",
+    "BROADCAST_ARGS",
 ];
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):

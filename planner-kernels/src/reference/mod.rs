@@ -94,6 +94,7 @@ pub(crate) mod conv;
 pub(crate) mod elementwise;
 pub(crate) mod fc;
 mod index;
+pub(crate) mod lookup;
 pub(crate) mod lstm;
 pub(crate) mod math;
 pub(crate) mod matmul;
