@@ -308,6 +308,11 @@ fn main() {
         );
     }
     plan_group(&corpus, &manifests, &mut rust);
+    let _ = writeln!(
+        rust,
+        "/// The op kinds both kernel sets run (`build.rs`' list, which `tests/registered.rs` \
+         checks against TFLM's).\npub const SUPPORTED: &[&str] = &{SUPPORTED:?};"
+    );
     let target = out.join("models.rs");
     if fs::read_to_string(&target).ok().as_deref() != Some(rust.as_str()) {
         fs::write(&target, rust).expect("OUT_DIR is writable");
