@@ -50,11 +50,13 @@ pub(crate) fn gather_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     };
     remap(p.data, &mut out.data, &[Ty::F32, Ty::I8], error, |i| {
         let (s, e) = (i / slice.max(1), i % slice.max(1));
-        let from: i64 = (0..nd)
-            .map(|j| i64::from(indices[s * nd + j]) * strides[j] as i64)
-            .sum();
-        match usize::try_from(from) {
-            Ok(f) if f + slice <= total => Ok(Some(f + e)),
+        // Checked: an index far outside the params is refused, never an overflow.
+        let from = (0..nd).try_fold(0i64, |acc, j| {
+            let stride = i64::try_from(strides[j]).ok()?;
+            acc.checked_add(i64::from(indices[s * nd + j]).checked_mul(stride)?)
+        });
+        match from.and_then(|f| usize::try_from(f).ok()) {
+            Some(f) if f.checked_add(slice).is_some_and(|end| end <= total) => Ok(Some(f + e)),
             _ => Err(KernelError::Value {
                 what: "a GATHER_ND index tuple outside the params",
             }),

@@ -358,6 +358,8 @@ mod batch1_tests;
 #[cfg(test)]
 pub(crate) mod in_place_tests;
 #[cfg(test)]
+mod issue39_tests;
+#[cfg(test)]
 mod region_tests;
 #[cfg(test)]
 pub(crate) mod test_support;

@@ -357,7 +357,14 @@ pub(crate) fn mirror_pad(mut op: OpView<'_, '_>, o: &MirrorPadOptions) -> Result
     let mut before = [0i64; RANK];
     let mut count = 0;
     for (k, v) in ints(input(&op, 1, "input 1")?, true, &BAD)?.enumerate() {
-        if let (0, Some(b)) = (k % 2, before.get_mut(RANK - rank + k / 2)) {
+        let d = RANK - rank + k / 2;
+        // An amount outside [0, dim] mirrors nothing (and its arithmetic could overflow).
+        if dims.get(d).is_some_and(|&n| !(0..=n as i64).contains(&v)) {
+            return Err(KernelError::Value {
+                what: "a MIRROR_PAD amount below 0 or above its dimension",
+            });
+        }
+        if let (0, Some(b)) = (k % 2, before.get_mut(d)) {
             *b = v;
         }
         count += 1;
