@@ -968,7 +968,7 @@ fn options_of_the_issue_39_kinds_are_read_and_checked() {
         ),
         (
             100,
-            (77, None),
+            (77, Some(vec![])),
             OpOptions::MirrorPad(MirrorPadOptions {
                 mode: MirrorPadMode::Reflect,
             }),
@@ -981,7 +981,7 @@ fn options_of_the_issue_39_kinds_are_read_and_checked() {
     }
     let mut m = small_model();
     m.codes[0] = code(5);
-    m.subgraphs[0].ops[0].options = Some((94, None));
+    m.subgraphs[0].ops[0].options = Some((94, Some(vec![])));
     let msg = error_of(&m);
     assert_says(
         &msg,
