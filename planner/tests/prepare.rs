@@ -195,7 +195,9 @@ fn bundled_models_get_their_constants_and_kernel_scratch() {
     }
     // Every bundled model has some (the KWS, VWW and image models many).
     assert!(constants >= 200, "{constants} ops prepared");
-    assert!(scratch >= 12, "{scratch} kernel scratch buffers");
+    // Only convolutions run through im2col rows get scratch (1x1 ones without padding run as
+    // a GEMM): 10 over the bundled models.
+    assert!(scratch >= 10, "{scratch} kernel scratch buffers");
 }
 
 /// The multiplier the test computes agrees with the runtime's on values whose split is
