@@ -900,3 +900,19 @@ fn patch_options_apply_to_every_model_of_a_group() {
         &["need patches, but model kws of group kws_vww plans without them"],
     );
 }
+
+/// `planner --version`, as docs/cli.md shows it after `cargo install`: the crate's version.
+#[test]
+fn version_names_the_command_and_the_crate_version() {
+    let out = stdout_of(&["--version"]);
+    assert_eq!(out, format!("planner {}\n", env!("CARGO_PKG_VERSION")));
+    let doc = std::fs::read_to_string(root().join("docs/cli.md")).unwrap();
+    assert!(
+        doc.contains("cargo install --locked --path planner-build --features cli")
+            && doc.contains(&format!(
+                "planner --version      # planner {}",
+                env!("CARGO_PKG_VERSION")
+            )),
+        "docs/cli.md's install lines are not what the command does"
+    );
+}
