@@ -333,38 +333,7 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
         },
         None => quote!(#(#rest)*),
     };
-    let stage_doc = match split {
-        Some(split) => format!(
-            " The first stage (ops 0..={split}) runs once per patch (`PATCHES`, row-major over \
-             the grid), each of its ops over its tensors' regions in that patch \
-             (`patch_regions`), so `K` must also implement `Patches`; the ops after it run once \
-             over whole tensors."
-        ),
-        None => String::new(),
-    };
-    let prepared =
-        cx.l.file
-            .ops
-            .iter()
-            .filter(|o| o.prepared.is_some())
-            .count();
-    let stage_doc = if prepared > 0 {
-        format!(
-            "{stage_doc} {prepared} of its ops read constants the planner prepared for the kernel \
-             set (`[kernels] set = \"{}\"`, input 3 of each), so `K` must also declare that it \
-             reads their layout (`RequantV1`).",
-            cx.l.file.kernels.name()
-        )
-    } else {
-        stage_doc
-    };
-    let hooks_doc = if split.is_some() {
-        " A stage op is seen once per patch: `before_op`, `after_op` and `tap` with the same \
-         op index each time, the tap's views over that patch's regions (`In::region`; a dense \
-         view holds only the region's elements)."
-    } else {
-        ""
-    };
+    let (stage_doc, hooks_doc) = run_docs(cx, split);
     let methods = match streamed {
         None => {
             let doc = format!(
@@ -457,4 +426,42 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
             #methods
         }
     }
+}
+
+/// The doc sentences `run` (or `run_streamed`) and its `_with` variant add for a patch stage
+/// (`split`) and for prepared constants: the run's and the hooks'.
+fn run_docs(cx: &Ctx<'_>, split: Option<usize>) -> (String, &'static str) {
+    let stage_doc = match split {
+        Some(split) => format!(
+            " The first stage (ops 0..={split}) runs once per patch (`PATCHES`, row-major over \
+             the grid), each of its ops over its tensors' regions in that patch \
+             (`patch_regions`), so `K` must also implement `Patches`; the ops after it run once \
+             over whole tensors."
+        ),
+        None => String::new(),
+    };
+    let prepared =
+        cx.l.file
+            .ops
+            .iter()
+            .filter(|o| o.prepared.is_some())
+            .count();
+    let stage_doc = if prepared > 0 {
+        format!(
+            "{stage_doc} {prepared} of its ops read constants the planner prepared for the kernel \
+             set (`[kernels] set = \"{}\"`, input 3 of each), so `K` must also declare that it \
+             reads their layout (`RequantV1`).",
+            cx.l.file.kernels.name()
+        )
+    } else {
+        stage_doc
+    };
+    let hooks_doc = if split.is_some() {
+        " A stage op is seen once per patch: `before_op`, `after_op` and `tap` with the same \
+         op index each time, the tap's views over that patch's regions (`In::region`; a dense \
+         view holds only the region's elements)."
+    } else {
+        ""
+    };
+    (stage_doc, hooks_doc)
 }
