@@ -83,7 +83,7 @@ awk -v dir="$out/blocks" '
         line = $0
         while (match(line, /examples\/boards\/[a-z0-9][a-z0-9-]*/)) {
             name = substr(line, RSTART + 16, RLENGTH - 16)
-            if (name != "shared") board = name
+            if (name != "common") board = name
             line = substr(line, RSTART + RLENGTH)
         }
     }

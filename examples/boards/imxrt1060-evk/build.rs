@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-#[path = "../shared/golden.rs"]
+#[path = "../common/golden.rs"]
 mod golden;
 
 fn main() {

@@ -1,7 +1,7 @@
 //! Plans the model into `OUT_DIR`, writes `memory.x` from the `nrf52840` preset, passes the
 //! linker scripts, and writes the golden constants the firmware checks its output against.
 
-#[path = "../shared/golden.rs"]
+#[path = "../common/golden.rs"]
 mod golden;
 
 fn main() {

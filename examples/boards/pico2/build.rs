@@ -2,7 +2,7 @@
 //! preset, passes the linker scripts, and writes the golden constants the firmware checks its
 //! output against.
 
-#[path = "../shared/golden.rs"]
+#[path = "../common/golden.rs"]
 mod golden;
 
 fn main() {

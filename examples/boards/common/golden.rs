@@ -1,4 +1,4 @@
-//! The board examples' build scripts include this file (`#[path = "../shared/golden.rs"]`):
+//! The board examples' build scripts include this file (`#[path = "../common/golden.rs"]`):
 //! [`write`] turns a bundled model's golden file (`tests/run-models/goldens/<model>.json`,
 //! written by `scripts/tflm_goldens.py` from TFLite Micro's reference kernels) into
 //! `$OUT_DIR/golden.rs`, the constants a firmware compares its output with: the seed of the
