@@ -5,11 +5,11 @@
 //! negated input zero point, scaled as an operand is, rather than 0.
 
 use planner_rt::kernel::{Data, DataMut, OpView};
-use planner_rt::options::{Activation, CumsumOptions, Dims, L2NormOptions, Pool2dOptions};
+use planner_rt::options::{Activation, CumsumOptions, L2NormOptions, Pool2dOptions};
 
 use super::batch1::{clamp_f32, float_range, input, multiply_exp, resolve_axis};
-use super::conv::pad_before;
 use super::math::inv_sqrt;
+use super::pool::Window;
 use super::{KernelError, dims4, elements, output, params};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -318,16 +318,14 @@ pub(crate) fn l2_pool_2d(mut op: OpView<'_, '_>, o: &Pool2dOptions) -> Result<()
     if on != n || oc != c || v.len() != n * in_h * in_w * c || y.len() != n * out_h * out_w * c {
         return Err(short);
     }
-    let get = |v: i32, what| {
-        usize::try_from(v)
-            .ok()
-            .filter(|&v| v > 0)
-            .ok_or(KernelError::Options { what })
-    };
-    let (s_h, s_w) = (get(o.stride_h, "stride")?, get(o.stride_w, "stride")?);
-    let (f_h, f_w) = (get(o.filter_h, "filter")?, get(o.filter_w, "filter")?);
-    let pad_h = pad_before(o.padding, &Dims::EMPTY, 0, s_h, 1, in_h, f_h, out_h)?;
-    let pad_w = pad_before(o.padding, &Dims::EMPTY, 1, s_w, 1, in_w, f_w, out_w)?;
+    let Window {
+        s_h,
+        s_w,
+        f_h,
+        f_w,
+        pad_h,
+        pad_w,
+    } = Window::of(o, [in_h, in_w], [out_h, out_w])?;
     let (lo, hi) = float_range(o.activation)?;
     let window = |origin: isize, size: usize, f: usize| {
         let start = origin.max(0) as usize;

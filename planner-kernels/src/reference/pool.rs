@@ -42,16 +42,14 @@ pub(crate) fn pool_2d(
     }
     let xp = Plane::new(xi.shape, xi.region, x.len())?;
     let yp = Plane::new(out_shape, out_region, y.len())?;
-    let get = |v: i32, what| {
-        usize::try_from(v)
-            .ok()
-            .filter(|&v| v > 0)
-            .ok_or(KernelError::Options { what })
-    };
-    let (s_h, s_w) = (get(o.stride_h, "stride")?, get(o.stride_w, "stride")?);
-    let (f_h, f_w) = (get(o.filter_h, "filter")?, get(o.filter_w, "filter")?);
-    let pad_h = pad_before(o.padding, &Dims::EMPTY, 0, s_h, 1, in_h, f_h, out_h)?;
-    let pad_w = pad_before(o.padding, &Dims::EMPTY, 1, s_w, 1, in_w, f_w, out_w)?;
+    let Window {
+        s_h,
+        s_w,
+        f_h,
+        f_w,
+        pad_h,
+        pad_w,
+    } = Window::of(o, [in_h, in_w], [out_h, out_w])?;
     xp.holds(
         reach(yp.rows(), s_h, 1, pad_h, f_h, in_h),
         reach(yp.cols(), s_w, 1, pad_w, f_w, in_w),
@@ -97,4 +95,41 @@ pub(crate) fn pool_2d(
         }
     }
     Ok(())
+}
+
+/// A pooling window's strides, filter size and padding before the first row and column,
+/// read from its options (strides and filter sizes above 0) for input `[h, w]` and output
+/// `[h, w]`: what AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D share.
+pub(crate) struct Window {
+    pub(crate) s_h: usize,
+    pub(crate) s_w: usize,
+    pub(crate) f_h: usize,
+    pub(crate) f_w: usize,
+    pub(crate) pad_h: usize,
+    pub(crate) pad_w: usize,
+}
+
+impl Window {
+    pub(crate) fn of(
+        o: &Pool2dOptions,
+        [in_h, in_w]: [usize; 2],
+        [out_h, out_w]: [usize; 2],
+    ) -> Result<Window, KernelError> {
+        let get = |v: i32, what| {
+            usize::try_from(v)
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or(KernelError::Options { what })
+        };
+        let (s_h, s_w) = (get(o.stride_h, "stride")?, get(o.stride_w, "stride")?);
+        let (f_h, f_w) = (get(o.filter_h, "filter")?, get(o.filter_w, "filter")?);
+        Ok(Window {
+            s_h,
+            s_w,
+            f_h,
+            f_w,
+            pad_h: pad_before(o.padding, &Dims::EMPTY, 0, s_h, 1, in_h, f_h, out_h)?,
+            pad_w: pad_before(o.padding, &Dims::EMPTY, 1, s_w, 1, in_w, f_w, out_w)?,
+        })
+    }
 }
