@@ -72,3 +72,35 @@ fn bad_patch_options_are_refused() {
         assert!(e.contains(want), "{args:?}: {e}");
     }
 }
+
+/// `--patches` on a group manifest: `auto` gives every model a patch stage (docs/patches.md
+/// once said groups refused it); a fixed split, which names one model's op, is refused.
+#[test]
+fn a_group_takes_patches_auto_for_every_model() {
+    let root = support::root();
+    let manifest = support::tmp(
+        "patch_group.toml",
+        &format!(
+            "[group]\nname = \"two\"\n\n[[model]]\nname = \"pd\"\nsource = \"{}\"\n\n\
+             [[model]]\nname = \"ic\"\nsource = \"{}\"\n\n[platform]\npreset = \"generic\"\n",
+            root.join(MODEL).display(),
+            root.join("models/tiny_ic_resnet8_int8.tflite").display()
+        ),
+    );
+    let manifest = manifest.to_str().unwrap();
+    let v = json(&["plan", manifest, "--patches", "auto", "--format", "json"]);
+    let models = v["models"].as_array().unwrap();
+    assert_eq!(models.len(), 2);
+    for m in models {
+        assert!(
+            m["patches"]["grid"].is_array(),
+            "model {} has no patches",
+            m["model"]
+        );
+    }
+    assert_eq!(models[0]["patches"]["scratch_used"], 22488);
+    let off = json(&["plan", manifest, "--format", "json"]);
+    assert!(off["models"][0]["patches"].is_null());
+    let err = refused(&["plan", manifest, "--patches", "7:4x4"]);
+    assert!(err.contains("group two has 2 models"), "{err}");
+}
