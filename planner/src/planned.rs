@@ -99,6 +99,10 @@ pub struct GroupArena {
     /// Lower bound of the group's need (scratch: the largest component's sum of lower
     /// bounds; other roles: `used`).
     pub lower_bound: u64,
+    /// The bytes this arena may take: its memory's budget less what the group's arenas
+    /// before it there take (constants, then state, then scratch); `None` when the memory
+    /// has no budget. The same figure as `arena.total_size` where there is a budget.
+    pub budget: Option<u64>,
 }
 
 /// A finished group plan.

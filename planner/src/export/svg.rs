@@ -12,7 +12,9 @@
 //!
 //! [`group_svg`] draws a group: one panel per group arena, the models side by side (each
 //! its own ops), y the offset in the shared arena, each model's block outlined, so models
-//! that run in turn are seen reusing the same bytes and concurrent ones side by side.
+//! that run in turn are seen reusing the same bytes and concurrent ones side by side. As a
+//! model's, a group's scratch panels mark the group's lower bound (dashed) and shade its peak
+//! op: the op, in whichever model, with the most live bytes in that arena.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -131,18 +133,31 @@ fn bars(planned: &Planned, arena: &ArenaUsage) -> Vec<Bar> {
     out
 }
 
-/// The op with the most live bytes among `bars` (aliases counted once), and that sum.
+/// The op with the most live bytes among `bars` (aliases counted once), and that sum; the
+/// first such op on a tie. One sweep over the ops with the bars' starts and ends bucketed:
+/// linear in ops plus bars (a CSV problem has a million of each).
 fn peak(bars: &[Bar], ops: u32) -> (u32, u64) {
-    let mut best = (0, 0);
-    for op in 0..ops.max(1) {
-        let live: u64 = bars
-            .iter()
-            .filter(|b| !b.alias && b.start <= op && op <= b.end)
-            .map(|b| b.size)
-            .fold(0u64, u64::saturating_add);
-        if live > best.1 {
-            best = (op, live);
+    let n = ops.max(1) as usize;
+    // Bytes that become live at each op, and bytes that stop being live after it.
+    let mut starts = vec![0u64; n];
+    let mut ends = vec![0u64; n];
+    for b in bars.iter().filter(|b| !b.alias) {
+        let (start, end) = (b.start as usize, b.end as usize);
+        if start > end || start >= n {
+            continue;
         }
+        starts[start] = starts[start].saturating_add(b.size);
+        let end = end.min(n - 1);
+        ends[end] = ends[end].saturating_add(b.size);
+    }
+    let mut best = (0, 0);
+    let mut live = 0u64;
+    for op in 0..n {
+        live = live.saturating_add(starts[op]);
+        if live > best.1 {
+            best = (op as u32, live);
+        }
+        live = live.saturating_sub(ends[op]);
     }
     best
 }
@@ -222,7 +237,42 @@ fn group_panel(s: &mut String, group: &GroupPlanned, ga: &GroupArena, top: f64) 
             Some(format!("{} {} B at {}", m.model, u.bytes, u.base))
         })
         .collect();
-    let title = format!(
+    let n = group.models.len().max(1);
+    let band = PLOT_W / n as f64;
+    // Each model's tensors in this arena, from its own arena record (rebased: same role and
+    // memory as the group's); `None` for a model that does not use the arena.
+    let model_bars: Vec<Option<Vec<Bar>>> = group
+        .models
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            ga.users.iter().find(|u| u.model == k)?;
+            let own = m
+                .plan
+                .arenas()
+                .find(|a| a.role == arena.role && a.memory == arena.memory);
+            Some(own.map(|own| bars(m, own)).unwrap_or_default())
+        })
+        .collect();
+    let scratch = arena.role == ArenaRole::Scratch;
+    // The op with the most live bytes in this arena over every model, the first on a tie:
+    // (model, op, bytes).
+    let peak_at = scratch
+        .then(|| {
+            model_bars
+                .iter()
+                .enumerate()
+                .filter_map(|(k, b)| {
+                    let (op, bytes) = peak(b.as_ref()?, group.models[k].ops.max(1));
+                    Some((k, op, bytes))
+                })
+                .fold(None, |best: Option<(usize, u32, u64)>, c| match best {
+                    Some(b) if b.2 >= c.2 => Some(b),
+                    _ => Some(c),
+                })
+        })
+        .flatten();
+    let mut title = format!(
         "{} {}: {} bytes for {} (separate arenas: {} bytes)",
         arena.role.name(),
         arena.memory,
@@ -230,9 +280,27 @@ fn group_panel(s: &mut String, group: &GroupPlanned, ga: &GroupArena, top: f64) 
         users.join(", "),
         ga.separate
     );
+    if scratch {
+        let _ = write!(title, "; lower bound {} bytes", ga.lower_bound);
+    }
+    if let Some((k, op, bytes)) = peak_at {
+        let _ = write!(
+            title,
+            "; peak in model {} at op {op} ({bytes} bytes live)",
+            group.models[k].model
+        );
+    }
     panel_head(s, "arena group-arena", arena, &title, top, y0);
-    let n = group.models.len().max(1);
-    let band = PLOT_W / n as f64;
+    if let Some((k, op, bytes)) = peak_at {
+        let col = band / f64::from(group.models[k].ops.max(1));
+        let _ = writeln!(
+            s,
+            "<rect class=\"peak\" data-model=\"{}\" x=\"{:.2}\" y=\"{y0}\" width=\"{col:.2}\" height=\"{PLOT_H}\" fill=\"#ffeb3b\" fill-opacity=\"0.35\"><title>peak: model {} op {op}, {bytes} bytes live</title></rect>",
+            esc(&group.models[k].model),
+            LEFT + band * k as f64 + f64::from(op) * col,
+            esc(&group.models[k].model),
+        );
+    }
     for (k, m) in group.models.iter().enumerate() {
         let x0 = LEFT + band * k as f64;
         let col = band / f64::from(m.ops.max(1));
@@ -248,15 +316,8 @@ fn group_panel(s: &mut String, group: &GroupPlanned, ga: &GroupArena, top: f64) 
                 u.bytes,
                 u.base
             );
-            // The model's own arena record (rebased: same role and memory as the group's).
-            if let Some(own) = m
-                .plan
-                .arenas()
-                .find(|a| a.role == arena.role && a.memory == arena.memory)
-            {
-                for b in &bars(m, own) {
-                    tensor_rect(s, m, b, (x0, col), &y_of);
-                }
+            for b in model_bars[k].iter().flatten() {
+                tensor_rect(s, m, b, (x0, col), &y_of);
             }
         }
         let _ = writeln!(
@@ -274,6 +335,15 @@ fn group_panel(s: &mut String, group: &GroupPlanned, ga: &GroupArena, top: f64) 
                 y0 + PLOT_H
             );
         }
+    }
+    if scratch {
+        let y = y_of(ga.lower_bound);
+        let _ = writeln!(
+            s,
+            "<line class=\"lower-bound\" x1=\"{LEFT}\" y1=\"{y:.2}\" x2=\"{}\" y2=\"{y:.2}\" stroke=\"#c62828\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>lower bound: {} bytes</title></line>",
+            LEFT + PLOT_W,
+            ga.lower_bound
+        );
     }
     for k in 0..=4u64 {
         let offset = if k == 4 {

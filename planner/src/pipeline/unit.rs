@@ -482,6 +482,8 @@ fn push_arena(
         users,
         separate,
         lower_bound,
+        // Set by `charge`, once every arena is known.
+        budget: None,
     });
 }
 
@@ -639,15 +641,14 @@ fn charge(manifest: &Manifest, layout: &mut Layout) {
     let mut idx: Vec<usize> = (0..layout.arenas.len()).collect();
     idx.sort_by_key(|&i| order(layout.arenas[i].arena.role));
     for i in idx {
-        let a = &mut layout.arenas[i].arena;
-        a.total_size = match left.get_mut(&a.memory) {
-            Some(l) => {
-                let t = (*l).max(a.used);
-                *l = l.saturating_sub(a.used);
-                t
-            }
-            None => a.used,
-        };
+        let ga = &mut layout.arenas[i];
+        let a = &mut ga.arena;
+        ga.budget = left.get_mut(&a.memory).map(|l| {
+            let t = (*l).max(a.used);
+            *l = l.saturating_sub(a.used);
+            t
+        });
+        a.total_size = ga.budget.unwrap_or(a.used);
     }
 }
 

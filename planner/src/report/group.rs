@@ -125,8 +125,10 @@ pub fn group_explain(planned: &GroupPlanned, only: Option<&str>) -> String {
 }
 
 /// The group as one JSON object: `format_version`, `group`, `concurrent` (sets of model
-/// names), `arenas` (each group arena's fields, `separate` and `lower_bound`, and its
-/// `users`: `model`, `base`, `bytes`), then `models`: each model's plan as
+/// names), `arenas` (each group arena's `name`, `memory`, `role`, `source_memory`,
+/// `alignment`, `used`, `separate`, `lower_bound`, `budget` (the bytes the memory's budget
+/// leaves this arena, `null` without a budget) and its `users`: `model`, `base`, `bytes`),
+/// then `models`: each model's plan as
 /// [`crate::report::json`] gives it (offsets in the group's arenas).
 pub fn group_json(planned: &GroupPlanned) -> String {
     use serde_json::{Value, json};
@@ -141,6 +143,11 @@ pub fn group_json(planned: &GroupPlanned) -> String {
                 map.insert("name".into(), json!(arena_name));
                 map.insert("separate".into(), json!(ga.separate));
                 map.insert("lower_bound".into(), json!(ga.lower_bound));
+                // `total_size` (the arena record's) read as the arena's size beside `used`;
+                // it is the room the budget leaves, so it goes by that name, null when
+                // the memory has none.
+                map.remove("total_size");
+                map.insert("budget".into(), json!(ga.budget));
                 let users: Vec<Value> = ga
                     .users
                     .iter()
