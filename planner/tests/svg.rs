@@ -84,3 +84,86 @@ fn svg_has_one_rect_per_planned_tensor() {
     let planned = planner::plan_graph(&man, &g).unwrap();
     check(&planned);
 }
+
+/// A group's picture marks what a model's does: every scratch panel has one dashed
+/// lower-bound line at the group's bound and one shaded peak op in a model that uses the
+/// arena; the group JSON calls the budget's share `budget` (null without a budget), never
+/// `total_size`.
+#[test]
+fn group_svg_marks_bound_and_peak_and_the_json_names_the_budget() {
+    use planner::plan::ArenaRole;
+    for f in ["kws_vww.toml", "three.toml", "concurrent_spill.toml"] {
+        let path = root().join("planner/tests/data/groups").join(f);
+        let group = manifest::load_group(&path).unwrap();
+        let planned = planner::plan_group(&group).unwrap();
+        let text = planner::export::svg::group_svg(&planned);
+        let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+        let class = |n: &roxmltree::Node<'_, '_>| n.attribute("class").unwrap_or("").to_string();
+        let panels: Vec<_> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("g") && class(n).split(' ').any(|c| c == "arena"))
+            .collect();
+        assert_eq!(panels.len(), planned.arenas.len(), "{f}");
+        for (panel, ga) in panels.iter().zip(&planned.arenas) {
+            let scratch = ga.arena.role == ArenaRole::Scratch;
+            let inside = |c: &str| {
+                panel
+                    .descendants()
+                    .filter(|n| class(n) == c)
+                    .collect::<Vec<_>>()
+            };
+            let bounds = inside("lower-bound");
+            let peaks = inside("peak");
+            assert_eq!(
+                bounds.len(),
+                usize::from(scratch),
+                "{f} {}",
+                ga.arena.memory
+            );
+            assert_eq!(peaks.len(), usize::from(scratch), "{f} {}", ga.arena.memory);
+            if let (Some(line), Some(peak)) = (bounds.first(), peaks.first()) {
+                let title = |n: &roxmltree::Node<'_, '_>| {
+                    n.children()
+                        .find(|c| c.has_tag_name("title"))
+                        .and_then(|t| t.text())
+                        .unwrap_or("")
+                        .to_string()
+                };
+                assert_eq!(
+                    title(line),
+                    format!("lower bound: {} bytes", ga.lower_bound)
+                );
+                let model = peak.attribute("data-model").unwrap();
+                let k = planned
+                    .models
+                    .iter()
+                    .position(|m| m.model == model)
+                    .unwrap();
+                assert!(ga.users.iter().any(|u| u.model == k), "{f}: {model}");
+                // "peak: model M op N, B bytes live": live bytes fit in the arena.
+                let t = title(peak);
+                let live: u64 = t
+                    .rsplit(", ")
+                    .next()
+                    .and_then(|b| b.strip_suffix(" bytes live"))
+                    .unwrap()
+                    .parse()
+                    .unwrap();
+                assert!(live > 0 && live <= ga.arena.used, "{f}: {t}");
+            }
+        }
+        let json: serde_json::Value =
+            serde_json::from_str(&planner::report::group_json(&planned)).unwrap();
+        let arenas = json["arenas"].as_array().unwrap();
+        assert_eq!(arenas.len(), planned.arenas.len());
+        for (a, ga) in arenas.iter().zip(&planned.arenas) {
+            assert!(a.get("total_size").is_none(), "{f}: {a}");
+            assert_eq!(a["budget"], serde_json::json!(ga.budget), "{f}");
+            assert_eq!(a["used"], serde_json::json!(ga.arena.used), "{f}");
+        }
+        assert!(
+            planned.arenas.iter().any(|ga| ga.budget.is_some()),
+            "{f}: the preset's memories have budgets"
+        );
+    }
+}
