@@ -78,8 +78,9 @@ host! {
     pub mod verify;
     pub use error::{Error, Result};
     pub use pipeline::{
-        ArenaReport, ArenaUser, GroupArena, GroupPlanned, MAX_PROBLEM_HEIGHT, Planned, ProblemInput,
-        ProblemOutcome, Solution, SolvedProblem, Unit, plan, plan_graph, plan_group, plan_problem,
-        plan_unit, problem_input, solve_problem, users_of,
+        ArenaReport, ArenaUser, DEFAULT_SEARCH_TIME, GroupArena, GroupPlanned, MAX_PROBLEM_HEIGHT,
+        Planned, ProblemInput, ProblemOutcome, Solution, SolvedProblem, Unit, plan, plan_graph,
+        plan_group, plan_problem, plan_unit, problem_input, solve_problem, solve_problem_within,
+        users_of,
     };
 }

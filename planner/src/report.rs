@@ -16,7 +16,7 @@ use crate::pipeline::Planned;
 mod group;
 mod problem;
 pub use group::{group_csv, group_explain, group_json, group_table, group_title};
-pub use problem::{problem_json, problem_table};
+pub use problem::{problem_explain, problem_explain_rows, problem_json, problem_table};
 
 /// Version of the JSON report's shape.
 pub const JSON_FORMAT_VERSION: u32 = 1;

@@ -234,7 +234,8 @@ pub(super) struct PlanArgs {
     pub(super) node_budget: u64,
     /// Plan for about this long (`500ms`, `5s`, `2m`) instead of counting work, with the
     /// `auto` or `optimal` planner: the best plan found in that time, which depends on
-    /// the machine and its load (without it, plans never do).
+    /// the machine and its load (without it, plans never do). With --capacity, also the
+    /// exact search's stop (default 10s, a safety stop; `none`: the node budget alone).
     #[arg(long)]
     pub(super) time_limit: Option<String>,
     /// Refuse a plan whose arenas would not link for this target triple

@@ -4,8 +4,12 @@ use std::process::ExitCode;
 
 use planner::{Error, report};
 
+use super::args::RunArgs;
 use super::args::{ExplainArgs, Format};
-use super::input::{group_of, load, override_planner, plan, plan_group, refuse_in_place};
+use super::input::{
+    group_of, is_problem, load, override_planner, plan, plan_group, problem_manifest,
+    refuse_in_place, solve_csv,
+};
 use super::output::{print, rows_as, usage};
 
 /// `planner explain`: a group's or a model's lines, or its rows as JSON or CSV.
@@ -39,6 +43,9 @@ pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {
         print(&planner::report::group_explain(&planned, tensor));
         return Ok(ExitCode::SUCCESS);
     }
+    if is_problem(input)? {
+        return explain_problem(input, tensor, planner, format, &run);
+    }
     let mut inp = load(input, None)?;
     override_planner(&mut inp.manifest, planner)?;
     run.apply(input, &mut inp.manifest)?;
@@ -62,5 +69,38 @@ pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {
         return Ok(ExitCode::SUCCESS);
     }
     print(&report::explain(&planned, &planned.graph, tensor));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `planner explain X.csv`: where each buffer went in the plan `planner plan X.csv` prints
+/// (planned on the problem's own items, without the model pipeline: on 10^6 rows that took
+/// 44 s and 2.4 GB).
+fn explain_problem(
+    input: &std::path::Path,
+    tensor: Option<&str>,
+    planner: Option<&str>,
+    format: Format,
+    run: &RunArgs,
+) -> Result<ExitCode, Error> {
+    let mut m = problem_manifest(input, planner)?;
+    // Refuses --patches and the like, which a problem has no ops for.
+    run.apply(input, &mut m)?;
+    let csv = planner::import::csv::read(input)?;
+    if let Some(t) = tensor
+        && !csv.ids.iter().any(|id| id == t)
+    {
+        return Err(usage(&format!(
+            "problem {} has no buffer with id {t:?}; `planner explain {}` lists them",
+            m.name,
+            input.display()
+        )));
+    }
+    let solved = solve_csv(&csv, &m.planner)?;
+    if format != Format::Table {
+        let rows = report::problem_explain_rows(&m.name, &csv, &solved, tensor);
+        print(&rows_as(format, &rows));
+    } else {
+        print(&report::problem_explain(&csv, &solved, tensor));
+    }
     Ok(ExitCode::SUCCESS)
 }

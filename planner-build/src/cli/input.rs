@@ -88,6 +88,33 @@ pub(super) fn directory_hint(dir: &Path) -> Error {
     ))
 }
 
+/// The manifest a CSV problem plans under, as `planner plan X.csv` plans it: only its name
+/// (the file stem) and its planner (`auto` unless `planner` names another; heights run to
+/// gigabytes, so `auto` calls a part within a millionth of the bound done).
+pub(super) fn problem_manifest(input: &Path, planner: Option<&str>) -> Result<Manifest, Error> {
+    let mut m = Manifest::for_model_file(input);
+    m.planner = PlannerKind::default();
+    override_planner(&mut m, planner)?;
+    if let PlannerKind::Auto(o) = &mut m.planner {
+        o.slack_ppm = 1;
+    }
+    Ok(m)
+}
+
+/// Plans CSV problem `csv` on its own items ([`planner::solve_problem`]: no model pipeline,
+/// no plan maps), without a capacity, so it always plans.
+pub(super) fn solve_csv(
+    csv: &planner::import::csv::CsvProblem,
+    planner: &PlannerKind,
+) -> Result<planner::SolvedProblem, Error> {
+    match planner::solve_problem(csv, planner, None, 0)? {
+        planner::Solution::Solved(s) => Ok(*s),
+        planner::Solution::DoesNotFit { best_height, .. } => Err(Error::invalid_input(format!(
+            "internal planner error: a problem without a capacity did not fit (best height {best_height}); please report it with the problem file"
+        ))),
+    }
+}
+
 /// True for a CSV problem file.
 pub(super) fn is_problem(path: &Path) -> Result<bool, Error> {
     Ok(!path.is_dir() && matches!(planner::import::format_of(path)?.kind, FormatKind::Problem))

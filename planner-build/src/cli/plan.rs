@@ -3,14 +3,14 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use planner::manifest::{self, Manifest, Schedule};
+use planner::manifest::{self, Schedule};
 use planner::pack::PlannerKind;
 use planner::{Error, Planned, ProblemOutcome, Solution, report};
 
-use super::args::{Format, PlanArgs, parse_capacity};
+use super::args::{Format, PlanArgs, parse_capacity, parse_duration};
 use super::input::{
     Input, group_of, is_problem, links, load, override_planner, plan, plan_as, plan_group,
-    refuse_in_place, set_time_limit,
+    problem_manifest, refuse_in_place, set_time_limit,
 };
 use super::output::{eprint, print, usage, warn};
 
@@ -31,7 +31,7 @@ pub(super) fn command(args: PlanArgs) -> Result<ExitCode, Error> {
         run.patches.apply_group(&mut g)?;
         return plan_group_table(&g, &input, format, target.as_deref());
     }
-    if format != Format::Svg && is_problem(&input)? {
+    if is_problem(&input)? {
         return plan_problem_file(
             &input,
             planner.as_deref(),
@@ -64,7 +64,13 @@ pub(super) fn command(args: PlanArgs) -> Result<ExitCode, Error> {
                 ProblemOutcome::DoesNotFit {
                     best_height,
                     proven,
-                } => return Ok(does_not_fit(&input, cap, node_budget, best_height, proven)),
+                } => {
+                    let stop = Stop {
+                        nodes: node_budget,
+                        time: None,
+                    };
+                    return Ok(does_not_fit(&input, cap, stop, best_height, proven));
+                }
             }
         }
         _ => plan(&inp)?,
@@ -136,27 +142,42 @@ fn plan_problem_file(
 ) -> Result<ExitCode, Error> {
     let csv = planner::import::csv::read(input)?;
     // A manifest only carries the name and the planner here.
-    let mut m = Manifest::for_model_file(input);
-    m.planner = PlannerKind::default();
-    override_planner(&mut m, planner)?;
-    // Heights here run to gigabytes: a part within a millionth of the bound is done.
-    if let PlannerKind::Auto(o) = &mut m.planner {
-        o.slack_ppm = 1;
-    }
-    if let Some(t) = time_limit {
-        set_time_limit(&mut m, t)?;
-    }
+    let mut m = problem_manifest(input, planner)?;
     let cap = capacity.map(parse_capacity).transpose()?;
-    let solved = match planner::solve_problem(&csv, &m.planner, cap, node_budget)? {
-        Solution::Solved(s) => s,
-        Solution::DoesNotFit {
-            best_height,
-            proven,
-        } => {
-            let cap = cap.unwrap_or(0);
-            return Ok(does_not_fit(input, cap, node_budget, best_height, proven));
+    // Under a capacity, --time-limit is also the exact search's stop (`none`: the node
+    // budget alone, the same answer on every machine); without it, a safety stop.
+    let search_time = match time_limit {
+        None => Some(planner::DEFAULT_SEARCH_TIME),
+        Some("none") if cap.is_some() => None,
+        Some(t) => {
+            let d = parse_duration(t).ok_or_else(|| {
+                usage(&format!(
+                    "--time-limit {t:?} is not a duration; write a number with ms, s or m (\"500ms\", \"5s\"), or none with --capacity"
+                ))
+            })?;
+            if cap.is_none() || matches!(m.planner, PlannerKind::Auto(_) | PlannerKind::Optimal(_))
+            {
+                set_time_limit(&mut m, t)?;
+            }
+            Some(d)
         }
     };
+    let solved =
+        match planner::solve_problem_within(&csv, &m.planner, cap, node_budget, search_time)? {
+            Solution::Solved(s) => s,
+            Solution::DoesNotFit {
+                best_height,
+                proven,
+                timed_out,
+            } => {
+                let cap = cap.unwrap_or(0);
+                let stop = Stop {
+                    nodes: node_budget,
+                    time: timed_out.then_some(search_time).flatten(),
+                };
+                return Ok(does_not_fit(input, cap, stop, best_height, proven));
+            }
+        };
     let state = time_limit.map(|t| {
         let c = &solved.certificate;
         let line = if c.optimal {
@@ -177,7 +198,10 @@ fn plan_problem_file(
     let out = match format {
         Format::Json => report::problem_json(&m.name, &csv, &solved) + "\n",
         Format::Csv => planner::import::csv::write(&csv, &solved.packing),
-        _ => report::problem_table(&m.name, &csv, &solved) + state.as_deref().unwrap_or(""),
+        Format::Svg => planner::export::svg::problem_svg(&m.name, &csv, &solved),
+        Format::Table => {
+            report::problem_table(&m.name, &csv, &solved) + state.as_deref().unwrap_or("")
+        }
     };
     print(&out);
     Ok(ExitCode::SUCCESS)
@@ -185,13 +209,22 @@ fn plan_problem_file(
 
 /// A CSV problem that does not fit under `--capacity`: why, on standard error, and exit
 /// code 1.
-fn does_not_fit(
-    input: &Path,
-    cap: u64,
-    node_budget: u64,
-    best_height: u64,
-    proven: bool,
-) -> ExitCode {
+/// Where an unproven search stopped: its node budget, or its time limit when that came first.
+struct Stop {
+    nodes: u64,
+    time: Option<std::time::Duration>,
+}
+
+fn does_not_fit(input: &Path, cap: u64, stop: Stop, best_height: u64, proven: bool) -> ExitCode {
+    let node_budget = stop.nodes;
+    if let (false, Some(t)) = (proven, stop.time) {
+        eprint(&format!(
+            "error: no placement of {} below {cap} bytes was found before the exact search's time limit ({:.1} s, before its {node_budget}-node budget: another machine may search further); the best height found is {best_height}; raise --capacity, or --time-limit (none: the node budget alone, the same answer everywhere)\n",
+            input.display(),
+            t.as_secs_f64()
+        ));
+        return ExitCode::from(1);
+    }
     if proven {
         eprint(&format!(
             "error: {} does not fit below {cap} bytes: the exact search proved that no placement does; the best height found is {best_height}\n",

@@ -21,7 +21,9 @@ use std::fmt::Write as _;
 use std::string::String;
 use std::vec::Vec;
 
+use crate::SolvedProblem;
 use crate::graph::{Graph, TensorIndex, TensorKind};
+use crate::import::csv::CsvProblem;
 use crate::pipeline::{GroupArena, GroupPlanned, Planned};
 use crate::plan::{ArenaRole, ArenaUsage};
 
@@ -360,6 +362,93 @@ fn group_panel(s: &mut String, group: &GroupPlanned, ga: &GroupArena, top: f64) 
         );
     }
     s.push_str("</g>\n");
+}
+
+/// The picture of a CSV problem planned on its own items ([`crate::solve_problem`], the plan
+/// `planner plan X.csv` prints): one panel, x the time step, y the offset, one rectangle per
+/// buffer (`data-id` its id), the lower bound dashed and the peak step shaded, as a model's
+/// scratch panel. Linear in buffers plus steps: a sweep finds the peak, and each buffer is
+/// written once.
+pub fn problem_svg(name: &str, csv: &CsvProblem, solved: &SolvedProblem) -> String {
+    let items = &csv.problem.items;
+    let steps = items.iter().map(|it| it.end.saturating_add(1)).max().unwrap_or(0);
+    let bars: Vec<Bar> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| Bar {
+            index: i,
+            offset: solved.packing.offsets[i].unwrap_or(0),
+            size: it.size,
+            start: it.start,
+            end: it.end,
+            class: "activation",
+            alias: false,
+        })
+        .collect();
+    let panel_h = TITLE_H + PLOT_H + AXIS_H;
+    let legend_h = 16.0;
+    let width = LEFT + PLOT_W + 20.0;
+    let height = legend_h + panel_h + 10.0;
+    let mut s = String::with_capacity(230 * items.len() + 4096);
+    let _ = writeln!(
+        s,
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"sans-serif\" font-size=\"12\">"
+    );
+    let _ = writeln!(
+        s,
+        "<title>memory map of problem {} (planner {})</title>",
+        esc(name),
+        esc(&solved.planner)
+    );
+    let _ = writeln!(
+        s,
+        "<rect class=\"background\" x=\"0\" y=\"0\" width=\"{width}\" height=\"{height}\" fill=\"#ffffff\"/>"
+    );
+    let used = solved.packing.height;
+    let lower = solved.certificate.lower_bound;
+    let ops = steps.max(1);
+    let (peak_op, peak_bytes) = peak(&bars, ops);
+    let y0 = legend_h + TITLE_H;
+    let scale = used.max(1) as f64;
+    let y_of = |offset: u64| y0 + PLOT_H - offset as f64 / scale * PLOT_H;
+    let col = PLOT_W / f64::from(ops);
+    let arena = ArenaUsage::new("MEM", ArenaRole::Scratch, "MEM", used, 1);
+    let title = format!(
+        "scratch MEM: {used} bytes, {} buffers over {steps} steps; lower bound {lower} bytes; peak at step {peak_op} ({peak_bytes} bytes live)",
+        items.len()
+    );
+    panel_head(&mut s, "arena", &arena, &title, legend_h, y0);
+    let _ = writeln!(
+        s,
+        "<rect class=\"peak\" x=\"{:.2}\" y=\"{y0}\" width=\"{:.2}\" height=\"{PLOT_H}\" fill=\"#ffeb3b\" fill-opacity=\"0.35\"><title>peak step {peak_op}: {peak_bytes} bytes live</title></rect>",
+        LEFT + f64::from(peak_op) * col,
+        col
+    );
+    let fill = colour("activation");
+    for b in &bars {
+        let x = LEFT + f64::from(b.start) * col;
+        let w = (f64::from(b.end.saturating_sub(b.start)) + 1.0) * col;
+        let top = y_of(b.offset.saturating_add(b.size));
+        let h = (y_of(b.offset) - top).max(0.75);
+        let id = esc(&csv.ids[b.index]);
+        let _ = writeln!(
+            s,
+            "<rect class=\"tensor activation\" data-id=\"{id}\" x=\"{x:.2}\" y=\"{top:.2}\" width=\"{w:.2}\" height=\"{h:.2}\" fill=\"{fill}\" stroke=\"#ffffff\" stroke-width=\"0.5\"><title>{id}: {} bytes at offset {}, steps {}..{}</title></rect>",
+            b.size,
+            b.offset,
+            b.start,
+            u64::from(b.end) + 1,
+        );
+    }
+    let y = y_of(lower);
+    let _ = writeln!(
+        s,
+        "<line class=\"lower-bound\" x1=\"{LEFT}\" y1=\"{y:.2}\" x2=\"{}\" y2=\"{y:.2}\" stroke=\"#c62828\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>lower bound: {lower} bytes</title></line>",
+        LEFT + PLOT_W,
+    );
+    axes(&mut s, used, ops, y0, col);
+    s.push_str("</g>\n</svg>\n");
+    s
 }
 
 fn legend(s: &mut String) {

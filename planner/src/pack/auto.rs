@@ -195,7 +195,7 @@ pub(super) fn run_hill_climb(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
     run.search(Some(hill_climb::Budget {
         iterations: o.iterations,
         max_stall: o.max_stall_iterations,
-        work: None,
+        work: Some(o.budget),
         seed: o.seed,
         deadline: None,
     }))

@@ -38,6 +38,10 @@ with_defaults! {
         pub seed: u64 = 0,
         /// Stop after this many re-packs without improvement (default 50; `None`: never).
         pub max_stall_iterations: Option<u32> = Some(50),
+        /// Most work of the climb, in items placed plus placed neighbours examined, as
+        /// `auto`'s `budget` (default 4 000 000): re-packs cost up to the number of items, so
+        /// without it 300 re-packs of 10^5 items took 45 s and of 10^6 items past 300 s.
+        pub budget: u64 = 4_000_000,
     }
 
     /// Options of the `auto` planner, the default policy.

@@ -117,7 +117,7 @@ pub const PACKERS: &[Packer] = &[
     Packer::plain("tflm", || PlannerKind::Tflm, |_, r| tflm::pack(r.placer.problem)),
     Packer {
         name: "hill_climb",
-        keys: &["iterations", "seed", "max_stall_iterations"],
+        keys: &["iterations", "seed", "max_stall_iterations", "budget"],
         default: || PlannerKind::HillClimb(HillClimbOptions::default()),
         set: set_option,
         run: run_hill_climb,
@@ -271,6 +271,7 @@ fn set_hill_climb(o: &mut HillClimbOptions, key: &str, v: &OptionValue) -> Resul
         "iterations" => o.iterations = int_option(key, v, 0)?,
         "seed" => o.seed = seed_option(key, v)?,
         "max_stall_iterations" => o.max_stall_iterations = stall_option(key, v)?,
+        "budget" => o.budget = seed_option(key, v)?,
         _ => return Ok(false),
     }
     Ok(true)

@@ -53,7 +53,10 @@ use crate::verify::{self, VerifyRules};
 pub use crate::planned::{ArenaReport, ArenaUser, GroupArena, GroupPlanned, Planned};
 pub use unit::{Unit, plan_group, plan_unit, users_of};
 pub use problem::{ProblemInput, ProblemOutcome, plan_problem, problem_input};
-pub use solve::{MAX_PROBLEM_HEIGHT, Solution, SolvedProblem, solve_problem};
+pub use solve::{
+    DEFAULT_SEARCH_TIME, MAX_PROBLEM_HEIGHT, Solution, SolvedProblem, solve_problem,
+    solve_problem_within,
+};
 
 /// Plans the model a manifest names: imports it, then [`plan_graph`]. The one entry point
 /// for users of the library.

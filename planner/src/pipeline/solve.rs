@@ -48,8 +48,18 @@ pub enum Solution {
         best_height: u64,
         /// True when no packing fits below the capacity.
         proven: bool,
+        /// Unproven because the exact search reached its time limit before its node
+        /// budget: another machine (or load) may answer otherwise.
+        timed_out: bool,
     },
 }
+
+/// The exact search's wall-clock stop under a capacity when none is given
+/// ([`solve_problem`]): a safety stop for problems whose node budget would take longer (a
+/// node of a 10^6-row search costs far more than one of a thousand rows). Where the node
+/// budget binds first, as on every problem of the test suite, the answer is the same on every
+/// machine; where this stop binds, the answer says so ([`Solution::DoesNotFit::timed_out`]).
+pub const DEFAULT_SEARCH_TIME: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Packs a CSV problem with `planner` and checks the offsets independently.
 ///
@@ -64,6 +74,25 @@ pub fn solve_problem(
     capacity: Option<u64>,
     node_budget: u64,
 ) -> Result<Solution> {
+    solve_problem_within(
+        csv,
+        planner,
+        capacity,
+        node_budget,
+        Some(DEFAULT_SEARCH_TIME),
+    )
+}
+
+/// [`solve_problem`] with the exact search's wall-clock stop given: `None` searches until
+/// the node budget or an answer (the same answer on every machine), `Some(t)` stops after
+/// about `t` at the latest.
+pub fn solve_problem_within(
+    csv: &CsvProblem,
+    planner: &PlannerKind,
+    capacity: Option<u64>,
+    node_budget: u64,
+    time_limit: Option<std::time::Duration>,
+) -> Result<Solution> {
     ceiling(csv)?;
     let report = pack::pack_report(planner, &csv.problem);
     let mut solved = SolvedProblem {
@@ -77,9 +106,10 @@ pub fn solve_problem(
     {
         let opts = pack::optimal::OptimalOptions {
             node_budget,
-            time_limit: None,
+            time_limit,
         };
-        match pack::optimal::fits(&csv.problem, cap, &opts) {
+        let (outcome, stats) = pack::optimal::fits_with_stats(&csv.problem, cap, &opts);
+        match outcome {
             pack::optimal::Outcome::Fits(p) => {
                 solved.certificate = pack::certify(&csv.problem, &p);
                 solved.packing = p;
@@ -89,12 +119,14 @@ pub fn solve_problem(
                 return Ok(Solution::DoesNotFit {
                     best_height: solved.packing.height,
                     proven: true,
+                    timed_out: false,
                 });
             }
             pack::optimal::Outcome::Unknown(best) => {
                 return Ok(Solution::DoesNotFit {
                     best_height: solved.packing.height.min(best.height),
                     proven: false,
+                    timed_out: stats.timed_out,
                 });
             }
         }
@@ -389,6 +421,58 @@ mod tests {
         match solve_problem(&p, &PlannerKind::default(), Some(2), 1000).unwrap() {
             Solution::DoesNotFit { proven, .. } => assert!(proven),
             Solution::Solved(_) => panic!("3 bytes live at step 0"),
+        }
+    }
+
+    /// 600 random buffers (SplitMix64) that the heuristics do not pack at the lower bound,
+    /// asked to fit under the bound: a search that neither finds nor rules out a packing
+    /// soon.
+    fn hard() -> (CsvProblem, u64) {
+        let mut x = 0x5EED_u64;
+        let mut next = || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let rows: Vec<(u64, u32, u32, Option<u64>)> = (0..600)
+            .map(|_| {
+                let start = (next() % 300) as u32;
+                let len = (next() % 40) as u32;
+                (16 + next() % 4000, start, start + len, None)
+            })
+            .collect();
+        let p = csv(&rows);
+        let Solution::Solved(s) = solve_problem(&p, &PlannerKind::Greedy, None, 0).unwrap() else {
+            panic!("no capacity")
+        };
+        assert!(s.certificate.height > s.certificate.lower_bound, "too easy");
+        (p, s.certificate.lower_bound)
+    }
+
+    #[test]
+    fn a_time_limit_stops_the_search_and_says_so() {
+        let (p, bound) = hard();
+        // No node budget to speak of, 1 ms: the time stop binds and the answer says so.
+        let tiny = Some(std::time::Duration::from_millis(1));
+        match solve_problem_within(&p, &PlannerKind::Greedy, Some(bound), u64::MAX, tiny)
+            .unwrap()
+        {
+            Solution::DoesNotFit {
+                proven, timed_out, ..
+            } => assert!(!proven && timed_out, "proven {proven}, timed out {timed_out}"),
+            Solution::Solved(_) => panic!("fit at the bound within 1 ms"),
+        }
+        // The node budget first: the same answer on every machine, not a timeout.
+        for time in [None, Some(crate::DEFAULT_SEARCH_TIME)] {
+            match solve_problem_within(&p, &PlannerKind::Greedy, Some(bound), 5000, time).unwrap()
+            {
+                Solution::DoesNotFit {
+                    proven, timed_out, ..
+                } => assert!(!proven && !timed_out, "proven {proven}, timed out {timed_out}"),
+                Solution::Solved(_) => panic!("fit at the bound within 5000 nodes"),
+            }
         }
     }
 }

@@ -144,6 +144,80 @@ pub fn problem_json(name: &str, csv: &CsvProblem, solved: &SolvedProblem) -> Str
     s
 }
 
+/// Why a buffer of a CSV problem is where it is: there is one memory and one role, so the
+/// reason is its lifetime and the planner that packed it.
+fn problem_reason(csv: &CsvProblem, solved: &SolvedProblem, i: usize) -> String {
+    let it = &csv.problem.items[i];
+    format!(
+        "live over steps {}..{} (upper exclusive), packed by planner {}",
+        it.start,
+        u64::from(it.end) + 1,
+        solved.planner
+    )
+}
+
+/// `planner explain` for a CSV problem planned on its own items ([`crate::solve_problem`],
+/// the plan `planner plan X.csv` prints): one line per buffer in file order, `only` keeping
+/// the buffer of that id. Written straight from the rows: no plan maps.
+pub fn problem_explain(csv: &CsvProblem, solved: &SolvedProblem, only: Option<&str>) -> String {
+    let items = &csv.problem.items;
+    let mut s = String::with_capacity(if only.is_some() { 256 } else { 120 * items.len() });
+    for (i, it) in items.iter().enumerate() {
+        let id = &csv.ids[i];
+        if only.is_some_and(|o| o != id) {
+            continue;
+        }
+        let off = solved.packing.offsets[i].unwrap_or(0);
+        let _ = writeln!(
+            s,
+            "{id} {id}: scratch/MEM @{off} +{} — {}",
+            it.size,
+            problem_reason(csv, solved, i)
+        );
+    }
+    s
+}
+
+/// The rows of [`crate::report::explain_rows`] for a CSV problem: the same header, one row
+/// per buffer (`only` keeping one id), model `name`.
+pub fn problem_explain_rows(
+    name: &str,
+    csv: &CsvProblem,
+    solved: &SolvedProblem,
+    only: Option<&str>,
+) -> Vec<Vec<String>> {
+    let header = [
+        "model",
+        "tensor",
+        "name",
+        "role",
+        "memory",
+        "source_memory",
+        "offset",
+        "size",
+        "reason",
+    ];
+    let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
+    for (i, it) in csv.problem.items.iter().enumerate() {
+        let id = &csv.ids[i];
+        if only.is_some_and(|o| o != id) {
+            continue;
+        }
+        rows.push(vec![
+            name.to_string(),
+            id.clone(),
+            id.clone(),
+            "scratch".into(),
+            "MEM".into(),
+            "MEM".into(),
+            solved.packing.offsets[i].unwrap_or(0).to_string(),
+            it.size.to_string(),
+            problem_reason(csv, solved, i),
+        ]);
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
