@@ -423,5 +423,4 @@ mod tests {
             Solution::Solved(_) => panic!("3 bytes live at step 0"),
         }
     }
-
 }
