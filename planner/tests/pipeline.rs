@@ -448,3 +448,32 @@ fn the_checker_on_two_threads_names_the_same_faults() {
         "{v:?}"
     );
 }
+
+/// The exact search under a capacity stops at its time limit and says so, and a node budget
+/// reached first is not a timeout. MiniMalloc's challenging instance E fits at 1,048,576
+/// bytes, but the search needs about 2.5 million nodes to find it (bench/RESULTS.md), and the
+/// heuristic alone does not fit it: a zero time limit stops it at its first clock reading
+/// (node 1,024), the same on every machine.
+#[test]
+fn a_time_limit_stops_the_exact_search_and_says_so() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/challenging/E.1048576.csv");
+    let csv = planner::import::csv::read(&path).unwrap();
+    let kind = planner::pack::PlannerKind::Greedy;
+    let cap = Some(1_048_576);
+    let zero = Some(std::time::Duration::ZERO);
+    match planner::solve_problem_within(&csv, &kind, cap, u64::MAX, zero).unwrap() {
+        planner::Solution::DoesNotFit {
+            proven, timed_out, ..
+        } => assert!(!proven && timed_out, "proven {proven}, timed out {timed_out}"),
+        planner::Solution::Solved(_) => panic!("fit with a zero time limit"),
+    }
+    // 5,000 nodes first, with or without the default time stop: unproven, not timed out.
+    for time in [None, Some(planner::DEFAULT_SEARCH_TIME)] {
+        match planner::solve_problem_within(&csv, &kind, cap, 5_000, time).unwrap() {
+            planner::Solution::DoesNotFit {
+                proven, timed_out, ..
+            } => assert!(!proven && !timed_out, "proven {proven}, timed out {timed_out}"),
+            planner::Solution::Solved(_) => panic!("fit within 5,000 nodes"),
+        }
+    }
+}
