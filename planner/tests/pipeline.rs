@@ -464,7 +464,10 @@ fn a_time_limit_stops_the_exact_search_and_says_so() {
     match planner::solve_problem_within(&csv, &kind, cap, u64::MAX, zero).unwrap() {
         planner::Solution::DoesNotFit {
             proven, timed_out, ..
-        } => assert!(!proven && timed_out, "proven {proven}, timed out {timed_out}"),
+        } => assert!(
+            !proven && timed_out,
+            "proven {proven}, timed out {timed_out}"
+        ),
         planner::Solution::Solved(_) => panic!("fit with a zero time limit"),
     }
     // 5,000 nodes first, with or without the default time stop: unproven, not timed out.
@@ -472,7 +475,10 @@ fn a_time_limit_stops_the_exact_search_and_says_so() {
         match planner::solve_problem_within(&csv, &kind, cap, 5_000, time).unwrap() {
             planner::Solution::DoesNotFit {
                 proven, timed_out, ..
-            } => assert!(!proven && !timed_out, "proven {proven}, timed out {timed_out}"),
+            } => assert!(
+                !proven && !timed_out,
+                "proven {proven}, timed out {timed_out}"
+            ),
             planner::Solution::Solved(_) => panic!("fit within 5,000 nodes"),
         }
     }

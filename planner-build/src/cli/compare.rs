@@ -116,6 +116,8 @@ fn compare_problem(
         "time",
     ])];
     let mut heights = BTreeMap::new();
+    // The problem's lower bound, as every planner's certificate gives it.
+    let mut bound = None;
     for name in PlannerKind::NAMES {
         let m = problem_manifest(input, Some(name))?;
         let mut took = std::time::Duration::MAX;
@@ -135,6 +137,7 @@ fn compare_problem(
             Ok(s) => {
                 let c = &s.certificate;
                 heights.insert(*name, c.height);
+                bound = Some(c.lower_bound);
                 rows.push(vec![
                     name.to_string(),
                     "MEM".into(),
@@ -179,10 +182,15 @@ fn compare_problem(
         } else {
             fit.join(", ")
         };
-        line.push_str(&format!(
-            "capacity {cap}: under it {fit}; `planner plan {} --capacity {cap}` searches below it when no heuristic fits.\n",
-            input.display()
-        ));
+        match bound {
+            Some(b) if cap < b => line.push_str(&format!(
+                "capacity {cap}: under the lower bound {b} (the most bytes live at one step), so no packing fits.\n"
+            )),
+            _ => line.push_str(&format!(
+                "capacity {cap}: under it {fit}; `planner plan {} --capacity {cap}` searches below it when no heuristic fits.\n",
+                input.display()
+            )),
+        }
     }
     Ok(aligned(&title, &rows) + &line)
 }
