@@ -5,6 +5,8 @@
 # SVG and its screenshot to docs/memory-map.svg and docs/memory-map.png (the picture in the README and docs/cli.md).
 #
 # Installs Debian's `chromium` when missing. Usage: bash scripts/svg_render.sh [--update-docs]
+# PLANNER_BIN names a `planner` binary already built (CI gives the one `cargo test` built);
+# without it the script builds one.
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -32,8 +34,13 @@ fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 cd "$root"
-cargo build -q -p planner-build --features cli --bin planner
-"$root/target/debug/planner" plan "$manifest" --format svg >"$work/map.svg"
+planner="${PLANNER_BIN:-}"
+if [ -z "$planner" ]; then
+    cargo build -q -p planner-build --features cli --bin planner
+    planner="$root/target/debug/planner"
+fi
+[ -x "$planner" ] || die "no planner binary at $planner"
+"$planner" plan "$manifest" --format svg >"$work/map.svg"
 
 # The picture's size, from the root element.
 width="$(grep -o '<svg [^>]*' "$work/map.svg" | grep -o ' width="[0-9.]*"' | grep -o '[0-9]*' | head -1)"
