@@ -439,27 +439,25 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
     s
 }
 
+/// The header row of `explain` as rows, for a model and for a CSV problem.
+pub(crate) const EXPLAIN_HEADER: [&str; 9] = [
+    "model",
+    "tensor",
+    "name",
+    "role",
+    "memory",
+    "source_memory",
+    "offset",
+    "size",
+    "reason",
+];
+
 /// `explain` as rows for machine-readable output: a header (`model`, `tensor`, `name`,
 /// `role`, `memory`, `source_memory`, `offset`, `size`, `reason`), then one row per tensor
 /// (`only`: the one with that id or name); an unused tensor has role `unplaced` and empty
 /// memory and offset.
 pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
-    let mut rows = vec![
-        [
-            "model",
-            "tensor",
-            "name",
-            "role",
-            "memory",
-            "source_memory",
-            "offset",
-            "size",
-            "reason",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect::<Vec<String>>(),
-    ];
+    let mut rows: Vec<Vec<String>> = vec![EXPLAIN_HEADER.iter().map(|s| s.to_string()).collect()];
     let patches = planned.graph.patches.as_ref();
     if patches.is_some() {
         rows[0].push("regions".to_string());

@@ -47,33 +47,12 @@ pub(super) fn command(args: CompareArgs) -> Result<ExitCode, Error> {
 }
 
 fn compare(inp: &Input, format: Format) -> Result<String, Error> {
-    let mut rows = vec![header([
-        "planner",
-        "memory",
-        "used",
-        "lower bound",
-        "ratio",
-        "optimal",
-        "time",
-    ])];
+    let mut rows = vec![header(COLUMNS)];
     let mut m = inp.manifest.clone();
     for name in PlannerKind::NAMES {
         m.planner = PlannerKind::from_name(name, &BTreeMap::new())
             .map_err(|e| Error::invalid_input(&e.message))?;
-        // Best of three runs, so a cold first run does not decide the figure; a long
-        // run is not repeated.
-        let mut took = std::time::Duration::MAX;
-        let mut result = None;
-        for _ in 0..3 {
-            let start = Instant::now();
-            let r = plan_as(inp, &m);
-            took = took.min(start.elapsed());
-            result = Some(r);
-            if took >= REPEAT_BELOW {
-                break;
-            }
-        }
-        let Some(result) = result else { continue };
+        let (result, took) = timed(|| plan_as(inp, &m));
         rows.extend(scratch_rows(name, result, &millis(took)));
     }
     if inp.problem.is_none() {
@@ -92,9 +71,37 @@ fn compare(inp: &Input, format: Format) -> Result<String, Error> {
     Ok(aligned(&title, &rows) + &tflm_line(inp))
 }
 
+/// The columns of a compare table, for a model and for a CSV problem.
+const COLUMNS: [&str; 7] = [
+    "planner",
+    "memory",
+    "used",
+    "lower bound",
+    "ratio",
+    "optimal",
+    "time",
+];
+
 /// A run shorter than this is repeated, best of three, so a cold first run does not decide
 /// the figure; a longer one (a CSV problem of 10^6 rows) runs once.
 const REPEAT_BELOW: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Runs `run` and times it: best of three runs, so a cold first run does not decide the
+/// figure, or once when it takes [`REPEAT_BELOW`] or more. The last run's result.
+fn timed<T>(mut run: impl FnMut() -> T) -> (T, std::time::Duration) {
+    let start = Instant::now();
+    let mut result = run();
+    let mut took = start.elapsed();
+    for _ in 1..3 {
+        if took >= REPEAT_BELOW {
+            break;
+        }
+        let start = Instant::now();
+        result = run();
+        took = took.min(start.elapsed());
+    }
+    (result, took)
+}
 
 /// `compare` for a CSV problem: every planner on the problem's own items, as `planner plan
 /// X.csv` plans it ([`planner::solve_problem`], no model pipeline: on 10^6 rows that took
@@ -106,32 +113,13 @@ fn compare_problem(
     format: Format,
 ) -> Result<String, Error> {
     let csv = planner::import::csv::read(input)?;
-    let mut rows = vec![header([
-        "planner",
-        "memory",
-        "used",
-        "lower bound",
-        "ratio",
-        "optimal",
-        "time",
-    ])];
+    let mut rows = vec![header(COLUMNS)];
     let mut heights = BTreeMap::new();
     // The problem's lower bound, as every planner's certificate gives it.
     let mut bound = None;
     for name in PlannerKind::NAMES {
         let m = problem_manifest(input, Some(name))?;
-        let mut took = std::time::Duration::MAX;
-        let mut result = None;
-        for _ in 0..3 {
-            let start = Instant::now();
-            let r = solve_csv(&csv, &m.planner);
-            took = took.min(start.elapsed());
-            result = Some(r);
-            if took >= REPEAT_BELOW {
-                break;
-            }
-        }
-        let Some(result) = result else { continue };
+        let (result, took) = timed(|| solve_csv(&csv, &m.planner));
         let took = millis(took);
         match result {
             Ok(s) => {

@@ -186,18 +186,12 @@ pub fn problem_explain_rows(
     solved: &SolvedProblem,
     only: Option<&str>,
 ) -> Vec<Vec<String>> {
-    let header = [
-        "model",
-        "tensor",
-        "name",
-        "role",
-        "memory",
-        "source_memory",
-        "offset",
-        "size",
-        "reason",
+    let mut rows = vec![
+        crate::report::EXPLAIN_HEADER
+            .iter()
+            .map(|h| h.to_string())
+            .collect::<Vec<_>>(),
     ];
-    let mut rows = vec![header.iter().map(|h| h.to_string()).collect::<Vec<_>>()];
     for (i, it) in csv.problem.items.iter().enumerate() {
         let id = &csv.ids[i];
         if only.is_some_and(|o| o != id) {
