@@ -50,7 +50,7 @@ kinds! {
     Mean::mean(o::MeanOptions) [0] => shape::mean, fast optimized::pool::mean;
     Transpose::transpose(o::TransposeOptions) [0] => shape::transpose;
     Concatenation::concatenation(o::ConcatenationOptions) [0] => shape::concatenation;
-    Svdf::svdf(o::SvdfOptions) [0] => svdf::svdf;
+    Svdf::svdf(o::SvdfOptions) [0] => svdf::svdf, fast optimized::svdf::svdf;
     StridedSlice::strided_slice(o::StridedSliceOptions) [0] => shape::strided_slice;
     ResizeNearestNeighbor::resize_nearest_neighbor(o::ResizeNearestNeighborOptions) [0] => shape::resize_nearest_neighbor;
     DepthwiseConv2dInPlace::depthwise_conv_2d_in_place(o::DepthwiseConv2dOptions) [0] => conv::depthwise_conv_2d_in_place, fast optimized::depthwise::depthwise_conv_2d_in_place;

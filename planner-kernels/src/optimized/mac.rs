@@ -142,6 +142,12 @@ impl Scalar {
     pub(crate) fn output(&self, v: i32) -> i8 {
         self.channel.scale(v).max(self.lo).min(self.hi) as i8
     }
+
+    /// The output of `v` for a wider type than int8 (`lo` and `hi` its range).
+    #[inline(always)]
+    pub(crate) fn wide(&self, v: i32) -> i32 {
+        self.channel.scale(v).max(self.lo).min(self.hi) as i32
+    }
 }
 
 /// Up to [`BLOCK`] channels of a [`Requant`], unpacked, with its zero point and clamp.

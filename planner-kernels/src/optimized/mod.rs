@@ -4,7 +4,7 @@
 //! input 3, an im2col scratch tensor) are in the crate docs.
 //!
 //! Each group of fast kinds has a module (`conv`, `depthwise`, `fc`, `elementwise`, `pool`:
-//! `MEAN` and `PAD`) whose
+//! `MEAN` and `PAD`, `svdf`) whose
 //! entry point checks the op as the reference kernel would and runs the reference kernel
 //! for anything it does not speed up (so errors are the reference's too). The inner loops
 //! of the convolutions and fully-connected layers are [`mac`]'s, behind two functions an
@@ -17,6 +17,7 @@ pub(crate) mod elementwise;
 pub(crate) mod fc;
 mod mac;
 pub(crate) mod pool;
+pub(crate) mod svdf;
 
 use core::ops::Range;
 
@@ -173,4 +174,4 @@ fn filter_scales(q: &planner_rt::Quant) -> &'static [f32] {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

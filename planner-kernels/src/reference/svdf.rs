@@ -8,10 +8,10 @@ use planner_rt::kernel::{DataMut, OpView};
 use planner_rt::options::SvdfOptions;
 
 use super::{KernelError, input_i8, params};
-use crate::{multiply_by_quantized_multiplier, quantize_multiplier};
+use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
 /// State element types: int8 or int16.
-trait State: Copy {
+pub(crate) trait State: Copy {
     const MIN: i32;
     const MAX: i32;
     fn get(self) -> i32;
@@ -34,8 +34,79 @@ macro_rules! state {
 }
 state!(i8, i16);
 
-/// Writes the newest features through the setter it is given (position, value).
-type Features<'f> = &'f dyn Fn(&mut dyn FnMut(usize, i32));
+/// The inner loops of one SVDF step, which a faster kernel set may replace with loops that
+/// give the same values, bit for bit ([`svdf_with`] checks the op and calls them with
+/// lengths that fit).
+pub(crate) trait Loops {
+    /// For each row `r` of `out.len()` rows of `w` (`x.len()` weights each, back to back):
+    /// `out[r] = clamp(mbqm(Σ w[r][i] · (x[i] − z), m), lo, hi)`, the sum wrapping.
+    fn features(
+        &self,
+        x: &[i8],
+        w: &[i8],
+        z: i32,
+        m: QuantizedMultiplier,
+        range: (i32, i32),
+        out: &mut [i32],
+    );
+    /// For each row `r` of `out.len()` rows of `memory` elements: `out[r] = Σ w[r][i] ·
+    /// (s[r][i] − z)`, wrapping.
+    fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]);
+    /// `y[i] = clamp(mbqm(acc[i], m) + z, -128, 127)`, the addition saturating.
+    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]);
+    /// Moves every element of `state` one place down (`state[i] = state[i + 1]`; the last
+    /// keeps its value).
+    fn shift<T: State>(&self, state: &mut [T]) {
+        state.copy_within(1.., 0);
+    }
+}
+
+/// The reference loops: TFLite Micro's, element by element.
+struct Plain;
+
+impl Loops for Plain {
+    fn features(
+        &self,
+        x: &[i8],
+        w: &[i8],
+        z: i32,
+        m: QuantizedMultiplier,
+        (lo, hi): (i32, i32),
+        out: &mut [i32],
+    ) {
+        for (o, row) in out.iter_mut().zip(w.chunks_exact(x.len().max(1))) {
+            let mut dot: i32 = 0;
+            for (w, v) in row.iter().zip(x) {
+                dot = dot.wrapping_add(i32::from(*w) * (i32::from(*v) - z));
+            }
+            *o = multiply_by_quantized_multiplier(dot, m).clamp(lo, hi);
+        }
+    }
+
+    fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]) {
+        let rows = w
+            .chunks_exact(memory.max(1))
+            .zip(s.chunks_exact(memory.max(1)));
+        for (o, (w, s)) in out.iter_mut().zip(rows) {
+            let mut sum: i32 = 0;
+            for (w, v) in w.iter().zip(s) {
+                sum = sum.wrapping_add(w.get() * (v.get() - z));
+            }
+            *o = sum;
+        }
+    }
+
+    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
+        for (a, o) in acc.iter().zip(y.iter_mut()) {
+            *o = multiply_by_quantized_multiplier(*a, m)
+                .saturating_add(z)
+                .clamp(-128, 127) as i8;
+        }
+    }
+}
+
+/// Filters whose projections or time sums one call of a [`Loops`] function computes.
+const FILTER_CHUNK: usize = 64;
 
 /// Sizes of one SVDF op.
 struct Dims {
@@ -46,7 +117,16 @@ struct Dims {
     rank: usize,
 }
 
-pub(crate) fn svdf(mut op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
+pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
+    svdf_with(op, o, &Plain)
+}
+
+/// `SVDF` with the inner loops `loops` (the module docs' steps; every check here).
+pub(crate) fn svdf_with<L: Loops>(
+    mut op: OpView<'_, '_>,
+    o: &SvdfOptions,
+    loops: &L,
+) -> Result<(), KernelError> {
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (wf, wfi) = input_i8(&op, 1, "input 1 (feature weights)")?;
     let wt = op.input(2).ok_or(KernelError::Missing {
@@ -103,22 +183,25 @@ pub(crate) fn svdf(mut op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), Kernel
     let state = op.variable(4).ok_or(KernelError::Missing {
         tensor: "input 4 (state)",
     })?;
-    let features = |set: &mut dyn FnMut(usize, i32)| {
-        project(x, wf, &d, z_in, m1, set);
-    };
     let mut results = [[0i32; 64]; 8];
     if d.batch > results.len() {
         return Err(KernelError::Shape {
             what: "svdf has more than 8 batches",
         });
     }
-    let mut keep = |b: usize, a: &[i32]| results[b][..a.len()].copy_from_slice(a);
+    let inputs = Inputs {
+        x,
+        wf,
+        z_in,
+        m1,
+        bias,
+    };
     match (&mut state.data, wt.data) {
         (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => {
-            step(s, t, &d, z_state, &features, bias, &mut keep)?;
+            step(s, t, &d, z_state, &inputs, loops, &mut results)?;
         }
         (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => {
-            step(s, t, &d, z_state, &features, bias, &mut keep)?;
+            step(s, t, &d, z_state, &inputs, loops, &mut results)?;
         }
         _ => {
             return Err(KernelError::Type {
@@ -138,74 +221,76 @@ pub(crate) fn svdf(mut op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), Kernel
         return Ok(());
     }
     for (row, out) in results.iter().zip(y.chunks_exact_mut(units)) {
-        for (acc, o) in row.iter().zip(out.iter_mut()) {
-            *o = multiply_by_quantized_multiplier(*acc, m2)
-                .saturating_add(z_out)
-                .clamp(-128, 127) as i8;
-        }
+        loops.output(&row[..units], m2, z_out, out);
     }
     Ok(())
 }
 
-/// Steps the state back in time, writes the newest features (from `features`), and sums
-/// the state against the time weights, with the bias, per batch and unit into `per_batch`.
-fn step<T: State>(
+/// What the feature projection reads: the input, the feature weights, the input's zero
+/// point, the multiplier into the state's scale, and the bias.
+struct Inputs<'a> {
+    x: &'a [i8],
+    wf: &'a [i8],
+    z_in: i32,
+    m1: QuantizedMultiplier,
+    bias: Option<&'a [i32]>,
+}
+
+/// Steps the state back in time, writes the newest features (the input's projection,
+/// requantised into the state's scale, clamped to its type, plus its zero point, wrapping
+/// as C's conversion does, as TFLite Micro stores it), and sums the state against the time
+/// weights, with the bias, per batch and unit into `per_batch`.
+fn step<T: State, L: Loops>(
     state: &mut [T],
     time: &[T],
     d: &Dims,
     z_state: i32,
-    features: Features<'_>,
-    bias: Option<&[i32]>,
-    per_batch: &mut dyn FnMut(usize, &[i32]),
+    inputs: &Inputs<'_>,
+    loops: &L,
+    per_batch: &mut [[i32; 64]; 8],
 ) -> Result<(), KernelError> {
     if state.len() != d.batch * d.filters * d.memory || time.len() != d.filters * d.memory {
         return Err(KernelError::Shape {
             what: "svdf state or time weights have another length",
         });
     }
-    state.copy_within(1.., 0);
-    // TFLM clamps the projection to the state type's range, then adds the zero point and
-    // stores it as that type (wrapping, as C's conversion does).
-    features(&mut |at, q| state[at] = T::from(q.clamp(T::MIN, T::MAX).wrapping_add(z_state)));
+    loops.shift(state);
     let units = d.filters / d.rank;
-    for b in 0..d.batch {
-        let mut acc = [0i32; 64];
-        for (u, a) in acc.iter_mut().enumerate().take(units) {
-            *a = bias.map_or(0, |bias| bias[u]);
-        }
-        for f in 0..d.filters {
-            let mut sum: i32 = 0;
-            let s = &state[(b * d.filters + f) * d.memory..][..d.memory];
-            for (w, v) in time[f * d.memory..(f + 1) * d.memory].iter().zip(s) {
-                sum = sum.wrapping_add(w.get() * (v.get() - z_state));
+    let mut chunk = [0i32; FILTER_CHUNK];
+    for (b, acc) in per_batch.iter_mut().enumerate().take(d.batch) {
+        let x = &inputs.x[b * d.input..(b + 1) * d.input];
+        let state = &mut state[b * d.filters * d.memory..(b + 1) * d.filters * d.memory];
+        let mut f0 = 0;
+        while f0 < d.filters {
+            let n = FILTER_CHUNK.min(d.filters - f0);
+            let w = &inputs.wf[f0 * d.input..(f0 + n) * d.input];
+            let range = (T::MIN, T::MAX);
+            loops.features(x, w, inputs.z_in, inputs.m1, range, &mut chunk[..n]);
+            for (f, q) in chunk[..n].iter().enumerate() {
+                state[(f0 + f) * d.memory + d.memory - 1] = T::from(q.wrapping_add(z_state));
             }
-            acc[f / d.rank] = acc[f / d.rank].wrapping_add(sum);
+            f0 += n;
         }
-        per_batch(b, &acc[..units]);
+        for (u, a) in acc.iter_mut().enumerate().take(units) {
+            *a = inputs.bias.map_or(0, |bias| bias[u]);
+        }
+        let mut f0 = 0;
+        while f0 < d.filters {
+            let n = FILTER_CHUNK.min(d.filters - f0);
+            let rows = f0 * d.memory..(f0 + n) * d.memory;
+            loops.time(
+                &time[rows.clone()],
+                &state[rows],
+                d.memory,
+                z_state,
+                &mut chunk[..n],
+            );
+            for (f, sum) in chunk[..n].iter().enumerate() {
+                let u = (f0 + f) / d.rank;
+                acc[u] = acc[u].wrapping_add(*sum);
+            }
+            f0 += n;
+        }
     }
     Ok(())
-}
-
-/// The feature projection of the input, requantised into the state's scale: calls `set`
-/// with each filter's newest state position and value (before clamping and before the
-/// state's zero point).
-fn project(
-    x: &[i8],
-    wf: &[i8],
-    d: &Dims,
-    z_in: i32,
-    m1: crate::QuantizedMultiplier,
-    set: &mut dyn FnMut(usize, i32),
-) {
-    for b in 0..d.batch {
-        let input = &x[b * d.input..(b + 1) * d.input];
-        for f in 0..d.filters {
-            let mut dot: i32 = 0;
-            for (w, v) in wf[f * d.input..(f + 1) * d.input].iter().zip(input) {
-                dot = dot.wrapping_add(i32::from(*w) * (i32::from(*v) - z_in));
-            }
-            let q = multiply_by_quantized_multiplier(dot, m1);
-            set((b * d.filters + f) * d.memory + d.memory - 1, q);
-        }
-    }
 }

@@ -1,0 +1,275 @@
+//! The fast `SVDF` (Helium and the host): the reference kernel's checks and steps
+//! ([`svdf_with`](crate::reference::svdf::svdf_with)) with loops LLVM vectorises. A
+//! projection `Σ w · (x − z)` is computed as `Σ w · x − z · Σ w` (equal in wrapping `i32`
+//! arithmetic), so the products are of the stored values and widen straight into the
+//! accumulator; the requantisations are [`Scalar`]'s branch-free form of TFLite's.
+
+use planner_rt::kernel::OpView;
+use planner_rt::options::SvdfOptions;
+
+use super::mac::Scalar;
+use crate::QuantizedMultiplier;
+use crate::reference::KernelError;
+use crate::reference::svdf::{Loops, State, svdf_with};
+
+/// `SVDF` with the loops below; on cores with the DSP extension but no vector lanes (the
+/// Cortex-M4, M7, M33) the reference kernel's, which measured fewer instructions there
+/// (LLVM emits no `SMLAD` for these loops, and the two-loop projection then costs more).
+pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
+    if cfg!(all(planner_dsp, not(planner_mve))) {
+        return crate::reference::svdf::svdf(op, o);
+    }
+    svdf_with(op, o, &Fast)
+}
+
+/// The vectorisable loops.
+struct Fast;
+
+/// `Σ a · b`, wrapping, in one plain loop: LLVM makes it a tail-predicated `VMLAVA` loop
+/// for Helium (the chunked [`mac`](super::mac) dot products widen to 32 bits and spill
+/// there), a scalar `MLA` loop elsewhere.
+#[inline(always)]
+fn dot<T: State>(a: &[T], b: &[T]) -> i32 {
+    a.iter().zip(b).fold(0i32, |t, (a, b)| {
+        t.wrapping_add(a.get().wrapping_mul(b.get()))
+    })
+}
+
+/// `Σ w · (x − z)`, wrapping, as `Σ w · x − z · Σ w`: two loops over the stored bytes,
+/// whose products widen straight into the accumulator.
+#[inline(always)]
+fn feature_dot(x: &[i8], w: &[i8], z: i32) -> i32 {
+    let offset = if z == 0 { 0 } else { z.wrapping_mul(sum(w)) };
+    dot(x, w).wrapping_sub(offset)
+}
+
+/// `Σ v`, wrapping.
+#[inline(always)]
+fn sum<T: State>(v: &[T]) -> i32 {
+    v.iter().fold(0i32, |a, &v| a.wrapping_add(v.get()))
+}
+
+impl Loops for Fast {
+    fn features(
+        &self,
+        x: &[i8],
+        w: &[i8],
+        z: i32,
+        m: QuantizedMultiplier,
+        (lo, hi): (i32, i32),
+        out: &mut [i32],
+    ) {
+        let q = Scalar::new(m.multiplier, m.shift, 0, lo, hi);
+        for (o, row) in out.iter_mut().zip(w.chunks_exact(x.len().max(1))) {
+            *o = q.wide(feature_dot(x, row, z));
+        }
+    }
+
+    fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]) {
+        let rows = w
+            .chunks_exact(memory.max(1))
+            .zip(s.chunks_exact(memory.max(1)));
+        for (o, (w, s)) in out.iter_mut().zip(rows) {
+            let t = dot(w, s);
+            let offset = if z == 0 { 0 } else { z.wrapping_mul(sum(w)) };
+            *o = t.wrapping_sub(offset);
+        }
+    }
+
+    /// Eight elements at a time through a register copy: `copy_within` is a `memmove` whose
+    /// source is one element past its destination, which the library copies with shifted
+    /// word loads at several instructions a word.
+    fn shift<T: State>(&self, state: &mut [T]) {
+        const N: usize = 8;
+        let n = state.len();
+        let mut i = 0;
+        while i + N < n {
+            let mut t = [state[i]; N];
+            t.copy_from_slice(&state[i + 1..i + 1 + N]);
+            state[i..i + N].copy_from_slice(&t);
+            i += N;
+        }
+        while i + 1 < n {
+            state[i] = state[i + 1];
+            i += 1;
+        }
+    }
+
+    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
+        let q = Scalar::new(m.multiplier, m.shift, z, -128, 127);
+        for (a, o) in acc.iter().zip(y.iter_mut()) {
+            *o = q.output(*a);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::vec::Vec;
+    use std::{format, vec};
+
+    use planner_rt::kernel::{In, OpView, Out, Svdf};
+    use planner_rt::options::SvdfOptions;
+
+    use crate::optimized::tests::Rng;
+    use crate::reference::in_place_tests::info;
+    use crate::{KernelError, Optimized, Reference};
+
+    /// A random SVDF op: `batch × input` in, `filters = units · rank` filters of `memory`
+    /// steps, int8 or int16 state and time weights, with or without a bias.
+    struct Case {
+        batch: usize,
+        input: usize,
+        units: usize,
+        rank: usize,
+        memory: usize,
+        x: Vec<i8>,
+        wf: Vec<i8>,
+        wt: Vec<i16>,
+        bias: Option<Vec<i32>>,
+        state: Vec<i16>,
+        scales: [f32; 5],
+        zeros: [i64; 3],
+    }
+
+    impl Case {
+        fn random(r: &mut Rng, wide: bool) -> Case {
+            let (batch, input) = (r.size(1, 3), r.size(1, 150));
+            let (units, rank, memory) = (r.size(1, 40), r.size(1, 3), r.size(1, 33));
+            let filters = units * rank;
+            let (lo, hi) = if wide { (-32768, 32767) } else { (-128, 127) };
+            let values = |r: &mut Rng, n: usize| -> Vec<i16> {
+                (0..n).map(|_| r.range(lo, hi) as i16).collect()
+            };
+            let zero = |r: &mut Rng| match r.range(0, 3) {
+                0 => -128,
+                1 => 127,
+                2 => 0,
+                _ => r.range(-128, 127),
+            };
+            Case {
+                batch,
+                input,
+                units,
+                rank,
+                memory,
+                x: r.i8s(batch * input),
+                wf: r.i8s(filters * input),
+                wt: values(r, filters * memory),
+                bias: (!r.one_in(4)).then(|| r.i32s(units, -100_000, 100_000)),
+                state: values(r, batch * filters * memory),
+                scales: [
+                    r.scale(0.001, 0.1),
+                    r.scale(0.001, 0.05),
+                    r.scale(0.0001, 0.01),
+                    r.scale(0.001, 0.1),
+                    r.scale(0.0001, 0.01),
+                ],
+                // The input's, the state's (0 in TFLite's int16 models) and the output's.
+                zeros: [zero(r), if wide { 0 } else { zero(r) }, zero(r)],
+            }
+        }
+
+        /// Two steps of the op with `set`, int8 state: the outputs and the state after each.
+        fn run_i8<K: Svdf<Error = KernelError>>(
+            &self,
+            set: &mut K,
+        ) -> Result<Vec<i8>, KernelError> {
+            run!(self, set, i8)
+        }
+
+        /// [`Case::run_i8`] with int16 state and time weights.
+        fn run_i16<K: Svdf<Error = KernelError>>(
+            &self,
+            set: &mut K,
+        ) -> Result<Vec<i8>, KernelError> {
+            run!(self, set, i16)
+        }
+    }
+
+    /// The body of [`Case::run_i8`] and [`Case::run_i16`], for state type `$t`.
+    macro_rules! run {
+        ($case:expr, $set:expr, $t:ty) => {{
+            let c = $case;
+            let filters = c.units * c.rank;
+            let [s_in, s_wf, s_wt, s_state, s_out] = c.scales;
+            let [z_in, z_state, z_out] = c.zeros;
+            let xi = info::<i8>(&[c.batch, c.input], &[s_in], &[z_in]);
+            let wfi = info::<i8>(&[filters, c.input], &[s_wf], &[0]);
+            let wti = info::<$t>(&[filters, c.memory], &[s_wt], &[0]);
+            let bi = info::<i32>(&[c.units], &[1.0], &[0]);
+            let si = info::<$t>(&[c.batch, filters * c.memory], &[s_state], &[z_state]);
+            let yi = info::<i8>(&[c.batch, c.units], &[s_out], &[z_out]);
+            let wt: Vec<$t> = c.wt.iter().map(|&v| v as $t).collect();
+            let mut state: Vec<$t> = c.state.iter().map(|&v| v as $t).collect();
+            let o = SvdfOptions {
+                rank: c.rank as i32,
+                ..Default::default()
+            };
+            let mut seen = Vec::new();
+            for _ in 0..2 {
+                let mut y = vec![0x11i8; c.batch * c.units];
+                let inputs = [
+                    Some(In::new(&c.x[..], &xi)),
+                    Some(In::new(&c.wf[..], &wfi)),
+                    Some(In::new(&wt[..], &wti)),
+                    c.bias.as_ref().map(|b| In::new(&b[..], &bi)),
+                    Some(In::variable(0, &si)),
+                ];
+                let mut outputs = [Out::new(&mut y[..], &yi)];
+                let mut variables = [Out::new(&mut state[..], &si)];
+                $set.svdf(
+                    OpView {
+                        index: 0,
+                        opcode: "SVDF",
+                        inputs: &inputs,
+                        outputs: &mut outputs,
+                        scratch: &mut [],
+                        variables: &mut variables,
+                    },
+                    &o,
+                )?;
+                seen.extend_from_slice(&y);
+                // The state, byte by byte: any difference in it shows.
+                seen.extend(state.iter().flat_map(|&v| v.to_le_bytes()).map(|b| b as i8));
+            }
+            Ok(seen)
+        }};
+    }
+    use run;
+
+    #[test]
+    fn svdf_equals_reference_with_int8_and_int16_state() {
+        let mut r = Rng::new(0x5FDF);
+        let (mut cases, mut varied) = (0, 0);
+        for case in 0..300 {
+            let wide = r.one_in(2);
+            let c = Case::random(&mut r, wide);
+            let (want, got) = if wide {
+                (c.run_i16(&mut Reference), c.run_i16(&mut Optimized))
+            } else {
+                (c.run_i8(&mut Reference), c.run_i8(&mut Optimized))
+            };
+            let context = format!(
+                "case {case}: {}x{} in, {} units of rank {}, memory {}, {} state, zeros {:?}",
+                c.batch,
+                c.input,
+                c.units,
+                c.rank,
+                c.memory,
+                if wide { "int16" } else { "int8" },
+                c.zeros
+            );
+            let want = want.unwrap_or_else(|e| panic!("{context}: reference: {e}"));
+            let got = got.unwrap_or_else(|e| panic!("{context}: optimized: {e}"));
+            assert_eq!(got, want, "{context}");
+            // The outputs of the first step vary (a constant output would prove little).
+            let y = &want[..c.batch * c.units];
+            cases += 1;
+            varied += usize::from(y.iter().any(|&v| v != y[0]));
+        }
+        assert!(varied * 2 >= cases, "only {varied} of {cases} cases varied");
+    }
+}
