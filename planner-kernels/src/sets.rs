@@ -70,7 +70,7 @@ kinds! {
     Unpack::unpack(o::UnpackOptions) [0] => b2_split::unpack;
     ResizeBilinear::resize_bilinear(o::ResizeBilinearOptions) [0] => b2_resize::resize_bilinear;
     TransposeConv::transpose_conv(o::TransposeConvOptions) [0] => b2_tconv::transpose_conv;
-    UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm;
+    UnidirectionalSequenceLstm::unidirectional_sequence_lstm(o::UnidirectionalSequenceLstmOptions) [0] => lstm::unidirectional_sequence_lstm, fast optimized::lstm::unidirectional_sequence_lstm;
     ArgMin::arg_min(o::ArgMaxOptions) [0] => batch1::arg_min;
     BatchMatMul::batch_matmul(o::BatchMatMulOptions) [0] => matmul::batch_matmul;
     Cumsum::cumsum(o::CumsumOptions) [0] => accumulate::cumsum;

@@ -4,7 +4,7 @@
 //! input 3, an im2col scratch tensor) are in the crate docs.
 //!
 //! Each group of fast kinds has a module (`conv`, `depthwise`, `fc`, `elementwise`, `pool`:
-//! `MEAN` and `PAD`, `svdf`) whose
+//! `MEAN` and `PAD`, `svdf`, `lstm`) whose
 //! entry point checks the op as the reference kernel would and runs the reference kernel
 //! for anything it does not speed up (so errors are the reference's too). The inner loops
 //! of the convolutions and fully-connected layers are [`mac`]'s, behind two functions an
@@ -15,6 +15,8 @@ pub(crate) mod conv;
 pub(crate) mod depthwise;
 pub(crate) mod elementwise;
 pub(crate) mod fc;
+mod lanes;
+pub(crate) mod lstm;
 mod mac;
 pub(crate) mod pool;
 pub(crate) mod svdf;

@@ -7,6 +7,7 @@
 use planner_rt::kernel::OpView;
 use planner_rt::options::SvdfOptions;
 
+use super::lanes::{dot, sum};
 use super::mac::Scalar;
 use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
@@ -25,28 +26,12 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
 /// The vectorisable loops.
 struct Fast;
 
-/// `Σ a · b`, wrapping, in one plain loop: LLVM makes it a tail-predicated `VMLAVA` loop
-/// for Helium (the chunked [`mac`](super::mac) dot products widen to 32 bits and spill
-/// there), a scalar `MLA` loop elsewhere.
-#[inline(always)]
-fn dot<T: State>(a: &[T], b: &[T]) -> i32 {
-    a.iter().zip(b).fold(0i32, |t, (a, b)| {
-        t.wrapping_add(a.get().wrapping_mul(b.get()))
-    })
-}
-
 /// `Σ w · (x − z)`, wrapping, as `Σ w · x − z · Σ w`: two loops over the stored bytes,
 /// whose products widen straight into the accumulator.
 #[inline(always)]
 fn feature_dot(x: &[i8], w: &[i8], z: i32) -> i32 {
     let offset = if z == 0 { 0 } else { z.wrapping_mul(sum(w)) };
     dot(x, w).wrapping_sub(offset)
-}
-
-/// `Σ v`, wrapping.
-#[inline(always)]
-fn sum<T: State>(v: &[T]) -> i32 {
-    v.iter().fold(0i32, |a, &v| a.wrapping_add(v.get()))
 }
 
 impl Loops for Fast {

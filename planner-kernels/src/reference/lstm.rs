@@ -126,9 +126,39 @@ impl Dims {
     }
 }
 
+/// The int8 kernel's inner product, which a faster kernel set may replace with one that
+/// gives the same value, bit for bit.
+pub(crate) trait GateDot {
+    /// `Σ (w[i] − w_zero) · (x[i] − x_zero)` over `x.len()` elements (`w` as long),
+    /// wrapping.
+    fn gate_dot(&self, w: &[i8], w_zero: i32, x: &[i8], x_zero: i32) -> i32;
+}
+
+/// TFLite Micro's loop, element by element.
+pub(crate) struct Plain;
+
+impl GateDot for Plain {
+    fn gate_dot(&self, w: &[i8], w_zero: i32, x: &[i8], x_zero: i32) -> i32 {
+        let mut acc: i32 = 0;
+        for (xv, wv) in x.iter().zip(w) {
+            acc = acc.wrapping_add((i32::from(*wv) - w_zero).wrapping_mul(i32::from(*xv) - x_zero));
+        }
+        acc
+    }
+}
+
 pub(crate) fn unidirectional_sequence_lstm(
     op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
+) -> Result<(), KernelError> {
+    unidirectional_sequence_lstm_with(op, o, &Plain)
+}
+
+/// `UNIDIRECTIONAL_SEQUENCE_LSTM` (module docs) with the int8 inner product `dot`.
+pub(crate) fn unidirectional_sequence_lstm_with<L: GateDot>(
+    op: OpView<'_, '_>,
+    o: &UnidirectionalSequenceLstmOptions,
+    dot: &L,
 ) -> Result<(), KernelError> {
     for (i, what) in UNSUPPORTED {
         if op.input(i).is_some() {
@@ -150,7 +180,7 @@ pub(crate) fn unidirectional_sequence_lstm(
         .ok_or(KernelError::Missing { tensor: "input 0" })?;
     let d = dims(&op, &x, o.time_major)?;
     match x.data {
-        Data::I8(_) => int8(op, o, d),
+        Data::I8(_) => int8(op, o, d, dot),
         Data::F32(_) => float(op, o, d),
         _ => Err(super::kind_error(&x, "input 0")),
     }
@@ -249,19 +279,19 @@ struct Gate<'a> {
 
 /// The int16 gate input at scale 2^-12 of unit `j`: both products requantised and clamped
 /// to int16, then added with saturation.
-fn gate16(g: &Gate<'_>, j: usize, x: &[i8], z_x: i32, h: &[i8], z_h: i32) -> i32 {
-    let n = x.len();
-    let mut acc: i32 = 0;
-    for (xv, wv) in x.iter().zip(&g.w[j * n..(j + 1) * n]) {
-        acc = acc.wrapping_add((i32::from(*wv) - g.w_zero).wrapping_mul(i32::from(*xv) - z_x));
-    }
-    acc = acc.wrapping_add(g.bias[j]);
+fn gate16<L: GateDot>(
+    dot: &L,
+    g: &Gate<'_>,
+    j: usize,
+    (x, z_x): (&[i8], i32),
+    (h, z_h): (&[i8], i32),
+) -> i32 {
+    let (n, s) = (x.len(), h.len());
+    let acc = dot
+        .gate_dot(&g.w[j * n..(j + 1) * n], g.w_zero, x, z_x)
+        .wrapping_add(g.bias[j]);
     let a = clamp16(multiply_by_quantized_multiplier(acc, g.m_in));
-    let s = h.len();
-    let mut acc: i32 = 0;
-    for (hv, wv) in h.iter().zip(&g.r[j * s..(j + 1) * s]) {
-        acc = acc.wrapping_add((i32::from(*wv) - g.r_zero).wrapping_mul(i32::from(*hv) - z_h));
-    }
+    let acc = dot.gate_dot(&g.r[j * s..(j + 1) * s], g.r_zero, h, z_h);
     let b = clamp16(multiply_by_quantized_multiplier(acc, g.m_rec));
     clamp16(a + b)
 }
@@ -299,10 +329,11 @@ fn cell_tanh_scaling(power: i32) -> Result<(i32, u32), KernelError> {
     }
 }
 
-fn int8(
+fn int8<L: GateDot>(
     mut op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
     d: Dims,
+    dot: &L,
 ) -> Result<(), KernelError> {
     let xi = i8s(&op, INPUT, "input 0")?;
     let x = xi.i8().unwrap_or_default();
@@ -359,9 +390,18 @@ fn int8(
     };
     let types = "inputs 18 and 19 (an int8 hidden state and an int16 cell state)";
     run_steps(&mut op, d, x, types, |xt, h, c: &mut i16, j| {
-        let f = i32::from(logistic16(gate16(&gf, j, xt, z_x, h, z_h) as i16, (3, 0)));
-        let i = i32::from(logistic16(gate16(&gi, j, xt, z_x, h, z_h) as i16, (3, 0)));
-        let g = i32::from(tanh16(gate16(&gg, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let f = i32::from(logistic16(
+            gate16(dot, &gf, j, (xt, z_x), (h, z_h)) as i16,
+            (3, 0),
+        ));
+        let i = i32::from(logistic16(
+            gate16(dot, &gi, j, (xt, z_x), (h, z_h)) as i16,
+            (3, 0),
+        ));
+        let g = i32::from(tanh16(
+            gate16(dot, &gg, j, (xt, z_x), (h, z_h)) as i16,
+            (3, 0),
+        ));
         let kept = clamp16(multiply_by_quantized_multiplier(
             f * i32::from(*c),
             m_forget,
@@ -372,7 +412,10 @@ fn int8(
             cj = cj.clamp(-clip, clip);
         }
         *c = cj as i16;
-        let og = i32::from(logistic16(gate16(&go, j, xt, z_x, h, z_h) as i16, (3, 0)));
+        let og = i32::from(logistic16(
+            gate16(dot, &go, j, (xt, z_x), (h, z_h)) as i16,
+            (3, 0),
+        ));
         let th = i32::from(tanh16(cj as i16, cell_scaling));
         multiply_by_quantized_multiplier(th * og, m_hidden)
             .saturating_add(z_h)
