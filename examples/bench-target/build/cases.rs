@@ -1,6 +1,6 @@
 //! Random one-op cases for the firmware's check that the optimized kernel set gives the
-//! reference set's bytes on the board: `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED`
-//! with channel counts that are not multiples of the vector widths, strides, dilations,
+//! reference set's bytes on the board: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED` and
+//! `SVDF` (int8 state, two steps) with channel counts that are not multiples of the vector widths, strides, dilations,
 //! SAME/VALID/explicit padding, per-channel and per-tensor filters, extreme zero points,
 //! multipliers that saturate, every fused activation, with and without bias. Written as
 //! `static` shapes and quantisation (a view's are `&'static`), the tensors' values drawn at
@@ -102,10 +102,27 @@ pub fn rust(seed: u64, count: usize) -> String {
     let mut items = String::new();
     let mut made = 0;
     while made < count {
-        let kind = rng.pick(&[0u8, 0, 1, 1, 2]);
+        let kind = rng.pick(&[0u8, 0, 1, 1, 2, 3]);
         let act = rng.pick(&["None", "Relu", "Relu6", "ReluN1To1"]);
         let (xs, ws, ys, out_c, opts);
+        // SVDF's time weights and state: shapes and quantisation (statics `T`, `S`, `TQ`).
+        let mut svdf = None;
         match kind {
+            3 => {
+                let batches = rng.range(1, 2);
+                let (short, long) = (rng.range(1, 20), rng.range(1, 120));
+                let input = rng.pick(&[short, long]);
+                let (units, rank, memory) = (rng.range(1, 24), rng.range(1, 2), rng.range(1, 20));
+                let filters = units * rank;
+                xs = vec![batches, input];
+                ws = vec![filters, input];
+                ys = vec![batches, units];
+                out_c = units;
+                svdf = Some((vec![filters, memory], vec![batches, filters * memory]));
+                opts = format!(
+                    "crate::selfcheck::Options::Svdf(o::SvdfOptions {{ rank: {rank}, activation: o::Activation::None, asymmetric_quantize_inputs: false }}, &T{{n}}, &S{{n}}, Quant {{ scale: &TS{{n}}, zero_point: &TZ{{n}}, axis: 0 }}, Quant {{ scale: &SS{{n}}, zero_point: &SZ{{n}}, axis: 0 }})"
+                );
+            }
             2 => {
                 let batches = rng.range(1, 3);
                 let (short, long) = (rng.range(1, 40), rng.range(1, 400));
@@ -187,7 +204,7 @@ pub fn rust(seed: u64, count: usize) -> String {
             continue;
         }
         let in_scale = rng.scale(0.002, 0.2);
-        let per_channel = rng.next().is_multiple_of(2);
+        let per_channel = kind != 3 && rng.next().is_multiple_of(2);
         let filters: Vec<f32> = (0..if per_channel { out_c } else { 1 })
             .map(|_| rng.scale(0.001, 0.05))
             .collect();
@@ -198,6 +215,19 @@ pub fn rust(seed: u64, count: usize) -> String {
         let extreme_bias = rng.next().is_multiple_of(6);
         let axis = if kind == 1 { 3 } else { 0 };
         let n = made;
+        let opts = opts.replace("{n}", &n.to_string());
+        if let Some((t, st)) = &svdf {
+            let (t_scale, s_scale) = (rng.scale(0.001, 0.05), rng.scale(0.005, 0.5));
+            let _ = writeln!(
+                items,
+                "static T{n}: [usize; 2] = [{}];\nstatic S{n}: [usize; 2] = [{}];\nstatic TS{n}: [f32; 1] = [{}];\nstatic TZ{n}: [i64; 1] = [0];\nstatic SS{n}: [f32; 1] = [{}];\nstatic SZ{n}: [i64; 1] = [{}];",
+                list(t),
+                list(st),
+                floats(&[t_scale]),
+                floats(&[s_scale]),
+                rng.zero(),
+            );
+        }
         let _ = writeln!(
             items,
             "static X{n}: [usize; {}] = [{}];\nstatic W{n}: [usize; {}] = [{}];\nstatic Y{n}: [usize; {}] = [{}];\nstatic WS{n}: [f32; {}] = [{}];\nstatic WZ{n}: [i64; {}] = [{}];",

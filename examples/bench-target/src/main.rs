@@ -55,7 +55,7 @@ fn main() -> ! {
     match mismatch {
         // Most cases must run and give outputs that vary, or the comparison shows nothing.
         None if stats.varied * 4 >= stats.cases * 3 => hprintln!(
-            "check {}: {} one-op cases (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED; {} with varied outputs, {} refused by both sets alike), the optimized set's outputs equal the reference set's",
+            "check {}: {} one-op cases (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, SVDF; {} with varied outputs, {} refused by both sets alike), the optimized set's outputs equal the reference set's",
             models::CORE,
             stats.cases,
             stats.varied,

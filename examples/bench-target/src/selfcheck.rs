@@ -1,9 +1,10 @@
 //! On the board: random one-op cases (build.rs, `build/cases.rs`) through the reference and
-//! the optimized kernel sets, output for output. The optimized set's Helium and DSP paths
+//! the optimized kernel sets, output for output (and, for `SVDF`, state for state after two
+//! steps). The optimized set's Helium and DSP paths
 //! run only here and in the models' runs; this is where an off-by-one in them shows on
 //! shapes no bundled model has.
 
-use planner::rt::kernel::{Conv2d, DepthwiseConv2d, FullyConnected, In, Kernel, OpView, Out};
+use planner::rt::kernel::{Conv2d, DepthwiseConv2d, FullyConnected, In, Kernel, OpView, Out, Svdf};
 use planner::rt::options as o;
 use planner::rt::{Quant, TensorInfo};
 use planner_kernels::KernelError;
@@ -14,6 +15,35 @@ pub enum Options {
     Conv(o::Conv2dOptions),
     Depthwise(o::DepthwiseConv2dOptions),
     Fc(o::FullyConnectedOptions),
+    /// `SVDF` with an int8 state: its options, the time weights' and the state's shapes and
+    /// quantisation (the filter is the feature weights).
+    Svdf(
+        o::SvdfOptions,
+        &'static [usize],
+        &'static [usize],
+        Quant,
+        Quant,
+    ),
+}
+
+/// Every kind the check runs.
+pub trait Kinds:
+    Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected + Svdf
+{
+}
+
+impl<K: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected + Svdf> Kinds
+    for K
+{
+}
+
+/// The tensors of one case: input, filter, bias, `SVDF`'s time weights, and the state it
+/// steps (read and written).
+struct Tensors<'a> {
+    x: &'a [i8],
+    w: &'a [i8],
+    b: &'a [i32],
+    t: &'a [i8],
 }
 
 /// One op: its input, filter and output shapes and quantisation, whether it has a bias (and
@@ -53,29 +83,47 @@ fn info<T>(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
     }
 }
 
-/// Runs `case` with kernel set `k` into `y`.
-fn run<K>(
+/// Runs `case` with kernel set `k` into `y` (an `SVDF` twice, stepping `state`).
+fn run<K: Kinds>(
     k: &mut K,
     case: &Case,
-    x: &[i8],
-    w: &[i8],
-    b: &[i32],
+    v: &Tensors<'_>,
     y: &mut [i8],
-) -> Result<(), KernelError>
-where
-    K: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected,
-{
+    state: &mut [i8],
+) -> Result<(), KernelError> {
     let out_c = *case.y.last().unwrap_or(&0);
     let bias_shape: &'static [usize] = &[MAX_CHANNELS];
     let xi = info::<i8>(case.x, Some(case.x_quant));
     let wi = info::<i8>(case.w, Some(case.w_quant));
     let bi = info::<i32>(bias_shape, None);
     let yi = info::<i8>(case.y, Some(case.y_quant));
-    let inputs = [
-        Some(In::new(x, &xi)),
-        Some(In::new(w, &wi)),
-        case.bias.then(|| In::new(&b[..out_c], &bi)),
-    ];
+    let bias = case.bias.then(|| In::new(&v.b[..out_c], &bi));
+    if let Options::Svdf(opt, t_shape, s_shape, t_quant, s_quant) = &case.options {
+        let ti = info::<i8>(t_shape, Some(*t_quant));
+        let si = info::<i8>(s_shape, Some(*s_quant));
+        let inputs = [
+            Some(In::new(v.x, &xi)),
+            Some(In::new(v.w, &wi)),
+            Some(In::new(v.t, &ti)),
+            bias,
+            Some(In::variable(0, &si)),
+        ];
+        for _ in 0..2 {
+            let mut outputs = [Out::new(&mut *y, &yi)];
+            let mut variables = [Out::new(&mut *state, &si)];
+            let op = OpView {
+                index: 0,
+                opcode: "CHECK",
+                inputs: &inputs,
+                outputs: &mut outputs,
+                scratch: &mut [],
+                variables: &mut variables,
+            };
+            k.svdf(op, opt)?;
+        }
+        return Ok(());
+    }
+    let inputs = [Some(In::new(v.x, &xi)), Some(In::new(v.w, &wi)), bias];
     let mut outputs = [Out::new(y, &yi)];
     let op = OpView {
         index: 0,
@@ -89,6 +137,7 @@ where
         Options::Conv(opt) => k.conv_2d(op, opt),
         Options::Depthwise(opt) => k.depthwise_conv_2d(op, opt),
         Options::Fc(opt) => k.fully_connected(op, opt),
+        Options::Svdf(..) => Ok(()),
     }
 }
 
@@ -111,13 +160,15 @@ pub struct Stats {
 }
 
 /// Runs every case through `reference` and `optimized`; what ran and the first difference.
-pub fn check<R, P>(reference: &mut R, optimized: &mut P) -> (Stats, Option<Mismatch>)
-where
-    R: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected,
-    P: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected,
-{
+pub fn check<R: Kinds, P: Kinds>(
+    reference: &mut R,
+    optimized: &mut P,
+) -> (Stats, Option<Mismatch>) {
     let mut x = [0i8; MAX];
     let mut w = [0i8; MAX];
+    let mut t = [0i8; MAX];
+    let mut s0 = [0i8; MAX];
+    let mut s1 = [0i8; MAX];
     let mut b = [0i32; MAX_CHANNELS];
     let mut y0 = [0i8; MAX];
     let mut y1 = [0i8; MAX];
@@ -126,10 +177,20 @@ where
         stats.cases = n + 1;
         let len = |s: &[usize]| s.iter().product::<usize>();
         let (xl, wl, yl) = (len(case.x), len(case.w), len(case.y));
+        let (tl, sl) = match &case.options {
+            Options::Svdf(_, t, s, ..) => (len(t), len(s)),
+            _ => (0, 0),
+        };
         let mut rng = SplitMix64(case.seed);
-        for v in x[..xl].iter_mut().chain(w[..wl].iter_mut()) {
+        for v in x[..xl]
+            .iter_mut()
+            .chain(w[..wl].iter_mut())
+            .chain(t[..tl].iter_mut())
+            .chain(s0[..sl].iter_mut())
+        {
             *v = (rng.next_u64() >> 56) as u8 as i8;
         }
+        s1[..sl].copy_from_slice(&s0[..sl]);
         for v in b.iter_mut() {
             let r = rng.next_u64();
             *v = if case.extreme_bias {
@@ -140,14 +201,26 @@ where
         }
         y0[..yl].fill(0x5a);
         y1[..yl].fill(-0x5b);
-        let r0 = run(reference, case, &x[..xl], &w[..wl], &b, &mut y0[..yl]);
-        let r1 = run(optimized, case, &x[..xl], &w[..wl], &b, &mut y1[..yl]);
+        let v = Tensors {
+            x: &x[..xl],
+            w: &w[..wl],
+            b: &b,
+            t: &t[..tl],
+        };
+        let r0 = run(reference, case, &v, &mut y0[..yl], &mut s0[..sl]);
+        let r1 = run(optimized, case, &v, &mut y1[..yl], &mut s1[..sl]);
         let differ = match (r0, r1) {
             (Ok(()), Ok(())) => {
                 stats.varied += usize::from(y0[..yl].iter().any(|&v| v != y0[0]));
+                // Output elements, then the state's (numbered on from the outputs).
                 (0..yl)
                     .find(|&i| y0[i] != y1[i])
                     .map(|i| (i, Ok(y0[i]), Ok(y1[i])))
+                    .or_else(|| {
+                        (0..sl)
+                            .find(|&i| s0[i] != s1[i])
+                            .map(|i| (yl + i, Ok(s0[i]), Ok(s1[i])))
+                    })
             }
             (Err(e0), Err(e1)) if e0 == e1 => {
                 stats.refused += 1;
