@@ -60,7 +60,8 @@ with_defaults! {
     #[derive(Debug, Clone, PartialEq, Eq)]
     pub struct OptimalOptions {
         /// Most search nodes (placements tried) in one call, counted over all the sub-searches of
-        /// [`minimize`]. The search stops with [`Outcome::Unknown`] when it runs out.
+        /// [`minimize`]. The search stops with [`Outcome::Unknown`] when it runs out. In a time
+        /// slice of 10,000 items or more, each candidate a node scans counts as a node too.
         pub node_budget: u64 = 1_000_000,
         /// Optional wall-clock stop. Results then depend on the machine's speed; leave it `None`
         /// wherever the output must be reproducible and rely on `node_budget`.
@@ -277,6 +278,11 @@ impl Budget {
         }
     }
 }
+
+/// Components of at least this many items count every candidate a node scans as a node of
+/// the budget ([`OptimalOptions::node_budget`]): their nodes each scan up to the whole
+/// component (10^6 items in one time slice made a node cost about 50 ms).
+const WORK_COUNTS_FROM: usize = 10_000;
 
 /// Work units (nodes, candidates scanned) between two readings of the clock.
 const CLOCK_WORK: u64 = 4096;
@@ -1544,6 +1550,11 @@ impl Component {
             None => self.sweep_tops(lo, hi, &mut found),
         };
         budget.spend(found.len());
+        if self.size.len() >= WORK_COUNTS_FROM {
+            // On a component this large a node's cost is its candidate scan, not one step:
+            // count the scan against the node budget too, so the budget bounds the work.
+            budget.used = budget.used.saturating_add(found.len() as u64);
+        }
         let base = self.cands.len();
         for &p in &found {
             let k = self.by_start[p as usize] as usize;
