@@ -265,6 +265,9 @@ fn step<T: State, L: Loops>(
             let n = FILTER_CHUNK.min(d.filters - f0);
             let w = &inputs.wf[f0 * d.input..(f0 + n) * d.input];
             let range = (T::MIN, T::MAX);
+            // Zeros first: with no input (or no memory below) the loops write nothing, and
+            // an empty sum is 0.
+            chunk[..n].fill(0);
             loops.features(x, w, inputs.z_in, inputs.m1, range, &mut chunk[..n]);
             for (f, q) in chunk[..n].iter().enumerate() {
                 state[(f0 + f) * d.memory + d.memory - 1] = T::from(q.wrapping_add(z_state));
@@ -278,6 +281,7 @@ fn step<T: State, L: Loops>(
         while f0 < d.filters {
             let n = FILTER_CHUNK.min(d.filters - f0);
             let rows = f0 * d.memory..(f0 + n) * d.memory;
+            chunk[..n].fill(0);
             loops.time(
                 &time[rows.clone()],
                 &state[rows],
