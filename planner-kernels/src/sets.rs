@@ -136,6 +136,10 @@ macro_rules! builtins {
             builtins!(@impl Reference, $name, $f);
             builtins!(@impl Optimized, $name, kinds!(@fast $f $(, $fast)?));
         )*
+
+        /// The kinds both sets run through `Builtin` (checked against the op-kind table).
+        #[cfg(test)]
+        const BUILTINS: &[&str] = &[$($name),*];
     };
 }
 
@@ -191,3 +195,59 @@ builtins! {
 /// rows (crate docs). `Reference` ignores input 3 and does not implement it, so a plan with
 /// prepared ops does not compile with the reference kernels.
 impl planner_rt::kernel::RequantV1 for Optimized {}
+
+/// Both sets against the op-kind table ([`planner_rt::op_kinds::OP_KINDS`]): a row without a
+/// kernel, or a kernel without a row, fails here (the typed and in-place ones at compile
+/// time).
+#[cfg(test)]
+mod table {
+    extern crate std;
+    use std::collections::BTreeSet;
+
+    use planner_rt::op_kinds::{InPlace, Kernels, OpKind};
+
+    use super::BUILTINS;
+    use crate::{Optimized, Reference};
+
+    /// A function bounded by every typed kind's kernel trait.
+    macro_rules! every_typed_kind {
+        ($($(#[$doc:meta])* $variant:ident = $opcode:literal, $ty:ident, $method:ident, $missing:literal;)*) => {
+            fn runs_every_typed_kind<K: $(planner_rt::kernel::$variant +)* Sized>() {}
+        };
+    }
+    planner_rt::__op_kinds!(every_typed_kind);
+
+    /// A function bounded by every in-place kernel trait.
+    macro_rules! every_in_place_kind {
+        ($($variant:ident => $trait:ident, $method:ident, $ty:ident, $opcode:literal, $missing:literal, $note:literal;)*) => {
+            fn runs_every_in_place_kind<K: $(planner_rt::kernel::$trait +)* Sized>() {}
+        };
+    }
+    planner_rt::__in_place_kinds!(every_in_place_kind);
+
+    #[test]
+    fn both_sets_run_every_typed_and_in_place_kind() {
+        runs_every_typed_kind::<Reference>();
+        runs_every_typed_kind::<Optimized>();
+        runs_every_in_place_kind::<Reference>();
+        runs_every_in_place_kind::<Optimized>();
+        let in_place = OpKind::with(|k| k.kernels, Kernels::Typed)
+            .filter(|k| k.in_place != InPlace::Never)
+            .count();
+        assert_eq!(in_place, 11);
+    }
+
+    #[test]
+    fn builtin_rows_are_the_builtin_kernels() {
+        let rows: BTreeSet<&str> = OpKind::with(|k| k.kernels, Kernels::Untyped)
+            .map(|k| k.name)
+            .collect();
+        let kernels: BTreeSet<&str> = BUILTINS.iter().copied().collect();
+        assert_eq!(
+            kernels.len(),
+            BUILTINS.len(),
+            "a builtin kernel listed twice"
+        );
+        assert_eq!(rows, kernels);
+    }
+}

@@ -96,45 +96,27 @@ impl PatchPlan {
     }
 }
 
-/// The op kinds a patch stage may hold: the kinds whose kernels compute an output region
-/// from input regions (`planner_kernels::Reference` runs each of them on regions, on its
-/// integer paths). The planner picks splits whose stage holds only these, its verifier
-/// checks it and `include_model!` refuses a plan file that breaks it ([`stage_op`]).
-pub const STAGE_KINDS: &[&str] = &[
-    "CONV_2D",
-    "DEPTHWISE_CONV_2D",
-    "AVERAGE_POOL_2D",
-    "MAX_POOL_2D",
-    "PAD",
-    "ADD",
-    "SUB",
-    "MUL",
-    "MAXIMUM",
-    "MINIMUM",
-    "QUANTIZE",
-    "DEQUANTIZE",
-    "RELU",
-    "RELU6",
-    "LOGISTIC",
-    "TANH",
-    "HARD_SWISH",
-];
-
 /// Whether an op of kind `opcode` whose output 0 holds `output` elements may run in a patch
 /// stage (in place over one of its inputs when `in_place`): `Err` with the reason, worded
 /// to follow "op 3 (RELU) ... cannot run in a patch stage: ". The one rule the planner, its
 /// verifier and `include_model!` apply, so a plan the planner writes runs with the
 /// reference kernels:
 ///
-/// - the kind is one of [`STAGE_KINDS`];
+/// - the kernels compute the kind's output region from input regions (its row of the
+///   op-kind table, [`planner_rt::op_kinds::OP_KINDS`], says `regions`:
+///   `planner_kernels::Reference` runs it on regions, on its integer paths);
 /// - its output is not `f32`, except for `DEQUANTIZE` (the float32 kernels run on whole
 ///   tensors only; `QUANTIZE` from `f32` and `DEQUANTIZE` to it run on regions);
 /// - it does not run in place (the in-place kernels run on whole tensors only).
 pub fn stage_op(opcode: &str, output: crate::DType, in_place: bool) -> Result<(), String> {
-    if !STAGE_KINDS.contains(&opcode) {
+    let regions = planner_rt::op_kinds::OpKind::of(opcode).is_some_and(|k| k.regions);
+    if !regions {
+        let kinds: Vec<&str> = planner_rt::op_kinds::OpKind::with(|k| k.regions, true)
+            .map(|k| k.name)
+            .collect();
         return Err(format!(
             "{opcode} ops do not run on patch regions (a stage holds {})",
-            STAGE_KINDS.join(", ")
+            kinds.join(", ")
         ));
     }
     if output == crate::DType::F32 && opcode != "DEQUANTIZE" {

@@ -11,6 +11,7 @@
 //! - [`kernel`]: the kernel traits (one per op kind) that the generated `run()` calls in
 //!   plan order, the op view ([`kernel::OpView`], [`kernel::In`], [`kernel::Out`],
 //!   [`kernel::Region`]) and the hooks with their tap ([`kernel::Hooks`], [`kernel::Tap`]).
+//! - [`op_kinds`]: the one table of what the toolchain knows about each op kind.
 //! - [`options`]: each op's typed options.
 //! - [`prepare`]: what the build computes once for a kernel set that reads prepared
 //!   constants (`requant-v1`), the one definition the planner and such kernels share.
@@ -46,6 +47,7 @@ mod arena;
 pub mod check;
 mod info;
 pub mod kernel;
+pub mod op_kinds;
 pub mod options;
 pub mod prepare;
 pub mod slab;

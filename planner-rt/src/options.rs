@@ -804,6 +804,10 @@ __op_kinds!(kinds);
 /// `OpOptions` variant, the in-place kernel trait and its method.
 macro_rules! in_place_kinds {
     ($($variant:ident => $trait:ident, $method:ident, $ty:ident, $opcode:literal, $missing:literal, $note:literal;)*) => {
+        /// The kinds with an in-place kernel trait (checked against the op-kind table).
+        #[cfg(test)]
+        pub(crate) const IN_PLACE_OPCODES: &[&str] = &[$($opcode),*];
+
         impl OpOptions {
             /// For generated code: `(in-place kernel trait, its method)` of this op's kind;
             /// `None` for a kind that never runs in place.
@@ -848,41 +852,52 @@ macro_rules! in_place_kinds {
     };
 }
 
-in_place_kinds! {
-    DepthwiseConv2d => DepthwiseConv2dInPlace, depthwise_conv_2d_in_place, DepthwiseConv2dOptions, "DEPTHWISE_CONV_2D",
-        "the kernel set `{Self}` cannot run DEPTHWISE_CONV_2D in place, and the plan runs DEPTHWISE_CONV_2D in place",
-        "implement `planner::rt::kernel::DepthwiseConv2dInPlace` for `{Self}`, or plan without `in_place`";
-    Add => AddInPlace, add_in_place, AddOptions, "ADD",
-        "the kernel set `{Self}` cannot run ADD in place, and the plan runs ADD in place",
-        "implement `planner::rt::kernel::AddInPlace` for `{Self}`, or plan without `in_place`";
-    Sub => SubInPlace, sub_in_place, AddOptions, "SUB",
-        "the kernel set `{Self}` cannot run SUB in place, and the plan runs SUB in place",
-        "implement `planner::rt::kernel::SubInPlace` for `{Self}`, or plan without `in_place`";
-    Mul => MulInPlace, mul_in_place, MulOptions, "MUL",
-        "the kernel set `{Self}` cannot run MUL in place, and the plan runs MUL in place",
-        "implement `planner::rt::kernel::MulInPlace` for `{Self}`, or plan without `in_place`";
-    Quantize => QuantizeInPlace, quantize_in_place, NoOptions, "QUANTIZE",
-        "the kernel set `{Self}` cannot run QUANTIZE in place, and the plan runs QUANTIZE in place",
-        "implement `planner::rt::kernel::QuantizeInPlace` for `{Self}`, or plan without `in_place`";
-    Dequantize => DequantizeInPlace, dequantize_in_place, NoOptions, "DEQUANTIZE",
-        "the kernel set `{Self}` cannot run DEQUANTIZE in place, and the plan runs DEQUANTIZE in place",
-        "implement `planner::rt::kernel::DequantizeInPlace` for `{Self}`, or plan without `in_place`";
-    Logistic => LogisticInPlace, logistic_in_place, NoOptions, "LOGISTIC",
-        "the kernel set `{Self}` cannot run LOGISTIC in place, and the plan runs LOGISTIC in place",
-        "implement `planner::rt::kernel::LogisticInPlace` for `{Self}`, or plan without `in_place`";
-    Tanh => TanhInPlace, tanh_in_place, NoOptions, "TANH",
-        "the kernel set `{Self}` cannot run TANH in place, and the plan runs TANH in place",
-        "implement `planner::rt::kernel::TanhInPlace` for `{Self}`, or plan without `in_place`";
-    Relu => ReluInPlace, relu_in_place, NoOptions, "RELU",
-        "the kernel set `{Self}` cannot run RELU in place, and the plan runs RELU in place",
-        "implement `planner::rt::kernel::ReluInPlace` for `{Self}`, or plan without `in_place`";
-    Relu6 => Relu6InPlace, relu6_in_place, NoOptions, "RELU6",
-        "the kernel set `{Self}` cannot run RELU6 in place, and the plan runs RELU6 in place",
-        "implement `planner::rt::kernel::Relu6InPlace` for `{Self}`, or plan without `in_place`";
-    HardSwish => HardSwishInPlace, hard_swish_in_place, NoOptions, "HARD_SWISH",
-        "the kernel set `{Self}` cannot run HARD_SWISH in place, and the plan runs HARD_SWISH in place",
-        "implement `planner::rt::kernel::HardSwishInPlace` for `{Self}`, or plan without `in_place`";
+/// The op kinds that can run in place, handed to the macro `$callback`: one line per kind
+/// with its `OpOptions` variant, in-place kernel trait, method, options type, TFLite opcode,
+/// and the message and note for a kernel set without it. Not public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __in_place_kinds {
+    ($callback:ident) => {
+        $callback! {
+            DepthwiseConv2d => DepthwiseConv2dInPlace, depthwise_conv_2d_in_place, DepthwiseConv2dOptions, "DEPTHWISE_CONV_2D",
+                "the kernel set `{Self}` cannot run DEPTHWISE_CONV_2D in place, and the plan runs DEPTHWISE_CONV_2D in place",
+                "implement `planner::rt::kernel::DepthwiseConv2dInPlace` for `{Self}`, or plan without `in_place`";
+            Add => AddInPlace, add_in_place, AddOptions, "ADD",
+                "the kernel set `{Self}` cannot run ADD in place, and the plan runs ADD in place",
+                "implement `planner::rt::kernel::AddInPlace` for `{Self}`, or plan without `in_place`";
+            Sub => SubInPlace, sub_in_place, AddOptions, "SUB",
+                "the kernel set `{Self}` cannot run SUB in place, and the plan runs SUB in place",
+                "implement `planner::rt::kernel::SubInPlace` for `{Self}`, or plan without `in_place`";
+            Mul => MulInPlace, mul_in_place, MulOptions, "MUL",
+                "the kernel set `{Self}` cannot run MUL in place, and the plan runs MUL in place",
+                "implement `planner::rt::kernel::MulInPlace` for `{Self}`, or plan without `in_place`";
+            Quantize => QuantizeInPlace, quantize_in_place, NoOptions, "QUANTIZE",
+                "the kernel set `{Self}` cannot run QUANTIZE in place, and the plan runs QUANTIZE in place",
+                "implement `planner::rt::kernel::QuantizeInPlace` for `{Self}`, or plan without `in_place`";
+            Dequantize => DequantizeInPlace, dequantize_in_place, NoOptions, "DEQUANTIZE",
+                "the kernel set `{Self}` cannot run DEQUANTIZE in place, and the plan runs DEQUANTIZE in place",
+                "implement `planner::rt::kernel::DequantizeInPlace` for `{Self}`, or plan without `in_place`";
+            Logistic => LogisticInPlace, logistic_in_place, NoOptions, "LOGISTIC",
+                "the kernel set `{Self}` cannot run LOGISTIC in place, and the plan runs LOGISTIC in place",
+                "implement `planner::rt::kernel::LogisticInPlace` for `{Self}`, or plan without `in_place`";
+            Tanh => TanhInPlace, tanh_in_place, NoOptions, "TANH",
+                "the kernel set `{Self}` cannot run TANH in place, and the plan runs TANH in place",
+                "implement `planner::rt::kernel::TanhInPlace` for `{Self}`, or plan without `in_place`";
+            Relu => ReluInPlace, relu_in_place, NoOptions, "RELU",
+                "the kernel set `{Self}` cannot run RELU in place, and the plan runs RELU in place",
+                "implement `planner::rt::kernel::ReluInPlace` for `{Self}`, or plan without `in_place`";
+            Relu6 => Relu6InPlace, relu6_in_place, NoOptions, "RELU6",
+                "the kernel set `{Self}` cannot run RELU6 in place, and the plan runs RELU6 in place",
+                "implement `planner::rt::kernel::Relu6InPlace` for `{Self}`, or plan without `in_place`";
+            HardSwish => HardSwishInPlace, hard_swish_in_place, NoOptions, "HARD_SWISH",
+                "the kernel set `{Self}` cannot run HARD_SWISH in place, and the plan runs HARD_SWISH in place",
+                "implement `planner::rt::kernel::HardSwishInPlace` for `{Self}`, or plan without `in_place`";
+        }
+    };
 }
+
+__in_place_kinds!(in_place_kinds);
 
 #[cfg(test)]
 mod tests {

@@ -16,9 +16,6 @@ use std::vec::Vec;
 use crate::graph::{Graph, TensorIndex, TensorKind};
 use crate::manifest::Aliasing;
 
-/// Op types whose output is their first input's bytes under another shape.
-pub const RESHAPE_LIKE: &[&str] = &["RESHAPE", "SQUEEZE", "EXPAND_DIMS", "BITCAST"];
-
 /// The aliases `aliasing` allows in `graph` (in its current op order), as `(output, input)`
 /// pairs for [`Graph::aliases`].
 pub fn detect(graph: &Graph, aliasing: &Aliasing) -> Vec<(TensorIndex, TensorIndex)> {
@@ -53,7 +50,7 @@ pub fn detect(graph: &Graph, aliasing: &Aliasing) -> Vec<(TensorIndex, TensorInd
     let mut group_forever = forever.clone();
     let mut out = Vec::new();
     for (k, op) in graph.ops.iter().enumerate() {
-        let reshape = aliasing.reshapes && RESHAPE_LIKE.contains(&op.opcode.as_str());
+        let reshape = aliasing.reshapes && crate::rt::op_kinds::reshape(&op.opcode);
         let in_place = aliasing
             .in_place_ops
             .iter()

@@ -20,22 +20,8 @@ use std::vec::Vec;
 use crate::graph::{
     DType, FoldedPad, Graph, InPlaceOp, Op, OpOptions, Tensor, TensorIndex, TensorKind,
 };
+use crate::rt::op_kinds::{self, InPlace};
 use crate::rt::options::{Dims, Padding};
-
-/// Unary op kinds that may run in place (output no larger than the input, same element
-/// count).
-pub const UNARY: &[&str] = &[
-    "LOGISTIC",
-    "TANH",
-    "RELU",
-    "RELU6",
-    "HARD_SWISH",
-    "QUANTIZE",
-    "DEQUANTIZE",
-];
-
-/// Binary op kinds that may run in place onto an operand of the output's exact shape.
-pub const BINARY: &[&str] = &["ADD", "SUB", "MUL"];
 
 /// Suffix of the id and name of a depthwise convolution's in-place temporary.
 pub const TEMP_SUFFIX: &str = "/in_place_temp";
@@ -299,7 +285,8 @@ pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Resul
             ot.id, it.id
         ));
     }
-    if UNARY.contains(&kind) {
+    let rule = op_kinds::in_place(kind);
+    if rule == InPlace::Unary {
         if input != 0 || output != 0 {
             return Err(format!("{kind} runs in place over its first input only"));
         }
@@ -311,7 +298,7 @@ pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Resul
         }
         return Ok(());
     }
-    if BINARY.contains(&kind) {
+    if rule == InPlace::Binary {
         if input > 1 || output != 0 {
             return Err(format!("{kind} runs in place over one of its two operands"));
         }
@@ -323,7 +310,7 @@ pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Resul
         }
         return Ok(());
     }
-    if kind == "DEPTHWISE_CONV_2D" {
+    if rule == InPlace::Depthwise {
         if input != 0 || output != 0 {
             return Err("DEPTHWISE_CONV_2D runs in place over its data input only".to_string());
         }
@@ -381,7 +368,7 @@ pub fn detect(graph: &mut Graph) {
         if aliased[oi] || is_input[oi] || first_use[oi] != k {
             continue;
         }
-        let positions: &[usize] = if BINARY.contains(&op.opcode.as_str()) {
+        let positions: &[usize] = if op_kinds::in_place(&op.opcode) == InPlace::Binary {
             &[0, 1]
         } else {
             &[0]
@@ -410,7 +397,8 @@ pub fn detect(graph: &mut Graph) {
         if !keep {
             continue;
         }
-        let temp = (graph.ops[k].opcode == "DEPTHWISE_CONV_2D").then(|| add_temp(graph, k, input));
+        let temp = (op_kinds::in_place(&graph.ops[k].opcode) == InPlace::Depthwise)
+            .then(|| add_temp(graph, k, input));
         graph.in_place.push(InPlaceOp {
             input,
             output,
@@ -478,7 +466,7 @@ fn worth_it(graph: &Graph, found: &[(usize, TensorIndex, TensorIndex)]) -> Vec<b
         if gi == go {
             return None;
         }
-        let temp = if graph.ops[k].opcode == "DEPTHWISE_CONV_2D" {
+        let temp = if op_kinds::in_place(&graph.ops[k].opcode) == InPlace::Depthwise {
             let it = graph.tensor(i);
             let hw = it.shape.get(1).copied().unwrap_or(0) * it.shape.get(2).copied().unwrap_or(0);
             slot_bytes(it.dtype.bytes_for(hw).unwrap_or(0))

@@ -23,6 +23,7 @@ use std::vec::Vec;
 
 use crate::graph::{Graph, TensorIndex, TensorKind};
 use crate::patch_plan::{PatchInput, PatchPlan, PatchTensor};
+use crate::rt::op_kinds::{self, Spatial};
 use crate::rt::options::{OpOptions, Padding};
 
 /// How one output axis reads one input axis: output index `y` reads input indices
@@ -185,37 +186,6 @@ pub fn tiles(len: u64, n: u64) -> Vec<(u64, u64)> {
         })
         .collect()
 }
-
-/// Opcodes that read and write the same pixel (elementwise with equal shapes, unary,
-/// channel-wise quantisation).
-const POINTWISE: &[&str] = &[
-    "ADD",
-    "SUB",
-    "MUL",
-    "DIV",
-    "MAXIMUM",
-    "MINIMUM",
-    "SQUARED_DIFFERENCE",
-    "QUANTIZE",
-    "DEQUANTIZE",
-    "RELU",
-    "RELU6",
-    "RELU_N1_TO_1",
-    "RELU_0_TO_1",
-    "LEAKY_RELU",
-    "PRELU",
-    "LOGISTIC",
-    "TANH",
-    "HARD_SWISH",
-    "ABS",
-    "NEG",
-    "EXP",
-    "SQRT",
-    "RSQRT",
-    "SQUARE",
-    "GELU",
-    "ELU",
-];
 
 impl Stage {
     /// The stage that ends at op `split_op`: the op and its ancestors, in graph order.
@@ -536,12 +506,9 @@ fn step_of(
         };
     }
     let opcode = op.opcode.as_str();
-    let (inputs, macs) = match (&op.options, opcode) {
-        (
-            OpOptions::None,
-            "CONV_2D" | "DEPTHWISE_CONV_2D" | "AVERAGE_POOL_2D" | "MAX_POOL_2D" | "PAD" | "PADV2"
-            | "CONCATENATION",
-        ) => {
+    let spatial = op_kinds::spatial(opcode);
+    let (inputs, macs) = match (&op.options, spatial) {
+        (OpOptions::None, Spatial::Window | Spatial::Channels) => {
             return Err(refuse(
                 "its options (window, padding, axis) were not read from the model",
             ));
@@ -596,7 +563,7 @@ fn step_of(
             }
             (v, oc)
         }
-        _ if POINTWISE.contains(&opcode) => {
+        (_, Spatial::Pointwise) => {
             let mut v = Vec::new();
             for (i, t) in op.inputs.iter().enumerate() {
                 let Some(t) = *t else { continue };

@@ -65,7 +65,7 @@ fn stored_requests(model: &str) -> Vec<Request> {
 }
 
 /// The scratch buffers TFLM's reference kernels request at `Prepare` for `graph`, in request
-/// order: the exporter's table ([`planner::export::tflm::KERNEL_SCRATCH`]), whose rules for
+/// order: the exporter's rules ([`planner::export::tflm::kernel_scratch_rule`]), whose rules for
 /// the other kernels `tflm_kernel_scratch.rs` checks on one-op models.
 fn kernel_requests(graph: &Graph) -> Vec<Request> {
     planner::export::tflm::reference_kernel_scratch(graph, &[])

@@ -68,70 +68,22 @@ pub struct OfflinePlan {
     pub offsets: Vec<i32>,
 }
 
-/// What a TFLM reference kernel requests at `Prepare` (`RequestScratchBufferInArena`), by
-/// opcode, as measured with the `tflite-micro` package on one-op models
-/// (`scripts/tflm_kernel_scratch.py`, figures in `tests/data/tflm_kernel_scratch_ops.csv`,
-/// checked by `planner/tests/tflm_kernel_scratch.rs`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KernelScratch {
-    /// No scratch buffer.
-    None,
-    /// `SVDF`: `batch * num_filters` and, for integer models, `batch * num_units` 32-bit words.
-    Svdf,
-    /// `UNIDIRECTIONAL_SEQUENCE_LSTM`: four gate buffers of `batch * state_dimension` cell
-    /// state elements (the cell state is input 19).
-    Lstm,
-    /// `MEAN`, `SUM`: the input's rank and the axis count as 32-bit words, then, for 8- and
-    /// 16-bit integer inputs, one 32-bit sum per output element.
-    MeanOrSum,
-    /// `REDUCE_MAX`: the input's rank and the axis count as 32-bit words.
-    MinMax,
-}
+pub use crate::rt::op_kinds::TflmScratch as KernelScratch;
 
-/// The reference kernels whose scratch is known, by opcode (sorted, for a binary search).
-/// An opcode not listed is refused by [`reference_kernel_scratch`] unless the user says its
-/// scratch (`--kernel-scratch OP=BYTES`).
-pub const KERNEL_SCRATCH: &[(&str, KernelScratch)] = &[
-    ("ADD", KernelScratch::None),
-    ("AVERAGE_POOL_2D", KernelScratch::None),
-    ("CONCATENATION", KernelScratch::None),
-    ("CONV_2D", KernelScratch::None),
-    ("DEPTHWISE_CONV_2D", KernelScratch::None),
-    ("DEQUANTIZE", KernelScratch::None),
-    ("FULLY_CONNECTED", KernelScratch::None),
-    ("HARD_SWISH", KernelScratch::None),
-    ("LEAKY_RELU", KernelScratch::None),
-    ("LOGISTIC", KernelScratch::None),
-    ("MAX_POOL_2D", KernelScratch::None),
-    ("MEAN", KernelScratch::MeanOrSum),
-    ("MUL", KernelScratch::None),
-    ("PAD", KernelScratch::None),
-    ("QUANTIZE", KernelScratch::None),
-    ("REDUCE_MAX", KernelScratch::MinMax),
-    ("RELU", KernelScratch::None),
-    ("RELU6", KernelScratch::None),
-    ("RESHAPE", KernelScratch::None),
-    ("SOFTMAX", KernelScratch::None),
-    ("SUB", KernelScratch::None),
-    ("SUM", KernelScratch::MeanOrSum),
-    ("SVDF", KernelScratch::Svdf),
-    ("TANH", KernelScratch::None),
-    ("TRANSPOSE", KernelScratch::None),
-    ("UNIDIRECTIONAL_SEQUENCE_LSTM", KernelScratch::Lstm),
-];
-
-/// The rule of `opcode`, `None` when the exporter does not know its kernel's scratch.
+/// The rule of `opcode` (the `TFLM scratch` column of the op-kind table,
+/// [`crate::rt::op_kinds::OP_KINDS`], measured with the `tflite-micro` package on one-op
+/// models: `scripts/tflm_kernel_scratch.py`, figures in
+/// `tests/data/tflm_kernel_scratch_ops.csv`, checked by
+/// `planner/tests/tflm_kernel_scratch.rs`); `None` when the exporter does not know its
+/// kernel's scratch.
 pub fn kernel_scratch_rule(opcode: &str) -> Option<KernelScratch> {
-    KERNEL_SCRATCH
-        .binary_search_by(|(name, _)| (*name).cmp(opcode))
-        .ok()
-        .map(|k| KERNEL_SCRATCH[k].1)
+    crate::rt::op_kinds::OpKind::of(opcode).and_then(|k| k.tflm_scratch)
 }
 
 /// Scratch buffers TFLM's reference kernels ask for at `Prepare`
 /// (`RequestScratchBufferInArena`), live during their op only, as `(op, bytes)` in request
 /// order: TFLM plans them at run time around the offline offsets, so a plan that leaves no
-/// room for them at their op makes TFLM put them on top. The rules are [`KERNEL_SCRATCH`].
+/// room for them at their op makes TFLM put them on top. The rules are [`kernel_scratch_rule`]'s.
 ///
 /// Errors on an op whose kernel is not in the table, unless `known` holds its index (the
 /// user said its scratch with `--kernel-scratch`): leaving it out could make TFLM's arena

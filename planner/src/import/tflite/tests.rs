@@ -31,6 +31,10 @@ fn builtin_names_follow_the_schema_numbering() {
     for name in RUNS_SUBGRAPHS {
         assert!(BUILTIN_NAMES.contains(&name), "{name}");
     }
+    // The op-kind table's codes are the schema's.
+    for kind in crate::rt::op_kinds::OP_KINDS {
+        assert_eq!(builtin_name(i32::from(kind.code)), Some(kind.name), "{kind:?}");
+    }
 }
 
 #[test]

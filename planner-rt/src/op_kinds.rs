@@ -1,0 +1,261 @@
+//! One table of what the toolchain knows about each TFLite op kind, by name: its
+//! `BuiltinOperator` code, how the generated `run()` calls its kernel, how it reads the image
+//! (for patch-based execution), whether its output is its input's bytes under another shape,
+//! how it may run in place, and what TFLM's reference kernel asks for as scratch.
+//!
+//! Every list the planner, the macro and the kernel sets keep about op kinds derives from
+//! [`OP_KINDS`] or is checked against it by a test: a kind is added here, once. Kinds with
+//! typed options also have a row in [`OpOptions`](crate::options::OpOptions) (their options
+//! and kernel trait), and kinds that run in place an in-place kernel trait; tests keep those
+//! in step with the [`Kernels`] and [`InPlace`] columns.
+
+/// How `run()` calls an op kind's kernel, and whether the bundled kernel sets run it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernels {
+    /// Through the kind's own kernel trait with typed options (a variant of
+    /// [`OpOptions`](crate::options::OpOptions)); the bundled kernel sets implement it.
+    Typed,
+    /// Through [`Builtin`](crate::kernel::Builtin) keyed by the kind's name (no typed
+    /// options); the bundled kernel sets implement it. (Not named `Builtin`: rustc would then
+    /// spell the trait's full path in its messages.)
+    Untyped,
+    /// Through [`Builtin`](crate::kernel::Builtin), which no bundled kernel set implements
+    /// for this kind: the planner knows its facts, a user's kernel set must bring the kernel.
+    Unbundled,
+}
+
+/// How an op reads the image, for patch-based execution (a patch stage holds only kinds
+/// that are not [`Spatial::Global`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Spatial {
+    /// Each output pixel reads the same pixel of each input (elementwise with equal shapes,
+    /// activations, per-channel quantisation).
+    Pointwise,
+    /// Each output pixel reads a window of input pixels, from the op's options (stride,
+    /// dilation, padding): convolutions, pools, padding.
+    Window,
+    /// Each output pixel reads the same pixel of every input, along the channels
+    /// (`CONCATENATION` on the last axis).
+    Channels,
+    /// An output element may read any input element: not patch-local.
+    Global,
+}
+
+/// How an op kind may write its output over one of its inputs (`memory.in_place`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InPlace {
+    /// Never in place.
+    Never,
+    /// Over input 0, with the same element count and an output no larger than the input.
+    Unary,
+    /// Over one of its two operands, of the output's exact shape and element size.
+    Binary,
+    /// A depthwise convolution over its data input, one input channel at a time through a
+    /// temporary of one channel.
+    Depthwise,
+}
+
+/// The scratch buffers TFLM's reference kernel of a kind requests at `Prepare`
+/// (`RequestScratchBufferInArena`), as measured with the `tflite-micro` package on one-op
+/// models; what the TFLM exporter leaves room for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TflmScratch {
+    /// No scratch buffer.
+    None,
+    /// `SVDF`: `batch * num_filters` and, for integer models, `batch * num_units` 32-bit words.
+    Svdf,
+    /// `UNIDIRECTIONAL_SEQUENCE_LSTM`: four gate buffers of `batch * state_dimension` cell
+    /// state elements (the cell state is input 19).
+    Lstm,
+    /// `MEAN`, `SUM`: the input's rank and the axis count as 32-bit words, then, for 8- and
+    /// 16-bit integer inputs, one 32-bit sum per output element.
+    MeanOrSum,
+    /// `REDUCE_MAX`: the input's rank and the axis count as 32-bit words.
+    MinMax,
+}
+
+/// What the toolchain knows about one op kind: a row of [`OP_KINDS`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OpKind {
+    /// The TFLite builtin name (`"CONV_2D"`), as op views and plan files carry it.
+    pub name: &'static str,
+    /// The `BuiltinOperator` code of the TFLite schema.
+    pub code: u16,
+    /// How `run()` calls its kernel.
+    pub kernels: Kernels,
+    /// How it reads the image (patch-based execution).
+    pub spatial: Spatial,
+    /// The bundled kernels run it on patch regions (on their integer paths), so it may sit
+    /// in a patch stage (the rest of that rule: `planner::planfile::patch::stage_op`).
+    pub regions: bool,
+    /// Its output is input 0's bytes under another shape (`RESHAPE` and kin): the planner may
+    /// give both one slot.
+    pub reshape: bool,
+    /// How it may run in place.
+    pub in_place: InPlace,
+    /// TFLM's reference kernel's scratch; `None` when not measured.
+    pub tflm_scratch: Option<TflmScratch>,
+}
+
+impl OpKind {
+    /// The row of `name`, `None` for a kind the table does not list (the toolchain knows no
+    /// fact about it beyond its name).
+    pub fn of(name: &str) -> Option<&'static OpKind> {
+        OP_KINDS
+            .binary_search_by(|k| k.name.cmp(name))
+            .ok()
+            .map(|i| &OP_KINDS[i])
+    }
+
+    /// The kinds whose `field` is `value`, in name order.
+    pub fn with<T: PartialEq>(
+        field: impl Fn(&OpKind) -> T,
+        value: T,
+    ) -> impl Iterator<Item = &'static OpKind> {
+        OP_KINDS.iter().filter(move |k| field(k) == value)
+    }
+}
+
+/// The in-place rule of `name`: [`InPlace::Never`] for a kind the table does not list.
+pub fn in_place(name: &str) -> InPlace {
+    OpKind::of(name).map_or(InPlace::Never, |k| k.in_place)
+}
+
+/// How `name` reads the image: [`Spatial::Global`] for a kind the table does not list.
+pub fn spatial(name: &str) -> Spatial {
+    OpKind::of(name).map_or(Spatial::Global, |k| k.spatial)
+}
+
+/// Whether `name`'s output is its input's bytes under another shape.
+pub fn reshape(name: &str) -> bool {
+    OpKind::of(name).is_some_and(|k| k.reshape)
+}
+
+/// One row of [`OP_KINDS`], its fields in declaration order.
+macro_rules! row {
+    ($name:literal, $code:literal, $kernels:ident, $spatial:ident, $regions:literal, $reshape:literal, $in_place:ident, $scratch:expr) => {
+        OpKind {
+            name: $name,
+            code: $code,
+            kernels: $kernels,
+            spatial: $spatial,
+            regions: $regions,
+            reshape: $reshape,
+            in_place: $in_place,
+            tflm_scratch: $scratch,
+        }
+    };
+}
+
+use InPlace::{Binary, Depthwise, Never, Unary};
+use Kernels::{Typed, Unbundled, Untyped};
+use Spatial::{Channels, Global, Pointwise, Window};
+
+/// Every op kind the toolchain knows a fact about, sorted by name (a test keeps it sorted).
+/// Columns: name, `BuiltinOperator` code, [`Kernels`], [`Spatial`], runs on regions,
+/// reshape-like, [`InPlace`], [`TflmScratch`].
+#[rustfmt::skip]
+pub const OP_KINDS: &[OpKind] = &[
+    //   name                             code  kernels    spatial    regions reshape in place TFLM scratch
+    row!("ABS",                           101,  Untyped,   Pointwise, false, false, Never,     None),
+    row!("ADD",                           0,    Typed,     Pointwise, true,  false, Binary,    Some(TflmScratch::None)),
+    row!("ADD_N",                         106,  Untyped,   Global,    false, false, Never,     None),
+    row!("ARG_MAX",                       56,   Typed,     Global,    false, false, Never,     None),
+    row!("ARG_MIN",                       79,   Typed,     Global,    false, false, Never,     None),
+    row!("AVERAGE_POOL_2D",               1,    Typed,     Window,    true,  false, Never,     Some(TflmScratch::None)),
+    row!("BATCH_MATMUL",                  126,  Typed,     Global,    false, false, Never,     None),
+    row!("BATCH_TO_SPACE_ND",             37,   Untyped,   Global,    false, false, Never,     None),
+    row!("BITCAST",                       159,  Unbundled, Global,    false, true,  Never,     None),
+    row!("BROADCAST_ARGS",                145,  Untyped,   Global,    false, false, Never,     None),
+    row!("BROADCAST_TO",                  130,  Untyped,   Global,    false, false, Never,     None),
+    row!("CAST",                          53,   Untyped,   Global,    false, false, Never,     None),
+    row!("CEIL",                          104,  Untyped,   Global,    false, false, Never,     None),
+    row!("CONCATENATION",                 2,    Typed,     Channels,  false, false, Never,     Some(TflmScratch::None)),
+    row!("CONV_2D",                       3,    Typed,     Window,    true,  false, Never,     Some(TflmScratch::None)),
+    row!("COS",                           108,  Untyped,   Global,    false, false, Never,     None),
+    row!("CUMSUM",                        128,  Typed,     Global,    false, false, Never,     None),
+    row!("DEPTHWISE_CONV_2D",             4,    Typed,     Window,    true,  false, Depthwise, Some(TflmScratch::None)),
+    row!("DEPTH_TO_SPACE",                5,    Typed,     Global,    false, false, Never,     None),
+    row!("DEQUANTIZE",                    6,    Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
+    row!("DIV",                           42,   Typed,     Pointwise, false, false, Never,     None),
+    row!("DYNAMIC_UPDATE_SLICE",          151,  Untyped,   Global,    false, false, Never,     None),
+    row!("ELU",                           111,  Untyped,   Pointwise, false, false, Never,     None),
+    row!("EMBEDDING_LOOKUP",              7,    Untyped,   Global,    false, false, Never,     None),
+    row!("EQUAL",                         71,   Untyped,   Global,    false, false, Never,     None),
+    row!("EXP",                           47,   Untyped,   Pointwise, false, false, Never,     None),
+    row!("EXPAND_DIMS",                   70,   Typed,     Global,    false, true,  Never,     None),
+    row!("FILL",                          94,   Untyped,   Global,    false, false, Never,     None),
+    row!("FLOOR",                         8,    Untyped,   Global,    false, false, Never,     None),
+    row!("FLOOR_DIV",                     90,   Untyped,   Global,    false, false, Never,     None),
+    row!("FLOOR_MOD",                     95,   Untyped,   Global,    false, false, Never,     None),
+    row!("FULLY_CONNECTED",               9,    Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("GATHER",                        36,   Typed,     Global,    false, false, Never,     None),
+    row!("GATHER_ND",                     107,  Untyped,   Global,    false, false, Never,     None),
+    row!("GELU",                          150,  Unbundled, Pointwise, false, false, Never,     None),
+    row!("GREATER",                       61,   Untyped,   Global,    false, false, Never,     None),
+    row!("GREATER_EQUAL",                 62,   Untyped,   Global,    false, false, Never,     None),
+    row!("HARD_SWISH",                    117,  Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
+    row!("L2_NORMALIZATION",              11,   Typed,     Global,    false, false, Never,     None),
+    row!("L2_POOL_2D",                    12,   Typed,     Global,    false, false, Never,     None),
+    row!("LEAKY_RELU",                    98,   Typed,     Pointwise, false, false, Never,     Some(TflmScratch::None)),
+    row!("LESS",                          58,   Untyped,   Global,    false, false, Never,     None),
+    row!("LESS_EQUAL",                    63,   Untyped,   Global,    false, false, Never,     None),
+    row!("LOG",                           73,   Untyped,   Global,    false, false, Never,     None),
+    row!("LOGICAL_AND",                   86,   Untyped,   Global,    false, false, Never,     None),
+    row!("LOGICAL_NOT",                   87,   Untyped,   Global,    false, false, Never,     None),
+    row!("LOGICAL_OR",                    84,   Untyped,   Global,    false, false, Never,     None),
+    row!("LOGISTIC",                      14,   Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
+    row!("LOG_SOFTMAX",                   50,   Untyped,   Global,    false, false, Never,     None),
+    row!("MAXIMUM",                       55,   Untyped,   Pointwise, true,  false, Never,     None),
+    row!("MAX_POOL_2D",                   17,   Typed,     Window,    true,  false, Never,     Some(TflmScratch::None)),
+    row!("MEAN",                          40,   Typed,     Global,    false, false, Never,     Some(TflmScratch::MeanOrSum)),
+    row!("MINIMUM",                       57,   Untyped,   Pointwise, true,  false, Never,     None),
+    row!("MIRROR_PAD",                    100,  Typed,     Global,    false, false, Never,     None),
+    row!("MUL",                           18,   Typed,     Pointwise, true,  false, Binary,    Some(TflmScratch::None)),
+    row!("NEG",                           59,   Untyped,   Pointwise, false, false, Never,     None),
+    row!("NOT_EQUAL",                     72,   Untyped,   Global,    false, false, Never,     None),
+    row!("PACK",                          83,   Typed,     Global,    false, false, Never,     None),
+    row!("PAD",                           34,   Typed,     Window,    true,  false, Never,     Some(TflmScratch::None)),
+    row!("PADV2",                         60,   Typed,     Window,    false, false, Never,     None),
+    row!("PRELU",                         54,   Untyped,   Pointwise, false, false, Never,     None),
+    row!("QUANTIZE",                      114,  Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
+    row!("REDUCE_ALL",                    140,  Typed,     Global,    false, false, Never,     None),
+    row!("REDUCE_MAX",                    82,   Typed,     Global,    false, false, Never,     Some(TflmScratch::MinMax)),
+    row!("REDUCE_MIN",                    89,   Typed,     Global,    false, false, Never,     None),
+    row!("RELU",                          19,   Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
+    row!("RELU6",                         21,   Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
+    row!("RELU_0_TO_1",                   152,  Unbundled, Pointwise, false, false, Never,     None),
+    row!("RELU_N1_TO_1",                  20,   Unbundled, Pointwise, false, false, Never,     None),
+    row!("RESHAPE",                       22,   Typed,     Global,    false, true,  Never,     Some(TflmScratch::None)),
+    row!("RESIZE_BILINEAR",               23,   Typed,     Global,    false, false, Never,     None),
+    row!("RESIZE_NEAREST_NEIGHBOR",       97,   Typed,     Global,    false, false, Never,     None),
+    row!("REVERSE_V2",                    105,  Untyped,   Global,    false, false, Never,     None),
+    row!("ROUND",                         116,  Untyped,   Global,    false, false, Never,     None),
+    row!("RSQRT",                         76,   Untyped,   Pointwise, false, false, Never,     None),
+    row!("SELECT_V2",                     123,  Untyped,   Global,    false, false, Never,     None),
+    row!("SHAPE",                         77,   Untyped,   Global,    false, false, Never,     None),
+    row!("SIN",                           66,   Untyped,   Global,    false, false, Never,     None),
+    row!("SLICE",                         65,   Typed,     Global,    false, false, Never,     None),
+    row!("SOFTMAX",                       25,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("SPACE_TO_BATCH_ND",             38,   Untyped,   Global,    false, false, Never,     None),
+    row!("SPACE_TO_DEPTH",                26,   Typed,     Global,    false, false, Never,     None),
+    row!("SPLIT",                         49,   Typed,     Global,    false, false, Never,     None),
+    row!("SPLIT_V",                       102,  Typed,     Global,    false, false, Never,     None),
+    row!("SQRT",                          75,   Untyped,   Pointwise, false, false, Never,     None),
+    row!("SQUARE",                        92,   Untyped,   Pointwise, false, false, Never,     None),
+    row!("SQUARED_DIFFERENCE",            99,   Untyped,   Pointwise, false, false, Never,     None),
+    row!("SQUEEZE",                       43,   Typed,     Global,    false, true,  Never,     None),
+    row!("STRIDED_SLICE",                 45,   Typed,     Global,    false, false, Never,     None),
+    row!("SUB",                           41,   Typed,     Pointwise, true,  false, Binary,    Some(TflmScratch::None)),
+    row!("SUM",                           74,   Typed,     Global,    false, false, Never,     Some(TflmScratch::MeanOrSum)),
+    row!("SVDF",                          27,   Typed,     Global,    false, false, Never,     Some(TflmScratch::Svdf)),
+    row!("TANH",                          28,   Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
+    row!("TRANSPOSE",                     39,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("TRANSPOSE_CONV",                67,   Typed,     Global,    false, false, Never,     None),
+    row!("UNIDIRECTIONAL_SEQUENCE_LSTM",  44,   Typed,     Global,    false, false, Never,     Some(TflmScratch::Lstm)),
+    row!("UNPACK",                        88,   Typed,     Global,    false, false, Never,     None),
+    row!("ZEROS_LIKE",                    93,   Untyped,   Global,    false, false, Never,     None),
+];
+
+#[cfg(test)]
+mod tests;
