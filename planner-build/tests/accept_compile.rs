@@ -344,12 +344,29 @@ fn run_models() -> Vec<PathBuf> {
     models
 }
 
-/// `[memory]` lines for in place, patches, the patch input and (with `schedule`) op order:
-/// each combination comes up.
+/// `[memory]` lines for in place (all kinds or a list), patches, the patch input and (with
+/// `schedule`) op order: each combination comes up.
 fn memory_options(r: &mut Rng, schedule: bool) -> String {
     let mut s = String::new();
     if r.pct(50) {
         s.push_str("in_place = true\n");
+    }
+    if r.pct(20) {
+        // An allow-list of the in-place pass (alone, or narrowing `in_place`).
+        let kinds = [
+            "ADD",
+            "MUL",
+            "RELU",
+            "QUANTIZE",
+            "DEPTHWISE_CONV_2D",
+            "LOGISTIC",
+        ];
+        let _ = writeln!(
+            s,
+            "in_place_ops = [\"{}\", \"{}\"]",
+            r.pick(&kinds),
+            r.pick(&kinds)
+        );
     }
     if schedule && r.pct(25) {
         s.push_str("schedule = \"memory\"\n");

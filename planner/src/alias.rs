@@ -1,10 +1,7 @@
-//! In-place aliasing: an op's output takes its input's slot when the input dies there.
-//!
-//! Two cases, both opt-in in the manifest because the kernels must agree:
-//! - reshape-like ops (`memory.alias_reshapes = true`): RESHAPE, SQUEEZE, EXPAND_DIMS and
-//!   BITCAST, whose output is the input's bytes under another shape;
-//! - elementwise ops named in `memory.in_place_ops` (such as `"ADD"`), whose kernels can write
-//!   their output over an input of the same size.
+//! Reshape aliases: the output of a reshape-like op (RESHAPE, SQUEEZE, EXPAND_DIMS, BITCAST:
+//! the op-kind table's `reshape` column), which is its input's bytes under another shape,
+//! takes its input's slot when the input dies there (`memory.alias_reshapes = true`). Ops
+//! that compute their output over an input run in place instead ([`crate::in_place`]).
 //!
 //! An alias is made only when the input is an activation of the same byte size whose last use
 //! (counting every tensor already sharing its slot) is this op, so the two are never live
@@ -20,7 +17,7 @@ use crate::manifest::Aliasing;
 /// pairs for [`Graph::aliases`].
 pub fn detect(graph: &Graph, aliasing: &Aliasing) -> Vec<(TensorIndex, TensorIndex)> {
     let n = graph.tensors.len();
-    if n == 0 || (!aliasing.reshapes && aliasing.in_place_ops.is_empty()) {
+    if n == 0 || !aliasing.reshapes {
         return Vec::new();
     }
     let mut last_use = vec![0usize; n];
@@ -50,12 +47,7 @@ pub fn detect(graph: &Graph, aliasing: &Aliasing) -> Vec<(TensorIndex, TensorInd
     let mut group_forever = forever.clone();
     let mut out = Vec::new();
     for (k, op) in graph.ops.iter().enumerate() {
-        let reshape = aliasing.reshapes && crate::rt::op_kinds::reshape(&op.opcode);
-        let in_place = aliasing
-            .in_place_ops
-            .iter()
-            .any(|o| o.eq_ignore_ascii_case(&op.opcode));
-        if !(reshape || in_place) || op.outputs.len() != 1 {
+        if !crate::rt::op_kinds::reshape(&op.opcode) || op.outputs.len() != 1 {
             continue;
         }
         let o = op.outputs[0].get();
@@ -64,18 +56,7 @@ pub fn detect(graph: &Graph, aliasing: &Aliasing) -> Vec<(TensorIndex, TensorInd
         if ot.kind != TensorKind::Activation || is_input[o] || root[o] != o || first_use[o] != k {
             continue;
         }
-        let candidates: Vec<usize> = if reshape {
-            op.inputs
-                .first()
-                .copied()
-                .flatten()
-                .map(|t| t.get())
-                .into_iter()
-                .collect()
-        } else {
-            op.inputs.iter().flatten().map(|t| t.get()).collect()
-        };
-        let pick = candidates.into_iter().find(|&i| {
+        let pick = op.inputs.first().copied().flatten().map(|t| t.get()).filter(|&i| {
             let it = &graph.tensors[i];
             let r = root[i];
             i != o

@@ -26,11 +26,11 @@ use crate::rt::options::{Dims, Padding};
 /// Suffix of the id and name of a depthwise convolution's in-place temporary.
 pub const TEMP_SUFFIX: &str = "/in_place_temp";
 
-/// Runs both passes when `on`: PAD folding, then in-place detection. For callers that do not
-/// reorder ops in between.
+/// Runs both passes when `on`: PAD folding, then in-place detection of every kind. For
+/// callers that do not reorder ops in between.
 pub fn apply(graph: &mut Graph) {
     fold_pads(graph);
-    detect(graph);
+    detect(graph, &[]);
 }
 
 /// Folds every PAD/PADV2 that qualifies into its consumer (see the module docs); records
@@ -332,10 +332,10 @@ pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Resul
     Err(format!("{kind} ops do not run in place"))
 }
 
-/// Finds the ops that can run in place in `graph` (in its current op order) and records them
-/// in [`Graph::in_place`]; adds each depthwise convolution's temporary to the graph and as
-/// the op's last scratch tensor.
-pub fn detect(graph: &mut Graph) {
+/// Finds the ops that can run in place in `graph` (in its current op order), of the kinds in
+/// `only` (upper case; empty: every kind), and records them in [`Graph::in_place`]; adds
+/// each depthwise convolution's temporary to the graph and as the op's last scratch tensor.
+pub fn detect(graph: &mut Graph, only: &[String]) {
     let n = graph.tensors.len();
     let mut last_use = vec![usize::MAX; n];
     let mut first_use = vec![usize::MAX; n];
@@ -366,6 +366,9 @@ pub fn detect(graph: &mut Graph) {
         let [o] = op.outputs[..] else { continue };
         let oi = o.get();
         if aliased[oi] || is_input[oi] || first_use[oi] != k {
+            continue;
+        }
+        if !only.is_empty() && !only.contains(&op.opcode) {
             continue;
         }
         let positions: &[usize] = if op_kinds::in_place(&op.opcode) == InPlace::Binary {

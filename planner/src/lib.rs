@@ -9,7 +9,7 @@
 //!    problem ([`import::load`]).
 //! 3. [`prepare`], [`in_place`], [`schedule`] and [`alias`]: optionally the constants and
 //!    kernel scratch a kernel set asks for ([`prepare::apply`]), PADs folded into convolutions
-//!    ([`in_place::fold_pads`]), a memory-aware op order ([`schedule::reorder`]), in-place
+//!    ([`in_place::fold_pads`]), a memory-aware op order ([`schedule::reorder`]), reshape
 //!    aliases ([`alias::detect`]) and ops run in place ([`in_place::detect`]).
 //! 4. [`lifetimes`]: the ops over which each tensor is live ([`lifetimes::compute`]).
 //! 5. [`placement`]: each tensor's role, memory and source memory, with the reason

@@ -356,6 +356,49 @@ fn manifest_option() {
     assert!(e.contains("m.toml:5:12") && e.contains("boolean"), "{e}");
 }
 
+/// `memory.in_place_ops` is an allow-list of the in-place pass: only the kinds it names run
+/// in place (with the same rules as under `in_place = true`), no PAD folds, and a kind that
+/// never runs in place is refused at its line and column, with the kinds that do.
+#[test]
+fn in_place_ops_runs_only_the_kinds_it_names() {
+    let path = root().join("models/te_mcunet_vww.tflite");
+    let text = format!(
+        "[model]\nname = \"m\"\nsource = {:?}\n[memory]\nin_place_ops = [\"depthwise_conv_2d\"]\n",
+        path.display().to_string()
+    );
+    let m = Manifest::parse(&text, Path::new("m.toml")).unwrap();
+    assert_eq!(m.aliasing.in_place_ops, ["DEPTHWISE_CONV_2D"]);
+    assert!(!m.aliasing.in_place && m.aliasing.runs_in_place());
+    let g = planner::import::load(&m).unwrap();
+    let p = planner::plan_graph(&m, &g).unwrap();
+    assert!(p.graph.folded_pads.is_empty(), "in_place_ops folds no PAD");
+    assert!(!p.graph.in_place.is_empty());
+    for x in &p.graph.in_place {
+        let op = p
+            .graph
+            .ops
+            .iter()
+            .find(|o| o.outputs.contains(&x.output))
+            .unwrap();
+        assert_eq!(op.opcode, "DEPTHWISE_CONV_2D");
+    }
+    verify::verify(&p.graph, &p.plan).unwrap();
+    assert!(scratch(&p) <= scratch(&plan(&path, false)));
+    assert!(scratch(&p) >= scratch(&plan(&path, true)));
+    let e = Manifest::parse(
+        &text.replace("\"depthwise_conv_2d\"", "\"ADD\", \"CONCATENATION\""),
+        Path::new("m.toml"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("m.toml:5:24"), "{e}");
+    assert!(
+        e.contains("\"CONCATENATION\", which never runs in place"),
+        "{e}"
+    );
+    assert!(e.contains("ADD, DEPTHWISE_CONV_2D"), "{e}");
+}
+
 /// TFLM runs ops out of place: `export tflm` under a manifest with in_place exports the
 /// classic plan.
 #[test]

@@ -72,10 +72,12 @@ fn elementwise_in_place_only_when_opted_in() {
             .aliases
             .is_empty()
     );
+    // `in_place_ops` runs ops in place (in_place.rs), never as aliases; an inline op has no
+    // typed options, which an in-place kernel call needs, so it stays out of place.
     let (m, g) = parse(&format!("{text}[memory]\nin_place_ops = [\"relu\"]\n"));
     let p = planner::plan_graph(&m, &g).unwrap();
-    assert_eq!(p.graph.aliases.len(), 1);
-    assert_eq!(p.plan.arena_usages["SRAM"].used, 110);
+    assert!(p.graph.aliases.is_empty());
+    assert!(p.graph.in_place.is_empty());
 }
 
 #[test]

@@ -214,7 +214,7 @@ pub fn offsets(planned: &Planned, model_tensors: usize, total_tensors: usize) ->
     }
     if !g.aliases.is_empty() {
         return Err(Error::input(format!(
-            "model `{}` is planned with {} in-place aliases, but TFLM gives each tensor its own bytes; plan it without alias_reshapes or in_place_ops",
+            "model `{}` is planned with {} in-place aliases, but TFLM gives each tensor its own bytes; plan it without alias_reshapes",
             planned.model,
             g.aliases.len()
         )));
@@ -676,9 +676,10 @@ pub fn export(
     // TFLM runs every op out of place and cannot pad inside a convolution: a manifest with
     // `memory.in_place` exports its classic plan.
     let classic;
-    let manifest = if manifest.aliasing.in_place {
+    let manifest = if manifest.aliasing.runs_in_place() {
         let mut m = manifest.clone();
         m.aliasing.in_place = false;
+        m.aliasing.in_place_ops.clear();
         classic = m;
         &classic
     } else {

@@ -177,14 +177,24 @@ impl Shared {
         let mut in_place_ops = Vec::new();
         for op in &memory.in_place_ops {
             let name = op.get_ref().trim().to_ascii_uppercase();
-            if name.is_empty() {
+            if crate::rt::op_kinds::in_place(&name) == crate::rt::op_kinds::InPlace::Never {
+                let kinds: Vec<&str> = crate::rt::op_kinds::OP_KINDS
+                    .iter()
+                    .filter(|k| k.in_place != crate::rt::op_kinds::InPlace::Never)
+                    .map(|k| k.name)
+                    .collect();
                 return Err(ctx.err(
                     op,
-                    "memory.in_place_ops has an empty op name",
-                    "name op types such as \"ADD\" or \"MUL\"",
+                    format!("memory.in_place_ops names {:?}, which never runs in place", op.get_ref()),
+                    format!(
+                        "name kinds that run in place ({}), or set `in_place = true` for all of them",
+                        kinds.join(", ")
+                    ),
                 ));
             }
-            in_place_ops.push(name);
+            if !in_place_ops.contains(&name) {
+                in_place_ops.push(name);
+            }
         }
         let patches = super::patches::check(ctx, &memory)?;
         let aliasing = Aliasing {

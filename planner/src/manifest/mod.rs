@@ -263,17 +263,27 @@ impl SlabDef {
     }
 }
 
-/// In-place aliasing: which outputs may take their input's slot when the input dies there.
+/// Which outputs may take their input's bytes when the input dies there.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Aliasing {
     /// Reshape-like ops (RESHAPE, SQUEEZE, EXPAND_DIMS, ...) whose output is the input's
     /// bytes (`memory.alias_reshapes`).
     pub reshapes: bool,
-    /// Elementwise op types whose kernels can write in place (`memory.in_place_ops`).
+    /// Only these op kinds run in place (`memory.in_place_ops`, upper case; each one whose
+    /// row of the op-kind table allows it); empty: every kind the table allows, when
+    /// [`Aliasing::in_place`] is on.
     pub in_place_ops: Vec<String>,
     /// Fold PADs into the convolutions that consume them and run ops in place over inputs
     /// that die there (`memory.in_place`; see [`crate::in_place`]).
     pub in_place: bool,
+}
+
+impl Aliasing {
+    /// Whether any op may run in place: `memory.in_place`, or kinds named in
+    /// `memory.in_place_ops`.
+    pub fn runs_in_place(&self) -> bool {
+        self.in_place || !self.in_place_ops.is_empty()
+    }
 }
 
 /// Which operator order the plan uses.

@@ -192,7 +192,7 @@ fn auto(
     // Ranked by bound: without in-place ops, a candidate whose bound is not below the
     // best peak planned cannot beat it, so most models plan one candidate in full.
     for s in list.iter().take(patch::PACKED_CANDIDATES) {
-        if !manifest.aliasing.in_place && best.as_ref().is_some_and(|b| s.bound >= b.0) {
+        if !manifest.aliasing.runs_in_place() && best.as_ref().is_some_and(|b| s.bound >= b.0) {
             break;
         }
         let c = patch::build(&g, s, input).map_err(|m| internal(&m))?;
@@ -271,8 +271,8 @@ fn finish(manifest: &Manifest, mut g: Graph) -> Result<Planned> {
         found
     };
     g.aliases.extend(found);
-    if manifest.aliasing.in_place {
-        in_place::detect(&mut g);
+    if manifest.aliasing.runs_in_place() {
+        in_place::detect(&mut g, &manifest.aliasing.in_place_ops);
     }
     // In-place pairs with a smaller output are packed as two slots and then put at one
     // offset. A pair that cannot be is packed again with both slots fixed at the input's
