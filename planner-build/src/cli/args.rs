@@ -7,9 +7,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use planner::Error;
 use planner::manifest::{self, Manifest};
 
-use super::export;
-use super::input::is_problem;
-use super::output::usage;
+use planner::import::FormatKind;
 
 #[derive(Parser)]
 #[command(
@@ -211,7 +209,7 @@ pub(super) enum Command {
     Export {
         /// The format.
         #[command(subcommand)]
-        target: export::Target,
+        target: Target,
     },
 }
 
@@ -332,4 +330,38 @@ pub(super) fn parse_capacity(s: &str) -> Result<u64, Error> {
             "--capacity {s:?} is not a byte count; write an integer or digits with K, M or G (\"1M\")"
         ))
     })
+}
+
+/// What to export to.
+#[derive(Subcommand)]
+pub(super) enum Target {
+    /// The model with our plan as TFLM's `OfflineMemoryAllocation` metadata: a TFLM
+    /// application loading it uses our offsets for its arena's non-persistent section.
+    Tflm {
+        /// The `.tflite` model (planned on the `generic` preset, one scratch arena).
+        model: PathBuf,
+        /// Where to write the exported model.
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Use this planner instead of the default (`auto`).
+        #[arg(long)]
+        planner: Option<String>,
+        /// Room for a kernel scratch buffer of BYTES during op OP (`OP=BYTES`, repeatable; `OP=0`
+        /// for a kernel that requests none),
+        /// beyond those of TFLM's reference kernels the exporter knows: TFLM plans kernel
+        /// scratch at run time around the offline offsets, above them when the plan leaves
+        /// no room at that op.
+        #[arg(long, value_name = "OP=BYTES")]
+        kernel_scratch: Vec<String>,
+    },
+}
+
+/// An error in how the command was called (exit code 2).
+pub(super) fn usage(msg: &str) -> Error {
+    Error::invalid_input(msg)
+}
+
+/// Whether `path` is a CSV planning problem (not a manifest, model or directory).
+pub(super) fn is_problem(path: &Path) -> Result<bool, Error> {
+    Ok(!path.is_dir() && matches!(planner::import::format_of(path)?.kind, FormatKind::Problem))
 }

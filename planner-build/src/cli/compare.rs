@@ -9,11 +9,11 @@ use planner::manifest::{self, Manifest, Schedule};
 use planner::pack::PlannerKind;
 use planner::{Error, Planned};
 
-use super::args::{CompareArgs, Format, parse_capacity};
+use super::args::{CompareArgs, Format, is_problem, parse_capacity, usage};
 use super::input::{
-    Input, group_of, is_problem, load, plan, plan_as, problem_manifest, refuse_in_place, solve_csv,
+    Input, group_of, load, plan, plan_as, problem_manifest, refuse_in_place, solve_csv,
 };
-use super::output::{print, rows_as, usage};
+use super::output::{print, rows_as};
 
 /// `planner compare`: every planner side by side, for a group, a model or a CSV problem.
 pub(super) fn command(args: CompareArgs) -> Result<ExitCode, Error> {

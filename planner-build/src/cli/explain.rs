@@ -5,12 +5,12 @@ use std::process::ExitCode;
 use planner::{Error, report};
 
 use super::args::RunArgs;
-use super::args::{ExplainArgs, Format};
+use super::args::{ExplainArgs, Format, is_problem, usage};
 use super::input::{
-    group_of, is_problem, load, override_planner, plan, plan_group, problem_manifest,
-    refuse_in_place, solve_csv,
+    group_of, load, override_planner, plan, plan_group, problem_manifest, refuse_in_place,
+    solve_csv,
 };
-use super::output::{print, rows_as, usage};
+use super::output::{print, rows_as};
 
 /// `planner explain`: a group's or a model's lines, or its rows as JSON or CSV.
 pub(super) fn command(args: ExplainArgs) -> Result<ExitCode, Error> {

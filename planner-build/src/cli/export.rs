@@ -1,36 +1,13 @@
 //! `planner export`: a plan in another tool's format.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Subcommand;
 use planner::Error;
 use planner::export::tflm;
 use planner::manifest::Manifest;
 
-/// What to export to.
-#[derive(Subcommand)]
-pub(super) enum Target {
-    /// The model with our plan as TFLM's `OfflineMemoryAllocation` metadata: a TFLM
-    /// application loading it uses our offsets for its arena's non-persistent section.
-    Tflm {
-        /// The `.tflite` model (planned on the `generic` preset, one scratch arena).
-        model: PathBuf,
-        /// Where to write the exported model.
-        #[arg(short, long)]
-        output: PathBuf,
-        /// Use this planner instead of the default (`auto`).
-        #[arg(long)]
-        planner: Option<String>,
-        /// Room for a kernel scratch buffer of BYTES during op OP (`OP=BYTES`, repeatable; `OP=0`
-        /// for a kernel that requests none),
-        /// beyond those of TFLM's reference kernels the exporter knows: TFLM plans kernel
-        /// scratch at run time around the offline offsets, above them when the plan leaves
-        /// no room at that op.
-        #[arg(long, value_name = "OP=BYTES")]
-        kernel_scratch: Vec<String>,
-    },
-}
+use super::args::Target;
 
 /// Runs `planner export ...`.
 pub(super) fn run(target: Target) -> Result<ExitCode, Error> {

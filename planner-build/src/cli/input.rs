@@ -10,8 +10,8 @@ use planner::manifest::{self, Manifest};
 use planner::pack::PlannerKind;
 use planner::{Error, Planned};
 
-use super::args::parse_duration;
-use super::output::{eprint, usage, warn};
+use super::args::{is_problem, parse_duration, usage};
+use super::output::{eprint, warn};
 
 /// A loaded input: what to plan and how.
 pub(super) struct Input {
@@ -113,11 +113,6 @@ pub(super) fn solve_csv(
             "internal planner error: a problem without a capacity did not fit (best height {best_height}); please report it with the problem file"
         ))),
     }
-}
-
-/// True for a CSV problem file.
-pub(super) fn is_problem(path: &Path) -> Result<bool, Error> {
-    Ok(!path.is_dir() && matches!(planner::import::format_of(path)?.kind, FormatKind::Problem))
 }
 
 /// A manifest that lists several models, read as a group (`None` for anything else).

@@ -51,10 +51,6 @@ pub(super) fn stdout_failure() -> String {
     )
 }
 
-pub(super) fn usage(msg: &str) -> Error {
-    Error::invalid_input(msg)
-}
-
 /// Writes `s` to standard output; a failure (a closed pipe) is remembered for the exit code
 /// and the rest of the output is dropped, never a panic.
 pub(super) fn print(s: &str) {

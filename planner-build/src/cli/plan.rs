@@ -7,12 +7,12 @@ use planner::manifest::{self, Schedule};
 use planner::pack::PlannerKind;
 use planner::{Error, Planned, ProblemOutcome, Solution, report};
 
-use super::args::{Format, PlanArgs, parse_capacity, parse_duration};
+use super::args::{Format, PlanArgs, is_problem, parse_capacity, parse_duration, usage};
 use super::input::{
-    Input, group_of, is_problem, links, load, override_planner, plan, plan_as, plan_group,
-    problem_manifest, refuse_in_place, set_time_limit,
+    Input, group_of, links, load, override_planner, plan, plan_as, plan_group, problem_manifest,
+    refuse_in_place, set_time_limit,
 };
-use super::output::{eprint, print, usage, warn};
+use super::output::{eprint, print, warn};
 
 /// `planner plan`.
 pub(super) fn command(args: PlanArgs) -> Result<ExitCode, Error> {
