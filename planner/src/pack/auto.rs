@@ -4,18 +4,14 @@
 use std::time::Instant;
 use std::vec::Vec;
 
-use super::bounds::height_lower_bound;
-use super::greedy::{GapRule, Placer};
+use super::gaps::GapRule;
+use super::greedy::{Placer, size_order};
 use super::optimal::OptimalOptions;
 use super::options::{AutoOptions, HillClimbOptions};
-use super::problem::{Certificate, Packing, Problem, certify, certify_known};
-use super::registry::PlannerKind;
+use super::bounds::{certify, certify_known, height_lower_bound};
+use super::problem::{Certificate, Packing, Problem};
+use super::kind::PlannerKind;
 use super::{best_of, hill_climb, large, optimal, split, window};
-
-/// Packs `problem` with the chosen planner.
-pub fn pack(kind: &PlannerKind, problem: &Problem) -> Packing {
-    pack_report(kind, problem).packing
-}
 
 /// A packing with its certificate and what the search did.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,29 +48,6 @@ pub struct SearchStats {
 /// The placement orders best-of-greedy tries, by name.
 pub const GREEDY_ORDERS: &[&str] = best_of::ORDERS;
 
-/// Packs `problem` with the chosen planner and reports on the result.
-pub fn pack_report(kind: &PlannerKind, problem: &Problem) -> Report {
-    let mut run = Run {
-        placer: Placer::new(problem),
-        stats: SearchStats::default(),
-        proven: false,
-        threads: 0,
-        known_bound: None,
-    };
-    let packing = (kind.packer().run)(kind, &mut run);
-    let mut stats = run.stats;
-    stats.placements += run.placer.placements;
-    stats.work += run.placer.work;
-    let mut certificate = certify_known(problem, &packing, run.known_bound.as_ref());
-    if run.proven {
-        certificate = certificate.proven_optimal();
-    }
-    Report {
-        packing,
-        certificate,
-        stats,
-    }
-}
 
 /// The state a packer runs with: the placement engine, the counts it reports, and whether an
 /// exact search proved its packing optimal.
@@ -88,6 +61,36 @@ pub struct Run<'p> {
     /// The items the first stage placed and their [`lower_bound_of`], which the searches
     /// after it keep: the certificate need not compute it again (a sweep over every item).
     known_bound: Option<(Vec<bool>, u64)>,
+}
+
+impl<'p> Run<'p> {
+    /// A fresh run over `problem`: nothing placed, nothing counted.
+    pub(super) fn new(problem: &'p Problem) -> Run<'p> {
+        Run {
+            placer: Placer::new(problem),
+            stats: SearchStats::default(),
+            proven: false,
+            threads: 0,
+            known_bound: None,
+        }
+    }
+
+    /// The report of the run that returned `packing`: its counts and the packing's
+    /// certificate.
+    pub(super) fn report(self, problem: &Problem, packing: Packing) -> Report {
+        let mut stats = self.stats;
+        stats.placements += self.placer.placements;
+        stats.work += self.placer.work;
+        let mut certificate = certify_known(problem, &packing, self.known_bound.as_ref());
+        if self.proven {
+            certificate = certificate.proven_optimal();
+        }
+        Report {
+            packing,
+            certificate,
+            stats,
+        }
+    }
 }
 
 /// Problems with fewer items run the first stage's passes on one thread.
@@ -359,8 +362,10 @@ fn assemble(
         let (base, idx) = &split.parts[k];
         let (packing, s) = r.unwrap_or_else(|| {
             let sub = split.part_problem(problem, k);
+            // What `greedy_by_size` packs.
+            let order = size_order(&sub);
             (
-                pack(&PlannerKind::GreedyBySize, &sub),
+                Placer::new(&sub).place_with_spill(&order, GapRule::Lowest),
                 SearchStats::default(),
             )
         });

@@ -10,7 +10,8 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 use std::vec::Vec;
 
-use super::greedy::{GapRule, Placer, size_order};
+use super::gaps::GapRule;
+use super::greedy::{Placer, size_order};
 use super::{Packing, lower_bound_of, tflm};
 
 /// The orders tried, by name, in the order they are tried.

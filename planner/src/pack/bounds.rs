@@ -5,8 +5,9 @@ use std::vec::Vec;
 
 use crate::plan::align_up;
 
-use super::greedy::{GapRule, Placer};
-use super::problem::{Packing, Problem};
+use super::gaps::GapRule;
+use super::greedy::Placer;
+use super::problem::{Certificate, Packing, Problem};
 
 /// Places items one by one: fixed items at their offsets, then unspillable items in `order`,
 /// then spillable ones in `order`, each at the lowest aligned offset where it overlaps no
@@ -128,4 +129,34 @@ pub(crate) fn lower_bound_of(problem: &Problem, included: Option<&[bool]>) -> u6
         }
     }
     best
+}
+
+/// The certificate of `packing`: its height against the bounds of the items it placed.
+pub fn certify(problem: &Problem, packing: &Packing) -> Certificate {
+    certify_known(problem, packing, None)
+}
+
+/// [`certify`], with the bound of a set of placed items already computed (`known`: the set
+/// and its [`lower_bound_of`]), used when the packing places exactly those items.
+pub(super) fn certify_known(
+    problem: &Problem,
+    packing: &Packing,
+    known: Option<&(Vec<bool>, u64)>,
+) -> Certificate {
+    let placed: Vec<bool> = packing.offsets.iter().map(Option::is_some).collect();
+    let bound = match known {
+        Some((set, bound)) if *set == placed => *bound,
+        _ => lower_bound_of(problem, Some(&placed)),
+    };
+    let placed_items = Problem {
+        items: problem
+            .items
+            .iter()
+            .zip(&placed)
+            .filter(|&(_, &p)| p)
+            .map(|(it, _)| it.clone())
+            .collect(),
+        capacity: None,
+    };
+    Certificate::new(packing.height, bound, aligned_live_sum(&placed_items))
 }

@@ -10,7 +10,7 @@
 //! reads `O(log n)` lists, and an insertion writes `O(log n)` of them. Lists are unions, so
 //! neighbouring items merge and a dense packing keeps them short.
 //!
-//! The offsets are exactly those of [`super::greedy::choose_gap`] over the placed items that
+//! The offsets are exactly those of [`super::gaps::choose_gap`] over the placed items that
 //! overlap in time: the lowest aligned free offset, or the smallest free range (lowest on
 //! ties) for best fit. The tree cannot remove an item, so it serves passes that place items
 //! from scratch; the hill climb's partial re-packs use the overlap index.
@@ -18,7 +18,7 @@
 use std::vec::Vec;
 
 use super::Item;
-use super::greedy::{GapRule, SortScratch, choose_gap, sort_starts};
+use super::gaps::{GapRule, SortScratch, choose_gap, sort_starts};
 use crate::plan::align_up;
 
 /// Merged byte ranges, sorted, neither overlapping nor touching.

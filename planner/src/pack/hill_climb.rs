@@ -17,7 +17,8 @@ use std::vec::Vec;
 
 use super::Packing;
 use super::best_of::Seed;
-use super::greedy::{GapRule, Placer};
+use super::gaps::GapRule;
+use super::greedy::Placer;
 
 /// Limits of one climb.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

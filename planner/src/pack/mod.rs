@@ -17,8 +17,10 @@ mod auto;
 mod best_of;
 mod bounds;
 mod busy;
+mod gaps;
 mod greedy;
 mod hill_climb;
+mod kind;
 mod large;
 mod options;
 mod problem;
@@ -29,16 +31,18 @@ mod window;
 pub mod optimal;
 pub mod tflm;
 
-pub use auto::{GREEDY_ORDERS, Report, Run, SearchStats, pack, pack_report};
+pub use auto::{GREEDY_ORDERS, Report, Run, SearchStats};
 pub(crate) use bounds::lower_bound_of;
-pub use bounds::{aligned_live_sum, height_lower_bound, place_in_order, place_in_order_by};
-pub use greedy::{GapRule, greedy_order, size_order};
+pub use bounds::{aligned_live_sum, certify, height_lower_bound, place_in_order, place_in_order_by};
+pub use gaps::GapRule;
+pub use greedy::{greedy_order, size_order};
 /// The seeded generator of the climb, for the crate's tests.
 #[cfg(test)]
 pub(crate) use hill_climb::Rng;
 pub use options::{AutoOptions, HillClimbOptions, OptionError, OptionErrorKind, OptionValue};
-pub use problem::{Certificate, Item, Packing, Problem, certify};
-pub use registry::{PACKERS, Packer, PlannerKind};
+pub use problem::{Certificate, Item, Packing, Problem};
+pub use kind::PlannerKind;
+pub use registry::{PACKERS, Packer, pack, pack_report};
 pub(crate) use registry::names_of;
 
 #[cfg(test)]

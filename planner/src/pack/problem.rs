@@ -3,8 +3,6 @@
 
 use std::vec::Vec;
 
-use super::bounds::{aligned_live_sum, lower_bound_of};
-
 /// One buffer to place.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Item {
@@ -80,7 +78,7 @@ pub struct Certificate {
     pub height: u64,
     /// [`height_lower_bound`](super::height_lower_bound) of the placed items: no packing of them is lower.
     pub lower_bound: u64,
-    /// [`aligned_live_sum`] of the placed items (sizes rounded up to their alignment), for
+    /// [`aligned_live_sum`](super::aligned_live_sum) of the placed items (sizes rounded up to their alignment), for
     /// comparison with other planners; at most the height plus the padding of one item.
     pub aligned_bound: u64,
     /// True when no lower height exists for these items: the height equals
@@ -90,7 +88,7 @@ pub struct Certificate {
 
 impl Certificate {
     /// The certificate of a packing whose height is `height` and whose items' bounds are
-    /// `lower_bound` ([`height_lower_bound`](super::height_lower_bound)) and `aligned_bound` ([`aligned_live_sum`]): optimal
+    /// `lower_bound` ([`height_lower_bound`](super::height_lower_bound)) and `aligned_bound` ([`aligned_live_sum`](super::aligned_live_sum)): optimal
     /// when the height reaches the first.
     pub fn new(height: u64, lower_bound: u64, aligned_bound: u64) -> Certificate {
         Certificate {
@@ -123,34 +121,4 @@ impl Certificate {
     pub fn gap(&self) -> u64 {
         self.height.saturating_sub(self.lower_bound)
     }
-}
-
-/// The certificate of `packing`: its height against the bounds of the items it placed.
-pub fn certify(problem: &Problem, packing: &Packing) -> Certificate {
-    certify_known(problem, packing, None)
-}
-
-/// [`certify`], with the bound of a set of placed items already computed (`known`: the set
-/// and its [`lower_bound_of`]), used when the packing places exactly those items.
-pub(super) fn certify_known(
-    problem: &Problem,
-    packing: &Packing,
-    known: Option<&(Vec<bool>, u64)>,
-) -> Certificate {
-    let placed: Vec<bool> = packing.offsets.iter().map(Option::is_some).collect();
-    let bound = match known {
-        Some((set, bound)) if *set == placed => *bound,
-        _ => lower_bound_of(problem, Some(&placed)),
-    };
-    let placed_items = Problem {
-        items: problem
-            .items
-            .iter()
-            .zip(&placed)
-            .filter(|&(_, &p)| p)
-            .map(|(it, _)| it.clone())
-            .collect(),
-        capacity: None,
-    };
-    Certificate::new(packing.height, bound, aligned_live_sum(&placed_items))
 }

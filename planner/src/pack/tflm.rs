@@ -40,7 +40,7 @@
 
 use std::vec::Vec;
 
-use super::greedy::GapRule;
+use super::gaps::GapRule;
 use super::{Item, Packing, Problem, place_in_order_by};
 use crate::plan::align_up;
 
