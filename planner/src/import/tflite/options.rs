@@ -493,5 +493,6 @@ impl<'a> Operator<'a> {
     }
 }
 
+mod ctx;
 mod more;
 mod read;

@@ -3,7 +3,7 @@
 //! `MIRROR_PAD`, `REDUCE_MIN` and `REDUCE_ALL`. The other kinds of that issue have no
 //! options table, or an empty one, and keep [`OpOptions::None`].
 
-use super::read::Ctx;
+use super::ctx::{Ctx, pool, reduce};
 use super::*;
 use crate::rt::options::{
     BatchMatMulOptions, BlockSizeOptions, CumsumOptions, L2NormOptions, MirrorPadMode,
@@ -54,7 +54,7 @@ pub(super) fn options(cx: &Ctx<'_, '_, '_>) -> Result<Option<OpOptions>> {
                 activation: cx.activation(t.and_then(|t| t.activation()))?,
             })
         }
-        "L2_POOL_2D" => OpOptions::L2Pool2d(super::read::pool(cx)?),
+        "L2_POOL_2D" => OpOptions::L2Pool2d(pool(cx)?),
         "MIRROR_PAD" => {
             let t = cx.table::<MirrorPadT>()?;
             let mode = match t.and_then(|t| t.mode()).unwrap_or(0) {
@@ -64,8 +64,8 @@ pub(super) fn options(cx: &Ctx<'_, '_, '_>) -> Result<Option<OpOptions>> {
             };
             OpOptions::MirrorPad(MirrorPadOptions { mode })
         }
-        "REDUCE_MIN" => OpOptions::ReduceMin(super::read::reduce(cx)?),
-        "REDUCE_ALL" => OpOptions::ReduceAll(super::read::reduce(cx)?),
+        "REDUCE_MIN" => OpOptions::ReduceMin(reduce(cx)?),
+        "REDUCE_ALL" => OpOptions::ReduceAll(reduce(cx)?),
         _ => return Ok(None),
     }))
 }
