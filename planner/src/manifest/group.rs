@@ -26,7 +26,8 @@ use std::vec::Vec;
 
 use toml::Spanned;
 
-use super::check::{Ctx, Shared, check_name, toml_error};
+use super::check::{Shared, check_name};
+use super::ctx::{Ctx, toml_error};
 use super::schema::{RawGroup, RawGroupManifest};
 use super::{Manifest, sanitize_name};
 use crate::error::{Error, Result, did_you_mean};

@@ -22,6 +22,7 @@ use crate::pack::PlannerKind;
 use crate::plan::{ArenaRole, MemoryConstraint};
 
 mod check;
+mod ctx;
 mod group;
 mod patches;
 mod presets;
@@ -29,7 +30,7 @@ mod schema;
 #[cfg(test)]
 pub(crate) mod tests;
 
-pub(crate) use check::Ctx;
+pub(crate) use ctx::Ctx;
 pub use group::{Group, lists_models, load_group};
 pub use patches::{DEFAULT_MAX_RECOMPUTE, PatchMode, Patches, SplitRef};
 pub use presets::{Preset, preset_list, presets};
@@ -294,6 +295,19 @@ pub enum Schedule {
     Fixed,
     /// A topological order that lowers the peak of live bytes (`schedule = "memory"`).
     Memory,
+}
+
+impl Manifest {
+    /// Parses and checks manifest text; `path` is used in messages and to resolve the model
+    /// source and constant data files.
+    pub fn parse(text: &str, path: &Path) -> Result<Manifest> {
+        let text: std::sync::Arc<str> = std::sync::Arc::from(text);
+        let ctx = ctx::Ctx { path, text: &text };
+        group::refuse_many(&text, path)?;
+        let raw: schema::RawManifest = toml::from_str(&text).map_err(|e| ctx::toml_error(e, &ctx))?;
+        let shared = check::Shared::check(&ctx, raw.platform, raw.memory, raw.kernels)?;
+        shared.with_model(&ctx, raw.model, "model.rules")
+    }
 }
 
 /// Reads and checks the manifest at `path`.

@@ -5,7 +5,7 @@ use std::string::{String, ToString};
 
 use toml::Spanned;
 
-use super::check::Ctx;
+use super::ctx::Ctx;
 use super::schema::RawMemory;
 use crate::error::{Error, Result, Span, did_you_mean};
 use crate::patch_plan::PatchInput;
