@@ -8,7 +8,7 @@ use planner_rt::kernel::{In, OpView};
 use planner_rt::options::{Conv2dOptions, DepthwiseConv2dOptions};
 
 use super::b2_float::{clamp, float_activation_range};
-use super::conv::{Spatial, Window, bias_of};
+use super::window::{Spatial, Window, bias_of};
 use super::{KernelError, output};
 
 /// Input `i` as `f32` elements and shape.

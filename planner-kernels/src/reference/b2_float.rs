@@ -20,12 +20,9 @@
 //! `f64`, rounded once) would not match: glibc 2.36's `tanhf` differs from it on 9,130,102 of
 //! 169,385,354 arguments in [-20, 20] (every 13th `f32`), [`tanhf`] on 56 of them.
 
-use super::fc::{batches, units_depth};
 use super::index::{NOT_BROADCAST, RANK, broadcast_dims, broadcast_strides};
 use planner_rt::kernel::{Data, DataMut, OpView};
-use planner_rt::options::{
-    Activation, AddOptions, FullyConnectedOptions, MulOptions, SoftmaxOptions,
-};
+use planner_rt::options::{Activation, AddOptions, MulOptions, SoftmaxOptions};
 
 use super::unary::unary;
 use super::{KernelError, output};
@@ -119,49 +116,6 @@ pub(crate) fn unary_f32(
     f: fn(f32) -> f32,
 ) -> Result<(), KernelError> {
     unary(op, in_place, f)
-}
-
-/// `FULLY_CONNECTED`, float: per batch and unit, `Σ_d x[d] · w[u][d]` accumulated in `f32`
-/// from `d = 0`, plus the bias, through the fused activation.
-pub(crate) fn fully_connected(
-    mut op: OpView<'_, '_>,
-    o: &FullyConnectedOptions,
-) -> Result<(), KernelError> {
-    super::fc::default_weights(o)?;
-    let f32_input = |i: usize, tensor: &'static str| {
-        let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
-        x.f32()
-            .map(|d| (d, x.shape))
-            .ok_or(KernelError::Type { tensor })
-    };
-    let (x, _) = f32_input(0, "input 0 (float output, so float input)")?;
-    let (w, w_shape) = f32_input(1, "input 1 (weights; float output, so float weights)")?;
-    let bias = match op.input(2) {
-        Some(_) => Some(f32_input(2, "input 2 (bias; float output, so float bias)")?.0),
-        None => None,
-    };
-    let (units, depth) = units_depth(w_shape)?;
-    let (lo, hi) = float_activation_range(o.activation)?;
-    let y = output(&mut op)?
-        .f32()
-        .ok_or(KernelError::Type { tensor: "output 0" })?;
-    let batches = batches(
-        [x.len(), w.len(), y.len()],
-        (units, depth),
-        bias.map(<[_]>::len),
-    )?;
-    for b in 0..batches {
-        let row = &x[b * depth..(b + 1) * depth];
-        for u in 0..units {
-            let mut total = 0.0f32;
-            for (xv, wv) in row.iter().zip(&w[u * depth..(u + 1) * depth]) {
-                total += xv * wv;
-            }
-            let bias = bias.map_or(0.0, |b| b[u]);
-            y[b * units + u] = clamp(total + bias, lo, hi);
-        }
-    }
-    Ok(())
 }
 
 /// One float operand: its elements, or (in place) output 0's.

@@ -19,7 +19,7 @@
 use planner_rt::kernel::{Data, DataMut, In, OpView};
 use planner_rt::options::{Padding, TransposeConvOptions};
 
-use super::conv::channel_multiplier;
+use super::window::channel_multiplier;
 use super::{KernelError, activation_range, output, params};
 use crate::multiply_by_quantized_multiplier;
 

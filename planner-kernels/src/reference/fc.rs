@@ -4,7 +4,8 @@
 use planner_rt::kernel::OpView;
 use planner_rt::options::{FullyConnectedOptions, WeightsFormat};
 
-use super::conv::channel_multiplier;
+use super::b2_float::{clamp, float_activation_range};
+use super::window::channel_multiplier;
 use super::{KernelError, activation_range, input_i8, output, params};
 use crate::multiply_by_quantized_multiplier;
 
@@ -43,7 +44,7 @@ pub(crate) fn fully_connected(
     op: OpView<'_, '_>,
     o: &FullyConnectedOptions,
 ) -> Result<(), KernelError> {
-    super::by_output(op, o, super::b2_float::fully_connected, fully_connected_i8)
+    super::by_output(op, o, fully_connected_f32, fully_connected_i8)
 }
 
 /// Refuses shuffled weights: both kernels read them as `[units, depth]`.
@@ -99,6 +100,49 @@ fn fully_connected_i8(
             y[b * units + u] = multiply_by_quantized_multiplier(acc, m)
                 .saturating_add(out_zero)
                 .clamp(lo, hi) as i8;
+        }
+    }
+    Ok(())
+}
+
+/// `FULLY_CONNECTED`, float: per batch and unit, `Σ_d x[d] · w[u][d]` accumulated in `f32`
+/// from `d = 0`, plus the bias, through the fused activation.
+fn fully_connected_f32(
+    mut op: OpView<'_, '_>,
+    o: &FullyConnectedOptions,
+) -> Result<(), KernelError> {
+    default_weights(o)?;
+    let f32_input = |i: usize, tensor: &'static str| {
+        let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
+        x.f32()
+            .map(|d| (d, x.shape))
+            .ok_or(KernelError::Type { tensor })
+    };
+    let (x, _) = f32_input(0, "input 0 (float output, so float input)")?;
+    let (w, w_shape) = f32_input(1, "input 1 (weights; float output, so float weights)")?;
+    let bias = match op.input(2) {
+        Some(_) => Some(f32_input(2, "input 2 (bias; float output, so float bias)")?.0),
+        None => None,
+    };
+    let (units, depth) = units_depth(w_shape)?;
+    let (lo, hi) = float_activation_range(o.activation)?;
+    let y = output(&mut op)?
+        .f32()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    let batches = batches(
+        [x.len(), w.len(), y.len()],
+        (units, depth),
+        bias.map(<[_]>::len),
+    )?;
+    for b in 0..batches {
+        let row = &x[b * depth..(b + 1) * depth];
+        for u in 0..units {
+            let mut total = 0.0f32;
+            for (xv, wv) in row.iter().zip(&w[u * depth..(u + 1) * depth]) {
+                total += xv * wv;
+            }
+            let bias = bias.map_or(0.0, |b| b[u]);
+            y[b * units + u] = clamp(total + bias, lo, hi);
         }
     }
     Ok(())

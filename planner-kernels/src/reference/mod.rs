@@ -105,6 +105,7 @@ pub(crate) mod softmax;
 pub(crate) mod space;
 pub(crate) mod svdf;
 mod unary;
+pub(crate) mod window;
 
 use core::fmt;
 

@@ -4,8 +4,8 @@
 use planner_rt::kernel::OpView;
 use planner_rt::options::{Dims, Pool2dOptions};
 
-use super::conv::pad_before;
 use super::region::{Plane, reach};
+use super::window::pad_before;
 use super::{KernelError, activation_range, dims4, input_i8, output, params};
 
 /// Which pool.
