@@ -662,24 +662,6 @@ macro_rules! kinds {
             }
         }
 
-        /// One kernel trait per op kind: `include_model!`'s `run()` asks for exactly the
-        /// kinds the model uses, so a missing kernel is a compile error naming the op.
-        pub(crate) mod kind_traits {
-            use super::*;
-            use crate::kernel::{Kernel, OpView};
-            $(
-                #[doc = concat!("Runs `", $opcode, "` ops.")]
-                #[diagnostic::on_unimplemented(
-                    message = $missing,
-                    label = "the model runs an op this kernel set has no kernel for",
-                    note = "implement the op's trait of `planner::rt::kernel` for `{Self}`, or run the model with a kernel set that has it"
-                )]
-                pub trait $variant: Kernel {
-                    #[doc = concat!("Runs one `", $opcode, "` op: its tensors in `op`, its options in `options`.")]
-                    fn $method(&mut self, op: OpView<'_, '_>, options: &$ty) -> Result<(), Self::Error>;
-                }
-            )*
-        }
     };
 }
 
@@ -820,35 +802,6 @@ macro_rules! in_place_kinds {
             }
         }
 
-        /// One in-place kernel trait per op kind that can run in place: `run()` asks for it
-        /// when the plan runs an op of that kind in place, so a kernel set without it is a
-        /// compile error naming the op.
-        pub(crate) mod in_place_traits {
-            use super::*;
-            use crate::kernel::{Kernel, OpView};
-            $(
-                #[doc = concat!("Runs `", $opcode, "` ops in place.")]
-                ///
-                /// The view is the op's usual one, except that the input the output takes
-                /// over is [`Data::InPlace`](crate::kernel::Data::InPlace) of that output,
-                /// and that output's buffer (of the output's element type) spans the longer of
-                /// the two tensors: the input's bytes are at its start when the kernel starts
-                /// (read them as the input's element type, native byte order: a `QUANTIZE`
-                /// from `f32` to `i8` reads 4 bytes per element), and the output's elements
-                /// must be at its start when it returns. The shapes and quantisation of both
-                /// are in the view as usual. A depthwise convolution also gets its temporary
-                /// (one input channel) as its last scratch tensor.
-                #[diagnostic::on_unimplemented(
-                    message = $missing,
-                    label = "the plan runs this op in place",
-                    note = $note
-                )]
-                pub trait $trait: Kernel {
-                    #[doc = concat!("Runs one `", $opcode, "` op in place: its tensors in `op`, its options in `options`.")]
-                    fn $method(&mut self, op: OpView<'_, '_>, options: &$ty) -> Result<(), Self::Error>;
-                }
-            )*
-        }
     };
 }
 

@@ -1,12 +1,14 @@
-//! No import cycle between a crate's top-level modules: when `a` uses `crate::b`, nothing
-//! in `b` may use `crate::a`, directly or through other modules. The modules of a crate then
+//! No import cycle between the modules of a crate, at any depth: when `a` uses `crate::b`,
+//! nothing in `b` may use `crate::a`, directly or through other modules; and inside a module,
+//! when its child `a` uses its child `b` (`super::b`), nothing in `b` may use `a`. The modules of a crate then
 //! form layers (the data model at the bottom, the pipeline and the outputs above it), and a
 //! module can be read, tested and changed knowing only the ones below it.
 //!
-//! The edges come from the sources: every `crate::name` path (in `use` lines and in code,
-//! brace groups `crate::{a, b}` included) outside comments and outside test modules
+//! The edges come from the sources: every `crate::` and `super::` path (in `use` lines and in
+//! code, brace groups `crate::{a, b}` included) outside comments and outside test modules
 //! (`#[cfg(test)] mod tests { .. }` and files declared `#[cfg(test)] mod name;`), from the
-//! file's top-level module to `name`. A module's own submodules are part of it.
+//! file's module to the module it names, as an edge between the two children of their
+//! closest common module. A module's own submodules are part of it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -79,48 +81,117 @@ fn code(text: &str) -> String {
     out
 }
 
-/// Every top-level module named after `crate::` in `code`.
-fn targets(code: &str) -> BTreeSet<String> {
+/// The paths `code` names through `crate::` or `super::` (a group `p::{a, b::c}` gives
+/// `p::a` and `p::b`), resolved against `module` (the path of the module the code is in) to
+/// paths from the crate root. A path that climbs above the root is left out.
+fn targets(code: &str, module: &[String]) -> BTreeSet<Vec<String>> {
     let mut out = BTreeSet::new();
     let ident = |s: &str| -> String {
         s.chars()
             .take_while(|c| c.is_alphanumeric() || *c == '_')
             .collect()
     };
-    for (i, _) in code.match_indices("crate::") {
-        let rest = &code[i + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            let inner = &group[..group.find('}').unwrap_or(group.len())];
-            // Top-level names of the group: those after `{` or a `,` at nesting depth 0.
-            let mut depth = 0;
-            let mut start = true;
-            for (j, c) in inner.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => start = true,
-                    c if c.is_whitespace() => {}
-                    _ if start => {
-                        start = false;
-                        let name = ident(&inner[j..]);
-                        if !name.is_empty() {
-                            out.insert(name);
-                        }
-                    }
-                    _ => {}
+    let bytes = code.as_bytes();
+    let mut i = 0;
+    while i < code.len() {
+        let rest = &code[i..];
+        let starts = (rest.starts_with("crate::") || rest.starts_with("super::"))
+            && (i == 0
+                || !(bytes[i - 1].is_ascii_alphanumeric()
+                    || bytes[i - 1] == b'_'
+                    || bytes[i - 1] == b':'));
+        if !starts {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+            continue;
+        }
+        // The prefix: `crate`, or as many `super`s as there are.
+        let mut base: Option<Vec<String>> = Some(Vec::new());
+        let mut j = i;
+        if code[j..].starts_with("crate::") {
+            j += "crate::".len();
+        } else {
+            let mut here = module.to_vec();
+            while code[j..].starts_with("super::") {
+                j += "super::".len();
+                if here.pop().is_none() {
+                    base = None;
                 }
             }
-        } else {
-            let name = ident(rest);
-            if !name.is_empty() {
-                out.insert(name);
+            base = base.map(|_| here);
+        }
+        // The named segments, then perhaps a group.
+        let mut path = base.unwrap_or_default();
+        let climbed_out = path.is_empty() && !code[i..].starts_with("crate::") && module.is_empty();
+        loop {
+            let name = ident(&code[j..]);
+            if name.is_empty() {
+                break;
+            }
+            j += name.len();
+            path.push(name);
+            if code[j..].starts_with("::") && !code[j + 2..].starts_with('{') {
+                j += 2;
+            } else {
+                break;
             }
         }
+        if !climbed_out {
+            let group = code[j..]
+                .strip_prefix("::{")
+                .or_else(|| code[j..].strip_prefix('{'));
+            if let Some(group) = group {
+                let inner = &group[..group.find('}').unwrap_or(group.len())];
+                // Top-level names of the group: those after `{` or a `,` at nesting depth 0.
+                let mut depth = 0;
+                let mut start = true;
+                for (k, c) in inner.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => depth -= 1,
+                        ',' if depth == 0 => start = true,
+                        c if c.is_whitespace() => {}
+                        _ if start => {
+                            start = false;
+                            let name = ident(&inner[k..]);
+                            if !name.is_empty() {
+                                let mut p = path.clone();
+                                p.push(name);
+                                out.insert(p);
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            } else if !path.is_empty() {
+                out.insert(path);
+            }
+        }
+        i = j.max(i + 1);
     }
     out
 }
 
-/// `module -> (used module -> a file that uses it)` for the crate at `src`.
+/// The path of the module a source file is (`lib.rs`: the root, `a/mod.rs`: `a`,
+/// `a/b.rs`: `a::b`).
+fn module_of(src: &Path, f: &Path) -> Vec<String> {
+    let rel = f.strip_prefix(src).unwrap();
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().unwrap_or_default();
+    let stem = last.strip_suffix(".rs").unwrap_or(&last).to_string();
+    if !(matches!(stem.as_str(), "mod")
+        || (parts.is_empty() && matches!(stem.as_str(), "lib" | "main")))
+    {
+        parts.push(stem);
+    }
+    parts
+}
+
+/// `module -> (used module -> a file that uses it)` between the child modules of each
+/// module of the crate at `src`, keyed by their paths (`pack::greedy -> pack::gaps`): a use
+/// of `a::b::x` from inside `a::c` is an edge `a::c -> a::b`.
 fn edges(src: &Path) -> Edges {
     let mut files = Vec::new();
     sources(src, &mut files);
@@ -137,30 +208,34 @@ fn edges(src: &Path) -> Edges {
             skip.insert(dir.join(&child).join("mod.rs"));
         }
     }
-    let modules: BTreeSet<String> = files.iter().filter_map(|f| top(src, f)).collect();
+    // A test-only file's own children are test-only too.
+    let skipped_dirs: Vec<PathBuf> = skip.iter().map(|f| f.with_extension("")).collect();
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(src, f)).collect();
     let mut out = Edges::new();
-    for f in files.iter().filter(|f| !skip.contains(*f)) {
-        let Some(from) = top(src, f) else { continue };
+    for f in &files {
+        if skip.contains(f) || skipped_dirs.iter().any(|d| f.starts_with(d)) {
+            continue;
+        }
+        let from = module_of(src, f);
         let text = std::fs::read_to_string(f).unwrap();
         let rel = f.strip_prefix(src).unwrap().display().to_string();
-        for to in targets(&code(&text)) {
-            if to != from && modules.contains(&to) {
-                out.entry(from.clone())
-                    .or_default()
-                    .entry(to)
-                    .or_insert_with(|| rel.clone());
+        for to in targets(&code(&text), &from) {
+            // The first place the two paths part: two children of one module.
+            let i = from.iter().zip(&to).take_while(|(a, b)| a == b).count();
+            if i >= from.len() || i >= to.len() {
+                continue; // a use of an ancestor or of a descendant
             }
+            let (a, b) = (from[..=i].to_vec(), to[..=i].to_vec());
+            if !modules.contains(&b) && !modules.iter().any(|m| m.starts_with(&b)) {
+                continue; // an item of the common module, not a child module
+            }
+            out.entry(a.join("::"))
+                .or_default()
+                .entry(b.join("::"))
+                .or_insert_with(|| rel.clone());
         }
     }
     out
-}
-
-/// The top-level module a file belongs to (`None` for the crate root).
-fn top(src: &Path, f: &Path) -> Option<String> {
-    let rel = f.strip_prefix(src).ok()?;
-    let first = rel.components().next()?.as_os_str().to_str()?;
-    let name = first.strip_suffix(".rs").unwrap_or(first);
-    (!matches!(name, "lib" | "main")).then(|| name.to_string())
 }
 
 /// The strongly connected components with more than one module (Tarjan).
@@ -258,6 +333,7 @@ fn no_import_cycle_between_modules() {
         "planner-build",
         "planner-macros",
         "planner-kernels",
+        "planner-rt",
     ]
     .iter()
     .map(|c| report(c))
@@ -270,12 +346,20 @@ fn no_import_cycle_between_modules() {
 
 #[test]
 fn the_scan_sees_edges_and_cycles() {
-    let code = code(
+    let text = code(
         "use crate::{a::X, b};\n// crate::c in a comment\nfn f() { crate::d::g() }\n\
          #[cfg(test)]\nmod tests {\n    use crate::e;\n}\n",
     );
-    let found = targets(&code);
-    assert_eq!(found, ["a", "b", "d"].map(String::from).into());
+    let found = targets(&text, &["x".to_string(), "y".to_string()]);
+    let paths = |v: &[&[&str]]| -> BTreeSet<Vec<String>> {
+        v.iter()
+            .map(|p| p.iter().map(|s| s.to_string()).collect())
+            .collect()
+    };
+    assert_eq!(found, paths(&[&["a"], &["b"], &["d", "g"]]));
+    let nested = code("use super::{z, w::V};\nfn f() { super::super::q::r(); }\n");
+    let found = targets(&nested, &["x".to_string(), "y".to_string()]);
+    assert_eq!(found, paths(&[&["x", "z"], &["x", "w"], &["q", "r"]]));
     let mut e = Edges::new();
     e.entry("a".into())
         .or_default()
