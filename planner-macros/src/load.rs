@@ -537,16 +537,13 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
         let Some(ip) = op.in_place else { continue };
         let what = format!("op {k} ({}) of model `{}`", op.opcode, f.model);
         if op.options.in_place_codegen().is_none() {
-            let kinds: Vec<&str> = planner_rt::op_kinds::OP_KINDS
-                .iter()
-                .filter(|k| k.in_place != planner_rt::op_kinds::InPlace::Never)
-                .map(|k| k.name)
-                .collect();
             return Err(format!(
                 "{what} is declared to run in place, but {} never runs in place (in place: {} \
                  with their options)",
                 op.opcode,
-                kinds.join(", ")
+                planner_rt::op_kinds::OpKind::names(
+                    |k| k.in_place != planner_rt::op_kinds::InPlace::Never
+                )
             ));
         }
         let input = op

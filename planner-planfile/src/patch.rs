@@ -111,12 +111,9 @@ impl PatchPlan {
 pub fn stage_op(opcode: &str, output: crate::DType, in_place: bool) -> Result<(), String> {
     let regions = planner_rt::op_kinds::OpKind::of(opcode).is_some_and(|k| k.regions);
     if !regions {
-        let kinds: Vec<&str> = planner_rt::op_kinds::OpKind::with(|k| k.regions, true)
-            .map(|k| k.name)
-            .collect();
         return Err(format!(
             "{opcode} ops do not run on patch regions (a stage holds {})",
-            kinds.join(", ")
+            planner_rt::op_kinds::OpKind::names(|k| k.regions)
         ));
     }
     if output == crate::DType::F32 && opcode != "DEQUANTIZE" {

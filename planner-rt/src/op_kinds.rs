@@ -114,6 +114,28 @@ impl OpKind {
     ) -> impl Iterator<Item = &'static OpKind> {
         OP_KINDS.iter().filter(move |k| field(k) == value)
     }
+
+    /// The names of the kinds `keep` accepts, in name order, displayed comma-separated: the
+    /// list an error message gives of the kinds that would be accepted.
+    pub fn names(keep: fn(&OpKind) -> bool) -> Names {
+        Names(keep)
+    }
+}
+
+/// The names of the kinds a filter accepts, displayed `"ADD, MUL"`: [`OpKind::names`].
+#[derive(Clone, Copy)]
+pub struct Names(fn(&OpKind) -> bool);
+
+impl core::fmt::Display for Names {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (i, k) in OP_KINDS.iter().filter(|k| (self.0)(k)).enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            f.write_str(k.name)?;
+        }
+        Ok(())
+    }
 }
 
 /// The in-place rule of `name`: [`InPlace::Never`] for a kind the table does not list.

@@ -285,51 +285,52 @@ pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Resul
             ot.id, it.id
         ));
     }
-    let rule = op_kinds::in_place(kind);
-    if rule == InPlace::Unary {
-        if input != 0 || output != 0 {
-            return Err(format!("{kind} runs in place over its first input only"));
+    match op_kinds::in_place(kind) {
+        InPlace::Unary => {
+            if input != 0 || output != 0 {
+                return Err(format!("{kind} runs in place over its first input only"));
+            }
+            if it.elements() != ot.elements() || ot.size > it.size {
+                return Err(format!(
+                    "`{}` ({} bytes) is larger than `{}` ({} bytes) or has another element count",
+                    ot.id, ot.size, it.id, it.size
+                ));
+            }
+            Ok(())
         }
-        if it.elements() != ot.elements() || ot.size > it.size {
-            return Err(format!(
-                "`{}` ({} bytes) is larger than `{}` ({} bytes) or has another element count",
-                ot.id, ot.size, it.id, it.size
-            ));
+        InPlace::Binary => {
+            if input > 1 || output != 0 {
+                return Err(format!("{kind} runs in place over one of its two operands"));
+            }
+            if it.shape != ot.shape || it.dtype.bits() != ot.dtype.bits() {
+                return Err(format!(
+                    "operand `{}` {:?} is broadcast or of another element size than output `{}` {:?}",
+                    it.id, it.shape, ot.id, ot.shape
+                ));
+            }
+            Ok(())
         }
-        return Ok(());
+        InPlace::Depthwise => {
+            if input != 0 || output != 0 {
+                return Err("DEPTHWISE_CONV_2D runs in place over its data input only".to_string());
+            }
+            let (is, os) = (&it.shape, &ot.shape);
+            if is.len() != 4
+                || os.len() != 4
+                || is[0] != 1
+                || os[0] != 1
+                || is[3] != os[3]
+                || os[1].saturating_mul(os[2]) > is[1].saturating_mul(is[2])
+                || it.dtype.bits() != ot.dtype.bits()
+            {
+                return Err(format!(
+                    "DEPTHWISE_CONV_2D runs in place with one batch, depth multiplier 1, no more output pixels than input pixels and one element size; input {is:?}, output {os:?}"
+                ));
+            }
+            Ok(())
+        }
+        InPlace::Never => Err(format!("{kind} ops do not run in place")),
     }
-    if rule == InPlace::Binary {
-        if input > 1 || output != 0 {
-            return Err(format!("{kind} runs in place over one of its two operands"));
-        }
-        if it.shape != ot.shape || it.dtype.bits() != ot.dtype.bits() {
-            return Err(format!(
-                "operand `{}` {:?} is broadcast or of another element size than output `{}` {:?}",
-                it.id, it.shape, ot.id, ot.shape
-            ));
-        }
-        return Ok(());
-    }
-    if rule == InPlace::Depthwise {
-        if input != 0 || output != 0 {
-            return Err("DEPTHWISE_CONV_2D runs in place over its data input only".to_string());
-        }
-        let (is, os) = (&it.shape, &ot.shape);
-        if is.len() != 4
-            || os.len() != 4
-            || is[0] != 1
-            || os[0] != 1
-            || is[3] != os[3]
-            || os[1].saturating_mul(os[2]) > is[1].saturating_mul(is[2])
-            || it.dtype.bits() != ot.dtype.bits()
-        {
-            return Err(format!(
-                "DEPTHWISE_CONV_2D runs in place with one batch, depth multiplier 1, no more output pixels than input pixels and one element size; input {is:?}, output {os:?}"
-            ));
-        }
-        return Ok(());
-    }
-    Err(format!("{kind} ops do not run in place"))
 }
 
 /// Finds the ops that can run in place in `graph` (in its current op order), of the kinds in

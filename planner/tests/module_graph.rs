@@ -104,24 +104,25 @@ fn targets(code: &str, module: &[String]) -> BTreeSet<Vec<String>> {
             i += rest.chars().next().map_or(1, char::len_utf8);
             continue;
         }
-        // The prefix: `crate`, or as many `super`s as there are.
-        let mut base: Option<Vec<String>> = Some(Vec::new());
+        // The prefix: `crate`, or as many `super`s as there are; `None` above the root.
         let mut j = i;
-        if code[j..].starts_with("crate::") {
+        let base = if code[j..].starts_with("crate::") {
             j += "crate::".len();
+            Some(Vec::new())
         } else {
             let mut here = module.to_vec();
+            let mut inside = true;
             while code[j..].starts_with("super::") {
                 j += "super::".len();
-                if here.pop().is_none() {
-                    base = None;
-                }
+                inside &= here.pop().is_some();
             }
-            base = base.map(|_| here);
-        }
+            inside.then_some(here)
+        };
+        let Some(mut path) = base else {
+            i = j;
+            continue;
+        };
         // The named segments, then perhaps a group.
-        let mut path = base.unwrap_or_default();
-        let climbed_out = path.is_empty() && !code[i..].starts_with("crate::") && module.is_empty();
         loop {
             let name = ident(&code[j..]);
             if name.is_empty() {
@@ -135,36 +136,34 @@ fn targets(code: &str, module: &[String]) -> BTreeSet<Vec<String>> {
                 break;
             }
         }
-        if !climbed_out {
-            let group = code[j..]
-                .strip_prefix("::{")
-                .or_else(|| code[j..].strip_prefix('{'));
-            if let Some(group) = group {
-                let inner = &group[..group.find('}').unwrap_or(group.len())];
-                // Top-level names of the group: those after `{` or a `,` at nesting depth 0.
-                let mut depth = 0;
-                let mut start = true;
-                for (k, c) in inner.char_indices() {
-                    match c {
-                        '{' => depth += 1,
-                        '}' => depth -= 1,
-                        ',' if depth == 0 => start = true,
-                        c if c.is_whitespace() => {}
-                        _ if start => {
-                            start = false;
-                            let name = ident(&inner[k..]);
-                            if !name.is_empty() {
-                                let mut p = path.clone();
-                                p.push(name);
-                                out.insert(p);
-                            }
+        let group = code[j..]
+            .strip_prefix("::{")
+            .or_else(|| code[j..].strip_prefix('{'));
+        if let Some(group) = group {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            // Top-level names of the group: those after `{` or a `,` at nesting depth 0.
+            let mut depth = 0;
+            let mut start = true;
+            for (k, c) in inner.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if c.is_whitespace() => {}
+                    _ if start => {
+                        start = false;
+                        let name = ident(&inner[k..]);
+                        if !name.is_empty() {
+                            let mut p = path.clone();
+                            p.push(name);
+                            out.insert(p);
                         }
-                        _ => {}
                     }
+                    _ => {}
                 }
-            } else if !path.is_empty() {
-                out.insert(path);
             }
+        } else if !path.is_empty() {
+            out.insert(path);
         }
         i = j.max(i + 1);
     }

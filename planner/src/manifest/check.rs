@@ -85,17 +85,12 @@ impl Shared {
         for op in &memory.in_place_ops {
             let name = op.get_ref().trim().to_ascii_uppercase();
             if crate::rt::op_kinds::in_place(&name) == crate::rt::op_kinds::InPlace::Never {
-                let kinds: Vec<&str> = crate::rt::op_kinds::OP_KINDS
-                    .iter()
-                    .filter(|k| k.in_place != crate::rt::op_kinds::InPlace::Never)
-                    .map(|k| k.name)
-                    .collect();
                 return Err(ctx.err(
                     op,
                     format!("memory.in_place_ops names {:?}, which never runs in place", op.get_ref()),
                     format!(
                         "name kinds that run in place ({}), or set `in_place = true` for all of them",
-                        kinds.join(", ")
+                        crate::rt::op_kinds::OpKind::names(|k| k.in_place != crate::rt::op_kinds::InPlace::Never)
                     ),
                 ));
             }
