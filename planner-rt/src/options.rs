@@ -623,7 +623,7 @@ macro_rules! kinds {
         ///
         /// Serialised internally tagged (`{"kind": "conv2d", ...}`). Reading that form back
         /// needs an allocator, so the host crate reads it (with the same list of kinds, from
-        /// [`__op_kinds`](crate::__op_kinds)).
+        /// `__op_kinds!`).
         #[derive(serde::Serialize)]
         #[serde(tag = "kind", rename_all = "snake_case")]
         pub enum OpOptions {

@@ -7,7 +7,6 @@
 //! (counting every tensor already sharing its slot) is this op, so the two are never live
 //! with different contents; lifetimes then merge ([`crate::lifetimes`]).
 
-use std::string::String;
 use std::vec::Vec;
 
 use crate::graph::{Graph, TensorIndex, TensorKind};
@@ -81,12 +80,3 @@ pub fn detect(graph: &Graph, aliasing: &Aliasing) -> Vec<(TensorIndex, TensorInd
     out
 }
 
-/// A one-line description of the aliases, for reports.
-pub fn describe(graph: &Graph) -> String {
-    let names: Vec<String> = graph
-        .aliases
-        .iter()
-        .map(|(a, t)| format!("{} = {}", graph.tensor(*a).id, graph.tensor(*t).id))
-        .collect();
-    names.join(", ")
-}

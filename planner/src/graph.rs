@@ -185,7 +185,7 @@ pub struct Graph {
     /// the size in `shape`); reports print these beside the plan's own warnings.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// Ops that run in place ([`crate::in_place`], `memory.in_place = true`): each output
+    /// Ops that run in place (`memory.in_place = true`): each output
     /// written over an input that dies at its op. Unlike an alias, the two are tensors of
     /// their own that share bytes at that op only.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -200,17 +200,17 @@ pub struct Graph {
     /// lives from op 0 through the stage.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patches: Option<planner_planfile::patch::PatchPlan>,
-    /// The kernel set the graph was prepared for ([`crate::prepare`], `[kernels] set`);
+    /// The kernel set the graph was prepared for (the `prepare` pass, `[kernels] set`);
     /// the reference set prepares nothing.
     #[serde(default, skip_serializing_if = "KernelSet::is_reference")]
     pub kernels: KernelSet,
-    /// What [`crate::prepare`] added to ops for [`Graph::kernels`]: one entry per op it
+    /// What the `prepare` pass added to ops for [`Graph::kernels`]: one entry per op it
     /// gave a prepared constant input or kernel scratch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prepared: Vec<PreparedOp>,
 }
 
-/// What [`crate::prepare`] added to one op. The op is named by its first output, as an
+/// What the `prepare` pass added to one op. The op is named by its first output, as an
 /// [`InPlaceOp`] is, so a new op order keeps the record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PreparedOp {
@@ -257,7 +257,7 @@ impl Graph {
         &self.tensors[index.get()]
     }
 
-    /// What [`crate::prepare`] added to `op` (found by its first output), if anything.
+    /// What the `prepare` pass added to `op` (found by its first output), if anything.
     pub fn prepared_of(&self, op: &Op) -> Option<&PreparedOp> {
         let out = op.outputs.first()?;
         self.prepared.iter().find(|p| p.output == *out)

@@ -26,13 +26,6 @@ use crate::rt::options::{Dims, Padding};
 /// Suffix of the id and name of a depthwise convolution's in-place temporary.
 pub const TEMP_SUFFIX: &str = "/in_place_temp";
 
-/// Runs both passes when `on`: PAD folding, then in-place detection of every kind. For
-/// callers that do not reorder ops in between.
-pub fn apply(graph: &mut Graph) {
-    fold_pads(graph);
-    detect(graph, &[]);
-}
-
 /// Folds every PAD/PADV2 that qualifies into its consumer (see the module docs); records
 /// each in [`Graph::folded_pads`]. The PAD ops leave `graph.ops` (later ops shift).
 pub fn fold_pads(graph: &mut Graph) {
@@ -736,7 +729,8 @@ mod tests {
     fn depthwise_runs_in_place_with_a_one_channel_temporary() {
         let mut g = graph([0, 0, 1, 1, 1, 1, 0, 0], Padding::Valid, 4);
         // x is a model input: it may be taken over.
-        apply(&mut g);
+        fold_pads(&mut g);
+        detect(&mut g, &[]);
         assert_eq!(g.in_place.len(), 1);
         let p = g.in_place[0];
         assert_eq!((p.input, p.output), (TensorIndex(0), TensorIndex(4)));
@@ -753,7 +747,8 @@ mod tests {
             scratch: vec![],
             options: OpOptions::Relu(NoOptions {}),
         });
-        apply(&mut g);
+        fold_pads(&mut g);
+        detect(&mut g, &[]);
         assert!(
             g.in_place
                 .iter()

@@ -7,17 +7,20 @@
 //! 1. [`manifest`]: read and check the TOML manifest ([`manifest::load`]).
 //! 2. [`import`]: the [`graph::Graph`] from an inline graph, a `.tflite` file or a CSV
 //!    problem ([`import::load`]).
-//! 3. [`prepare`], [`in_place`], [`schedule`] and [`alias`]: optionally the constants and
-//!    kernel scratch a kernel set asks for ([`prepare::apply`]), PADs folded into convolutions
-//!    ([`in_place::fold_pads`]), a memory-aware op order ([`schedule::reorder`]), reshape
-//!    aliases ([`alias::detect`]) and ops run in place ([`in_place::detect`]).
-//! 4. [`lifetimes`]: the ops over which each tensor is live ([`lifetimes::compute`]).
-//! 5. [`placement`]: each tensor's role, memory and source memory, with the reason
-//!    ([`placement::resolve`]).
-//! 6. [`pack`]: offsets within each arena ([`pack::pack`]).
-//! 7. [`plan`](mod@plan): the [`plan::MemoryPlan`] data model, assembled by the pipeline's
+//! 3. The graph rewrites, internal to the crate: the constants and kernel scratch a kernel
+//!    set asks for (`prepare`), PADs folded into convolutions and ops run in place
+//!    (`in_place`), a memory-aware op order (`schedule`), reshape aliases (`alias`) and the
+//!    patch-based first stage (`patch`).
+//! 4. The ops over which each tensor is live (`lifetimes`), each tensor's role, memory and
+//!    source memory with the reason (`placement`).
+//! 5. [`pack`]: offsets within each arena ([`pack::pack`]), on an abstract
+//!    [`pack::Problem`] that MiniMalloc CSV instances share.
+//! 6. [`plan`](mod@plan): the [`plan::MemoryPlan`] data model, assembled by the pipeline's
 //!    stages (constant arenas, persistent arenas, budgets, scratch fill with spill, binding).
-//! 8. [`verify`]: the independent checker every plan passes ([`verify::verify`]).
+//! 7. [`verify`]: the independent checker every plan passes ([`verify::verify`]).
+//!
+//! What comes out: [`report`] (tables, JSON, explanations), [`export`] (SVG, TFLM offline
+//! plan), [`planfile`] (the file `include_model!` reads).
 //!
 //! The facade: [`plan()`] plans the model a manifest names; [`plan_graph`] plans a graph
 //! already imported; [`solve_problem`] plans a MiniMalloc CSV problem on its own items (64-bit
@@ -48,12 +51,13 @@ macro_rules! host {
 }
 
 host! {
-    pub mod alias;
+    mod alias;
     mod error;
     pub mod export;
     pub mod graph;
     pub mod import;
-    pub mod in_place;
+    mod in_place;
+    #[doc(hidden)]
     pub mod lifetimes;
     mod limited;
     pub mod manifest;
@@ -63,24 +67,28 @@ host! {
     pub use planner_planfile::naming;
     pub mod pack;
     mod par;
+    #[doc(hidden)]
     pub mod patch;
     /// The patch plan's types (documented as [`planfile::patch`]).
     #[doc(hidden)]
     pub use planner_planfile::patch as patch_plan;
     mod pipeline;
-    pub mod placement;
+    mod placement;
     mod planned;
     pub mod plan;
-    pub mod prepare;
+    mod prepare;
     pub mod planfile;
     pub mod report;
+    #[doc(hidden)]
     pub mod schedule;
     pub mod verify;
     pub use error::{Error, Result};
     pub use pipeline::{
         ArenaReport, ArenaUser, DEFAULT_SEARCH_TIME, GroupArena, GroupPlanned, MAX_PROBLEM_HEIGHT,
         Planned, ProblemInput, ProblemOutcome, Solution, SolvedProblem, Unit, plan, plan_graph,
-        plan_group, plan_problem, plan_unit, problem_input, solve_problem, solve_problem_within,
-        users_of,
+        plan_group, plan_problem, plan_unit, solve_problem, solve_problem_within,
     };
+    /// Steps of the facade the CLI and the benches call on their own.
+    #[doc(hidden)]
+    pub use pipeline::{problem_input, users_of};
 }

@@ -15,11 +15,15 @@ mod entries;
 pub mod fixture;
 pub mod group;
 
-#[doc(inline)]
+/// The names generated code, plan files and linker scripts share, for `planner-build` and
+/// the macro (documented in the `planner-planfile` crate).
+#[doc(hidden)]
+pub use planner_planfile::naming;
+#[doc(no_inline)]
 pub use planner_planfile::{
     ArenaEntry, BlobEntry, Error as ReadError, FORMAT_VERSION, InPlaceEntry, IoEntry, KernelSet,
     Layout, LayoutSource, Lifetime, MemoryEntry, OpEntry, PLAN_DIR_VAR, PlanFile, PreparedEntry,
-    PreparedLayout, TensorEntry, fnv1a64, naming, patch,
+    PreparedLayout, TensorEntry, fnv1a64, patch,
 };
 
 use std::collections::BTreeMap;

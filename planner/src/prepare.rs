@@ -63,8 +63,6 @@ pub struct ScratchRule {
     pub bytes: fn(&Graph, &Op) -> Option<u64>,
     /// Alignment of the buffer (at least; the platform's may be larger).
     pub alignment: u64,
-    /// What the kernel uses it for, for people.
-    pub what: &'static str,
 }
 
 /// What each kernel set asks for, one row per op kind and addition. The reference set asks
@@ -85,13 +83,13 @@ pub const RULES: &[Rule] = &[
         set: KernelSet::Optimized,
         adds: Adds::Constant(PreparedLayout::RequantV1),
     },
+    // The im2col rows of the filter window, a few output pixels at a time.
     Rule {
         opcode: "CONV_2D",
         set: KernelSet::Optimized,
         adds: Adds::Scratch(ScratchRule {
             bytes: conv_columns,
             alignment: 4,
-            what: "im2col rows of the filter window, a few output pixels at a time",
         }),
     },
 ];

@@ -246,7 +246,7 @@ pub fn table(planned: &Planned, graph: &Graph) -> String {
 /// Per tensor of `graph`: the method of `include_model!`'s ready `Model` that returns its
 /// view (`tensor_<name>`, then `input_<name>`/`output_<name>` for model inputs and outputs),
 /// named as the macro names them; `None` for tensors the plan does not place.
-pub fn accessor_names(planned: &Planned, graph: &Graph) -> Vec<Option<String>> {
+pub(crate) fn accessor_names(planned: &Planned, graph: &Graph) -> Vec<Option<String>> {
     use crate::planfile::naming::unique_idents;
     // As the plan file lists them: placed tensors, and aliases placed through their target.
     let target: std::collections::BTreeMap<usize, usize> = graph
@@ -332,7 +332,7 @@ fn write_columns<const N: usize>(
 
 /// With `memory.in_place`: one line with the classic lower bound beside the plan's scratch
 /// bytes and what in-place saved; empty otherwise.
-pub fn in_place_summary(planned: &Planned) -> String {
+pub(crate) fn in_place_summary(planned: &Planned) -> String {
     let Some(classic) = planned.classic_bound else {
         return String::new();
     };
@@ -456,6 +456,7 @@ pub(crate) const EXPLAIN_HEADER: [&str; 9] = [
 /// `role`, `memory`, `source_memory`, `offset`, `size`, `reason`), then one row per tensor
 /// (`only`: the one with that id or name); an unused tensor has role `unplaced` and empty
 /// memory and offset.
+#[doc(hidden)]
 pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
     let mut rows: Vec<Vec<String>> = vec![EXPLAIN_HEADER.iter().map(|s| s.to_string()).collect()];
     let patches = planned.graph.patches.as_ref();
@@ -511,6 +512,7 @@ pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
 /// planned, and the kernel scratch the other set would need. `None` for the reference set,
 /// whose reports stay as they were.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[doc(hidden)]
 pub struct KernelFigures {
     /// The set the plan is made for.
     pub set: crate::graph::KernelSet,
@@ -529,6 +531,7 @@ pub struct KernelFigures {
 /// Kernel scratch buffers: how many ops have one, their bytes together and the largest
 /// (each lives at its op only, so a plan's scratch peak grows by at most the largest).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[doc(hidden)]
 pub struct ScratchFigures {
     /// Ops with kernel scratch.
     pub ops: usize,
@@ -562,6 +565,7 @@ impl ScratchFigures {
 }
 
 /// The figures of [`KernelFigures`]; `None` for a plan made for the reference set.
+#[doc(hidden)]
 pub fn kernel_figures(planned: &Planned) -> Option<KernelFigures> {
     (planned.graph.kernels != crate::graph::KernelSet::Reference).then(|| figures(planned))
 }
@@ -598,7 +602,7 @@ pub(crate) fn figures(planned: &Planned) -> KernelFigures {
 
 /// One line on the kernel set: its prepared constants, its kernel scratch and the other
 /// set's; empty for the reference set.
-pub fn kernel_summary(planned: &Planned) -> String {
+pub(crate) fn kernel_summary(planned: &Planned) -> String {
     let Some(k) = kernel_figures(planned) else {
         return String::new();
     };
@@ -699,6 +703,7 @@ fn in_model_order(planned: &Planned) -> Option<Graph> {
 /// One line on the op order: the peak of live bytes (sizes rounded to `align`, before
 /// in-place aliasing) in the plan's order and in the model's, the lower bound over every
 /// order, and "this order is optimal" when no order is lower. Empty for graphs without ops.
+#[doc(hidden)]
 pub fn order_summary(planned: &Planned, align: u64) -> String {
     match in_model_order(planned) {
         Some(model) if !model.ops.is_empty() => {
@@ -711,7 +716,7 @@ pub fn order_summary(planned: &Planned, align: u64) -> String {
 /// Which ops the plan's order moved from their model position: `op order: model order kept`,
 /// or a count and one line per moved op,
 /// `op <model index> <opcode>: step <model index> in the model, runs at step <step>`.
-pub fn moved_ops(planned: &Planned) -> String {
+pub(crate) fn moved_ops(planned: &Planned) -> String {
     let moved = crate::schedule::moved(&planned.order);
     if moved.is_empty() {
         return if planned.graph.ops.is_empty() {
@@ -741,7 +746,7 @@ pub fn moved_ops(planned: &Planned) -> String {
 
 /// One line on the patch stage (`memory.patches`): the split op, the grid, the scratch
 /// peak, the MAC overhead and the input mode. Empty without patches.
-pub fn patch_summary(planned: &Planned) -> String {
+pub(crate) fn patch_summary(planned: &Planned) -> String {
     let Some(p) = &planned.graph.patches else {
         return String::new();
     };

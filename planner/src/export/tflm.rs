@@ -76,6 +76,7 @@ pub use crate::rt::op_kinds::TflmScratch as KernelScratch;
 /// `tests/data/tflm_kernel_scratch_ops.csv`, checked by
 /// `planner/tests/tflm_kernel_scratch.rs`); `None` when the exporter does not know its
 /// kernel's scratch.
+#[doc(hidden)]
 pub fn kernel_scratch_rule(opcode: &str) -> Option<KernelScratch> {
     crate::rt::op_kinds::OpKind::of(opcode).and_then(|k| k.tflm_scratch)
 }
@@ -88,6 +89,7 @@ pub fn kernel_scratch_rule(opcode: &str) -> Option<KernelScratch> {
 /// Errors on an op whose kernel is not in the table, unless `known` holds its index (the
 /// user said its scratch with `--kernel-scratch`): leaving it out could make TFLM's arena
 /// larger than with TFLM's own plan.
+#[doc(hidden)]
 pub fn reference_kernel_scratch(g: &Graph, known: &[usize]) -> Result<Vec<(usize, u64)>> {
     let tensor = |t: Option<TensorIndex>| t.and_then(|t| g.tensors.get(t.get()));
     let dim = |t: Option<TensorIndex>, k: usize| tensor(t).and_then(|t| t.shape.get(k).copied());
@@ -150,6 +152,7 @@ pub fn reference_kernel_scratch(g: &Graph, known: &[usize]) -> Result<Vec<(usize
 
 /// `g` with one op-local `u8` tensor per `(op, bytes)` of `scratch`, appended after the
 /// model's tensors (ids `kernel_scratch/<op>/<n>`), so a plan leaves room for them.
+#[doc(hidden)]
 pub fn with_kernel_scratch(g: &Graph, scratch: &[(usize, u64)]) -> Result<Graph> {
     let mut g = g.clone();
     for (n, &(k, bytes)) in scratch.iter().enumerate() {
@@ -186,6 +189,7 @@ pub fn with_kernel_scratch(g: &Graph, scratch: &[(usize, u64)]) -> Result<Graph>
 /// subgraphs; tensors after those, such as kernel scratch, get no entry). Errors when the
 /// plan has more than one scratch arena, a reordered schedule or aliases (TFLM could not
 /// follow it), or an offset past `i32::MAX`.
+#[doc(hidden)]
 pub fn offsets(planned: &Planned, model_tensors: usize, total_tensors: usize) -> Result<Vec<i32>> {
     let g = &planned.graph;
     let scratch: Vec<&String> = planned.plan.arena_usages.keys().collect();
@@ -314,7 +318,7 @@ impl<'a> Fb<'a> {
 }
 
 /// Number of tensors of each subgraph of the `.tflite` flatbuffer `bytes`.
-pub fn tensor_counts(bytes: &[u8]) -> Result<Vec<usize>> {
+pub(crate) fn tensor_counts(bytes: &[u8]) -> Result<Vec<usize>> {
     let fb = Fb(bytes);
     let corrupt =
         || Error::model("the model's subgraphs cannot be read; check the file with `planner plan`");
@@ -597,7 +601,7 @@ fn words(plan: &OfflinePlan) -> Result<Vec<i32>> {
 
 /// The offline plan of `planned` for the model `bytes` (one offset per tensor of all its
 /// subgraphs), ready for [`write()`].
-pub fn plan_for(bytes: &[u8], planned: &Planned) -> Result<OfflinePlan> {
+pub(crate) fn plan_for(bytes: &[u8], planned: &Planned) -> Result<OfflinePlan> {
     let counts = tensor_counts(bytes)?;
     let first = counts.first().copied().unwrap_or(0);
     Ok(OfflinePlan {

@@ -37,6 +37,7 @@ const COLUMNS: [&str; 5] = ["id", "lower", "upper", "size", "offset"];
 
 /// The longest problem file read: 1 GiB, some 30 million rows of real traces; the rows,
 /// their ids and the planner's lists take a few times the file's size in memory.
+#[doc(hidden)]
 pub const MAX_FILE: u64 = 1 << 30;
 
 /// Reads a CSV problem file: a regular file or a pipe of at most [`MAX_FILE`] bytes (a

@@ -16,6 +16,8 @@ pub(crate) mod inline;
 pub(crate) use crate::limited;
 pub mod tflite;
 
+/// Size-limited reads of the inputs, shared with `planner-build`.
+#[doc(hidden)]
 pub use limited::{MAX_LINKER_SCRIPT, MAX_MANIFEST, read_flatbuffer, read_text};
 
 use std::path::Path;

@@ -77,6 +77,7 @@ pub fn load_group(path: &Path) -> Result<Group> {
 
 /// True when the manifest at `path` is a group manifest (`[[model]]` tables or a
 /// `[group]` table), which `planner-build` plans as a group.
+#[doc(hidden)]
 pub fn lists_models(path: &Path) -> Result<bool> {
     let text = crate::limited::read_manifest(path)?;
     Ok(lists_many(&text))

@@ -155,6 +155,7 @@ impl Rule {
 }
 
 /// Matches `text` against a glob with `*` (any run) and `?` (one character).
+#[doc(hidden)]
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
@@ -275,7 +276,7 @@ pub struct Aliasing {
     /// [`Aliasing::in_place`] is on.
     pub in_place_ops: Vec<String>,
     /// Fold PADs into the convolutions that consume them and run ops in place over inputs
-    /// that die there (`memory.in_place`; see [`crate::in_place`]).
+    /// that die there (`memory.in_place`).
     pub in_place: bool,
 }
 
@@ -430,6 +431,7 @@ impl Manifest {
 }
 
 /// Turns a file stem into a Rust-identifier-friendly model name.
+#[doc(hidden)]
 pub fn sanitize_name(s: &str) -> String {
     let mut out: String = s
         .chars()

@@ -164,6 +164,7 @@ impl<'de> Deserialize<'de> for Size {
 }
 
 /// Parses `"512K"`, `"4M"`, `"1G"`, `"4096"`, `"0x1000"` (also `KiB`/`KB` forms).
+#[doc(hidden)]
 pub fn parse_size(s: &str) -> Option<u64> {
     let s = s.trim();
     if let Some(hex) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {

@@ -9,7 +9,7 @@ use super::options::{AutoOptions, HillClimbOptions};
 /// The default ([`PlannerKind::Auto`]) is what runs when a manifest names no planner:
 ///
 /// 1. `greedy_by_size`; done if it reaches the lower bound.
-/// 2. Best-of-greedy: TFLM's planner's packing ([`tflm`](super::tflm)), then six orders (size, start,
+/// 2. Best-of-greedy: TFLM's planner's packing (`pack::tflm`), then six orders (size, start,
 ///    end, area, duration, number of conflicts) times two gap rules (lowest offset, best fit)
 ///    over the items `greedy_by_size` placed, on [`AutoOptions::threads`] threads; done at
 ///    the lower bound, and passes only while [`AutoOptions::seed_budget`] covers them.
@@ -64,7 +64,7 @@ pub enum PlannerKind {
     /// The default policy: greedy rules, then a bounded hill climb and a bounded exact
     /// search while the gap to the lower bound is open.
     Auto(AutoOptions),
-    /// TensorFlow Lite Micro's `GreedyMemoryPlanner` ([`tflm`](super::tflm)): sizes rounded up to 16,
+    /// TensorFlow Lite Micro's `GreedyMemoryPlanner` (`pack::tflm`): sizes rounded up to 16,
     /// largest first (ties to the later item), lowest gap; what TFLM would need.
     Tflm,
 }

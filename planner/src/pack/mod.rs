@@ -29,12 +29,20 @@ mod split;
 mod window;
 
 pub mod optimal;
+#[doc(hidden)]
 pub mod tflm;
 
-pub use auto::{GREEDY_ORDERS, Report, Run, SearchStats};
+pub use auto::{Report, SearchStats};
+/// Building blocks of the packers, for the benches and the CLI's `compare`.
+#[doc(hidden)]
+pub use auto::{GREEDY_ORDERS, Run};
 pub(crate) use bounds::lower_bound_of;
-pub use bounds::{aligned_live_sum, certify, height_lower_bound, place_in_order, place_in_order_by};
+pub use bounds::{certify, height_lower_bound};
+#[doc(hidden)]
+pub use bounds::{aligned_live_sum, place_in_order, place_in_order_by};
+#[doc(hidden)]
 pub use gaps::GapRule;
+#[doc(hidden)]
 pub use greedy::{greedy_order, size_order};
 /// The seeded generator of the climb, for the crate's tests.
 #[cfg(test)]

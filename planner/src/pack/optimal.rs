@@ -103,6 +103,7 @@ pub fn fits(problem: &Problem, capacity: u64, opts: &OptimalOptions) -> Outcome 
 }
 
 /// [`fits`], also returning what the search did.
+#[doc(hidden)]
 pub fn fits_with_stats(
     problem: &Problem,
     capacity: u64,
@@ -139,6 +140,7 @@ pub fn minimize(
 }
 
 /// [`minimize`], also returning what the search did.
+#[doc(hidden)]
 pub fn minimize_with_stats(
     problem: &Problem,
     opts: &OptimalOptions,
@@ -199,6 +201,7 @@ pub fn minimize_with_stats(
 
 /// A lower bound valid with alignment and fixed items: the largest sum of sizes live at one
 /// op, and the top of every fixed item.
+#[doc(hidden)]
 pub fn exact_lower_bound(problem: &Problem) -> u64 {
     let mut events: Vec<(u32, i128)> = Vec::with_capacity(problem.items.len() * 2);
     let mut fixed_top = 0u64;
@@ -341,6 +344,7 @@ fn best_greedy(problem: &Problem) -> Packing {
 
 /// True when `offsets` places every item, aligned, fixed items at their offsets, no two
 /// time-overlapping items sharing a byte, all below `capacity`.
+#[doc(hidden)]
 pub fn is_valid(problem: &Problem, offsets: &[Option<u64>], capacity: u64) -> bool {
     let items = &problem.items;
     if offsets.len() != items.len() {

@@ -78,7 +78,7 @@ pub struct Certificate {
     pub height: u64,
     /// [`height_lower_bound`](super::height_lower_bound) of the placed items: no packing of them is lower.
     pub lower_bound: u64,
-    /// [`aligned_live_sum`](super::aligned_live_sum) of the placed items (sizes rounded up to their alignment), for
+    /// `aligned_live_sum` of the placed items (sizes rounded up to their alignment), for
     /// comparison with other planners; at most the height plus the padding of one item.
     pub aligned_bound: u64,
     /// True when no lower height exists for these items: the height equals
@@ -88,7 +88,7 @@ pub struct Certificate {
 
 impl Certificate {
     /// The certificate of a packing whose height is `height` and whose items' bounds are
-    /// `lower_bound` ([`height_lower_bound`](super::height_lower_bound)) and `aligned_bound` ([`aligned_live_sum`](super::aligned_live_sum)): optimal
+    /// `lower_bound` ([`height_lower_bound`](super::height_lower_bound)) and `aligned_bound` (`aligned_live_sum`): optimal
     /// when the height reaches the first.
     pub fn new(height: u64, lower_bound: u64, aligned_bound: u64) -> Certificate {
         Certificate {

@@ -5,7 +5,7 @@
 //! docs list the fields; its items are re-exported here. [`BuildGroupPlanFile::from_group`]
 //! builds a group's file from the planned group.
 
-#[doc(inline)]
+#[doc(no_inline)]
 pub use planner_planfile::group::{
     AnyPlan, ArenaUserEntry, GroupArenaEntry, GroupPlanFile, read,
 };

@@ -7,6 +7,7 @@ use std::vec::Vec;
 use crate::pipeline::{GroupPlanned, users_of};
 
 /// The heading of a group's report: `group NAME<sep> N models (a, b)`.
+#[doc(hidden)]
 pub fn group_title(group: &str, models: &[&str], sep: &str) -> String {
     format!(
         "group {group}{sep} {} models ({})",

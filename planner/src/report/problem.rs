@@ -180,6 +180,7 @@ pub fn problem_explain(csv: &CsvProblem, solved: &SolvedProblem, only: Option<&s
 
 /// The rows of [`crate::report::explain_rows`] for a CSV problem: the same header, one row
 /// per buffer (`only` keeping one id), model `name`.
+#[doc(hidden)]
 pub fn problem_explain_rows(
     name: &str,
     csv: &CsvProblem,
