@@ -7,9 +7,9 @@ use planner_rt::options::Conv2dOptions;
 use super::mac::{Requant, gemm_s8};
 use super::{Constants, IM2COL_STACK, filter_scales, int8_whole, int32_bias};
 use crate::prepare::{FilterLayout, RequantInputs, im2col_bytes};
+use crate::reference::common::window::{Spatial, Window};
 use crate::reference::conv::Operands;
-use crate::reference::window::{Spatial, Window};
-use crate::reference::{self, KernelError, activation_range};
+use crate::reference::{self, KernelError, common::activation_range};
 
 /// `CONV_2D` (module docs): the fast path when it applies, the reference kernel otherwise.
 pub(crate) fn conv_2d(op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {

@@ -7,8 +7,11 @@ use planner_rt::options::{FullyConnectedOptions, WeightsFormat};
 use super::mac::gemm_s8;
 use super::{Constants, filter_scales, int8_whole, int32_bias};
 use crate::prepare::{FilterLayout, RequantInputs};
-use crate::reference::fc::{batches, units_depth};
-use crate::reference::{self, KernelError, activation_range, params};
+use crate::reference::conv::fc::{batches, units_depth};
+use crate::reference::{
+    self, KernelError,
+    common::{activation_range, params},
+};
 
 /// `FULLY_CONNECTED` (module docs): the fast path when it applies, the reference kernel
 /// otherwise.
@@ -17,7 +20,7 @@ pub(crate) fn fully_connected(
     o: &FullyConnectedOptions,
 ) -> Result<(), KernelError> {
     let Some(fc) = plan(&op, o)? else {
-        return reference::fc::fully_connected(op, o);
+        return reference::conv::fc::fully_connected(op, o);
     };
     let Some(y) = op.outputs.first_mut().and_then(|y| y.i8()) else {
         return Err(KernelError::Type { tensor: "output 0" });

@@ -2,7 +2,7 @@
 //! (`VMLAVA`, `VADDVA`) and into vector code on hosts; shared by the fast kernels whose inner
 //! products are short.
 
-use crate::reference::svdf::State;
+use crate::reference::recurrent::svdf::State;
 
 /// `Σ a · b`, wrapping, in one plain loop: LLVM makes it a tail-predicated `VMLAVA` loop
 /// for Helium (the chunked [`mac`](super::mac) dot products widen to 32 bits and spill

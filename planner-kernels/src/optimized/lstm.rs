@@ -10,7 +10,7 @@ use planner_rt::options::UnidirectionalSequenceLstmOptions;
 
 use super::lanes::{dot, sum};
 use crate::reference::KernelError;
-use crate::reference::lstm::{GateDot, unidirectional_sequence_lstm_with};
+use crate::reference::recurrent::lstm::{GateDot, unidirectional_sequence_lstm_with};
 
 /// `UNIDIRECTIONAL_SEQUENCE_LSTM` with the expanded inner product (float runs the
 /// reference's code either way).
@@ -19,7 +19,7 @@ pub(crate) fn unidirectional_sequence_lstm(
     o: &UnidirectionalSequenceLstmOptions,
 ) -> Result<(), KernelError> {
     if cfg!(all(planner_dsp, not(planner_mve))) {
-        return crate::reference::lstm::unidirectional_sequence_lstm(op, o);
+        return crate::reference::recurrent::lstm::unidirectional_sequence_lstm(op, o);
     }
     unidirectional_sequence_lstm_with(op, o, &Fast)
 }
@@ -49,7 +49,7 @@ impl GateDot for Fast {
 mod tests {
     use super::{Fast, GateDot};
     use crate::optimized::tests::Rng;
-    use crate::reference::lstm::Plain;
+    use crate::reference::recurrent::lstm::Plain;
 
     #[test]
     fn the_expanded_gate_product_is_the_references() {

@@ -8,14 +8,14 @@ use planner_rt::kernel::{DataMut, OpView};
 use planner_rt::options::{MeanOptions, PadOptions};
 
 use super::CHUNK;
-use crate::reference::shape::{mean_multiplier, mean_output};
-use crate::reference::{self, KernelError, params};
+use crate::reference::reduce::mean::{mean_multiplier, mean_output};
+use crate::reference::{self, KernelError, common::params};
 
 /// `MEAN` (module docs).
 pub(crate) fn mean(op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), KernelError> {
     match spatial(&op, o) {
         Some(dims) => global(op, dims),
-        None => reference::shape::mean(op, o),
+        None => reference::reduce::mean::mean(op, o),
     }
 }
 

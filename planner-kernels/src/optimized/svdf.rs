@@ -1,5 +1,5 @@
 //! The fast `SVDF` (Helium and the host): the reference kernel's checks and steps
-//! ([`svdf_with`](crate::reference::svdf::svdf_with)) with loops LLVM vectorises. A
+//! ([`svdf_with`](crate::reference::recurrent::svdf::svdf_with)) with loops LLVM vectorises. A
 //! projection `Σ w · (x − z)` is computed as `Σ w · x − z · Σ w` (equal in wrapping `i32`
 //! arithmetic), so the products are of the stored values and widen straight into the
 //! accumulator; the requantisations are [`Scalar`]'s branch-free form of TFLite's.
@@ -11,14 +11,14 @@ use super::lanes::{dot, sum};
 use super::mac::Scalar;
 use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
-use crate::reference::svdf::{Loops, State, svdf_with};
+use crate::reference::recurrent::svdf::{Loops, State, svdf_with};
 
 /// `SVDF` with the loops below; on cores with the DSP extension but no vector lanes (the
 /// Cortex-M4, M7, M33) the reference kernel's, which measured fewer instructions there
 /// (LLVM emits no `SMLAD` for these loops, and the two-loop projection then costs more).
 pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
     if cfg!(all(planner_dsp, not(planner_mve))) {
-        return crate::reference::svdf::svdf(op, o);
+        return crate::reference::recurrent::svdf::svdf(op, o);
     }
     svdf_with(op, o, &Fast)
 }

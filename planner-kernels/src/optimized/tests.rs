@@ -680,7 +680,7 @@ fn requant_v1_is_the_reference_multiplier() {
         let mut out = vec![0i32; 3 * channels];
         requant_v1(&p, &mut out).unwrap();
         for c in 0..channels {
-            let m = crate::reference::window::channel_multiplier(
+            let m = crate::reference::common::window::channel_multiplier(
                 q.input.0,
                 wi.quant.as_ref().unwrap(),
                 q.output.0,

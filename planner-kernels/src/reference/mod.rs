@@ -19,10 +19,10 @@
 //! broadcast), `QUANTIZE`, `DEQUANTIZE`, `LOGISTIC`, `TANH`, `RELU`, `RELU6` and
 //! `HARD_SWISH`, with the same arithmetic as out of place (one function computes both).
 //! The view of an in-place op does not carry the taken-over input's element type: the
-//! unary kernels take it from the buffer's length (see `unary::InType`), so an input
+//! unary kernels take it from the buffer's length (see `common::unary::InType`), so an input
 //! narrower than its output (never planned in place) is refused.
 //!
-//! Batch 1 adds `DIV` (float32, int8), `SQUARED_DIFFERENCE` (float32, int8), `PRELU`
+//! Further kinds: `DIV` (float32, int8), `SQUARED_DIFFERENCE` (float32, int8), `PRELU`
 //! (float32, int8, alpha broadcast), `LEAKY_RELU` (float32, int8), `LOG_SOFTMAX` (int8),
 //! `CAST` (int8, int16, int32, uint32, float32 or bool to int8, int16, int32, uint32 or
 //! float32), `ARG_MAX` (int32 or int64 indices), `GATHER` (any element type, int32 or int64
@@ -65,11 +65,11 @@
 //! [`crate::multiply_by_quantized_multiplier`]), the output zero point, and the fused
 //! activation as a clamp.
 //!
-//! Batch 2 (`b2_*` files): float32 `FULLY_CONNECTED`, `CONV_2D`, `DEPTHWISE_CONV_2D`, `ADD`,
+//! float32 `FULLY_CONNECTED`, `CONV_2D`, `DEPTHWISE_CONV_2D`, `ADD`,
 //! `SUB`, `MUL`, `LOGISTIC`, `TANH`, `SOFTMAX`, `RELU` and `RELU6` (the int8 kernels hand an
 //! op whose output is `f32` to them) with TFLM's float reference arithmetic, sums in the
 //! same order (`exp` and `tanh` through the `libm` crate: one ulp from glibc's on rare
-//! arguments, see `b2_float`); `SPLIT`, `SPLIT_V`, `PACK` and `UNPACK` (any element type,
+//! arguments, see `common::float`); `SPLIT`, `SPLIT_V`, `PACK` and `UNPACK` (any element type,
 //! negative axes); `RESIZE_BILINEAR` (int8 through TFLM's Q10 integer variant, float32
 //! through its float one; `align_corners` or `half_pixel_centers`); and `TRANSPOSE_CONV`
 //! (int8 with per-channel filters and an optional int32 bias, or float32; SAME or VALID,
@@ -80,38 +80,25 @@
 //! and hidden state, int32 biases, int16 cell state, TFLM's integer gate arithmetic at
 //! Q3.12 into its int16 logistic and tanh) and in float32; its hidden and cell states are
 //! the op's variables and carry from run to run.
+//!
+//! [`In::region`]: planner_rt::kernel::In::region
+//! [`Out::region`]: planner_rt::kernel::Out::region
 
-pub(crate) mod accumulate;
+// One module per op family, each with its int8, int16 and float32 kernels; `common` holds
+// what they share and imports none of them.
 pub(crate) mod activation;
-mod b2_fconv;
-mod b2_float;
-pub(crate) mod b2_resize;
-pub(crate) mod b2_split;
-pub(crate) mod b2_tconv;
-pub(crate) mod batch1;
-pub(crate) mod compare;
+pub(crate) mod common;
 pub(crate) mod conv;
 pub(crate) mod elementwise;
-pub(crate) mod fc;
-mod index;
-pub(crate) mod lookup;
-pub(crate) mod lstm;
-pub(crate) mod math;
-pub(crate) mod matmul;
+pub(crate) mod index;
 pub(crate) mod pool;
-pub(crate) mod region;
+pub(crate) mod recurrent;
+pub(crate) mod reduce;
 pub(crate) mod shape;
-pub(crate) mod softmax;
-pub(crate) mod space;
-pub(crate) mod svdf;
-mod unary;
-pub(crate) mod window;
 
 use core::fmt;
 
-use planner_rt::Quant;
-use planner_rt::kernel::{In, Kernel, OpView, Out};
-use planner_rt::options::Activation;
+use planner_rt::kernel::Kernel;
 
 /// The reference kernel set. Holds nothing: every kernel works in the tensors it is given.
 #[derive(Debug, Default, Clone, Copy)]
@@ -240,126 +227,17 @@ impl Kernel for Reference {
 
 /// Every kind a patch stage may hold honours [`In::region`] and [`Out::region`] (see the
 /// module docs).
+///
+/// [`In::region`]: planner_rt::kernel::In::region
+/// [`Out::region`]: planner_rt::kernel::Out::region
 impl planner_rt::kernel::Patches for Reference {}
 
-/// A kernel of an op with options `O`.
-pub(crate) type OpKernel<O> = fn(OpView<'_, '_>, &O) -> Result<(), KernelError>;
-
-/// Runs `float` when output 0 holds `f32` elements (on whole tensors only), else `int8`.
-pub(crate) fn by_output<O>(
-    op: OpView<'_, '_>,
-    o: &O,
-    float: OpKernel<O>,
-    int8: OpKernel<O>,
-) -> Result<(), KernelError> {
-    if b2_float::float_output(&op) {
-        whole_tensors(&op)?;
-        return float(op, o);
-    }
-    int8(op, o)
-}
-
-/// Refuses a view with a patch region: the float kernels run on whole tensors only.
-pub(crate) fn whole_tensors(op: &OpView<'_, '_>) -> Result<(), KernelError> {
-    let input = op.inputs.iter().flatten().any(|x| x.region.is_some());
-    if input || op.outputs.iter().any(|y| y.region.is_some()) {
-        return Err(KernelError::Region { tensor: "input 0" });
-    }
-    Ok(())
-}
-
-/// The quantisations of inputs 0 and 1 and output 0.
-pub(crate) fn three_quants(op: &OpView<'_, '_>) -> Result<[(f32, i32); 3], KernelError> {
-    Ok([
-        params(op.input(0).and_then(|x| x.quant), "input 0")?,
-        params(op.input(1).and_then(|x| x.quant), "input 1")?,
-        params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
-    ])
-}
-
-/// Per-tensor quantisation of one tensor: `(scale, zero point)`.
-pub(crate) fn params(q: Option<Quant>, tensor: &'static str) -> Result<(f32, i32), KernelError> {
-    let (scale, zero) = q
-        .and_then(|q| q.params(0))
-        .ok_or(KernelError::Quantization { tensor })?;
-    let zero = i32::try_from(zero).map_err(|_| KernelError::Quantization { tensor })?;
-    Ok((scale, zero))
-}
-
-/// Input `i` as int8 with its shape and quantisation.
-pub(crate) fn input_i8<'a>(
-    op: &OpView<'_, 'a>,
-    i: usize,
-    tensor: &'static str,
-) -> Result<(&'a [i8], In<'a>), KernelError> {
-    let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
-    match x.i8() {
-        Some(d) => Ok((d, x)),
-        None => Err(kind_error(&x, tensor)),
-    }
-}
-
-/// `Missing` for an in-place input, `Type` otherwise.
-pub(crate) fn kind_error(x: &In<'_>, tensor: &'static str) -> KernelError {
-    match x.data {
-        planner_rt::kernel::Data::InPlace(_) => KernelError::Missing { tensor },
-        _ => KernelError::Type { tensor },
-    }
-}
-
-/// Output 0 of the op.
-pub(crate) fn output<'o, 'a>(op: &'o mut OpView<'_, 'a>) -> Result<&'o mut Out<'a>, KernelError> {
-    op.outputs
-        .first_mut()
-        .ok_or(KernelError::Missing { tensor: "output 0" })
-}
-
-/// The int8 range an activation leaves: TFLite's `CalculateActivationRangeQuantized`, with
-/// the bounds quantised as `zero_point + round(real / scale)` in `f32`.
-pub(crate) fn activation_range(
-    activation: Activation,
-    scale: f32,
-    zero: i32,
-) -> Result<(i32, i32), KernelError> {
-    let q = |real: f32| zero.saturating_add(round_f32(real / scale));
-    let (lo, hi) = (i32::from(i8::MIN), i32::from(i8::MAX));
-    Ok(match activation {
-        Activation::None => (lo, hi),
-        Activation::Relu => (lo.max(q(0.0)), hi),
-        Activation::Relu6 => (lo.max(q(0.0)), hi.min(q(6.0))),
-        Activation::ReluN1To1 => (lo.max(q(-1.0)), hi.min(q(1.0))),
-        Activation::Tanh | Activation::SignBit => {
-            return Err(KernelError::Options {
-                what: "fused activation TANH or SIGN_BIT",
-            });
-        }
-    })
-}
-
-round_half_away! {
-    /// `v` rounded half away from zero, saturating to `i32` (NaN gives 0), without `std`.
-    pub(crate) fn round_f32(f32) -> i32
-}
-
-/// A shape as 4 dimensions, leading ones added (`None` past rank 4).
-pub(crate) fn dims4(shape: &[usize]) -> Option<[usize; 4]> {
-    let pad = 4usize.checked_sub(shape.len())?;
-    let mut out = [1; 4];
-    out[pad..].copy_from_slice(shape);
-    Some(out)
-}
-
-/// Product of a shape.
-pub(crate) fn elements(shape: &[usize]) -> usize {
-    shape.iter().product()
-}
-
 #[cfg(test)]
-mod batch1_tests;
+mod edge_tests;
 #[cfg(test)]
 pub(crate) mod in_place_tests;
 #[cfg(test)]
-mod issue39_tests;
+mod refusal_tests;
 #[cfg(test)]
 mod region_tests;
 #[cfg(test)]

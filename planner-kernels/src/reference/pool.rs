@@ -4,9 +4,10 @@
 use planner_rt::kernel::OpView;
 use planner_rt::options::{Dims, Pool2dOptions};
 
-use super::region::{Plane, reach};
-use super::window::pad_before;
-use super::{KernelError, activation_range, dims4, input_i8, output, params};
+use super::KernelError;
+use super::common::region::{Plane, reach};
+use super::common::window::pad_before;
+use super::common::{activation_range, dims4, input_i8, output, params};
 
 /// Which pool.
 #[derive(Clone, Copy, PartialEq, Eq)]

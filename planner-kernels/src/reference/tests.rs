@@ -11,8 +11,10 @@ use planner_rt::options::{
     FullyConnectedOptions, MeanOptions, PadOptions, Padding, SoftmaxOptions, TransposeOptions,
 };
 
+use super::activation::softmax;
+use super::conv::fc;
 use super::test_support::{pool_options, run, tensor_info};
-use super::{KernelError, conv, elementwise, fc, pool, shape, softmax};
+use super::{KernelError, conv, elementwise, pool, reduce, shape};
 
 pub(super) fn info<T>(
     shape: &'static [usize],
@@ -276,7 +278,7 @@ fn pad_transpose_and_mean() {
         keep_dims: true,
     };
     assert_eq!(
-        out_i8(In::new(&x, &xi), &yi, |op| shape::mean(op, &o)),
+        out_i8(In::new(&x, &xi), &yi, |op| reduce::mean::mean(op, &o)),
         [1, 2]
     );
 }
@@ -331,7 +333,7 @@ fn svdf_steps_its_state_and_sums_it_against_the_time_weights() {
         rank: 1,
         ..Default::default()
     };
-    super::svdf::svdf(
+    super::recurrent::svdf::svdf(
         OpView {
             index: 0,
             opcode: "SVDF",
@@ -364,10 +366,10 @@ fn mean_folds_one_over_n_into_the_multiplier_as_tflite_micro() {
         keep_dims: true,
     };
     assert_eq!(
-        out_i8(In::new(&x, &xi), &yi, |op| shape::mean(op, &o)),
+        out_i8(In::new(&x, &xi), &yi, |op| reduce::mean::mean(op, &o)),
         [-8]
     );
-    let m = shape::mean_multiplier(0.11841, 0.0234, 49);
+    let m = reduce::mean::mean_multiplier(0.11841, 0.0234, 49);
     // floor(log2 49) = 5: the multiplier of 5.06 (exponent 3) times 2^5 / 49, exponent -2.
     assert_eq!(m.shift, -2);
 }
@@ -386,7 +388,7 @@ fn mean_with_the_input_quantisation_rounds_halves_up() {
         keep_dims: false,
     };
     assert_eq!(
-        out_i8(In::new(&x, &xi), &yi, |op| shape::mean(op, &o)),
+        out_i8(In::new(&x, &xi), &yi, |op| reduce::mean::mean(op, &o)),
         [-5, 8]
     );
 }

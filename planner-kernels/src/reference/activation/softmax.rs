@@ -1,0 +1,173 @@
+//! `SOFTMAX`, int8 in, int8 or int16 out, over the last dimension, in TFLite's fixed-point
+//! scheme: differences to the row's maximum scaled by `beta · input_scale` into a Q5.26
+//! number, `exp` of them in Q0.31 (a Taylor polynomial on `[-1/4, 0)` and a product of
+//! constants `exp(-2^k)` for the rest), their sum in Q12.19, its reciprocal by
+//! Newton-Raphson, and each `exp` times the reciprocal, scaled to the output type.
+
+use planner_rt::kernel::OpView;
+use planner_rt::options::SoftmaxOptions;
+
+use crate::reference::common::fixed::{exp_negative, mul, mul_pot, one_over_one_plus};
+use crate::reference::common::float::expf;
+use crate::reference::{
+    KernelError,
+    common::{input_i8, output, params},
+};
+use crate::{quantize_multiplier, rounding_divide_by_pot};
+
+/// Integer bits of the scaled differences (Q5.26).
+const DIFF_INTEGER_BITS: u32 = 5;
+/// Integer bits of the sum of exponentials (Q12.19).
+const SUM_INTEGER_BITS: u32 = 12;
+
+/// The reciprocal of a Q12.19 sum, as a Q0.31 scale and the bits the sum has over one.
+fn reciprocal(sum: i32) -> (i32, i32) {
+    let headroom_plus_one = (sum as u32).leading_zeros();
+    let over = SUM_INTEGER_BITS as i32 - headroom_plus_one as i32;
+    let shifted_minus_one = ((sum as u32) << headroom_plus_one).wrapping_sub(1 << 31) as i32;
+    (one_over_one_plus(shifted_minus_one), over)
+}
+
+pub(crate) fn softmax(op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    crate::reference::common::by_output(op, o, softmax_f32, softmax_i8)
+}
+
+/// The int8 `SOFTMAX`.
+fn softmax_i8(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let (in_scale, _) = params(xi.quant, "input 0")?;
+    let depth = *xi.shape.last().ok_or(KernelError::Shape {
+        what: "softmax of a scalar",
+    })?;
+    // beta · input_scale · 2^(31 - 5), capped below 2^31, as a multiplier and left shift.
+    let real =
+        (f64::from(o.beta) * f64::from(in_scale) * f64::from(1u32 << (31 - DIFF_INTEGER_BITS)))
+            .min(f64::from(i32::MAX));
+    let m = quantize_multiplier(real);
+    let left_shift = m.shift.max(0);
+    // The most negative difference that still counts: -floor(radius).
+    let radius = f64::from((1i32 << DIFF_INTEGER_BITS) - 1)
+        * f64::from(1u32 << (31 - DIFF_INTEGER_BITS))
+        / (1u64 << left_shift) as f64;
+    let diff_min = -(radius as i64 as i32);
+    let scaled = |v: i8, max: i32| -> Option<i32> {
+        let diff = i32::from(v) - max;
+        (diff >= diff_min).then(|| mul(diff.wrapping_mul(1 << left_shift), m.multiplier))
+    };
+    let out = output(&mut op)?;
+    if depth == 0 || x.len() % depth != 0 {
+        return Err(KernelError::Shape {
+            what: "softmax input length is not a multiple of its last dimension",
+        });
+    }
+    match &mut out.data {
+        planner_rt::kernel::DataMut::I8(y) if y.len() == x.len() => {
+            rows(x, y, depth, &scaled, 8, |v| v.clamp(-128, 127) as i8);
+        }
+        planner_rt::kernel::DataMut::I16(y) if y.len() == x.len() => {
+            rows(x, y, depth, &scaled, 16, |v| v.clamp(-32768, 32767) as i16);
+        }
+        _ => return Err(KernelError::Type { tensor: "output 0" }),
+    }
+    Ok(())
+}
+
+/// Softmax of each row of `depth` values into an output of `bits` bits.
+fn rows<T: Copy>(
+    x: &[i8],
+    y: &mut [T],
+    depth: usize,
+    scaled: &dyn Fn(i8, i32) -> Option<i32>,
+    bits: u32,
+    narrow: impl Fn(i32) -> T,
+) {
+    let min = -(1i32 << (bits - 1));
+    for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
+        let max = row.iter().map(|&v| i32::from(v)).max().unwrap_or(0);
+        let mut sum: i32 = 0;
+        for &v in row {
+            if let Some(d) = scaled(v, max) {
+                sum = sum.wrapping_add(mul_pot(
+                    exp_negative(d, DIFF_INTEGER_BITS),
+                    -(SUM_INTEGER_BITS as i32),
+                ));
+            }
+        }
+        let (scale, over) = reciprocal(sum);
+        for (&v, o) in row.iter().zip(out.iter_mut()) {
+            *o = narrow(match scaled(v, max) {
+                Some(d) => {
+                    let shift = (over + 31 - bits as i32).clamp(0, 31) as u32;
+                    rounding_divide_by_pot(mul(scale, exp_negative(d, DIFF_INTEGER_BITS)), shift)
+                        + min
+                }
+                None => min,
+            });
+        }
+    }
+}
+
+/// `SOFTMAX`, float, over the last dimension: per row, the maximum, then
+/// `e_c = exp((x_c - max) · beta)` summed in `f32` from `c = 0`, then `e_c / sum`.
+pub(crate) fn softmax_f32(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    let xi = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let x = xi.f32().ok_or(KernelError::Type {
+        tensor: "input 0 (float output, so float input)",
+    })?;
+    let depth = *xi.shape.last().ok_or(KernelError::Shape {
+        what: "softmax of a scalar",
+    })?;
+    let y = output(&mut op)?
+        .f32()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if depth == 0 || x.len() % depth != 0 || y.len() != x.len() {
+        return Err(KernelError::Shape {
+            what: "softmax input and output lengths differ or are not whole rows",
+        });
+    }
+    for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
+        let mut max = f32::MIN;
+        for &v in row {
+            if max < v {
+                max = v;
+            }
+        }
+        let mut sum = 0.0f32;
+        for (&v, e) in row.iter().zip(out.iter_mut()) {
+            *e = expf((v - max) * o.beta);
+            sum += *e;
+        }
+        for e in out.iter_mut() {
+            *e /= sum;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exp_matches_the_real_function() {
+        for k in 0..200 {
+            let real = -(k as f64) / 10.0;
+            let q = (real * f64::from(1u32 << 26)) as i32;
+            let got = f64::from(exp_negative(q, DIFF_INTEGER_BITS)) / f64::from(1u32 << 31);
+            assert!((got - real.exp()).abs() < 1e-6, "exp({real}) = {got}");
+        }
+        assert_eq!(exp_negative(0, DIFF_INTEGER_BITS), i32::MAX);
+    }
+
+    #[test]
+    fn reciprocal_matches_the_real_function() {
+        for k in 0..100 {
+            let x = f64::from(k) / 100.0;
+            let got = f64::from(one_over_one_plus((x * f64::from(i32::MAX)) as i32))
+                / f64::from(i32::MAX);
+            assert!((got - 1.0 / (1.0 + x)).abs() < 1e-6, "1/(1+{x}) = {got}");
+        }
+    }
+}

@@ -1,0 +1,418 @@
+//! Element-wise kinds: `ADD`, `SUB`, `MUL`, `QUANTIZE` and `DEQUANTIZE` (int8 and int16
+//! here, float32 in `float`), `DIV`, `SQUARED_DIFFERENCE`, `PRELU`, `LEAKY_RELU` and `CAST`
+//! (`arithmetic`), comparisons and logic (`compare`) and the math functions (`math`).
+//!
+//! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
+//! place or in place.
+
+pub(crate) mod arithmetic;
+pub(crate) mod compare;
+pub(crate) mod float;
+pub(crate) mod math;
+
+use crate::reference::common::index::{
+    NOT_BROADCAST, RANK, broadcast_dims, broadcast_strides, next_row,
+};
+use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::options::{AddOptions, MulOptions};
+
+use crate::reference::common::region::Plane;
+use crate::reference::common::unary::{InType, unary as op_unary};
+use crate::reference::{
+    KernelError,
+    common::{activation_range, kind_error, output, params, round_f32, three_quants},
+};
+use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
+
+/// One operand of a binary op: its elements, or (in place) the output's.
+#[derive(Clone, Copy)]
+enum Operand<'a> {
+    Slice(&'a [i8]),
+    InPlace,
+}
+
+/// Operand `i` of a binary op; in place, exactly one operand is the output's bytes.
+fn operand<'a>(
+    op: &OpView<'_, 'a>,
+    i: usize,
+    tensor: &'static str,
+    in_place: bool,
+) -> Result<(Operand<'a>, In<'a>), KernelError> {
+    let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
+    match (x.data, in_place) {
+        (Data::I8(d), _) => Ok((Operand::Slice(d), x)),
+        (Data::InPlace(0), true) => Ok((Operand::InPlace, x)),
+        (Data::InPlace(_), true) => Err(KernelError::Shape {
+            what: "an in-place input taken over by another output than output 0",
+        }),
+        _ => Err(kind_error(&x, tensor)),
+    }
+}
+
+/// Where the elements of a tensor lie in its data, seen from an output of `RANK`
+/// dimensions: element `index` is at `base + Σ index[d] · strides[d]` (wrapping; strides
+/// 0 where it broadcasts).
+struct Layout {
+    base: usize,
+    strides: [usize; RANK],
+}
+
+impl Layout {
+    /// The layout of a region view's plane, as the last 4 of `RANK` dimensions.
+    fn of_plane(p: &Plane) -> Layout {
+        let (base, s) = p.strides();
+        let mut strides = [0; RANK];
+        strides[RANK - 4..].copy_from_slice(&s);
+        Layout { base, strides }
+    }
+
+    /// The index of element `index`.
+    fn at(&self, index: &[usize; RANK]) -> usize {
+        index
+            .iter()
+            .zip(&self.strides)
+            .fold(self.base, |a, (i, s)| a.wrapping_add(i.wrapping_mul(*s)))
+    }
+}
+
+/// Runs `f(a, b)` over the broadcast of two int8 inputs into the int8 output: over the
+/// output's region when it has one (a `[1, h, w, c]` output; an operand with a region has
+/// the output's shape and a region holding the output's, an operand without one is read
+/// whole, broadcasting or not), else over every element. When `in_place`, one input is the
+/// output's bytes (`Data::InPlace(0)`); it must have the output's exact shape (the other
+/// may broadcast), and output element `i` reads only its element `i` before writing it.
+fn binary(
+    op: &mut OpView<'_, '_>,
+    in_place: bool,
+    f: &dyn Fn(i32, i32) -> i32,
+) -> Result<(), KernelError> {
+    let (a, ai) = operand(op, 0, "input 0", in_place)?;
+    let (b, bi) = operand(op, 1, "input 1", in_place)?;
+    match (a, b, in_place) {
+        (Operand::InPlace, Operand::InPlace, _) => {
+            return Err(KernelError::Shape {
+                what: "both inputs in place (an op reading one tensor twice cannot run in place)",
+            });
+        }
+        (Operand::Slice(_), Operand::Slice(_), true) => {
+            return Err(KernelError::Type {
+                tensor: "input 0 and input 1 (neither is in place)",
+            });
+        }
+        _ => {}
+    }
+    let out = output(op)?;
+    let (out_shape, out_region) = (out.shape, out.region);
+    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let dims = broadcast_dims(out_shape)?;
+    // The box of output elements to compute, `lo[d]..hi[d]` along dimension `d`.
+    let (mut lo, mut hi) = ([0; RANK], dims);
+    let out_layout = match out_region {
+        Some(_) => {
+            let p = Plane::new(out_shape, out_region, y.len())?;
+            for (d, range) in [(RANK - 3, p.rows()), (RANK - 2, p.cols())] {
+                (lo[d], hi[d]) = (range.start, range.end);
+            }
+            Layout::of_plane(&p)
+        }
+        None => {
+            if y.len() != dims.iter().product::<usize>() {
+                return Err(NOT_BROADCAST);
+            }
+            let strides = broadcast_strides(out_shape, &dims).ok_or(NOT_BROADCAST)?;
+            Layout { base: 0, strides }
+        }
+    };
+    let mut layouts = [(), ()].map(|_| Layout {
+        base: 0,
+        strides: [0; RANK],
+    });
+    for ((x, xi), layout) in [(a, ai), (b, bi)].into_iter().zip(&mut layouts) {
+        if matches!(x, Operand::InPlace) && xi.shape != out_shape {
+            return Err(KernelError::Shape {
+                what: "the in-place input's shape is not the output's",
+            });
+        }
+        *layout = match (x, xi.region) {
+            (Operand::InPlace, _) => Layout {
+                base: out_layout.base,
+                strides: out_layout.strides,
+            },
+            (Operand::Slice(_), None) => Layout {
+                base: 0,
+                strides: broadcast_strides(xi.shape, &dims).ok_or(NOT_BROADCAST)?,
+            },
+            (Operand::Slice(d), region) => {
+                if xi.shape != out_shape {
+                    return Err(KernelError::Shape {
+                        what: "an input with a region has another shape than the output; give a broadcast input no region",
+                    });
+                }
+                let p = Plane::new(xi.shape, region, d.len())?;
+                let rows = (lo[RANK - 3], hi[RANK - 3].saturating_sub(1));
+                let cols = (lo[RANK - 2], hi[RANK - 2].saturating_sub(1));
+                p.holds(Some(rows), Some(cols))?;
+                Layout::of_plane(&p)
+            }
+        };
+    }
+    if (0..RANK).any(|d| lo[d] >= hi[d]) {
+        return Ok(());
+    }
+    let [la, lb] = &layouts;
+    // Row by row along the last dimension: the outer index in `index[..RANK - 1]`, each
+    // tensor's element stepping by its last stride.
+    let last = RANK - 1;
+    let mut index = lo;
+    loop {
+        let (mut i, mut ia, mut ib) = (out_layout.at(&index), la.at(&index), lb.at(&index));
+        for _ in lo[last]..hi[last] {
+            let get = |x: Operand<'_>, at: usize, y: &[i8]| match x {
+                Operand::Slice(s) => s.get(at).copied(),
+                Operand::InPlace => y.get(i).copied(),
+            };
+            let (va, vb) = match (get(a, ia, y), get(b, ib, y)) {
+                (Some(va), Some(vb)) => (va, vb),
+                _ => return Err(NOT_BROADCAST),
+            };
+            *y.get_mut(i).ok_or(NOT_BROADCAST)? = f(i32::from(va), i32::from(vb)) as i8;
+            i = i.wrapping_add(out_layout.strides[last]);
+            ia = ia.wrapping_add(la.strides[last]);
+            ib = ib.wrapping_add(lb.strides[last]);
+        }
+        if !next_row(&mut index, &lo, &hi) {
+            return Ok(());
+        }
+    }
+}
+
+/// `ADD`: each input's offset value scaled to a common Q20 scale (twice the larger input
+/// scale), summed, and scaled to the output.
+pub(crate) fn add(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {
+    add_sub(op, o, in_place, false)
+}
+
+/// `SUB`: as `ADD`, the second scaled input subtracted from the first.
+pub(crate) fn sub(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {
+    add_sub(op, o, in_place, true)
+}
+
+/// `ADD` or (`subtract`) `SUB`: float32 in [`crate::reference::common::float`]; int8 as TFLM: both offset
+/// inputs shifted left by 20 and scaled by `scale / (2 · max scale)`, summed (or
+/// subtracted), scaled by `2 · max scale / (2^20 · output scale)`.
+fn add_sub(
+    mut op: OpView<'_, '_>,
+    o: &AddOptions,
+    in_place: bool,
+    subtract: bool,
+) -> Result<(), KernelError> {
+    if crate::reference::common::float::float_output(&op) {
+        crate::reference::common::whole_tensors(&op)?;
+        return if subtract {
+            float::sub(&mut op, o, in_place)
+        } else {
+            float::add(&mut op, o, in_place)
+        };
+    }
+    let p = AddSub::new(&op, o, subtract)?;
+    binary(&mut op, in_place, &|a, b| p.finish(p.scale(a, b)))
+}
+
+/// The int8 `ADD` or `SUB` of an op, as TFLM computes it: each offset input shifted left by
+/// [`AddSub::LEFT_SHIFT`] and scaled by `scale / (2 · max scale)` ([`AddSub::input`]),
+/// summed or subtracted, scaled by `2 · max scale / (2^20 · output scale)`, the output
+/// zero point added and the activation's clamp ([`AddSub::finish`]).
+pub(crate) struct AddSub {
+    /// Each input's zero point and multiplier.
+    pub(crate) inputs: [(i32, QuantizedMultiplier); 2],
+    /// The output's multiplier and zero point, and the activation's clamp.
+    pub(crate) output: QuantizedMultiplier,
+    pub(crate) zero: i32,
+    pub(crate) lo: i32,
+    pub(crate) hi: i32,
+    /// `SUB`: the second input is subtracted.
+    pub(crate) subtract: bool,
+}
+
+impl AddSub {
+    /// The shift of the offset inputs.
+    pub(crate) const LEFT_SHIFT: u32 = 20;
+
+    /// The parameters of an int8 `ADD` (or `SUB`) op from its quantisations and options.
+    pub(crate) fn new(
+        op: &OpView<'_, '_>,
+        o: &AddOptions,
+        subtract: bool,
+    ) -> Result<AddSub, KernelError> {
+        let [(s1, z1), (s2, z2), (so, zo)] = three_quants(op)?;
+        let twice_max = 2.0 * f64::from(s1.max(s2));
+        let m1 = quantize_multiplier(f64::from(s1) / twice_max);
+        let m2 = quantize_multiplier(f64::from(s2) / twice_max);
+        let mo =
+            quantize_multiplier(twice_max / (f64::from(1u32 << Self::LEFT_SHIFT) * f64::from(so)));
+        let (lo, hi) = activation_range(o.activation, so, zo)?;
+        Ok(AddSub {
+            inputs: [(z1, m1), (z2, m2)],
+            output: mo,
+            zero: zo,
+            lo,
+            hi,
+            subtract,
+        })
+    }
+
+    /// Input `i`'s value `v`, offset, shifted and scaled.
+    pub(crate) fn input(&self, i: usize, v: i32) -> i32 {
+        let (z, m) = self.inputs[i & 1];
+        multiply_by_quantized_multiplier((v - z).wrapping_mul(1 << Self::LEFT_SHIFT), m)
+    }
+
+    /// The sum (or difference) of the two scaled inputs.
+    fn scale(&self, a: i32, b: i32) -> i32 {
+        let (a, b) = (self.input(0, a), self.input(1, b));
+        if self.subtract {
+            a.wrapping_sub(b)
+        } else {
+            a.wrapping_add(b)
+        }
+    }
+
+    /// The output of a sum (or difference) of scaled inputs.
+    pub(crate) fn finish(&self, sum: i32) -> i32 {
+        multiply_by_quantized_multiplier(sum, self.output)
+            .saturating_add(self.zero)
+            .clamp(self.lo, self.hi)
+    }
+}
+
+/// `MAXIMUM` (`max`) or `MINIMUM`, int8 with broadcasting: TFLM compares the raw values
+/// (the inputs and output share a quantisation); refuses an output quantised otherwise
+/// than the inputs.
+pub(crate) fn min_max(mut op: OpView<'_, '_>, max: bool) -> Result<(), KernelError> {
+    let q = |x: Option<planner_rt::Quant>| x.and_then(|q| q.params(0));
+    let out_q = q(op.outputs.first().and_then(|o| o.quant));
+    for (i, tensor) in [
+        (0, "input 0 (quantised otherwise than the output)"),
+        (1, "input 1 (quantised otherwise than the output)"),
+    ] {
+        if q(op.input(i).and_then(|x| x.quant)) != out_q {
+            return Err(KernelError::Quantization { tensor });
+        }
+    }
+    binary(&mut op, false, &|a, b| {
+        if max { a.max(b) } else { a.min(b) }
+    })
+}
+
+/// `MUL`: the product of the offset values times `s1 · s2 / s_out`.
+pub(crate) fn mul(
+    mut op: OpView<'_, '_>,
+    o: &MulOptions,
+    in_place: bool,
+) -> Result<(), KernelError> {
+    if crate::reference::common::float::float_output(&op) {
+        crate::reference::common::whole_tensors(&op)?;
+        return float::mul(&mut op, o, in_place);
+    }
+    let p = Mul::new(&op, o)?;
+    binary(&mut op, in_place, &|a, b| p.finish(p.product(a, b)))
+}
+
+/// The int8 `MUL` of an op, as TFLM computes it: the product of the offset inputs
+/// ([`Mul::product`]) times `s1 · s2 / s_out`, the output zero point added and the
+/// activation's clamp ([`Mul::finish`]).
+pub(crate) struct Mul {
+    /// The inputs' zero points.
+    zeros: (i32, i32),
+    /// The output's multiplier and zero point, and the activation's clamp.
+    pub(crate) output: QuantizedMultiplier,
+    pub(crate) zero: i32,
+    pub(crate) lo: i32,
+    pub(crate) hi: i32,
+}
+
+impl Mul {
+    /// The parameters of an int8 `MUL` op from its quantisations and options.
+    pub(crate) fn new(op: &OpView<'_, '_>, o: &MulOptions) -> Result<Mul, KernelError> {
+        let [(s1, z1), (s2, z2), (so, zo)] = three_quants(op)?;
+        let output = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so));
+        let (lo, hi) = activation_range(o.activation, so, zo)?;
+        Ok(Mul {
+            zeros: (z1, z2),
+            output,
+            zero: zo,
+            lo,
+            hi,
+        })
+    }
+
+    /// The product of the offset inputs.
+    pub(crate) fn product(&self, a: i32, b: i32) -> i32 {
+        (a - self.zeros.0).wrapping_mul(b - self.zeros.1)
+    }
+
+    /// The output of a product.
+    fn finish(&self, product: i32) -> i32 {
+        multiply_by_quantized_multiplier(product, self.output)
+            .saturating_add(self.zero)
+            .clamp(self.lo, self.hi)
+    }
+}
+
+/// `QUANTIZE`: float to int8 (`round(x / scale) + zero_point`, the division in `f32` as
+/// TFLite Micro does it), or int8 or int16 to int8 or int32 (requantisation by the Q31
+/// multiplier of `input_scale / output_scale`, TFLM's `Requantize`). In place (`in_place`),
+/// the input's bytes are at the start of output 0's buffer (see [`InType`]).
+pub(crate) fn quantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    let x = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let out = output(&mut op)?;
+    let (so, zo) = params(out.quant, "output 0")?;
+    let in_type = InType::of(&x, &out.data)?;
+    let requant = |x: &In<'_>| -> Result<_, KernelError> {
+        let (si, zi) = params(x.quant, "input 0")?;
+        let m = quantize_multiplier(f64::from(si) / f64::from(so));
+        Ok(move |v: i32| i64::from(multiply_by_quantized_multiplier(v - zi, m)) + i64::from(zo))
+    };
+    let narrow8 = |v: i64| v.clamp(-128, 127) as i8;
+    let narrow32 = |v: i64| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+    // TFLM divides in f32 and rounds half away from zero: 0.5918677 / 0.007839307 is 75.5
+    // in f32 (76), 75.49999... in f64 (75).
+    let from_float = |v: f32| round_f32(v / so).saturating_add(zo).clamp(-128, 127) as i8;
+    // Requantises inputs of type `$t`, narrowed by `$narrow` to the output's type.
+    macro_rules! requantize {
+        ($t:ty, $narrow:ident) => {{
+            let r = requant(&x)?;
+            op_unary(&mut op, in_place, |v: $t| $narrow(r(i32::from(v))))
+        }};
+    }
+    match (in_type, &mut out.data) {
+        (InType::F32, DataMut::I8(_)) => op_unary(&mut op, in_place, from_float),
+        (InType::I8, DataMut::I8(_)) => requantize!(i8, narrow8),
+        (InType::I16, DataMut::I8(_)) => requantize!(i16, narrow8),
+        (InType::I8, DataMut::I32(_)) => requantize!(i8, narrow32),
+        (InType::I16, DataMut::I32(_)) => requantize!(i16, narrow32),
+        (_, DataMut::I8(_) | DataMut::I32(_)) => Err(KernelError::Type { tensor: "input 0" }),
+        _ => Err(KernelError::Type { tensor: "output 0" }),
+    }
+}
+
+/// `DEQUANTIZE`: int8 or int16 to float, `scale · (q - zero_point)` in `f64`, rounded to
+/// `f32`. In place, see [`InType`]: an input narrower than the output is taken to be of
+/// the output's type, so dequantising in place is refused (the plan never runs it in
+/// place, its output being wider than its input).
+pub(crate) fn dequantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    let x = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let (s, z) = params(x.quant, "input 0")?;
+    let out = output(&mut op)?;
+    let in_type = InType::of(&x, &out.data)?;
+    let real = move |v: i32| (f64::from(s) * f64::from(v - z)) as f32;
+    match in_type {
+        InType::I8 => op_unary(&mut op, in_place, |v: i8| real(i32::from(v))),
+        InType::I16 => op_unary(&mut op, in_place, |v: i16| real(i32::from(v))),
+        _ => Err(KernelError::Type { tensor: "input 0" }),
+    }
+}

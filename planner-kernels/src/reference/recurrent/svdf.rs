@@ -1,0 +1,303 @@
+//! `SVDF`, int8 input and output with an int8 or int16 state and time weights: each step
+//! shifts the state one step back in time, writes the feature projection of the input as
+//! the newest step (requantised into the state's type), then sums the state against the
+//! time weights, adds the bias, sums each unit's `rank` filters and requantises to int8.
+//! The fused activation is not applied, as TFLite Micro's integer kernel does not apply it.
+
+use planner_rt::kernel::{DataMut, OpView};
+use planner_rt::options::SvdfOptions;
+
+use crate::reference::{
+    KernelError,
+    common::{input_i8, params},
+};
+use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
+
+/// State element types: int8 or int16.
+pub(crate) trait State: Copy {
+    const MIN: i32;
+    const MAX: i32;
+    fn get(self) -> i32;
+    fn from(v: i32) -> Self;
+}
+
+macro_rules! state {
+    ($($t:ty),*) => {$(
+        impl State for $t {
+            const MIN: i32 = <$t>::MIN as i32;
+            const MAX: i32 = <$t>::MAX as i32;
+            fn get(self) -> i32 {
+                i32::from(self)
+            }
+            fn from(v: i32) -> Self {
+                v as $t
+            }
+        }
+    )*};
+}
+state!(i8, i16);
+
+/// The inner loops of one SVDF step, which a faster kernel set may replace with loops that
+/// give the same values, bit for bit ([`svdf_with`] checks the op and calls them with
+/// lengths that fit).
+pub(crate) trait Loops {
+    /// For each row `r` of `out.len()` rows of `w` (`x.len()` weights each, back to back):
+    /// `out[r] = clamp(mbqm(Σ w[r][i] · (x[i] − z), m), lo, hi)`, the sum wrapping.
+    fn features(
+        &self,
+        x: &[i8],
+        w: &[i8],
+        z: i32,
+        m: QuantizedMultiplier,
+        range: (i32, i32),
+        out: &mut [i32],
+    );
+    /// For each row `r` of `out.len()` rows of `memory` elements: `out[r] = Σ w[r][i] ·
+    /// (s[r][i] − z)`, wrapping.
+    fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]);
+    /// `y[i] = clamp(mbqm(acc[i], m) + z, -128, 127)`, the addition saturating.
+    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]);
+    /// Moves every element of `state` one place down (`state[i] = state[i + 1]`; the last
+    /// keeps its value).
+    fn shift<T: State>(&self, state: &mut [T]) {
+        state.copy_within(1.., 0);
+    }
+}
+
+/// The reference loops: TFLite Micro's, element by element.
+struct Plain;
+
+impl Loops for Plain {
+    fn features(
+        &self,
+        x: &[i8],
+        w: &[i8],
+        z: i32,
+        m: QuantizedMultiplier,
+        (lo, hi): (i32, i32),
+        out: &mut [i32],
+    ) {
+        for (o, row) in out.iter_mut().zip(w.chunks_exact(x.len().max(1))) {
+            let mut dot: i32 = 0;
+            for (w, v) in row.iter().zip(x) {
+                dot = dot.wrapping_add(i32::from(*w) * (i32::from(*v) - z));
+            }
+            *o = multiply_by_quantized_multiplier(dot, m).clamp(lo, hi);
+        }
+    }
+
+    fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]) {
+        let rows = w
+            .chunks_exact(memory.max(1))
+            .zip(s.chunks_exact(memory.max(1)));
+        for (o, (w, s)) in out.iter_mut().zip(rows) {
+            let mut sum: i32 = 0;
+            for (w, v) in w.iter().zip(s) {
+                sum = sum.wrapping_add(w.get() * (v.get() - z));
+            }
+            *o = sum;
+        }
+    }
+
+    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
+        for (a, o) in acc.iter().zip(y.iter_mut()) {
+            *o = multiply_by_quantized_multiplier(*a, m)
+                .saturating_add(z)
+                .clamp(-128, 127) as i8;
+        }
+    }
+}
+
+/// Filters whose projections or time sums one call of a [`Loops`] function computes.
+const FILTER_CHUNK: usize = 64;
+
+/// Sizes of one SVDF op.
+struct Dims {
+    batch: usize,
+    input: usize,
+    filters: usize,
+    memory: usize,
+    rank: usize,
+}
+
+pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
+    svdf_with(op, o, &Plain)
+}
+
+/// `SVDF` with the inner loops `loops` (the module docs' steps; every check here).
+pub(crate) fn svdf_with<L: Loops>(
+    mut op: OpView<'_, '_>,
+    o: &SvdfOptions,
+    loops: &L,
+) -> Result<(), KernelError> {
+    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let (wf, wfi) = input_i8(&op, 1, "input 1 (feature weights)")?;
+    let wt = op.input(2).ok_or(KernelError::Missing {
+        tensor: "input 2 (time weights)",
+    })?;
+    let bias = match op.input(3) {
+        Some(b) => Some(b.i32().ok_or(KernelError::Type {
+            tensor: "input 3 (bias)",
+        })?),
+        None => None,
+    };
+    let (s_in, z_in) = params(xi.quant, "input 0")?;
+    let (s_wf, _) = params(wfi.quant, "input 1 (feature weights)")?;
+    let (s_wt, _) = params(wt.quant, "input 2 (time weights)")?;
+    let (s_out, z_out) = params(op.outputs.first().and_then(|o| o.quant), "output 0")?;
+    let state_quant = op.input(4).and_then(|s| s.quant);
+    let (s_state, z_state) = params(state_quant, "input 4 (state)")?;
+    let d = match (xi.shape, wfi.shape, wt.shape) {
+        ([batch, input], [filters, input2], [filters2, memory])
+            if input == input2 && filters == filters2 =>
+        {
+            Dims {
+                batch: *batch,
+                input: *input,
+                filters: *filters,
+                memory: *memory,
+                rank: usize::try_from(o.rank).unwrap_or(0),
+            }
+        }
+        _ => {
+            return Err(KernelError::Shape {
+                what: "svdf input, feature weights and time weights do not fit",
+            });
+        }
+    };
+    if d.rank == 0
+        || d.filters % d.rank != 0
+        || x.len() != d.batch * d.input
+        || wf.len() != d.filters * d.input
+    {
+        return Err(KernelError::Shape {
+            what: "svdf rank or lengths do not fit",
+        });
+    }
+    let units = d.filters / d.rank;
+    // TFLite Micro computes both scales in `f32`, then widens them.
+    let m1 = quantize_multiplier(f64::from(s_in * s_wf / s_state));
+    let m2 = quantize_multiplier(f64::from(s_state * s_wt / s_out));
+    if units > 64 || bias.is_some_and(|b| b.len() != units) {
+        return Err(KernelError::Shape {
+            what: "svdf has more than 64 units or a bias of another length",
+        });
+    }
+    let state = op.variable(4).ok_or(KernelError::Missing {
+        tensor: "input 4 (state)",
+    })?;
+    let mut results = [[0i32; 64]; 8];
+    if d.batch > results.len() {
+        return Err(KernelError::Shape {
+            what: "svdf has more than 8 batches",
+        });
+    }
+    let inputs = Inputs {
+        x,
+        wf,
+        z_in,
+        m1,
+        bias,
+    };
+    match (&mut state.data, wt.data) {
+        (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => {
+            step(s, t, &d, z_state, &inputs, loops, &mut results)?;
+        }
+        (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => {
+            step(s, t, &d, z_state, &inputs, loops, &mut results)?;
+        }
+        _ => {
+            return Err(KernelError::Type {
+                tensor: "input 4 (state)",
+            });
+        }
+    }
+    let y = crate::reference::common::output(&mut op)?
+        .i8()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if y.len() != d.batch * units {
+        return Err(KernelError::Shape {
+            what: "svdf output is not batch x units",
+        });
+    }
+    if units == 0 {
+        return Ok(());
+    }
+    for (row, out) in results.iter().zip(y.chunks_exact_mut(units)) {
+        loops.output(&row[..units], m2, z_out, out);
+    }
+    Ok(())
+}
+
+/// What the feature projection reads: the input, the feature weights, the input's zero
+/// point, the multiplier into the state's scale, and the bias.
+struct Inputs<'a> {
+    x: &'a [i8],
+    wf: &'a [i8],
+    z_in: i32,
+    m1: QuantizedMultiplier,
+    bias: Option<&'a [i32]>,
+}
+
+/// Steps the state back in time, writes the newest features (the input's projection,
+/// requantised into the state's scale, clamped to its type, plus its zero point, wrapping
+/// as C's conversion does, as TFLite Micro stores it), and sums the state against the time
+/// weights, with the bias, per batch and unit into `per_batch`.
+fn step<T: State, L: Loops>(
+    state: &mut [T],
+    time: &[T],
+    d: &Dims,
+    z_state: i32,
+    inputs: &Inputs<'_>,
+    loops: &L,
+    per_batch: &mut [[i32; 64]; 8],
+) -> Result<(), KernelError> {
+    if state.len() != d.batch * d.filters * d.memory || time.len() != d.filters * d.memory {
+        return Err(KernelError::Shape {
+            what: "svdf state or time weights have another length",
+        });
+    }
+    loops.shift(state);
+    let units = d.filters / d.rank;
+    let mut chunk = [0i32; FILTER_CHUNK];
+    for (b, acc) in per_batch.iter_mut().enumerate().take(d.batch) {
+        let x = &inputs.x[b * d.input..(b + 1) * d.input];
+        let state = &mut state[b * d.filters * d.memory..(b + 1) * d.filters * d.memory];
+        let mut f0 = 0;
+        while f0 < d.filters {
+            let n = FILTER_CHUNK.min(d.filters - f0);
+            let w = &inputs.wf[f0 * d.input..(f0 + n) * d.input];
+            let range = (T::MIN, T::MAX);
+            // Zeros first: with no input (or no memory below) the loops write nothing, and
+            // an empty sum is 0.
+            chunk[..n].fill(0);
+            loops.features(x, w, inputs.z_in, inputs.m1, range, &mut chunk[..n]);
+            for (f, q) in chunk[..n].iter().enumerate() {
+                state[(f0 + f) * d.memory + d.memory - 1] = T::from(q.wrapping_add(z_state));
+            }
+            f0 += n;
+        }
+        for (u, a) in acc.iter_mut().enumerate().take(units) {
+            *a = inputs.bias.map_or(0, |bias| bias[u]);
+        }
+        let mut f0 = 0;
+        while f0 < d.filters {
+            let n = FILTER_CHUNK.min(d.filters - f0);
+            let rows = f0 * d.memory..(f0 + n) * d.memory;
+            chunk[..n].fill(0);
+            loops.time(
+                &time[rows.clone()],
+                &state[rows],
+                d.memory,
+                z_state,
+                &mut chunk[..n],
+            );
+            for (f, sum) in chunk[..n].iter().enumerate() {
+                let u = (f0 + f) / d.rank;
+                acc[u] = acc[u].wrapping_add(*sum);
+            }
+            f0 += n;
+        }
+    }
+    Ok(())
+}
