@@ -18,6 +18,7 @@ use crate::manifest::Manifest;
 use crate::par::{PARALLEL_FROM, both};
 use crate::plan::{ArenaRole, MemoryPlan, TensorAllocation, TensorLifetime};
 
+mod in_place_rule;
 mod unit;
 pub use unit::{Member, Unit, verify_group, verify_unit};
 
@@ -535,10 +536,10 @@ impl AliasClasses {
 }
 
 /// Checks one declared in-place pair on its own terms: the op that writes the output may run
-/// in place over that input ([`crate::in_place::kind_allows`]); the input is read by no later
-/// op and is not a model output; in the plan, the input's lifetime (with every alias of it)
-/// ends at that op, the output's (with every alias of it) starts there, and both are at one
-/// offset of one arena.
+/// in place over that input (the op-kind table's rule, checked by this module's own code,
+/// `in_place_rule`); the input is read by no later op and is not a model output; in the plan,
+/// the input's lifetime (with every alias of it) ends at that op, the output's (with every
+/// alias of it) starts there, and both are at one offset of one arena.
 fn check_in_place(
     graph: &Graph,
     entries: &[Entry<'_>],
@@ -560,7 +561,7 @@ fn check_in_place(
         return Err(refuse(format!("the op does not read `{}`", it.id)));
     };
     let output = op.outputs.iter().position(|&t| t == p.output).unwrap_or(0);
-    crate::in_place::kind_allows(graph, op, input, output).map_err(refuse)?;
+    in_place_rule::may_overwrite(graph, op, input, output).map_err(refuse)?;
     if let Some(later) =
         (k + 1..graph.ops.len()).find(|&j| graph.ops[j].tensors().any(|t| t == p.input))
     {

@@ -263,7 +263,39 @@ fn verifier_refuses_a_kind_that_does_not_run_in_place() {
     g.ops[0].opcode = "SOFTMAX".into();
     g.ops[0].options = OpOptions::None;
     let e = declare(&g, 0, 1, 0).unwrap_err();
-    assert!(e.iter().any(|m| m.contains("do not run in place")), "{e:?}");
+    assert!(
+        e.iter()
+            .any(|m| m.contains("SOFTMAX ops do not run in place") && m.contains("`Never`")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn verifier_refuses_a_unary_output_larger_than_its_input() {
+    // RELU writing `a` (128 elements) over `x` (64): the table's unary rule needs the
+    // output to have the input's elements in no more bytes.
+    let mut g = small(false);
+    let a = &mut g.tensors[1];
+    a.shape = vec![8, 16];
+    a.size *= 2;
+    let e = declare(&g, 0, 1, 0).unwrap_err();
+    assert!(
+        e.iter()
+            .any(|m| m.contains("RELU over `x`") && m.contains("no more bytes")),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn verifier_refuses_an_output_that_needs_a_larger_alignment() {
+    let mut g = small(false);
+    g.tensors[1].align_hint = Some(64);
+    let e = declare(&g, 0, 1, 0).unwrap_err();
+    assert!(
+        e.iter()
+            .any(|m| m.contains("`a` needs alignment 64, more than `x`'s 1")),
+        "{e:?}"
+    );
 }
 
 /// An alias of an in-place output live before its op (or of the input after it) shares the
