@@ -5,9 +5,12 @@
 //!
 //! Every list the planner, the macro and the kernel sets keep about op kinds derives from
 //! [`OP_KINDS`] or is checked against it by a test: a kind is added here, once. Kinds with
-//! typed options also have a row in [`OpOptions`](crate::options::OpOptions) (their options
-//! and kernel trait), and kinds that run in place an in-place kernel trait; tests keep those
-//! in step with the [`Kernels`] and [`InPlace`] columns.
+//! typed options also have a line in `__op_kinds!` below (their [`OpOptions`] variant,
+//! options type and kernel trait), and kinds that run in place one in `__in_place_kinds!`
+//! below (their in-place kernel trait); both lists sit beside the table, and tests keep them
+//! in step with its [`Kernels`] and [`InPlace`] columns.
+//!
+//! [`OpOptions`]: crate::options::OpOptions
 
 /// How `run()` calls an op kind's kernel, and whether the bundled kernel sets run it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -281,3 +284,163 @@ pub const OP_KINDS: &[OpKind] = &[
 
 #[cfg(test)]
 mod tests;
+
+/// The op kinds with typed options, handed to the macro `$callback`: one line per kind with
+/// its docs, `OpOptions` variant, TFLite opcode, options type, kernel method and the message
+/// for a kernel set without it. This runtime declares `OpOptions` and the kernel traits from
+/// it; the host crate reads the plan file's options with it. Not public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __op_kinds {
+    ($callback:ident) => {
+        $callback! {
+            /// `CONV_2D`.
+            Conv2d = "CONV_2D", Conv2dOptions, conv_2d, "the kernel set `{Self}` has no CONV_2D kernel, and the model runs CONV_2D";
+            /// `DEPTHWISE_CONV_2D`.
+            DepthwiseConv2d = "DEPTHWISE_CONV_2D", DepthwiseConv2dOptions, depthwise_conv_2d, "the kernel set `{Self}` has no DEPTHWISE_CONV_2D kernel, and the model runs DEPTHWISE_CONV_2D";
+            /// `FULLY_CONNECTED`.
+            FullyConnected = "FULLY_CONNECTED", FullyConnectedOptions, fully_connected, "the kernel set `{Self}` has no FULLY_CONNECTED kernel, and the model runs FULLY_CONNECTED";
+            /// `AVERAGE_POOL_2D`.
+            AveragePool2d = "AVERAGE_POOL_2D", Pool2dOptions, average_pool_2d, "the kernel set `{Self}` has no AVERAGE_POOL_2D kernel, and the model runs AVERAGE_POOL_2D";
+            /// `MAX_POOL_2D`.
+            MaxPool2d = "MAX_POOL_2D", Pool2dOptions, max_pool_2d, "the kernel set `{Self}` has no MAX_POOL_2D kernel, and the model runs MAX_POOL_2D";
+            /// `ADD`.
+            Add = "ADD", AddOptions, add, "the kernel set `{Self}` has no ADD kernel, and the model runs ADD";
+            /// `SUB`.
+            Sub = "SUB", AddOptions, sub, "the kernel set `{Self}` has no SUB kernel, and the model runs SUB";
+            /// `MUL`.
+            Mul = "MUL", MulOptions, mul, "the kernel set `{Self}` has no MUL kernel, and the model runs MUL";
+            /// `SOFTMAX`.
+            Softmax = "SOFTMAX", SoftmaxOptions, softmax, "the kernel set `{Self}` has no SOFTMAX kernel, and the model runs SOFTMAX";
+            /// `RESHAPE`.
+            Reshape = "RESHAPE", ReshapeOptions, reshape, "the kernel set `{Self}` has no RESHAPE kernel, and the model runs RESHAPE";
+            /// `CONCATENATION`.
+            Concatenation = "CONCATENATION", ConcatenationOptions, concatenation, "the kernel set `{Self}` has no CONCATENATION kernel, and the model runs CONCATENATION";
+            /// `PAD`.
+            Pad = "PAD", PadOptions, pad, "the kernel set `{Self}` has no PAD kernel, and the model runs PAD";
+            /// `MEAN`.
+            Mean = "MEAN", MeanOptions, mean, "the kernel set `{Self}` has no MEAN kernel, and the model runs MEAN";
+            /// `TRANSPOSE`.
+            Transpose = "TRANSPOSE", TransposeOptions, transpose, "the kernel set `{Self}` has no TRANSPOSE kernel, and the model runs TRANSPOSE";
+            /// `STRIDED_SLICE`.
+            StridedSlice = "STRIDED_SLICE", StridedSliceOptions, strided_slice, "the kernel set `{Self}` has no STRIDED_SLICE kernel, and the model runs STRIDED_SLICE";
+            /// `SVDF`.
+            Svdf = "SVDF", SvdfOptions, svdf, "the kernel set `{Self}` has no SVDF kernel, and the model runs SVDF";
+            /// `UNIDIRECTIONAL_SEQUENCE_LSTM`.
+            UnidirectionalSequenceLstm = "UNIDIRECTIONAL_SEQUENCE_LSTM", UnidirectionalSequenceLstmOptions, unidirectional_sequence_lstm, "the kernel set `{Self}` has no UNIDIRECTIONAL_SEQUENCE_LSTM kernel, and the model runs UNIDIRECTIONAL_SEQUENCE_LSTM";
+            /// `QUANTIZE`.
+            Quantize = "QUANTIZE", NoOptions, quantize, "the kernel set `{Self}` has no QUANTIZE kernel, and the model runs QUANTIZE";
+            /// `DEQUANTIZE`.
+            Dequantize = "DEQUANTIZE", NoOptions, dequantize, "the kernel set `{Self}` has no DEQUANTIZE kernel, and the model runs DEQUANTIZE";
+            /// `LOGISTIC`.
+            Logistic = "LOGISTIC", NoOptions, logistic, "the kernel set `{Self}` has no LOGISTIC kernel, and the model runs LOGISTIC";
+            /// `TANH`.
+            Tanh = "TANH", NoOptions, tanh, "the kernel set `{Self}` has no TANH kernel, and the model runs TANH";
+            /// `RELU`.
+            Relu = "RELU", NoOptions, relu, "the kernel set `{Self}` has no RELU kernel, and the model runs RELU";
+            /// `RELU6`.
+            Relu6 = "RELU6", NoOptions, relu6, "the kernel set `{Self}` has no RELU6 kernel, and the model runs RELU6";
+            /// `HARD_SWISH`.
+            HardSwish = "HARD_SWISH", NoOptions, hard_swish, "the kernel set `{Self}` has no HARD_SWISH kernel, and the model runs HARD_SWISH";
+            /// `RESIZE_NEAREST_NEIGHBOR`.
+            ResizeNearestNeighbor = "RESIZE_NEAREST_NEIGHBOR", ResizeNearestNeighborOptions, resize_nearest_neighbor, "the kernel set `{Self}` has no RESIZE_NEAREST_NEIGHBOR kernel, and the model runs RESIZE_NEAREST_NEIGHBOR";
+            /// `DIV`.
+            Div = "DIV", DivOptions, div, "the kernel set `{Self}` has no DIV kernel, and the model runs DIV";
+            /// `LEAKY_RELU`.
+            LeakyRelu = "LEAKY_RELU", LeakyReluOptions, leaky_relu, "the kernel set `{Self}` has no LEAKY_RELU kernel, and the model runs LEAKY_RELU";
+            /// `ARG_MAX`.
+            ArgMax = "ARG_MAX", ArgMaxOptions, arg_max, "the kernel set `{Self}` has no ARG_MAX kernel, and the model runs ARG_MAX";
+            /// `GATHER`.
+            Gather = "GATHER", GatherOptions, gather, "the kernel set `{Self}` has no GATHER kernel, and the model runs GATHER";
+            /// `SUM`.
+            Sum = "SUM", ReduceOptions, sum, "the kernel set `{Self}` has no SUM kernel, and the model runs SUM";
+            /// `REDUCE_MAX`.
+            ReduceMax = "REDUCE_MAX", ReduceOptions, reduce_max, "the kernel set `{Self}` has no REDUCE_MAX kernel, and the model runs REDUCE_MAX";
+            /// `SQUEEZE`.
+            Squeeze = "SQUEEZE", SqueezeOptions, squeeze, "the kernel set `{Self}` has no SQUEEZE kernel, and the model runs SQUEEZE";
+            /// `EXPAND_DIMS`.
+            ExpandDims = "EXPAND_DIMS", ExpandDimsOptions, expand_dims, "the kernel set `{Self}` has no EXPAND_DIMS kernel, and the model runs EXPAND_DIMS";
+            /// `SLICE`.
+            Slice = "SLICE", SliceOptions, slice, "the kernel set `{Self}` has no SLICE kernel, and the model runs SLICE";
+            /// `PADV2`.
+            PadV2 = "PADV2", PadOptions, padv2, "the kernel set `{Self}` has no PADV2 kernel, and the model runs PADV2";
+            /// `SPLIT`.
+            Split = "SPLIT", SplitOptions, split, "the kernel set `{Self}` has no SPLIT kernel, and the model runs SPLIT";
+            /// `SPLIT_V`.
+            SplitV = "SPLIT_V", SplitVOptions, split_v, "the kernel set `{Self}` has no SPLIT_V kernel, and the model runs SPLIT_V";
+            /// `PACK`.
+            Pack = "PACK", PackOptions, pack, "the kernel set `{Self}` has no PACK kernel, and the model runs PACK";
+            /// `UNPACK`.
+            Unpack = "UNPACK", UnpackOptions, unpack, "the kernel set `{Self}` has no UNPACK kernel, and the model runs UNPACK";
+            /// `RESIZE_BILINEAR`.
+            ResizeBilinear = "RESIZE_BILINEAR", ResizeBilinearOptions, resize_bilinear, "the kernel set `{Self}` has no RESIZE_BILINEAR kernel, and the model runs RESIZE_BILINEAR";
+            /// `TRANSPOSE_CONV`.
+            TransposeConv = "TRANSPOSE_CONV", TransposeConvOptions, transpose_conv, "the kernel set `{Self}` has no TRANSPOSE_CONV kernel, and the model runs TRANSPOSE_CONV";
+            /// `ARG_MIN`.
+            ArgMin = "ARG_MIN", ArgMaxOptions, arg_min, "the kernel set `{Self}` has no ARG_MIN kernel, and the model runs ARG_MIN";
+            /// `BATCH_MATMUL`.
+            BatchMatMul = "BATCH_MATMUL", BatchMatMulOptions, batch_matmul, "the kernel set `{Self}` has no BATCH_MATMUL kernel, and the model runs BATCH_MATMUL";
+            /// `CUMSUM`.
+            Cumsum = "CUMSUM", CumsumOptions, cumsum, "the kernel set `{Self}` has no CUMSUM kernel, and the model runs CUMSUM";
+            /// `DEPTH_TO_SPACE`.
+            DepthToSpace = "DEPTH_TO_SPACE", BlockSizeOptions, depth_to_space, "the kernel set `{Self}` has no DEPTH_TO_SPACE kernel, and the model runs DEPTH_TO_SPACE";
+            /// `SPACE_TO_DEPTH`.
+            SpaceToDepth = "SPACE_TO_DEPTH", BlockSizeOptions, space_to_depth, "the kernel set `{Self}` has no SPACE_TO_DEPTH kernel, and the model runs SPACE_TO_DEPTH";
+            /// `L2_NORMALIZATION`.
+            L2Normalization = "L2_NORMALIZATION", L2NormOptions, l2_normalization, "the kernel set `{Self}` has no L2_NORMALIZATION kernel, and the model runs L2_NORMALIZATION";
+            /// `L2_POOL_2D`.
+            L2Pool2d = "L2_POOL_2D", Pool2dOptions, l2_pool_2d, "the kernel set `{Self}` has no L2_POOL_2D kernel, and the model runs L2_POOL_2D";
+            /// `MIRROR_PAD`.
+            MirrorPad = "MIRROR_PAD", MirrorPadOptions, mirror_pad, "the kernel set `{Self}` has no MIRROR_PAD kernel, and the model runs MIRROR_PAD";
+            /// `REDUCE_MIN`.
+            ReduceMin = "REDUCE_MIN", ReduceOptions, reduce_min, "the kernel set `{Self}` has no REDUCE_MIN kernel, and the model runs REDUCE_MIN";
+            /// `REDUCE_ALL`.
+            ReduceAll = "REDUCE_ALL", ReduceOptions, reduce_all, "the kernel set `{Self}` has no REDUCE_ALL kernel, and the model runs REDUCE_ALL";
+        }
+    };
+}
+
+/// The op kinds that can run in place, handed to the macro `$callback`: one line per kind
+/// with its `OpOptions` variant, in-place kernel trait, method, options type, TFLite opcode,
+/// and the message and note for a kernel set without it. Not public API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __in_place_kinds {
+    ($callback:ident) => {
+        $callback! {
+            DepthwiseConv2d => DepthwiseConv2dInPlace, depthwise_conv_2d_in_place, DepthwiseConv2dOptions, "DEPTHWISE_CONV_2D",
+                "the kernel set `{Self}` cannot run DEPTHWISE_CONV_2D in place, and the plan runs DEPTHWISE_CONV_2D in place",
+                "implement `planner::rt::kernel::DepthwiseConv2dInPlace` for `{Self}`, or plan without `in_place`";
+            Add => AddInPlace, add_in_place, AddOptions, "ADD",
+                "the kernel set `{Self}` cannot run ADD in place, and the plan runs ADD in place",
+                "implement `planner::rt::kernel::AddInPlace` for `{Self}`, or plan without `in_place`";
+            Sub => SubInPlace, sub_in_place, AddOptions, "SUB",
+                "the kernel set `{Self}` cannot run SUB in place, and the plan runs SUB in place",
+                "implement `planner::rt::kernel::SubInPlace` for `{Self}`, or plan without `in_place`";
+            Mul => MulInPlace, mul_in_place, MulOptions, "MUL",
+                "the kernel set `{Self}` cannot run MUL in place, and the plan runs MUL in place",
+                "implement `planner::rt::kernel::MulInPlace` for `{Self}`, or plan without `in_place`";
+            Quantize => QuantizeInPlace, quantize_in_place, NoOptions, "QUANTIZE",
+                "the kernel set `{Self}` cannot run QUANTIZE in place, and the plan runs QUANTIZE in place",
+                "implement `planner::rt::kernel::QuantizeInPlace` for `{Self}`, or plan without `in_place`";
+            Dequantize => DequantizeInPlace, dequantize_in_place, NoOptions, "DEQUANTIZE",
+                "the kernel set `{Self}` cannot run DEQUANTIZE in place, and the plan runs DEQUANTIZE in place",
+                "implement `planner::rt::kernel::DequantizeInPlace` for `{Self}`, or plan without `in_place`";
+            Logistic => LogisticInPlace, logistic_in_place, NoOptions, "LOGISTIC",
+                "the kernel set `{Self}` cannot run LOGISTIC in place, and the plan runs LOGISTIC in place",
+                "implement `planner::rt::kernel::LogisticInPlace` for `{Self}`, or plan without `in_place`";
+            Tanh => TanhInPlace, tanh_in_place, NoOptions, "TANH",
+                "the kernel set `{Self}` cannot run TANH in place, and the plan runs TANH in place",
+                "implement `planner::rt::kernel::TanhInPlace` for `{Self}`, or plan without `in_place`";
+            Relu => ReluInPlace, relu_in_place, NoOptions, "RELU",
+                "the kernel set `{Self}` cannot run RELU in place, and the plan runs RELU in place",
+                "implement `planner::rt::kernel::ReluInPlace` for `{Self}`, or plan without `in_place`";
+            Relu6 => Relu6InPlace, relu6_in_place, NoOptions, "RELU6",
+                "the kernel set `{Self}` cannot run RELU6 in place, and the plan runs RELU6 in place",
+                "implement `planner::rt::kernel::Relu6InPlace` for `{Self}`, or plan without `in_place`";
+            HardSwish => HardSwishInPlace, hard_swish_in_place, NoOptions, "HARD_SWISH",
+                "the kernel set `{Self}` cannot run HARD_SWISH in place, and the plan runs HARD_SWISH in place",
+                "implement `planner::rt::kernel::HardSwishInPlace` for `{Self}`, or plan without `in_place`";
+        }
+    };
+}
