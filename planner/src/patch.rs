@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use crate::graph::{Graph, TensorIndex, TensorKind};
+use crate::graph::{Graph, Op, TensorIndex, TensorKind};
 use crate::patch_plan::{PatchInput, PatchPlan, PatchTensor};
 use crate::rt::op_kinds::{self, Spatial};
 use crate::rt::options::{OpOptions, Padding};
@@ -399,51 +399,40 @@ fn pad_before(padding: Padding, explicit: Option<i32>, inp: u64, out: u64, w: Wi
 /// A step's spatial inputs, each with its window along the height and the width.
 type StepInputs = Vec<(TensorIndex, [Window; 2])>;
 
-/// The [`Step`] of op `k`, or why it cannot run on patches.
-fn step_of(
-    graph: &Graph,
+/// What the checks of one stage op share: the op, where it sits, and its output's height,
+/// width and channels.
+struct StepCtx<'g> {
+    graph: &'g Graph,
+    op: &'g Op,
     k: usize,
     split_op: usize,
-    dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
-) -> std::result::Result<Step, String> {
-    let op = &graph.ops[k];
-    let model = &graph.name;
-    let refuse = |why: &str| {
+    out: [u64; 3],
+}
+
+impl StepCtx<'_> {
+    /// Why op `k` cannot be in the stage, with the fix.
+    fn refuse(&self, why: &str) -> String {
+        let (k, op) = (self.k, self.op);
         format!(
-            "op {k} ({}) of model `{model}` is in the patch stage ending at op {split_op} ({}), but {why}; pick a split op before op {k}, or one whose ancestors are all spatially local (CONV_2D, DEPTHWISE_CONV_2D, pooling, PAD, elementwise and unary ops)",
-            op.opcode, graph.ops[split_op].opcode
+            "op {k} ({}) of model `{}` is in the patch stage ending at op {} ({}), but {why}; pick a split op before op {k}, or one whose ancestors are all spatially local (CONV_2D, DEPTHWISE_CONV_2D, pooling, PAD, elementwise and unary ops)",
+            op.opcode, self.graph.name, self.split_op, self.graph.ops[self.split_op].opcode
         )
-    };
-    if op.outputs.len() != 1 {
-        return Err(refuse(&format!(
-            "it has {} outputs and a stage op has one",
-            op.outputs.len()
-        )));
     }
-    let out = op.outputs[0];
-    let Some((oh, ow, oc)) = hwc(graph, out) else {
-        return Err(refuse(&format!(
-            "its output `{}` has shape {:?}, not [1, H, W, C]",
-            graph.tensor(out).name,
-            graph.tensor(out).shape
-        )));
-    };
-    if graph.tensor(out).kind != TensorKind::Activation {
-        return Err(refuse("its output is not an activation"));
-    }
-    dims.insert(out, [oh, ow]);
-    let activation = |i: usize| -> Option<TensorIndex> {
-        let t = op.inputs.get(i).copied().flatten()?;
-        (graph.tensor(t).kind == TensorKind::Activation).then_some(t)
-    };
-    let spatial_input = |i: usize,
-                         dims: &mut BTreeMap<TensorIndex, [u64; 2]>|
-     -> std::result::Result<(TensorIndex, u64, u64, u64), String> {
-        let Some(t) = activation(i) else {
-            return Err(refuse(&format!("its input {i} is not an activation")));
+
+    /// Input `i`, an activation of shape [1, H, W, C]: its index, height, width and
+    /// channels, its height and width recorded in `dims`.
+    fn spatial_input(
+        &self,
+        i: usize,
+        dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
+    ) -> std::result::Result<(TensorIndex, u64, u64, u64), String> {
+        let graph = self.graph;
+        let t = self.op.inputs.get(i).copied().flatten();
+        let Some(t) = t.filter(|&t| graph.tensor(t).kind == TensorKind::Activation) else {
+            return Err(self.refuse(&format!("its input {i} is not an activation")));
         };
         let Some((h, w, c)) = hwc(graph, t) else {
-            return Err(refuse(&format!(
+            return Err(self.refuse(&format!(
                 "its input `{}` has shape {:?}, not [1, H, W, C]",
                 graph.tensor(t).name,
                 graph.tensor(t).shape
@@ -451,10 +440,12 @@ fn step_of(
         };
         dims.insert(t, [h, w]);
         Ok((t, h, w, c))
-    };
-    let window = |kernel: i32, stride: i32, dilation: i32| -> std::result::Result<Window, String> {
+    }
+
+    /// A window along one axis, its padding before the image still 0.
+    fn window(&self, kernel: i32, stride: i32, dilation: i32) -> std::result::Result<Window, String> {
         if kernel < 1 || stride < 1 || dilation < 1 {
-            return Err(refuse(&format!(
+            return Err(self.refuse(&format!(
                 "its window (kernel {kernel}, stride {stride}, dilation {dilation}) is not positive"
             )));
         }
@@ -464,61 +455,166 @@ fn step_of(
             dilation: dilation as u64,
             before: 0,
         })
-    };
-    let filter_hw = |i: usize| -> std::result::Result<(i32, i32, u64), String> {
-        let f = op
-            .inputs
-            .get(i)
-            .copied()
-            .flatten()
-            .map(|t| graph.tensor(t).shape.clone());
-        match f.as_deref() {
-            Some([_, h, w, c]) => Ok((*h as i32, *w as i32, *c)),
-            _ => Err(refuse("its filter is not [O, H, W, I]")),
-        }
-    };
-    // CONV_2D (each output element over every input channel: `full`) and
-    // DEPTHWISE_CONV_2D: a window per axis from the filter's [O, H, W, I] shape,
-    // `[stride_h, stride_w, dilation_h, dilation_w]` and the padding with its explicit pads.
-    let conv = |dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
-                [stride_h, stride_w, dilation_h, dilation_w]: [i32; 4],
-                (padding, pads): (Padding, &[i32]),
-                full: bool|
-     -> std::result::Result<(StepInputs, u64), String> {
-        let (t, h, w, _) = spatial_input(0, dims)?;
-        let (kh, kw, cin) = filter_hw(1)?;
-        let mut wh = window(kh, stride_h, dilation_h)?;
-        let mut ww = window(kw, stride_w, dilation_w)?;
+    }
+
+    /// CONV_2D (each output element over every input channel: `full`) and
+    /// DEPTHWISE_CONV_2D: a window per axis from the filter's [O, H, W, I] shape,
+    /// `[stride_h, stride_w, dilation_h, dilation_w]` and the padding with its explicit pads.
+    fn conv(
+        &self,
+        dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
+        [stride_h, stride_w, dilation_h, dilation_w]: [i32; 4],
+        (padding, pads): (Padding, &[i32]),
+        full: bool,
+    ) -> std::result::Result<(StepInputs, u64), String> {
+        let [oh, ow, oc] = self.out;
+        let (t, h, w, _) = self.spatial_input(0, dims)?;
+        let filter = self.op.inputs.get(1).copied().flatten();
+        let (kh, kw, cin) = match filter.map(|t| self.graph.tensor(t).shape.as_slice()) {
+            Some(&[_, h, w, c]) => (h as i32, w as i32, c),
+            _ => return Err(self.refuse("its filter is not [O, H, W, I]")),
+        };
+        let mut wh = self.window(kh, stride_h, dilation_h)?;
+        let mut ww = self.window(kw, stride_w, dilation_w)?;
         wh.before = pad_before(padding, pads.first().copied(), h, oh, wh);
         ww.before = pad_before(padding, pads.get(2).copied(), w, ow, ww);
         let macs = oc * kh as u64 * kw as u64;
         Ok((vec![(t, [wh, ww])], if full { macs * cin } else { macs }))
-    };
-    // The two convolutions' options are distinct types with the same window fields.
-    macro_rules! conv_window {
-        ($o:ident, $full:expr) => {
-            conv(
-                dims,
-                [$o.stride_h, $o.stride_w, $o.dilation_h, $o.dilation_w],
-                ($o.padding, $o.pads.as_slice()),
-                $full,
-            )?
-        };
     }
+
+    /// PAD over the height and the width (not the batch, never cropping).
+    fn pad(
+        &self,
+        dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
+        before: &[i32],
+        after: &[i32],
+    ) -> std::result::Result<(StepInputs, u64), String> {
+        let (t, _, _, _) = self.spatial_input(0, dims)?;
+        let (b, a) = (before, after);
+        if b.len() != 4 || a.len() != 4 || b[0] != 0 || a[0] != 0 {
+            return Err(self.refuse("it pads the batch or is not 4-D"));
+        }
+        if b[1] < 0 || b[2] < 0 || a[1] < 0 || a[2] < 0 {
+            return Err(self.refuse("it crops (negative padding)"));
+        }
+        let along = |before: i32| Window {
+            before: i64::from(before),
+            ..Window::SAME
+        };
+        Ok((vec![(t, [along(b[1]), along(b[2])])], self.out[2]))
+    }
+
+    /// CONCATENATION along the channels: every input has the output's height and width.
+    fn concatenation(
+        &self,
+        dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
+        axis: i32,
+    ) -> std::result::Result<(StepInputs, u64), String> {
+        if axis != 3 && axis != -1 {
+            return Err(self.refuse(&format!(
+                "it concatenates along axis {axis}, not the channels"
+            )));
+        }
+        let mut v = Vec::new();
+        for i in 0..self.op.inputs.len() {
+            let (t, h, w, _) = self.spatial_input(i, dims)?;
+            if [h, w] != [self.out[0], self.out[1]] {
+                return Err(self.refuse("its inputs differ in height or width"));
+            }
+            v.push((t, [Window::SAME; 2]));
+        }
+        Ok((v, self.out[2]))
+    }
+
+    /// A pointwise op: every activation input has the output's height and width (one that
+    /// broadcasts over the image is refused); constants are read whole.
+    fn pointwise(
+        &self,
+        dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
+    ) -> std::result::Result<(StepInputs, u64), String> {
+        let graph = self.graph;
+        let mut v = Vec::new();
+        for (i, t) in self.op.inputs.iter().enumerate() {
+            let Some(t) = *t else { continue };
+            if graph.tensor(t).kind != TensorKind::Activation {
+                continue;
+            }
+            match hwc(graph, t) {
+                Some((h, w, _)) if [h, w] == [self.out[0], self.out[1]] => {
+                    dims.insert(t, [h, w]);
+                    v.push((t, [Window::SAME; 2]));
+                }
+                _ => {
+                    return Err(self.refuse(&format!(
+                        "its input {i} `{}` of shape {:?} is an activation broadcast over the image, which a patch cannot hold",
+                        graph.tensor(t).name,
+                        graph.tensor(t).shape
+                    )));
+                }
+            }
+        }
+        Ok((v, self.out[2]))
+    }
+}
+
+/// The [`Step`] of op `k`, or why it cannot run on patches.
+fn step_of(
+    graph: &Graph,
+    k: usize,
+    split_op: usize,
+    dims: &mut BTreeMap<TensorIndex, [u64; 2]>,
+) -> std::result::Result<Step, String> {
+    let op = &graph.ops[k];
+    let mut cx = StepCtx {
+        graph,
+        op,
+        k,
+        split_op,
+        out: [0; 3],
+    };
+    if op.outputs.len() != 1 {
+        return Err(cx.refuse(&format!(
+            "it has {} outputs and a stage op has one",
+            op.outputs.len()
+        )));
+    }
+    let out = op.outputs[0];
+    let Some((oh, ow, oc)) = hwc(graph, out) else {
+        return Err(cx.refuse(&format!(
+            "its output `{}` has shape {:?}, not [1, H, W, C]",
+            graph.tensor(out).name,
+            graph.tensor(out).shape
+        )));
+    };
+    if graph.tensor(out).kind != TensorKind::Activation {
+        return Err(cx.refuse("its output is not an activation"));
+    }
+    cx.out = [oh, ow, oc];
+    dims.insert(out, [oh, ow]);
     let opcode = op.opcode.as_str();
-    let spatial = op_kinds::spatial(opcode);
-    let (inputs, macs) = match (&op.options, spatial) {
+    let (inputs, macs) = match (&op.options, op_kinds::spatial(opcode)) {
         (OpOptions::None, Spatial::Window | Spatial::Channels) => {
-            return Err(refuse(
+            return Err(cx.refuse(
                 "its options (window, padding, axis) were not read from the model",
             ));
         }
-        (OpOptions::Conv2d(o), _) => conv_window!(o, true),
-        (OpOptions::DepthwiseConv2d(o), _) => conv_window!(o, false),
+        // The two convolutions' options are distinct types with the same window fields.
+        (OpOptions::Conv2d(o), _) => cx.conv(
+            dims,
+            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
+            (o.padding, o.pads.as_slice()),
+            true,
+        )?,
+        (OpOptions::DepthwiseConv2d(o), _) => cx.conv(
+            dims,
+            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
+            (o.padding, o.pads.as_slice()),
+            false,
+        )?,
         (OpOptions::AveragePool2d(o), _) | (OpOptions::MaxPool2d(o), _) => {
-            let (t, h, w, _) = spatial_input(0, dims)?;
-            let mut wh = window(o.filter_h, o.stride_h, 1)?;
-            let mut ww = window(o.filter_w, o.stride_w, 1)?;
+            let (t, h, w, _) = cx.spatial_input(0, dims)?;
+            let mut wh = cx.window(o.filter_h, o.stride_h, 1)?;
+            let mut ww = cx.window(o.filter_w, o.stride_w, 1)?;
             wh.before = pad_before(o.padding, None, h, oh, wh);
             ww.before = pad_before(o.padding, None, w, ow, ww);
             (
@@ -526,68 +622,11 @@ fn step_of(
                 oc * o.filter_h as u64 * o.filter_w as u64,
             )
         }
-        (OpOptions::Pad(o), _) => {
-            let (t, _, _, _) = spatial_input(0, dims)?;
-            let b = o.before.as_slice();
-            let a = o.after.as_slice();
-            if b.len() != 4 || a.len() != 4 || b[0] != 0 || a[0] != 0 {
-                return Err(refuse("it pads the batch or is not 4-D"));
-            }
-            if b[1] < 0 || b[2] < 0 || a[1] < 0 || a[2] < 0 {
-                return Err(refuse("it crops (negative padding)"));
-            }
-            let wh = Window {
-                before: b[1] as i64,
-                ..Window::SAME
-            };
-            let ww = Window {
-                before: b[2] as i64,
-                ..Window::SAME
-            };
-            (vec![(t, [wh, ww])], oc)
-        }
-        (OpOptions::Concatenation(o), _) => {
-            if o.axis != 3 && o.axis != -1 {
-                return Err(refuse(&format!(
-                    "it concatenates along axis {}, not the channels",
-                    o.axis
-                )));
-            }
-            let mut v = Vec::new();
-            for i in 0..op.inputs.len() {
-                let (t, h, w, _) = spatial_input(i, dims)?;
-                if [h, w] != [oh, ow] {
-                    return Err(refuse("its inputs differ in height or width"));
-                }
-                v.push((t, [Window::SAME; 2]));
-            }
-            (v, oc)
-        }
-        (_, Spatial::Pointwise) => {
-            let mut v = Vec::new();
-            for (i, t) in op.inputs.iter().enumerate() {
-                let Some(t) = *t else { continue };
-                if graph.tensor(t).kind != TensorKind::Activation {
-                    continue;
-                }
-                match hwc(graph, t) {
-                    Some((h, w, _)) if [h, w] == [oh, ow] => {
-                        dims.insert(t, [h, w]);
-                        v.push((t, [Window::SAME; 2]));
-                    }
-                    _ => {
-                        return Err(refuse(&format!(
-                            "its input {i} `{}` of shape {:?} is an activation broadcast over the image, which a patch cannot hold",
-                            graph.tensor(t).name,
-                            graph.tensor(t).shape
-                        )));
-                    }
-                }
-            }
-            (v, oc)
-        }
+        (OpOptions::Pad(o), _) => cx.pad(dims, o.before.as_slice(), o.after.as_slice())?,
+        (OpOptions::Concatenation(o), _) => cx.concatenation(dims, o.axis)?,
+        (_, Spatial::Pointwise) => cx.pointwise(dims)?,
         _ => {
-            return Err(refuse(&format!(
+            return Err(cx.refuse(&format!(
                 "{opcode} is not spatially local (an output pixel reads more than a window of its input)"
             )));
         }
@@ -600,8 +639,8 @@ fn step_of(
             format!("pick a split op before op {k}, or plan the model without patches")
         };
         return Err(format!(
-            "op {k} ({}) of model `{model}` is in the patch stage ending at op {split_op} ({}), but it cannot run on patch regions: {why}; {fix}",
-            op.opcode, graph.ops[split_op].opcode
+            "op {k} ({}) of model `{}` is in the patch stage ending at op {split_op} ({}), but it cannot run on patch regions: {why}; {fix}",
+            op.opcode, graph.name, graph.ops[split_op].opcode
         ));
     }
     Ok(Step {
