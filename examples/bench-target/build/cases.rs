@@ -95,6 +95,75 @@ fn floats(v: &[f32]) -> String {
         .join(", ")
 }
 
+/// A `CONV_2D` (`kind` 0) or `DEPTHWISE_CONV_2D` case: input, filter and output shapes, output
+/// channels and options, or `None` when the drawn window leaves no output pixel.
+fn conv_case(
+    rng: &mut Rng,
+    kind: u8,
+    act: &str,
+) -> Option<(Vec<i64>, Vec<i64>, Vec<i64>, i64, String)> {
+    let h = rng.range(1, 12);
+    let w = rng.range(1, 12);
+    let fh = rng.pick(&[1, 1, 2, 3, 3, 5]).min(h + 2);
+    let fw = rng.pick(&[1, 1, 2, 3, 3, 5]).min(w + 2);
+    let (sh, sw) = (rng.range(1, 3), rng.range(1, 3));
+    let (dh, dw) = if rng.next().is_multiple_of(4) {
+        (rng.range(1, 2), rng.range(1, 2))
+    } else {
+        (1, 1)
+    };
+    let mode = rng.range(0, 2);
+    let pads = (mode == 2).then(|| {
+        [
+            rng.range(0, 2),
+            rng.range(0, 2),
+            rng.range(0, 2),
+            rng.range(0, 2),
+        ]
+    });
+    let oh = out_size(h, fh, sh, dh, pads.map(|p| (p[0], p[1])), mode == 0);
+    let ow = out_size(w, fw, sw, dw, pads.map(|p| (p[2], p[3])), mode == 0);
+    if oh < 1 || ow < 1 {
+        return None;
+    }
+    let padding = ["Same", "Valid", "Explicit"][mode as usize];
+    let pads = match pads {
+        Some(p) => format!(
+            "match o::Dims::new(&[{}]) {{ Some(d) => d, None => o::Dims::EMPTY }}",
+            list(&p)
+        ),
+        None => "o::Dims::EMPTY".to_string(),
+    };
+    if kind == 0 {
+        let groups = if rng.next().is_multiple_of(6) { 2 } else { 1 };
+        let fc = rng.range(1, 24);
+        let cin = fc * groups;
+        let oc = groups * rng.range(1, 24 / groups);
+        Some((
+            vec![1, h, w, cin],
+            vec![oc, fh, fw, fc],
+            vec![1, oh, ow, oc],
+            oc,
+            format!(
+                "crate::selfcheck::Options::Conv(o::Conv2dOptions {{ padding: o::Padding::{padding}, pads: {pads}, stride_w: {sw}, stride_h: {sh}, dilation_w: {dw}, dilation_h: {dh}, activation: o::Activation::{act} }})"
+            ),
+        ))
+    } else {
+        let cin = rng.range(1, 24);
+        let mult = rng.pick(&[1, 1, 1, 2, 3]);
+        let oc = cin * mult;
+        Some((
+            vec![1, h, w, cin],
+            vec![1, fh, fw, oc],
+            vec![1, oh, ow, oc],
+            oc,
+            format!(
+                "crate::selfcheck::Options::Depthwise(o::DepthwiseConv2dOptions {{ padding: o::Padding::{padding}, pads: {pads}, stride_w: {sw}, stride_h: {sh}, depth_multiplier: {mult}, dilation_w: {dw}, dilation_h: {dh}, activation: o::Activation::{act} }})"
+            ),
+        ))
+    }
+}
+
 /// `count` cases drawn from `seed`, as Rust: `pub static CASES: &[crate::selfcheck::Case]`.
 pub fn rust(seed: u64, count: usize) -> String {
     let mut rng = Rng(seed);
@@ -136,64 +205,10 @@ pub fn rust(seed: u64, count: usize) -> String {
                     "crate::selfcheck::Options::Fc(o::FullyConnectedOptions {{ activation: o::Activation::{act}, weights_format: o::WeightsFormat::Default, keep_num_dims: false, asymmetric_quantize_inputs: false }})"
                 );
             }
-            _ => {
-                let h = rng.range(1, 12);
-                let w = rng.range(1, 12);
-                let fh = rng.pick(&[1, 1, 2, 3, 3, 5]).min(h + 2);
-                let fw = rng.pick(&[1, 1, 2, 3, 3, 5]).min(w + 2);
-                let (sh, sw) = (rng.range(1, 3), rng.range(1, 3));
-                let (dh, dw) = if rng.next().is_multiple_of(4) {
-                    (rng.range(1, 2), rng.range(1, 2))
-                } else {
-                    (1, 1)
-                };
-                let mode = rng.range(0, 2);
-                let pads = (mode == 2).then(|| {
-                    [
-                        rng.range(0, 2),
-                        rng.range(0, 2),
-                        rng.range(0, 2),
-                        rng.range(0, 2),
-                    ]
-                });
-                let oh = out_size(h, fh, sh, dh, pads.map(|p| (p[0], p[1])), mode == 0);
-                let ow = out_size(w, fw, sw, dw, pads.map(|p| (p[2], p[3])), mode == 0);
-                if oh < 1 || ow < 1 {
-                    continue;
-                }
-                let padding = ["Same", "Valid", "Explicit"][mode as usize];
-                let pads = match pads {
-                    Some(p) => format!(
-                        "match o::Dims::new(&[{}]) {{ Some(d) => d, None => o::Dims::EMPTY }}",
-                        list(&p)
-                    ),
-                    None => "o::Dims::EMPTY".to_string(),
-                };
-                if kind == 0 {
-                    let groups = if rng.next().is_multiple_of(6) { 2 } else { 1 };
-                    let fc = rng.range(1, 24);
-                    let cin = fc * groups;
-                    let oc = groups * rng.range(1, 24 / groups);
-                    xs = vec![1, h, w, cin];
-                    ws = vec![oc, fh, fw, fc];
-                    ys = vec![1, oh, ow, oc];
-                    out_c = oc;
-                    opts = format!(
-                        "crate::selfcheck::Options::Conv(o::Conv2dOptions {{ padding: o::Padding::{padding}, pads: {pads}, stride_w: {sw}, stride_h: {sh}, dilation_w: {dw}, dilation_h: {dh}, activation: o::Activation::{act} }})"
-                    );
-                } else {
-                    let cin = rng.range(1, 24);
-                    let mult = rng.pick(&[1, 1, 1, 2, 3]);
-                    let oc = cin * mult;
-                    xs = vec![1, h, w, cin];
-                    ws = vec![1, fh, fw, oc];
-                    ys = vec![1, oh, ow, oc];
-                    out_c = oc;
-                    opts = format!(
-                        "crate::selfcheck::Options::Depthwise(o::DepthwiseConv2dOptions {{ padding: o::Padding::{padding}, pads: {pads}, stride_w: {sw}, stride_h: {sh}, depth_multiplier: {mult}, dilation_w: {dw}, dilation_h: {dh}, activation: o::Activation::{act} }})"
-                    );
-                }
-            }
+            _ => match conv_case(&mut rng, kind, act) {
+                Some(case) => (xs, ws, ys, out_c, opts) = case,
+                None => continue,
+            },
         }
         let prod = |v: &[i64]| v.iter().product::<i64>() as usize;
         if prod(&xs) > MAX_INPUT
