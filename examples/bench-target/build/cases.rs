@@ -95,13 +95,12 @@ fn floats(v: &[f32]) -> String {
         .join(", ")
 }
 
-/// A `CONV_2D` (`kind` 0) or `DEPTHWISE_CONV_2D` case: input, filter and output shapes, output
-/// channels and options, or `None` when the drawn window leaves no output pixel.
-fn conv_case(
-    rng: &mut Rng,
-    kind: u8,
-    act: &str,
-) -> Option<(Vec<i64>, Vec<i64>, Vec<i64>, i64, String)> {
+/// A case's input, filter and output shapes, output channels and options.
+type Drawn = (Vec<i64>, Vec<i64>, Vec<i64>, i64, String);
+
+/// A `CONV_2D` (`kind` 0) or `DEPTHWISE_CONV_2D` case, or `None` when the drawn window
+/// leaves no output pixel.
+fn conv_case(rng: &mut Rng, kind: u8, act: &str) -> Option<Drawn> {
     let h = rng.range(1, 12);
     let w = rng.range(1, 12);
     let fh = rng.pick(&[1, 1, 2, 3, 3, 5]).min(h + 2);
