@@ -1,9 +1,10 @@
-//! float32 `FULLY_CONNECTED`, `ADD`, `SUB`, `MUL`, `LOGISTIC`, `TANH`, `SOFTMAX`, `RELU` and
-//! `RELU6`, with TFLite Micro's float reference arithmetic: the same operations in the same
-//! order, in `f32`, so that the sums round as TFLM's do.
+//! The scalar functions of the float32 kernels (`FULLY_CONNECTED`, the convolutions, `ADD`,
+//! `SUB`, `MUL`, `LOGISTIC`, `TANH`, `SOFTMAX`, `RELU`, `RELU6`, the LSTM's gates), with
+//! TFLite Micro's float reference arithmetic: the same operations in the same order, in
+//! `f32`, so that the results round as TFLM's do.
 //!
-//! The int8 kernels of these ops call in here when output 0 holds `f32` elements
-//! ([`float_output`]); an op with float and integer tensors mixed is refused.
+//! The int8 kernels of these ops hand an op to their float kernel when output 0 holds `f32`
+//! elements ([`float_output`]); an op with float and integer tensors mixed is refused.
 //!
 //! `exp` and `tanh`: TFLM calls the C library's `expf` and `tanhf`. Without `std` these come
 //! from the `libm` crate: `expf(x)` is `libm::exp` in `f64` rounded to `f32` (glibc's `expf`

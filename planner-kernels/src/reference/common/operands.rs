@@ -1,6 +1,6 @@
 //! What the kernels of many kinds share about their operands: an input of any type, two
-//! broadcast operands, an axis counted from the end, a float activation's range, and the
-//! fixed-point exponent and reciprocal steps of `DIV`, `LOG_SOFTMAX` and the math kinds.
+//! broadcast operands, an axis counted from the end, and the fixed-point exponent and
+//! reciprocal steps of `DIV`, `LOG_SOFTMAX` and the math kinds.
 
 use crate::reference::common::index::{RANK, broadcast_strides, next};
 use planner_rt::kernel::{Data, In, OpView, Out};

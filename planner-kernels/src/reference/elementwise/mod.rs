@@ -1,6 +1,7 @@
-//! Element-wise kinds: `ADD`, `SUB`, `MUL`, `QUANTIZE` and `DEQUANTIZE` (int8 and int16
-//! here, float32 in `float`), `DIV`, `SQUARED_DIFFERENCE`, `PRELU`, `LEAKY_RELU` and `CAST`
-//! (`arithmetic`), comparisons and logic (`compare`) and the math functions (`math`).
+//! Element-wise kinds: `ADD`, `SUB` and `MUL` (int8 here, float32 in `float`), `QUANTIZE`
+//! and `DEQUANTIZE` (int8 and int16 here), `DIV`, `SQUARED_DIFFERENCE`, `PRELU`,
+//! `LEAKY_RELU` and `CAST` (`arithmetic`), comparisons and logic (`compare`) and the math
+//! functions (`math`).
 //!
 //! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
 //! place or in place.
