@@ -90,5 +90,5 @@ host! {
     };
     /// Steps of the facade the CLI and the benches call on their own.
     #[doc(hidden)]
-    pub use pipeline::{problem_input, users_of};
+    pub use pipeline::{problem_input, solve_problem_chain, users_of};
 }

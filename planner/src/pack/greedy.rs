@@ -316,6 +316,17 @@ impl<'p> Placer<'p> {
         }
     }
 
+    /// Frees the lifetime index and the scratch ahead of a stage that places nothing (the
+    /// exact search indexes its own): on 10^6 items the index is over 128 MiB. The placer
+    /// keeps its counts; it must place nothing after this (its index covers no item, so a
+    /// pass would stop at the first lookup).
+    pub(crate) fn free_index(&mut self) {
+        self.overlaps = Arc::new(Overlaps::new(&[]));
+        self.tree = None;
+        self.busy = Vec::new();
+        self.sort = SortScratch::default();
+    }
+
     /// After a pass from scratch over the busy tree on a problem whose overlaps the tree
     /// indexes for being dense ([`TREE_FROM_PAIRS_PER_ITEM`]): when that pass moved and read
     /// at least half as many ranges as there are overlapping pairs, the ranges did not merge

@@ -35,7 +35,7 @@ pub mod tflm;
 pub use auto::{Report, SearchStats};
 /// Building blocks of the packers, for the benches and the CLI's `compare`.
 #[doc(hidden)]
-pub use auto::{GREEDY_ORDERS, Run};
+pub use auto::{GREEDY_ORDERS, Run, pack_search_chain};
 pub(crate) use bounds::lower_bound_of;
 pub use bounds::{certify, height_lower_bound};
 #[doc(hidden)]
@@ -89,6 +89,37 @@ mod tests {
             let items = (0..n).map(|k| item(round, k, &mut next)).collect();
             f(round, items);
         }
+    }
+
+    #[test]
+    fn the_search_chain_reports_what_each_planner_alone_does() {
+        // Rounds of 60 items, where the exact search proves most optima, and one of 250, where
+        // it stops at its node budget.
+        // Rounds where a later stage lowered best-of-greedy's height: the stages differ.
+        let mut lowered = 0;
+        for (rounds, n) in [(10, 60), (1, 250)] {
+            let draw = |_, _, next: &mut dyn FnMut(u64) -> u64| {
+                random_item(next, (n as u64 / 3, 40, 6), [1, 2, 4])
+            };
+            random_rounds(41, (rounds, n), draw, |round, items| {
+                let p = Problem {
+                    items,
+                    capacity: None,
+                };
+                let chain = pack_search_chain(&p);
+                let names: std::vec::Vec<&str> = chain.iter().map(|c| c.0).collect();
+                assert_eq!(names, ["best_of_greedy", "hill_climb", "optimal"]);
+                if chain[2].1.packing.height < chain[0].1.packing.height {
+                    lowered += 1;
+                }
+                for (name, report, _) in chain {
+                    let alone = PlannerKind::from_name(name, &Default::default())
+                        .map(|kind| pack_report(&kind, &p));
+                    assert_eq!(Ok(report), alone, "{name}, {n} items, round {round}");
+                }
+            });
+        }
+        assert!(lowered > 0, "no round where the search lowered best-of-greedy's height");
     }
 
     #[test]

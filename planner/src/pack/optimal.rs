@@ -123,8 +123,8 @@ pub fn fits_with_stats(
 
 /// The lowest height of `problem`, and whether it is proven optimal.
 ///
-/// Starts from the best of the greedy orders and `upper_bound_hint` (used when it is a
-/// complete, valid packing), tries the lower bound first, then bisects between the highest
+/// Starts from `upper_bound_hint` when it is a complete, valid packing, from the best of a
+/// few greedy orders otherwise, tries the lower bound first, then bisects between the highest
 /// height ruled out and the best height found. Each probe may use half the nodes left, so a
 /// height the budget cannot decide (then taken as ruled out, unproven) leaves nodes for
 /// the heights above it. Without proof the packing is the best found and the flag is
@@ -147,13 +147,12 @@ pub fn minimize_with_stats(
     upper_bound_hint: Option<Packing>,
 ) -> (Packing, bool, SearchStats) {
     let mut budget = Budget::new(opts);
-    let mut best = best_greedy(problem);
-    if let Some(hint) = upper_bound_hint
-        && hint.height < best.height
-        && is_valid(problem, &hint.offsets, hint.height)
-    {
-        best = hint;
-    }
+    // A hint comes from the heuristics' best (best-of-greedy's orders and the climb):
+    // the orders of `best_greedy` are among those, and on 10^6 items they took 4 s.
+    let mut best = match upper_bound_hint {
+        Some(hint) if is_valid(problem, &hint.offsets, hint.height) => hint,
+        _ => best_greedy(problem),
+    };
     let lb = exact_lower_bound(problem);
     let mut lo = lb;
     let mut proven = true;
@@ -373,18 +372,26 @@ pub fn is_valid(problem: &Problem, offsets: &[Option<u64>], capacity: u64) -> bo
 }
 
 /// True when two items of `spans` (`(offset, end, item)`, nonempty) that overlap in time
-/// share a byte: a sweep by offset, each compared only with those starting below its end.
+/// share a byte: a sweep in start order, each item compared with the items still live when
+/// it starts, so the work is the number of pairs that overlap in time (what the packers
+/// index anyway). A sweep by offset compared every pair sharing bytes instead, which in a
+/// valid packing of 10^6 items is most of them (1.4 * 10^10 on the 10^6-row benchmark).
 fn shares_bytes(items: &[super::Item], spans: &mut [(u64, u64, usize)]) -> bool {
-    spans.sort_unstable();
-    for (k, &(_, end, i)) in spans.iter().enumerate() {
-        for &(off2, _, j) in &spans[k + 1..] {
-            if off2 >= end {
-                break;
-            }
-            if items[i].overlaps_in_time(&items[j]) {
-                return true;
-            }
+    spans.sort_unstable_by_key(|&(off, _, i)| (items[i].start, off, i));
+    // The items live at the sweep's step: (last step, offset, end).
+    let mut live: Vec<(u32, u64, u64)> = Vec::new();
+    for &(off, end, i) in spans.iter() {
+        let start = items[i].start;
+        let mut clash = false;
+        live.retain(|&(last, o, e)| {
+            let alive = last >= start;
+            clash |= alive && o < end && off < e;
+            alive
+        });
+        if clash {
+            return true;
         }
+        live.push((items[i].end, off, end));
     }
     false
 }
@@ -1618,6 +1625,47 @@ mod tests {
     use crate::pack::tests::item;
 
     use crate::pack::Rng;
+
+    #[test]
+    fn is_valid_agrees_with_every_pair() {
+        let mut rng = Rng::new(23);
+        let (mut valid, mut invalid) = (0, 0);
+        for round in 0..400 {
+            let n = 1 + rng.below_u64(12) as usize;
+            let p = random_problem(&mut rng, n, round % 2 == 0, false);
+            // Offsets on a few rows, so some packings share bytes and some do not.
+            let offsets: Vec<Option<u64>> = p
+                .items
+                .iter()
+                .map(|it| Some(it.align.max(1) * rng.below_u64(8)))
+                .collect();
+            let height = p
+                .items
+                .iter()
+                .zip(&offsets)
+                .map(|(it, o)| o.unwrap_or(0) + it.size)
+                .max()
+                .unwrap_or(0);
+            let clash = (0..n).any(|i| {
+                (i + 1..n).any(|j| {
+                    let (a, b) = (&p.items[i], &p.items[j]);
+                    let (oa, ob) = (offsets[i].unwrap_or(0), offsets[j].unwrap_or(0));
+                    a.size > 0
+                        && b.size > 0
+                        && a.overlaps_in_time(b)
+                        && oa < ob + b.size
+                        && ob < oa + a.size
+                })
+            });
+            assert_eq!(is_valid(&p, &offsets, height), !clash, "round {round}: {p:?} {offsets:?}");
+            if clash {
+                invalid += 1;
+            } else {
+                valid += 1;
+            }
+        }
+        assert!(valid > 20 && invalid > 20, "{valid} valid, {invalid} invalid");
+    }
 
     #[test]
     fn tops_agree_with_a_sweep() {

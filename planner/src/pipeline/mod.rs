@@ -55,7 +55,7 @@ pub use unit::{Unit, plan_group, plan_unit, users_of};
 pub use problem::{ProblemInput, ProblemOutcome, plan_problem, problem_input};
 pub use solve::{
     DEFAULT_SEARCH_TIME, MAX_PROBLEM_HEIGHT, Solution, SolvedProblem, solve_problem,
-    solve_problem_within,
+    solve_problem_chain, solve_problem_within,
 };
 
 /// Plans the model a manifest names: imports it, then [`plan_graph`]. The one entry point

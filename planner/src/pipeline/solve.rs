@@ -131,13 +131,41 @@ pub fn solve_problem_within(
             }
         }
     }
-    check(csv, &solved.packing).map_err(|what| {
+    checked(csv, &solved.packing)?;
+    Ok(Solution::Solved(Box::new(solved)))
+}
+
+/// `best_of_greedy`, `hill_climb` and `optimal` with their default options on a CSV problem
+/// without a capacity, as one run ([`pack::pack_search_chain`]: each planner starts from
+/// the one before it), each packing checked as [`solve_problem`] checks it, with the time
+/// each planner alone takes. What `planner compare` runs for those three.
+pub fn solve_problem_chain(
+    csv: &CsvProblem,
+) -> Result<[(SolvedProblem, std::time::Duration); 3]> {
+    ceiling(csv)?;
+    let chain = pack::pack_search_chain(&csv.problem);
+    for (_, report, _) in &chain {
+        checked(csv, &report.packing)?;
+    }
+    Ok(chain.map(|(name, report, took)| {
+        let solved = SolvedProblem {
+            planner: name.to_string(),
+            packing: report.packing,
+            certificate: report.certificate,
+            stats: report.stats,
+        };
+        (solved, took)
+    }))
+}
+
+/// [`check`] as an error naming the problem's size.
+fn checked(csv: &CsvProblem, packing: &Packing) -> Result<()> {
+    check(csv, packing).map_err(|what| {
         Error::input(format!(
             "internal planner error: the packing of {} buffers failed its check: {what}; please report it with the problem file",
             csv.ids.len()
         ))
-    })?;
-    Ok(Solution::Solved(Box::new(solved)))
+    })
 }
 
 /// Refuses a problem that a packing could take past [`MAX_PROBLEM_HEIGHT`]: a first-fit
