@@ -652,13 +652,13 @@ fn step_of(
 }
 
 mod search;
-mod verify;
+mod uses;
 
 pub use search::{
     Candidate, MAX_GRID, PACKED_CANDIDATES, PatchMode, Scored, SplitRef, apply, build, candidates,
     dense_size, fixed, graph_macs, op_macs, overhead_text, resolve, summary,
 };
-pub use verify::{pair_allowed, pinned, verify_plan};
+pub use uses::{pair_allowed, pinned};
 
 #[cfg(test)]
 mod tests;

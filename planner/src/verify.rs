@@ -19,6 +19,7 @@ use crate::par::{PARALLEL_FROM, both};
 use crate::plan::{ArenaRole, MemoryPlan, TensorAllocation, TensorLifetime};
 
 mod in_place_rule;
+mod patch_rule;
 mod unit;
 pub use unit::{Member, Unit, verify_group, verify_unit};
 
@@ -101,7 +102,7 @@ fn check_model(graph: &Graph, plan: &MemoryPlan, rules: &VerifyRules) -> Vec<Str
                 check_tensor(graph, (t, used[i]), entries[i], plan, rules, &mut bad);
             }
             check_arenas(plan, &mut bad);
-            out.extend(crate::patch::verify_plan(graph));
+            out.extend(patch_rule::checks(graph));
             out
         },
         || {
@@ -185,7 +186,7 @@ fn true_use(graph: &Graph) -> Vec<Option<(u64, u64)>> {
     }
     // A patch stage pins the split tensor from op 0 and a resident input to the split op.
     let n = graph.tensors.len();
-    for (t, op) in crate::patch::pinned(graph) {
+    for (t, op) in patch_rule::pinned_uses(graph) {
         if t.get() < n {
             touch(t.get(), op as u64);
         }

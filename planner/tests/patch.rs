@@ -159,7 +159,7 @@ fn dtype_bytes(d: DType) -> u64 {
 }
 
 /// The verifier knows the stage: a split tensor whose lifetime starts at its producer
-/// instead of op 0 is refused.
+/// instead of op 0 is refused, and a resident input that dies before the split op.
 #[test]
 fn verifier_pins_the_split_tensor() {
     let p = plan(
@@ -176,6 +176,21 @@ fn verifier_pins_the_split_tensor() {
     let l = bad.tensor_lifetimes.get_mut(&id).unwrap();
     assert_eq!(l.start_op, 0);
     l.start_op = pp.split;
+    let e = verify::verify(&p.graph, &bad).unwrap_err();
+    assert!(
+        e.iter().any(|v| v.to_string().contains(&id)),
+        "{:?}",
+        e.iter().map(|v| v.to_string()).collect::<Vec<_>>()
+    );
+    // A resident model input that the plan lets die before the split op (every patch reads
+    // its region up to there) is refused.
+    let input = p.graph.inputs[0].tensor;
+    assert!(pp.tensor(input.0).is_some(), "the stage reads the input");
+    let id = p.graph.tensor(input).id.clone();
+    let mut bad = p.plan.clone();
+    let l = bad.tensor_lifetimes.get_mut(&id).unwrap();
+    assert!(l.end_op >= pp.split, "{l:?}");
+    l.end_op = 0;
     let e = verify::verify(&p.graph, &bad).unwrap_err();
     assert!(
         e.iter().any(|v| v.to_string().contains(&id)),

@@ -1,57 +1,38 @@
-//! What a patch plan means for the rest of the planner: the uses it pins in lifetimes, the
-//! in-place pairs it allows and the verifier's checks of it.
+//! The verifier's own reading of a graph's patch plan: what the plan must hold, and the uses
+//! it pins in the tensors' lifetimes, written apart from the patch search
+//! (`crate::patch`) so that a plan that search should not have made is refused here. The
+//! one rule both read is the stage rule of the plan-file crate
+//! ([`crate::patch_plan::stage_op`]), which the macro applies as well.
 
-use super::*;
+use std::collections::BTreeSet;
+use std::format;
+use std::string::String;
+use std::vec;
+use std::vec::Vec;
 
-/// The uses a patch plan adds to `graph`'s lifetimes, `(tensor, op)`: the split tensor at
-/// op 0 (every patch writes its tile, so it lives through the whole stage) and each
-/// resident model input the stage reads at the split op (every patch reads its region).
-/// Lifetimes and the verifier both add these.
-pub fn pinned(graph: &Graph) -> Vec<(TensorIndex, u32)> {
-    let Some(plan) = &graph.patches else {
+use crate::graph::{Graph, TensorIndex};
+use crate::patch_plan::PatchInput;
+
+/// The uses the patch plan adds to the tensors' true use, `(tensor, op)`: every patch writes
+/// a tile of the split op's output, so it is in use from op 0; every patch reads its region
+/// of a model input the stage keeps resident, so that input is in use up to the split op.
+pub(super) fn pinned_uses(graph: &Graph) -> Vec<(TensorIndex, u32)> {
+    let Some(plan) = graph.patches.as_ref() else {
         return Vec::new();
     };
-    let mut out = Vec::new();
-    if let Some(&split) = graph
+    let split = plan.split;
+    let tile = graph
         .ops
-        .get(plan.split as usize)
-        .and_then(|o| o.outputs.first())
-    {
-        out.push((split, 0));
-    }
-    if plan.input == PatchInput::Resident {
-        for io in &graph.inputs {
-            if plan.tensor(io.tensor.0).is_some() {
-                out.push((io.tensor, plan.split));
-            }
-        }
-    }
-    out
-}
-
-/// True when op `k` of `graph` may write `output` over `input` (in place, or as an alias)
-/// under the graph's patch plan: always after the stage; inside it, only when the stage
-/// rule lets the op run in place ([`crate::patch_plan::stage_op`]: the in-place kernels run
-/// on whole tensors only, so never today) and both are dense stage tensors with the same
-/// region in every patch, so each patch's output overwrites exactly its input's bytes.
-pub fn pair_allowed(graph: &Graph, k: usize, input: TensorIndex, output: TensorIndex) -> bool {
-    let Some(plan) = &graph.patches else {
-        return true;
-    };
-    if k > plan.split as usize {
-        return true;
-    }
-    let Some(op) = graph.ops.get(k) else {
-        return false;
-    };
-    if crate::patch_plan::stage_op(&op.opcode, graph.tensor(output).dtype, true).is_err() {
-        return false;
-    }
-    let dense = |t: TensorIndex| graph.dense_size(t).is_some();
-    match (plan.tensor(input.0), plan.tensor(output.0)) {
-        (Some(a), Some(b)) => dense(input) && dense(output) && a.regions == b.regions,
-        _ => false,
-    }
+        .get(split as usize)
+        .and_then(|op| op.outputs.first().copied())
+        .map(|t| (t, 0));
+    let resident = graph
+        .inputs
+        .iter()
+        .filter(|_| plan.input == PatchInput::Resident)
+        .filter(|io| plan.tensors.iter().any(|e| e.tensor == io.tensor.0))
+        .map(|io| (io.tensor, split));
+    tile.into_iter().chain(resident).collect()
 }
 
 /// The verifier's checks of a graph's patch plan, one message per violation: the split op
@@ -61,7 +42,7 @@ pub fn pair_allowed(graph: &Graph, k: usize, input: TensorIndex, output: TensorI
 /// only, is no model output and takes its largest region's bytes; each stage op passes the
 /// stage rule ([`crate::patch_plan::stage_op`]: its kind, its output type, not in place),
 /// and an in-place pair inside the stage has the same region in every patch.
-pub fn verify_plan(graph: &Graph) -> Vec<String> {
+pub(super) fn checks(graph: &Graph) -> Vec<String> {
     let Some(p) = &graph.patches else {
         return Vec::new();
     };
@@ -190,7 +171,7 @@ pub fn verify_plan(graph: &Graph) -> Vec<String> {
                 op.opcode
             ));
         } else if let Some(ip) = in_place
-            && !pair_allowed(graph, k, ip.input, ip.output)
+            && !same_dense_regions(graph, ip.input, ip.output)
         {
             bad.push(format!(
                 "op {k} ({}) runs in place inside the patch stage, but `{}` and `{}` differ in region or layout",
@@ -201,4 +182,21 @@ pub fn verify_plan(graph: &Graph) -> Vec<String> {
         }
     }
     bad
+}
+
+/// True when `a` and `b` are both dense stage tensors with the same region in every patch:
+/// an op inside the stage may then write `b` over `a`, each patch's output exactly over its
+/// input's bytes.
+fn same_dense_regions(graph: &Graph, a: TensorIndex, b: TensorIndex) -> bool {
+    let Some(plan) = graph.patches.as_ref() else {
+        return false;
+    };
+    let regions = |t: TensorIndex| {
+        plan.tensors
+            .iter()
+            .find(|e| e.tensor == t.0)
+            .filter(|_| graph.dense_size(t).is_some())
+            .map(|e| &e.regions)
+    };
+    matches!((regions(a), regions(b)), (Some(x), Some(y)) if x == y)
 }
