@@ -3,6 +3,7 @@
 
 use super::tops::{TOPS_FROM, Tops};
 use super::*;
+use crate::pack::Item;
 
 /// The search state of one independent group of free items (local indices `0..n`).
 pub(super) struct Component {
@@ -95,135 +96,187 @@ pub(super) struct Component {
     epoch: u64,
 }
 
+/// The time sections of `group`'s items (between consecutive starts and ends): the
+/// boundaries' times, and each item's first section and the section after its last.
+fn sections_of(items: &[Item], group: &[usize]) -> (Vec<u64>, Vec<u32>, Vec<u32>) {
+    let mut times: Vec<u64> = Vec::with_capacity(2 * group.len());
+    for &i in group {
+        times.push(u64::from(items[i].start));
+        times.push(u64::from(items[i].end) + 1);
+    }
+    times.sort_unstable();
+    times.dedup();
+    let sec = |t: u64| times.partition_point(|&x| x < t) as u32;
+    let sa = group
+        .iter()
+        .map(|&i| sec(u64::from(items[i].start)))
+        .collect();
+    let sb = group
+        .iter()
+        .map(|&i| sec(u64::from(items[i].end) + 1))
+        .collect();
+    (times, sa, sb)
+}
+
+/// Each item's time-overlapping items, ascending, as one flat list (CSR): a sweep in start
+/// order (`by_start`) over the items still live (linear in the pairs, where testing every
+/// pair took 81 % of a 10^5-item search's time), counted first, then filled in.
+fn overlap_lists(by_start: &[u32], sa: &[u32], sb: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    let n = sa.len();
+    let sweep = |emit: &mut dyn FnMut(u32, u32)| {
+        let mut live: Vec<u32> = Vec::new();
+        for &a in by_start {
+            let start = sa[a as usize];
+            live.retain(|&b| sb[b as usize] > start);
+            for &b in &live {
+                emit(a, b);
+            }
+            live.push(a);
+        }
+    };
+    let mut degree = vec![0u32; n];
+    sweep(&mut |a, b| {
+        degree[a as usize] += 1;
+        degree[b as usize] += 1;
+    });
+    let mut ov_at: Vec<u32> = Vec::with_capacity(n + 1);
+    let mut total = 0u32;
+    for &d in &degree {
+        ov_at.push(total);
+        total += d;
+    }
+    ov_at.push(total);
+    let mut ov = vec![0u32; total as usize];
+    let mut fill: Vec<u32> = ov_at[..n].to_vec();
+    sweep(&mut |a, b| {
+        ov[fill[a as usize] as usize] = b;
+        fill[a as usize] += 1;
+        ov[fill[b as usize] as usize] = a;
+        fill[b as usize] += 1;
+    });
+    for a in 0..n {
+        ov[ov_at[a] as usize..ov_at[a + 1] as usize].sort_unstable();
+    }
+    (ov_at, ov)
+}
+
+/// The fixed items in the way of each item of `group` (live beside it), as merged sorted
+/// byte ranges (CSR).
+fn fixed_in_the_way(
+    items: &[Item],
+    group: &[usize],
+    fixed: &[usize],
+) -> (Vec<u32>, Vec<(u64, u64)>) {
+    let n = group.len();
+    let mut ob_at = Vec::with_capacity(n + 1);
+    let mut ob: Vec<(u64, u64)> = Vec::new();
+    for &g in group {
+        let at = ob.len();
+        ob_at.push(at as u32);
+        let mut mine: Vec<(u64, u64)> = fixed
+            .iter()
+            .filter(|&&f| items[f].size > 0 && items[f].overlaps_in_time(&items[g]))
+            .map(|&f| {
+                let o = items[f].fixed.unwrap_or(0);
+                (o, o.saturating_add(items[f].size))
+            })
+            .collect();
+        mine.sort_unstable();
+        for r in mine {
+            match ob[at..].last_mut() {
+                Some(last) if r.0 <= last.1 => last.1 = last.1.max(r.1),
+                _ => ob.push(r),
+            }
+        }
+    }
+    ob_at.push(ob.len() as u32);
+    (ob_at, ob)
+}
+
+/// Per section: the bytes of the items live in it and those items (CSR); per boundary
+/// between sections, the items crossing it.
+struct SectionTables {
+    load: Vec<u64>,
+    sec_at: Vec<u32>,
+    sec_items: Vec<u32>,
+    cut: Vec<u32>,
+}
+
+/// The [`SectionTables`] of items live in sections `sa[k]..sb[k]`.
+fn section_tables(
+    sa: &[u32],
+    sb: &[u32],
+    size: &[u64],
+    sections: usize,
+) -> SectionTables {
+    let n = sa.len();
+    let mut load = vec![0u64; sections];
+    let mut sec_at = vec![0u32; sections + 1];
+    let mut cut = vec![0u32; sections + 1];
+    for k in 0..n {
+        for t in sa[k]..sb[k] {
+            load[t as usize] = load[t as usize].saturating_add(size[k]);
+            sec_at[t as usize + 1] += 1;
+        }
+        for b in sa[k] + 1..sb[k] {
+            cut[b as usize] += 1;
+        }
+    }
+    for t in 0..sections {
+        sec_at[t + 1] += sec_at[t];
+    }
+    let mut sec_items = vec![0u32; sec_at[sections] as usize];
+    let mut fill = sec_at.clone();
+    for k in 0..n {
+        for t in sa[k]..sb[k] {
+            sec_items[fill[t as usize] as usize] = k as u32;
+            fill[t as usize] += 1;
+        }
+    }
+    SectionTables {
+        load,
+        sec_at,
+        sec_items,
+        cut,
+    }
+}
+
+/// Each item's twin: the last item before it with the same sections, size and alignment,
+/// which must be placed first ([`NONE`] for none; one map pass: a pairwise scan was
+/// quadratic at 10^6 items).
+fn twins(sa: &[u32], sb: &[u32], size: &[u64], align: &[u64]) -> Vec<u32> {
+    let mut last_alike: HashMap<(u32, u32, u64, u64), u32> = HashMap::with_capacity(sa.len());
+    (0..sa.len())
+        .map(|a| {
+            last_alike
+                .insert((sa[a], sb[a], size[a], align[a]), a as u32)
+                .unwrap_or(NONE)
+        })
+        .collect()
+}
+
 impl Component {
     pub(super) fn new(problem: &Problem, group: &[usize], fixed: &[usize], cap: u64) -> Component {
         let items = &problem.items;
         let n = group.len();
-        let mut times: Vec<u64> = Vec::with_capacity(2 * n);
-        for &i in group {
-            times.push(u64::from(items[i].start));
-            times.push(u64::from(items[i].end) + 1);
-        }
-        times.sort_unstable();
-        times.dedup();
-        let sec = |t: u64| times.partition_point(|&x| x < t) as u32;
-        let sa: Vec<u32> = group
-            .iter()
-            .map(|&i| sec(u64::from(items[i].start)))
-            .collect();
-        let sb: Vec<u32> = group
-            .iter()
-            .map(|&i| sec(u64::from(items[i].end) + 1))
-            .collect();
+        let (times, sa, sb) = sections_of(items, group);
         let sections = times.len().saturating_sub(1);
         let size: Vec<u64> = group.iter().map(|&i| items[i].size).collect();
         let align: Vec<u64> = group.iter().map(|&i| items[i].align.max(1)).collect();
-
-        // Each item's time-overlapping items, ascending: a sweep in start order over the
-        // items still live (linear in the pairs, where testing every pair took 81 % of a
-        // 10^5-item search's time), counted first, then filled into one flat list.
         let mut by_start: Vec<u32> = (0..n as u32).collect();
         by_start.sort_unstable_by_key(|&k| (sa[k as usize], k));
-        let sweep = |emit: &mut dyn FnMut(u32, u32)| {
-            let mut live: Vec<u32> = Vec::new();
-            for &a in &by_start {
-                let start = sa[a as usize];
-                live.retain(|&b| sb[b as usize] > start);
-                for &b in &live {
-                    emit(a, b);
-                }
-                live.push(a);
-            }
-        };
-        let mut degree = vec![0u32; n];
-        sweep(&mut |a, b| {
-            degree[a as usize] += 1;
-            degree[b as usize] += 1;
-        });
-        let mut ov_at: Vec<u32> = Vec::with_capacity(n + 1);
-        let mut total = 0u32;
-        for &d in &degree {
-            ov_at.push(total);
-            total += d;
-        }
-        ov_at.push(total);
-        let mut ov = vec![0u32; total as usize];
-        let mut fill: Vec<u32> = ov_at[..n].to_vec();
-        sweep(&mut |a, b| {
-            ov[fill[a as usize] as usize] = b;
-            fill[a as usize] += 1;
-            ov[fill[b as usize] as usize] = a;
-            fill[b as usize] += 1;
-        });
-        for a in 0..n {
-            ov[ov_at[a] as usize..ov_at[a + 1] as usize].sort_unstable();
-        }
-        let mut ob_at = Vec::with_capacity(n + 1);
-        let mut ob: Vec<(u64, u64)> = Vec::new();
-        for a in 0..n {
-            ob_at.push(ob.len() as u32);
-            let mut mine: Vec<(u64, u64)> = fixed
-                .iter()
-                .filter(|&&f| items[f].size > 0 && items[f].overlaps_in_time(&items[group[a]]))
-                .map(|&f| {
-                    let o = items[f].fixed.unwrap_or(0);
-                    (o, o.saturating_add(items[f].size))
-                })
-                .collect();
-            mine.sort_unstable();
-            for r in mine {
-                match ob[ob_at[a] as usize..].last_mut() {
-                    Some(last) if r.0 <= last.1 => last.1 = last.1.max(r.1),
-                    _ => ob.push(r),
-                }
-            }
-        }
-        ob_at.push(ob.len() as u32);
-
-        let mut load = vec![0u64; sections];
-        for k in 0..n {
-            for t in sa[k]..sb[k] {
-                load[t as usize] = load[t as usize].saturating_add(size[k]);
-            }
-        }
-        let mut sec_at = vec![0u32; sections + 1];
-        for k in 0..n {
-            for t in sa[k]..sb[k] {
-                sec_at[t as usize + 1] += 1;
-            }
-        }
-        for t in 0..sections {
-            sec_at[t + 1] += sec_at[t];
-        }
-        let mut sec_items = vec![0u32; sec_at[sections] as usize];
-        let mut fill = sec_at.clone();
-        for k in 0..n {
-            for t in sa[k]..sb[k] {
-                sec_items[fill[t as usize] as usize] = k as u32;
-                fill[t as usize] += 1;
-            }
-        }
-        let mut cut = vec![0u32; sections + 1];
-        for k in 0..n {
-            for b in sa[k] + 1..sb[k] {
-                cut[b as usize] += 1;
-            }
-        }
+        let (ov_at, ov) = overlap_lists(&by_start, &sa, &sb);
+        let (ob_at, ob) = fixed_in_the_way(items, group, fixed);
+        let SectionTables {
+            load,
+            sec_at,
+            sec_items,
+            cut,
+        } = section_tables(&sa, &sb, &size, sections);
         let width: Vec<u64> = (0..n)
             .map(|k| times[sb[k] as usize] - times[sa[k] as usize])
             .collect();
-        // Each item's twin is the last item before it with the same sections, size and
-        // alignment (one map pass: a pairwise scan was quadratic at 10^6 items).
-        let mut last_alike: HashMap<(u32, u32, u64, u64), u32> = HashMap::with_capacity(n);
-        let twin: Vec<u32> = (0..n)
-            .map(|a| {
-                last_alike
-                    .insert((sa[a], sb[a], size[a], align[a]), a as u32)
-                    .unwrap_or(NONE)
-            })
-            .collect();
-        let mut by_start: Vec<u32> = (0..n as u32).collect();
-        by_start.sort_by_key(|&k| (sa[k as usize], k));
+        let twin = twins(&sa, &sb, &size, &align);
         let open: Vec<u32> = (0..n).map(|k| ov_at[k + 1] - ov_at[k]).collect();
         let mut pos = vec![0u32; n];
         for (p, &k) in by_start.iter().enumerate() {
