@@ -6,21 +6,11 @@
 //! outputs on the golden inputs, byte for byte (`goldens/`, `scripts/tflm_goldens.py`).
 
 use planner::planfile::group::{AnyPlan, read};
-use run_models::{GROUPED_PATCHES, Set, fnv1a64, input};
-use serde_json::Value;
+use run_models::{GROUPED_PATCHES, Set};
 
-fn golden(stem: &str) -> Value {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("goldens")
-        .join(format!("{stem}.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/tflm_goldens.py", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+#[path = "support/golden_io.rs"]
+mod golden_io;
+use golden_io::{golden, hex, inputs};
 
 #[test]
 fn every_model_of_the_group_keeps_its_patch_stage() {
@@ -46,24 +36,7 @@ fn each_model_runs_its_patches_through_the_group_as_tflite_micro() {
     for set in [Set::Reference, Set::Optimized] {
         for (stem, member) in GROUPED_PATCHES {
             let g = golden(stem);
-            let inputs: Vec<Vec<u8>> = g["inputs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|i| {
-                    let count: u64 = i["shape"]
-                        .as_array()
-                        .unwrap()
-                        .iter()
-                        .map(|d| d.as_u64().unwrap())
-                        .product();
-                    let dtype = i["dtype"].as_str().unwrap();
-                    let bytes = input(dtype, count as usize, i["seed"].as_u64().unwrap())
-                        .expect("an input type the generator knows");
-                    assert_eq!(fnv1a64(&bytes), i["fnv1a64"].as_str().unwrap());
-                    bytes
-                })
-                .collect();
+            let inputs = inputs(&g);
             let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
             let outputs = match member.run(&refs, set, &mut ()) {
                 Ok(o) => o,

@@ -2,49 +2,11 @@
 //! through its generated `run()` with one kernel set, compared byte for byte with TFLite
 //! Micro's outputs on the same inputs (`goldens/`, written by `scripts/tflm_goldens.py`).
 
-use std::path::PathBuf;
+use run_models::{MODELS, MODELS_IN_PLACE, Runner, Set};
 
-use run_models::{MODELS, MODELS_IN_PLACE, Runner, Set, fnv1a64, input};
-use serde_json::Value;
-
-fn golden(name: &str) -> Value {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("goldens")
-        .join(format!("{name}.json"));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run scripts/tflm_goldens.py", path.display()));
-    serde_json::from_str(&text).unwrap()
-}
-
-/// The golden inputs of a model, made from their seeds and checked against their hashes.
-fn inputs(g: &Value) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
-    for i in g["inputs"].as_array().unwrap() {
-        let count: u64 = i["shape"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|d| d.as_u64().unwrap())
-            .product();
-        let bytes = input(
-            i["dtype"].as_str().unwrap(),
-            count as usize,
-            i["seed"].as_u64().unwrap(),
-        )
-        .expect("an input type the generator knows");
-        assert_eq!(
-            fnv1a64(&bytes),
-            i["fnv1a64"].as_str().unwrap(),
-            "input differs from the script's"
-        );
-        out.push(bytes);
-    }
-    out
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+#[path = "golden_io.rs"]
+mod golden_io;
+use golden_io::{golden, hex, inputs};
 
 /// Runs one model on its golden inputs; `Ok(true)` when the outputs are the goldens' bytes.
 fn check(model: &dyn Runner, set: Set) -> Result<bool, String> {
