@@ -200,7 +200,7 @@ fn compare_problem(
 
 /// The planners `compare` runs as one search chain on a CSV problem
 /// ([`planner::solve_problem_chain`]), in the chain's order.
-const CHAINED: [&str; 3] = ["best_of_greedy", "hill_climb", "optimal"];
+const CHAINED: [&str; 4] = ["greedy_by_size", "best_of_greedy", "hill_climb", "optimal"];
 
 /// A planner of the search chain: its name, its packing or why it failed, and its time.
 type Chained = (
@@ -212,7 +212,7 @@ type Chained = (
 /// The search chain on `csv`: each planner's packing and the time it alone takes, the
 /// least of three runs when the chain takes less than [`REPEAT_BELOW`] (as [`timed`]).
 fn search_chain(csv: &planner::import::csv::CsvProblem) -> Vec<Chained> {
-    let mut best: Option<[(planner::SolvedProblem, Duration); 3]> = None;
+    let mut best: Option<[(planner::SolvedProblem, Duration); 4]> = None;
     for _ in 0..3 {
         let run = match planner::solve_problem_chain(csv) {
             Ok(run) => run,

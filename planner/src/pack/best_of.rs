@@ -58,24 +58,31 @@ enum Pass {
 /// it placed and the work it did.
 type PassResult = (Option<Seed>, u64, u64);
 
-/// `greedy_by_size`, then, unless it already reaches the lower bound (or `target`), TFLM's
-/// order over sizes rounded to its unit ([`super::tflm`]) and every order of [`ORDERS`] with
-/// each gap rule over the items it placed; the lowest wins, earlier on ties. The reference
-/// always runs; a later pass only while what is left of `max_placements` covers as many
-/// items as the reference placed. The passes after the reference run on
-/// up to `threads` threads; the seed and the counts do not depend on how many. The seed's
+/// The reference pass: `greedy_by_size`'s order and what it packs (exactly what the
+/// `greedy_by_size` planner packs).
+pub(crate) fn reference(placer: &mut Placer<'_>) -> (Vec<usize>, Packing) {
+    let by_size = size_order(placer.problem);
+    let packing = placer.place_with_spill(&by_size, GapRule::Lowest);
+    (by_size, packing)
+}
+
+/// From the reference pass's order and packing (`greedy_by_size`, [`reference`], which
+/// started when the placer had placed `started` items), unless it already reaches the lower
+/// bound (or `target`), TFLM's order over sizes rounded to its unit ([`super::tflm`]) and
+/// every order of [`ORDERS`] with each gap rule over the items it placed; the lowest wins,
+/// earlier on ties. A pass after the reference runs only while what is left of
+/// `max_placements` covers as many items as the reference placed. Those passes run on up to
+/// `threads` threads; the seed and the counts do not depend on how many. The seed's
 /// `lower_bound` is the larger of the bound and `target`: where searches from it stop.
 pub(crate) fn seed(
     placer: &mut Placer<'_>,
-    target: u64,
-    max_placements: u64,
+    (by_size, reference): (Vec<usize>, Packing),
+    started: u64,
+    (target, max_placements): (u64, u64),
     threads: usize,
 ) -> Seed {
     let problem = placer.problem;
     let items = &problem.items;
-    let started = placer.placements;
-    let by_size = size_order(problem);
-    let reference = placer.place_with_spill(&by_size, GapRule::Lowest);
     placer.relist_if_unmerged();
     let placed: Vec<bool> = reference.offsets.iter().map(Option::is_some).collect();
     let placed_bound = lower_bound_of(problem, Some(&placed));
@@ -369,7 +376,14 @@ mod tests {
     }
 
     fn seed_of(p: &Problem) -> Seed {
-        seed(&mut Placer::new(p), 0, u64::MAX, 1)
+        first_stage(&mut Placer::new(p), 0, u64::MAX, 1)
+    }
+
+    /// The reference pass, then [`seed`] from it, as a run's first stage does.
+    fn first_stage(placer: &mut Placer<'_>, target: u64, budget: u64, threads: usize) -> Seed {
+        let started = placer.placements;
+        let r = reference(placer);
+        seed(placer, r, started, (target, budget), threads)
     }
 
     /// The placement budget stops passes from being started, never the reference pass.
@@ -380,14 +394,14 @@ mod tests {
             .map(|k| {
                 let p = problem(k, 80);
                 let mut placer = Placer::new(&p);
-                let s = seed(&mut placer, 0, u64::MAX, 1);
+                let s = first_stage(&mut placer, 0, u64::MAX, 1);
                 let n = placer.placements;
                 (p, (s, n))
             })
             .find(|(_, (_, n))| *n > 80)
             .expect("a problem that needs more than one pass");
         let mut placer = Placer::new(&p);
-        let s = seed(&mut placer, 0, 1, 1);
+        let s = first_stage(&mut placer, 0, 1, 1);
         assert_eq!(placer.placements, 80, "the reference pass alone");
         assert_eq!(s.origin, ("size", GapRule::Lowest));
         assert!(full.0.packing.height <= s.packing.height);
@@ -402,7 +416,7 @@ mod tests {
             for budget in [u64::MAX, 300, 1] {
                 let run = |threads: usize| {
                     let mut placer = Placer::new(&p);
-                    let s = seed(&mut placer, 0, budget, threads);
+                    let s = first_stage(&mut placer, 0, budget, threads);
                     (
                         s.order,
                         s.rule,

@@ -108,8 +108,11 @@ mod tests {
                 };
                 let chain = pack_search_chain(&p);
                 let names: std::vec::Vec<&str> = chain.iter().map(|c| c.0).collect();
-                assert_eq!(names, ["best_of_greedy", "hill_climb", "optimal"]);
-                if chain[2].1.packing.height < chain[0].1.packing.height {
+                assert_eq!(
+                    names,
+                    ["greedy_by_size", "best_of_greedy", "hill_climb", "optimal"]
+                );
+                if chain[3].1.packing.height < chain[1].1.packing.height {
                     lowered += 1;
                 }
                 for (name, report, _) in chain {
