@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use planner::manifest::{self, Manifest, Schedule};
-use planner::pack::PlannerKind;
+use planner::pack::{PlannerKind, SEARCH_CHAIN};
 use planner::{Error, Planned};
 
 use super::args::{CompareArgs, Format, is_problem, parse_capacity, usage};
@@ -121,7 +121,7 @@ fn compare_problem(
     // them comes up.
     let mut chain: Option<Vec<Chained>> = None;
     for name in PlannerKind::NAMES {
-        let (result, took) = if CHAINED.contains(name) {
+        let (result, took) = if SEARCH_CHAIN.contains(name) {
             let chain = chain.get_or_insert_with(|| search_chain(&csv));
             match chain.iter().position(|(n, _, _)| n == name) {
                 Some(k) => {
@@ -198,10 +198,6 @@ fn compare_problem(
     Ok(aligned(&title, &rows) + &line)
 }
 
-/// The planners `compare` runs as one search chain on a CSV problem
-/// ([`planner::solve_problem_chain`]), in the chain's order.
-const CHAINED: [&str; 4] = ["greedy_by_size", "best_of_greedy", "hill_climb", "optimal"];
-
 /// A planner of the search chain: its name, its packing or why it failed, and its time.
 type Chained = (
     &'static str,
@@ -209,7 +205,8 @@ type Chained = (
     Duration,
 );
 
-/// The search chain on `csv`: each planner's packing and the time it alone takes, the
+/// The search chain on `csv` ([`planner::solve_problem_chain`], the planners of
+/// [`SEARCH_CHAIN`]): each planner's packing and the time it alone takes, the
 /// least of three runs when the chain takes less than [`REPEAT_BELOW`] (as [`timed`]).
 fn search_chain(csv: &planner::import::csv::CsvProblem) -> Vec<Chained> {
     let mut best: Option<[(planner::SolvedProblem, Duration); 4]> = None;
@@ -218,7 +215,7 @@ fn search_chain(csv: &planner::import::csv::CsvProblem) -> Vec<Chained> {
             Ok(run) => run,
             Err(e) => {
                 let why = e.message().to_string();
-                return CHAINED
+                return SEARCH_CHAIN
                     .iter()
                     .map(|&n| (n, Err(why.clone()), Duration::ZERO))
                     .collect();
@@ -242,7 +239,7 @@ fn search_chain(csv: &planner::import::csv::CsvProblem) -> Vec<Chained> {
     }
     best.into_iter()
         .flatten()
-        .zip(CHAINED)
+        .zip(SEARCH_CHAIN)
         .map(|((solved, took), name)| (name, Ok(solved), took))
         .collect()
 }

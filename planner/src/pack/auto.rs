@@ -248,6 +248,9 @@ pub(super) fn run_optimal(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
     run.exact(packing, &o)
 }
 
+/// The planners [`pack_search_chain`] runs as one run, in its order.
+pub const SEARCH_CHAIN: [&str; 4] = ["greedy_by_size", "best_of_greedy", "hill_climb", "optimal"];
+
 /// `greedy_by_size`, `best_of_greedy`, `hill_climb` and `optimal` with their default
 /// options, as one run: each starts from the one before it (`optimal` from the default hill
 /// climb, the climb from best-of-greedy's seed, whose reference pass is `greedy_by_size`),
@@ -257,6 +260,7 @@ pub(super) fn run_optimal(kind: &PlannerKind, run: &mut Run<'_>) -> Packing {
 /// For `planner compare`, where running the four apart did the reference pass four times
 /// and best-of-greedy's passes three times (on 10^6 items, 3 s and 8.7 s each).
 pub fn pack_search_chain(problem: &Problem) -> [(&'static str, Report, std::time::Duration); 4] {
+    let [by_size_name, best_of_name, climb_name, exact_name] = SEARCH_CHAIN;
     let start = Instant::now();
     // Time spent on the reports of the earlier stages, left out of the later ones.
     let mut reporting = std::time::Duration::ZERO;
@@ -270,13 +274,13 @@ pub fn pack_search_chain(problem: &Problem) -> [(&'static str, Report, std::time
     };
     let mut run = Run::new(problem);
     let reference = best_of::reference(&mut run.placer);
-    let by_size = report("greedy_by_size", &run, &reference.1);
+    let by_size = report(by_size_name, &run, &reference.1);
     let seed = run.first_stage_from(reference, 0, 0, u64::MAX);
-    let best_of = report("best_of_greedy", &run, &seed.packing);
+    let best_of = report(best_of_name, &run, &seed.packing);
     let packing = run.climb(seed, climb_budget(&HillClimbOptions::default()));
-    let climbed = report("hill_climb", &run, &packing);
+    let climbed = report(climb_name, &run, &packing);
     let packing = run.exact(packing, &OptimalOptions::default());
-    let exact = report("optimal", &run, &packing);
+    let exact = report(exact_name, &run, &packing);
     [by_size, best_of, climbed, exact]
 }
 

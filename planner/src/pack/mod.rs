@@ -35,7 +35,7 @@ pub mod tflm;
 pub use auto::{Report, SearchStats};
 /// Building blocks of the packers, for the benches and the CLI's `compare`.
 #[doc(hidden)]
-pub use auto::{GREEDY_ORDERS, Run, pack_search_chain};
+pub use auto::{GREEDY_ORDERS, Run, SEARCH_CHAIN, pack_search_chain};
 pub(crate) use bounds::lower_bound_of;
 pub use bounds::{certify, height_lower_bound};
 #[doc(hidden)]
@@ -108,10 +108,7 @@ mod tests {
                 };
                 let chain = pack_search_chain(&p);
                 let names: std::vec::Vec<&str> = chain.iter().map(|c| c.0).collect();
-                assert_eq!(
-                    names,
-                    ["greedy_by_size", "best_of_greedy", "hill_climb", "optimal"]
-                );
+                assert_eq!(names, SEARCH_CHAIN);
                 if chain[3].1.packing.height < chain[1].1.packing.height {
                     lowered += 1;
                 }
