@@ -265,7 +265,9 @@ pub fn pack_search_chain(problem: &Problem) -> [(&'static str, Report, std::time
     // Time spent on the reports of the earlier stages, left out of the later ones.
     let mut reporting = std::time::Duration::ZERO;
     let mut report = |name: &'static str, run: &Run<'_>, packing: &Packing| {
-        let took = start.elapsed() - reporting;
+        // The reports timed are inside the elapsed time; saturating all the same, so no
+        // clock quirk can panic here.
+        let took = start.elapsed().saturating_sub(reporting);
         let at = Instant::now();
         let r = run.report(problem, packing.clone());
         let spent = at.elapsed();
