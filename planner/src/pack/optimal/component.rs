@@ -13,9 +13,11 @@ pub(super) struct Component {
     /// Time sections `[sa, sb)` each item is live in.
     sa: Vec<u32>,
     sb: Vec<u32>,
-    /// Time-overlapping items of the group (CSR).
-    ov_at: Vec<u32>,
-    ov: Vec<u32>,
+    /// Position in `by_start` of the first item starting in each section (and `n` at the
+    /// end). An item's time-overlapping items are those live in its first section and those
+    /// starting in its later ones: the section lists and `by_start` hold them, where a list
+    /// of pairs took 800 MB on a dense 10^6-item problem.
+    first_start: Vec<u32>,
     /// Fixed items in the way of each item, as merged sorted byte ranges (CSR).
     ob_at: Vec<u32>,
     ob: Vec<(u64, u64)>,
@@ -118,46 +120,17 @@ fn sections_of(items: &[Item], group: &[usize]) -> (Vec<u64>, Vec<u32>, Vec<u32>
     (times, sa, sb)
 }
 
-/// Each item's time-overlapping items, ascending, as one flat list (CSR): a sweep in start
-/// order (`by_start`) over the items still live (linear in the pairs, where testing every
-/// pair took 81 % of a 10^5-item search's time), counted first, then filled in.
-fn overlap_lists(by_start: &[u32], sa: &[u32], sb: &[u32]) -> (Vec<u32>, Vec<u32>) {
-    let n = sa.len();
-    let sweep = |emit: &mut dyn FnMut(u32, u32)| {
-        let mut live: Vec<u32> = Vec::new();
-        for &a in by_start {
-            let start = sa[a as usize];
-            live.retain(|&b| sb[b as usize] > start);
-            for &b in &live {
-                emit(a, b);
-            }
-            live.push(a);
-        }
-    };
-    let mut degree = vec![0u32; n];
-    sweep(&mut |a, b| {
-        degree[a as usize] += 1;
-        degree[b as usize] += 1;
-    });
-    let mut ov_at: Vec<u32> = Vec::with_capacity(n + 1);
-    let mut total = 0u32;
-    for &d in &degree {
-        ov_at.push(total);
-        total += d;
+/// Position in `by_start` of the first item starting at or after each section, for
+/// sections `0..=sections`.
+fn first_starts(by_start: &[u32], sa: &[u32], sections: usize) -> Vec<u32> {
+    let mut first = vec![by_start.len() as u32; sections + 1];
+    for (p, &k) in by_start.iter().enumerate().rev() {
+        first[sa[k as usize] as usize] = p as u32;
     }
-    ov_at.push(total);
-    let mut ov = vec![0u32; total as usize];
-    let mut fill: Vec<u32> = ov_at[..n].to_vec();
-    sweep(&mut |a, b| {
-        ov[fill[a as usize] as usize] = b;
-        fill[a as usize] += 1;
-        ov[fill[b as usize] as usize] = a;
-        fill[b as usize] += 1;
-    });
-    for a in 0..n {
-        ov[ov_at[a] as usize..ov_at[a + 1] as usize].sort_unstable();
+    for t in (0..sections).rev() {
+        first[t] = first[t].min(first[t + 1]);
     }
-    (ov_at, ov)
+    first
 }
 
 /// The fixed items in the way of each item of `group` (live beside it), as merged sorted
@@ -265,7 +238,7 @@ impl Component {
         let align: Vec<u64> = group.iter().map(|&i| items[i].align.max(1)).collect();
         let mut by_start: Vec<u32> = (0..n as u32).collect();
         by_start.sort_unstable_by_key(|&k| (sa[k as usize], k));
-        let (ov_at, ov) = overlap_lists(&by_start, &sa, &sb);
+        let first_start = first_starts(&by_start, &sa, sections);
         let (ob_at, ob) = fixed_in_the_way(items, group, fixed);
         let SectionTables {
             load,
@@ -277,7 +250,13 @@ impl Component {
             .map(|k| times[sb[k] as usize] - times[sa[k] as usize])
             .collect();
         let twin = twins(&sa, &sb, &size, &align);
-        let open: Vec<u32> = (0..n).map(|k| ov_at[k + 1] - ov_at[k]).collect();
+        let open: Vec<u32> = (0..n)
+            .map(|k| {
+                let (a, b) = (sa[k] as usize, sb[k] as usize);
+                let live_at_start = sec_at[a + 1] - sec_at[a] - 1;
+                live_at_start + first_start[b] - first_start[a + 1]
+            })
+            .collect();
         let mut pos = vec![0u32; n];
         for (p, &k) in by_start.iter().enumerate() {
             pos[k as usize] = p as u32;
@@ -290,8 +269,7 @@ impl Component {
             align,
             sa,
             sb,
-            ov_at,
-            ov,
+            first_start,
             ob_at,
             ob,
             twin,
@@ -380,8 +358,37 @@ impl Component {
         y
     }
 
+    /// Item `k`'s time-overlapping items, by index `0..len`, as ranges of `sec_items` (the
+    /// items live in its first section, `k` among them) and of `by_start` (those starting
+    /// in its later sections): see [`Component::neighbour`].
     fn overlaps(&self, k: usize) -> std::ops::Range<usize> {
-        self.ov_at[k] as usize..self.ov_at[k + 1] as usize
+        let (a, b) = (self.sa[k] as usize, self.sb[k] as usize);
+        let live = (self.sec_at[a + 1] - self.sec_at[a]) as usize;
+        0..live + (self.first_start[b] - self.first_start[a + 1]) as usize
+    }
+
+    /// The `j`-th item of `k`'s [`Component::overlaps`]: `k` itself once, which callers skip.
+    fn neighbour(&self, k: usize, j: usize) -> usize {
+        let a = self.sa[k] as usize;
+        let (at, live) = (self.sec_at[a] as usize, (self.sec_at[a + 1] - self.sec_at[a]) as usize);
+        if j < live {
+            self.sec_items[at + j] as usize
+        } else {
+            self.by_start[self.first_start[a + 1] as usize + j - live] as usize
+        }
+    }
+
+    /// Item `k`'s time-overlapping items (not `k`) and its count of unplaced ones, as the
+    /// search reads them (for tests).
+    #[cfg(test)]
+    pub(super) fn neighbours(&self, k: usize) -> (Vec<usize>, u32) {
+        let mut out: Vec<usize> = self
+            .overlaps(k)
+            .map(|j| self.neighbour(k, j))
+            .filter(|&u| u != k)
+            .collect();
+        out.sort_unstable();
+        (out, self.open[k])
     }
 
     pub(super) fn solve(&mut self, budget: &mut Budget) -> Res {
@@ -472,7 +479,7 @@ impl Component {
             self.new_cut |= self.cut[b as usize] == 0;
         }
         for j in self.overlaps(k) {
-            let u = self.ov[j] as usize;
+            let u = self.neighbour(k, j);
             if !self.placed[u] {
                 self.open[u] -= 1;
             }
@@ -490,7 +497,7 @@ impl Component {
         self.set(v, x);
         let t = x + self.size[v];
         for j in self.overlaps(v) {
-            let u = self.ov[j] as usize;
+            let u = self.neighbour(v, j);
             if self.placed[u] || t <= self.top[u] {
                 continue;
             }
@@ -508,7 +515,7 @@ impl Component {
             }
         }
         for j in self.overlaps(v) {
-            let u = self.ov[j] as usize;
+            let u = self.neighbour(v, j);
             if !self.placed[u] && self.open[u] == 0 {
                 self.set(u, self.low[u]);
             }
@@ -546,8 +553,8 @@ impl Component {
                 self.cut[b as usize] += 1;
             }
             for j in self.overlaps(k) {
-                let u = self.ov[j] as usize;
-                if !self.placed[u] {
+                let u = self.neighbour(k, j);
+                if u != k && !self.placed[u] {
                     self.open[u] += 1;
                 }
             }
@@ -591,10 +598,7 @@ impl Component {
 
     /// Items whose sections start in `lo..hi`, as a range of `by_start`.
     fn in_range(&self, lo: u32, hi: u32) -> std::ops::Range<usize> {
-        let sa = &self.sa;
-        let a = self.by_start.partition_point(|&k| sa[k as usize] < lo);
-        let b = self.by_start.partition_point(|&k| sa[k as usize] < hi);
-        a..b
+        self.first_start[lo as usize] as usize..self.first_start[hi as usize] as usize
     }
 
     /// Nearly every check fails, mostly in the section that failed last or in one the last

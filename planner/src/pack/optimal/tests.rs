@@ -7,6 +7,27 @@ use crate::pack::tests::item;
 use crate::pack::Rng;
 
 #[test]
+fn component_neighbours_are_the_items_overlapping_in_time() {
+    let mut rng = Rng::new(41);
+    let mut pairs = 0;
+    for round in 0..300 {
+        let n = 1 + rng.below_u64(40) as usize;
+        let p = random_problem(&mut rng, n, round % 2 == 0, round % 3 == 0);
+        let (fixed, group): (Vec<usize>, Vec<usize>) =
+            (0..n).partition(|&i| p.items[i].fixed.is_some());
+        let c = Component::new(&p, &group, &fixed, u64::MAX);
+        for (k, &g) in group.iter().enumerate() {
+            let want: Vec<usize> = (0..group.len())
+                .filter(|&j| j != k && p.items[group[j]].overlaps_in_time(&p.items[g]))
+                .collect();
+            pairs += want.len();
+            assert_eq!(c.neighbours(k), (want.clone(), want.len() as u32), "round {round}");
+        }
+    }
+    assert!(pairs > 1000, "the problems overlap ({pairs} pairs)");
+}
+
+#[test]
 fn is_valid_agrees_with_every_pair() {
     let mut rng = Rng::new(23);
     let (mut valid, mut invalid) = (0, 0);
