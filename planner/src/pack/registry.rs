@@ -58,7 +58,7 @@ pub const PACKERS: &[Packer] = &[
     Packer::plain("greedy", || PlannerKind::Greedy, |_, r| greedy(r, greedy_order)),
     Packer::plain("greedy_by_size", || PlannerKind::GreedyBySize, |_, r| greedy(r, size_order)),
     Packer::plain("best_of_greedy", || PlannerKind::BestOfGreedy, |_, r| r.search(None)),
-    Packer::plain("tflm", || PlannerKind::Tflm, |_, r| tflm::pack(r.placer.problem)),
+    Packer::plain("tflm", || PlannerKind::Tflm, |_, r| tflm::pack_over(&r.placer)),
     Packer {
         name: "hill_climb",
         keys: &["iterations", "seed", "max_stall_iterations", "budget"],
