@@ -4,7 +4,7 @@
 //! TFLM runs each kind on; each kernel says which output element comes from which input
 //! element ([`remap`]).
 
-use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::kernel::{Data, DataMut, In, OpView, Out};
 use planner_rt::options::{BlockSizeOptions, MirrorPadMode, MirrorPadOptions};
 
 use crate::reference::common::index::{RANK, next, padded, strides};
@@ -271,21 +271,56 @@ fn nhwc(shape: &[usize]) -> [usize; 4] {
     }
 }
 
+/// What `BATCH_TO_SPACE_ND` and `SPACE_TO_BATCH_ND` read before they move a byte.
+struct BlockOp<'o, 'a> {
+    x: In<'a>,
+    /// Block height and width.
+    block: [usize; 2],
+    /// The crops or paddings before height and width.
+    before: [usize; 2],
+    out: &'o mut Out<'a>,
+    /// The input's and the output's `[batch, height, width, channels]`.
+    dims: [usize; 4],
+    out_dims: [usize; 4],
+}
+
+/// The [`BlockOp`] of `op`; `ranks_differ` is the error when the output's rank is not the
+/// input's.
+fn block_op<'o, 'a>(
+    op: &'o mut OpView<'_, 'a>,
+    ranks_differ: &'static str,
+) -> Result<BlockOp<'o, 'a>, KernelError> {
+    let x = input(op, 0, "input 0")?;
+    let rank = x.shape.len();
+    let (block, before) = block_and_before(op, rank)?;
+    let dims = nhwc(x.shape);
+    let out = output(op)?;
+    if out.shape.len() != rank {
+        return Err(KernelError::Shape { what: ranks_differ });
+    }
+    let out_dims = nhwc(out.shape);
+    Ok(BlockOp {
+        x,
+        block,
+        before,
+        out,
+        dims,
+        out_dims,
+    })
+}
+
 /// `BATCH_TO_SPACE_ND` (float32 or int8, 3 or 4 dimensions): input batch `(s, b)` (the
 /// spatial offset `s` within the block, `b` the output batch) goes to the output pixels
 /// `(y · bh + s / bw - crop_top, x · bw + s mod bw - crop_left)`.
 pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let x = input(&op, 0, "input 0")?;
-    let rank = x.shape.len();
-    let ([bh, bw], [ct, cl]) = block_and_before(&op, rank)?;
-    let out = output(&mut op)?;
-    if out.shape.len() != rank {
-        return Err(KernelError::Shape {
-            what: "BATCH_TO_SPACE_ND's input and output ranks differ",
-        });
-    }
-    let [n, h, w, c] = nhwc(x.shape);
-    let [on, oh, ow, oc] = nhwc(out.shape);
+    let BlockOp {
+        x,
+        block: [bh, bw],
+        before: [ct, cl],
+        out,
+        dims: [n, h, w, c],
+        out_dims: [on, oh, ow, oc],
+    } = block_op(&mut op, "BATCH_TO_SPACE_ND's input and output ranks differ")?;
     if oc != c || n != on * bh * bw {
         return Err(KernelError::Shape {
             what: "BATCH_TO_SPACE_ND's output batch or channels do not fit the block shape",
@@ -313,17 +348,14 @@ pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelErro
 /// the host build that wrote the goldens gives zero bytes, 0 for int8 whatever the zero
 /// point.)
 pub(crate) fn space_to_batch_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let x = input(&op, 0, "input 0")?;
-    let rank = x.shape.len();
-    let ([bh, bw], [pt, pl]) = block_and_before(&op, rank)?;
-    let out = output(&mut op)?;
-    if out.shape.len() != rank {
-        return Err(KernelError::Shape {
-            what: "SPACE_TO_BATCH_ND's input and output ranks differ",
-        });
-    }
-    let [n, h, w, c] = nhwc(x.shape);
-    let [on, oh, ow, oc] = nhwc(out.shape);
+    let BlockOp {
+        x,
+        block: [bh, bw],
+        before: [pt, pl],
+        out,
+        dims: [n, h, w, c],
+        out_dims: [on, oh, ow, oc],
+    } = block_op(&mut op, "SPACE_TO_BATCH_ND's input and output ranks differ")?;
     if oc != c || on != n * bh * bw {
         return Err(KernelError::Shape {
             what: "SPACE_TO_BATCH_ND's output batch or channels do not fit the block shape",
