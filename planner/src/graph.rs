@@ -59,6 +59,27 @@ impl Tensor {
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(d))
     }
+
+    /// A tensor for unit tests: named `id`, unquantised, a constant when it has `data` and
+    /// an activation otherwise, its size what the shape takes.
+    #[cfg(test)]
+    pub(crate) fn fixture(id: &str, dtype: DType, shape: &[u64], data: Option<Vec<u8>>) -> Tensor {
+        Tensor {
+            id: id.into(),
+            name: id.into(),
+            dtype,
+            shape: shape.to_vec(),
+            size: dtype.bytes_for(shape.iter().product()).unwrap_or(0),
+            kind: if data.is_some() {
+                TensorKind::Constant
+            } else {
+                TensorKind::Activation
+            },
+            quantization: None,
+            align_hint: None,
+            data: data.map(std::sync::Arc::from),
+        }
+    }
 }
 
 impl Tensor {

@@ -572,28 +572,15 @@ mod tests {
     use super::*;
     use crate::graph::{IoName, Quantization};
     use crate::rt::options::{DepthwiseConv2dOptions, NoOptions, PadOptions};
-    use std::sync::Arc;
 
     fn t(id: &str, dtype: DType, shape: &[u64], data: Option<Vec<u8>>) -> Tensor {
-        let size = dtype.bytes_for(shape.iter().product()).unwrap();
         Tensor {
-            id: id.into(),
-            name: id.into(),
-            dtype,
-            shape: shape.to_vec(),
-            size,
-            kind: if data.is_some() {
-                TensorKind::Constant
-            } else {
-                TensorKind::Activation
-            },
             quantization: (dtype == DType::I8).then(|| Quantization {
                 scale: vec![0.5],
                 zero_point: vec![-3],
                 axis: 0,
             }),
-            align_hint: None,
-            data: data.map(Arc::from),
+            ..Tensor::fixture(id, dtype, shape, data)
         }
     }
 

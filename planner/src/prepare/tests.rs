@@ -1,8 +1,6 @@
 //! The rules on hand-built graphs: which ops get a constant and kernel scratch, where they
 //! go, their names and values.
 
-use std::sync::Arc;
-
 use super::*;
 use crate::graph::{IoName, Quantization};
 use crate::rt::options::{Conv2dOptions, DepthwiseConv2dOptions, FullyConnectedOptions};
@@ -16,21 +14,9 @@ fn quant(scale: &[f32], zero_point: &[i64]) -> Option<Quantization> {
 }
 
 fn tensor(id: &str, dtype: DType, shape: &[u64], data: Option<Vec<u8>>) -> Tensor {
-    let size = dtype.bytes_for(shape.iter().product()).unwrap();
     Tensor {
-        id: id.into(),
         name: format!("{id} name"),
-        dtype,
-        shape: shape.to_vec(),
-        size,
-        kind: if data.is_some() {
-            TensorKind::Constant
-        } else {
-            TensorKind::Activation
-        },
-        quantization: None,
-        align_hint: None,
-        data: data.map(Arc::from),
+        ..Tensor::fixture(id, dtype, shape, data)
     }
 }
 
