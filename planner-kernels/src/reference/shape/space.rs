@@ -271,18 +271,10 @@ fn nhwc(shape: &[usize]) -> [usize; 4] {
     }
 }
 
-/// What `BATCH_TO_SPACE_ND` and `SPACE_TO_BATCH_ND` read before they move a byte.
-struct BlockOp<'o, 'a> {
-    x: In<'a>,
-    /// Block height and width.
-    block: [usize; 2],
-    /// The crops or paddings before height and width.
-    before: [usize; 2],
-    out: &'o mut Out<'a>,
-    /// The input's and the output's `[batch, height, width, channels]`.
-    dims: [usize; 4],
-    out_dims: [usize; 4],
-}
+/// What `BATCH_TO_SPACE_ND` and `SPACE_TO_BATCH_ND` read before they move a byte: the
+/// input; the output; the block's height and width and the crops or paddings before them;
+/// the input's and the output's `[batch, height, width, channels]`.
+type BlockOp<'o, 'a> = (In<'a>, &'o mut Out<'a>, [[usize; 2]; 2], [[usize; 4]; 2]);
 
 /// The [`BlockOp`] of `op`; `ranks_differ` is the error when the output's rank is not the
 /// input's.
@@ -299,28 +291,15 @@ fn block_op<'o, 'a>(
         return Err(KernelError::Shape { what: ranks_differ });
     }
     let out_dims = nhwc(out.shape);
-    Ok(BlockOp {
-        x,
-        block,
-        before,
-        out,
-        dims,
-        out_dims,
-    })
+    Ok((x, out, [block, before], [dims, out_dims]))
 }
 
 /// `BATCH_TO_SPACE_ND` (float32 or int8, 3 or 4 dimensions): input batch `(s, b)` (the
 /// spatial offset `s` within the block, `b` the output batch) goes to the output pixels
 /// `(y · bh + s / bw - crop_top, x · bw + s mod bw - crop_left)`.
 pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let BlockOp {
-        x,
-        block: [bh, bw],
-        before: [ct, cl],
-        out,
-        dims: [n, h, w, c],
-        out_dims: [on, oh, ow, oc],
-    } = block_op(&mut op, "BATCH_TO_SPACE_ND's input and output ranks differ")?;
+    let (x, out, [[bh, bw], [ct, cl]], [[n, h, w, c], [on, oh, ow, oc]]) =
+        block_op(&mut op, "BATCH_TO_SPACE_ND's input and output ranks differ")?;
     if oc != c || n != on * bh * bw {
         return Err(KernelError::Shape {
             what: "BATCH_TO_SPACE_ND's output batch or channels do not fit the block shape",
@@ -348,14 +327,8 @@ pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelErro
 /// the host build that wrote the goldens gives zero bytes, 0 for int8 whatever the zero
 /// point.)
 pub(crate) fn space_to_batch_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let BlockOp {
-        x,
-        block: [bh, bw],
-        before: [pt, pl],
-        out,
-        dims: [n, h, w, c],
-        out_dims: [on, oh, ow, oc],
-    } = block_op(&mut op, "SPACE_TO_BATCH_ND's input and output ranks differ")?;
+    let (x, out, [[bh, bw], [pt, pl]], [[n, h, w, c], [on, oh, ow, oc]]) =
+        block_op(&mut op, "SPACE_TO_BATCH_ND's input and output ranks differ")?;
     if oc != c || on != n * bh * bw {
         return Err(KernelError::Shape {
             what: "SPACE_TO_BATCH_ND's output batch or channels do not fit the block shape",
