@@ -273,8 +273,29 @@ struct Next {
     spillable: bool,
 }
 
-/// How many items ahead a listed pass touches the memory it will read.
-const AHEAD: usize = 4;
+/// How many items ahead a listed pass asks for the neighbour list it will read.
+const AHEAD: usize = 8;
+
+/// Bytes of a cache line: [`prefetch`] asks for each line of a list once.
+const LINE: usize = 64;
+
+/// Asks for each cache line of `data` ahead of its use: a prefetch hint on x86-64, a load
+/// of the line's first element elsewhere.
+#[inline]
+fn prefetch<T: Copy>(data: &[T]) {
+    let step = (LINE / std::mem::size_of::<T>().max(1)).max(1);
+    #[cfg(target_arch = "x86_64")]
+    for line in data.chunks(step) {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        // SAFETY: `prefetch` only hints the cache: it reads nothing the program sees and
+        // never faults, and SSE, which it needs, is part of every x86-64 processor.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(line.as_ptr().cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for line in data.chunks(step) {
+        std::hint::black_box(line[0]);
+    }
+}
 
 /// The placement engine for one problem: its overlap index and a reusable buffer.
 #[derive(Debug, Clone)]
@@ -509,13 +530,12 @@ impl<'p> Placer<'p> {
             .collect();
         let busy = &mut self.busy;
         for (k, next) in seq.iter().enumerate() {
-            // Touch what an item a few places on will read first, so that its cache misses
-            // overlap this item's work (a load whose value is unused, not a prefetch hint).
+            // Ask for the neighbour list an item a few places on will read, so that its cache
+            // misses overlap this item's work (`perf annotate`: the first read of each list
+            // held 38 % of a dense pass's samples; the slots it reads next come in order,
+            // which the processor's own prefetching follows).
             if let Some(ahead) = seq.get(k + AHEAD) {
-                std::hint::black_box((
-                    lists.adj.get(ahead.earlier.start),
-                    slot.get(ahead.rank.saturating_sub(8)),
-                ));
+                prefetch(lists.adj.get(ahead.earlier.clone()).unwrap_or(&[]));
             }
             let &Next {
                 rank: r,
