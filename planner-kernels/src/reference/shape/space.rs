@@ -276,35 +276,62 @@ fn nhwc(shape: &[usize]) -> [usize; 4] {
 /// the input's and the output's `[batch, height, width, channels]`.
 type BlockOp<'o, 'a> = (In<'a>, &'o mut Out<'a>, [[usize; 2]; 2], [[usize; 4]; 2]);
 
-/// The [`BlockOp`] of `op`; `ranks_differ` is the error when the output's rank is not the
-/// input's.
+/// Which of the two block ops [`block_op`] reads, and its errors.
+struct BlockKind {
+    /// Whether the input holds the blocks as batches (`BATCH_TO_SPACE_ND`), or the output
+    /// does (`SPACE_TO_BATCH_ND`).
+    batches_in: bool,
+    ranks_differ: &'static str,
+    no_fit: &'static str,
+}
+
+const BATCH_TO_SPACE: BlockKind = BlockKind {
+    batches_in: true,
+    ranks_differ: "BATCH_TO_SPACE_ND's input and output ranks differ",
+    no_fit: "BATCH_TO_SPACE_ND's output batch or channels do not fit the block shape",
+};
+
+const SPACE_TO_BATCH: BlockKind = BlockKind {
+    batches_in: false,
+    ranks_differ: "SPACE_TO_BATCH_ND's input and output ranks differ",
+    no_fit: "SPACE_TO_BATCH_ND's output batch or channels do not fit the block shape",
+};
+
+/// The [`BlockOp`] of `op`, its ranks, channels and batches checked against the block.
 fn block_op<'o, 'a>(
     op: &'o mut OpView<'_, 'a>,
-    ranks_differ: &'static str,
+    kind: BlockKind,
 ) -> Result<BlockOp<'o, 'a>, KernelError> {
     let x = input(op, 0, "input 0")?;
     let rank = x.shape.len();
-    let (block, before) = block_and_before(op, rank)?;
+    let ([bh, bw], before) = block_and_before(op, rank)?;
     let dims = nhwc(x.shape);
     let out = output(op)?;
     if out.shape.len() != rank {
-        return Err(KernelError::Shape { what: ranks_differ });
+        return Err(KernelError::Shape {
+            what: kind.ranks_differ,
+        });
     }
     let out_dims = nhwc(out.shape);
-    Ok((x, out, [block, before], [dims, out_dims]))
+    let (blocks, batch) = if kind.batches_in {
+        (dims[0], out_dims[0])
+    } else {
+        (out_dims[0], dims[0])
+    };
+    // Checked: a block of 2^31 by 2^31 must be refused, not wrap.
+    let whole = batch.checked_mul(bh).and_then(|b| b.checked_mul(bw));
+    if out_dims[3] != dims[3] || whole != Some(blocks) {
+        return Err(KernelError::Shape { what: kind.no_fit });
+    }
+    Ok((x, out, [[bh, bw], before], [dims, out_dims]))
 }
 
 /// `BATCH_TO_SPACE_ND` (float32 or int8, 3 or 4 dimensions): input batch `(s, b)` (the
 /// spatial offset `s` within the block, `b` the output batch) goes to the output pixels
 /// `(y · bh + s / bw - crop_top, x · bw + s mod bw - crop_left)`.
 pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let (x, out, [[bh, bw], [ct, cl]], [[n, h, w, c], [on, oh, ow, oc]]) =
-        block_op(&mut op, "BATCH_TO_SPACE_ND's input and output ranks differ")?;
-    if oc != c || n != on * bh * bw {
-        return Err(KernelError::Shape {
-            what: "BATCH_TO_SPACE_ND's output batch or channels do not fit the block shape",
-        });
-    }
+    let (x, out, [[bh, bw], [ct, cl]], [[_, h, w, c], [on, oh, ow, _]]) =
+        block_op(&mut op, BATCH_TO_SPACE)?;
     remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
         let (d, i) = (i % c, i / c);
         let (xw, i) = (i % ow, i / ow);
@@ -327,13 +354,8 @@ pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelErro
 /// the host build that wrote the goldens gives zero bytes, 0 for int8 whatever the zero
 /// point.)
 pub(crate) fn space_to_batch_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let (x, out, [[bh, bw], [pt, pl]], [[n, h, w, c], [on, oh, ow, oc]]) =
-        block_op(&mut op, "SPACE_TO_BATCH_ND's input and output ranks differ")?;
-    if oc != c || on != n * bh * bw {
-        return Err(KernelError::Shape {
-            what: "SPACE_TO_BATCH_ND's output batch or channels do not fit the block shape",
-        });
-    }
+    let (x, out, [[bh, bw], [pt, pl]], [[n, h, w, c], [_, oh, ow, oc]]) =
+        block_op(&mut op, SPACE_TO_BATCH)?;
     remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
         let (d, i) = (i % oc, i / oc);
         let (xw, i) = (i % ow, i / ow);
