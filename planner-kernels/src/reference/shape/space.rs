@@ -146,21 +146,48 @@ fn block(o: &BlockSizeOptions) -> Result<usize, KernelError> {
         })
 }
 
+/// The input, the output, the block size and both NHWC shapes.
+type DepthOp<'o, 'a> = (In<'a>, &'o mut Out<'a>, usize, [usize; 4], [usize; 4]);
+
+/// The [`DepthOp`] of a `DEPTH_TO_SPACE` (`to_space`)
+/// or `SPACE_TO_DEPTH`, checked: the side with the larger height and width has them `b`
+/// times the other's, and `b · b` times fewer channels. `what` is the error otherwise.
+fn depth_op<'o, 'a>(
+    op: &'o mut OpView<'_, 'a>,
+    o: &BlockSizeOptions,
+    what: &'static str,
+    to_space: bool,
+) -> Result<DepthOp<'o, 'a>, KernelError> {
+    let x = input(op, 0, "input 0")?;
+    let out = output(op)?;
+    let b = block(o)?;
+    let dims = four(x.shape, what)?;
+    let out_dims = four(out.shape, what)?;
+    let ([n, h, w, c], [bn, bh, bw, bc]) = if to_space {
+        (dims, out_dims)
+    } else {
+        (out_dims, dims)
+    };
+    // Checked: a block size near 2^31 must be refused, not wrap.
+    let times = |v: usize, k: usize| v.checked_mul(k);
+    let fits = bn == n
+        && times(h, b) == Some(bh)
+        && times(w, b) == Some(bw)
+        && times(bc, b).and_then(|v| times(v, b)) == Some(c);
+    if !fits {
+        return Err(KernelError::Shape { what });
+    }
+    Ok((x, out, b, dims, out_dims))
+}
+
 /// `DEPTH_TO_SPACE` (NHWC, float32 or int8): output pixel `(h, w)`, channel `d` is input
 /// pixel `(h / b, w / b)`, channel `d + ((h mod b) · b + w mod b) · out_channels`.
 pub(crate) fn depth_to_space(
     mut op: OpView<'_, '_>,
     o: &BlockSizeOptions,
 ) -> Result<(), KernelError> {
-    let x = input(&op, 0, "input 0")?;
-    let out = output(&mut op)?;
-    let b = block(o)?;
     let what = "DEPTH_TO_SPACE's output is not the input's channels moved into blocks";
-    let [n, h, w, c] = four(x.shape, what)?;
-    let [on, oh, ow, oc] = four(out.shape, what)?;
-    if on != n || oh != h * b || ow != w * b || oc * b * b != c {
-        return Err(KernelError::Shape { what });
-    }
+    let (x, out, b, [_, h, w, c], [_, oh, ow, oc]) = depth_op(&mut op, o, what, true)?;
     remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
         let (d, i) = (i % oc, i / oc);
         let (xw, i) = (i % ow, i / ow);
@@ -175,15 +202,8 @@ pub(crate) fn space_to_depth(
     mut op: OpView<'_, '_>,
     o: &BlockSizeOptions,
 ) -> Result<(), KernelError> {
-    let x = input(&op, 0, "input 0")?;
-    let out = output(&mut op)?;
-    let b = block(o)?;
     let what = "SPACE_TO_DEPTH's output is not the input's blocks moved into channels";
-    let [n, h, w, c] = four(x.shape, what)?;
-    let [on, oh, ow, oc] = four(out.shape, what)?;
-    if on != n || oh * b != h || ow * b != w || oc != c * b * b {
-        return Err(KernelError::Shape { what });
-    }
+    let (x, out, b, [_, h, w, c], [_, oh, ow, oc]) = depth_op(&mut op, o, what, false)?;
     remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
         let (d, i) = (i % oc, i / oc);
         let (xw, i) = (i % ow, i / ow);
