@@ -40,6 +40,22 @@ pub(crate) fn remap(
     remap_from(&[x], y, types, type_error, |i| Ok(from(i)?.map(|k| (0, k))))
 }
 
+/// [`remap`] of float32 or int8 data into an NHWC output of `[height, width, channels]`
+/// per batch: `from` gets each output element's `[batch, y, x, channel]`.
+fn remap_nhwc(
+    x: Data<'_>,
+    y: &mut DataMut<'_>,
+    [oh, ow, oc]: [usize; 3],
+    mut from: impl FnMut([usize; 4]) -> Result<Option<usize>, KernelError>,
+) -> Result<(), KernelError> {
+    remap(x, y, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
+        let (d, i) = (i % oc, i / oc);
+        let (xw, i) = (i % ow, i / ow);
+        let (yh, b) = (i % oh, i / oh);
+        from([b, yh, xw, d])
+    })
+}
+
 /// [`remap`] from several inputs: `from(i)` gives `(input, index)`.
 pub(crate) fn remap_from(
     xs: &[Data<'_>],
@@ -188,10 +204,7 @@ pub(crate) fn depth_to_space(
 ) -> Result<(), KernelError> {
     let what = "DEPTH_TO_SPACE's output is not the input's channels moved into blocks";
     let (x, out, b, [_, h, w, c], [_, oh, ow, oc]) = depth_op(&mut op, o, what, true)?;
-    remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
-        let (d, i) = (i % oc, i / oc);
-        let (xw, i) = (i % ow, i / ow);
-        let (yh, nb) = (i % oh, i / oh);
+    remap_nhwc(x.data, &mut out.data, [oh, ow, oc], |[nb, yh, xw, d]| {
         let id = d + ((yh % b) * b + xw % b) * oc;
         Ok(Some(((nb * h + yh / b) * w + xw / b) * c + id))
     })
@@ -204,10 +217,7 @@ pub(crate) fn space_to_depth(
 ) -> Result<(), KernelError> {
     let what = "SPACE_TO_DEPTH's output is not the input's blocks moved into channels";
     let (x, out, b, [_, h, w, c], [_, oh, ow, oc]) = depth_op(&mut op, o, what, false)?;
-    remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
-        let (d, i) = (i % oc, i / oc);
-        let (xw, i) = (i % ow, i / ow);
-        let (yh, nb) = (i % oh, i / oh);
+    remap_nhwc(x.data, &mut out.data, [oh, ow, oc], |[nb, yh, xw, d]| {
         let (id, r) = (d % c, d / c);
         let (iy, ix) = (yh * b + r / b, xw * b + r % b);
         Ok(Some(((nb * h + iy) * w + ix) * c + id))
@@ -352,10 +362,7 @@ fn block_op<'o, 'a>(
 pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     let (x, out, [[bh, bw], [ct, cl]], [[_, h, w, c], [on, oh, ow, _]]) =
         block_op(&mut op, BATCH_TO_SPACE)?;
-    remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
-        let (d, i) = (i % c, i / c);
-        let (xw, i) = (i % ow, i / ow);
-        let (yh, b) = (i % oh, i / oh);
+    remap_nhwc(x.data, &mut out.data, [oh, ow, c], |[b, yh, xw, d]| {
         let (ty, tx) = (yh + ct, xw + cl);
         let (iy, ix) = (ty / bh, tx / bw);
         let batch = ((ty % bh) * bw + tx % bw) * on + b;
@@ -376,10 +383,7 @@ pub(crate) fn batch_to_space_nd(mut op: OpView<'_, '_>) -> Result<(), KernelErro
 pub(crate) fn space_to_batch_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     let (x, out, [[bh, bw], [pt, pl]], [[n, h, w, c], [_, oh, ow, oc]]) =
         block_op(&mut op, SPACE_TO_BATCH)?;
-    remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |i| {
-        let (d, i) = (i % oc, i / oc);
-        let (xw, i) = (i % ow, i / ow);
-        let (yh, ob) = (i % oh, i / oh);
+    remap_nhwc(x.data, &mut out.data, [oh, ow, oc], |[ob, yh, xw, d]| {
         let (b, s) = (ob % n, ob / n);
         let (sy, sx) = (yh * bh + s / bw, xw * bw + s % bw);
         if sy < pt || sy - pt >= h || sx < pl || sx - pl >= w {
