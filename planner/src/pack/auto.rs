@@ -8,7 +8,7 @@ use super::gaps::GapRule;
 use super::greedy::{Placer, size_order};
 use super::optimal::OptimalOptions;
 use super::options::{AutoOptions, HillClimbOptions};
-use super::bounds::{certify, certify_known, height_lower_bound};
+use super::bounds::{Known, certify, certify_known, height_lower_bound};
 use super::problem::{Certificate, Packing, Problem};
 use super::kind::PlannerKind;
 use super::{best_of, hill_climb, large, optimal, split, window};
@@ -58,9 +58,8 @@ pub struct Run<'p> {
     /// Threads for the first stage's passes, as the `threads` option gives them (0: one per
     /// core; the result does not depend on it).
     threads: u32,
-    /// The items the first stage placed and their [`lower_bound_of`], which the searches
-    /// after it keep: the certificate need not compute it again (a sweep over every item).
-    known_bound: Option<(Vec<bool>, u64)>,
+    /// What is known of the items the first stage placed, which the searches after it keep.
+    known_bound: Option<Known>,
 }
 
 impl<'p> Run<'p> {
@@ -195,7 +194,11 @@ impl Run<'_> {
         let seed = best_of::seed(&mut self.placer, reference, started, budget, threads);
         self.stats.seed = Some(seed.origin);
         let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
-        self.known_bound = Some((placed, seed.placed_bound));
+        self.known_bound = Some(Known {
+            placed,
+            bound: seed.placed_bound,
+            aligned: std::cell::OnceCell::new(),
+        });
         seed
     }
 
