@@ -194,22 +194,32 @@ fn ceiling(csv: &CsvProblem) -> Result<()> {
     by_end.sort_unstable();
     by_start.sort_unstable();
     let mut beside: Vec<u128> = vec![total; items.len()];
-    let mut order: Vec<u32> = (0..items.len() as u32).collect();
-    order.sort_unstable_by_key(|&i| items[i as usize].start);
+    // Sorted as (step, index) pairs, not indices by a key read through `items`: on 10^6 rows
+    // those reads missed the cache at every comparison.
+    let mut order: Vec<(u32, u32)> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| (it.start, i as u32))
+        .collect();
+    order.sort_unstable();
     let (mut k, mut ended) = (0, 0u128);
-    for &i in &order {
-        let it = &items[i as usize];
-        while k < by_end.len() && by_end[k].0 < it.start {
+    for &(start, i) in &order {
+        while k < by_end.len() && by_end[k].0 < start {
             ended += u128::from(by_end[k].1);
             k += 1;
         }
         beside[i as usize] -= ended;
     }
-    order.sort_unstable_by_key(|&i| std::cmp::Reverse(items[i as usize].end));
+    for (pair, it) in order.iter_mut().zip(items) {
+        pair.0 = it.end;
+    }
+    for (pair, i) in order.iter_mut().zip(0u32..) {
+        pair.1 = i;
+    }
+    order.sort_unstable();
     let (mut k, mut after) = (by_start.len(), 0u128);
-    for &i in &order {
-        let it = &items[i as usize];
-        while k > 0 && by_start[k - 1].0 > it.end {
+    for &(end, i) in order.iter().rev() {
+        while k > 0 && by_start[k - 1].0 > end {
             after += u128::from(by_start[k - 1].1);
             k -= 1;
         }
@@ -287,13 +297,24 @@ pub(crate) fn check(csv: &CsvProblem, packing: &Packing) -> std::result::Result<
         ));
     }
     let offset = |i: usize| packing.offsets[i].unwrap_or(0);
-    let mut order: Vec<u32> = (0..items.len() as u32)
-        .filter(|&i| items[i as usize].size > 0)
+    // Each buffer as (start, index, end, offset, end offset), sorted by start: the sweep
+    // reads them in order, where reading `items` and the offsets by index missed the cache
+    // once or twice a buffer (0.48 s of a check of 10^6 rows).
+    let mut order: Vec<(u32, u32, u32, u64, u64)> = items
+        .iter()
+        .zip(&packing.offsets)
+        .zip(0u32..)
+        .filter(|((it, _), _)| it.size > 0)
+        .map(|((it, off), i)| {
+            let lo = off.unwrap_or(0);
+            (it.start, i, it.end, lo, lo.saturating_add(it.size))
+        })
         .collect();
-    order.sort_unstable_by_key(|&i| (items[i as usize].start, i));
-    // Live buffers by offset, and by the step they end at (to retire them).
-    let mut live: BTreeMap<u64, u32> = BTreeMap::new();
-    let mut ends: BinaryHeap<Reverse<(u32, u32)>> = BinaryHeap::new();
+    order.sort_unstable_by_key(|&(start, i, ..)| (start, i));
+    // Live buffers by offset (their end offset and index), and by the step they end at with
+    // their offset (to retire them).
+    let mut live: BTreeMap<u64, (u64, u32)> = BTreeMap::new();
+    let mut ends: BinaryHeap<Reverse<(u32, u64)>> = BinaryHeap::new();
     let clash = |a: u32, b: u32| {
         let (x, y) = (a as usize, b as usize);
         format!(
@@ -307,26 +328,24 @@ pub(crate) fn check(csv: &CsvProblem, packing: &Packing) -> std::result::Result<
             items[x].start.max(items[y].start)
         )
     };
-    for &i in &order {
-        let it = &items[i as usize];
-        while let Some(&Reverse((end, j))) = ends.peek() {
-            if end >= it.start {
+    for &(start, i, end, lo, hi) in &order {
+        while let Some(&Reverse((e, o))) = ends.peek() {
+            if e >= start {
                 break;
             }
             ends.pop();
-            live.remove(&offset(j as usize));
+            live.remove(&o);
         }
-        let (lo, hi) = (offset(i as usize), offset(i as usize) + it.size);
-        if let Some((&o, &j)) = live.range(..=lo).next_back()
-            && o + items[j as usize].size > lo
+        if let Some((_, &(top, j))) = live.range(..=lo).next_back()
+            && top > lo
         {
             return Err(clash(j, i));
         }
-        if let Some((_, &j)) = live.range(lo..hi).next() {
+        if let Some((_, &(_, j))) = live.range(lo..hi).next() {
             return Err(clash(j, i));
         }
-        live.insert(lo, i);
-        ends.push(Reverse((it.end, i)));
+        live.insert(lo, (hi, i));
+        ends.push(Reverse((end, lo)));
     }
     Ok(())
 }
@@ -350,6 +369,44 @@ mod tests {
                 capacity: None,
             },
         }
+    }
+
+    #[test]
+    fn check_agrees_with_every_pair() {
+        let mut rng = crate::pack::Rng::new(29);
+        let (mut good, mut bad) = (0, 0);
+        for _ in 0..500 {
+            let n = 1 + rng.below_u64(10) as usize;
+            let rows: Vec<(u64, u32, u32, Option<u64>)> = (0..n)
+                .map(|_| {
+                    let start = rng.below_u64(6) as u32;
+                    (rng.below_u64(5), start, start + rng.below_u64(3) as u32, None)
+                })
+                .collect();
+            let p = csv(&rows);
+            let offsets: Vec<Option<u64>> = (0..n).map(|_| Some(rng.below_u64(12))).collect();
+            let height = rows
+                .iter()
+                .zip(&offsets)
+                .map(|(r, o)| o.unwrap_or(0) + r.0)
+                .max()
+                .unwrap_or(0);
+            let items = &p.problem.items;
+            let shares = |a: usize, b: usize| {
+                let (x, y) = (offsets[a].unwrap_or(0), offsets[b].unwrap_or(0));
+                // A buffer of no bytes shares none.
+                items[a].size > 0
+                    && items[b].size > 0
+                    && items[a].overlaps_in_time(&items[b])
+                    && x < y + items[b].size
+                    && y < x + items[a].size
+            };
+            let clash = (0..n).any(|a| (a + 1..n).any(|b| shares(a, b)));
+            let result = check(&p, &Packing { offsets, height });
+            assert_eq!(result.is_err(), clash, "{rows:?}: {result:?}");
+            if clash { bad += 1 } else { good += 1 }
+        }
+        assert!(good > 50 && bad > 50, "both kinds occur ({good} good, {bad} bad)");
     }
 
     #[test]
