@@ -293,7 +293,7 @@ fn prefetch<T: Copy>(data: &[T]) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     for line in data.chunks(step) {
-        std::hint::black_box(line[0]);
+        std::hint::black_box(line.first().copied());
     }
 }
 

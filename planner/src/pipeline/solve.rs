@@ -210,11 +210,9 @@ fn ceiling(csv: &CsvProblem) -> Result<()> {
         }
         beside[i as usize] -= ended;
     }
-    for (pair, it) in order.iter_mut().zip(items) {
-        pair.0 = it.end;
-    }
-    for (pair, i) in order.iter_mut().zip(0u32..) {
-        pair.1 = i;
+    // The same pairs by end (the vector reused: 8 MB at 10^6 rows).
+    for ((pair, it), i) in order.iter_mut().zip(items).zip(0u32..) {
+        *pair = (it.end, i);
     }
     order.sort_unstable();
     let (mut k, mut after) = (by_start.len(), 0u128);
