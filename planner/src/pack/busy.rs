@@ -280,8 +280,9 @@ fn first_ending_after(list: &[(u64, u64)], from: usize, y: u64) -> usize {
 fn add(list: &mut Ranges, lo: u64, hi: u64) {
     // Ranges that overlap or touch `[lo, hi)`: those from the first ending at or after `lo`
     // to the last starting at or before `hi`.
+    // Few ranges lie inside one item's bytes: the second end is found by a scan.
     let a = list.partition_point(|&(_, h)| h < lo);
-    let b = a + list[a..].partition_point(|&(l, _)| l <= hi);
+    let b = a + list[a..].iter().take_while(|&&(l, _)| l <= hi).count();
     if a == b {
         list.insert(a, (lo, hi));
         return;
