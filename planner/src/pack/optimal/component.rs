@@ -59,6 +59,9 @@ pub(super) struct Component {
     /// the next check looks first.
     last_placed: u32,
     last_fail: u32,
+    /// Item-sections the section checks read since the budget last counted them
+    /// ([`Component::charge`]).
+    scanned: u64,
     /// Set when `search` has just checked the sections of the side `branch` is entered on.
     checked: bool,
     /// The state the section check last passed in, over a range holding the one searched
@@ -295,6 +298,7 @@ impl Component {
             sec_items,
             last_placed: NONE,
             last_fail: 0,
+            scanned: 0,
             floor: 0,
             floor_rank: 0,
             remaining: n,
@@ -691,6 +695,9 @@ impl Component {
             node = self.next[node] as usize;
             let v = self.low[k].max(self.floor);
             let size = self.size[k];
+            self.scanned = self
+                .scanned
+                .saturating_add(u64::from(self.sb[k] - self.sa[k]) + 1);
             for t in self.sa[k]..self.sb[k] {
                 let s = &mut self.scratch[t as usize];
                 if v < s.0 {
@@ -722,9 +729,11 @@ impl Component {
     }
 
     /// The section check of [`Component::full_check`] on section `t` alone.
-    fn section_fails(&self, t: usize) -> bool {
+    fn section_fails(&mut self, t: usize) -> bool {
         let (mut l1, mut s1, mut l2) = (u64::MAX, 0, u64::MAX);
-        for &k in &self.sec_items[self.sec_at[t] as usize..self.sec_at[t + 1] as usize] {
+        let items = &self.sec_items[self.sec_at[t] as usize..self.sec_at[t + 1] as usize];
+        self.scanned = self.scanned.saturating_add(items.len() as u64);
+        for &k in items {
             let k = k as usize;
             if self.placed[k] {
                 continue;
@@ -796,7 +805,9 @@ impl Component {
     fn search(&mut self, lo: u32, hi: u32, whole: bool, budget: &mut Budget) -> Res {
         // Most placements fail the section check at once: find that before splitting the
         // range (the check over all of it, with this floor, is sound). It counts as a node.
-        if self.likely_fails(lo, hi) {
+        let fails = self.likely_fails(lo, hi);
+        self.charge(budget);
+        if fails {
             return if budget.tick() { Res::Fail } else { Res::Abort };
         }
         let base = self.parts.len();
@@ -866,9 +877,16 @@ impl Component {
         res
     }
 
+    /// Counts the section checks' reads since the last call against `budget`
+    /// ([`Budget::scan`]).
+    fn charge(&mut self, budget: &mut Budget) {
+        budget.scan(std::mem::take(&mut self.scanned));
+    }
+
     /// Branches on the next item of one connected group of sections `lo..hi`.
     fn branch(&mut self, lo: u32, hi: u32, budget: &mut Budget) -> Res {
         let checked = std::mem::take(&mut self.checked);
+        self.charge(budget);
         if !budget.tick() {
             return Res::Abort;
         }

@@ -325,3 +325,31 @@ fn optimum_equals_brute_force() {
         }
     }
 }
+
+/// The section checks' reads count against the node budget past their free share per node,
+/// one node per [`SCANS_PER_NODE`], so nodes that each read thousands of items cannot run
+/// the search past its budget.
+#[test]
+fn section_reads_past_their_free_share_count_as_nodes() {
+    let mut b = Budget::new(&OptimalOptions {
+        node_budget: 100,
+        time_limit: None,
+    });
+    for _ in 0..10 {
+        assert!(b.tick());
+    }
+    b.scan(10 * FREE_SCANS_PER_NODE);
+    assert_eq!(b.used, 10, "within the free share");
+    b.scan(3 * SCANS_PER_NODE + 5);
+    assert_eq!(b.used, 13);
+    b.scan(SCANS_PER_NODE - 5);
+    assert_eq!(b.used, 14);
+    // A tick raises the free share: the reads already counted stay counted.
+    assert!(b.tick());
+    assert_eq!(b.used, 15);
+    b.scan(FREE_SCANS_PER_NODE);
+    assert_eq!(b.used, 15);
+    b.scan(200 * SCANS_PER_NODE);
+    assert!(b.exhausted());
+    assert!(!b.tick(), "the reads spent the budget");
+}
