@@ -138,18 +138,20 @@ impl BusyTree {
             self.touched = self
                 .touched
                 .saturating_add((self.cover[n].len() + self.sub[n].len()) as u64);
+            // Listed once, when its lists are still empty (`sub` holds every range `cover`
+            // does): listing it at every insertion took 268 MB on 10^6 items.
+            if self.sub[n].is_empty() {
+                self.dirty.push(n);
+            }
             add(&mut self.cover[n], lo, hi);
             add(&mut self.sub[n], lo, hi);
-            self.dirty.push(n);
         }
         for &n in &self.ancestors {
             self.touched = self.touched.saturating_add(self.sub[n].len() as u64);
+            if self.sub[n].is_empty() {
+                self.dirty.push(n);
+            }
             add(&mut self.sub[n], lo, hi);
-            self.dirty.push(n);
-        }
-        if self.dirty.len() > 8 * self.cover.len() {
-            self.dirty.sort_unstable();
-            self.dirty.dedup();
         }
     }
 
