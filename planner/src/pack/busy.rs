@@ -114,18 +114,47 @@ impl BusyTree {
         let mut nodes = std::mem::take(&mut self.nodes);
         nodes.clear();
         self.canonical(a, b, |n| nodes.push(n));
-        let ancestors = &mut self.ancestors;
-        ancestors.clear();
-        for &n in &nodes {
-            let mut up = n >> 1;
-            while up >= 1 {
-                ancestors.push(up);
-                up >>= 1;
-            }
-        }
-        ancestors.sort_unstable();
-        ancestors.dedup();
         self.nodes = nodes;
+        let mut ancestors = std::mem::take(&mut self.ancestors);
+        ancestors.clear();
+        self.ancestors_of(a, b, |n| ancestors.push(n));
+        self.ancestors = ancestors;
+    }
+
+    /// The proper ancestors of the canonical nodes of leaves `[a, b)`, in increasing order,
+    /// once each: the nodes above leaf `a` or leaf `b - 1` whose span leaves `[a, b)` (a
+    /// node that spans part of the range and more holds one of its two ends). Walked level
+    /// by level from the leaves, where collecting every canonical node's path to the root
+    /// and sorting it took a fifth of a pass on 10^6 items.
+    fn ancestors_of(&self, a: usize, b: usize, mut f: impl FnMut(usize)) {
+        if a >= b {
+            return;
+        }
+        let depth = self.leaves.trailing_zeros();
+        // Bottom-up, each level's right node before its left; reversed at the end.
+        let mut up: [usize; 128] = [0; 128];
+        let mut count = 0;
+        let (mut l, mut r) = (a + self.leaves, b - 1 + self.leaves);
+        for level in 0..=depth {
+            let inside = |n: usize| {
+                let lo = (n << level) - self.leaves;
+                let hi = ((n + 1) << level) - self.leaves;
+                a <= lo && hi <= b
+            };
+            if r != l && !inside(r) {
+                up[count] = r;
+                count += 1;
+            }
+            if !inside(l) {
+                up[count] = l;
+                count += 1;
+            }
+            l >>= 1;
+            r >>= 1;
+        }
+        for &n in up[..count].iter().rev() {
+            f(n);
+        }
     }
 
     /// Marks bytes `[lo, hi)` busy over `start..=end`.
@@ -323,6 +352,31 @@ mod tests {
             }
         }
         assert_eq!(first_ending_after(&[], 0, 7), 0);
+    }
+
+    /// The ancestors walked level by level are the canonical nodes' ancestors, sorted, once
+    /// each.
+    #[test]
+    fn ancestors_are_those_of_the_canonical_nodes() {
+        let starts: Vec<Item> = (0..37).map(|t| Item::new(1, t, t)).collect();
+        let tree = BusyTree::new(&starts);
+        for a in 0..tree.points.len() {
+            for b in a..=tree.points.len() {
+                let mut want = Vec::new();
+                tree.canonical(a, b, |n| {
+                    let mut up = n >> 1;
+                    while up >= 1 {
+                        want.push(up);
+                        up >>= 1;
+                    }
+                });
+                want.sort_unstable();
+                want.dedup();
+                let mut got = Vec::new();
+                tree.ancestors_of(a, b, |n| got.push(n));
+                assert_eq!(got, want, "leaves {a}..{b}");
+            }
+        }
     }
 
     /// Random lifetimes and placements: the tree's offsets equal `choose_gap` over the placed
