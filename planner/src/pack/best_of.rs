@@ -126,6 +126,7 @@ pub(crate) fn seed(
         height: best.packing.height,
         lower_bound,
     };
+    placer.free_tree();
     for (found, placements, work) in run_passes(placer, &job, &passes, threads) {
         placer.placements += placements;
         placer.work += work;
