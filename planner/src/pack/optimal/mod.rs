@@ -247,9 +247,8 @@ struct Budget {
     next_clock: u64,
     /// Nodes ticked, item-sections the section checks read, and the nodes those reads were
     /// counted as so far ([`Budget::scan`]).
-    ticked: u64,
     scans: u64,
-    scan_nodes: u64,
+    scan_limit: u64,
 }
 
 impl Budget {
@@ -264,14 +263,13 @@ impl Budget {
             local: u64::MAX,
             work: 0,
             next_clock: CLOCK_WORK,
-            ticked: 0,
             scans: 0,
-            scan_nodes: 0,
+            scan_limit: opts.node_budget.saturating_mul(SCANS_PER_BUDGETED_NODE),
         }
     }
 
     fn exhausted(&self) -> bool {
-        self.timed_out || self.used >= self.limit
+        self.timed_out || self.used >= self.limit || self.scans >= self.scan_limit
     }
 
     /// Counts one node; false when the search must stop.
@@ -280,27 +278,18 @@ impl Budget {
             return false;
         }
         self.used += 1;
-        self.ticked += 1;
         self.spend(1);
         true
     }
 
-    /// Counts `scans` item-sections read by the section checks: what the search has read
-    /// beyond [`FREE_SCANS_PER_NODE`] per node ticked counts as nodes, one per
-    /// [`SCANS_PER_NODE`]. So the node budget bounds the work where sections hold thousands
-    /// of items, and leaves searches whose nodes read little unchanged.
+    /// Counts `scans` item-sections read by the section checks: the search is exhausted
+    /// once they pass [`SCANS_PER_BUDGETED_NODE`] per node of its budget.
     fn scan(&mut self, scans: u64) {
         if scans == 0 {
             return;
         }
         self.spend(usize::try_from(scans).unwrap_or(usize::MAX));
         self.scans = self.scans.saturating_add(scans);
-        let free = self.ticked.saturating_mul(FREE_SCANS_PER_NODE);
-        let due = self.scans.saturating_sub(free) / SCANS_PER_NODE;
-        if due > self.scan_nodes {
-            self.used = self.used.saturating_add(due - self.scan_nodes);
-            self.scan_nodes = due;
-        }
     }
 
     /// Counts `units` of work, reading the clock every [`CLOCK_WORK`] units.
@@ -322,15 +311,13 @@ impl Budget {
 /// component (10^6 items in one time slice made a node cost about 50 ms).
 const WORK_COUNTS_FROM: usize = 10_000;
 
-/// Item-sections the section checks may read per node of the search, on average, before
-/// what they read counts against the node budget ([`Budget::scan`]). MiniMalloc's
-/// challenging instances read 10 to 950 per node; the bundled allocation traces 1,600 to
-/// 471,000 (a 5,620-buffer trace read 17 x 10^9 in 36 k nodes, 23 s, and 178 copies of it
-/// in one problem ran past ten minutes within the node budget).
-const FREE_SCANS_PER_NODE: u64 = 2048;
-
-/// Past [`FREE_SCANS_PER_NODE`], the item-sections read that count as one node.
-const SCANS_PER_NODE: u64 = 1024;
+/// Item-sections the section checks may read, in all, per node of the budget
+/// ([`OptimalOptions::node_budget`]): past `node_budget` times this the search stops as it
+/// does at its node budget. The checks read 10 to 950 per node on MiniMalloc's challenging
+/// instances and 1,600 to 471,000 on the bundled allocation traces: a 5,620-buffer trace
+/// read 17 x 10^9 in 36 k nodes (23 s), and 178 copies of it in one problem ran past ten
+/// minutes within the node budget.
+const SCANS_PER_BUDGETED_NODE: u64 = 32_768;
 
 /// Work units (nodes, candidates scanned) between two readings of the clock.
 const CLOCK_WORK: u64 = 4096;

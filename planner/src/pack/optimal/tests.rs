@@ -326,11 +326,11 @@ fn optimum_equals_brute_force() {
     }
 }
 
-/// The section checks' reads count against the node budget past their free share per node,
-/// one node per [`SCANS_PER_NODE`], so nodes that each read thousands of items cannot run
-/// the search past its budget.
+/// The section checks' reads bound the search beside its nodes: past
+/// [`SCANS_PER_BUDGETED_NODE`] per node of the budget, it is exhausted, so nodes that each
+/// read thousands of items cannot run it past its budget's work.
 #[test]
-fn section_reads_past_their_free_share_count_as_nodes() {
+fn section_reads_bound_the_search_beside_its_nodes() {
     let mut b = Budget::new(&OptimalOptions {
         node_budget: 100,
         time_limit: None,
@@ -338,18 +338,11 @@ fn section_reads_past_their_free_share_count_as_nodes() {
     for _ in 0..10 {
         assert!(b.tick());
     }
-    b.scan(10 * FREE_SCANS_PER_NODE);
-    assert_eq!(b.used, 10, "within the free share");
-    b.scan(3 * SCANS_PER_NODE + 5);
-    assert_eq!(b.used, 13);
-    b.scan(SCANS_PER_NODE - 5);
-    assert_eq!(b.used, 14);
-    // A tick raises the free share: the reads already counted stay counted.
+    b.scan(100 * SCANS_PER_BUDGETED_NODE - 1);
+    assert!(!b.exhausted(), "one read short of the limit");
     assert!(b.tick());
-    assert_eq!(b.used, 15);
-    b.scan(FREE_SCANS_PER_NODE);
-    assert_eq!(b.used, 15);
-    b.scan(200 * SCANS_PER_NODE);
+    assert_eq!(b.used, 11, "reads are not nodes");
+    b.scan(1);
     assert!(b.exhausted());
     assert!(!b.tick(), "the reads spent the budget");
 }
