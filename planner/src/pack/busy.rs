@@ -310,8 +310,8 @@ fn first_ending_after(list: &[(u64, u64)], from: usize, y: u64) -> usize {
 /// Adds `[lo, hi)` to a merged list.
 fn add(list: &mut Ranges, lo: u64, hi: u64) {
     // Ranges that overlap or touch `[lo, hi)`: those from the first ending at or after `lo`
-    // to the last starting at or before `hi`.
-    // Few ranges lie inside one item's bytes: the second end is found by a scan.
+    // to the last starting at or before `hi`, found by a scan (few lie inside one item's
+    // bytes).
     let a = list.partition_point(|&(_, h)| h < lo);
     let b = a + list[a..].iter().take_while(|&&(l, _)| l <= hi).count();
     if a == b {

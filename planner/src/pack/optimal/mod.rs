@@ -70,7 +70,9 @@ with_defaults! {
     pub struct OptimalOptions {
         /// Most search nodes (placements tried) in one call, counted over all the sub-searches of
         /// [`minimize`]. The search stops with [`Outcome::Unknown`] when it runs out. In a time
-        /// slice of 10,000 items or more, each candidate a node scans counts as a node too.
+        /// slice of 10,000 items or more, each candidate a node scans counts as a node too;
+        /// and the search also stops once its section checks have read 32,768 items per node
+        /// of the budget (where every step has thousands of items live, a node reads them).
         pub node_budget: u64 = 1_000_000,
         /// Optional wall-clock stop. Results then depend on the machine's speed; leave it `None`
         /// wherever the output must be reproducible and rely on `node_budget`.
@@ -245,8 +247,8 @@ struct Budget {
     /// it by node count alone could overrun the deadline by minutes.
     work: u64,
     next_clock: u64,
-    /// Nodes ticked, item-sections the section checks read, and the nodes those reads were
-    /// counted as so far ([`Budget::scan`]).
+    /// Item-sections the section checks have read ([`Budget::scan`]), and the most they
+    /// may read: [`SCANS_PER_BUDGETED_NODE`] per node of the budget.
     scans: u64,
     scan_limit: u64,
 }
@@ -314,7 +316,7 @@ const WORK_COUNTS_FROM: usize = 10_000;
 /// Item-sections the section checks may read, in all, per node of the budget
 /// ([`OptimalOptions::node_budget`]): past `node_budget` times this the search stops as it
 /// does at its node budget. The checks read 10 to 950 per node on MiniMalloc's challenging
-/// instances and 1,600 to 471,000 on the bundled allocation traces: a 5,620-buffer trace
+/// instances and 1,600 to 471,000 on three real allocation traces: a 5,620-buffer trace
 /// read 17 x 10^9 in 36 k nodes (23 s), and 178 copies of it in one problem ran past ten
 /// minutes within the node budget.
 const SCANS_PER_BUDGETED_NODE: u64 = 32_768;
