@@ -24,9 +24,8 @@ use crate::plan::align_up;
 /// Merged byte ranges, sorted, neither overlapping nor touching: one kept in place, more
 /// in a vector. Most lists of a tree over a real trace hold a single range, and a vector
 /// of its own took a 64-byte allocation for it (on 10^6 items, some 350 MB of lists).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Ranges {
-    #[default]
     Empty,
     One((u64, u64)),
     Many(Vec<(u64, u64)>),
