@@ -16,15 +16,25 @@ import sys
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    with open(sys.argv[1], newline="") as f:
-        rows = [r for r in csv.DictReader(f)]
-    copies = int(sys.argv[2])
-    span = max(int(r["upper"]) for r in rows) + 1
+    path = sys.argv[1]
+    try:
+        copies = int(sys.argv[2])
+    except ValueError:
+        sys.exit(f"COPIES is {sys.argv[2]!r}; give a whole number of copies")
+    rows = []
+    with open(path, newline="") as f:
+        for line, r in enumerate(csv.DictReader(f), start=2):
+            try:
+                rows.append((r["id"], int(r["lower"]), int(r["upper"]), int(r["size"])))
+            except (KeyError, TypeError, ValueError):
+                sys.exit(f"{path}:{line}: {r}: need integer lower, upper and size under an id,lower,upper,size header")
+    if not rows:
+        sys.exit(f"{path}: no rows under the header")
+    span = max(upper for _, _, upper, _ in rows) + 1
     out = ["id,lower,upper,size"]
     for k in range(copies):
-        for r in rows:
-            lo, hi = int(r["lower"]) + k * span, int(r["upper"]) + k * span
-            out.append(f"{k}:{r['id']},{lo},{hi},{r['size']}")
+        for ident, lower, upper, size in rows:
+            out.append(f"{k}:{ident},{lower + k * span},{upper + k * span},{size}")
     sys.stdout.write("\n".join(out) + "\n")
 
 
