@@ -211,7 +211,7 @@ type Chained = (
 fn search_chain(csv: &planner::import::csv::CsvProblem) -> Vec<Chained> {
     let mut best: Option<[(planner::SolvedProblem, Duration); 4]> = None;
     for _ in 0..3 {
-        let run = match planner::solve_problem_chain(csv) {
+        let run = match planner::solve_problem_chain(csv, None) {
             Ok(run) => run,
             Err(e) => {
                 let why = e.message().to_string();

@@ -1,6 +1,7 @@
 //! Running a packer: [`pack`] and [`pack_report`], the `auto` policy's stages, and
 //! packing the parts of a problem that splits.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 use std::vec::Vec;
 
@@ -11,7 +12,7 @@ use super::options::{AutoOptions, HillClimbOptions};
 use super::bounds::{Known, certify, certify_known, height_lower_bound};
 use super::problem::{Certificate, Packing, Problem};
 use super::kind::PlannerKind;
-use super::{best_of, hill_climb, large, optimal, split, window};
+use super::{best_of, deadline, hill_climb, large, optimal, split, window};
 
 /// A packing with its certificate and what the search did.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,7 +25,7 @@ pub struct Report {
     pub stats: SearchStats,
 }
 
-/// What a planner did: deterministic counts, no times.
+/// What a planner did: deterministic counts, no times (with a time limit, where it cut).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SearchStats {
     /// For the search planners, the greedy order (a name of [`GREEDY_ORDERS`]) and gap rule
@@ -43,6 +44,9 @@ pub struct SearchStats {
     pub nodes: u64,
     /// Independent parts the problem was planned as (0 or 1: planned whole).
     pub parts: u32,
+    /// A stage stopped at the time limit before it was done: the one field that depends
+    /// on the machine (never set without a time limit).
+    pub timed_out: bool,
 }
 
 /// The placement orders best-of-greedy tries, by name.
@@ -130,24 +134,30 @@ impl Run<'_> {
         seed_budget: u64,
         large: Option<(u64, usize, usize)>,
     ) -> Packing {
-        let seed = self.first_stage(target, seed_budget);
+        // Under a time limit the first stage and the large items stop where the climb does.
+        let deadline = budget.as_ref().and_then(|b| b.deadline);
+        let seed = self.first_stage(target, seed_budget, deadline);
         let mut large = match large {
             Some((node_budget, max_items, peak_max_items))
                 if seed.packing.height > seed.lower_bound =>
             {
                 let problem = self.placer.problem;
                 let start = seed.packing.clone();
-                let from = large::Lowering::new(problem, start, seed.lower_bound, node_budget);
-                let (found, nodes) = large::lower(from, max_items);
+                let limits = (node_budget, deadline);
+                let from = large::Lowering::new(problem, start, seed.lower_bound, limits);
+                let (found, nodes, cut) = large::lower(from, max_items);
                 self.stats.nodes += nodes;
+                self.stats.timed_out |= cut;
                 // The window around the op of most load, from the lower of the two.
-                let (found, nodes) = if found.height > seed.lower_bound && peak_max_items > 0 {
-                    let from = large::Lowering::new(problem, found, seed.lower_bound, node_budget);
-                    large::peak_window(from, peak_max_items)
-                } else {
-                    (found, 0)
-                };
+                let (found, nodes, cut) =
+                    if found.height > seed.lower_bound && peak_max_items > 0 {
+                        let from = large::Lowering::new(problem, found, seed.lower_bound, limits);
+                        large::peak_window(from, peak_max_items)
+                    } else {
+                        (found, 0, false)
+                    };
                 self.stats.nodes += nodes;
+                self.stats.timed_out |= cut;
                 Some(found).filter(|p| p.height < seed.packing.height)
             }
             _ => None,
@@ -165,23 +175,28 @@ impl Run<'_> {
         }
     }
 
-    /// Best-of-greedy's seed ([`best_of::seed`]), stopping at `target` and within
-    /// `seed_budget` placements; the run keeps its origin and the bound of the items it
-    /// placed.
-    fn first_stage(&mut self, target: u64, seed_budget: u64) -> best_of::Seed {
+    /// Best-of-greedy's seed ([`best_of::seed`]), stopping at `target`, within
+    /// `seed_budget` placements and with no pass started after `deadline`; the run keeps its
+    /// origin and the bound of the items it placed.
+    fn first_stage(
+        &mut self,
+        target: u64,
+        seed_budget: u64,
+        deadline: Option<Instant>,
+    ) -> best_of::Seed {
         let started = self.placer.placements;
         let reference = best_of::reference(&mut self.placer);
-        self.first_stage_from(reference, started, target, seed_budget)
+        self.first_stage_from(reference, started, (target, seed_budget, deadline))
     }
 
     /// [`Run::first_stage`] after its reference pass ([`best_of::reference`]), which started
-    /// when the placer had placed `started` items.
+    /// when the placer had placed `started` items, with its target, placement budget and
+    /// deadline.
     fn first_stage_from(
         &mut self,
         reference: (Vec<usize>, Packing),
         started: u64,
-        target: u64,
-        seed_budget: u64,
+        budget: (u64, u64, Option<Instant>),
     ) -> best_of::Seed {
         // On a model's few hundred tensors a pass takes microseconds, less than starting a
         // thread: small problems run their passes on this one.
@@ -190,9 +205,9 @@ impl Run<'_> {
         } else {
             threads_for(self.threads)
         };
-        let budget = (target, seed_budget);
         let seed = best_of::seed(&mut self.placer, reference, started, budget, threads);
         self.stats.seed = Some(seed.origin);
+        self.stats.timed_out |= seed.cut;
         let placed = seed.packing.offsets.iter().map(Option::is_some).collect();
         self.known_bound = Some(Known {
             placed,
@@ -207,6 +222,7 @@ impl Run<'_> {
         let (packing, climb) = hill_climb::climb(&mut self.placer, seed, budget);
         self.stats.iterations = climb.iterations;
         self.stats.improvements = climb.improvements;
+        self.stats.timed_out |= climb.timed_out;
         packing
     }
 
@@ -262,7 +278,16 @@ pub const SEARCH_CHAIN: [&str; 4] = ["greedy_by_size", "best_of_greedy", "hill_c
 /// planner alone takes (its stages, without the reports made for the planners before it).
 /// For `planner compare`, where running the four apart did the reference pass four times
 /// and best-of-greedy's passes three times (on 10^6 items, 3 s and 8.7 s each).
-pub fn pack_search_chain(problem: &Problem) -> [(&'static str, Report, std::time::Duration); 4] {
+///
+/// With a `deadline`, best-of-greedy's passes, the climb and the exact search each stop at
+/// an equal share of the time left when they start (a third, a half, all of it); a report
+/// whose packing a stop changed says so in [`SearchStats::timed_out`], as do the reports
+/// after it. The reference pass runs whatever the clock says. Without one the reports are
+/// the same on every machine.
+pub fn pack_search_chain(
+    problem: &Problem,
+    deadline: Option<Instant>,
+) -> [(&'static str, Report, std::time::Duration); 4] {
     let [by_size_name, best_of_name, climb_name, exact_name] = SEARCH_CHAIN;
     let start = Instant::now();
     // Time spent on the reports of the earlier stages, left out of the later ones.
@@ -280,11 +305,32 @@ pub fn pack_search_chain(problem: &Problem) -> [(&'static str, Report, std::time
     let mut run = Run::new(problem);
     let reference = best_of::reference(&mut run.placer);
     let by_size = report(by_size_name, &run, &reference.1);
-    let seed = run.first_stage_from(reference, 0, 0, u64::MAX);
+    // The stage's share of the time left: 1/`stages` of it.
+    let share = |stages: u32| {
+        deadline.map(|d| {
+            let now = Instant::now();
+            now + d.saturating_duration_since(now) / stages
+        })
+    };
+    let seed = run.first_stage_from(reference, 0, (0, u64::MAX, share(3)));
     let best_of = report(best_of_name, &run, &seed.packing);
-    let packing = run.climb(seed, climb_budget(&HillClimbOptions::default()));
+    let budget = hill_climb::Budget {
+        deadline: share(2),
+        ..climb_budget(&HillClimbOptions::default())
+    };
+    let packing = run.climb(seed, budget);
     let climbed = report(climb_name, &run, &packing);
-    let packing = run.exact(packing, &OptimalOptions::default());
+    let exact = OptimalOptions {
+        time_limit: deadline::left(deadline),
+        ..OptimalOptions::default()
+    };
+    let packing = if !deadline::passed(deadline) {
+        run.exact(packing, &exact)
+    } else {
+        // Out of time before the exact search started: cut, unless it had nothing to do.
+        run.stats.timed_out |= packing.height > height_lower_bound(problem);
+        packing
+    };
     let exact = report(exact_name, &run, &packing);
     [by_size, best_of, climbed, exact]
 }
@@ -320,15 +366,16 @@ fn auto_stages(
     (target, windows): (u64, bool),
     deadline: Option<Instant>,
 ) -> Packing {
-    // Under a time limit the climb may take half of what is left when the exact search
-    // follows, all of it otherwise.
+    // Under a time limit the climb may take half of what is left when the exact search or
+    // the windows follow, all of it otherwise.
     let n = run.placer.problem.items.len();
     let whole = n <= o.exact_max_items as usize;
     let exact = o.node_budget > 0 && (whole || (windows && n <= o.part_exact_max_items as usize));
+    let searched_after = exact || (windows && o.node_budget > 0);
     let climb_until = deadline.map(|d| {
         let now = Instant::now();
         let left = d.saturating_duration_since(now);
-        now + if exact { left / 2 } else { left }
+        now + if searched_after { left / 2 } else { left }
     });
     let timed = deadline.is_some();
     // Large items first (an exact search too) where the exact search or the windows run,
@@ -336,11 +383,14 @@ fn auto_stages(
     // ones) skip it otherwise: there it lowered random 20k problems by 0.3-1.8 % but took
     // 1.2-1.5 s more, against their 2 s target.
     let large = o.node_budget > 0 && o.large_max_items > 0 && (whole || windows || timed);
+    // A part's climb keeps its work limits under a time limit too: a part that stops early
+    // leaves its time to the parts after it ([`run_parts`]).
+    let open_ended = timed && !windows;
     let packing = run.search_to(
         Some(hill_climb::Budget {
-            iterations: if timed { u32::MAX } else { o.iterations },
-            max_stall: if timed { None } else { o.max_stall_iterations },
-            work: if timed { None } else { Some(o.budget) },
+            iterations: if open_ended { u32::MAX } else { o.iterations },
+            max_stall: if open_ended { None } else { o.max_stall_iterations },
+            work: if open_ended { None } else { Some(o.budget) },
             seed: o.seed,
             deadline: climb_until,
         }),
@@ -355,16 +405,20 @@ fn auto_stages(
     let problem = run.placer.problem;
     let mut packing = packing;
     if exact && packing.height > target && !certify(problem, &packing).optimal {
-        // A part that windows may follow keeps to the node budget under a time limit too.
-        let opts = OptimalOptions {
-            node_budget: if timed && whole {
-                u64::MAX
-            } else {
-                o.node_budget
-            },
-            time_limit: deadline.map(|d| d.saturating_duration_since(Instant::now())),
-        };
-        packing = run.exact(packing, &opts);
+        if deadline::passed(deadline) {
+            run.stats.timed_out = true;
+        } else {
+            // A part that windows may follow keeps to the node budget under a time limit too.
+            let opts = OptimalOptions {
+                node_budget: if timed && whole {
+                    u64::MAX
+                } else {
+                    o.node_budget
+                },
+                time_limit: deadline::left(deadline),
+            };
+            packing = run.exact(packing, &opts);
+        }
     }
     if windows && !whole && o.node_budget > 0 && packing.height > target {
         // Too large to search whole, or searched whole in vain: search windows around the
@@ -372,8 +426,10 @@ fn auto_stages(
         // random ones) every buffer overlaps hundreds of others, a node costs ten times as
         // much and the windows were measured to gain nothing there.
         let floor = target.max(height_lower_bound(problem));
-        let (found, nodes) = window::lower_peak(problem, packing, floor, o.node_budget);
+        let limits = (o.node_budget, deadline);
+        let (found, nodes, cut) = window::lower_peak(problem, packing, floor, limits);
         run.stats.nodes += nodes;
+        run.stats.timed_out |= cut;
         packing = found;
     }
     packing
@@ -381,7 +437,11 @@ fn auto_stages(
 
 /// Plans the parts of `split` with `auto`'s stages, each stopping once it no longer
 /// decides the height (at the whole problem's lower bound), on up to `o.threads` threads,
-/// and puts them together.
+/// and puts them together. Under a `deadline`, a part gets the time its items' share of all
+/// the parts' items gives it on the threads, or, where parts before it finished early, that
+/// share of the time left among the parts not started yet: the first parts cannot take it
+/// all, and a part that overran (the first pass of each part runs whatever the clock says)
+/// does not starve the last ones.
 fn run_parts(
     problem: &Problem,
     split: &split::Split,
@@ -393,7 +453,20 @@ fn run_parts(
     let slack = (u128::from(bound) * u128::from(o.slack_ppm) / 1_000_000) as u64;
     let goal = bound.saturating_add(slack);
     let n = split.parts.len();
+    let threads = threads_for(o.threads);
+    let total = split.parts.iter().map(|p| p.1.len()).sum::<usize>().max(1);
+    let not_started = AtomicUsize::new(total);
+    let started = Instant::now();
     let solve = |k: usize| {
+        let items = split.parts[k].1.len();
+        let waiting = not_started.fetch_sub(items, Ordering::Relaxed).max(1);
+        let deadline = deadline.map(|d| {
+            let now = Instant::now();
+            let share = |of: usize| ((threads * items) as f64 / of as f64).min(1.0);
+            let fair = d.saturating_duration_since(started).mul_f64(share(total));
+            let left = d.saturating_duration_since(now).mul_f64(share(waiting));
+            now + fair.max(left)
+        });
         let sub = split.part_problem(problem, k);
         // The parts already share the threads: each part's passes run on its own.
         let mut run = Run {
@@ -413,7 +486,7 @@ fn run_parts(
     // Largest parts first, for balance; which thread plans a part changes nothing.
     let mut queue: Vec<usize> = (0..n).collect();
     queue.sort_by_key(|&k| (std::cmp::Reverse(split.parts[k].1.len()), k));
-    let results = crate::par::each(threads_for(o.threads), &queue, solve, |_, _| false);
+    let results = crate::par::each(threads, &queue, solve, |_, _| false);
     assemble(problem, split, results, stats)
 }
 
@@ -456,6 +529,7 @@ fn assemble(
         stats.placements += s.placements;
         stats.work += s.work;
         stats.nodes += s.nodes;
+        stats.timed_out |= s.timed_out;
     }
     stats.seed = peak.1;
     stats.parts = u32::try_from(split.parts.len()).unwrap_or(u32::MAX);
@@ -484,6 +558,7 @@ fn exact_stage(
     };
     let (found, proven, search) = optimal::minimize_with_stats(&sub, opts, Some(hint));
     stats.nodes += search.nodes;
+    stats.timed_out |= search.timed_out;
     if found.height >= packing.height || found.offsets.len() != keep.len() {
         let proven = proven && found.height == packing.height;
         return (packing, proven);
@@ -515,4 +590,57 @@ fn exact_stage(
         },
         proven,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pack::Rng;
+    use crate::pack::optimal::is_valid;
+    use crate::pack::pack_report;
+    use crate::pack::tests::item;
+
+    /// Two phases of 300 random items each (ops 0-99 and 100-199), which `auto` plans as two
+    /// parts.
+    fn two_phases() -> Problem {
+        let mut rng = Rng::new(41);
+        let mut items = Vec::new();
+        for phase in 0..2u32 {
+            for _ in 0..300 {
+                let start = phase * 100 + rng.below(90) as u32;
+                let end = (start + 1 + rng.below(10) as u32).min(phase * 100 + 99);
+                items.push(item(1 + rng.below_u64(4096), start, end));
+            }
+        }
+        Problem {
+            items,
+            capacity: None,
+        }
+    }
+
+    #[test]
+    fn a_time_limit_bounds_every_stage_of_a_split_problem() {
+        let p = two_phases();
+        assert_eq!(split::Split::of(&p).map(|s| s.parts.len()), Some(2));
+        let untimed = AutoOptions {
+            split_min_items: 10,
+            ..AutoOptions::default()
+        };
+        let r = pack_report(&PlannerKind::Auto(untimed.clone()), &p);
+        assert!(!r.stats.timed_out);
+        // Without a time limit the parts' searches run (so a limit has something to cut).
+        assert!(r.stats.nodes > 0, "{:?}", r.stats);
+        // With the time already up, each part keeps its first pass: no other pass, no
+        // climb, no exact search in any stage, and the report says it was cut.
+        let timed = AutoOptions {
+            time_limit: Some(std::time::Duration::ZERO),
+            ..untimed
+        };
+        let cut = pack_report(&PlannerKind::Auto(timed), &p);
+        assert!(cut.stats.timed_out);
+        assert_eq!((cut.stats.nodes, cut.stats.iterations), (0, 0), "{:?}", cut.stats);
+        assert!(cut.packing.offsets.iter().all(Option::is_some));
+        assert!(is_valid(&p, &cut.packing.offsets, cut.packing.height));
+        assert!(cut.packing.height >= r.packing.height);
+    }
 }

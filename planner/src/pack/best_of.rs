@@ -8,8 +8,10 @@
 
 use std::cmp::Reverse;
 use std::sync::Arc;
+use std::time::Instant;
 use std::vec::Vec;
 
+use super::deadline;
 use super::gaps::GapRule;
 use super::greedy::{Placer, size_order};
 use super::{Packing, lower_bound_of, tflm};
@@ -31,6 +33,8 @@ pub(crate) struct Seed {
     pub(crate) placed_bound: u64,
     /// Which order and rule won, for reports.
     pub(crate) origin: (&'static str, GapRule),
+    /// Passes were left out because the deadline had passed.
+    pub(crate) cut: bool,
 }
 
 /// Offsets with only the fixed items placed, and their height.
@@ -74,11 +78,12 @@ pub(crate) fn reference(placer: &mut Placer<'_>) -> (Vec<usize>, Packing) {
 /// `max_placements` covers as many items as the reference placed. Those passes run on up to
 /// `threads` threads; the seed and the counts do not depend on how many. The seed's
 /// `lower_bound` is the larger of the bound and `target`: where searches from it stop.
+/// Once `deadline` has passed no further pass starts (the seed says it was `cut`).
 pub(crate) fn seed(
     placer: &mut Placer<'_>,
     (by_size, reference): (Vec<usize>, Packing),
     started: u64,
-    (target, max_placements): (u64, u64),
+    (target, max_placements, deadline): (u64, u64, Option<Instant>),
     threads: usize,
 ) -> Seed {
     let problem = placer.problem;
@@ -101,6 +106,7 @@ pub(crate) fn seed(
         lower_bound,
         placed_bound,
         origin: ("size", GapRule::Lowest),
+        cut: false,
     };
     let per_pass = (placer.placements - started).max(1);
     let room = max_placements.saturating_sub(per_pass);
@@ -125,9 +131,15 @@ pub(crate) fn seed(
         working: &best.order,
         height: best.packing.height,
         lower_bound,
+        deadline,
     };
     placer.free_tree();
-    for (found, placements, work) in run_passes(placer, &job, &passes, threads) {
+    for pass in run_passes(placer, &job, &passes, threads) {
+        let Some((found, placements, work)) = pass else {
+            // Not started: the deadline had passed (so had it for every pass after it).
+            best.cut = true;
+            break;
+        };
         placer.placements += placements;
         placer.work += work;
         if let Some(found) = found
@@ -156,20 +168,26 @@ struct Job<'a> {
     height: u64,
     /// Where the seed stops.
     lower_bound: u64,
+    /// No pass starts after it.
+    deadline: Option<Instant>,
 }
 
 /// Runs `passes`, each with its own placer over `placer`'s overlaps, on up to `threads`
 /// threads; returns each pass's result in order, up to and including the first that
 /// reaches the lower bound (later ones are not part of the seed, whether or not a thread
 /// ran them). Each pass stops at the reference's height, not at the best so far, so its
-/// result and counts are the same whichever passes ran before it.
+/// result and counts are the same whichever passes ran before it. A pass not started because
+/// the job's deadline had passed is `None`.
 fn run_passes(
     placer: &Placer<'_>,
     job: &Job<'_>,
     passes: &[Pass],
     threads: usize,
-) -> Vec<PassResult> {
+) -> Vec<Option<PassResult>> {
     let run = |pass: Pass| {
+        if deadline::passed(job.deadline) {
+            return None;
+        }
         let mut own = Placer::with_overlaps(placer.problem, Arc::clone(&placer.overlaps));
         let found = match pass {
             Pass::Tflm => tflm_candidate(&mut own, job.placed, job.height),
@@ -183,13 +201,15 @@ fn run_passes(
                         lower_bound: 0,
                         placed_bound: 0,
                         origin: (name, rule),
+                        cut: false,
                     })
             }
         };
-        (found, own.placements, own.work)
+        Some((found, own.placements, own.work))
     };
-    let at_bound = |r: &PassResult| {
-        r.0.as_ref()
+    let at_bound = |r: &Option<PassResult>| {
+        r.as_ref()
+            .and_then(|r| r.0.as_ref())
             .is_some_and(|s| s.packing.height <= job.lower_bound)
     };
     // Passes are taken in order; once one reaches the bound, later ones are not started
@@ -261,6 +281,7 @@ fn tflm_candidate(placer: &mut Placer<'_>, placed: &[bool], height: u64) -> Opti
         lower_bound: 0,
         placed_bound: 0,
         origin: ("tflm", GapRule::Lowest),
+        cut: false,
     })
 }
 
@@ -384,7 +405,7 @@ mod tests {
     fn first_stage(placer: &mut Placer<'_>, target: u64, budget: u64, threads: usize) -> Seed {
         let started = placer.placements;
         let r = reference(placer);
-        seed(placer, r, started, (target, budget), threads)
+        seed(placer, r, started, (target, budget, None), threads)
     }
 
     /// The placement budget stops passes from being started, never the reference pass.

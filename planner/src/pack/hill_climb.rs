@@ -43,6 +43,8 @@ pub(crate) struct ClimbStats {
     pub(crate) iterations: u32,
     /// Re-packs that lowered the height.
     pub(crate) improvements: u32,
+    /// The climb stopped at its deadline.
+    pub(crate) timed_out: bool,
 }
 
 /// SplitMix64: tiny, fast and the same on every machine.
@@ -288,10 +290,11 @@ pub(crate) fn climb(placer: &mut Placer<'_>, seed: Seed, budget: Budget) -> (Pac
         && best.0 > seed.lower_bound
         && budget.max_stall.is_none_or(|m| stall < m)
         && budget.work.is_none_or(|w| c.placer.work - start_work < w)
-        && budget
-            .deadline
-            .is_none_or(|d| std::time::Instant::now() < d)
     {
+        if super::deadline::passed(budget.deadline) {
+            stats.timed_out = true;
+            break;
+        }
         stats.iterations += 1;
         let Some(peak) = c.peak(&mut rng) else {
             break;

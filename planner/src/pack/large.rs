@@ -13,10 +13,13 @@
 //! `greedy_by_size` around them. Two shares are tried, the larger first (fewer items), and the
 //! lowest packing wins.
 //!
-//! Every limit counts nodes, never time: same input, same result.
+//! Every limit counts nodes, and time only under a deadline (`auto` with a time limit):
+//! without one, same input, same result.
 
+use std::time::Instant;
 use std::vec::Vec;
 
+use super::deadline;
 use super::optimal::{OptimalOptions, minimize_with_stats};
 use super::{Packing, PlannerKind, Problem, height_lower_bound, pack};
 
@@ -37,12 +40,12 @@ const MAX_LIVE: usize = 64;
 /// Lowers the packing of `search` (which must place every item) by placing the large items
 /// exactly and the rest around them; returns the lower of the two (the packing on ties) and
 /// the search nodes used. Stops at the target. A share with fewer than two large items, all
-/// of the movable ones, or more than `max_items`, is skipped.
-pub(crate) fn lower(mut search: Lowering<'_>, max_items: usize) -> (Packing, u64) {
+/// of the movable ones, or more than `max_items`, is skipped. The flag: the deadline cut it.
+pub(crate) fn lower(mut search: Lowering<'_>, max_items: usize) -> (Packing, u64, bool) {
     let problem = search.problem;
     let items = &problem.items;
     if search.best.offsets.iter().any(Option::is_none) {
-        return (search.best, 0);
+        return (search.best, 0, false);
     }
     let bound = height_lower_bound(problem);
     let movable = items.iter().filter(|it| it.fixed.is_none()).count();
@@ -72,35 +75,51 @@ pub(crate) fn lower(mut search: Lowering<'_>, max_items: usize) -> (Packing, u64
         // The shares left split what is left of the budget.
         search.fill_around(&keep, &sub, SHARES.len() - k);
     }
-    (search.best, search.used)
+    (search.best, search.used, search.cut)
 }
 
 /// A packing being lowered by exact searches ([`lower`], [`peak_window`]): the lowest one
-/// so far and the search nodes spent, against the height to stop at and the node budget.
+/// so far and the search nodes spent, against the height to stop at, the node budget and the
+/// deadline.
 #[derive(Debug)]
 pub(crate) struct Lowering<'p> {
     problem: &'p Problem,
     target: u64,
     node_budget: u64,
+    deadline: Option<Instant>,
     best: Packing,
     used: u64,
+    /// The deadline stopped a search, or the next one.
+    cut: bool,
 }
 
 impl<'p> Lowering<'p> {
-    /// Lowering `packing` of `problem` down to `target`, within `node_budget` nodes.
-    pub(crate) fn new(problem: &'p Problem, packing: Packing, target: u64, node_budget: u64) -> Self {
+    /// Lowering `packing` of `problem` down to `target`, within `node_budget` nodes and
+    /// before `deadline`.
+    pub(crate) fn new(
+        problem: &'p Problem,
+        packing: Packing,
+        target: u64,
+        (node_budget, deadline): (u64, Option<Instant>),
+    ) -> Self {
         Lowering {
             problem,
             target,
             node_budget,
+            deadline,
             best: packing,
             used: 0,
+            cut: false,
         }
     }
 
-    /// At the target, or out of nodes.
-    fn stops(&self) -> bool {
-        self.best.height <= self.target || self.used >= self.node_budget
+    /// At the target, out of nodes, or past the deadline (then `cut`).
+    fn stops(&mut self) -> bool {
+        if self.best.height <= self.target || self.used >= self.node_budget {
+            return true;
+        }
+        self.cut |= deadline::passed(self.deadline);
+        self.cut
     }
 
     /// Packs `sub` (the items `keep` of the problem, in that order) by
@@ -112,10 +131,11 @@ impl<'p> Lowering<'p> {
         let problem = self.problem;
         let opts = OptimalOptions {
             node_budget: (self.node_budget - self.used) / tries as u64,
-            time_limit: None,
+            time_limit: deadline::left(self.deadline),
         };
         let (found, _, stats) = minimize_with_stats(sub, &opts, None);
         self.used += stats.nodes;
+        self.cut |= stats.timed_out;
         if found.offsets.len() != keep.len() || found.height >= self.best.height {
             return;
         }
@@ -171,18 +191,18 @@ const PEAK_WINDOWS: [usize; 3] = [256, 1024, 2048];
 /// `greedy_by_size`. A clipped packing is a packing of the window's ops, so the
 /// items crossing the window's edges are placed where the search found room for them at every
 /// op of the window; outside it they meet only the greedy fill. Returns the lowest packing
-/// (the given one on ties) and the nodes used. `pangu_2.6B.csv` is at the lower bound on the ops
+/// (the given one on ties), the nodes used and whether the deadline cut it. `pangu_2.6B.csv` is at the lower bound on the ops
 /// 3000-8000 (4175 items) while every greedy order leaves a 40 MiB hole at its peak op.
-pub(crate) fn peak_window(mut search: Lowering<'_>, max_items: usize) -> (Packing, u64) {
+pub(crate) fn peak_window(mut search: Lowering<'_>, max_items: usize) -> (Packing, u64, bool) {
     let problem = search.problem;
     let items = &problem.items;
     if search.best.offsets.iter().any(Option::is_none)
         || items.iter().any(|it| it.fixed.is_some() || it.align > 1)
     {
-        return (search.best, 0);
+        return (search.best, 0, false);
     }
     let Some(peak) = peak_op(problem) else {
-        return (search.best, 0);
+        return (search.best, 0, false);
     };
     // Ops sorted by distance from the peak: the window grows over the item boundaries.
     let mut bounds: Vec<u32> = items.iter().flat_map(|it| [it.start, it.end]).collect();
@@ -248,7 +268,7 @@ pub(crate) fn peak_window(mut search: Lowering<'_>, max_items: usize) -> (Packin
         // No item is fixed here, so every kept one keeps its offset.
         search.fill_around(&keep, &sub, PEAK_WINDOWS.len() - k);
     }
-    (search.best, search.used)
+    (search.best, search.used, search.cut)
 }
 
 /// The first op of most load (sizes live summed), `None` without a live item.
@@ -321,7 +341,8 @@ mod tests {
     fn never_higher_and_always_valid() {
         let p = problem();
         let start = pack(&PlannerKind::GreedyBySize, &p);
-        let (found, nodes) = lower(Lowering::new(&p, start.clone(), 0, 10_000), 4000);
+        let (found, nodes, cut) = lower(Lowering::new(&p, start.clone(), 0, (10_000, None)), 4000);
+        assert!(!cut);
         assert!(found.height <= start.height);
         assert!(nodes <= 10_000);
         let c = certify(&p, &found);
@@ -356,7 +377,8 @@ mod tests {
         };
         let start = pack(&PlannerKind::GreedyBySize, &p);
         assert!(start.height >= 12_000, "{start:?}");
-        let (found, nodes) = lower(Lowering::new(&p, start, 0, 10_000), 4000);
+        let (found, nodes, cut) = lower(Lowering::new(&p, start.clone(), 0, (10_000, None)), 4000);
+        assert!(!cut);
         assert_eq!(found.height, height_lower_bound(&p));
         assert_eq!(found.height, 9001);
         assert!(nodes <= 10_000);
@@ -365,6 +387,12 @@ mod tests {
             &found.offsets,
             found.height
         ));
+        // Past its deadline it searches nothing and says it was cut.
+        let passed = Some(std::time::Instant::now());
+        let cut = lower(Lowering::new(&p, start.clone(), 0, (10_000, passed)), 4000);
+        assert_eq!(cut, (start.clone(), 0, true));
+        let cut = peak_window(Lowering::new(&p, start.clone(), 0, (10_000, passed)), 2048);
+        assert_eq!(cut, (start, 0, true));
     }
 
     #[test]
@@ -372,10 +400,16 @@ mod tests {
         let p = problem();
         let mut start = pack(&PlannerKind::GreedyBySize, &p);
         start.offsets[0] = None;
-        assert_eq!(lower(Lowering::new(&p, start.clone(), 0, 10_000), 4000), (start, 0));
+        assert_eq!(
+            lower(Lowering::new(&p, start.clone(), 0, (10_000, None)), 4000),
+            (start, 0, false)
+        );
         // With at most one large item allowed, every share is skipped.
         let start = pack(&PlannerKind::GreedyBySize, &p);
-        assert_eq!(lower(Lowering::new(&p, start.clone(), 0, 10_000), 1), (start, 0));
+        assert_eq!(
+            lower(Lowering::new(&p, start.clone(), 0, (10_000, None)), 1),
+            (start, 0, false)
+        );
     }
 
     #[test]
@@ -391,7 +425,9 @@ mod tests {
         assert_eq!(peak_op(&p), Some(0));
         let start = pack(&PlannerKind::GreedyBySize, &p);
         assert!(start.height >= 12_000, "{start:?}");
-        let (found, nodes) = peak_window(Lowering::new(&p, start.clone(), 0, 10_000), 2048);
+        let (found, nodes, cut) =
+            peak_window(Lowering::new(&p, start.clone(), 0, (10_000, None)), 2048);
+        assert!(!cut);
         assert_eq!(found.height, 9001);
         assert_eq!(found.height, height_lower_bound(&p));
         assert!(nodes <= 10_000);
@@ -402,14 +438,14 @@ mod tests {
         ));
         // No window of at most 100 items is tried; nor with a spilled item.
         assert_eq!(
-            peak_window(Lowering::new(&p, start.clone(), 0, 10_000), 100),
-            (start.clone(), 0)
+            peak_window(Lowering::new(&p, start.clone(), 0, (10_000, None)), 100),
+            (start.clone(), 0, false)
         );
         let mut spilled = start;
         spilled.offsets[0] = None;
         assert_eq!(
-            peak_window(Lowering::new(&p, spilled.clone(), 0, 10_000), 2048),
-            (spilled, 0)
+            peak_window(Lowering::new(&p, spilled.clone(), 0, (10_000, None)), 2048),
+            (spilled, 0, false)
         );
     }
 }

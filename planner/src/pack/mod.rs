@@ -17,6 +17,7 @@ mod auto;
 mod best_of;
 mod bounds;
 mod busy;
+mod deadline;
 mod gaps;
 mod greedy;
 mod hill_climb;
@@ -106,7 +107,7 @@ mod tests {
                     items,
                     capacity: None,
                 };
-                let chain = pack_search_chain(&p);
+                let chain = pack_search_chain(&p, None);
                 let names: std::vec::Vec<&str> = chain.iter().map(|c| c.0).collect();
                 assert_eq!(names, SEARCH_CHAIN);
                 if chain[3].1.packing.height < chain[1].1.packing.height {

@@ -11,11 +11,14 @@
 //! item reaching the (maybe lower) height gets its own window; when it does not, a wider
 //! window is tried, up to [`WIDTHS`]; when the widest fails, the stage stops.
 //!
-//! Every limit counts work (items in a window, windows, search nodes), never time, so the
-//! result is the same on every machine.
+//! Every limit counts work (items in a window, windows, search nodes), and time only under
+//! a deadline (`auto` with a time limit): without one, the result is the same on every
+//! machine.
 
+use std::time::Instant;
 use std::vec::Vec;
 
+use super::deadline;
 use super::optimal::{OptimalOptions, Outcome, fits_with_stats, is_valid};
 use super::{Item, Packing, Problem};
 
@@ -38,23 +41,29 @@ const WIDTHS: [(usize, bool, u64); 6] = [
 const MAX_WINDOWS: u32 = 64;
 
 /// Lowers `packing`'s height towards `target` by exact searches in windows around the peak,
-/// within `node_budget` search nodes in all; returns the packing (never higher) and the nodes
-/// used. Only for packings that place every item, without a capacity (a decomposition's
-/// parts); any other packing is returned as it is.
+/// within `node_budget` search nodes in all and before `deadline`; returns the packing (never
+/// higher), the nodes used and whether the deadline cut it. Only for packings that place
+/// every item, without a capacity (a decomposition's parts); any other packing is returned
+/// as it is.
 pub(crate) fn lower_peak(
     problem: &Problem,
     packing: Packing,
     target: u64,
-    node_budget: u64,
-) -> (Packing, u64) {
+    (node_budget, deadline): (u64, Option<Instant>),
+) -> (Packing, u64, bool) {
     let items = &problem.items;
     if problem.capacity.is_some() || packing.offsets.iter().any(Option::is_none) {
-        return (packing, 0);
+        return (packing, 0, false);
     }
     let mut offsets: Vec<u64> = packing.offsets.iter().map(|o| o.unwrap_or(0)).collect();
     let mut height = packing.height;
     let (mut used, mut windows, mut width) = (0u64, 0u32, 0usize);
+    let mut cut = false;
     while height > target && windows < MAX_WINDOWS && used < node_budget {
+        if deadline::passed(deadline) {
+            cut = true;
+            break;
+        }
         let Some(peak) =
             (0..items.len()).find(|&i| offsets[i].saturating_add(items[i].size) == height)
         else {
@@ -82,8 +91,10 @@ pub(crate) fn lower_peak(
                 .then_some((items[peak].start, items[peak].end)),
             chain,
         };
-        let (found, spent) = search_window(problem, &offsets, &w, (height, target), nodes);
+        let limits = (nodes, deadline);
+        let (found, spent, timed_out) = search_window(problem, &offsets, &w, (height, target), limits);
         used += spent;
+        cut |= timed_out;
         match found {
             Some(free) => {
                 for (i, o) in free {
@@ -100,7 +111,7 @@ pub(crate) fn lower_peak(
         offsets: offsets.into_iter().map(Some).collect(),
         height,
     };
-    (packing, used)
+    (packing, used, cut)
 }
 
 fn top(items: &[Item], offsets: &[u64]) -> u64 {
@@ -184,7 +195,7 @@ struct Window {
 
 /// The exact search of the window `[lo, hi]`: the items live only inside it re-packed, the
 /// other items live in it fixed. The new offsets of the re-packed items when the window's
-/// height falls below `height`, and the nodes spent.
+/// height falls below `height`, the nodes spent and whether the deadline stopped a search.
 ///
 /// It probes two heights: the highest of `target` and the tops of the items it does not
 /// move (the most one window can gain), then one byte below `height` (any gain), each with
@@ -194,8 +205,8 @@ fn search_window(
     offsets: &[u64],
     w: &Window,
     (height, target): (u64, u64),
-    nodes: u64,
-) -> (Option<Vec<(usize, u64)>>, u64) {
+    (nodes, deadline): (u64, Option<Instant>),
+) -> (Option<Vec<(usize, u64)>>, u64, bool) {
     let items = &problem.items;
     let moves = |i: usize| {
         let it = &items[i];
@@ -234,17 +245,18 @@ fn search_window(
         s.spillable = false;
         sub.items.push(s);
     }
-    let mut spent = 0;
+    let (mut spent, mut timed_out) = (0, false);
     for (k, cap) in [goal, height - 1].into_iter().enumerate() {
         if cap >= height || (k == 1 && cap == goal) {
             continue;
         }
         let opts = OptimalOptions {
             node_budget: nodes / 2,
-            time_limit: None,
+            time_limit: deadline::left(deadline),
         };
         let (outcome, stats) = fits_with_stats(&sub, cap, &opts);
         spent += stats.nodes;
+        timed_out |= stats.timed_out;
         if let Outcome::Fits(found) = outcome
             && is_valid(&sub, &found.offsets, cap)
         {
@@ -252,10 +264,10 @@ fn search_window(
                 .into_iter()
                 .filter_map(|(i, k)| found.offsets[k].map(|o| (i, o)))
                 .collect();
-            return (Some(moved), spent);
+            return (Some(moved), spent, timed_out);
         }
     }
-    (None, spent)
+    (None, spent, timed_out)
 }
 
 #[cfg(test)]
@@ -286,7 +298,8 @@ mod tests {
             start.height > bound,
             "the test needs a packing above the bound"
         );
-        let (got, _) = lower_peak(&p, start.clone(), bound, 100_000);
+        let (got, _, cut) = lower_peak(&p, start.clone(), bound, (100_000, None));
+        assert!(!cut);
         assert!(got.height <= start.height);
         assert!(is_valid(&p, &got.offsets, got.height));
         assert_eq!(got.height, bound);

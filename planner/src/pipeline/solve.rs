@@ -138,16 +138,18 @@ pub fn solve_problem_within(
 /// `greedy_by_size`, `best_of_greedy`, `hill_climb` and `optimal` with their default options
 /// on a CSV problem without a capacity, as one run ([`pack::pack_search_chain`]: each planner
 /// starts from the one before it), each packing checked as [`solve_problem`] checks it, with
-/// the time each planner alone takes. What `planner compare` runs for those four.
+/// the time each planner alone takes. What `planner compare` runs for those four; under a
+/// `deadline` the searches stop at their shares of it (see [`pack::pack_search_chain`]).
 pub fn solve_problem_chain(
     csv: &CsvProblem,
+    deadline: Option<std::time::Instant>,
 ) -> Result<[(SolvedProblem, std::time::Duration); 4]> {
     // Each time counts what `solve_problem` does around the packer too (the height check
     // before, the packing's check after), as it would for the planner alone.
     let start = std::time::Instant::now();
     ceiling(csv)?;
     let before = start.elapsed();
-    let mut chain = pack::pack_search_chain(&csv.problem);
+    let mut chain = pack::pack_search_chain(&csv.problem, deadline);
     for (_, report, took) in &mut chain {
         let start = std::time::Instant::now();
         checked(csv, &report.packing)?;
