@@ -200,6 +200,57 @@ fn csv_problems_round_trip_with_capacity_exit_codes() {
     assert_says(&refused(&["plan", bad.to_str().unwrap()]), &["bad.csv:3:"]);
 }
 
+/// `compare` on a CSV problem stops its searches at `--time-limit` (20 s by default), and a
+/// row whose search was cut says so; `none` runs each to its own budget.
+#[test]
+fn compare_cuts_its_searches_at_its_time_limit() {
+    let csv = "bench/challenging/K.1048576.csv";
+    let height = |table: &str, name: &str| -> (u64, bool) {
+        let row = table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row: {table}"));
+        let used = row.split_whitespace().nth(2).unwrap().parse().unwrap();
+        (used, row.ends_with("(cut)"))
+    };
+    let full = stdout_of(&["compare", csv, "--time-limit", "none"]);
+    assert!(!full.contains("(cut)"), "{full}");
+    let (by_size, _) = height(&full, "greedy_by_size");
+    // The searches lower greedy_by_size's height here, so a cut has something to take away.
+    let (best_of, _) = height(&full, "best_of_greedy");
+    assert!(best_of < by_size, "{full}");
+    let cut = stdout_of(&["compare", csv, "--time-limit", "0ms"]);
+    for name in ["greedy", "greedy_by_size", "tflm"] {
+        assert_eq!(
+            height(&cut, name),
+            (height(&full, name).0, false),
+            "{name}: {cut}"
+        );
+    }
+    // Out of time before any search began: each keeps greedy_by_size's packing (its first
+    // pass) and says it was cut.
+    for name in ["best_of_greedy", "hill_climb", "optimal", "auto"] {
+        assert_eq!(height(&cut, name), (by_size, true), "{name}: {cut}");
+    }
+    assert_says(
+        &cut,
+        &["(cut): the search stopped at its share of compare's time limit"],
+    );
+    assert_says(
+        &refused(&["compare", csv, "--time-limit", "soon"]),
+        &["--time-limit \"soon\" is not a duration"],
+    );
+    assert_says(
+        &refused(&[
+            "compare",
+            "models/tiny_kws_dscnn_int8.tflite",
+            "--time-limit",
+            "1s",
+        ]),
+        &["--time-limit is for CSV problems"],
+    );
+}
+
 /// `explain`, `compare` and `plan --format svg` take a CSV problem on its own items, as `plan`
 /// does: explain says where each buffer went, compare lists every planner against the bound
 /// and, given a capacity, which planners fit under it, and the picture marks bound and peak.

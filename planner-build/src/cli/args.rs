@@ -278,6 +278,12 @@ pub(super) struct CompareArgs {
     /// in-place row then shows the classic plan.
     #[arg(long)]
     pub(super) in_place: bool,
+    /// For a CSV problem: about how long the whole comparison may take (`500ms`, `20s`,
+    /// `2m`; default 20s). The searches (best_of_greedy's passes, hill_climb, optimal, auto)
+    /// stop at their shares of the time left, and a row whose search was cut says so; `none`
+    /// runs each planner to its own budget (the same heights on every machine).
+    #[arg(long)]
+    pub(super) time_limit: Option<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

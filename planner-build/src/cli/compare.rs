@@ -9,7 +9,7 @@ use planner::manifest::{self, Manifest, Schedule};
 use planner::pack::{PlannerKind, SEARCH_CHAIN};
 use planner::{Error, Planned};
 
-use super::args::{CompareArgs, Format, is_problem, parse_capacity, usage};
+use super::args::{CompareArgs, Format, is_problem, parse_capacity, parse_duration, usage};
 use super::input::{
     Input, group_of, load, plan, plan_as, problem_manifest, refuse_in_place, solve_csv,
 };
@@ -17,15 +17,31 @@ use super::output::{print, rows_as};
 
 /// `planner compare`: every planner side by side, for a group, a model or a CSV problem.
 pub(super) fn command(args: CompareArgs) -> Result<ExitCode, Error> {
+    let started = Instant::now();
     let CompareArgs {
         input,
         capacity,
         format,
         in_place,
+        time_limit,
     } = args;
     let (input, capacity) = (input.as_path(), capacity.as_deref());
     refuse_in_place(input, in_place)?;
     format.refuse_svg("compare")?;
+    let limit = match time_limit.as_deref() {
+        None => Some(DEFAULT_TIME_LIMIT),
+        Some("none") => None,
+        Some(t) => Some(parse_duration(t).ok_or_else(|| {
+            usage(&format!(
+                "--time-limit {t:?} is not a duration; write a number with ms, s or m (\"500ms\", \"20s\"), or none"
+            ))
+        })?),
+    };
+    if time_limit.is_some() && !is_problem(input)? {
+        return Err(usage(
+            "--time-limit is for CSV problems; a model's or a group's planners take milliseconds, so compare runs each to its own budget",
+        ));
+    }
     if let Some(g) = group_of(input, None)? {
         if capacity.is_some() {
             return Err(usage(
@@ -37,7 +53,8 @@ pub(super) fn command(args: CompareArgs) -> Result<ExitCode, Error> {
     }
     if is_problem(input)? {
         let capacity = capacity.map(parse_capacity).transpose()?;
-        print(&compare_problem(input, capacity, format)?);
+        let deadline = limit.map(|l| (started + l, l));
+        print(&compare_problem(input, capacity, format, deadline)?);
         return Ok(ExitCode::SUCCESS);
     }
     let mut inp = load(input, capacity)?;
@@ -103,44 +120,84 @@ fn timed<T>(mut run: impl FnMut() -> T) -> (T, Duration) {
     (result, took)
 }
 
+/// How long `compare` on a CSV problem may take without `--time-limit`. On 10^6 rows shaped
+/// like real traces every planner run to its own budget took 53 to 109 s; the searches now
+/// stop at their shares of this, so the table comes within about this time plus what the
+/// single passes take past it on a slower machine.
+const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(20);
+
 /// `compare` for a CSV problem: every planner on the problem's own items, as `planner plan
 /// X.csv` plans it ([`planner::solve_problem`], no model pipeline: on 10^6 rows that took
 /// past 300 s and 3.7 GB), the height against the problem's lower bound.
 /// With a `capacity`, the table ends with the planners whose height fits under it.
+///
+/// Under a `deadline` (the instant, and the limit it came from), the planners that make one
+/// pass run first, then the search chain ([`search_chain`]) and the planners that take a time
+/// limit (`auto`), each search with an equal share of the time left when it starts; a row
+/// whose search was cut says so.
 fn compare_problem(
     input: &std::path::Path,
     capacity: Option<u64>,
     format: Format,
+    deadline: Option<(Instant, Duration)>,
 ) -> Result<String, Error> {
     let csv = planner::import::csv::read(input)?;
+    let at = deadline.map(|(d, _)| d);
+    let mut results: BTreeMap<&str, Chained> = BTreeMap::new();
+    // The planners that take a time limit, run last with what is left; the others make one
+    // pass each.
+    let (mut limited, mut single) = (Vec::new(), Vec::new());
+    for name in PlannerKind::NAMES {
+        if SEARCH_CHAIN.contains(name) {
+            continue;
+        }
+        let m = problem_manifest(input, Some(name))?;
+        if matches!(m.planner, PlannerKind::Auto(_)) {
+            limited.push((*name, m));
+        } else {
+            single.push((*name, m));
+        }
+    }
+    for c in single_passes(&csv, &single) {
+        results.insert(c.0, c);
+    }
+    // Three searches in the chain, one per planner after it: each gets its share.
+    let searches = 3 + limited.len() as u32;
+    let chain_until = at.map(|d| share_of(d, 3, searches));
+    for c in search_chain(&csv, chain_until) {
+        results.insert(c.0, c);
+    }
+    let after = limited.len() as u32;
+    for (k, (name, mut m)) in limited.into_iter().enumerate() {
+        if let (PlannerKind::Auto(o), Some(d)) = (&mut m.planner, at) {
+            let until = share_of(d, 1, after - k as u32);
+            o.time_limit = Some(until.saturating_duration_since(Instant::now()));
+        }
+        let (result, took) = timed(|| solve_csv(&csv, &m.planner));
+        results.insert(
+            name,
+            (name, result.map_err(|e| e.message().to_string()), took),
+        );
+    }
     let mut rows = vec![header(COLUMNS)];
     let mut heights = BTreeMap::new();
     // The problem's lower bound, as every planner's certificate gives it.
     let mut bound = None;
-    // The planners that start from another's result, planned as one run when the first of
-    // them comes up.
-    let mut chain: Option<Vec<Chained>> = None;
+    let mut cut = false;
     for name in PlannerKind::NAMES {
-        let (result, took) = if SEARCH_CHAIN.contains(name) {
-            let chain = chain.get_or_insert_with(|| search_chain(&csv));
-            match chain.iter().position(|(n, _, _)| n == name) {
-                Some(k) => {
-                    let (_, result, took) = chain.swap_remove(k);
-                    (result, took)
-                }
-                None => continue,
-            }
-        } else {
-            let m = problem_manifest(input, Some(name))?;
-            let (result, took) = timed(|| solve_csv(&csv, &m.planner));
-            (result.map_err(|e| e.message().to_string()), took)
+        let Some((_, result, took)) = results.remove(name) else {
+            continue;
         };
-        let took = millis(took);
+        let mut took = millis(took);
         match result {
             Ok(s) => {
                 let c = &s.certificate;
                 heights.insert(*name, c.height);
                 bound = Some(c.lower_bound);
+                if s.stats.timed_out {
+                    cut = true;
+                    took.push_str(" (cut)");
+                }
                 rows.push(vec![
                     name.to_string(),
                     "MEM".into(),
@@ -174,6 +231,12 @@ fn compare_problem(
         ),
         _ => String::new(),
     };
+    if let (true, Some((_, limit))) = (cut, deadline) {
+        line.push_str(&format!(
+            "(cut): the search stopped at its share of compare's time limit ({:.1} s) with the best height found by then; --time-limit none runs every planner to its own budget.\n",
+            limit.as_secs_f64()
+        ));
+    }
     if let Some(cap) = capacity {
         let fit: Vec<&str> = PlannerKind::NAMES
             .iter()
@@ -206,12 +269,13 @@ type Chained = (
 );
 
 /// The search chain on `csv` ([`planner::solve_problem_chain`], the planners of
-/// [`SEARCH_CHAIN`]): each planner's packing and the time it alone takes, the
-/// least of three runs when the chain takes less than [`REPEAT_BELOW`] (as [`timed`]).
-fn search_chain(csv: &planner::import::csv::CsvProblem) -> Vec<Chained> {
+/// [`SEARCH_CHAIN`], its searches stopping by `deadline`): each planner's packing and the
+/// time it alone takes, the least of three runs when the chain takes less than
+/// [`REPEAT_BELOW`] (as [`timed`]).
+fn search_chain(csv: &planner::import::csv::CsvProblem, deadline: Option<Instant>) -> Vec<Chained> {
     let mut best: Option<[(planner::SolvedProblem, Duration); 4]> = None;
     for _ in 0..3 {
-        let run = match planner::solve_problem_chain(csv, None) {
+        let run = match planner::solve_problem_chain(csv, deadline) {
             Ok(run) => run,
             Err(e) => {
                 let why = e.message().to_string();
@@ -242,6 +306,39 @@ fn search_chain(csv: &planner::import::csv::CsvProblem) -> Vec<Chained> {
         .zip(SEARCH_CHAIN)
         .map(|((solved, took), name)| (name, Ok(solved), took))
         .collect()
+}
+
+/// The planners of `single` (one pass each, on one thread each) on `csv`, side by side on
+/// the cores (on 10^6 rows `greedy` and `tflm` take 4 to 5 s each, a quarter of compare's
+/// default time limit): each one's packing or why it failed, and its time as [`timed`]
+/// gives it (taken while the others run).
+fn single_passes(
+    csv: &planner::import::csv::CsvProblem,
+    single: &[(&'static str, Manifest)],
+) -> Vec<Chained> {
+    let run = |(name, m): &(&'static str, Manifest)| -> Chained {
+        let (result, took) = timed(|| solve_csv(csv, &m.planner));
+        (name, result.map_err(|e| e.message().to_string()), took)
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    let mut out = Vec::new();
+    for batch in single.chunks(threads.max(1)) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = batch[1..].iter().map(|p| s.spawn(move || run(p))).collect();
+            out.push(run(&batch[0]));
+            for (h, p) in handles.into_iter().zip(&batch[1..]) {
+                // A planner that panicked on its thread is run again here.
+                out.push(h.join().unwrap_or_else(|_| run(p)));
+            }
+        });
+    }
+    out
+}
+
+/// The instant `parts` of `of` equal shares of the time left before `deadline` from now.
+fn share_of(deadline: Instant, parts: u32, of: u32) -> Instant {
+    let now = Instant::now();
+    now + deadline.saturating_duration_since(now) * parts / of.max(1)
 }
 
 /// The header row of a compare table.
