@@ -1,14 +1,15 @@
 //! The fast int8 `UNIDIRECTIONAL_SEQUENCE_LSTM`: the reference kernel
 //! ([`unidirectional_sequence_lstm_with`]) with its gates' inner products expanded as
 //! `Σ w·x − x_zero·Σ w − w_zero·Σ x + n·w_zero·x_zero` (equal in wrapping `i32`
-//! arithmetic), so each is one or three plain loops over the stored bytes that LLVM
-//! vectorises (tail-predicated `VMLAVA` and `VADDVA` on Helium). On cores with the DSP
+//! arithmetic), so each is one plain loop over the stored bytes (`Σ w·x` and `Σ w`
+//! together), or two with a weights zero point, that LLVM vectorises (tail-predicated
+//! `VMLAVA` and `VADDVA` on Helium). On cores with the DSP
 //! extension but no vector lanes it runs the reference loop, as [`super::svdf`] does.
 
 use planner_rt::kernel::OpView;
 use planner_rt::options::UnidirectionalSequenceLstmOptions;
 
-use super::lanes::{dot, sum};
+use super::lanes::{dot, dot_sum, sum};
 use crate::reference::KernelError;
 use crate::reference::recurrent::lstm::{GateDot, unidirectional_sequence_lstm_with};
 
@@ -31,10 +32,13 @@ impl GateDot for Fast {
     #[inline(always)]
     fn gate_dot(&self, w: &[i8], w_zero: i32, x: &[i8], x_zero: i32) -> i32 {
         let w = &w[..x.len().min(w.len())];
-        let mut t = dot(w, x);
-        if x_zero != 0 {
-            t = t.wrapping_sub(x_zero.wrapping_mul(sum(w)));
-        }
+        let mut t = if x_zero != 0 {
+            // One pass over the weights for both sums.
+            let (t, s) = dot_sum(w, x);
+            t.wrapping_sub(x_zero.wrapping_mul(s))
+        } else {
+            dot(w, x)
+        };
         if w_zero != 0 {
             let n = w.len() as i32;
             t = t

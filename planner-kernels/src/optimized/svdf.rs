@@ -7,7 +7,7 @@
 use planner_rt::kernel::OpView;
 use planner_rt::options::SvdfOptions;
 
-use super::lanes::{dot, sum};
+use super::lanes::{dot, dot_sum, sum};
 use super::mac::Scalar;
 use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
@@ -26,12 +26,19 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
 /// The vectorisable loops.
 struct Fast;
 
-/// `Σ w · (x − z)`, wrapping, as `Σ w · x − z · Σ w`: two loops over the stored bytes,
-/// whose products widen straight into the accumulator.
+/// `Σ w · (x − z)`, wrapping, as `Σ w · x − z · Σ w`: loops over the stored bytes whose
+/// products widen straight into the accumulator, one pass for both sums when the row is
+/// as long as `x` (always, but for an empty `x`).
 #[inline(always)]
 fn feature_dot(x: &[i8], w: &[i8], z: i32) -> i32 {
-    let offset = if z == 0 { 0 } else { z.wrapping_mul(sum(w)) };
-    dot(x, w).wrapping_sub(offset)
+    if z == 0 {
+        dot(x, w)
+    } else if w.len() == x.len() {
+        let (t, s) = dot_sum(w, x);
+        t.wrapping_sub(z.wrapping_mul(s))
+    } else {
+        dot(x, w).wrapping_sub(z.wrapping_mul(sum(w)))
+    }
 }
 
 impl Loops for Fast {
@@ -54,10 +61,14 @@ impl Loops for Fast {
         let rows = w
             .chunks_exact(memory.max(1))
             .zip(s.chunks_exact(memory.max(1)));
+        // Both rows are `memory` long: one pass for both sums when there is a zero point.
         for (o, (w, s)) in out.iter_mut().zip(rows) {
-            let t = dot(w, s);
-            let offset = if z == 0 { 0 } else { z.wrapping_mul(sum(w)) };
-            *o = t.wrapping_sub(offset);
+            *o = if z == 0 {
+                dot(w, s)
+            } else {
+                let (t, sw) = dot_sum(w, s);
+                t.wrapping_sub(z.wrapping_mul(sw))
+            };
         }
     }
 
