@@ -201,7 +201,8 @@ fn csv_problems_round_trip_with_capacity_exit_codes() {
 }
 
 /// `compare` on a CSV problem stops its searches at `--time-limit` (20 s by default), and a
-/// row whose search was cut says so; `none` runs each to its own budget.
+/// row whose search was cut says so, as does one not run for lack of time; `none` runs each
+/// to its own budget.
 #[test]
 fn compare_cuts_its_searches_at_its_time_limit() {
     let csv = "bench/challenging/K.1048576.csv";
@@ -220,21 +221,33 @@ fn compare_cuts_its_searches_at_its_time_limit() {
     let (best_of, _) = height(&full, "best_of_greedy");
     assert!(best_of < by_size, "{full}");
     let cut = stdout_of(&["compare", csv, "--time-limit", "0ms"]);
-    for name in ["greedy", "greedy_by_size", "tflm"] {
+    for name in ["greedy", "tflm"] {
         assert_eq!(
             height(&cut, name),
             (height(&full, name).0, false),
             "{name}: {cut}"
         );
     }
-    // Out of time before any search began: each keeps greedy_by_size's packing (its first
-    // pass) and says it was cut.
-    for name in ["best_of_greedy", "hill_climb", "optimal", "auto"] {
-        assert_eq!(height(&cut, name), (by_size, true), "{name}: {cut}");
+    // Out of time before the chain: its four planners are not run.
+    for name in ["greedy_by_size", "best_of_greedy", "hill_climb", "optimal"] {
+        let row = cut
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap();
+        assert!(
+            row.contains("not run: too little of the time limit was left"),
+            "{row}"
+        );
     }
+    // `auto` always runs: out of time before any search began, it keeps its first pass
+    // (greedy_by_size's packing) and says it was cut.
+    assert_eq!(height(&cut, "auto"), (by_size, true), "{cut}");
     assert_says(
         &cut,
-        &["(cut): the search stopped at its share of compare's time limit"],
+        &[
+            "(cut): the search stopped at its share of compare's time limit",
+            "not run: greedy_by_size, best_of_greedy, hill_climb, optimal would have started",
+        ],
     );
     assert_says(
         &refused(&["compare", csv, "--time-limit", "soon"]),

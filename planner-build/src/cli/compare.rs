@@ -134,7 +134,8 @@ const DEFAULT_TIME_LIMIT: Duration = Duration::from_secs(20);
 /// Under a `deadline` (the instant, and the limit it came from), the planners that make one
 /// pass run first, then the search chain ([`search_chain`]) and the planners that take a time
 /// limit (`auto`), each search with an equal share of the time left when it starts; a row
-/// whose search was cut says so.
+/// whose search was cut says so, and the chain is not run (its rows say so) when less time
+/// is left than its uncut first pass would take.
 fn compare_problem(
     input: &std::path::Path,
     capacity: Option<u64>,
@@ -161,11 +162,21 @@ fn compare_problem(
     for c in single_passes(&csv, &single) {
         results.insert(c.0, c);
     }
+    // The chain starts with a pass over the whole problem that no limit cuts, about as long
+    // as the longest of theirs: with less time left than that it is not run. `auto` always
+    // runs (the default planner's row; a decomposed problem's first passes are its parts').
+    let pass = results.values().map(|c| c.2).max().unwrap_or_default();
+    let room = || at.is_none_or(|d| d.saturating_duration_since(Instant::now()) >= pass);
+    let mut not_run: Vec<&str> = Vec::new();
     // Three searches in the chain, one per planner after it: each gets its share.
     let searches = 3 + limited.len() as u32;
     let chain_until = at.map(|d| share_of(d, 3, searches));
-    for c in search_chain(&csv, chain_until) {
-        results.insert(c.0, c);
+    if room() {
+        for c in search_chain(&csv, chain_until) {
+            results.insert(c.0, c);
+        }
+    } else {
+        not_run.extend(SEARCH_CHAIN);
     }
     let after = limited.len() as u32;
     for (k, (name, mut m)) in limited.into_iter().enumerate() {
@@ -186,6 +197,17 @@ fn compare_problem(
     let mut cut = false;
     for name in PlannerKind::NAMES {
         let Some((_, result, took)) = results.remove(name) else {
+            if not_run.contains(name) {
+                rows.push(vec![
+                    name.to_string(),
+                    "-".into(),
+                    "not run: too little of the time limit was left".into(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                    String::new(),
+                ]);
+            }
             continue;
         };
         let mut took = millis(took);
@@ -235,6 +257,14 @@ fn compare_problem(
         line.push_str(&format!(
             "(cut): the search stopped at its share of compare's time limit ({:.1} s) with the best height found by then; --time-limit none runs every planner to its own budget.\n",
             limit.as_secs_f64()
+        ));
+    }
+    if let (false, Some((_, limit))) = (not_run.is_empty(), deadline) {
+        line.push_str(&format!(
+            "not run: {} would have started with less of compare's time limit ({:.1} s) left than their first pass takes (about {:.1} s here, which no limit cuts); --time-limit none runs every planner.\n",
+            not_run.join(", "),
+            limit.as_secs_f64(),
+            pass.as_secs_f64()
         ));
     }
     if let Some(cap) = capacity {

@@ -123,6 +123,35 @@ mod tests {
         assert!(lowered > 0, "no round where the search lowered best-of-greedy's height");
     }
 
+    /// Past its deadline the chain runs its reference pass only: every report after it keeps
+    /// greedy_by_size's packing and says it was cut, where the searches lower it without one.
+    #[test]
+    fn a_passed_deadline_cuts_every_search_of_the_chain() {
+        let mut cut_some = 0;
+        let draw = |_, _, next: &mut dyn FnMut(u64) -> u64| {
+            random_item(next, (60 / 3, 40, 6), [1, 2, 4])
+        };
+        random_rounds(43, (6, 60), draw, |round, items| {
+            let p = Problem {
+                items,
+                capacity: None,
+            };
+            let free = pack_search_chain(&p, None);
+            assert!(free.iter().all(|c| !c.1.stats.timed_out), "round {round}");
+            let cut = pack_search_chain(&p, Some(std::time::Instant::now()));
+            let by_size = &cut[0].1.packing;
+            assert_eq!(by_size, &free[0].1.packing, "round {round}");
+            for (name, report, _) in &cut[1..] {
+                assert_eq!(&report.packing, by_size, "{name}, round {round}");
+                if free[3].1.packing.height < by_size.height {
+                    assert!(report.stats.timed_out, "{name}, round {round}");
+                }
+            }
+            cut_some += usize::from(free[3].1.packing.height < by_size.height);
+        });
+        assert!(cut_some > 0, "no round where the searches had something to cut");
+    }
+
     #[test]
     fn reuses_dead_slots() {
         let p = Problem {
