@@ -353,12 +353,22 @@ fn single_passes(
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     let mut out = Vec::new();
     for batch in single.chunks(threads.max(1)) {
+        let Some((first, others)) = batch.split_first() else {
+            continue;
+        };
         std::thread::scope(|s| {
-            let handles: Vec<_> = batch[1..].iter().map(|p| s.spawn(move || run(p))).collect();
-            out.push(run(&batch[0]));
-            for (h, p) in handles.into_iter().zip(&batch[1..]) {
+            // A thread that could not start leaves its planner to this one.
+            let handles: Vec<_> = others
+                .iter()
+                .map(|p| {
+                    let h = std::thread::Builder::new().spawn_scoped(s, move || run(p));
+                    (p, h.ok())
+                })
+                .collect();
+            out.push(run(first));
+            for (p, h) in handles {
                 // A planner that panicked on its thread is run again here.
-                out.push(h.join().unwrap_or_else(|_| run(p)));
+                out.push(h.and_then(|h| h.join().ok()).unwrap_or_else(|| run(p)));
             }
         });
     }
