@@ -143,53 +143,11 @@ fn compare_problem(
     deadline: Option<(Instant, Duration)>,
 ) -> Result<String, Error> {
     let csv = planner::import::csv::read(input)?;
-    let at = deadline.map(|(d, _)| d);
-    let mut results: BTreeMap<&str, Chained> = BTreeMap::new();
-    // The planners that take a time limit, run last with what is left; the others make one
-    // pass each.
-    let (mut limited, mut single) = (Vec::new(), Vec::new());
-    for name in PlannerKind::NAMES {
-        if SEARCH_CHAIN.contains(name) {
-            continue;
-        }
-        let m = problem_manifest(input, Some(name))?;
-        if matches!(m.planner, PlannerKind::Auto(_)) {
-            limited.push((*name, m));
-        } else {
-            single.push((*name, m));
-        }
-    }
-    for c in single_passes(&csv, &single) {
-        results.insert(c.0, c);
-    }
-    // The chain starts with a pass over the whole problem that no limit cuts, about as long
-    // as the longest of theirs: with less time left than that it is not run. `auto` always
-    // runs (the default planner's row; a decomposed problem's first passes are its parts').
-    let pass = results.values().map(|c| c.2).max().unwrap_or_default();
-    let room = || at.is_none_or(|d| d.saturating_duration_since(Instant::now()) >= pass);
-    let mut not_run: Vec<&str> = Vec::new();
-    // Three searches in the chain, one per planner after it: each gets its share.
-    let searches = 3 + limited.len() as u32;
-    let chain_until = at.map(|d| share_of(d, 3, searches));
-    if room() {
-        for c in search_chain(&csv, chain_until) {
-            results.insert(c.0, c);
-        }
-    } else {
-        not_run.extend(SEARCH_CHAIN);
-    }
-    let after = limited.len() as u32;
-    for (k, (name, mut m)) in limited.into_iter().enumerate() {
-        if let (PlannerKind::Auto(o), Some(d)) = (&mut m.planner, at) {
-            let until = share_of(d, 1, after - k as u32);
-            o.time_limit = Some(until.saturating_duration_since(Instant::now()));
-        }
-        let (result, took) = timed(|| solve_csv(&csv, &m.planner));
-        results.insert(
-            name,
-            (name, result.map_err(|e| e.message().to_string()), took),
-        );
-    }
+    let Runs {
+        mut results,
+        not_run,
+        pass,
+    } = run_planners(input, &csv, deadline.map(|(d, _)| d))?;
     let mut rows = vec![header(COLUMNS)];
     let mut heights = BTreeMap::new();
     // The problem's lower bound, as every planner's certificate gives it.
@@ -198,15 +156,8 @@ fn compare_problem(
     for name in PlannerKind::NAMES {
         let Some((_, result, took)) = results.remove(name) else {
             if not_run.contains(name) {
-                rows.push(vec![
-                    name.to_string(),
-                    "-".into(),
-                    "not run: too little of the time limit was left".into(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                    String::new(),
-                ]);
+                let why = "not run: too little of the time limit was left";
+                rows.push(message_row(name, why, ""));
             }
             continue;
         };
@@ -289,6 +240,75 @@ fn compare_problem(
         }
     }
     Ok(aligned(&title, &rows) + &line)
+}
+
+/// What [`run_planners`] ran: each planner's packing or why it failed and its time, the
+/// planners not run for lack of time, and the longest one-pass planner's time.
+struct Runs {
+    results: BTreeMap<&'static str, Chained>,
+    not_run: Vec<&'static str>,
+    pass: Duration,
+}
+
+/// Every planner on `csv` in [`compare_problem`]'s order: the one-pass planners side by
+/// side, then the search chain (when there is time for its first pass before `at`), then
+/// the planners that take a time limit, with what is left.
+fn run_planners(
+    input: &std::path::Path,
+    csv: &planner::import::csv::CsvProblem,
+    at: Option<Instant>,
+) -> Result<Runs, Error> {
+    let mut results: BTreeMap<&'static str, Chained> = BTreeMap::new();
+    // The planners that take a time limit, run last with what is left; the others make one
+    // pass each.
+    let (mut limited, mut single) = (Vec::new(), Vec::new());
+    for name in PlannerKind::NAMES {
+        if SEARCH_CHAIN.contains(name) {
+            continue;
+        }
+        let m = problem_manifest(input, Some(name))?;
+        if matches!(m.planner, PlannerKind::Auto(_)) {
+            limited.push((*name, m));
+        } else {
+            single.push((*name, m));
+        }
+    }
+    for c in single_passes(csv, &single) {
+        results.insert(c.0, c);
+    }
+    // The chain starts with a pass over the whole problem that no limit cuts, about as long
+    // as the longest of theirs: with less time left than that it is not run. `auto` always
+    // runs (the default planner's row; a decomposed problem's first passes are its parts').
+    let pass = results.values().map(|c| c.2).max().unwrap_or_default();
+    let room = || at.is_none_or(|d| d.saturating_duration_since(Instant::now()) >= pass);
+    let mut not_run: Vec<&'static str> = Vec::new();
+    // Three searches in the chain, one per planner after it: each gets its share.
+    let searches = 3 + limited.len() as u32;
+    let chain_until = at.map(|d| share_of(d, 3, searches));
+    if room() {
+        for c in search_chain(csv, chain_until) {
+            results.insert(c.0, c);
+        }
+    } else {
+        not_run.extend(SEARCH_CHAIN);
+    }
+    let after = limited.len() as u32;
+    for (k, (name, mut m)) in limited.into_iter().enumerate() {
+        if let (PlannerKind::Auto(o), Some(d)) = (&mut m.planner, at) {
+            let until = share_of(d, 1, after - k as u32);
+            o.time_limit = Some(until.saturating_duration_since(Instant::now()));
+        }
+        let (result, took) = timed(|| solve_csv(csv, &m.planner));
+        results.insert(
+            name,
+            (name, result.map_err(|e| e.message().to_string()), took),
+        );
+    }
+    Ok(Runs {
+        results,
+        not_run,
+        pass,
+    })
 }
 
 /// A planner of the search chain: its name, its packing or why it failed, and its time.
@@ -407,10 +427,15 @@ fn failed_row(label: &str, e: &Error, took: &str) -> Vec<String> {
 
 /// [`failed_row`] from the error's message.
 fn failed_row_text(label: &str, why: &str, took: &str) -> Vec<String> {
+    message_row(label, &format!("failed: {why}"), took)
+}
+
+/// A row of `label` with `text` where its bytes would be, and its time.
+fn message_row(label: &str, text: &str, took: &str) -> Vec<String> {
     vec![
         label.to_string(),
         "-".into(),
-        format!("failed: {why}"),
+        text.to_string(),
         String::new(),
         String::new(),
         String::new(),
