@@ -491,7 +491,10 @@ pub trait Patches: Kernel {}
 /// Such a plan may also give an int8 `CONV_2D` that runs through im2col rows (every filter
 /// but a 1x1 one without explicit padding) a kernel scratch tensor of
 /// [`prepare::im2col_bytes`](crate::prepare::im2col_bytes) int8 elements as its `scratch[0]`
-/// (`"kernel_scratch": [0]` in the plan file), live during the op only.
+/// (`"kernel_scratch": [0]` in the plan file), live during the op only; and an int8
+/// `UNIDIRECTIONAL_SEQUENCE_LSTM` a kernel scratch tensor of
+/// [`prepare::lstm_sums_len`](crate::prepare::lstm_sums_len) int32 elements as its
+/// `scratch[0]`, before the model's own intermediates.
 #[diagnostic::on_unimplemented(
     message = "the plan was prepared for the optimized kernel set (requant-v1); run it with `planner_kernels::Optimized`, or plan with [kernels] set = \"reference\"",
     label = "`{Self}` does not declare that it reads the prepared requant-v1 constants",

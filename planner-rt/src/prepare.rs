@@ -336,5 +336,13 @@ pub fn im2col_bytes(fh: usize, fw: usize, c: usize) -> Option<usize> {
     IM2COL_ROWS.checked_mul(fh)?.checked_mul(fw)?.checked_mul(c)
 }
 
+/// int32 elements of the kernel scratch an int8 `UNIDIRECTIONAL_SEQUENCE_LSTM` of `units`
+/// units gets: per gate, one sum per row of its input weights and one per row of its
+/// recurrent weights (`8 · units`), which the optimized kernel computes once per call
+/// instead of once per step. `None` on overflow.
+pub fn lstm_sums_len(units: usize) -> Option<usize> {
+    units.checked_mul(8)
+}
+
 #[cfg(test)]
 mod tests;

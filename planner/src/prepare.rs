@@ -61,8 +61,37 @@ pub struct ScratchRule {
     /// Bytes the op needs, from its tensors and options; `None` (or 0) for an op that needs
     /// none.
     pub bytes: fn(&Graph, &Op) -> Option<u64>,
+    /// The buffer's element type, the one the kernel reads it as.
+    pub elem: ScratchElem,
     /// Alignment of the buffer (at least; the platform's may be larger).
     pub alignment: u64,
+}
+
+/// Element types of kernel scratch buffers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScratchElem {
+    /// int8 elements (im2col rows).
+    I8,
+    /// int32 elements (sums), the bytes a multiple of 4.
+    I32,
+}
+
+impl ScratchElem {
+    /// The tensor's dtype.
+    pub fn dtype(self) -> DType {
+        match self {
+            ScratchElem::I8 => DType::I8,
+            ScratchElem::I32 => DType::I32,
+        }
+    }
+
+    /// Bytes per element.
+    pub fn width(self) -> u64 {
+        match self {
+            ScratchElem::I8 => 1,
+            ScratchElem::I32 => 4,
+        }
+    }
 }
 
 /// What each kernel set asks for, one row per op kind and addition. The reference set asks
@@ -89,6 +118,17 @@ pub const RULES: &[Rule] = &[
         set: KernelSet::Optimized,
         adds: Adds::Scratch(ScratchRule {
             bytes: conv_columns,
+            elem: ScratchElem::I8,
+            alignment: 4,
+        }),
+    },
+    // The gates' weight-row sums, computed once per call instead of once per step.
+    Rule {
+        opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
+        set: KernelSet::Optimized,
+        adds: Adds::Scratch(ScratchRule {
+            bytes: lstm_sums,
+            elem: ScratchElem::I32,
             alignment: 4,
         }),
     },
@@ -131,6 +171,21 @@ fn conv_columns(g: &Graph, op: &Op) -> Option<u64> {
     }
     let dim = |d: u64| usize::try_from(d).ok();
     crate::rt::prepare::im2col_bytes(dim(fh)?, dim(fw)?, dim(c)?).and_then(|b| u64::try_from(b).ok())
+}
+
+/// An int8 `UNIDIRECTIONAL_SEQUENCE_LSTM` (int8 input and input-to-forget weights
+/// `[units, input]`): [`rt::prepare::lstm_sums_len`](crate::rt::prepare::lstm_sums_len)
+/// int32 elements.
+fn lstm_sums(g: &Graph, op: &Op) -> Option<u64> {
+    let (x, w) = (input(g, op, 0)?, input(g, op, 2)?);
+    if [x.dtype, w.dtype] != [DType::I8; 2] {
+        return None;
+    }
+    let [units, _] = w.shape[..] else {
+        return None;
+    };
+    let len = crate::rt::prepare::lstm_sums_len(usize::try_from(units).ok()?)?;
+    u64::try_from(len).ok()?.checked_mul(4)
 }
 
 fn input<'g>(g: &'g Graph, op: &Op, i: usize) -> Option<&'g Tensor> {
@@ -189,7 +244,7 @@ pub fn apply(graph: &mut Graph, set: KernelSet) -> Result<()> {
                     None => continue,
                 },
                 Adds::Scratch(s) => match (s.bytes)(graph, op).filter(|&b| b > 0) {
-                    Some(bytes) => scratch(bytes, s.alignment),
+                    Some(bytes) => scratch(bytes, s.elem, s.alignment),
                     None => continue,
                 },
             };
@@ -256,14 +311,14 @@ fn add(
     Ok(index)
 }
 
-/// A kernel scratch tensor of `bytes` int8 elements aligned to `alignment` (id and name set
-/// by [`add`]).
-fn scratch(bytes: u64, alignment: u64) -> Tensor {
+/// A kernel scratch tensor of `bytes` bytes of `elem` elements aligned to `alignment`
+/// (id and name set by [`add`]).
+fn scratch(bytes: u64, elem: ScratchElem, alignment: u64) -> Tensor {
     Tensor {
         id: String::new(),
         name: String::new(),
-        dtype: DType::I8,
-        shape: vec![bytes],
+        dtype: elem.dtype(),
+        shape: vec![bytes / elem.width()],
         size: bytes,
         kind: TensorKind::Activation,
         quantization: None,

@@ -110,6 +110,12 @@ fn expected(g: &Graph, op: &Op) -> Option<Vec<i64>> {
 
 /// `4 · fh · fw · c` for an int8 `CONV_2D` with a window or a stride.
 fn scratch_bytes(g: &Graph, op: &Op) -> Option<u64> {
+    if op.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" {
+        // An int8 LSTM: two int32 sums per unit and gate (the forget weights' rows are the
+        // units).
+        let (x, w) = (tensor(g, op, 0)?, tensor(g, op, 2)?);
+        return ([x.dtype, w.dtype] == [DType::I8; 2]).then(|| 8 * 4 * w.shape[0]);
+    }
     let OpOptions::Conv2d(o) = &op.options else {
         return None;
     };
@@ -181,6 +187,13 @@ fn bundled_models_get_their_constants_and_kernel_scratch() {
                     scratch += 1;
                     let t = g.tensor(op.scratch[0]);
                     assert_eq!(t.size, bytes, "{at}");
+                    let want = if op.opcode.starts_with("UNIDIRECTIONAL") {
+                        (DType::I32, bytes / 4)
+                    } else {
+                        (DType::I8, bytes)
+                    };
+                    assert_eq!((t.dtype, t.shape.clone()), (want.0, vec![want.1]), "{at}");
+                    assert_eq!(op.scratch.len(), model_op.scratch.len() + 1, "{at}");
                     let lt = &p.plan.tensor_lifetimes[&t.id];
                     assert_eq!((lt.start_op, lt.end_op), (k as u32, k as u32), "{at}");
                     assert_eq!(p.plan.binding(&t.id).unwrap().offset % 4, 0, "{at}");
@@ -195,9 +208,9 @@ fn bundled_models_get_their_constants_and_kernel_scratch() {
     }
     // Every bundled model has some (the KWS, VWW and image models many).
     assert!(constants >= 200, "{constants} ops prepared");
-    // Only convolutions run through im2col rows get scratch (1x1 ones without padding run as
-    // a GEMM): 10 over the bundled models.
-    assert!(scratch >= 10, "{scratch} kernel scratch buffers");
+    // Only convolutions run through im2col rows (1x1 ones without padding run as a GEMM) and
+    // int8 LSTMs get scratch: 12 over the bundled models.
+    assert!(scratch >= 12, "{scratch} kernel scratch buffers");
 }
 
 /// The multiplier the test computes agrees with the runtime's on values whose split is

@@ -28,7 +28,7 @@
 //! copied from there once the step's units are done (the gates of every unit read the
 //! previous hidden state): the kernel needs no buffer.
 
-use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::kernel::{Data, DataMut, In, OpView, Out};
 use planner_rt::options::{Activation, UnidirectionalSequenceLstmOptions};
 
 use crate::reference::activation::{logistic16, tanh16};
@@ -63,10 +63,10 @@ const UNSUPPORTED: [(usize, &str); 9] = [
 ];
 
 /// Gate order of the arrays: input, forget, cell, output.
-const I: usize = 0;
-const F: usize = 1;
-const G: usize = 2;
-const O: usize = 3;
+pub(crate) const I: usize = 0;
+pub(crate) const F: usize = 1;
+pub(crate) const G: usize = 2;
+pub(crate) const O: usize = 3;
 
 /// Names of the gates' tensors, for errors.
 const WEIGHT_NAMES: [&str; 4] = [
@@ -147,18 +147,59 @@ impl GateDot for Plain {
     }
 }
 
+/// How the int8 kernel runs one time step of one batch, which a faster kernel set may
+/// replace with a way that gives the same values, bit for bit.
+pub(crate) trait Int8Steps {
+    /// Called once per call, after the op's parameters were read and checked and before
+    /// its first step, with the op's scratch tensors.
+    fn prepare(&mut self, p: &Int8<'_>, scratch: &mut [Out<'_>]);
+
+    /// One step: every unit's new cell value into `c` and its new hidden value into `y`,
+    /// from the step's input `x` and the previous hidden state `h` (`c`, `h` and `y` hold
+    /// `p.units` elements, `x` `p.input`), with the scratch tensors [`Int8Steps::prepare`]
+    /// saw.
+    fn step(&mut self, p: &Int8<'_>, scratch: &mut [Out<'_>], io: Step<'_>);
+}
+
+/// One step's operands ([`Int8Steps::step`]).
+pub(crate) struct Step<'s> {
+    /// The step's input.
+    pub(crate) x: &'s [i8],
+    /// The previous hidden state.
+    pub(crate) h: &'s [i8],
+    /// The cell state, updated.
+    pub(crate) c: &'s mut [i16],
+    /// The new hidden state, the step's output.
+    pub(crate) y: &'s mut [i8],
+}
+
+/// Unit by unit, each gate input from two [`GateDot`] products.
+pub(crate) struct PerUnit<L>(pub(crate) L);
+
+impl<L: GateDot> Int8Steps for PerUnit<L> {
+    fn prepare(&mut self, _: &Int8<'_>, _: &mut [Out<'_>]) {}
+
+    fn step(&mut self, p: &Int8<'_>, _: &mut [Out<'_>], io: Step<'_>) {
+        let Step { x, h, c, y } = io;
+        for (j, (yj, cj)) in y.iter_mut().zip(c.iter_mut()).enumerate() {
+            let gate = |g: usize| gate16(&self.0, &p.gates[g], j, (x, p.z_x), (h, p.z_h));
+            *yj = p.unit([gate(I), gate(F), gate(G), gate(O)], cj);
+        }
+    }
+}
+
 pub(crate) fn unidirectional_sequence_lstm(
     op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
 ) -> Result<(), KernelError> {
-    unidirectional_sequence_lstm_with(op, o, &Plain)
+    unidirectional_sequence_lstm_with(op, o, &mut PerUnit(Plain))
 }
 
-/// `UNIDIRECTIONAL_SEQUENCE_LSTM` (module docs) with the int8 inner product `dot`.
-pub(crate) fn unidirectional_sequence_lstm_with<L: GateDot>(
+/// `UNIDIRECTIONAL_SEQUENCE_LSTM` (module docs), int8 steps run by `steps`.
+pub(crate) fn unidirectional_sequence_lstm_with<S: Int8Steps>(
     op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
-    dot: &L,
+    steps: &mut S,
 ) -> Result<(), KernelError> {
     for (i, what) in UNSUPPORTED {
         if op.input(i).is_some() {
@@ -180,7 +221,7 @@ pub(crate) fn unidirectional_sequence_lstm_with<L: GateDot>(
         .ok_or(KernelError::Missing { tensor: "input 0" })?;
     let d = dims(&op, &x, o.time_major)?;
     match x.data {
-        Data::I8(_) => int8(op, o, d, dot),
+        Data::I8(_) => int8(op, o, d, steps),
         Data::F32(_) => float(op, o, d),
         _ => Err(crate::reference::common::kind_error(&x, "input 0")),
     }
@@ -267,18 +308,32 @@ fn per_tensor(t: &In<'_>, tensor: &'static str) -> Result<(f32, i32), KernelErro
 
 /// One gate's integer parameters.
 #[derive(Clone, Copy)]
-struct Gate<'a> {
-    w: &'a [i8],
-    w_zero: i32,
-    r: &'a [i8],
-    r_zero: i32,
-    bias: &'a [i32],
-    m_in: QuantizedMultiplier,
-    m_rec: QuantizedMultiplier,
+pub(crate) struct Gate<'a> {
+    /// Input-to-gate weights, `[units, input]`, and their zero point.
+    pub(crate) w: &'a [i8],
+    pub(crate) w_zero: i32,
+    /// Recurrent weights, `[units, units]`, and their zero point.
+    pub(crate) r: &'a [i8],
+    pub(crate) r_zero: i32,
+    pub(crate) bias: &'a [i32],
+    /// The input and the recurrent product's multipliers to scale 2^-12.
+    pub(crate) m_in: QuantizedMultiplier,
+    pub(crate) m_rec: QuantizedMultiplier,
 }
 
-/// The int16 gate input at scale 2^-12 of unit `j`: both products requantised and clamped
-/// to int16, then added with saturation.
+impl Gate<'_> {
+    /// The int16 gate input at scale 2^-12 from the input product plus the bias (`acc`)
+    /// and the recurrent product (`rec`): each requantised and clamped to int16, then
+    /// added with saturation.
+    #[inline(always)]
+    pub(crate) fn input16(&self, acc: i32, rec: i32) -> i32 {
+        let a = clamp16(multiply_by_quantized_multiplier(acc, self.m_in));
+        let b = clamp16(multiply_by_quantized_multiplier(rec, self.m_rec));
+        clamp16(a + b)
+    }
+}
+
+/// The int16 gate input at scale 2^-12 of unit `j` ([`Gate::input16`]).
 fn gate16<L: GateDot>(
     dot: &L,
     g: &Gate<'_>,
@@ -290,10 +345,8 @@ fn gate16<L: GateDot>(
     let acc = dot
         .gate_dot(&g.w[j * n..(j + 1) * n], g.w_zero, x, z_x)
         .wrapping_add(g.bias[j]);
-    let a = clamp16(multiply_by_quantized_multiplier(acc, g.m_in));
-    let acc = dot.gate_dot(&g.r[j * s..(j + 1) * s], g.r_zero, h, z_h);
-    let b = clamp16(multiply_by_quantized_multiplier(acc, g.m_rec));
-    clamp16(a + b)
+    let rec = dot.gate_dot(&g.r[j * s..(j + 1) * s], g.r_zero, h, z_h);
+    g.input16(acc, rec)
 }
 
 fn clamp16(v: i32) -> i32 {
@@ -329,11 +382,59 @@ fn cell_tanh_scaling(power: i32) -> Result<(i32, u32), KernelError> {
     }
 }
 
-fn int8<L: GateDot>(
+/// The int8 op's parameters, read and checked once per call.
+pub(crate) struct Int8<'a> {
+    /// Units (hidden state elements per batch).
+    pub(crate) units: usize,
+    /// Input elements per step.
+    pub(crate) input: usize,
+    /// Zero points of the input and of the hidden state.
+    pub(crate) z_x: i32,
+    pub(crate) z_h: i32,
+    /// The gates in the order input, forget, cell, output ([`I`], [`F`], [`G`], [`O`]).
+    pub(crate) gates: [Gate<'a>; 4],
+    /// The multipliers of `f · c` and `i · g` into the cell state's scale, and of
+    /// `o · tanh(c)` into the hidden state's.
+    pub(crate) m_forget: QuantizedMultiplier,
+    pub(crate) m_input: QuantizedMultiplier,
+    pub(crate) m_hidden: QuantizedMultiplier,
+    /// The input scaling of tanh for the cell state ([`cell_tanh_scaling`]).
+    pub(crate) cell_scaling: (i32, u32),
+    /// The cell clip in the cell state's scale, when there is one.
+    pub(crate) clip: Option<i32>,
+}
+
+impl Int8<'_> {
+    /// One unit's new hidden value from its int16 gate inputs `[i, f, g, o]` (scale
+    /// 2^-12, [`Gate::input16`]), its cell value `c` updated.
+    #[inline(always)]
+    pub(crate) fn unit(&self, [gi, gf, gg, go]: [i32; 4], c: &mut i16) -> i8 {
+        let f = i32::from(logistic16(gf as i16, (3, 0)));
+        let i = i32::from(logistic16(gi as i16, (3, 0)));
+        let g = i32::from(tanh16(gg as i16, (3, 0)));
+        let kept = clamp16(multiply_by_quantized_multiplier(
+            f * i32::from(*c),
+            self.m_forget,
+        ));
+        let added = clamp16(multiply_by_quantized_multiplier(i * g, self.m_input));
+        let mut cj = clamp16(kept + added);
+        if let Some(clip) = self.clip {
+            cj = cj.clamp(-clip, clip);
+        }
+        *c = cj as i16;
+        let og = i32::from(logistic16(go as i16, (3, 0)));
+        let th = i32::from(tanh16(cj as i16, self.cell_scaling));
+        multiply_by_quantized_multiplier(th * og, self.m_hidden)
+            .saturating_add(self.z_h)
+            .clamp(-128, 127) as i8
+    }
+}
+
+fn int8<S: Int8Steps>(
     mut op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
     d: Dims,
-    dot: &L,
+    steps: &mut S,
 ) -> Result<(), KernelError> {
     let xi = i8s(&op, INPUT, "input 0")?;
     let x = xi.i8().unwrap_or_default();
@@ -374,52 +475,29 @@ fn int8<L: GateDot>(
             m_rec: quantize_multiplier(f64::from(s_h) * f64::from(s_r) / gate_scale),
         })
     };
-    let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
+    let gates = [gate(I)?, gate(F)?, gate(G)?, gate(O)?];
     let q15 = 1.0f64 / 32768.0;
-    let m_forget = quantize_multiplier(q15 * f64::from(s_c) / f64::from(s_c));
-    let m_input = quantize_multiplier(q15 * q15 / f64::from(s_c));
-    let m_hidden = quantize_multiplier(q15 * q15 / f64::from(s_h));
     let power = nearest_log2(s_c).ok_or(KernelError::Quantization {
         tensor: "input 19 (cell state)",
     })?;
-    let cell_scaling = cell_tanh_scaling(power)?;
-    let clip = if o.cell_clip > 0.0 {
-        Some((f64::from(o.cell_clip) / f64::from(s_c)).clamp(-32768.0, 32767.0) as i32)
-    } else {
-        None
+    let p = Int8 {
+        units: d.units,
+        input: d.input,
+        z_x,
+        z_h,
+        gates,
+        m_forget: quantize_multiplier(q15 * f64::from(s_c) / f64::from(s_c)),
+        m_input: quantize_multiplier(q15 * q15 / f64::from(s_c)),
+        m_hidden: quantize_multiplier(q15 * q15 / f64::from(s_h)),
+        cell_scaling: cell_tanh_scaling(power)?,
+        clip: (o.cell_clip > 0.0)
+            .then(|| (f64::from(o.cell_clip) / f64::from(s_c)).clamp(-32768.0, 32767.0) as i32),
     };
+    let scratch = core::mem::take(&mut op.scratch);
+    steps.prepare(&p, scratch);
     let types = "inputs 18 and 19 (an int8 hidden state and an int16 cell state)";
-    run_steps(&mut op, d, x, types, |xt, h, c: &mut i16, j| {
-        let f = i32::from(logistic16(
-            gate16(dot, &gf, j, (xt, z_x), (h, z_h)) as i16,
-            (3, 0),
-        ));
-        let i = i32::from(logistic16(
-            gate16(dot, &gi, j, (xt, z_x), (h, z_h)) as i16,
-            (3, 0),
-        ));
-        let g = i32::from(tanh16(
-            gate16(dot, &gg, j, (xt, z_x), (h, z_h)) as i16,
-            (3, 0),
-        ));
-        let kept = clamp16(multiply_by_quantized_multiplier(
-            f * i32::from(*c),
-            m_forget,
-        ));
-        let added = clamp16(multiply_by_quantized_multiplier(i * g, m_input));
-        let mut cj = clamp16(kept + added);
-        if let Some(clip) = clip {
-            cj = cj.clamp(-clip, clip);
-        }
-        *c = cj as i16;
-        let og = i32::from(logistic16(
-            gate16(dot, &go, j, (xt, z_x), (h, z_h)) as i16,
-            (3, 0),
-        ));
-        let th = i32::from(tanh16(cj as i16, cell_scaling));
-        multiply_by_quantized_multiplier(th * og, m_hidden)
-            .saturating_add(z_h)
-            .clamp(-128, 127) as i8
+    run_steps(&mut op, d, x, types, |x, h, c, y| {
+        steps.step(&p, scratch, Step { x, h, c, y });
     })
 }
 
@@ -466,17 +544,19 @@ fn float(
     let (gi, gf, gg, go) = (gate(I)?, gate(F)?, gate(G)?, gate(O)?);
     let clip = o.cell_clip;
     let types = "inputs 18 and 19 (float32 hidden and cell states)";
-    run_steps(&mut op, d, x, types, |xt, h, c: &mut f32, j| {
-        let f = logistic_f32(gate_f32(gf, j, xt, h));
-        let i = logistic_f32(gate_f32(gi, j, xt, h));
-        let g = tanhf(gate_f32(gg, j, xt, h));
-        let mut cj = no_activation(no_activation(f * *c) + no_activation(i * g));
-        if clip > 0.0 {
-            cj = min_f32(max_f32(cj, -clip), clip);
+    run_steps(&mut op, d, x, types, |xt, h, c: &mut [f32], y| {
+        for (j, (yj, c)) in y.iter_mut().zip(c.iter_mut()).enumerate() {
+            let f = logistic_f32(gate_f32(gf, j, xt, h));
+            let i = logistic_f32(gate_f32(gi, j, xt, h));
+            let g = tanhf(gate_f32(gg, j, xt, h));
+            let mut cj = no_activation(no_activation(f * *c) + no_activation(i * g));
+            if clip > 0.0 {
+                cj = min_f32(max_f32(cj, -clip), clip);
+            }
+            *c = cj;
+            let og = logistic_f32(gate_f32(go, j, xt, h));
+            *yj = no_activation(tanhf(cj) * og);
         }
-        *c = cj;
-        let og = logistic_f32(gate_f32(go, j, xt, h));
-        no_activation(tanhf(cj) * og)
     })
 }
 
@@ -499,16 +579,16 @@ macro_rules! elem {
 }
 elem!(i8 => I8, i16 => I16, f32 => F32);
 
-/// Runs every step of every batch: `unit(x_t, h, c_j, j)` updates unit `j`'s cell value and
-/// gives its new hidden value, the step's output; the hidden state (input 18) takes the
-/// step's outputs once all its units are done (every unit reads the previous one). `types`
-/// names the states' element types for the error when they are others.
+/// Runs every step of every batch: `step(x_t, h, c, y_t)` updates the batch's cell values
+/// `c` and writes its new hidden values, the step's output `y_t`; the hidden state (input
+/// 18) takes the step's outputs once all its units are done (every unit reads the previous
+/// one). `types` names the states' element types for the error when they are others.
 fn run_steps<X, H: Elem + Copy, C: Elem>(
     op: &mut OpView<'_, '_>,
     d: Dims,
     x: &[X],
     types: &'static str,
-    mut unit: impl FnMut(&[X], &[H], &mut C, usize) -> H,
+    mut step: impl FnMut(&[X], &[H], &mut [C], &mut [H]),
 ) -> Result<(), KernelError> {
     let at = states(op)?;
     let Ok([h_var, c_var]) = op.variables.get_disjoint_mut(at) else {
@@ -537,9 +617,7 @@ fn run_steps<X, H: Elem + Copy, C: Elem>(
             let h = &hidden[b * u..(b + 1) * u];
             let c = &mut cell[b * u..(b + 1) * u];
             let yt = &mut y[yo..yo + u];
-            for (j, (yj, cj)) in yt.iter_mut().zip(c.iter_mut()).enumerate() {
-                *yj = unit(xt, h, cj, j);
-            }
+            step(xt, h, c, yt);
             hidden[b * u..(b + 1) * u].copy_from_slice(yt);
         }
     }
