@@ -27,10 +27,15 @@ use serde_json::Value;
 mod align;
 #[path = "build/cases.rs"]
 mod cases;
+#[path = "build/lstm_cases.rs"]
+mod lstm_cases;
 
 /// One-op cases the firmware runs through both kernel sets, unless `BENCH_CASES` says how
 /// many.
 const CASES: usize = 400;
+
+/// Random int8 LSTM cases the firmware runs through both kernel sets.
+const LSTM_CASES: usize = 40;
 
 /// The board a target runs on.
 struct Board {
@@ -238,6 +243,7 @@ fn main() {
     table.push_str("];\n");
     rust.push_str(&table);
     println!("cargo::rerun-if-changed=build/cases.rs");
+    println!("cargo::rerun-if-changed=build/lstm_cases.rs");
     println!("cargo::rerun-if-env-changed=BENCH_CASES");
     let count = env::var("BENCH_CASES")
         .ok()
@@ -246,6 +252,10 @@ fn main() {
     write_if_changed(
         &out.join("cases.rs"),
         cases::rust(0x5eed_0fca_5e55, count).as_bytes(),
+    );
+    write_if_changed(
+        &out.join("lstm_cases.rs"),
+        lstm_cases::rust(0x157a_ca5e, LSTM_CASES.min(count)).as_bytes(),
     );
     write_if_changed(&out.join("planner_models.x"), fragments.as_bytes());
     write_if_changed(&out.join("models.rs"), rust.as_bytes());

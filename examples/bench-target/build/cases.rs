@@ -9,10 +9,10 @@
 use std::fmt::Write as _;
 
 /// The golden scripts' SplitMix64, drawing the cases.
-struct Rng(u64);
+pub struct Rng(pub u64);
 
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -21,22 +21,22 @@ impl Rng {
     }
 
     /// Uniform in `lo..=hi`.
-    fn range(&mut self, lo: i64, hi: i64) -> i64 {
+    pub fn range(&mut self, lo: i64, hi: i64) -> i64 {
         lo + (self.next() % (hi - lo + 1) as u64) as i64
     }
 
-    fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+    pub fn pick<T: Copy>(&mut self, v: &[T]) -> T {
         v[(self.next() % v.len() as u64) as usize]
     }
 
     /// A scale between `lo` and `hi`, log-uniform.
-    fn scale(&mut self, lo: f64, hi: f64) -> f32 {
+    pub fn scale(&mut self, lo: f64, hi: f64) -> f32 {
         let u = (self.next() >> 11) as f64 / (1u64 << 53) as f64;
         (lo.ln() + u * (hi.ln() - lo.ln())).exp() as f32
     }
 
     /// A zero point, an extreme one a quarter of the time.
-    fn zero(&mut self) -> i64 {
+    pub fn zero(&mut self) -> i64 {
         match self.next() % 8 {
             0 => -128,
             1 => 127,

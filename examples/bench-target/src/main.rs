@@ -15,6 +15,7 @@
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 
+mod lstm_check;
 mod probe;
 mod selfcheck;
 mod timer;
@@ -74,6 +75,44 @@ fn main() -> ! {
         Some(m) => {
             hprintln!(
                 "check {}: FAILED: case {} output element {}: reference {:?}, optimized {:?}",
+                models::CORE,
+                m.case,
+                m.element,
+                m.reference,
+                m.optimized
+            );
+            failed = true;
+        }
+    }
+    let (stats, mismatch) = lstm_check::check(
+        &mut planner_kernels::Reference,
+        &mut models::Optimized::default(),
+    );
+    match mismatch {
+        None if stats.varied * 4 >= (stats.cases - stats.refused) * 3
+            && stats.refused * 4 <= stats.cases =>
+        {
+            hprintln!(
+                "check {}: {} int8 LSTM cases ({} with varied outputs, {} refused by both sets alike), the optimized set's outputs and states equal the reference set's, with its kernel scratch and without",
+                models::CORE,
+                stats.cases,
+                stats.varied,
+                stats.refused
+            )
+        }
+        None => {
+            hprintln!(
+                "check {}: FAILED: of {} int8 LSTM cases only {} gave varied outputs ({} refused); the comparison proves too little",
+                models::CORE,
+                stats.cases,
+                stats.varied,
+                stats.refused
+            );
+            failed = true;
+        }
+        Some(m) => {
+            hprintln!(
+                "check {}: FAILED: LSTM case {} element {}: reference {:?}, optimized {:?}",
                 models::CORE,
                 m.case,
                 m.element,

@@ -246,12 +246,14 @@ impl Int8Steps for Blocked {
             let rec = r.wrapping_add(recurrent[g * u + j]).wrapping_sub(rh[g]);
             tail.gate(g, acc, rec)
         };
+        let (mut x_buf, mut h_buf) = (operand::BUF, operand::BUF);
+        let (xo, ho) = (operand::of(x, &mut x_buf), operand::of(h, &mut h_buf));
         let mut j = 0;
         while j + BLOCK <= u {
             let mut v = [[0i32; 4]; BLOCK];
             for (g, t) in p.gates.iter().enumerate() {
-                let a = dot4(x, rows(t.w, j, n));
-                let r = dot4(h, rows(t.r, j, u));
+                let a = dot4(&xo, rows(t.w, j, n));
+                let r = dot4(&ho, rows(t.r, j, u));
                 for k in 0..BLOCK {
                     v[k][g] = gate(g, j + k, a[k], r[k]);
                 }
@@ -280,8 +282,10 @@ fn rows(m: &[i8], j: usize, n: usize) -> [&[i8]; BLOCK] {
 }
 
 /// `Σ w_k · x` for four rows `w_k` as long as `x`, wrapping, in one loop over `x`.
+#[cfg(not(all(planner_dsp, not(planner_mve))))]
 #[inline(always)]
-fn dot4(x: &[i8], w: [&[i8]; BLOCK]) -> [i32; BLOCK] {
+fn dot4(x: &operand::Operand<'_>, w: [&[i8]; BLOCK]) -> [i32; BLOCK] {
+    let x: &[i8] = x;
     let n = x.len();
     let [w0, w1, w2, w3] = w.map(|w| &w[..n]);
     let mut a = [0i32; BLOCK];
@@ -293,6 +297,155 @@ fn dot4(x: &[i8], w: [&[i8]; BLOCK]) -> [i32; BLOCK] {
         a[3] = a[3].wrapping_add(i32::from(w3[i]).wrapping_mul(v));
     }
     a
+}
+
+/// A step's input or hidden state as [`dot4`] reads it: the elements themselves (vector
+/// lanes and portable loops).
+#[cfg(not(all(planner_dsp, not(planner_mve))))]
+mod operand {
+    /// The elements.
+    pub(super) type Operand<'a> = &'a [i8];
+    /// No buffer.
+    pub(super) type Buf = ();
+    pub(super) const BUF: Buf = ();
+
+    #[inline(always)]
+    pub(super) fn of<'a>(v: &'a [i8], _: &'a mut Buf) -> Operand<'a> {
+        v
+    }
+}
+
+/// A step's input or hidden state as [`dot4`] reads it with the DSP extension: besides the
+/// elements, each whole group of four widened once per step into two halfword pairs (on
+/// the stack: [`operand::WIDE`] groups, 1 KiB; a longer operand is widened in the loop).
+#[cfg(all(planner_dsp, not(planner_mve)))]
+mod operand {
+    use super::dsp::{sxtb16, sxtb16_ror8, word};
+
+    /// Groups of four elements the buffer holds.
+    pub(super) const WIDE: usize = 128;
+    pub(super) type Buf = [[u32; 2]; WIDE];
+    pub(super) const BUF: Buf = [[0; 2]; WIDE];
+
+    /// The elements, and their whole groups of four widened (`SXTB16`, `SXTB16` of the
+    /// word rotated by 8), or none when they did not fit the buffer.
+    pub(super) struct Operand<'a> {
+        pub(super) v: &'a [i8],
+        pub(super) wide: &'a [[u32; 2]],
+    }
+
+    #[inline(always)]
+    pub(super) fn of<'a>(v: &'a [i8], buf: &'a mut Buf) -> Operand<'a> {
+        let groups = v.as_chunks::<4>().0;
+        if groups.len() > WIDE {
+            return Operand { v, wide: &[] };
+        }
+        for (b, g) in buf.iter_mut().zip(groups) {
+            let w = word(g);
+            *b = [sxtb16(w), sxtb16_ror8(w)];
+        }
+        Operand {
+            v,
+            wide: &buf[..groups.len()],
+        }
+    }
+}
+
+/// `Σ w_k · x` for four rows `w_k` as long as `x`, wrapping, with the DSP extension: two
+/// rows at a time ([`dot2`]; four rows' pointers, accumulators and operands do not fit the
+/// core's registers).
+#[cfg(all(planner_dsp, not(planner_mve)))]
+#[inline(always)]
+fn dot4(x: &operand::Operand<'_>, [w0, w1, w2, w3]: [&[i8]; BLOCK]) -> [i32; BLOCK] {
+    let ([a0, a1], [a2, a3]) = (dot2(x, [w0, w1]), dot2(x, [w2, w3]));
+    [a0, a1, a2, a3]
+}
+
+/// `Σ w_k · x` for two rows `w_k` as long as `x`, wrapping: each word of four weights
+/// widened into two halfword pairs (`SXTB16`, and `SXTB16` of the word rotated by 8:
+/// elements 0 and 2, 1 and 3), so that `SMLAD` with the operand's pairs adds two products
+/// (its 32-bit sum wraps as `wrapping_add` does; it only sets the sticky Q flag, which
+/// nothing here reads); the `n % 4` last elements one by one.
+#[cfg(all(planner_dsp, not(planner_mve)))]
+#[inline(always)]
+fn dot2(x: &operand::Operand<'_>, w: [&[i8]; 2]) -> [i32; 2] {
+    use dsp::{smlad, sxtb16, sxtb16_ror8, word};
+    let n = x.v.len();
+    let w = w.map(|w| &w[..n]);
+    let (xs, x_tail) = x.v.as_chunks::<4>();
+    let [r0, r1] = w.map(|w| w.as_chunks::<4>().0);
+    let mut a = [0i32; 2];
+    let mut add = |[even, odd]: [u32; 2], w0: &[i8; 4], w1: &[i8; 4]| {
+        let (w0, w1) = (word(w0), word(w1));
+        a[0] = smlad(sxtb16(w0), even, a[0]);
+        a[0] = smlad(sxtb16_ror8(w0), odd, a[0]);
+        a[1] = smlad(sxtb16(w1), even, a[1]);
+        a[1] = smlad(sxtb16_ror8(w1), odd, a[1]);
+    };
+    if x.wide.len() == xs.len() {
+        for ((&pairs, w0), w1) in x.wide.iter().zip(r0).zip(r1) {
+            add(pairs, w0, w1);
+        }
+    } else {
+        for ((xv, w0), w1) in xs.iter().zip(r0).zip(r1) {
+            let xv = word(xv);
+            add([sxtb16(xv), sxtb16_ror8(xv)], w0, w1);
+        }
+    }
+    let done = n - x_tail.len();
+    for (i, &v) in x_tail.iter().enumerate() {
+        for (a, r) in a.iter_mut().zip(&w) {
+            *a = a.wrapping_add(i32::from(r[done + i]).wrapping_mul(i32::from(v)));
+        }
+    }
+    a
+}
+
+/// The DSP extension's instructions the fast LSTM uses, as inline assembly (Rust's
+/// intrinsics for them are unstable).
+#[cfg(all(planner_dsp, not(planner_mve)))]
+mod dsp {
+    use core::arch::asm;
+
+    /// Four int8 elements as one little-endian word.
+    #[inline(always)]
+    pub(super) fn word(v: &[i8; 4]) -> u32 {
+        u32::from_le_bytes(v.map(|b| b as u8))
+    }
+
+    /// Bytes 0 and 2 of `v`, sign-extended into two halfwords.
+    #[inline(always)]
+    pub(super) fn sxtb16(v: u32) -> u32 {
+        let r: u32;
+        // SAFETY: SXTB16 reads and writes registers only (no memory, no flags).
+        unsafe {
+            asm!("sxtb16 {r}, {v}", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack, preserves_flags))
+        };
+        r
+    }
+
+    /// Bytes 1 and 3 of `v`, sign-extended into two halfwords.
+    #[inline(always)]
+    pub(super) fn sxtb16_ror8(v: u32) -> u32 {
+        let r: u32;
+        // SAFETY: SXTB16 reads and writes registers only (no memory, no flags).
+        unsafe {
+            asm!("sxtb16 {r}, {v}, ror #8", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack, preserves_flags))
+        };
+        r
+    }
+
+    /// `acc + a.lo · b.lo + a.hi · b.hi` on signed halfwords, wrapping.
+    #[inline(always)]
+    pub(super) fn smlad(a: u32, b: u32, acc: i32) -> i32 {
+        let r: i32;
+        // SAFETY: SMLAD reads and writes registers only; it may set the sticky Q flag of
+        // the APSR, which no Rust code observes (the asm is not `preserves_flags`).
+        unsafe {
+            asm!("smlad {r}, {a}, {b}, {acc}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b, acc = in(reg) acc, options(pure, nomem, nostack))
+        };
+        r
+    }
 }
 
 #[cfg(test)]
