@@ -493,7 +493,7 @@ pub trait Patches: Kernel {}
 /// [`prepare::im2col_bytes`](crate::prepare::im2col_bytes) int8 elements as its `scratch[0]`
 /// (`"kernel_scratch": [0]` in the plan file), live during the op only; and an int8
 /// `UNIDIRECTIONAL_SEQUENCE_LSTM` a kernel scratch tensor of
-/// [`prepare::lstm_sums_len`](crate::prepare::lstm_sums_len) int32 elements as its
+/// [`prepare::lstm_scratch_len`](crate::prepare::lstm_scratch_len) int32 elements as its
 /// `scratch[0]`, before the model's own intermediates.
 #[diagnostic::on_unimplemented(
     message = "the plan was prepared for the optimized kernel set (requant-v1); run it with `planner_kernels::Optimized`, or plan with [kernels] set = \"reference\"",

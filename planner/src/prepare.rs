@@ -122,12 +122,13 @@ pub const RULES: &[Rule] = &[
             alignment: 4,
         }),
     },
-    // The gates' weight-row sums, computed once per call instead of once per step.
+    // The gates' weight-row sums, computed once per call instead of once per step, and a
+    // step's gate values.
     Rule {
         opcode: "UNIDIRECTIONAL_SEQUENCE_LSTM",
         set: KernelSet::Optimized,
         adds: Adds::Scratch(ScratchRule {
-            bytes: lstm_sums,
+            bytes: lstm_scratch,
             elem: ScratchElem::I32,
             alignment: 4,
         }),
@@ -174,9 +175,9 @@ fn conv_columns(g: &Graph, op: &Op) -> Option<u64> {
 }
 
 /// An int8 `UNIDIRECTIONAL_SEQUENCE_LSTM` (int8 input and input-to-forget weights
-/// `[units, input]`): [`rt::prepare::lstm_sums_len`](crate::rt::prepare::lstm_sums_len)
+/// `[units, input]`): [`rt::prepare::lstm_scratch_len`](crate::rt::prepare::lstm_scratch_len)
 /// int32 elements.
-fn lstm_sums(g: &Graph, op: &Op) -> Option<u64> {
+fn lstm_scratch(g: &Graph, op: &Op) -> Option<u64> {
     let (x, w) = (input(g, op, 0)?, input(g, op, 2)?);
     if [x.dtype, w.dtype] != [DType::I8; 2] {
         return None;
@@ -184,7 +185,7 @@ fn lstm_sums(g: &Graph, op: &Op) -> Option<u64> {
     let [units, _] = w.shape[..] else {
         return None;
     };
-    let len = crate::rt::prepare::lstm_sums_len(usize::try_from(units).ok()?)?;
+    let len = crate::rt::prepare::lstm_scratch_len(usize::try_from(units).ok()?)?;
     u64::try_from(len).ok()?.checked_mul(4)
 }
 

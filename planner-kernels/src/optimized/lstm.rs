@@ -1,23 +1,23 @@
 //! The fast int8 `UNIDIRECTIONAL_SEQUENCE_LSTM`: the reference kernel
 //! ([`unidirectional_sequence_lstm_with`]) with its gates' inner products expanded as
 //! `Σ w·x − x_zero·Σ w − w_zero·Σ x + n·w_zero·x_zero` (equal in wrapping `i32`
-//! arithmetic).
+//! arithmetic), every value equal to the reference's.
 //!
 //! With the kernel scratch a plan for the optimized set gives the op (`[kernels] set =
-//! "optimized"`: `8 · units` int32, [`planner_rt::prepare::lstm_sums`]), the parts that do
-//! not change from step to step (`bias − x_zero·Σ w + n·w_zero·x_zero` per gate row of the
-//! input weights, `−h_zero·Σ r + n·r_zero·h_zero` per row of the recurrent weights) are
-//! computed once per call into it, and each step takes four units at a time: one loop over
-//! the step's input gives the four rows' `Σ w·x` (tail-predicated `VMLAVA` on Helium, one
-//! load of the input for four rows), then the four units' gates, cell and hidden values as
-//! the reference computes them.
+//! "optimized"`: `12 · units` int32, [`planner_rt::prepare::lstm_scratch_len`]), the parts
+//! that do not change from step to step (`bias − x_zero·Σ w + n·w_zero·x_zero` per row of a
+//! gate's input weights, `−h_zero·Σ r + n·r_zero·h_zero` per row of its recurrent weights)
+//! are computed once per call into it. Each step then computes every gate's value of every
+//! unit into the rest of it, gate by gate and four units per pass over the step's input
+//! (four rows' `Σ w·x` from one load of the input: tail-predicated `VMLAVA` on Helium,
+//! `SMLAD` two rows at a time on the DSP extension with the input widened once per step,
+//! a plain loop elsewhere), requantised by [`Mbqm`] (the reference's multiply unpacked once
+//! per call); then the cell and hidden values unit by unit.
 //!
 //! Without that scratch (a plan made for the reference set) each unit's products are one
 //! plain loop over the stored bytes (`Σ w·x` and `Σ w` together), or two with a weights
-//! zero point. Either way it runs on cores without vector lanes too: on the Cortex-M4F its
-//! one scalar loop per product took fewer instructions than the reference's
-//! (micro_speech_lstm's LSTM op 39,359,881 -> 34,561,891 under QEMU `-icount`), where
-//! [`super::svdf`]'s did not.
+//! zero point: fewer instructions than the reference's on every core (micro_speech_lstm's
+//! LSTM op on the Cortex-M4F 39,359,881 -> 34,561,891 under QEMU `-icount`).
 
 use planner_rt::kernel::{OpView, Out};
 use planner_rt::options::UnidirectionalSequenceLstmOptions;
@@ -73,12 +73,13 @@ struct Blocked {
     tail: Option<Tail>,
 }
 
-/// The op's kernel scratch as the `8 · units` int32 sums, when the plan gave it one: its
-/// first scratch tensor, int32, at least that long (a model's own intermediates, which
-/// come after it, are not int32 of that length in the models TFLM runs; and an op-local
-/// scratch tensor the kernel writes is not read by anything else).
+/// The op's kernel scratch as `12 · units` int32 (the sums, then a step's gate values),
+/// when the plan gave it one: its first scratch tensor, int32, at least that long (a
+/// model's own intermediates, which come after it, are not int32 of that length in the
+/// models TFLM runs; and an op-local scratch tensor the kernel writes is not read by
+/// anything else).
 fn sums<'s>(scratch: &'s mut [Out<'_>], units: usize) -> Option<&'s mut [i32]> {
-    let n = units.checked_mul(8)?;
+    let n = planner_rt::prepare::lstm_scratch_len(units)?;
     scratch
         .first_mut()?
         .i32()
@@ -93,7 +94,7 @@ fn sums<'s>(scratch: &'s mut [Out<'_>], units: usize) -> Option<&'s mut [i32]> {
 /// mask and half-threshold computed once.
 #[derive(Clone, Copy)]
 struct Mbqm {
-    mult: i64,
+    mult: i32,
     left: u32,
     right: u32,
     mask: i32,
@@ -111,7 +112,7 @@ impl Mbqm {
         let right = m.shift.checked_neg().unwrap_or(i32::MAX).clamp(0, 31) as u32;
         let mask = ((1i64 << right) - 1) as i32;
         Some(Mbqm {
-            mult: i64::from(m.multiplier),
+            mult: m.multiplier,
             left,
             right,
             mask,
@@ -122,7 +123,7 @@ impl Mbqm {
     #[inline(always)]
     fn apply(&self, x: i32) -> i32 {
         let x = x.wrapping_shl(self.left);
-        let s = ((i64::from(x) * self.mult + (1 << 30)) >> 31) as i32;
+        let s = ((i64::from(x) * i64::from(self.mult) + (1 << 30)) >> 31) as i32;
         let threshold = self.half + i32::from(s < 0);
         (s >> self.right) + i32::from(s & self.mask > threshold)
     }
@@ -200,7 +201,8 @@ impl Int8Steps for Blocked {
             return;
         };
         let (u, n) = (p.units, p.input);
-        let (input, recurrent) = sums.split_at_mut(4 * u);
+        let (input, rest) = sums.split_at_mut(4 * u);
+        let recurrent = &mut rest[..4 * u];
         for (g, gate) in p.gates.iter().enumerate() {
             let rows = input[g * u..(g + 1) * u].iter_mut();
             for (j, s) in rows.enumerate() {
@@ -223,12 +225,13 @@ impl Int8Steps for Blocked {
 
     fn step(&mut self, p: &Int8<'_>, scratch: &mut [Out<'_>], io: Step<'_>) {
         let (sums, tail) = match (sums(scratch, p.units), &self.tail) {
-            (Some(s), Some(t)) => (&*s, t),
+            (Some(s), Some(t)) => (s, t),
             _ => return PerUnit(Fast).step(p, scratch, io),
         };
         let Step { x, h, c, y } = io;
         let (u, n) = (p.units, p.input);
-        let (input, recurrent) = sums.split_at(4 * u);
+        let (input, rest) = sums.split_at_mut(4 * u);
+        let (recurrent, values) = rest.split_at_mut(4 * u);
         // The weights' zero points' terms, which vary with the step (0 for TFLite's
         // symmetric weights).
         let zero_terms = |take: fn(&Gate<'_>) -> i32, v: &[i8]| {
@@ -241,36 +244,38 @@ impl Int8Steps for Blocked {
         };
         let wx = zero_terms(|g| g.w_zero, x);
         let rh = zero_terms(|g| g.r_zero, h);
-        let gate = |g: usize, j: usize, a: i32, r: i32| {
-            let acc = a.wrapping_add(input[g * u + j]).wrapping_sub(wx[g]);
-            let rec = r.wrapping_add(recurrent[g * u + j]).wrapping_sub(rh[g]);
-            tail.gate(g, acc, rec)
-        };
         let (mut x_buf, mut h_buf) = (operand::BUF, operand::BUF);
         let (xo, ho) = (operand::of(x, &mut x_buf), operand::of(h, &mut h_buf));
-        let mut j = 0;
-        while j + BLOCK <= u {
-            let mut v = [[0i32; 4]; BLOCK];
-            for (g, t) in p.gates.iter().enumerate() {
+        // Every gate's value of every unit, gate by gate, four units per pass.
+        let parts = (input.chunks_exact(u), recurrent.chunks_exact(u));
+        let gates = parts.0.zip(parts.1).zip(values.chunks_exact_mut(u));
+        for (g, ((si, sr), out)) in gates.enumerate() {
+            let t = &p.gates[g];
+            let value = |j: usize, a: i32, r: i32| {
+                let acc = a.wrapping_add(si[j]).wrapping_sub(wx[g]);
+                let rec = r.wrapping_add(sr[j]).wrapping_sub(rh[g]);
+                tail.gate(g, acc, rec)
+            };
+            let mut j = 0;
+            while j + BLOCK <= u {
                 let a = dot4(&xo, rows(t.w, j, n));
                 let r = dot4(&ho, rows(t.r, j, u));
                 for k in 0..BLOCK {
-                    v[k][g] = gate(g, j + k, a[k], r[k]);
+                    out[j + k] = value(j + k, a[k], r[k]);
                 }
+                j += BLOCK;
             }
-            for (k, &v) in v.iter().enumerate() {
-                y[j + k] = tail.unit(v, &mut c[j + k]);
-            }
-            j += BLOCK;
-        }
-        for j in j..u {
-            let mut v = [0i32; 4];
-            for (g, t) in p.gates.iter().enumerate() {
+            for (j, o) in out.iter_mut().enumerate().skip(j) {
                 let a = dot(&t.w[j * n..(j + 1) * n], x);
                 let r = dot(&t.r[j * u..(j + 1) * u], h);
-                v[g] = gate(g, j, a, r);
+                *o = value(j, a, r);
             }
-            y[j] = tail.unit(v, &mut c[j]);
+        }
+        // Then unit by unit.
+        let [vi, vf, vg, vo] = [0, 1, 2, 3].map(|g| &values[g * u..(g + 1) * u]);
+        let units = y.iter_mut().zip(c.iter_mut());
+        for ((((yj, cj), &i), &f), (&g, &o)) in units.zip(vi).zip(vf).zip(vg.iter().zip(vo)) {
+            *yj = tail.unit([i, f, g, o], cj);
         }
     }
 }
@@ -594,7 +599,7 @@ mod tests {
 
         /// Two calls of the op with `set` (the state carried): the outputs and the states
         /// after each, as bytes. `scratch`: the kernel scratch of a plan for the optimized
-        /// set (`8 · units` int32), and whether a model's own zero-length intermediate
+        /// set (`12 · units` int32), and whether a model's own zero-length intermediate
         /// follows it.
         fn run<K: UnidirectionalSequenceLstm<Error = KernelError>>(
             &self,
@@ -621,7 +626,7 @@ mod tests {
             let hi = info::<i8>(&[b, u], &[s_h], &[z_h]);
             let ci = info::<i16>(&[b, u], &[s_c], &[0]);
             let yi = info::<i8>(ys, &[s_h], &[z_h]);
-            let si = info::<i32>(&[8 * u], &[], &[]);
+            let si = info::<i32>(&[12 * u], &[], &[]);
             let ii = info::<i16>(&[0], &[], &[]);
             let o = UnidirectionalSequenceLstmOptions {
                 activation: Activation::Tanh,
@@ -634,7 +639,7 @@ mod tests {
             for _ in 0..2 {
                 let mut y = vec![0x11i8; b * t * u];
                 // Garbage in the scratch: the kernel must not read what it did not write.
-                let mut sums = vec![0x5a5a_5a5ai32; 8 * u];
+                let mut sums = vec![0x5a5a_5a5ai32; 12 * u];
                 let mut intermediate: [i16; 0] = [];
                 let mut inputs = [None; 24];
                 inputs[0] = Some(In::new(&self.x[..], &xi));
