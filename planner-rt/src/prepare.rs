@@ -337,12 +337,12 @@ pub fn im2col_bytes(fh: usize, fw: usize, c: usize) -> Option<usize> {
 }
 
 /// int32 elements of the kernel scratch an int8 `UNIDIRECTIONAL_SEQUENCE_LSTM` of `units`
-/// units gets (`12 · units`): per gate, one sum per row of its input weights and one per
+/// units gets (`13 · units`): per gate, one sum per row of its input weights and one per
 /// row of its recurrent weights, which the optimized kernel computes once per call instead
-/// of once per step; then the four gates' int16 inputs of one step (one int32 each). `None`
-/// on overflow.
+/// of once per step; then the four gates' int16 values of one step (one int32 each) and
+/// one gate's recurrent products. `None` on overflow.
 pub fn lstm_scratch_len(units: usize) -> Option<usize> {
-    units.checked_mul(12)
+    units.checked_mul(13)
 }
 
 #[cfg(test)]

@@ -111,10 +111,10 @@ fn expected(g: &Graph, op: &Op) -> Option<Vec<i64>> {
 /// `4 · fh · fw · c` for an int8 `CONV_2D` with a window or a stride.
 fn scratch_bytes(g: &Graph, op: &Op) -> Option<u64> {
     if op.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM" {
-        // An int8 LSTM: per unit and gate two int32 sums and the gate's value (the forget
-        // weights' rows are the units).
+        // An int8 LSTM: per unit and gate two int32 sums and the gate's value, and one
+        // recurrent product per unit (the forget weights' rows are the units).
         let (x, w) = (tensor(g, op, 0)?, tensor(g, op, 2)?);
-        return ([x.dtype, w.dtype] == [DType::I8; 2]).then(|| 12 * 4 * w.shape[0]);
+        return ([x.dtype, w.dtype] == [DType::I8; 2]).then(|| 13 * 4 * w.shape[0]);
     }
     let OpOptions::Conv2d(o) = &op.options else {
         return None;

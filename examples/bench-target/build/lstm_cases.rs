@@ -71,7 +71,7 @@ pub fn rust(seed: u64, count: usize) -> String {
             ("B", vec![units]),
             ("S", vec![batch, units]),
             ("Y", vec![a, b, units]),
-            ("K", vec![12 * units]),
+            ("K", vec![13 * units]),
         ];
         for (name, v) in &shapes {
             let _ = writeln!(

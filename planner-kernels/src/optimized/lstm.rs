@@ -4,20 +4,24 @@
 //! arithmetic), every value equal to the reference's.
 //!
 //! With the kernel scratch a plan for the optimized set gives the op (`[kernels] set =
-//! "optimized"`: `12 · units` int32, [`planner_rt::prepare::lstm_scratch_len`]), the parts
+//! "optimized"`: `13 · units` int32, [`planner_rt::prepare::lstm_scratch_len`]), the parts
 //! that do not change from step to step (`bias − x_zero·Σ w + n·w_zero·x_zero` per row of a
 //! gate's input weights, `−h_zero·Σ r + n·r_zero·h_zero` per row of its recurrent weights)
 //! are computed once per call into it. Each step then computes every gate's value of every
 //! unit into the rest of it, gate by gate and four units per pass over the step's input
 //! (four rows' `Σ w·x` from one load of the input: tail-predicated `VMLAVA` on Helium,
 //! `SMLAD` two rows at a time on the DSP extension with the input widened once per step,
-//! a plain loop elsewhere), requantised by [`Mbqm`] (the reference's multiply unpacked once
-//! per call); then the cell and hidden values unit by unit.
+//! a plain loop elsewhere), then requantises them (the reference's multiply unpacked once
+//! per call, [`Mbqm`]; in vector lanes on Helium); then the cell and hidden values unit by
+//! unit.
 //!
 //! Without that scratch (a plan made for the reference set) each unit's products are one
 //! plain loop over the stored bytes (`Σ w·x` and `Σ w` together), or two with a weights
 //! zero point: fewer instructions than the reference's on every core (micro_speech_lstm's
 //! LSTM op on the Cortex-M4F 39,359,881 -> 34,561,891 under QEMU `-icount`).
+
+#[cfg(planner_mve)]
+mod mve;
 
 use planner_rt::kernel::{OpView, Out};
 use planner_rt::options::UnidirectionalSequenceLstmOptions;
@@ -73,7 +77,8 @@ struct Blocked {
     tail: Option<Tail>,
 }
 
-/// The op's kernel scratch as `12 · units` int32 (the sums, then a step's gate values),
+/// The op's kernel scratch as `13 · units` int32 (the sums, then a step's gate values and
+/// one gate's recurrent products),
 /// when the plan gave it one: its first scratch tensor, int32, at least that long (a
 /// model's own intermediates, which come after it, are not int32 of that length in the
 /// models TFLM runs; and an op-local scratch tensor the kernel writes is not read by
@@ -166,13 +171,6 @@ impl Tail {
         })
     }
 
-    /// [`Gate::input16`] of gate `g`.
-    #[inline(always)]
-    fn gate(&self, g: usize, acc: i32, rec: i32) -> i32 {
-        let [a, b] = &self.gates[g];
-        clamp16(clamp16(a.apply(acc)) + clamp16(b.apply(rec)))
-    }
-
     /// [`Int8::unit`].
     #[inline(always)]
     fn unit(&self, [gi, gf, gg, go]: [i32; 4], c: &mut i16) -> i8 {
@@ -192,6 +190,25 @@ impl Tail {
             .apply(th * o)
             .saturating_add(self.z_h)
             .clamp(-128, 127) as i8
+    }
+}
+
+/// `acc[j]` becomes the gate value ([`Gate::input16`]) of the input product plus bias
+/// `acc[j]` and the recurrent product `rec[j]`, with the gate's two requantisations: in
+/// vector lanes on Helium ([`mve::gate`]), one unit at a time elsewhere.
+#[inline(always)]
+fn gate_values(acc: &mut [i32], rec: &[i32], m: [&Mbqm; 2]) {
+    #[cfg(planner_mve)]
+    mve::gate(acc, rec, m);
+    #[cfg(not(planner_mve))]
+    scalar_gate(acc, rec, m);
+}
+
+/// [`gate_values`], one unit at a time.
+#[cfg_attr(planner_mve, allow(dead_code))]
+fn scalar_gate(acc: &mut [i32], rec: &[i32], [a, b]: [&Mbqm; 2]) {
+    for (v, &r) in acc.iter_mut().zip(rec) {
+        *v = clamp16(clamp16(a.apply(*v)) + clamp16(b.apply(r)));
     }
 }
 
@@ -231,7 +248,8 @@ impl Int8Steps for Blocked {
         let Step { x, h, c, y } = io;
         let (u, n) = (p.units, p.input);
         let (input, rest) = sums.split_at_mut(4 * u);
-        let (recurrent, values) = rest.split_at_mut(4 * u);
+        let (recurrent, rest) = rest.split_at_mut(4 * u);
+        let (values, rec) = rest.split_at_mut(4 * u);
         // The weights' zero points' terms, which vary with the step (0 for TFLite's
         // symmetric weights).
         let zero_terms = |take: fn(&Gate<'_>) -> i32, v: &[i8]| {
@@ -251,25 +269,27 @@ impl Int8Steps for Blocked {
         let gates = parts.0.zip(parts.1).zip(values.chunks_exact_mut(u));
         for (g, ((si, sr), out)) in gates.enumerate() {
             let t = &p.gates[g];
-            let value = |j: usize, a: i32, r: i32| {
-                let acc = a.wrapping_add(si[j]).wrapping_sub(wx[g]);
-                let rec = r.wrapping_add(sr[j]).wrapping_sub(rh[g]);
-                tail.gate(g, acc, rec)
+            // The products with their constant terms, then requantised together.
+            let mut put = |j: usize, a: i32, r: i32| {
+                out[j] = a.wrapping_add(si[j]).wrapping_sub(wx[g]);
+                rec[j] = r.wrapping_add(sr[j]).wrapping_sub(rh[g]);
             };
             let mut j = 0;
             while j + BLOCK <= u {
                 let a = dot4(&xo, rows(t.w, j, n));
                 let r = dot4(&ho, rows(t.r, j, u));
                 for k in 0..BLOCK {
-                    out[j + k] = value(j + k, a[k], r[k]);
+                    put(j + k, a[k], r[k]);
                 }
                 j += BLOCK;
             }
-            for (j, o) in out.iter_mut().enumerate().skip(j) {
+            for j in j..u {
                 let a = dot(&t.w[j * n..(j + 1) * n], x);
                 let r = dot(&t.r[j * u..(j + 1) * u], h);
-                *o = value(j, a, r);
+                put(j, a, r);
             }
+            let [a, b] = &tail.gates[g];
+            gate_values(out, rec, [a, b]);
         }
         // Then unit by unit.
         let [vi, vf, vg, vo] = [0, 1, 2, 3].map(|g| &values[g * u..(g + 1) * u]);
@@ -599,7 +619,7 @@ mod tests {
 
         /// Two calls of the op with `set` (the state carried): the outputs and the states
         /// after each, as bytes. `scratch`: the kernel scratch of a plan for the optimized
-        /// set (`12 · units` int32), and whether a model's own zero-length intermediate
+        /// set (`13 · units` int32), and whether a model's own zero-length intermediate
         /// follows it.
         fn run<K: UnidirectionalSequenceLstm<Error = KernelError>>(
             &self,
@@ -626,7 +646,7 @@ mod tests {
             let hi = info::<i8>(&[b, u], &[s_h], &[z_h]);
             let ci = info::<i16>(&[b, u], &[s_c], &[0]);
             let yi = info::<i8>(ys, &[s_h], &[z_h]);
-            let si = info::<i32>(&[12 * u], &[], &[]);
+            let si = info::<i32>(&[13 * u], &[], &[]);
             let ii = info::<i16>(&[0], &[], &[]);
             let o = UnidirectionalSequenceLstmOptions {
                 activation: Activation::Tanh,
@@ -639,7 +659,7 @@ mod tests {
             for _ in 0..2 {
                 let mut y = vec![0x11i8; b * t * u];
                 // Garbage in the scratch: the kernel must not read what it did not write.
-                let mut sums = vec![0x5a5a_5a5ai32; 12 * u];
+                let mut sums = vec![0x5a5a_5a5ai32; 13 * u];
                 let mut intermediate: [i16; 0] = [];
                 let mut inputs = [None; 24];
                 inputs[0] = Some(In::new(&self.x[..], &xi));
