@@ -27,7 +27,7 @@ use planner_rt::kernel::{OpView, Out};
 use planner_rt::options::UnidirectionalSequenceLstmOptions;
 
 use super::lanes::{dot, dot_sum, sum};
-use crate::QuantizedMultiplier;
+use super::mac::Mbqm;
 use crate::reference::KernelError;
 use crate::reference::activation::{logistic16, tanh16};
 use crate::reference::recurrent::lstm::{
@@ -90,48 +90,6 @@ fn sums<'s>(scratch: &'s mut [Out<'_>], units: usize) -> Option<&'s mut [i32]> {
         .i32()
         .filter(|s| s.len() >= n)
         .map(|s| &mut s[..n])
-}
-
-/// `multiply_by_quantized_multiplier` unpacked for one multiplier: the same values with
-/// fewer instructions. The doubling high multiply of a multiplier other than `i32::MIN`
-/// cannot saturate, so it is `(x · m + 2^30) >> 31` (the floor: gemmlowp's nudge then
-/// truncation give it for either sign); the rounding right shift is the reference's, its
-/// mask and half-threshold computed once.
-#[derive(Clone, Copy)]
-struct Mbqm {
-    mult: i32,
-    left: u32,
-    right: u32,
-    mask: i32,
-    half: i32,
-}
-
-impl Mbqm {
-    /// `None` for the multiplier `i32::MIN` (which `quantize_multiplier` never gives).
-    fn new(m: QuantizedMultiplier) -> Option<Mbqm> {
-        if m.multiplier == i32::MIN {
-            return None;
-        }
-        // As the reference: shifts of at most 31 either way.
-        let left = m.shift.clamp(0, 31) as u32;
-        let right = m.shift.checked_neg().unwrap_or(i32::MAX).clamp(0, 31) as u32;
-        let mask = ((1i64 << right) - 1) as i32;
-        Some(Mbqm {
-            mult: m.multiplier,
-            left,
-            right,
-            mask,
-            half: mask >> 1,
-        })
-    }
-
-    #[inline(always)]
-    fn apply(&self, x: i32) -> i32 {
-        let x = x.wrapping_shl(self.left);
-        let s = ((i64::from(x) * i64::from(self.mult) + (1 << 30)) >> 31) as i32;
-        let threshold = self.half + i32::from(s < 0);
-        (s >> self.right) + i32::from(s & self.mask > threshold)
-    }
 }
 
 /// [`Int8`]'s requantisations as [`Mbqm`]s, unpacked once per call.
@@ -518,7 +476,7 @@ mod tests {
     /// The unpacked requantisation is the reference's on every multiplier and shift.
     #[test]
     fn the_unpacked_requantisation_is_the_references() {
-        use super::Mbqm;
+        use crate::optimized::mac::Mbqm;
         use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
         let mut r = Rng::new(0x3B9);
         for case in 0..20_000 {

@@ -29,6 +29,8 @@ mod dsp;
 #[cfg(planner_mve)]
 mod mve;
 
+use crate::QuantizedMultiplier;
+
 /// Requantisation of output channels `0..n` (`n = bias.len()`; `mult` and `shift` are at
 /// least as long): effective bias, Q31 multiplier and shift (TFLite's: positive left) per
 /// channel, then the output zero point and the activation's clamp `[lo, hi]`.
@@ -119,34 +121,97 @@ impl Channel {
     }
 }
 
+/// `multiply_by_quantized_multiplier` unpacked for one multiplier: the same values with
+/// fewer instructions. The doubling high multiply of a multiplier other than `i32::MIN`
+/// cannot saturate, so it is `(x · m + 2^30) >> 31` (the floor: gemmlowp's nudge then
+/// truncation give it for either sign); the rounding right shift is the reference's, its
+/// mask and half-threshold computed once.
+#[derive(Clone, Copy)]
+pub(crate) struct Mbqm {
+    pub(crate) mult: i32,
+    pub(crate) left: u32,
+    pub(crate) right: u32,
+    mask: i32,
+    half: i32,
+}
+
+impl Mbqm {
+    /// `None` for the multiplier `i32::MIN` (which `quantize_multiplier` never gives).
+    pub(crate) fn new(m: QuantizedMultiplier) -> Option<Mbqm> {
+        if m.multiplier == i32::MIN {
+            return None;
+        }
+        // As the reference: shifts of at most 31 either way.
+        let left = m.shift.clamp(0, 31) as u32;
+        let right = m.shift.checked_neg().unwrap_or(i32::MAX).clamp(0, 31) as u32;
+        let mask = ((1i64 << right) - 1) as i32;
+        Some(Mbqm {
+            mult: m.multiplier,
+            left,
+            right,
+            mask,
+            half: mask >> 1,
+        })
+    }
+
+    #[inline(always)]
+    pub(crate) fn apply(&self, x: i32) -> i32 {
+        let x = x.wrapping_shl(self.left);
+        let s = ((i64::from(x) * i64::from(self.mult) + (1 << 30)) >> 31) as i32;
+        let threshold = self.half + i32::from(s < 0);
+        (s >> self.right) + i32::from(s & self.mask > threshold)
+    }
+}
+
 /// One per-tensor requantisation, unpacked: `clamp(mbqm(v, mult, shift) + zero, lo, hi)`,
-/// for the elementwise fast paths.
+/// for the elementwise fast paths: [`Mbqm`] and an `i32` clamp, or (for the multiplier
+/// `i32::MIN`, which `quantize_multiplier` never gives) [`Channel`]'s `i64` form.
 pub(crate) struct Scalar {
+    q: Option<Mbqm>,
     channel: Channel,
-    lo: i64,
-    hi: i64,
+    zero: i32,
+    lo: i32,
+    hi: i32,
 }
 
 impl Scalar {
     /// `mult` and `shift` as [`crate::QuantizedMultiplier`] holds them.
     pub(crate) fn new(mult: i32, shift: i32, zero: i32, lo: i32, hi: i32) -> Scalar {
         Scalar {
+            q: Mbqm::new(QuantizedMultiplier {
+                multiplier: mult,
+                shift,
+            }),
             channel: Channel::new(0, mult, shift, zero),
-            lo: i64::from(lo),
-            hi: i64::from(hi),
+            zero,
+            lo,
+            hi,
+        }
+    }
+
+    /// `v` requantised, plus the zero point, clamped (the reference's saturating `i32`
+    /// addition then clamp).
+    #[inline(always)]
+    fn value(&self, v: i32) -> i32 {
+        match &self.q {
+            Some(q) => q.apply(v).saturating_add(self.zero).clamp(self.lo, self.hi),
+            None => {
+                let (lo, hi) = (i64::from(self.lo), i64::from(self.hi));
+                self.channel.scale(v).max(lo).min(hi) as i32
+            }
         }
     }
 
     /// The output of `v`.
     #[inline(always)]
     pub(crate) fn output(&self, v: i32) -> i8 {
-        self.channel.scale(v).max(self.lo).min(self.hi) as i8
+        self.value(v) as i8
     }
 
     /// The output of `v` for a wider type than int8 (`lo` and `hi` its range).
     #[inline(always)]
     pub(crate) fn wide(&self, v: i32) -> i32 {
-        self.channel.scale(v).max(self.lo).min(self.hi) as i32
+        self.value(v)
     }
 }
 

@@ -8,7 +8,7 @@ extern crate std;
 use std::vec;
 use std::vec::Vec;
 
-use super::{Channel, DwGeometry, Requant, depthwise_s8, gemm_s8};
+use super::{Channel, DwGeometry, Requant, Scalar, depthwise_s8, gemm_s8};
 use crate::optimized::tests::Rng;
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
 
@@ -216,4 +216,51 @@ fn the_unpacked_requantisation_is_multiply_by_quantized_multiplier() {
     // A shift of i32::MIN (which the reference cannot negate in a debug build) shifts
     // nothing, as the reference does in a release build.
     assert_eq!(Channel::new(0, 1 << 30, i32::MIN, 0).scale(100), 50);
+}
+
+/// `Scalar` is the reference's requantisation plus the zero point (saturating), clamped, on
+/// every multiplier (`i32::MIN` too, which takes the `i64` form), shift and value.
+#[test]
+fn the_scalar_requantisation_is_the_references() {
+    let mut r = Rng::new(0x5CA1);
+    for case in 0..20_000 {
+        let mult = match r.range(0, 5) {
+            0 => i32::MIN,
+            1 => i32::MAX,
+            2 => 1 << 30,
+            _ => r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+        };
+        let shift = r.range(-33, 33) as i32;
+        let zero = match r.range(0, 3) {
+            0 => i32::MAX,
+            1 => i32::MIN,
+            _ => r.range(-200, 200) as i32,
+        };
+        let (lo, hi) = match r.range(0, 2) {
+            0 => (-128, 127),
+            1 => (-32768, 32767),
+            _ => (r.range(-128, 0) as i32, r.range(0, 127) as i32),
+        };
+        let v = match r.range(0, 4) {
+            0 => i32::MIN,
+            1 => i32::MAX,
+            _ => r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+        };
+        let m = QuantizedMultiplier {
+            multiplier: mult,
+            shift,
+        };
+        let want = multiply_by_quantized_multiplier(v, m)
+            .saturating_add(zero)
+            .clamp(lo, hi);
+        let q = Scalar::new(mult, shift, zero, lo, hi);
+        assert_eq!(
+            q.wide(v),
+            want,
+            "case {case}: {v} by {mult} shift {shift} zero {zero}"
+        );
+        if (lo, hi) == (-128, 127) {
+            assert_eq!(i32::from(q.output(v)), want, "case {case}");
+        }
+    }
 }
