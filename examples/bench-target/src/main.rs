@@ -48,80 +48,26 @@ fn main() -> ! {
         models::CLOCK_HZ / 1_000_000,
         cal.overhead
     );
-    let mut failed = false;
     let (stats, mismatch) = selfcheck::check(
         &mut planner_kernels::Reference,
         &mut models::Optimized::default(),
     );
-    match mismatch {
-        // Most cases must run and give outputs that vary, or the comparison shows nothing.
-        None if stats.varied * 4 >= stats.cases * 3 => hprintln!(
-            "check {}: {} one-op cases (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, SVDF; {} with varied outputs, {} refused by both sets alike), the optimized set's outputs equal the reference set's",
-            models::CORE,
-            stats.cases,
-            stats.varied,
-            stats.refused
-        ),
-        None => {
-            hprintln!(
-                "check {}: FAILED: of {} one-op cases only {} gave varied outputs ({} refused); the comparison proves too little",
-                models::CORE,
-                stats.cases,
-                stats.varied,
-                stats.refused
-            );
-            failed = true;
-        }
-        Some(m) => {
-            hprintln!(
-                "check {}: FAILED: case {} output element {}: reference {:?}, optimized {:?}",
-                models::CORE,
-                m.case,
-                m.element,
-                m.reference,
-                m.optimized
-            );
-            failed = true;
-        }
-    }
+    let mut failed = !checked(
+        "one-op cases of CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and SVDF",
+        "the optimized set's outputs equal the reference set's",
+        &stats,
+        mismatch,
+    );
     let (stats, mismatch) = lstm_check::check(
         &mut planner_kernels::Reference,
         &mut models::Optimized::default(),
     );
-    match mismatch {
-        None if stats.varied * 4 >= (stats.cases - stats.refused) * 3
-            && stats.refused * 4 <= stats.cases =>
-        {
-            hprintln!(
-                "check {}: {} int8 LSTM cases ({} with varied outputs, {} refused by both sets alike), the optimized set's outputs and states equal the reference set's, with its kernel scratch and without",
-                models::CORE,
-                stats.cases,
-                stats.varied,
-                stats.refused
-            )
-        }
-        None => {
-            hprintln!(
-                "check {}: FAILED: of {} int8 LSTM cases only {} gave varied outputs ({} refused); the comparison proves too little",
-                models::CORE,
-                stats.cases,
-                stats.varied,
-                stats.refused
-            );
-            failed = true;
-        }
-        Some(m) => {
-            hprintln!(
-                "check {}: FAILED: LSTM case {} element {}: reference {:?}, optimized {:?}",
-                models::CORE,
-                m.case,
-                m.element,
-                m.reference,
-                m.optimized
-            );
-            failed = true;
-        }
-    }
+    failed |= !checked(
+        "int8 LSTM cases",
+        "the optimized set's outputs and states equal the reference set's, with its kernel scratch and without",
+        &stats,
+        mismatch,
+    );
     for plan in models::PLANS {
         if plan.ops > probe::MAX_OPS {
             hprintln!(
@@ -193,4 +139,49 @@ fn main() -> ! {
     }
     hprintln!("bench-target: every op output of every plan equal to TFLite Micro's");
     exit(debug::EXIT_SUCCESS)
+}
+
+/// Reports a check of the two kernel sets on random cases (`what`; `equal` says what held);
+/// true when it passed: no difference, most cases ran (at most a quarter refused by both
+/// sets alike) and most that ran gave outputs that vary, or the comparison shows nothing.
+fn checked(
+    what: &str,
+    equal: &str,
+    stats: &selfcheck::Stats,
+    mismatch: Option<selfcheck::Mismatch>,
+) -> bool {
+    let ran = stats.cases - stats.refused;
+    match mismatch {
+        None if stats.varied * 4 >= ran * 3 && stats.refused * 4 <= stats.cases => {
+            hprintln!(
+                "check {}: {} {what} ({} with varied outputs, {} refused by both sets alike), {equal}",
+                models::CORE,
+                stats.cases,
+                stats.varied,
+                stats.refused
+            );
+            true
+        }
+        None => {
+            hprintln!(
+                "check {}: FAILED: of {} {what} only {} gave varied outputs ({} refused); the comparison proves too little",
+                models::CORE,
+                stats.cases,
+                stats.varied,
+                stats.refused
+            );
+            false
+        }
+        Some(m) => {
+            hprintln!(
+                "check {}: FAILED: {what}: case {} element {}: reference {:?}, optimized {:?}",
+                models::CORE,
+                m.case,
+                m.element,
+                m.reference,
+                m.optimized
+            );
+            false
+        }
+    }
 }
