@@ -12,8 +12,8 @@
 //! (four rows' `Σ w·x` from one load of the input: tail-predicated `VMLAVA` on Helium,
 //! `SMLAD` two rows at a time on the DSP extension with the input widened once per step,
 //! a plain loop elsewhere), then requantises them (the reference's multiply unpacked once
-//! per call, [`Mbqm`]; in vector lanes on Helium); then the cell and hidden values unit by
-//! unit.
+//! per call, [`Mbqm`]); then the cell and hidden values. On Helium both are assembly, four
+//! units per vector ([`mve`]); elsewhere unit by unit.
 //!
 //! Without that scratch (a plan made for the reference set) each unit's products are one
 //! plain loop over the stored bytes (`Σ w·x` and `Σ w` together), or two with a weights
@@ -162,6 +162,18 @@ fn gate_values(acc: &mut [i32], rec: &[i32], m: [&Mbqm; 2]) {
     scalar_gate(acc, rec, m);
 }
 
+/// The step's cell and hidden values from its gate values (`values`: the four gates' rows
+/// of `c.len()` each), one unit at a time ([`Tail::unit`]).
+#[cfg_attr(planner_mve, allow(dead_code))]
+fn scalar_units(tail: &Tail, values: &[i32], c: &mut [i16], y: &mut [i8]) {
+    let u = c.len();
+    let [vi, vf, vg, vo] = [0, 1, 2, 3].map(|g| values.get(g * u..(g + 1) * u).unwrap_or(&[]));
+    let units = y.iter_mut().zip(c.iter_mut());
+    for ((((yj, cj), &i), &f), (&g, &o)) in units.zip(vi).zip(vf).zip(vg.iter().zip(vo)) {
+        *yj = tail.unit([i, f, g, o], cj);
+    }
+}
+
 /// [`gate_values`], one unit at a time.
 #[cfg_attr(planner_mve, allow(dead_code))]
 fn scalar_gate(acc: &mut [i32], rec: &[i32], [a, b]: [&Mbqm; 2]) {
@@ -255,12 +267,11 @@ impl Int8Steps for Blocked {
             let [a, b] = &tail.gates[g];
             gate_values(out, rec, [a, b]);
         }
-        // Then unit by unit.
-        let [vi, vf, vg, vo] = [0, 1, 2, 3].map(|g| &values[g * u..(g + 1) * u]);
-        let units = y.iter_mut().zip(c.iter_mut());
-        for ((((yj, cj), &i), &f), (&g, &o)) in units.zip(vi).zip(vf).zip(vg.iter().zip(vo)) {
-            *yj = tail.unit([i, f, g, o], cj);
-        }
+        // Then the cell and hidden values.
+        #[cfg(planner_mve)]
+        mve::units(tail, values, c, y);
+        #[cfg(not(planner_mve))]
+        scalar_units(tail, values, c, y);
     }
 }
 

@@ -207,7 +207,7 @@ fn sigmoid_like(
 /// within one of `round(65536 · sigmoid(i / 24))`; they were measured from TFLM's int16
 /// outputs over every input (four models: two scales each, one a power of two), which they
 /// reproduce exactly.
-const SIGMOID_Q16: [u16; 256] = [
+pub(crate) static SIGMOID_Q16: [u16; 256] = [
     32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794,
     41432, 42064, 42688, 43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443,
     48964, 49475, 49975, 50464, 50942, 51409, 51865, 52311, 52745, 53169, 53581, 53983, 54374,
