@@ -78,11 +78,10 @@ struct Blocked {
 }
 
 /// The op's kernel scratch as `13 · units` int32 (the sums, then a step's gate values and
-/// one gate's recurrent products),
-/// when the plan gave it one: its first scratch tensor, int32, at least that long (a
-/// model's own intermediates, which come after it, are not int32 of that length in the
-/// models TFLM runs; and an op-local scratch tensor the kernel writes is not read by
-/// anything else).
+/// one gate's recurrent products), when the plan gave it one: its first scratch tensor,
+/// int32, at least that long (a model's own intermediates, which come after it, are not
+/// int32 of that length in the models TFLM runs; and an op-local scratch tensor the kernel
+/// writes is not read by anything else).
 fn sums<'s>(scratch: &'s mut [Out<'_>], units: usize) -> Option<&'s mut [i32]> {
     let n = planner_rt::prepare::lstm_scratch_len(units)?;
     scratch
