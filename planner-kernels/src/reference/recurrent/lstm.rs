@@ -63,10 +63,10 @@ const UNSUPPORTED: [(usize, &str); 9] = [
 ];
 
 /// Gate order of the arrays: input, forget, cell, output.
-pub(crate) const I: usize = 0;
-pub(crate) const F: usize = 1;
-pub(crate) const G: usize = 2;
-pub(crate) const O: usize = 3;
+const I: usize = 0;
+const F: usize = 1;
+const G: usize = 2;
+const O: usize = 3;
 
 /// Names of the gates' tensors, for errors.
 const WEIGHT_NAMES: [&str; 4] = [
