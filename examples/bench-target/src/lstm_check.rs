@@ -6,13 +6,13 @@
 //! unit counts are not multiples of the loops' blocks, and some inputs are longer than the
 //! DSP path widens once per step.
 
+use planner::rt::Quant;
 use planner::rt::kernel::{In, Kernel, OpView, Out, UnidirectionalSequenceLstm};
 use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
-use planner::rt::{Quant, TensorInfo};
 use planner_kernels::KernelError;
 use planner_kernels::golden::SplitMix64;
 
-use crate::selfcheck::{Mismatch, Stats};
+use crate::selfcheck::{Mismatch, Stats, info};
 
 mod cases {
     include!(concat!(env!("OUT_DIR"), "/lstm_cases.rs"));
@@ -59,19 +59,6 @@ struct Seen {
     y: [i8; 2 * Y],
     hidden: [i8; STATE],
     cell: [i16; STATE],
-}
-
-fn info<T>(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
-    TensorInfo {
-        id: "t",
-        name: "t",
-        dtype: "",
-        shape,
-        elements: shape.iter().product(),
-        size: 0,
-        quant,
-        element: core::marker::PhantomData,
-    }
 }
 
 fn len(shape: &[usize]) -> usize {

@@ -70,7 +70,8 @@ pub use cases::CASES;
 const MAX: usize = 4096;
 const MAX_CHANNELS: usize = 64;
 
-fn info<T>(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
+/// A view's description of a case's tensor (shared with the LSTM check).
+pub fn info<T>(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
     TensorInfo {
         id: "t",
         name: "t",
