@@ -111,7 +111,7 @@ kinds_in_place! {
     Add / AddInPlace::add / add_in_place(o::AddOptions) [2] => binary elementwise::add, fast optimized::elementwise::add;
     Sub / SubInPlace::sub / sub_in_place(o::AddOptions) [2] => binary elementwise::sub, fast optimized::elementwise::sub;
     Mul / MulInPlace::mul / mul_in_place(o::MulOptions) [2] => binary elementwise::mul, fast optimized::elementwise::mul;
-    Quantize / QuantizeInPlace::quantize / quantize_in_place(o::NoOptions) [1] => unary elementwise::quantize;
+    Quantize / QuantizeInPlace::quantize / quantize_in_place(o::NoOptions) [1] => unary elementwise::quantize, fast optimized::elementwise::quantize;
     Dequantize / DequantizeInPlace::dequantize / dequantize_in_place(o::NoOptions) [1] => unary elementwise::dequantize;
     Relu / ReluInPlace::relu / relu_in_place(o::NoOptions) [1] => unary activation::relu;
     Relu6 / Relu6InPlace::relu6 / relu6_in_place(o::NoOptions) [1] => unary activation::relu6;

@@ -5,13 +5,70 @@
 //! value from a 256-entry table, one requantisation per element; `MUL` requantises each
 //! product. Anything else (other broadcasts, regions, other types) runs the reference
 //! kernel.
+//!
+//! `QUANTIZE` from int8 or int16 to int8 (out of place, whole) requantises runs of
+//! [`RUN`] values at a time ([`Scalar::all`]: four per vector on Helium); the rest (from
+//! float, to int32, in place) runs the reference kernel.
 
 use planner_rt::kernel::{Data, DataMut, OpView};
 use planner_rt::options::{AddOptions, MulOptions};
 
 use super::mac::Scalar;
+use crate::quantize_multiplier;
+use crate::reference::common::params;
 use crate::reference::elementwise::{AddSub, Mul};
 use crate::reference::{self, KernelError};
+
+/// Values [`quantize`] requantises per call of [`Scalar::all`].
+const RUN: usize = 64;
+
+/// `QUANTIZE` (module docs): TFLite Micro's `Requantize`, `clamp(mbqm(x - x_zero, m) +
+/// y_zero, -128, 127)` with `m` the multiplier of `x_scale / y_scale` (computed in `f64`, as
+/// the reference does).
+pub(crate) fn quantize(op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    let (Some(x), Some(y)) = (op.input(0), op.outputs.first()) else {
+        return reference::elementwise::quantize(op, in_place);
+    };
+    let whole = !in_place && x.region.is_none() && y.region.is_none();
+    let n = match (&x.data, &y.data) {
+        (Data::I8(d), DataMut::I8(o)) if d.len() == o.len() => d.len(),
+        (Data::I16(d), DataMut::I8(o)) if d.len() == o.len() => d.len(),
+        _ => 0,
+    };
+    let (Ok((si, zi)), Ok((so, zo))) = (params(x.quant, "input 0"), params(y.quant, "output 0"))
+    else {
+        return reference::elementwise::quantize(op, in_place);
+    };
+    if !whole || n == 0 {
+        return reference::elementwise::quantize(op, in_place);
+    }
+    let m = quantize_multiplier(f64::from(si) / f64::from(so));
+    let q = Scalar::new(m.multiplier, m.shift, zo, -128, 127);
+    let Some(yd) = op.outputs.first_mut().and_then(|y| y.i8()) else {
+        return Err(KernelError::Type { tensor: "output 0" });
+    };
+    let mut run = [0i32; RUN];
+    for (i, ys) in yd.chunks_mut(RUN).enumerate() {
+        let vs = &mut run[..ys.len()];
+        match x.data {
+            Data::I8(d) => widen(&d[i * RUN..], zi, vs),
+            Data::I16(d) => widen(&d[i * RUN..], zi, vs),
+            _ => {}
+        }
+        q.all(vs);
+        for (y, v) in ys.iter_mut().zip(vs.iter()) {
+            *y = *v as i8;
+        }
+    }
+    Ok(())
+}
+
+/// `out[i] = x[i] - zero` (wrapping, as the reference's release build) for every `out[i]`.
+fn widen<T: Copy + Into<i32>>(x: &[T], zero: i32, out: &mut [i32]) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = v.into().wrapping_sub(zero);
+    }
+}
 
 /// `ADD` (module docs).
 pub(crate) fn add(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {

@@ -213,6 +213,20 @@ impl Scalar {
     pub(crate) fn wide(&self, v: i32) -> i32 {
         self.value(v)
     }
+
+    /// [`Scalar::wide`] of every element of `v`, in place: on Helium four values per
+    /// vector (`planner_mve_requant`), elsewhere one at a time.
+    pub(crate) fn all(&self, v: &mut [i32]) {
+        #[cfg(planner_mve)]
+        if let Some(q) = &self.q
+            && mve::requant(v, q, (self.zero, self.lo, self.hi))
+        {
+            return;
+        }
+        for x in v.iter_mut() {
+            *x = self.wide(*x);
+        }
+    }
 }
 
 /// Up to [`BLOCK`] channels of a [`Requant`], unpacked, with its zero point and clamp.

@@ -2,7 +2,8 @@
 //! ([`svdf_with`](crate::reference::recurrent::svdf::svdf_with)) with loops LLVM vectorises. A
 //! projection `Σ w · (x − z)` is computed as `Σ w · x − z · Σ w` (equal in wrapping `i32`
 //! arithmetic), so the products are of the stored values and widen straight into the
-//! accumulator; the requantisations are [`Scalar`]'s branch-free form of TFLite's.
+//! accumulator; the requantisations are [`Scalar`]'s branch-free form of TFLite's, over a
+//! run of values at a time (on Helium four per vector, [`Scalar::all`]).
 
 use planner_rt::kernel::OpView;
 use planner_rt::options::SvdfOptions;
@@ -53,10 +54,10 @@ impl Loops for Fast {
         (lo, hi): (i32, i32),
         out: &mut [i32],
     ) {
-        let q = Scalar::new(m.multiplier, m.shift, 0, lo, hi);
         for (o, row) in out.iter_mut().zip(w.chunks_exact(x.len().max(1))) {
-            *o = q.wide(feature_dot(x, row, z));
+            *o = feature_dot(x, row, z);
         }
+        Scalar::new(m.multiplier, m.shift, 0, lo, hi).all(out);
     }
 
     fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]) {
@@ -93,10 +94,10 @@ impl Loops for Fast {
         }
     }
 
-    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
-        let q = Scalar::new(m.multiplier, m.shift, z, -128, 127);
+    fn output(&self, acc: &mut [i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
+        Scalar::new(m.multiplier, m.shift, z, -128, 127).all(acc);
         for (a, o) in acc.iter().zip(y.iter_mut()) {
-            *o = q.output(*a);
+            *o = *a as i8;
         }
     }
 }

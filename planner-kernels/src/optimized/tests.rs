@@ -13,11 +13,11 @@ use std::vec::Vec;
 use planner_rt::TensorInfo;
 use planner_rt::kernel::{
     Add, AddInPlace, Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Mean,
-    Mul, MulInPlace, OpView, Out, Pad, Sub, SubInPlace,
+    Mul, MulInPlace, OpView, Out, Pad, Quantize, Sub, SubInPlace,
 };
 use planner_rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions,
-    MeanOptions, MulOptions, PadOptions, Padding, WeightsFormat,
+    MeanOptions, MulOptions, NoOptions, PadOptions, Padding, WeightsFormat,
 };
 
 use crate::golden::SplitMix64;
@@ -888,4 +888,48 @@ fn pad_equals_reference() {
         );
     }
     varied.check("pad", 0.8);
+}
+
+/// A set's `QUANTIZE` of `x` (int8 or int16) into int8, out of place.
+fn quantize<K: Quantize<Error = KernelError>>(
+    set: &mut K,
+    x: In<'_>,
+    yi: &TensorInfo<i8>,
+) -> Result<Vec<i8>, KernelError> {
+    let mut y = vec![0x11i8; yi.elements];
+    run_op(&[Some(x)], &mut [Out::new(&mut y, yi)], &mut [], |op| {
+        set.quantize(op, &NoOptions {})
+    })?;
+    Ok(y)
+}
+
+#[test]
+fn quantize_to_int8_equals_reference() {
+    let mut r = Rng::new(0x9A7);
+    let mut varied = Varied::default();
+    for case in 0..400 {
+        // Lengths across the fast path's runs of 64 values.
+        let n = r.size(1, 200);
+        let yi = info::<i8>(&[n], &[r.scale(0.001, 0.2)], &[r.zero()]);
+        let scale = r.scale(0.00005, 0.5);
+        if r.one_in(2) {
+            let xi = info::<i8>(&[n], &[scale], &[r.zero()]);
+            let x = r.i8s(n);
+            varied.both(
+                format_args!("case {case}: int8 x {n}"),
+                quantize(&mut Reference, In::new(&x[..], &xi), &yi),
+                quantize(&mut Optimized, In::new(&x[..], &xi), &yi),
+            );
+        } else {
+            let zero = [0, -32768, 32767, r.range(-32768, 32767)][r.size(0, 3)];
+            let xi = info::<i16>(&[n], &[scale], &[zero]);
+            let x: Vec<i16> = (0..n).map(|_| r.range(-32768, 32767) as i16).collect();
+            varied.both(
+                format_args!("case {case}: int16 x {n}"),
+                quantize(&mut Reference, In::new(&x[..], &xi), &yi),
+                quantize(&mut Optimized, In::new(&x[..], &xi), &yi),
+            );
+        }
+    }
+    varied.check("quantize", 0.5);
 }

@@ -524,3 +524,92 @@ core::arch::global_asm!(
     "pop {{r4-r11, pc}}",
     ".size planner_mve_dw_s8, . - planner_mve_dw_s8",
 );
+
+/// Arguments of `planner_mve_requant`, read by offset from the assembly.
+#[repr(C)]
+struct RequantArgs {
+    v: *mut i32,   // 0
+    n: u32,        // 4
+    mult: i32,     // 8
+    left: i32,     // 12: 0..=31
+    right: i32,    // 16: minus the right shift, -31..=0
+    negative: i32, // 20: -1 when the right shift is not 0
+    zero: i32,     // 24
+    lo: i32,       // 28
+    hi: i32,       // 32
+}
+
+unsafe extern "C" {
+    fn planner_mve_requant(a: *const RequantArgs);
+}
+
+/// [`super::requant`] four values per vector; false (nothing written) when `v` is longer
+/// than `u32` counts.
+pub(super) fn requant(v: &mut [i32], m: &super::Mbqm, (zero, lo, hi): (i32, i32, i32)) -> bool {
+    let Ok(n) = u32::try_from(v.len()) else {
+        return false;
+    };
+    if n == 0 {
+        return true;
+    }
+    let args = RequantArgs {
+        v: v.as_mut_ptr(),
+        n,
+        mult: m.mult,
+        left: m.left as i32,
+        right: -(m.right as i32),
+        negative: -i32::from(m.right > 0),
+        zero,
+        lo,
+        hi,
+    };
+    // SAFETY: the assembly reads and writes `n` int32 of `v` (`n > 0`, `v` exactly that
+    // long and borrowed mutably, so nothing else touches it meanwhile; the tail-predicated
+    // loop's lanes past `n` are off and touch no memory), and nothing else. It follows the
+    // AAPCS: it saves and restores r4-r6 and d8-d9 (q4), and uses no stack beyond that.
+    unsafe { planner_mve_requant(&args) };
+    true
+}
+
+core::arch::global_asm!(
+    // As above: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_requant,\"ax\",%progbits",
+    ".global planner_mve_requant",
+    ".type planner_mve_requant,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_requant:",
+    "push {{r4-r6, lr}}",
+    "vpush {{d8-d9}}",
+    "ldr r1, [r0, #4]",
+    "ldr r2, [r0, #8]",
+    "ldr r3, [r0, #12]",
+    "ldr r4, [r0, #16]",
+    "ldr r12, [r0, #20]",
+    "vdup.32 q2, r12",
+    "ldr r5, [r0, #24]",
+    "ldr r12, [r0, #28]",
+    "vdup.32 q3, r12",
+    "ldr r12, [r0, #32]",
+    "vdup.32 q4, r12",
+    "ldr r0, [r0, #0]",
+    "dlstp.32 lr, r1",
+    "1:",
+    "vldrw.u32 q0, [r0]",
+    "vshl.s32 q0, r3",
+    "vqrdmulh.s32 q0, q0, r2",
+    // Half away from zero: negative values one less before a rounding shift that is one.
+    "vshr.s32 q1, q0, #31",
+    "vand q1, q1, q2",
+    "vqadd.s32 q0, q0, q1",
+    "vrshl.s32 q0, r4",
+    "vqadd.s32 q0, q0, r5",
+    "vmax.s32 q0, q0, q3",
+    "vmin.s32 q0, q0, q4",
+    "vstrw.32 q0, [r0], #16",
+    "letp lr, 1b",
+    "vpop {{d8-d9}}",
+    "pop {{r4-r6, pc}}",
+    ".size planner_mve_requant, . - planner_mve_requant",
+);

@@ -262,5 +262,14 @@ fn the_scalar_requantisation_is_the_references() {
         if (lo, hi) == (-128, 127) {
             assert_eq!(i32::from(q.output(v)), want, "case {case}");
         }
+        // A run of values through `all` (Helium's vector loop on the target, whose lengths
+        // are not multiples of its four lanes).
+        let mut run: Vec<i32> = (0..r.range(0, 9))
+            .map(|_| r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32)
+            .chain([v])
+            .collect();
+        let each: Vec<i32> = run.iter().map(|&x| q.wide(x)).collect();
+        q.all(&mut run);
+        assert_eq!(run, each, "case {case}");
     }
 }

@@ -374,7 +374,9 @@ pub(crate) fn quantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), Ker
     let requant = |x: &In<'_>| -> Result<_, KernelError> {
         let (si, zi) = params(x.quant, "input 0")?;
         let m = quantize_multiplier(f64::from(si) / f64::from(so));
-        Ok(move |v: i32| i64::from(multiply_by_quantized_multiplier(v - zi, m)) + i64::from(zo))
+        Ok(move |v: i32| {
+            i64::from(multiply_by_quantized_multiplier(v.wrapping_sub(zi), m)) + i64::from(zo)
+        })
     };
     let narrow8 = |v: i64| v.clamp(-128, 127) as i8;
     let narrow32 = |v: i64| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;

@@ -55,8 +55,9 @@ pub(crate) trait Loops {
     /// For each row `r` of `out.len()` rows of `memory` elements: `out[r] = Σ w[r][i] ·
     /// (s[r][i] − z)`, wrapping.
     fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]);
-    /// `y[i] = clamp(mbqm(acc[i], m) + z, -128, 127)`, the addition saturating.
-    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]);
+    /// `y[i] = clamp(mbqm(acc[i], m) + z, -128, 127)`, the addition saturating (`acc` is
+    /// the caller's scratch: it may be overwritten).
+    fn output(&self, acc: &mut [i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]);
     /// Moves every element of `state` one place down (`state[i] = state[i + 1]`; the last
     /// keeps its value).
     fn shift<T: State>(&self, state: &mut [T]) {
@@ -99,7 +100,7 @@ impl Loops for Plain {
         }
     }
 
-    fn output(&self, acc: &[i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
+    fn output(&self, acc: &mut [i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
         for (a, o) in acc.iter().zip(y.iter_mut()) {
             *o = multiply_by_quantized_multiplier(*a, m)
                 .saturating_add(z)
@@ -126,7 +127,7 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
 
 /// `SVDF` with the inner loops `loops` (the module docs' steps; every check here).
 pub(crate) fn svdf_with<L: Loops>(
-    mut op: OpView<'_, '_>,
+    op: OpView<'_, '_>,
     o: &SvdfOptions,
     loops: &L,
 ) -> Result<(), KernelError> {
@@ -166,12 +167,13 @@ pub(crate) fn svdf_with<L: Loops>(
         }
     };
     if d.rank == 0
+        || d.memory == 0
         || d.filters % d.rank != 0
         || x.len() != d.batch * d.input
         || wf.len() != d.filters * d.input
     {
         return Err(KernelError::Shape {
-            what: "svdf rank or lengths do not fit",
+            what: "svdf rank, memory or lengths do not fit",
         });
     }
     let units = d.filters / d.rank;
@@ -183,11 +185,7 @@ pub(crate) fn svdf_with<L: Loops>(
             what: "svdf has more than 64 units or a bias of another length",
         });
     }
-    let state = op.variable(4).ok_or(KernelError::Missing {
-        tensor: "input 4 (state)",
-    })?;
-    let mut results = [[0i32; 64]; 8];
-    if d.batch > results.len() {
+    if d.batch > MAX_BATCH {
         return Err(KernelError::Shape {
             what: "svdf has more than 8 batches",
         });
@@ -199,20 +197,22 @@ pub(crate) fn svdf_with<L: Loops>(
         m1,
         bias,
     };
-    match (&mut state.data, wt.data) {
-        (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => {
-            step(s, t, &d, z_state, &inputs, loops, &mut results)?;
-        }
-        (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => {
-            step(s, t, &d, z_state, &inputs, loops, &mut results)?;
-        }
+    // The state and the output, borrowed apart (both are the op's, in other fields).
+    let at = match op.input(4).map(|s| s.data) {
+        Some(planner_rt::kernel::Data::Variable(at)) => at,
         _ => {
-            return Err(KernelError::Type {
+            return Err(KernelError::Missing {
                 tensor: "input 4 (state)",
             });
         }
-    }
-    let y = crate::reference::common::output(&mut op)?
+    };
+    let state = op.variables.get_mut(at).ok_or(KernelError::Missing {
+        tensor: "input 4 (state)",
+    })?;
+    let y = op
+        .outputs
+        .first_mut()
+        .ok_or(KernelError::Missing { tensor: "output 0" })?
         .i8()
         .ok_or(KernelError::Type { tensor: "output 0" })?;
     if y.len() != d.batch * units {
@@ -220,13 +220,28 @@ pub(crate) fn svdf_with<L: Loops>(
             what: "svdf output is not batch x units",
         });
     }
-    if units == 0 {
-        return Ok(());
+    let out = Output { y, m2, z_out };
+    match (&mut state.data, wt.data) {
+        (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => {
+            step(s, t, &d, z_state, &inputs, loops, out)
+        }
+        (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => {
+            step(s, t, &d, z_state, &inputs, loops, out)
+        }
+        _ => Err(KernelError::Type {
+            tensor: "input 4 (state)",
+        }),
     }
-    for (row, out) in results.iter().zip(y.chunks_exact_mut(units)) {
-        loops.output(&row[..units], m2, z_out, out);
-    }
-    Ok(())
+}
+
+/// Batches an op may have.
+const MAX_BATCH: usize = 8;
+
+/// Where the op's outputs go: `batch × units` int8 values, requantised by `m2`, plus `z_out`.
+struct Output<'y> {
+    y: &'y mut [i8],
+    m2: QuantizedMultiplier,
+    z_out: i32,
 }
 
 /// What the feature projection reads: the input, the feature weights, the input's zero
@@ -241,8 +256,8 @@ struct Inputs<'a> {
 
 /// Steps the state back in time, writes the newest features (the input's projection,
 /// requantised into the state's scale, clamped to its type, plus its zero point, wrapping
-/// as C's conversion does, as TFLite Micro stores it), and sums the state against the time
-/// weights, with the bias, per batch and unit into `per_batch`.
+/// as C's conversion does, as TFLite Micro stores it), sums the state against the time
+/// weights with the bias per unit, and requantises each batch's sums into its outputs.
 fn step<T: State, L: Loops>(
     state: &mut [T],
     time: &[T],
@@ -250,7 +265,7 @@ fn step<T: State, L: Loops>(
     z_state: i32,
     inputs: &Inputs<'_>,
     loops: &L,
-    per_batch: &mut [[i32; 64]; 8],
+    out: Output<'_>,
 ) -> Result<(), KernelError> {
     if state.len() != d.batch * d.filters * d.memory || time.len() != d.filters * d.memory {
         return Err(KernelError::Shape {
@@ -259,8 +274,12 @@ fn step<T: State, L: Loops>(
     }
     loops.shift(state);
     let units = d.filters / d.rank;
+    if units == 0 {
+        return Ok(());
+    }
     let mut chunk = [0i32; FILTER_CHUNK];
-    for (b, acc) in per_batch.iter_mut().enumerate().take(d.batch) {
+    let mut acc = [0i32; 64];
+    for (b, y) in out.y.chunks_exact_mut(units).enumerate() {
         let x = &inputs.x[b * d.input..(b + 1) * d.input];
         let state = &mut state[b * d.filters * d.memory..(b + 1) * d.filters * d.memory];
         let mut f0 = 0;
@@ -298,6 +317,7 @@ fn step<T: State, L: Loops>(
             }
             f0 += n;
         }
+        loops.output(&mut acc[..units], out.m2, out.z_out, y);
     }
     Ok(())
 }
