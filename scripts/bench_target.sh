@@ -66,7 +66,9 @@ build() {
     local core="$1" target
     shift
     target="$(target_of "$core")"
-    (cd "$fw" && nice -n 10 cargo build --release --quiet --target "$target" "$@") >&2
+    # Bash clears `set -e` inside `$(...)`: without the `return`, a failed build would
+    # print the path of the last firmware built and the run would measure that one.
+    (cd "$fw" && nice -n 10 cargo build --release --quiet --target "$target" "$@") >&2 || return 1
     echo "${CARGO_TARGET_DIR:-$out}/$target/release/bench-target"
 }
 

@@ -713,3 +713,37 @@ fn each_block<T: Terms>(
 
 #[cfg(test)]
 mod tests;
+
+/// For each row `r < out.len()`: `out[r] = Σ_{i<k} a[r·sa + i] · (b[r·sb + i] − z)`,
+/// wrapping, computed as `Σ a·b − z·Σ a` (equal in wrapping `i32`). `a` and `b` hold the
+/// rows at strides `sa` and `sb` (`sb` may be 0: one `b` for every row); a row that does
+/// not fit in its slice stops the loop there (debug builds panic). On Helium two rows per
+/// pass (`planner_mve_dot_rows`), elsewhere a plain loop.
+pub(crate) fn dot_rows(
+    (a, sa): (&[i8], usize),
+    (b, sb): (&[i8], usize),
+    k: usize,
+    z: i32,
+    out: &mut [i32],
+) {
+    let fits = |len: usize, stride: usize| {
+        out.is_empty()
+            || (out.len() - 1)
+                .checked_mul(stride)
+                .and_then(|v| v.checked_add(k))
+                .is_some_and(|need| need <= len)
+    };
+    let whole = fits(a.len(), sa) && fits(b.len(), sb);
+    debug_assert!(whole, "dot_rows: slices shorter than the rows need");
+    #[cfg(planner_mve)]
+    if whole && mve::dot_rows((a, sa), (b, sb), k, z, out) {
+        return;
+    }
+    for (r, o) in out.iter_mut().enumerate() {
+        let (Some(a), Some(b)) = (a.get(r * sa..r * sa + k), b.get(r * sb..r * sb + k)) else {
+            return;
+        };
+        let (t, s) = super::lanes::dot_sum(a, b);
+        *o = t.wrapping_sub(z.wrapping_mul(s));
+    }
+}

@@ -8,8 +8,8 @@
 use planner_rt::kernel::OpView;
 use planner_rt::options::SvdfOptions;
 
-use super::lanes::{dot, dot_sum, sum};
-use super::mac::Scalar;
+use super::lanes::{dot, dot_sum};
+use super::mac::{Scalar, dot_rows};
 use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
 use crate::reference::recurrent::svdf::{Loops, State, svdf_with};
@@ -29,21 +29,6 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
 /// The vectorisable loops.
 struct Fast;
 
-/// `Σ w · (x − z)`, wrapping, as `Σ w · x − z · Σ w`: loops over the stored bytes whose
-/// products widen straight into the accumulator, one pass for both sums when the row is
-/// as long as `x` (always, but for an empty `x`).
-#[inline(always)]
-fn feature_dot(x: &[i8], w: &[i8], z: i32) -> i32 {
-    if z == 0 {
-        dot(x, w)
-    } else if w.len() == x.len() {
-        let (t, s) = dot_sum(w, x);
-        t.wrapping_sub(z.wrapping_mul(s))
-    } else {
-        dot(x, w).wrapping_sub(z.wrapping_mul(sum(w)))
-    }
-}
-
 impl Loops for Fast {
     fn features(
         &self,
@@ -54,13 +39,18 @@ impl Loops for Fast {
         (lo, hi): (i32, i32),
         out: &mut [i32],
     ) {
-        for (o, row) in out.iter_mut().zip(w.chunks_exact(x.len().max(1))) {
-            *o = feature_dot(x, row, z);
-        }
+        let k = x.len();
+        // Rows past `w`'s end (none: the caller's lengths fit) stay as they are.
+        let n = out.len().min(w.len().checked_div(k).unwrap_or(0));
+        dot_rows((w, k), (x, 0), k, z, &mut out[..n]);
         Scalar::new(m.multiplier, m.shift, 0, lo, hi).all(out);
     }
 
     fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]) {
+        if let (Some(w), Some(s)) = (T::int8(w), T::int8(s)) {
+            let n = out.len().min(w.len().min(s.len()) / memory.max(1));
+            return dot_rows((w, memory), (s, memory), memory, z, &mut out[..n]);
+        }
         let rows = w
             .chunks_exact(memory.max(1))
             .zip(s.chunks_exact(memory.max(1)));

@@ -613,3 +613,141 @@ core::arch::global_asm!(
     "pop {{r4-r6, pc}}",
     ".size planner_mve_requant, . - planner_mve_requant",
 );
+
+/// Arguments of `planner_mve_dot_rows`, read by offset from the assembly.
+#[repr(C)]
+struct DotRowsArgs {
+    a: *const i8,  // 0
+    a_stride: u32, // 4
+    b: *const i8,  // 8
+    b_stride: u32, // 12
+    k: u32,        // 16
+    rows: u32,     // 20
+    z: i32,        // 24
+    out: *mut i32, // 28
+}
+
+unsafe extern "C" {
+    fn planner_mve_dot_rows(a: *const DotRowsArgs);
+}
+
+/// [`super::dot_rows`] two rows per pass; false (nothing written) when `k` is 0 or a size
+/// does not fit `u32`. The caller has checked every length.
+pub(super) fn dot_rows(
+    (a, a_stride): (&[i8], usize),
+    (b, b_stride): (&[i8], usize),
+    k: usize,
+    z: i32,
+    out: &mut [i32],
+) -> bool {
+    let int = |v: usize| u32::try_from(v).ok();
+    let (Some(sa), Some(sb), Some(kk), Some(rows)) =
+        (int(a_stride), int(b_stride), int(k), int(out.len()))
+    else {
+        return false;
+    };
+    if k == 0 || out.is_empty() {
+        return false;
+    }
+    let args = DotRowsArgs {
+        a: a.as_ptr(),
+        a_stride: sa,
+        b: b.as_ptr(),
+        b_stride: sb,
+        k: kk,
+        rows,
+        z,
+        out: out.as_mut_ptr(),
+    };
+    // SAFETY: the assembly reads `k` bytes of `a` at `r · a_stride` and of `b` at `r ·
+    // b_stride` for each row `r < rows`, inside both slices (the caller checked `(rows - 1) ·
+    // stride + k` against each length), and writes `rows` int32 of `out` (exactly its
+    // length; borrowed mutably, the rest shared, so nothing else touches them). Its vector
+    // loads past a row's `k` bytes are predicated off by `DLSTP`, so they touch no memory.
+    // It follows the AAPCS: it saves and restores r4-r11 and lr, uses 16 bytes of stack
+    // below them and restores `sp`.
+    unsafe { planner_mve_dot_rows(&args) };
+    true
+}
+
+// Frame: 0 a_stride, 4 b_stride, 8 z.
+core::arch::global_asm!(
+    // As above: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_dot_rows,\"ax\",%progbits",
+    ".global planner_mve_dot_rows",
+    ".type planner_mve_dot_rows,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_dot_rows:",
+    "push {{r4-r11, lr}}",
+    "sub sp, sp, #16",
+    "ldr r1, [r0, #4]",
+    "str r1, [sp, #0]",
+    "ldr r1, [r0, #12]",
+    "str r1, [sp, #4]",
+    "ldr r1, [r0, #24]",
+    "str r1, [sp, #8]",
+    "ldr r5, [r0, #0]",
+    "ldr r7, [r0, #8]",
+    "ldr r12, [r0, #16]",
+    "ldr r9, [r0, #20]",
+    "ldr r11, [r0, #28]",
+    // Two rows per pass: r0/r1 their `a`, r2/r3 their `b`, r4/r6 the products, r8/r10
+    // the sums of `a` (the accumulators of `VMLADAVA` and `VADDVA` are even registers);
+    // r5 and r7 the next row of `a` and `b`, r9 the rows left, r11 the next output.
+    "2:",
+    "cmp r9, #2",
+    "blt 3f",
+    "ldr r4, [sp, #0]",
+    "ldr r6, [sp, #4]",
+    "mov r0, r5",
+    "add r1, r5, r4",
+    "mov r2, r7",
+    "add r3, r7, r6",
+    "add r5, r5, r4, lsl #1",
+    "add r7, r7, r6, lsl #1",
+    "movs r4, #0",
+    "movs r6, #0",
+    "mov.w r8, #0",
+    "mov.w r10, #0",
+    "dlstp.8 lr, r12",
+    "1:",
+    "vldrb.u8 q0, [r0], #16",
+    "vldrb.u8 q1, [r2], #16",
+    "vmladava.s8 r4, q0, q1",
+    "vaddva.s8 r8, q0",
+    "vldrb.u8 q2, [r1], #16",
+    "vldrb.u8 q3, [r3], #16",
+    "vmladava.s8 r6, q2, q3",
+    "vaddva.s8 r10, q2",
+    "letp lr, 1b",
+    "ldr r0, [sp, #8]",
+    "mls r4, r8, r0, r4",
+    "mls r6, r10, r0, r6",
+    "strd r4, r6, [r11], #8",
+    "subs r9, r9, #2",
+    "b 2b",
+    // The last row of an odd count.
+    "3:",
+    "cmp r9, #0",
+    "beq 9f",
+    "mov r0, r5",
+    "mov r2, r7",
+    "movs r4, #0",
+    "mov.w r8, #0",
+    "dlstp.8 lr, r12",
+    "4:",
+    "vldrb.u8 q0, [r0], #16",
+    "vldrb.u8 q1, [r2], #16",
+    "vmladava.s8 r4, q0, q1",
+    "vaddva.s8 r8, q0",
+    "letp lr, 4b",
+    "ldr r0, [sp, #8]",
+    "mls r4, r8, r0, r4",
+    "str r4, [r11]",
+    "9:",
+    "add sp, sp, #16",
+    "pop {{r4-r11, pc}}",
+    ".size planner_mve_dot_rows, . - planner_mve_dot_rows",
+);

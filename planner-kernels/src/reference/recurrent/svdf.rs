@@ -19,10 +19,12 @@ pub(crate) trait State: Copy {
     const MAX: i32;
     fn get(self) -> i32;
     fn from(v: i32) -> Self;
+    /// `s` as int8 values, when they are.
+    fn int8(s: &[Self]) -> Option<&[i8]>;
 }
 
 macro_rules! state {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $int8:expr),*) => {$(
         impl State for $t {
             const MIN: i32 = <$t>::MIN as i32;
             const MAX: i32 = <$t>::MAX as i32;
@@ -32,10 +34,13 @@ macro_rules! state {
             fn from(v: i32) -> Self {
                 v as $t
             }
+            fn int8(s: &[Self]) -> Option<&[i8]> {
+                $int8(s)
+            }
         }
     )*};
 }
-state!(i8, i16);
+state!(i8 => Some, i16 => |_| None);
 
 /// The inner loops of one SVDF step, which a faster kernel set may replace with loops that
 /// give the same values, bit for bit ([`svdf_with`] checks the op and calls them with
@@ -287,23 +292,26 @@ fn step<T: State, L: Loops>(
             let n = FILTER_CHUNK.min(d.filters - f0);
             let w = &inputs.wf[f0 * d.input..(f0 + n) * d.input];
             let range = (T::MIN, T::MAX);
-            // Zeros first: with no input (or no memory below) the loops write nothing, and
-            // an empty sum is 0.
-            chunk[..n].fill(0);
+            // With no input the loops write nothing: an empty sum is 0.
+            if d.input == 0 {
+                chunk[..n].fill(0);
+            }
             loops.features(x, w, inputs.z_in, inputs.m1, range, &mut chunk[..n]);
             for (f, q) in chunk[..n].iter().enumerate() {
                 state[(f0 + f) * d.memory + d.memory - 1] = T::from(q.wrapping_add(z_state));
             }
             f0 += n;
         }
-        for (u, a) in acc.iter_mut().enumerate().take(units) {
-            *a = inputs.bias.map_or(0, |bias| bias[u]);
+        let acc = &mut acc[..units];
+        match inputs.bias {
+            Some(bias) => acc.copy_from_slice(bias),
+            None => acc.fill(0),
         }
         let mut f0 = 0;
         while f0 < d.filters {
             let n = FILTER_CHUNK.min(d.filters - f0);
             let rows = f0 * d.memory..(f0 + n) * d.memory;
-            chunk[..n].fill(0);
+            // `memory > 0`: the loops write every sum.
             loops.time(
                 &time[rows.clone()],
                 &state[rows],
@@ -311,13 +319,19 @@ fn step<T: State, L: Loops>(
                 z_state,
                 &mut chunk[..n],
             );
-            for (f, sum) in chunk[..n].iter().enumerate() {
-                let u = (f0 + f) / d.rank;
-                acc[u] = acc[u].wrapping_add(*sum);
+            if d.rank == 1 {
+                for (a, sum) in acc[f0..f0 + n].iter_mut().zip(&chunk[..n]) {
+                    *a = a.wrapping_add(*sum);
+                }
+            } else {
+                for (f, sum) in chunk[..n].iter().enumerate() {
+                    let u = (f0 + f) / d.rank;
+                    acc[u] = acc[u].wrapping_add(*sum);
+                }
             }
             f0 += n;
         }
-        loops.output(&mut acc[..units], out.m2, out.z_out, y);
+        loops.output(acc, out.m2, out.z_out, y);
     }
     Ok(())
 }
