@@ -43,12 +43,21 @@ pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
     if !(real.is_finite() && real > 0.0) {
         return ZERO;
     }
-    let (mantissa, mut shift) = frexp(real);
-    // mantissa is in [0.5, 1), so the product is in [2^30, 2^31) and exact to well below
-    // 0.5: adding 0.5 and truncating rounds half away from zero.
-    let mut q = (mantissa * (1u64 << 31) as f64 + 0.5) as i64;
-    if q == 1i64 << 31 {
-        q /= 2;
+    // In integers, from the bits (kernels call this per op, and cores without a
+    // double-precision unit would emulate every `f64` step): `real = m · 2^(e - 1075)`
+    // with `m` the 53-bit significand, so the mantissa in `[0.5, 1)` is `m / 2^53` and the
+    // Q31 value rounded half away from zero is `(m + 2^21) >> 22` (positive: half up).
+    let bits = real.to_bits();
+    let exponent = ((bits >> 52) & 0x7ff) as i32;
+    if exponent == 0 {
+        // Subnormal: far below 2^-31.
+        return ZERO;
+    }
+    let significand = (bits & ((1 << 52) - 1)) | (1 << 52);
+    let mut q = (significand + (1 << 21)) >> 22;
+    let mut shift = exponent - 1022;
+    if q == 1 << 31 {
+        q >>= 1;
         shift += 1;
     }
     if shift < -31 {
@@ -58,21 +67,6 @@ pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
         multiplier: q as i32,
         shift,
     }
-}
-
-/// `x = mantissa · 2^exponent` with `mantissa` in `[0.5, 1)`, for finite positive `x`.
-fn frexp(x: f64) -> (f64, i32) {
-    let mut bits = x.to_bits();
-    let mut exponent = ((bits >> 52) & 0x7ff) as i32;
-    let mut bias = 1022;
-    if exponent == 0 {
-        // Subnormal: scale into the normal range first.
-        bits = (x * (1u64 << 54) as f64).to_bits();
-        exponent = ((bits >> 52) & 0x7ff) as i32;
-        bias += 54;
-    }
-    let mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
-    (mantissa, exponent - bias)
 }
 
 /// The multiplier of output channel `c`: `input_scale · filter_scale / output_scale` in

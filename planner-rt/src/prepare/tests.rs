@@ -233,10 +233,71 @@ fn multipliers_split_into_q31_and_shift() {
             shift: 1
         }
     );
-    // A subnormal input goes through frexp's scaling, then is too small.
+    // A subnormal input is too small.
     assert_eq!(quantize_multiplier(f64::MIN_POSITIVE / 4.0).multiplier, 0);
     for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
         assert_eq!(quantize_multiplier(bad).multiplier, 0);
     }
     assert_eq!(channel_multiplier(1.0, &[], 1.0, 0).multiplier, 0);
+}
+
+/// The split in floating point, as it was written before the integer form: `frexp`, then
+/// the mantissa times 2^31 plus one half, truncated.
+fn by_floats(real: f64) -> QuantizedMultiplier {
+    let zero = QuantizedMultiplier {
+        multiplier: 0,
+        shift: 0,
+    };
+    if !(real.is_finite() && real > 0.0) {
+        return zero;
+    }
+    let mut bits = real.to_bits();
+    let mut exponent = ((bits >> 52) & 0x7ff) as i32;
+    let mut bias = 1022;
+    if exponent == 0 {
+        bits = (real * (1u64 << 54) as f64).to_bits();
+        exponent = ((bits >> 52) & 0x7ff) as i32;
+        bias += 54;
+    }
+    let mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
+    let mut shift = exponent - bias;
+    let mut q = (mantissa * (1u64 << 31) as f64 + 0.5) as i64;
+    if q == 1i64 << 31 {
+        q /= 2;
+        shift += 1;
+    }
+    if shift < -31 {
+        return zero;
+    }
+    QuantizedMultiplier {
+        multiplier: q as i32,
+        shift,
+    }
+}
+
+#[test]
+fn the_integer_split_is_the_floating_point_one() {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for case in 0..200_000 {
+        let r = next();
+        let real = match case % 5 {
+            // Any bit pattern: every exponent, NaNs, infinities, negatives, subnormals.
+            0 => f64::from_bits(r),
+            // Scales as models hold them: f32 products and quotients, widened.
+            1 => f64::from(f32::from_bits((r as u32 & 0x7fff_ffff) % 0x7f80_0000)),
+            // Around 2^-31 and 2^31, where the shift leaves its range.
+            2 => f64::from_bits((r & ((1 << 52) - 1)) | (((990 + (r >> 58) % 80) as u64) << 52)),
+            // Significands just below a power of two: the rounding carries out.
+            3 => f64::from_bits((r & (0x7ff << 52)) | ((1 << 52) - 1 - (r >> 54) % (1 << 22))),
+            _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 8.0,
+        };
+        let (want, got) = (by_floats(real), quantize_multiplier(real));
+        assert_eq!(got, want, "case {case}: {real:e} ({:#x})", real.to_bits());
+    }
 }
