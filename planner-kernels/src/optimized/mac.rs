@@ -718,7 +718,9 @@ mod tests;
 /// wrapping, computed as `Σ a·b − z·Σ a` (equal in wrapping `i32`). `a` and `b` hold the
 /// rows at strides `sa` and `sb` (`sb` may be 0: one `b` for every row); a row that does
 /// not fit in its slice stops the loop there (debug builds panic). On Helium two rows per
-/// pass (`planner_mve_dot_rows`), elsewhere a plain loop.
+/// pass (`planner_mve_dot_rows`), or, with one `b` (`sb = 0`) and an int8 `z`, four rows
+/// per pass over `b − z` widened to int16 (`planner_mve_dot_rows_x`); elsewhere a plain
+/// loop.
 pub(crate) fn dot_rows(
     (a, sa): (&[i8], usize),
     (b, sb): (&[i8], usize),
@@ -736,8 +738,13 @@ pub(crate) fn dot_rows(
     let whole = fits(a.len(), sa) && fits(b.len(), sb);
     debug_assert!(whole, "dot_rows: slices shorter than the rows need");
     #[cfg(planner_mve)]
-    if whole && mve::dot_rows((a, sa), (b, sb), k, z, out) {
-        return;
+    if whole {
+        if sb == 0 && mve::dot_rows_x((a, sa), &b[..k], z, out) {
+            return;
+        }
+        if mve::dot_rows((a, sa), (b, sb), k, z, out) {
+            return;
+        }
     }
     for (r, o) in out.iter_mut().enumerate() {
         let (Some(a), Some(b)) = (a.get(r * sa..r * sa + k), b.get(r * sb..r * sb + k)) else {

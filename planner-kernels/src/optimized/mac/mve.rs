@@ -751,3 +751,137 @@ core::arch::global_asm!(
     "pop {{r4-r11, pc}}",
     ".size planner_mve_dot_rows, . - planner_mve_dot_rows",
 );
+
+/// Arguments of `planner_mve_dot_rows_x`, read by offset from the assembly.
+#[repr(C)]
+struct DotRowsXArgs {
+    a: *const i8,  // 0
+    a_stride: u32, // 4
+    x: *const i8,  // 8
+    k: u32,        // 12
+    rows: u32,     // 16
+    out: *mut i32, // 20
+    z: i32,        // 24
+}
+
+unsafe extern "C" {
+    fn planner_mve_dot_rows_x(a: *const DotRowsXArgs);
+}
+
+/// `out[r] = Σ_{i<k} a[r·a_stride + i] · (x[i] − z)` (wrapping) for every `r <
+/// out.len()`, four rows per pass sharing the loads of `x`, widened to int16 with the zero
+/// point taken off (so no sum of `a` is needed: `z` must be an int8 value, so that `x − z`
+/// fits); false (nothing written) when `k` is 0, `z` is outside `-128..=127` or a size does
+/// not fit `u32`. The caller has checked every length.
+pub(super) fn dot_rows_x((a, a_stride): (&[i8], usize), x: &[i8], z: i32, out: &mut [i32]) -> bool {
+    let int = |v: usize| u32::try_from(v).ok();
+    let (Some(sa), Some(k), Some(rows)) = (int(a_stride), int(x.len()), int(out.len())) else {
+        return false;
+    };
+    if k == 0 || rows == 0 || !(-128..=127).contains(&z) {
+        return false;
+    }
+    let args = DotRowsXArgs {
+        a: a.as_ptr(),
+        a_stride: sa,
+        x: x.as_ptr(),
+        k,
+        rows,
+        out: out.as_mut_ptr(),
+        z,
+    };
+    // SAFETY: the assembly reads `k` bytes of `a` at `r · a_stride` for each row `r <
+    // rows` (inside `a`: the caller checked `(rows - 1) · a_stride + k` against its
+    // length), the `k` bytes of `x` (its length), and writes `rows` int32 of `out` (its
+    // length; borrowed mutably, the rest shared, so nothing else touches them). Its vector
+    // loads past `k` elements are predicated off by `DLSTP`, so they touch no memory. It
+    // follows the AAPCS: it saves and restores r4-r11 and lr, uses 16 bytes of stack below
+    // them and restores `sp`.
+    unsafe { planner_mve_dot_rows_x(&args) };
+    true
+}
+
+// Frame: 0 a_stride, 4 x, 8 rows left.
+core::arch::global_asm!(
+    // As above: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_dot_rows_x,\"ax\",%progbits",
+    ".global planner_mve_dot_rows_x",
+    ".type planner_mve_dot_rows_x,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_dot_rows_x:",
+    "push {{r4-r11, lr}}",
+    "sub sp, sp, #16",
+    "ldr r1, [r0, #4]",
+    "str r1, [sp, #0]",
+    "ldr r1, [r0, #8]",
+    "str r1, [sp, #4]",
+    "ldr r1, [r0, #16]",
+    "str r1, [sp, #8]",
+    "ldr r9, [r0, #0]",
+    "ldr r12, [r0, #12]",
+    "ldr r7, [r0, #24]",
+    "ldr r11, [r0, #20]",
+    // Four rows per pass: r0, r1, r3, r5 their `a`, r2 `x`, r4, r6, r8, r10 the sums (the
+    // accumulators of `VMLADAVA` are even registers); r7 the zero point, r9 the next row,
+    // r11 the next output, r12 `k`.
+    "2:",
+    "ldr r4, [sp, #8]",
+    "cmp r4, #4",
+    "blt 5f",
+    "subs r4, r4, #4",
+    "str r4, [sp, #8]",
+    "ldr r4, [sp, #0]",
+    "mov r0, r9",
+    "add r1, r9, r4",
+    "add r3, r1, r4",
+    "add r5, r3, r4",
+    "add r9, r5, r4",
+    "ldr r2, [sp, #4]",
+    "movs r4, #0",
+    "movs r6, #0",
+    "mov.w r8, #0",
+    "mov.w r10, #0",
+    "dlstp.16 lr, r12",
+    "1:",
+    "vldrb.s16 q0, [r2], #8",
+    "vsub.i16 q0, q0, r7",
+    "vldrb.s16 q1, [r0], #8",
+    "vmladava.s16 r4, q0, q1",
+    "vldrb.s16 q2, [r1], #8",
+    "vmladava.s16 r6, q0, q2",
+    "vldrb.s16 q3, [r3], #8",
+    "vmladava.s16 r8, q0, q3",
+    "vldrb.s16 q1, [r5], #8",
+    "vmladava.s16 r10, q0, q1",
+    "letp lr, 1b",
+    "strd r4, r6, [r11], #8",
+    "strd r8, r10, [r11], #8",
+    "b 2b",
+    // The rows past the last multiple of four, one at a time (r4: the rows left).
+    "5:",
+    "cmp r4, #0",
+    "beq 9f",
+    "subs r4, r4, #1",
+    "str r4, [sp, #8]",
+    "mov r0, r9",
+    "ldr r4, [sp, #0]",
+    "add r9, r9, r4",
+    "ldr r2, [sp, #4]",
+    "movs r4, #0",
+    "dlstp.16 lr, r12",
+    "6:",
+    "vldrb.s16 q0, [r2], #8",
+    "vsub.i16 q0, q0, r7",
+    "vldrb.s16 q1, [r0], #8",
+    "vmladava.s16 r4, q0, q1",
+    "letp lr, 6b",
+    "str r4, [r11], #4",
+    "ldr r4, [sp, #8]",
+    "b 5b",
+    "9:",
+    "add sp, sp, #16",
+    "pop {{r4-r11, pc}}",
+    ".size planner_mve_dot_rows_x, . - planner_mve_dot_rows_x",
+);
