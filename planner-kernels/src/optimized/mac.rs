@@ -339,6 +339,19 @@ fn portable_gemm_s8(
     if !fits || cols == 0 {
         return;
     }
+    if cols <= FEW {
+        // A few channels (a classifier's last layer, the channels past the assembly's
+        // blocks of four): unpacked one at a time rather than a whole block's.
+        for c in 0..cols {
+            let ch = Channel::new(q.bias[c], q.mult[c], q.shift[c], q.out_zero);
+            let wc = &w[c * k..(c + 1) * k];
+            for r in 0..rows {
+                let acc = dot(&x[r * x_stride..r * x_stride + k], wc);
+                y[r * y_stride + c] = ch.scale(acc).max(i64::from(q.lo)).min(i64::from(q.hi)) as i8;
+            }
+        }
+        return;
+    }
     let mut c0 = 0;
     while c0 < cols {
         let n = BLOCK.min(cols - c0);
@@ -371,6 +384,9 @@ fn portable_gemm_s8(
         c0 += n;
     }
 }
+
+/// Most channels [`portable_gemm_s8`] unpacks one at a time instead of a [`BLOCK`].
+const FEW: usize = 4;
 
 /// The longest rows [`gemm_small_k`] takes.
 const SMALL_K: usize = 8;

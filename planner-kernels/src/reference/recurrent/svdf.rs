@@ -297,8 +297,11 @@ fn step<T: State, L: Loops>(
                 chunk[..n].fill(0);
             }
             loops.features(x, w, inputs.z_in, inputs.m1, range, &mut chunk[..n]);
-            for (f, q) in chunk[..n].iter().enumerate() {
-                state[(f0 + f) * d.memory + d.memory - 1] = T::from(q.wrapping_add(z_state));
+            let rows = state[f0 * d.memory..(f0 + n) * d.memory].chunks_exact_mut(d.memory);
+            for (row, q) in rows.zip(&chunk[..n]) {
+                if let Some(newest) = row.last_mut() {
+                    *newest = T::from(q.wrapping_add(z_state));
+                }
             }
             f0 += n;
         }
