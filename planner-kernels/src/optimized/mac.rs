@@ -214,6 +214,30 @@ impl Scalar {
         self.value(v)
     }
 
+    /// `out[i · stride] = (Scalar::wide(v[i]) + add) as i8` (the addition wrapping) for
+    /// every `i < v.len()`: on Helium four values per vector, stored with `VSTRB.32` to four
+    /// offsets (`planner_mve_requant_scatter`), elsewhere one at a time. `out` must hold
+    /// `(v.len() - 1) · stride + 1` bytes; values past its end are not stored.
+    pub(crate) fn scatter(&self, v: &[i32], add: i32, (out, stride): (&mut [i8], usize)) {
+        let fits = v.is_empty()
+            || (v.len() - 1)
+                .checked_mul(stride)
+                .is_some_and(|last| last < out.len());
+        #[cfg(planner_mve)]
+        if fits
+            && let Some(q) = &self.q
+            && mve::requant_scatter(v, q, (self.zero, self.lo, self.hi), add, (out, stride))
+        {
+            return;
+        }
+        debug_assert!(fits, "scatter: out is shorter than the values need");
+        for (i, &x) in v.iter().enumerate() {
+            if let Some(o) = out.get_mut(i * stride) {
+                *o = self.wide(x).wrapping_add(add) as i8;
+            }
+        }
+    }
+
     /// [`Scalar::wide`] of every element of `v`, in place: on Helium four values per
     /// vector (`planner_mve_requant`), elsewhere one at a time.
     pub(crate) fn all(&self, v: &mut [i32]) {

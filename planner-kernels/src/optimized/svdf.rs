@@ -12,7 +12,7 @@ use super::lanes::{dot, dot_sum};
 use super::mac::{Scalar, dot_rows};
 use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
-use crate::reference::recurrent::svdf::{Loops, State, svdf_with};
+use crate::reference::recurrent::svdf::{Loops, State, newest, svdf_with};
 
 /// `SVDF` with the loops below; on cores with the DSP extension but no vector lanes (the
 /// Cortex-M4, M7, M33) the reference kernel's, which measured fewer instructions there
@@ -30,20 +30,34 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
 struct Fast;
 
 impl Loops for Fast {
-    fn features(
+    fn features<T: State>(
         &self,
-        x: &[i8],
-        w: &[i8],
+        (x, w): (&[i8], &[i8]),
         z: i32,
         m: QuantizedMultiplier,
-        (lo, hi): (i32, i32),
-        out: &mut [i32],
+        z_state: i32,
+        scratch: &mut [i32],
+        state: &mut [T],
+        memory: usize,
     ) {
         let k = x.len();
-        // Rows past `w`'s end (none: the caller's lengths fit) stay as they are.
-        let n = out.len().min(w.len().checked_div(k).unwrap_or(0));
-        dot_rows((w, k), (x, 0), k, z, &mut out[..n]);
-        Scalar::new(m.multiplier, m.shift, 0, lo, hi).all(out);
+        let n = scratch.len().min(state.len() / memory.max(1));
+        let dots = &mut scratch[..n];
+        if k == 0 {
+            dots.fill(0);
+        } else if w.len() >= n * k {
+            dot_rows((w, k), (x, 0), k, z, dots);
+        }
+        let q = Scalar::new(m.multiplier, m.shift, 0, T::MIN, T::MAX);
+        match T::int8_mut(state) {
+            Some(s) if memory > 0 => q.scatter(dots, z_state, (&mut s[memory - 1..], memory)),
+            _ => {
+                q.all(dots);
+                for (row, v) in state.chunks_exact_mut(memory.max(1)).zip(dots.iter()) {
+                    newest(row, *v, z_state);
+                }
+            }
+        }
     }
 
     fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]) {

@@ -614,6 +614,126 @@ core::arch::global_asm!(
     ".size planner_mve_requant, . - planner_mve_requant",
 );
 
+/// Arguments of `planner_mve_requant_scatter`, read by offset from the assembly.
+#[repr(C)]
+struct ScatterArgs {
+    v: *const i32,     // 0
+    n: u32,            // 4
+    mult: i32,         // 8
+    left: i32,         // 12: 0..=31
+    right: i32,        // 16: minus the right shift, -31..=0
+    negative: i32,     // 20: -1 when the right shift is not 0
+    zero: i32,         // 24
+    lo: i32,           // 28
+    hi: i32,           // 32
+    add: i32,          // 36
+    out: *mut i8,      // 40
+    offsets: [u32; 4], // 44: 0, stride, 2 stride, 3 stride
+    step: u32,         // 60: 4 stride
+}
+
+unsafe extern "C" {
+    fn planner_mve_requant_scatter(a: *const ScatterArgs);
+}
+
+/// [`super::Scalar::scatter`] four values per vector (`VSTRB.32` to four offsets); false
+/// (nothing written) when a size does not fit `u32`. The caller has checked that `out`
+/// holds `(v.len() - 1) · stride + 1` bytes.
+pub(super) fn requant_scatter(
+    v: &[i32],
+    m: &super::Mbqm,
+    (zero, lo, hi): (i32, i32, i32),
+    add: i32,
+    (out, stride): (&mut [i8], usize),
+) -> bool {
+    let int = |x: usize| u32::try_from(x).ok();
+    let (Some(n), Some(s3), Some(step)) = (
+        int(v.len()),
+        stride.checked_mul(3).and_then(int),
+        stride.checked_mul(4).and_then(int),
+    ) else {
+        return false;
+    };
+    if n == 0 {
+        return true;
+    }
+    let s = stride as u32;
+    let args = ScatterArgs {
+        v: v.as_ptr(),
+        n,
+        mult: m.mult,
+        left: m.left as i32,
+        right: -(m.right as i32),
+        negative: -i32::from(m.right > 0),
+        zero,
+        lo,
+        hi,
+        add,
+        out: out.as_mut_ptr(),
+        offsets: [0, s, 2 * s, s3],
+        step,
+    };
+    // SAFETY: the assembly reads `n` int32 of `v` (its length, `n > 0`) and writes one
+    // byte of `out` at `i · stride` for each `i < n` (inside `out`: the caller checked its
+    // length; borrowed mutably, `v` shared, so nothing else touches them; the
+    // tail-predicated loop's lanes past `n` are off and store nothing), and nothing else.
+    // It follows the AAPCS: it saves and restores r4-r8 and d8-d11 (q4, q5), and uses no
+    // stack beyond that.
+    unsafe { planner_mve_requant_scatter(&args) };
+    true
+}
+
+core::arch::global_asm!(
+    // As above: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_requant_scatter,\"ax\",%progbits",
+    ".global planner_mve_requant_scatter",
+    ".type planner_mve_requant_scatter,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_requant_scatter:",
+    "push {{r4-r8, lr}}",
+    "vpush {{d8-d11}}",
+    "ldr r1, [r0, #4]",
+    "ldr r2, [r0, #8]",
+    "ldr r3, [r0, #12]",
+    "ldr r4, [r0, #16]",
+    "ldr r12, [r0, #20]",
+    "vdup.32 q2, r12",
+    "ldr r5, [r0, #24]",
+    "ldr r12, [r0, #28]",
+    "vdup.32 q3, r12",
+    "ldr r12, [r0, #32]",
+    "vdup.32 q4, r12",
+    "ldr r6, [r0, #36]",
+    "ldr r7, [r0, #40]",
+    "add r12, r0, #44",
+    "vldrw.u32 q5, [r12]",
+    "ldr r8, [r0, #60]",
+    "ldr r0, [r0, #0]",
+    "dlstp.32 lr, r1",
+    "1:",
+    "vldrw.u32 q0, [r0], #16",
+    "vshl.s32 q0, r3",
+    "vqrdmulh.s32 q0, q0, r2",
+    // Half away from zero: negative values one less before a rounding shift that is one.
+    "vshr.s32 q1, q0, #31",
+    "vand q1, q1, q2",
+    "vqadd.s32 q0, q0, q1",
+    "vrshl.s32 q0, r4",
+    "vqadd.s32 q0, q0, r5",
+    "vmax.s32 q0, q0, q3",
+    "vmin.s32 q0, q0, q4",
+    // The addition wraps; the store keeps the low byte.
+    "vadd.i32 q0, q0, r6",
+    "vstrb.32 q0, [r7, q5]",
+    "add r7, r7, r8",
+    "letp lr, 1b",
+    "vpop {{d8-d11}}",
+    "pop {{r4-r8, pc}}",
+    ".size planner_mve_requant_scatter, . - planner_mve_requant_scatter",
+);
+
 /// Arguments of `planner_mve_dot_rows`, read by offset from the assembly.
 #[repr(C)]
 struct DotRowsArgs {

@@ -21,10 +21,12 @@ pub(crate) trait State: Copy {
     fn from(v: i32) -> Self;
     /// `s` as int8 values, when they are.
     fn int8(s: &[Self]) -> Option<&[i8]>;
+    /// `s` as mutable int8 values, when they are.
+    fn int8_mut(s: &mut [Self]) -> Option<&mut [i8]>;
 }
 
 macro_rules! state {
-    ($($t:ty => $int8:expr),*) => {$(
+    ($($t:ty => $int8:expr, $int8_mut:expr);*) => {$(
         impl State for $t {
             const MIN: i32 = <$t>::MIN as i32;
             const MAX: i32 = <$t>::MAX as i32;
@@ -37,25 +39,33 @@ macro_rules! state {
             fn int8(s: &[Self]) -> Option<&[i8]> {
                 $int8(s)
             }
+            fn int8_mut(s: &mut [Self]) -> Option<&mut [i8]> {
+                $int8_mut(s)
+            }
         }
     )*};
 }
-state!(i8 => Some, i16 => |_| None);
+state!(i8 => Some, Some; i16 => |_| None, |_| None);
 
 /// The inner loops of one SVDF step, which a faster kernel set may replace with loops that
 /// give the same values, bit for bit ([`svdf_with`] checks the op and calls them with
 /// lengths that fit).
 pub(crate) trait Loops {
-    /// For each row `r` of `out.len()` rows of `w` (`x.len()` weights each, back to back):
-    /// `out[r] = clamp(mbqm(Σ w[r][i] · (x[i] − z), m), lo, hi)`, the sum wrapping.
-    fn features(
+    /// For each row `r` of `scratch.len()` rows of `w` (`x.len()` weights each, back to
+    /// back): `q = clamp(mbqm(Σ w[r][i] · (x[i] − z), m), T::MIN, T::MAX)` (the sum
+    /// wrapping) stored as `T::from(q + z_state)` (wrapping, as C's conversion) in the last
+    /// element of row `r` of `state` (rows of `memory > 0` elements). `scratch` is the
+    /// caller's, to be overwritten.
+    #[allow(clippy::too_many_arguments)]
+    fn features<T: State>(
         &self,
-        x: &[i8],
-        w: &[i8],
+        x_w: (&[i8], &[i8]),
         z: i32,
         m: QuantizedMultiplier,
-        range: (i32, i32),
-        out: &mut [i32],
+        z_state: i32,
+        scratch: &mut [i32],
+        state: &mut [T],
+        memory: usize,
     );
     /// For each row `r` of `out.len()` rows of `memory` elements: `out[r] = Σ w[r][i] ·
     /// (s[r][i] − z)`, wrapping.
@@ -74,21 +84,25 @@ pub(crate) trait Loops {
 struct Plain;
 
 impl Loops for Plain {
-    fn features(
+    fn features<T: State>(
         &self,
-        x: &[i8],
-        w: &[i8],
+        (x, w): (&[i8], &[i8]),
         z: i32,
         m: QuantizedMultiplier,
-        (lo, hi): (i32, i32),
-        out: &mut [i32],
+        z_state: i32,
+        scratch: &mut [i32],
+        state: &mut [T],
+        memory: usize,
     ) {
-        for (o, row) in out.iter_mut().zip(w.chunks_exact(x.len().max(1))) {
+        let k = x.len();
+        let rows = state.chunks_exact_mut(memory.max(1));
+        for (r, (q, row)) in scratch.iter_mut().zip(rows).enumerate() {
             let mut dot: i32 = 0;
-            for (w, v) in row.iter().zip(x) {
+            for (w, v) in w.get(r * k..(r + 1) * k).unwrap_or_default().iter().zip(x) {
                 dot = dot.wrapping_add(i32::from(*w) * (i32::from(*v) - z));
             }
-            *o = multiply_by_quantized_multiplier(dot, m).clamp(lo, hi);
+            *q = multiply_by_quantized_multiplier(dot, m).clamp(T::MIN, T::MAX);
+            newest(row, *q, z_state);
         }
     }
 
@@ -111,6 +125,15 @@ impl Loops for Plain {
                 .saturating_add(z)
                 .clamp(-128, 127) as i8;
         }
+    }
+}
+
+/// Stores the requantised feature `q` as the newest (last) element of a state row, plus the
+/// state's zero point (wrapping, as C's conversion does, as TFLite Micro stores it).
+#[inline(always)]
+pub(crate) fn newest<T: State>(row: &mut [T], q: i32, z_state: i32) {
+    if let Some(last) = row.last_mut() {
+        *last = T::from(q.wrapping_add(z_state));
     }
 }
 
@@ -291,24 +314,23 @@ fn step<T: State, L: Loops>(
         while f0 < d.filters {
             let n = FILTER_CHUNK.min(d.filters - f0);
             let w = &inputs.wf[f0 * d.input..(f0 + n) * d.input];
-            let range = (T::MIN, T::MAX);
-            // With no input the loops write nothing: an empty sum is 0.
-            if d.input == 0 {
-                chunk[..n].fill(0);
-            }
-            loops.features(x, w, inputs.z_in, inputs.m1, range, &mut chunk[..n]);
-            let rows = state[f0 * d.memory..(f0 + n) * d.memory].chunks_exact_mut(d.memory);
-            for (row, q) in rows.zip(&chunk[..n]) {
-                if let Some(newest) = row.last_mut() {
-                    *newest = T::from(q.wrapping_add(z_state));
-                }
-            }
+            loops.features(
+                (x, w),
+                inputs.z_in,
+                inputs.m1,
+                z_state,
+                &mut chunk[..n],
+                &mut state[f0 * d.memory..(f0 + n) * d.memory],
+                d.memory,
+            );
             f0 += n;
         }
         let acc = &mut acc[..units];
-        match inputs.bias {
-            Some(bias) => acc.copy_from_slice(bias),
-            None => acc.fill(0),
+        if d.rank > 1 {
+            match inputs.bias {
+                Some(bias) => acc.copy_from_slice(bias),
+                None => acc.fill(0),
+            }
         }
         let mut f0 = 0;
         while f0 < d.filters {
@@ -323,8 +345,15 @@ fn step<T: State, L: Loops>(
                 &mut chunk[..n],
             );
             if d.rank == 1 {
-                for (a, sum) in acc[f0..f0 + n].iter_mut().zip(&chunk[..n]) {
-                    *a = a.wrapping_add(*sum);
+                // One filter per unit: the unit's value is its sum plus its bias.
+                let (a, sums) = (&mut acc[f0..f0 + n], &chunk[..n]);
+                match inputs.bias {
+                    Some(bias) => {
+                        for ((a, s), b) in a.iter_mut().zip(sums).zip(&bias[f0..f0 + n]) {
+                            *a = b.wrapping_add(*s);
+                        }
+                    }
+                    None => a.copy_from_slice(sums),
                 }
             } else {
                 for (f, sum) in chunk[..n].iter().enumerate() {
