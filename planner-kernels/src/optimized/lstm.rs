@@ -322,7 +322,7 @@ mod operand {
 /// the stack: [`operand::WIDE`] groups, 1 KiB; a longer operand is widened in the loop).
 #[cfg(all(planner_dsp, not(planner_mve)))]
 mod operand {
-    use super::dsp::{sxtb16, sxtb16_ror8, word};
+    use crate::optimized::arm_dsp::{sxtb16, sxtb16_ror8, word};
 
     /// Groups of four elements the buffer holds.
     pub(super) const WIDE: usize = 128;
@@ -371,7 +371,7 @@ fn dot4(x: &operand::Operand<'_>, [w0, w1, w2, w3]: [&[i8]; BLOCK]) -> [i32; BLO
 #[cfg(all(planner_dsp, not(planner_mve)))]
 #[inline(always)]
 fn dot2(x: &operand::Operand<'_>, w: [&[i8]; 2]) -> [i32; 2] {
-    use dsp::{smlad, sxtb16, sxtb16_ror8, word};
+    use super::arm_dsp::{smlad, sxtb16, sxtb16_ror8, word};
     let n = x.v.len();
     let w = w.map(|w| &w[..n]);
     let (xs, x_tail) = x.v.as_chunks::<4>();
@@ -401,53 +401,6 @@ fn dot2(x: &operand::Operand<'_>, w: [&[i8]; 2]) -> [i32; 2] {
         }
     }
     a
-}
-
-/// The DSP extension's instructions the fast LSTM uses, as inline assembly (Rust's
-/// intrinsics for them are unstable).
-#[cfg(all(planner_dsp, not(planner_mve)))]
-mod dsp {
-    use core::arch::asm;
-
-    /// Four int8 elements as one little-endian word.
-    #[inline(always)]
-    pub(super) fn word(v: &[i8; 4]) -> u32 {
-        u32::from_le_bytes(v.map(|b| b as u8))
-    }
-
-    /// Bytes 0 and 2 of `v`, sign-extended into two halfwords.
-    #[inline(always)]
-    pub(super) fn sxtb16(v: u32) -> u32 {
-        let r: u32;
-        // SAFETY: SXTB16 reads and writes registers only (no memory, no flags).
-        unsafe {
-            asm!("sxtb16 {r}, {v}", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack, preserves_flags))
-        };
-        r
-    }
-
-    /// Bytes 1 and 3 of `v`, sign-extended into two halfwords.
-    #[inline(always)]
-    pub(super) fn sxtb16_ror8(v: u32) -> u32 {
-        let r: u32;
-        // SAFETY: SXTB16 reads and writes registers only (no memory, no flags).
-        unsafe {
-            asm!("sxtb16 {r}, {v}, ror #8", r = lateout(reg) r, v = in(reg) v, options(pure, nomem, nostack, preserves_flags))
-        };
-        r
-    }
-
-    /// `acc + a.lo · b.lo + a.hi · b.hi` on signed halfwords, wrapping.
-    #[inline(always)]
-    pub(super) fn smlad(a: u32, b: u32, acc: i32) -> i32 {
-        let r: i32;
-        // SAFETY: SMLAD reads and writes registers only; it may set the sticky Q flag of
-        // the APSR, which no Rust code observes (the asm is not `preserves_flags`).
-        unsafe {
-            asm!("smlad {r}, {a}, {b}, {acc}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b, acc = in(reg) acc, options(pure, nomem, nostack))
-        };
-        r
-    }
 }
 
 #[cfg(test)]

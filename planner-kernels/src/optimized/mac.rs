@@ -26,6 +26,8 @@
 
 #[cfg(all(planner_dsp, not(planner_mve)))]
 mod dsp;
+#[cfg(all(planner_dsp, not(planner_mve)))]
+mod dsp_rows;
 #[cfg(planner_mve)]
 mod mve;
 
@@ -759,8 +761,8 @@ mod tests;
 /// rows at strides `sa` and `sb` (`sb` may be 0: one `b` for every row); a row that does
 /// not fit in its slice stops the loop there (debug builds panic). On Helium two rows per
 /// pass (`planner_mve_dot_rows`), or, with one `b` (`sb = 0`) and an int8 `z`, four rows
-/// per pass over `b − z` widened to int16 (`planner_mve_dot_rows_x`); elsewhere a plain
-/// loop.
+/// per pass over `b − z` widened to int16 (`planner_mve_dot_rows_x`); with the DSP
+/// extension `SMLAD` on halfword pairs (`dsp_rows`); elsewhere a plain loop.
 pub(crate) fn dot_rows(
     (a, sa): (&[i8], usize),
     (b, sb): (&[i8], usize),
@@ -785,6 +787,10 @@ pub(crate) fn dot_rows(
         if mve::dot_rows((a, sa), (b, sb), k, z, out) {
             return;
         }
+    }
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    if whole && dsp_rows::dot_rows((a, sa), (b, sb), k, z, out) {
+        return;
     }
     for (r, o) in out.iter_mut().enumerate() {
         let (Some(a), Some(b)) = (a.get(r * sa..r * sa + k), b.get(r * sb..r * sb + k)) else {

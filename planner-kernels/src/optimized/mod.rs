@@ -11,6 +11,8 @@
 //! architecture-specific version replaces; [`Constants`] hands them the per-channel
 //! constants, prepared or computed [`CHUNK`] channels at a time.
 
+#[cfg(all(planner_dsp, not(planner_mve)))]
+mod arm_dsp;
 pub(crate) mod conv;
 pub(crate) mod depthwise;
 pub(crate) mod elementwise;

@@ -20,9 +20,6 @@ use crate::reference::recurrent::svdf::{Loops, State, newest, svdf_with};
 /// fast SVDF op of keyword_scrambled still took 189,440 instructions on the M4F against the
 /// reference's 183,200).
 pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
-    if cfg!(all(planner_dsp, not(planner_mve))) {
-        return crate::reference::recurrent::svdf::svdf(op, o);
-    }
     svdf_with(op, o, &Fast)
 }
 
