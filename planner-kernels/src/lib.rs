@@ -30,9 +30,9 @@
 //! `DEPTHWISE_CONV_2D` (any depth multiplier, stride, dilation and padding; in place too),
 //! `FULLY_CONNECTED`, `ADD`, `SUB` and `MUL` (operands of the output's shape or one row of
 //! its last dimension broadcast; in place too), `MEAN` and `PAD` over the rows and
-//! columns of an NHWC tensor, and `SVDF` (int8 or int16 state) and the int8
-//! `UNIDIRECTIONAL_SEQUENCE_LSTM`'s gate products on Helium and hosts (the DSP-only cores
-//! run their reference loops). Everything else (float and int16 tensors, patch regions, other broadcasts,
+//! columns of an NHWC tensor, `QUANTIZE` from int8 or int16 to int8, `SVDF` (int8 or int16
+//! state) and the int8 `UNIDIRECTIONAL_SEQUENCE_LSTM`. Everything else (float and int16
+//! tensors, patch regions, other broadcasts,
 //! a fully-connected layer whose weights have a zero point, every other kind) runs the
 //! reference kernel. The convolutions and fully-connected layers accumulate `Σ x · w` plus
 //! a per-channel *effective bias* `bias - x_zero · Σ w` (TFLite's `Σ (x - x_zero) · w +

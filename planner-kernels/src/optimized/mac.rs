@@ -329,6 +329,12 @@ pub(crate) fn gemm_s8(
     // portable loop the rest.
     #[cfg(planner_mve)]
     let done = mve::gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
+    // One row (a fully-connected layer of one batch): the assembly's two rows would compute
+    // it twice, so its dot products go two channels per pass over the row widened once.
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    if rows == 1 && gemv_s8(x, w, k, q, y) {
+        return;
+    }
     #[cfg(all(planner_dsp, not(planner_mve)))]
     let done = dsp::gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
     #[cfg(not(any(planner_mve, planner_dsp)))]
@@ -342,6 +348,34 @@ pub(crate) fn gemm_s8(
         let y = y.get_mut(done..).unwrap_or_default();
         portable_gemm_s8(x, x_stride, rows, w, k, &rest, y, y_stride);
     }
+}
+
+/// [`gemm_s8`] of one row with the DSP extension: [`dot_rows`]'s `SMLAD` products of
+/// [`BLOCK`] channels at a time, then each channel's requantisation. False (nothing
+/// written) when the lengths do not fit the contract or the row is longer than the
+/// widening buffer.
+#[cfg(all(planner_dsp, not(planner_mve)))]
+fn gemv_s8(x: &[i8], w: &[i8], k: usize, q: &Requant<'_>, y: &mut [i8]) -> bool {
+    let cols = q.channels();
+    if !q.complete() || k == 0 || x.len() < k || w.len() < cols * k || y.len() < cols {
+        return false;
+    }
+    let mut acc = [0i32; BLOCK];
+    let mut c0 = 0;
+    while c0 < cols {
+        let n = BLOCK.min(cols - c0);
+        let acc = &mut acc[..n];
+        if !dsp_rows::dot_rows((&w[c0 * k..(c0 + n) * k], k), (&x[..k], 0), k, 0, acc) {
+            // Only the first block can refuse (the row's length): nothing written yet.
+            return false;
+        }
+        for (c, (&a, yv)) in (c0..).zip(acc.iter().zip(&mut y[c0..c0 + n])) {
+            let ch = Channel::new(q.bias[c], q.mult[c], q.shift[c], q.out_zero);
+            *yv = ch.scale(a).max(i64::from(q.lo)).min(i64::from(q.hi)) as i8;
+        }
+        c0 += n;
+    }
+    true
 }
 
 /// [`gemm_s8`] in portable Rust.

@@ -1,9 +1,12 @@
-//! The fast `SVDF` (Helium and the host): the reference kernel's checks and steps
-//! ([`svdf_with`](crate::reference::recurrent::svdf::svdf_with)) with loops LLVM vectorises. A
-//! projection `Σ w · (x − z)` is computed as `Σ w · x − z · Σ w` (equal in wrapping `i32`
-//! arithmetic), so the products are of the stored values and widen straight into the
-//! accumulator; the requantisations are [`Scalar`]'s branch-free form of TFLite's, over a
-//! run of values at a time (on Helium four per vector, [`Scalar::all`]).
+//! The fast `SVDF`: the reference kernel's checks and steps
+//! ([`svdf_with`](crate::reference::recurrent::svdf::svdf_with)) with faster loops. With an
+//! int8 state the products are [`dot_rows`]'s (Helium assembly, `SMLAD` on DSP cores, plain
+//! loops elsewhere), the projections' requantisation stores each value straight into the
+//! state's newest column ([`Scalar::scatter`]: four at a time on Helium) and the outputs'
+//! requantises a unit's run at once ([`Scalar::all`]). An int16 state takes loops LLVM
+//! vectorises, each projection `Σ w · (x − z)` computed as `Σ w · x − z · Σ w` (equal in
+//! wrapping `i32` arithmetic), so the products are of the stored values and widen straight
+//! into the accumulator.
 
 use planner_rt::kernel::OpView;
 use planner_rt::options::SvdfOptions;
@@ -14,16 +17,12 @@ use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
 use crate::reference::recurrent::svdf::{Loops, State, newest, svdf_with};
 
-/// `SVDF` with the loops below; on cores with the DSP extension but no vector lanes (the
-/// Cortex-M4, M7, M33) the reference kernel's, which measured fewer instructions there
-/// (LLVM emits no `SMLAD` for these loops; with the projection's two sums in one loop the
-/// fast SVDF op of keyword_scrambled still took 189,440 instructions on the M4F against the
-/// reference's 183,200).
+/// `SVDF` with the loops below.
 pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
     svdf_with(op, o, &Fast)
 }
 
-/// The vectorisable loops.
+/// The fast loops.
 struct Fast;
 
 impl Loops for Fast {
