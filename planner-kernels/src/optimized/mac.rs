@@ -30,6 +30,8 @@ mod dsp;
 mod dsp_rows;
 #[cfg(planner_mve)]
 mod mve;
+#[cfg(planner_mve)]
+mod mve_runs;
 
 use crate::QuantizedMultiplier;
 
@@ -228,7 +230,7 @@ impl Scalar {
         #[cfg(planner_mve)]
         if fits
             && let Some(q) = &self.q
-            && mve::requant_scatter(v, q, (self.zero, self.lo, self.hi), add, (out, stride))
+            && mve_runs::requant_scatter(v, q, (self.zero, self.lo, self.hi), add, (out, stride))
         {
             return;
         }
@@ -245,7 +247,7 @@ impl Scalar {
     pub(crate) fn all(&self, v: &mut [i32]) {
         #[cfg(planner_mve)]
         if let Some(q) = &self.q
-            && mve::requant(v, q, (self.zero, self.lo, self.hi))
+            && mve_runs::requant(v, q, (self.zero, self.lo, self.hi))
         {
             return;
         }
@@ -815,10 +817,10 @@ pub(crate) fn dot_rows(
     debug_assert!(whole, "dot_rows: slices shorter than the rows need");
     #[cfg(planner_mve)]
     if whole {
-        if sb == 0 && mve::dot_rows_x((a, sa), &b[..k], z, out) {
+        if sb == 0 && mve_runs::dot_rows_x((a, sa), &b[..k], z, out) {
             return;
         }
-        if mve::dot_rows((a, sa), (b, sb), k, z, out) {
+        if mve_runs::dot_rows((a, sa), (b, sb), k, z, out) {
             return;
         }
     }

@@ -1,0 +1,489 @@
+//! Helium (MVE) loops over short runs, for the recurrent kernels and the elementwise
+//! requantisation: a per-tensor requantisation of a run of values (`planner_mve_requant`),
+//! the same stored as bytes at a stride (`planner_mve_requant_scatter`, `VSTRB.32` to four
+//! offsets), and dot products of rows (`planner_mve_dot_rows`, two rows per pass with the
+//! sums of `a` for a zero point; `planner_mve_dot_rows_x`, four rows per pass over one
+//! input widened to int16 with its zero point taken off). The requantisation is the GEMM's
+//! (in `mve`): `VSHL`, `VQRDMULH`, the rounding right shift as `VRSHL` after lowering
+//! negative values by one where the shift is not zero, the zero point (`VQADD`), the clamp.
+
+/// Arguments of `planner_mve_requant`, read by offset from the assembly.
+#[repr(C)]
+struct RequantArgs {
+    v: *mut i32,   // 0
+    n: u32,        // 4
+    mult: i32,     // 8
+    left: i32,     // 12: 0..=31
+    right: i32,    // 16: minus the right shift, -31..=0
+    negative: i32, // 20: -1 when the right shift is not 0
+    zero: i32,     // 24
+    lo: i32,       // 28
+    hi: i32,       // 32
+}
+
+unsafe extern "C" {
+    fn planner_mve_requant(a: *const RequantArgs);
+}
+
+/// [`super::requant`] four values per vector; false (nothing written) when `v` is longer
+/// than `u32` counts.
+pub(super) fn requant(v: &mut [i32], m: &super::Mbqm, (zero, lo, hi): (i32, i32, i32)) -> bool {
+    let Ok(n) = u32::try_from(v.len()) else {
+        return false;
+    };
+    if n == 0 {
+        return true;
+    }
+    let args = RequantArgs {
+        v: v.as_mut_ptr(),
+        n,
+        mult: m.mult,
+        left: m.left as i32,
+        right: -(m.right as i32),
+        negative: -i32::from(m.right > 0),
+        zero,
+        lo,
+        hi,
+    };
+    // SAFETY: the assembly reads and writes `n` int32 of `v` (`n > 0`, `v` exactly that
+    // long and borrowed mutably, so nothing else touches it meanwhile; the tail-predicated
+    // loop's lanes past `n` are off and touch no memory), and nothing else. It follows the
+    // AAPCS: it saves and restores r4-r6 and d8-d9 (q4), and uses no stack beyond that.
+    unsafe { planner_mve_requant(&args) };
+    true
+}
+
+core::arch::global_asm!(
+    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_requant,\"ax\",%progbits",
+    ".global planner_mve_requant",
+    ".type planner_mve_requant,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_requant:",
+    "push {{r4-r6, lr}}",
+    "vpush {{d8-d9}}",
+    "ldr r1, [r0, #4]",
+    "ldr r2, [r0, #8]",
+    "ldr r3, [r0, #12]",
+    "ldr r4, [r0, #16]",
+    "ldr r12, [r0, #20]",
+    "vdup.32 q2, r12",
+    "ldr r5, [r0, #24]",
+    "ldr r12, [r0, #28]",
+    "vdup.32 q3, r12",
+    "ldr r12, [r0, #32]",
+    "vdup.32 q4, r12",
+    "ldr r0, [r0, #0]",
+    "dlstp.32 lr, r1",
+    "1:",
+    "vldrw.u32 q0, [r0]",
+    "vshl.s32 q0, r3",
+    "vqrdmulh.s32 q0, q0, r2",
+    // Half away from zero: negative values one less before a rounding shift that is one.
+    "vshr.s32 q1, q0, #31",
+    "vand q1, q1, q2",
+    "vqadd.s32 q0, q0, q1",
+    "vrshl.s32 q0, r4",
+    "vqadd.s32 q0, q0, r5",
+    "vmax.s32 q0, q0, q3",
+    "vmin.s32 q0, q0, q4",
+    "vstrw.32 q0, [r0], #16",
+    "letp lr, 1b",
+    "vpop {{d8-d9}}",
+    "pop {{r4-r6, pc}}",
+    ".size planner_mve_requant, . - planner_mve_requant",
+);
+
+/// Arguments of `planner_mve_requant_scatter`, read by offset from the assembly.
+#[repr(C)]
+struct ScatterArgs {
+    v: *const i32,     // 0
+    n: u32,            // 4
+    mult: i32,         // 8
+    left: i32,         // 12: 0..=31
+    right: i32,        // 16: minus the right shift, -31..=0
+    negative: i32,     // 20: -1 when the right shift is not 0
+    zero: i32,         // 24
+    lo: i32,           // 28
+    hi: i32,           // 32
+    add: i32,          // 36
+    out: *mut i8,      // 40
+    offsets: [u32; 4], // 44: 0, stride, 2 stride, 3 stride
+    step: u32,         // 60: 4 stride
+}
+
+unsafe extern "C" {
+    fn planner_mve_requant_scatter(a: *const ScatterArgs);
+}
+
+/// [`super::Scalar::scatter`] four values per vector (`VSTRB.32` to four offsets); false
+/// (nothing written) when a size does not fit `u32`. The caller has checked that `out`
+/// holds `(v.len() - 1) · stride + 1` bytes.
+pub(super) fn requant_scatter(
+    v: &[i32],
+    m: &super::Mbqm,
+    (zero, lo, hi): (i32, i32, i32),
+    add: i32,
+    (out, stride): (&mut [i8], usize),
+) -> bool {
+    let int = |x: usize| u32::try_from(x).ok();
+    let (Some(n), Some(s3), Some(step)) = (
+        int(v.len()),
+        stride.checked_mul(3).and_then(int),
+        stride.checked_mul(4).and_then(int),
+    ) else {
+        return false;
+    };
+    if n == 0 {
+        return true;
+    }
+    let s = stride as u32;
+    let args = ScatterArgs {
+        v: v.as_ptr(),
+        n,
+        mult: m.mult,
+        left: m.left as i32,
+        right: -(m.right as i32),
+        negative: -i32::from(m.right > 0),
+        zero,
+        lo,
+        hi,
+        add,
+        out: out.as_mut_ptr(),
+        offsets: [0, s, 2 * s, s3],
+        step,
+    };
+    // SAFETY: the assembly reads `n` int32 of `v` (its length, `n > 0`) and writes one
+    // byte of `out` at `i · stride` for each `i < n` (inside `out`: the caller checked its
+    // length; borrowed mutably, `v` shared, so nothing else touches them; the
+    // tail-predicated loop's lanes past `n` are off and store nothing), and nothing else.
+    // It follows the AAPCS: it saves and restores r4-r8 and d8-d11 (q4, q5), and uses no
+    // stack beyond that.
+    unsafe { planner_mve_requant_scatter(&args) };
+    true
+}
+
+core::arch::global_asm!(
+    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_requant_scatter,\"ax\",%progbits",
+    ".global planner_mve_requant_scatter",
+    ".type planner_mve_requant_scatter,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_requant_scatter:",
+    "push {{r4-r8, lr}}",
+    "vpush {{d8-d11}}",
+    "ldr r1, [r0, #4]",
+    "ldr r2, [r0, #8]",
+    "ldr r3, [r0, #12]",
+    "ldr r4, [r0, #16]",
+    "ldr r12, [r0, #20]",
+    "vdup.32 q2, r12",
+    "ldr r5, [r0, #24]",
+    "ldr r12, [r0, #28]",
+    "vdup.32 q3, r12",
+    "ldr r12, [r0, #32]",
+    "vdup.32 q4, r12",
+    "ldr r6, [r0, #36]",
+    "ldr r7, [r0, #40]",
+    "add r12, r0, #44",
+    "vldrw.u32 q5, [r12]",
+    "ldr r8, [r0, #60]",
+    "ldr r0, [r0, #0]",
+    "dlstp.32 lr, r1",
+    "1:",
+    "vldrw.u32 q0, [r0], #16",
+    "vshl.s32 q0, r3",
+    "vqrdmulh.s32 q0, q0, r2",
+    // Half away from zero: negative values one less before a rounding shift that is one.
+    "vshr.s32 q1, q0, #31",
+    "vand q1, q1, q2",
+    "vqadd.s32 q0, q0, q1",
+    "vrshl.s32 q0, r4",
+    "vqadd.s32 q0, q0, r5",
+    "vmax.s32 q0, q0, q3",
+    "vmin.s32 q0, q0, q4",
+    // The addition wraps; the store keeps the low byte.
+    "vadd.i32 q0, q0, r6",
+    "vstrb.32 q0, [r7, q5]",
+    "add r7, r7, r8",
+    "letp lr, 1b",
+    "vpop {{d8-d11}}",
+    "pop {{r4-r8, pc}}",
+    ".size planner_mve_requant_scatter, . - planner_mve_requant_scatter",
+);
+
+/// Arguments of `planner_mve_dot_rows`, read by offset from the assembly.
+#[repr(C)]
+struct DotRowsArgs {
+    a: *const i8,  // 0
+    a_stride: u32, // 4
+    b: *const i8,  // 8
+    b_stride: u32, // 12
+    k: u32,        // 16
+    rows: u32,     // 20
+    z: i32,        // 24
+    out: *mut i32, // 28
+}
+
+unsafe extern "C" {
+    fn planner_mve_dot_rows(a: *const DotRowsArgs);
+}
+
+/// [`super::dot_rows`] two rows per pass; false (nothing written) when `k` is 0 or a size
+/// does not fit `u32`. The caller has checked every length.
+pub(super) fn dot_rows(
+    (a, a_stride): (&[i8], usize),
+    (b, b_stride): (&[i8], usize),
+    k: usize,
+    z: i32,
+    out: &mut [i32],
+) -> bool {
+    let int = |v: usize| u32::try_from(v).ok();
+    let (Some(sa), Some(sb), Some(kk), Some(rows)) =
+        (int(a_stride), int(b_stride), int(k), int(out.len()))
+    else {
+        return false;
+    };
+    if k == 0 || out.is_empty() {
+        return false;
+    }
+    let args = DotRowsArgs {
+        a: a.as_ptr(),
+        a_stride: sa,
+        b: b.as_ptr(),
+        b_stride: sb,
+        k: kk,
+        rows,
+        z,
+        out: out.as_mut_ptr(),
+    };
+    // SAFETY: the assembly reads `k` bytes of `a` at `r · a_stride` and of `b` at `r ·
+    // b_stride` for each row `r < rows`, inside both slices (the caller checked `(rows - 1) ·
+    // stride + k` against each length), and writes `rows` int32 of `out` (exactly its
+    // length; borrowed mutably, the rest shared, so nothing else touches them). Its vector
+    // loads past a row's `k` bytes are predicated off by `DLSTP`, so they touch no memory.
+    // It follows the AAPCS: it saves and restores r4-r11 and lr, uses 16 bytes of stack
+    // below them and restores `sp`.
+    unsafe { planner_mve_dot_rows(&args) };
+    true
+}
+
+// Frame: 0 a_stride, 4 b_stride, 8 z.
+core::arch::global_asm!(
+    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_dot_rows,\"ax\",%progbits",
+    ".global planner_mve_dot_rows",
+    ".type planner_mve_dot_rows,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_dot_rows:",
+    "push {{r4-r11, lr}}",
+    "sub sp, sp, #16",
+    "ldr r1, [r0, #4]",
+    "str r1, [sp, #0]",
+    "ldr r1, [r0, #12]",
+    "str r1, [sp, #4]",
+    "ldr r1, [r0, #24]",
+    "str r1, [sp, #8]",
+    "ldr r5, [r0, #0]",
+    "ldr r7, [r0, #8]",
+    "ldr r12, [r0, #16]",
+    "ldr r9, [r0, #20]",
+    "ldr r11, [r0, #28]",
+    // Two rows per pass: r0/r1 their `a`, r2/r3 their `b`, r4/r6 the products, r8/r10
+    // the sums of `a` (the accumulators of `VMLADAVA` and `VADDVA` are even registers);
+    // r5 and r7 the next row of `a` and `b`, r9 the rows left, r11 the next output.
+    "2:",
+    "cmp r9, #2",
+    "blt 3f",
+    "ldr r4, [sp, #0]",
+    "ldr r6, [sp, #4]",
+    "mov r0, r5",
+    "add r1, r5, r4",
+    "mov r2, r7",
+    "add r3, r7, r6",
+    "add r5, r5, r4, lsl #1",
+    "add r7, r7, r6, lsl #1",
+    "movs r4, #0",
+    "movs r6, #0",
+    "mov.w r8, #0",
+    "mov.w r10, #0",
+    "dlstp.8 lr, r12",
+    "1:",
+    "vldrb.u8 q0, [r0], #16",
+    "vldrb.u8 q1, [r2], #16",
+    "vmladava.s8 r4, q0, q1",
+    "vaddva.s8 r8, q0",
+    "vldrb.u8 q2, [r1], #16",
+    "vldrb.u8 q3, [r3], #16",
+    "vmladava.s8 r6, q2, q3",
+    "vaddva.s8 r10, q2",
+    "letp lr, 1b",
+    "ldr r0, [sp, #8]",
+    "mls r4, r8, r0, r4",
+    "mls r6, r10, r0, r6",
+    "strd r4, r6, [r11], #8",
+    "subs r9, r9, #2",
+    "b 2b",
+    // The last row of an odd count.
+    "3:",
+    "cmp r9, #0",
+    "beq 9f",
+    "mov r0, r5",
+    "mov r2, r7",
+    "movs r4, #0",
+    "mov.w r8, #0",
+    "dlstp.8 lr, r12",
+    "4:",
+    "vldrb.u8 q0, [r0], #16",
+    "vldrb.u8 q1, [r2], #16",
+    "vmladava.s8 r4, q0, q1",
+    "vaddva.s8 r8, q0",
+    "letp lr, 4b",
+    "ldr r0, [sp, #8]",
+    "mls r4, r8, r0, r4",
+    "str r4, [r11]",
+    "9:",
+    "add sp, sp, #16",
+    "pop {{r4-r11, pc}}",
+    ".size planner_mve_dot_rows, . - planner_mve_dot_rows",
+);
+
+/// Arguments of `planner_mve_dot_rows_x`, read by offset from the assembly.
+#[repr(C)]
+struct DotRowsXArgs {
+    a: *const i8,  // 0
+    a_stride: u32, // 4
+    x: *const i8,  // 8
+    k: u32,        // 12
+    rows: u32,     // 16
+    out: *mut i32, // 20
+    z: i32,        // 24
+}
+
+unsafe extern "C" {
+    fn planner_mve_dot_rows_x(a: *const DotRowsXArgs);
+}
+
+/// `out[r] = Σ_{i<k} a[r·a_stride + i] · (x[i] − z)` (wrapping) for every `r <
+/// out.len()`, four rows per pass sharing the loads of `x`, widened to int16 with the zero
+/// point taken off (so no sum of `a` is needed: `z` must be an int8 value, so that `x − z`
+/// fits); false (nothing written) when `k` is 0, `z` is outside `-128..=127` or a size does
+/// not fit `u32`. The caller has checked every length.
+pub(super) fn dot_rows_x((a, a_stride): (&[i8], usize), x: &[i8], z: i32, out: &mut [i32]) -> bool {
+    let int = |v: usize| u32::try_from(v).ok();
+    let (Some(sa), Some(k), Some(rows)) = (int(a_stride), int(x.len()), int(out.len())) else {
+        return false;
+    };
+    if k == 0 || rows == 0 || !(-128..=127).contains(&z) {
+        return false;
+    }
+    let args = DotRowsXArgs {
+        a: a.as_ptr(),
+        a_stride: sa,
+        x: x.as_ptr(),
+        k,
+        rows,
+        out: out.as_mut_ptr(),
+        z,
+    };
+    // SAFETY: the assembly reads `k` bytes of `a` at `r · a_stride` for each row `r <
+    // rows` (inside `a`: the caller checked `(rows - 1) · a_stride + k` against its
+    // length), the `k` bytes of `x` (its length), and writes `rows` int32 of `out` (its
+    // length; borrowed mutably, the rest shared, so nothing else touches them). Its vector
+    // loads past `k` elements are predicated off by `DLSTP`, so they touch no memory. It
+    // follows the AAPCS: it saves and restores r4-r11 and lr, uses 16 bytes of stack below
+    // them and restores `sp`.
+    unsafe { planner_mve_dot_rows_x(&args) };
+    true
+}
+
+// Frame: 0 a_stride, 4 x, 8 rows left.
+core::arch::global_asm!(
+    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_dot_rows_x,\"ax\",%progbits",
+    ".global planner_mve_dot_rows_x",
+    ".type planner_mve_dot_rows_x,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_dot_rows_x:",
+    "push {{r4-r11, lr}}",
+    "sub sp, sp, #16",
+    "ldr r1, [r0, #4]",
+    "str r1, [sp, #0]",
+    "ldr r1, [r0, #8]",
+    "str r1, [sp, #4]",
+    "ldr r1, [r0, #16]",
+    "str r1, [sp, #8]",
+    "ldr r9, [r0, #0]",
+    "ldr r12, [r0, #12]",
+    "ldr r7, [r0, #24]",
+    "ldr r11, [r0, #20]",
+    // Four rows per pass: r0, r1, r3, r5 their `a`, r2 `x`, r4, r6, r8, r10 the sums (the
+    // accumulators of `VMLADAVA` are even registers); r7 the zero point, r9 the next row,
+    // r11 the next output, r12 `k`.
+    "2:",
+    "ldr r4, [sp, #8]",
+    "cmp r4, #4",
+    "blt 5f",
+    "subs r4, r4, #4",
+    "str r4, [sp, #8]",
+    "ldr r4, [sp, #0]",
+    "mov r0, r9",
+    "add r1, r9, r4",
+    "add r3, r1, r4",
+    "add r5, r3, r4",
+    "add r9, r5, r4",
+    "ldr r2, [sp, #4]",
+    "movs r4, #0",
+    "movs r6, #0",
+    "mov.w r8, #0",
+    "mov.w r10, #0",
+    "dlstp.16 lr, r12",
+    "1:",
+    "vldrb.s16 q0, [r2], #8",
+    "vsub.i16 q0, q0, r7",
+    "vldrb.s16 q1, [r0], #8",
+    "vmladava.s16 r4, q0, q1",
+    "vldrb.s16 q2, [r1], #8",
+    "vmladava.s16 r6, q0, q2",
+    "vldrb.s16 q3, [r3], #8",
+    "vmladava.s16 r8, q0, q3",
+    "vldrb.s16 q1, [r5], #8",
+    "vmladava.s16 r10, q0, q1",
+    "letp lr, 1b",
+    "strd r4, r6, [r11], #8",
+    "strd r8, r10, [r11], #8",
+    "b 2b",
+    // The rows past the last multiple of four, one at a time (r4: the rows left).
+    "5:",
+    "cmp r4, #0",
+    "beq 9f",
+    "subs r4, r4, #1",
+    "str r4, [sp, #8]",
+    "mov r0, r9",
+    "ldr r4, [sp, #0]",
+    "add r9, r9, r4",
+    "ldr r2, [sp, #4]",
+    "movs r4, #0",
+    "dlstp.16 lr, r12",
+    "6:",
+    "vldrb.s16 q0, [r2], #8",
+    "vsub.i16 q0, q0, r7",
+    "vldrb.s16 q1, [r0], #8",
+    "vmladava.s16 r4, q0, q1",
+    "letp lr, 6b",
+    "str r4, [r11], #4",
+    "ldr r4, [sp, #8]",
+    "b 5b",
+    "9:",
+    "add sp, sp, #16",
+    "pop {{r4-r11, pc}}",
+    ".size planner_mve_dot_rows_x, . - planner_mve_dot_rows_x",
+);
