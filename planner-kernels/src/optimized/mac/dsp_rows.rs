@@ -29,7 +29,7 @@ pub(super) fn dot_rows(
             0..=8 => shared::<8>((a, sa), b, k, (z, zz), out),
             9..=32 => shared::<32>((a, sa), b, k, (z, zz), out),
             33..=128 => shared::<128>((a, sa), b, k, (z, zz), out),
-            129..=512 => shared::<512>((a, sa), b, k, (z, zz), out),
+            129..=256 => shared::<256>((a, sa), b, k, (z, zz), out),
             _ => false,
         };
     }
