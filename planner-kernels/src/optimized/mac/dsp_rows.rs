@@ -33,18 +33,32 @@ pub(super) fn dot_rows(
             _ => false,
         };
     }
-    for (r, o) in out.iter_mut().enumerate() {
-        let (ar, br) = (&a[r * sa..r * sa + k], &b[r * sb..r * sb + k]);
-        let ((ag, a_tail), (bg, b_tail)) = (ar.as_chunks::<4>(), br.as_chunks::<4>());
-        let mut acc = 0i32;
-        for (wa, wb) in ag.iter().zip(bg) {
-            let (wa, wb) = (word(wa), word(wb));
-            acc = smlad(sxtb16(wa), ssub16(sxtb16(wb), zz), acc);
-            acc = smlad(sxtb16_ror8(wa), ssub16(sxtb16_ror8(wb), zz), acc);
+    if sa == k && sb == k {
+        // Rows back to back (an SVDF's time weights and state): cut once, no per-row slicing.
+        let n = out.len() * k;
+        let rows = a[..n].chunks_exact(k).zip(b[..n].chunks_exact(k));
+        for (o, (ar, br)) in out.iter_mut().zip(rows) {
+            *o = row(ar, br, (z, zz));
         }
-        *o = tail(acc, a_tail, b_tail, z);
+        return true;
+    }
+    for (r, o) in out.iter_mut().enumerate() {
+        *o = row(&a[r * sa..r * sa + k], &b[r * sb..r * sb + k], (z, zz));
     }
     true
+}
+
+/// `Σ a[i] · (b[i] − z)` over two rows of one length, wrapping.
+#[inline(always)]
+fn row(a: &[i8], b: &[i8], (z, zz): (i32, u32)) -> i32 {
+    let ((ag, a_tail), (bg, b_tail)) = (a.as_chunks::<4>(), b.as_chunks::<4>());
+    let mut acc = 0i32;
+    for (wa, wb) in ag.iter().zip(bg) {
+        let (wa, wb) = (word(wa), word(wb));
+        acc = smlad(sxtb16(wa), ssub16(sxtb16(wb), zz), acc);
+        acc = smlad(sxtb16_ror8(wa), ssub16(sxtb16_ror8(wb), zz), acc);
+    }
+    tail(acc, a_tail, b_tail, z)
 }
 
 /// [`dot_rows`] with one `b` for every row, its `k / 4 <= G` groups widened once, two rows
