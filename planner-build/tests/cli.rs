@@ -454,20 +454,29 @@ fn reordered_plans_report_their_op_order() {
 fn the_op_order_line_says_when_the_plan_shares_bytes_below_it() {
     let model = root().join("models/tflm_person_detect_int8.tflite");
     let manifest = |memory: &str| {
-        format!("[model]\nname = \"pd\"\nsource = {model:?}\n[platform]\npreset = \"generic\"\n[memory]\n{memory}")
+        format!(
+            "[model]\nname = \"pd\"\nsource = {model:?}\n[platform]\npreset = \"generic\"\n[memory]\n{memory}"
+        )
     };
-    let qualifier = "(whole tensors, each in its own bytes: this plan's in-place ops, folded PADs or patch stage share bytes below these figures)";
+    let qualifier = "(of whole tensors, each in its own bytes: this plan's in-place ops, folded PADs or patch stage are not in these figures)";
     let in_place = tmp("order_in_place.toml", &manifest("in_place = true\n"));
     let classic = tmp("order_classic.toml", &manifest(""));
     let line = |p: &Path| {
         let out = planner(&["plan", p.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
         let table = text(&out.stdout);
-        let line = table.lines().find(|l| l.starts_with("op order: peak of live bytes"));
-        line.map(str::to_owned).unwrap_or_else(|| panic!("no op-order line in:\n{table}"))
+        let line = table
+            .lines()
+            .find(|l| l.starts_with("op order: peak of live bytes"));
+        line.map(str::to_owned)
+            .unwrap_or_else(|| panic!("no op-order line in:\n{table}"))
     };
     assert!(line(&in_place).ends_with(qualifier), "{}", line(&in_place));
-    assert!(!line(&classic).contains("whole tensors"), "{}", line(&classic));
+    assert!(
+        !line(&classic).contains("whole tensors"),
+        "{}",
+        line(&classic)
+    );
 }
 
 #[test]

@@ -703,8 +703,9 @@ fn in_model_order(planned: &Planned) -> Option<Graph> {
 /// One line on the op order: the peak of live bytes (sizes rounded to `align`, before
 /// in-place aliasing) in the plan's order and in the model's, the lower bound over every
 /// order, and "this order is optimal" when no order is lower. Those are figures of whole
-/// tensors: when the plan runs ops in place, folds PADs or runs a patch stage, its arena can
-/// be below them, and the line says so. Empty for graphs without ops.
+/// tensors: when the plan runs ops in place, folds PADs or runs a patch stage, its arena is
+/// planned on other terms (below them, or above a bound that leaves the patch stage out),
+/// and the line says so. Empty for graphs without ops.
 #[doc(hidden)]
 pub fn order_summary(planned: &Planned, align: u64) -> String {
     let g = &planned.graph;
@@ -713,8 +714,8 @@ pub fn order_summary(planned: &Planned, align: u64) -> String {
         Some(model) if !model.ops.is_empty() => {
             let line = crate::schedule::summary(&model, &planned.order, align);
             if below {
-                line + " (whole tensors, each in its own bytes: this plan's in-place ops, \
-                        folded PADs or patch stage share bytes below these figures)\n"
+                line + " (of whole tensors, each in its own bytes: this plan's in-place ops, \
+                        folded PADs or patch stage are not in these figures)\n"
             } else {
                 line + "\n"
             }
