@@ -40,7 +40,11 @@ pub(crate) fn unidirectional_sequence_lstm(
     op: OpView<'_, '_>,
     o: &UnidirectionalSequenceLstmOptions,
 ) -> Result<(), KernelError> {
-    unidirectional_sequence_lstm_with(op, o, &mut Blocked { tail: None })
+    let mut steps = Blocked {
+        tail: None,
+        bufs: (operand::BUF, operand::BUF),
+    };
+    unidirectional_sequence_lstm_with(op, o, &mut steps)
 }
 
 /// The expanded inner product.
@@ -75,6 +79,9 @@ const BLOCK: usize = 4;
 /// [`Fast`] without that scratch.
 struct Blocked {
     tail: Option<Tail>,
+    /// Where the DSP path widens a step's input and hidden state: once per call, not per
+    /// step (safe Rust zeroes a buffer each time it is made).
+    bufs: (operand::Buf, operand::Buf),
 }
 
 /// The op's kernel scratch as `13 · units` int32 (the sums, then a step's gate values and
@@ -232,8 +239,8 @@ impl Int8Steps for Blocked {
         };
         let wx = zero_terms(|g| g.w_zero, x);
         let rh = zero_terms(|g| g.r_zero, h);
-        let (mut x_buf, mut h_buf) = (operand::BUF, operand::BUF);
-        let (xo, ho) = (operand::of(x, &mut x_buf), operand::of(h, &mut h_buf));
+        let (x_buf, h_buf) = &mut self.bufs;
+        let (xo, ho) = (operand::of(x, x_buf), operand::of(h, h_buf));
         // Every gate's value of every unit, gate by gate, four units per pass.
         let parts = (input.chunks_exact(u), recurrent.chunks_exact(u));
         let gates = parts.0.zip(parts.1).zip(values.chunks_exact_mut(u));
