@@ -292,7 +292,7 @@ fn the_integer_split_is_the_floating_point_one() {
             // Scales as models hold them: f32 products and quotients, widened.
             1 => f64::from(f32::from_bits((r as u32 & 0x7fff_ffff) % 0x7f80_0000)),
             // Around 2^-31 and 2^31, where the shift leaves its range.
-            2 => f64::from_bits((r & ((1 << 52) - 1)) | (((990 + (r >> 58) % 80) as u64) << 52)),
+            2 => f64::from_bits((r & ((1 << 52) - 1)) | ((990 + (r >> 58) % 80) << 52)),
             // Significands just below a power of two: the rounding carries out.
             3 => f64::from_bits((r & (0x7ff << 52)) | ((1 << 52) - 1 - (r >> 54) % (1 << 22))),
             _ => (r >> 11) as f64 / (1u64 << 53) as f64 * 8.0,
