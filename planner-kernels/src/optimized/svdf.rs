@@ -1,12 +1,13 @@
 //! The fast `SVDF`: the reference kernel's checks and steps
-//! ([`svdf_with`](crate::reference::recurrent::svdf::svdf_with)) with faster loops. With an
-//! int8 state the products are [`dot_rows`]'s (Helium assembly, `SMLAD` on DSP cores, plain
-//! loops elsewhere), the projections' requantisation stores each value straight into the
-//! state's newest column ([`Scalar::scatter`]: four at a time on Helium) and the outputs'
-//! requantises a unit's run at once ([`Scalar::all`]). An int16 state takes loops LLVM
-//! vectorises, each projection `Σ w · (x − z)` computed as `Σ w · x − z · Σ w` (equal in
-//! wrapping `i32` arithmetic), so the products are of the stored values and widen straight
-//! into the accumulator.
+//! ([`svdf_with`](crate::reference::recurrent::svdf::svdf_with)) with faster loops. The
+//! projections, and with an int8 state the time sums, are [`dot_rows`]'s (Helium assembly,
+//! `SMLAD` on DSP cores, plain loops elsewhere); the projections' requantisation stores each
+//! value straight into the state's newest column ([`Scalar::scatter`]: four at a time on
+//! Helium) and the outputs' requantises a unit's run at once ([`Scalar::all`]). The time
+//! sums of an int16 state take loops LLVM vectorises, each `Σ w · (s − z)` computed as
+//! `Σ w · s − z · Σ w` (equal in wrapping `i32` arithmetic), so the products are of the
+//! stored values and widen straight into the accumulator; its projections are
+//! [`dot_rows`]'s too (the input and feature weights are int8 whatever the state).
 
 use planner_rt::kernel::OpView;
 use planner_rt::options::SvdfOptions;
@@ -39,10 +40,12 @@ impl Loops for Fast {
         let k = x.len();
         let n = scratch.len().min(state.len() / memory.max(1));
         let dots = &mut scratch[..n];
-        if k == 0 {
-            dots.fill(0);
-        } else if w.len() >= n * k {
-            dot_rows((w, k), (x, 0), k, z, dots);
+        // Rows past `w`'s end (none: `svdf_with` checks the lengths) are empty sums, as in
+        // the reference loop.
+        let full = w.len().checked_div(k).map_or(0, |rows| n.min(rows));
+        dot_rows((w, k), (x, 0), k, z, &mut dots[..full]);
+        if full < n {
+            dots[full..].fill(0);
         }
         let q = Scalar::new(m.multiplier, m.shift, 0, T::MIN, T::MAX);
         match T::int8_mut(state) {
