@@ -20,8 +20,10 @@
 //! constants [`Optimized`] computes or reads ([`prepare`]), and a standalone
 //! fully-connected layer ([`FullyConnected`]) for code that calls a layer by hand.
 //!
-//! `no_std`, no allocation, no `unsafe`: the kernels take the tensor views that
-//! `include_model!` generates (plain slices) and the quantisation parameters of the plan.
+//! `no_std`, no allocation, and `unsafe` only where [`Optimized`] calls the target's vector
+//! instructions (Helium and DSP assembly, SSE2 on x86-64 hosts), each block with the reason it
+//! is sound: the kernels take the tensor views that `include_model!` generates (plain
+//! slices) and the quantisation parameters of the plan.
 //!
 //! # The optimized set
 //!
@@ -29,8 +31,8 @@
 //! over the input pixels, other filters through im2col rows, groups included),
 //! `DEPTHWISE_CONV_2D` (any depth multiplier, stride, dilation and padding; in place too),
 //! `FULLY_CONNECTED`, `ADD`, `SUB` and `MUL` (operands of the output's shape or one row of
-//! its last dimension broadcast; in place too), `MEAN` and `PAD` over the rows and
-//! columns of an NHWC tensor, `QUANTIZE` from int8 or int16 to int8, `SVDF` (int8 or int16
+//! its last dimension broadcast; in place too), `MEAN` over a run of neighbouring axes,
+//! `PAD` over the rows and columns of an NHWC tensor, `QUANTIZE` from int8 or int16 to int8, `SVDF` (int8 or int16
 //! state) and the int8 `UNIDIRECTIONAL_SEQUENCE_LSTM`. Everything else (float and int16
 //! tensors, patch regions, other broadcasts,
 //! a fully-connected layer whose weights have a zero point, every other kind) runs the

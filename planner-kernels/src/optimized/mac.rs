@@ -32,6 +32,8 @@ mod dsp_rows;
 mod mve;
 #[cfg(planner_mve)]
 mod mve_runs;
+#[cfg(target_arch = "x86_64")]
+mod sse2;
 
 use crate::QuantizedMultiplier;
 
@@ -422,11 +424,13 @@ fn portable_gemm_s8(
         if k <= SMALL_K && n >= 8 {
             gemm_small_k(x, x_stride, rows, w, k, &u, &mut y[c0..], y_stride, n);
         } else {
+            // Every sum is written before it is read (all zero when `k` is): one buffer
+            // for the block's rows, not one zeroed per row.
+            let mut acc = [0i32; BLOCK];
+            let acc = &mut acc[..n];
             for r in 0..rows {
                 let xr = &x[r * x_stride..r * x_stride + k];
                 let yr = &mut y[r * y_stride + c0..r * y_stride + c0 + n];
-                let mut acc = [0i32; BLOCK];
-                let acc = &mut acc[..n];
                 if k > 0 {
                     // Each column's weights to the end of the block: dot_n reads past a
                     // column's row for a padded last chunk.
@@ -538,6 +542,16 @@ fn dot4(x: &[i8], w: [&[i8]; 4]) -> [i32; 4] {
 /// shorter tails go byte by byte.
 #[inline(always)]
 fn dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
+    #[cfg(target_arch = "x86_64")]
+    return sse2::dot_n(x, w);
+    #[cfg(not(target_arch = "x86_64"))]
+    portable_dot_n(x, w)
+}
+
+/// [`dot_n`] in portable Rust.
+#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[inline(always)]
+fn portable_dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
     let mut s = [0i32; W];
     let k = x.len();
     if w.iter().any(|w| w.len() < k) {

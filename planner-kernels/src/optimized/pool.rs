@@ -1,6 +1,7 @@
-//! The fast int8 `MEAN` over the rows and columns of an NHWC tensor (a global average, as
-//! squeeze-and-excitation blocks and classifier heads take it): channel sums a pixel at a
-//! time, vectorised across the channels; and `PAD` of the rows and columns of an NHWC
+//! The fast int8 `MEAN` over a run of neighbouring axes (the rows and columns of an NHWC
+//! tensor for a global average, as squeeze-and-excitation blocks and classifier heads take
+//! it, or one axis after another): sums a row at a time, vectorised across the values
+//! after the axes; and `PAD` of the rows and columns of an NHWC
 //! tensor, a whole input row copied at once. Any other `MEAN` or `PAD` runs the reference
 //! kernel.
 
@@ -13,40 +14,59 @@ use crate::reference::{self, KernelError, common::params};
 
 /// `MEAN` (module docs).
 pub(crate) fn mean(op: OpView<'_, '_>, o: &MeanOptions) -> Result<(), KernelError> {
-    match spatial(&op, o) {
-        Some(dims) => global(op, dims),
+    match contiguous(&op, o) {
+        Some(dims) => over_run(op, dims),
         None => reference::reduce::mean::mean(op, o),
     }
 }
 
-/// `[n, h, w, c]` when the op averages an int8 rank-4 input over axes 1 and 2 (in any
-/// order, negative or repeated) into an int8 output of `n · c` elements, neither with a
-/// region.
-fn spatial(op: &OpView<'_, '_>, o: &MeanOptions) -> Option<[usize; 4]> {
+/// `[outer, count, inner]` when the op averages an int8 input over a run of neighbouring
+/// axes (given in any order, negative or repeated), so that the input is `outer` blocks of
+/// `count` rows of `inner` values and the int8 output `outer · inner` values, neither
+/// with a region.
+fn contiguous(op: &OpView<'_, '_>, o: &MeanOptions) -> Option<[usize; 3]> {
     let x = op.input(0)?;
     let y = op.outputs.first()?;
     let (Some(xd), DataMut::I8(yd)) = (x.i8(), &y.data) else {
         return None;
     };
-    let &[n, h, w, c] = x.shape else {
+    let rank = x.shape.len();
+    if rank > MAX_RANK {
         return None;
-    };
-    let mut axes = [false; 4];
-    for &a in o.axes.as_slice() {
-        let a = usize::try_from(if a < 0 { a + 4 } else { a }).ok()?;
-        *axes.get_mut(a)? = true;
     }
-    let fits = axes == [false, true, true, false]
+    let mut axes = [false; MAX_RANK];
+    for &a in o.axes.as_slice() {
+        let a = if a < 0 {
+            a + i32::try_from(rank).ok()?
+        } else {
+            a
+        };
+        *axes.get_mut(usize::try_from(a).ok().filter(|&a| a < rank)?)? = true;
+    }
+    let first = axes.iter().position(|&r| r)?;
+    let last = axes.iter().rposition(|&r| r)?;
+    let product = |d: &[usize]| d.iter().try_fold(1usize, |p, &v| p.checked_mul(v));
+    let (outer, count, inner) = (
+        product(&x.shape[..first])?,
+        product(&x.shape[first..=last])?,
+        product(&x.shape[last + 1..])?,
+    );
+    let fits = axes[first..=last].iter().all(|&r| r)
         && x.region.is_none()
         && y.region.is_none()
-        && xd.len() == n * h * w * c
-        && yd.len() == n * c
-        && h * w > 0;
-    fits.then_some([n, h, w, c])
+        && Some(xd.len()) == outer.checked_mul(count)?.checked_mul(inner)
+        && Some(yd.len()) == outer.checked_mul(inner)
+        && count > 0;
+    fits.then_some([outer, count, inner])
 }
 
-/// The mean over rows and columns of `[n, h, w, c]`, as the reference computes it.
-fn global(op: OpView<'_, '_>, [n, h, w, c]: [usize; 4]) -> Result<(), KernelError> {
+/// Most axes [`contiguous`] looks at (the reference's too).
+const MAX_RANK: usize = crate::reference::common::index::RANK;
+
+/// The mean of `[outer, count, inner]` over its middle axis, as the reference computes it:
+/// sums [`CHUNK`] columns at a time, row after row (vectorised across the columns), or one
+/// contiguous run per output when `inner` is 1.
+fn over_run(op: OpView<'_, '_>, [outer, count, inner]: [usize; 3]) -> Result<(), KernelError> {
     let Some((x, xi)) = op.input(0).and_then(|x| Some((x.i8()?, x))) else {
         return Err(KernelError::Type { tensor: "input 0" });
     };
@@ -57,24 +77,36 @@ fn global(op: OpView<'_, '_>, [n, h, w, c]: [usize; 4]) -> Result<(), KernelErro
         .ok_or(KernelError::Missing { tensor: "output 0" })?;
     let (so, zo) = params(out.quant, "output 0")?;
     let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let count = i64::try_from(h * w).map_err(|_| KernelError::Shape {
+    let n = i64::try_from(count).map_err(|_| KernelError::Shape {
         what: "mean axes do not fit the input and output",
     })?;
-    let m = mean_multiplier(si, so, count);
-    for b in 0..n {
-        let image = &x[b * h * w * c..(b + 1) * h * w * c];
+    let m = mean_multiplier(si, so, n);
+    let z = (i64::from(zi), i64::from(zo));
+    let block = count * inner;
+    if inner == 1 {
+        for (yv, run) in y.iter_mut().zip(x.chunks_exact(block)) {
+            let sum = run.iter().fold(0i32, |s, &v| s.wrapping_add(i32::from(v)));
+            *yv = mean_output(sum, z, n, m);
+        }
+        return Ok(());
+    }
+    for (rows, yb) in x
+        .chunks_exact(block)
+        .zip(y.chunks_exact_mut(inner))
+        .take(outer)
+    {
         let mut c0 = 0;
-        while c0 < c {
-            let len = CHUNK.min(c - c0);
+        while c0 < inner {
+            let len = CHUNK.min(inner - c0);
             let mut sums = [0i32; CHUNK];
             let sums = &mut sums[..len];
-            for px in image.chunks_exact(c) {
-                for (s, &v) in sums.iter_mut().zip(&px[c0..c0 + len]) {
+            for row in rows.chunks_exact(inner) {
+                for (s, &v) in sums.iter_mut().zip(&row[c0..c0 + len]) {
                     *s = s.wrapping_add(i32::from(v));
                 }
             }
-            for (yv, &s) in y[b * c + c0..b * c + c0 + len].iter_mut().zip(sums.iter()) {
-                *yv = mean_output(s, (i64::from(zi), i64::from(zo)), count, m);
+            for (yv, &s) in yb[c0..c0 + len].iter_mut().zip(sums.iter()) {
+                *yv = mean_output(s, z, n, m);
             }
             c0 += len;
         }

@@ -8,7 +8,7 @@ extern crate std;
 use std::vec;
 use std::vec::Vec;
 
-use super::{Channel, DwGeometry, Requant, Scalar, depthwise_s8, gemm_s8};
+use super::{Channel, DwGeometry, Requant, Scalar, depthwise_s8, dot_n, gemm_s8, portable_dot_n};
 use crate::optimized::tests::Rng;
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
 
@@ -271,5 +271,53 @@ fn the_scalar_requantisation_is_the_references() {
         let each: Vec<i32> = run.iter().map(|&x| q.wide(x)).collect();
         q.all(&mut run);
         assert_eq!(run, each, "case {case}");
+    }
+}
+
+#[test]
+fn the_dot_products_are_their_sums() {
+    // Every length across the chunk edges (0 to 100), weights as long as `x` or longer (the
+    // padded last chunk read in place), extreme values: the target's `dot_n` (SSE2 on
+    // x86-64) and the portable one against the plain sum.
+    let mut r = Rng::new(0xD07);
+    for case in 0..2_000 {
+        let k = case % 101;
+        let extra = r.size(0, 20);
+        let x = if case % 7 == 0 {
+            vec![-128i8; k]
+        } else {
+            r.i8s(k)
+        };
+        let w: Vec<Vec<i8>> = (0..4)
+            .map(|j| {
+                if case % 7 == 0 && j == 0 {
+                    vec![-128i8; k + extra]
+                } else {
+                    r.i8s(k + extra)
+                }
+            })
+            .collect();
+        let want: Vec<i32> = w
+            .iter()
+            .map(|wj| {
+                x.iter()
+                    .zip(wj)
+                    .map(|(&a, &b)| i32::from(a) * i32::from(b))
+                    .sum()
+            })
+            .collect();
+        let ws = [&w[0][..], &w[1][..], &w[2][..], &w[3][..]];
+        assert_eq!(dot_n::<4>(&x, ws).to_vec(), want, "case {case}: k {k}");
+        assert_eq!(
+            portable_dot_n::<4>(&x, ws).to_vec(),
+            want,
+            "case {case}: k {k}"
+        );
+        assert_eq!(dot_n::<1>(&x, [ws[1]])[0], want[1], "case {case}: k {k}");
+        assert_eq!(
+            portable_dot_n::<1>(&x, [ws[1]])[0],
+            want[1],
+            "case {case}: k {k}"
+        );
     }
 }
