@@ -424,30 +424,52 @@ fn portable_gemm_s8(
         if k <= SMALL_K && n >= 8 {
             gemm_small_k(x, x_stride, rows, w, k, &u, &mut y[c0..], y_stride, n);
         } else {
-            // Every sum is written before it is read (all zero when `k` is): one buffer
-            // for the block's rows, not one zeroed per row.
-            let mut acc = [0i32; BLOCK];
-            let acc = &mut acc[..n];
-            for r in 0..rows {
-                let xr = &x[r * x_stride..r * x_stride + k];
-                let yr = &mut y[r * y_stride + c0..r * y_stride + c0 + n];
-                if k > 0 {
-                    // Each column's weights to the end of the block: dot_n reads past a
-                    // column's row for a padded last chunk.
-                    let mut accs = acc.chunks_exact_mut(4);
-                    for (q4, a4) in (&mut accs).enumerate() {
-                        let at = |j: usize| w.get((4 * q4 + j) * k..).unwrap_or_default();
-                        a4.copy_from_slice(&dot4(xr, [at(0), at(1), at(2), at(3)]));
-                    }
-                    let done = n - accs.into_remainder().len();
-                    for (j, a) in acc.iter_mut().enumerate().skip(done) {
-                        *a = dot(xr, w.get(j * k..).unwrap_or_default());
-                    }
+            // Every sum is written before it is read: one buffer for the block's rows, not
+            // one zeroed per row. Two rows at a time share each chunk of the weights.
+            let mut acc = [[0i32; BLOCK]; 2];
+            let row = |r: usize| &x[r * x_stride..r * x_stride + k];
+            let mut r = 0;
+            while r < rows {
+                let pair = r + 1 < rows;
+                let [a0, a1] = &mut acc;
+                if pair {
+                    block_sums([row(r), row(r + 1)], w, n, [a0, a1]);
+                } else {
+                    block_sums([row(r)], w, n, [a0]);
                 }
-                u.outputs(0, acc, yr);
+                for (i, a) in acc.iter().enumerate().take(1 + usize::from(pair)) {
+                    let at = (r + i) * y_stride + c0;
+                    u.outputs(0, &a[..n], &mut y[at..at + n]);
+                }
+                r += 1 + usize::from(pair);
             }
         }
         c0 += n;
+    }
+}
+
+/// The dot products of rows `x[..]` (each `k` long) with the `n` weight rows of `w` (`k`
+/// each, back to back), row `r`'s into `acc[r][..n]`: four weight rows at a time, then
+/// one. Each weight row is read to the end of `w` (a padded last chunk reads past the
+/// row: see [`dot_n`]).
+#[inline(always)]
+fn block_sums<const R: usize>(x: [&[i8]; R], w: &[i8], n: usize, mut acc: [&mut [i32; BLOCK]; R]) {
+    let k = x.first().map_or(0, |x| x.len());
+    let at = |j: usize| w.get(j * k..).unwrap_or_default();
+    let mut j = 0;
+    while j + 4 <= n.min(BLOCK) {
+        let s = dot_mn::<R, 4>(x, [at(j), at(j + 1), at(j + 2), at(j + 3)]);
+        for (a, sr) in acc.iter_mut().zip(s) {
+            a[j..j + 4].copy_from_slice(&sr);
+        }
+        j += 4;
+    }
+    while j < n.min(BLOCK) {
+        let s = dot_mn::<R, 1>(x, [at(j)]);
+        for (a, [v]) in acc.iter_mut().zip(s) {
+            a[j] = v;
+        }
+        j += 1;
     }
 }
 
@@ -528,13 +550,6 @@ pub(crate) fn dot(x: &[i8], w: &[i8]) -> i32 {
     dot_n::<1>(x, [w])[0]
 }
 
-/// Four dot products of `x` with `w[0..4]` (each at least as long as `x`; longer is
-/// better, see [`dot_n`]), sharing the loads of `x`'s chunks.
-#[inline(always)]
-fn dot4(x: &[i8], w: [&[i8]; 4]) -> [i32; 4] {
-    dot_n::<4>(x, w)
-}
-
 /// `W` dot products `Σ_{i < k} x[i] · w[j][i]` (`k = x.len()`, each `w[j]` at least that
 /// long), chunk by chunk. The last partial chunk, when it has 8 bytes or more, is a whole
 /// chunk of `x` padded with zeros times the next [`CHUNK_BYTES`] bytes of `w[j]` (read in
@@ -542,10 +557,28 @@ fn dot4(x: &[i8], w: [&[i8]; 4]) -> [i32; 4] {
 /// shorter tails go byte by byte.
 #[inline(always)]
 fn dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
+    let [s] = dot_mn::<1, W>([x], w);
+    s
+}
+
+/// `R · W` dot products `Σ_{i < k} x[r][i] · w[j][i]`: [`dot_n`] of each row `x[r]` (all
+/// of one length `k`; all zero otherwise), sharing each chunk of `w[j]` across the rows
+/// where the target can (SSE2 on x86-64).
+#[inline(always)]
+fn dot_mn<const R: usize, const W: usize>(x: [&[i8]; R], w: [&[i8]; W]) -> [[i32; W]; R] {
     #[cfg(target_arch = "x86_64")]
-    return sse2::dot_n(x, w);
+    return sse2::dot_mn(x, w);
     #[cfg(not(target_arch = "x86_64"))]
-    portable_dot_n(x, w)
+    {
+        let k = x.first().map_or(0, |x| x.len());
+        let mut s = [[0; W]; R];
+        if x.iter().all(|x| x.len() == k) {
+            for (sr, xr) in s.iter_mut().zip(x) {
+                *sr = portable_dot_n(xr, w);
+            }
+        }
+        s
+    }
 }
 
 /// [`dot_n`] in portable Rust.

@@ -1,4 +1,4 @@
-//! The dot products of the portable loops ([`super::dot_n`]) on x86-64, with SSE2 (part of
+//! The dot products of the portable loops ([`super::dot_mn`]) on x86-64, with SSE2 (part of
 //! every x86-64 CPU, so no detection at run time). LLVM vectorises the portable form chunk
 //! by chunk but sums each chunk's lanes before the next (three shuffles and adds per chunk
 //! and channel); here the lanes stay in one register per channel over the whole row,
@@ -68,31 +68,45 @@ fn mac(acc: __m128i, (xl, xh): (__m128i, __m128i), (wl, wh): (__m128i, __m128i))
     }
 }
 
-/// `W` dot products `Σ_{i < k} x[i] · w[j][i]` (`k = x.len()`, each `w[j]` at least that
-/// long; all zero otherwise), wrapping. A last partial chunk is padded with zeros: `x`'s
-/// in a copy, `w[j]`'s read in place when it reaches that far (multiplied by zero).
+/// `R · W` dot products `Σ_{i < k} x[r][i] · w[j][i]` (`k = x[0].len()`, every `x[r]` that
+/// long and each `w[j]` at least that long; all zero otherwise), wrapping: each chunk of a
+/// `w[j]` loaded and widened once for the `R` rows. A last partial chunk is padded with
+/// zeros: `x[r]`'s in a copy, `w[j]`'s read in place when it reaches that far (multiplied
+/// by zero).
 #[inline(always)]
-pub(super) fn dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
-    let k = x.len();
-    if w.iter().any(|w| w.len() < k) {
-        return [0; W];
+pub(super) fn dot_mn<const R: usize, const W: usize>(
+    x: [&[i8]; R],
+    w: [&[i8]; W],
+) -> [[i32; W]; R] {
+    let k = x.first().map_or(0, |x| x.len());
+    if x.iter().any(|x| x.len() != k) || w.iter().any(|w| w.len() < k) {
+        return [[0; W]; R];
     }
     // SAFETY: a register-only SSE2 instruction, which every x86-64 CPU has.
-    let mut acc = [unsafe { _mm_setzero_si128() }; W];
+    let zero = unsafe { _mm_setzero_si128() };
+    let mut acc = [[zero; W]; R];
     let mut at = 0;
     while at < k {
         let len = CHUNK.min(k - at);
-        let mut xpad = [0i8; CHUNK];
-        let xv = widen(load(chunk(x, at, len, &mut xpad)));
-        for (aj, wj) in acc.iter_mut().zip(&w) {
+        let mut xpad = [[0i8; CHUNK]; R];
+        let mut xv = [(zero, zero); R];
+        for ((v, xr), pad) in xv.iter_mut().zip(&x).zip(&mut xpad) {
+            *v = widen(load(chunk(xr, at, len, pad)));
+        }
+        for (j, wj) in w.iter().enumerate() {
             let mut wpad = [0i8; CHUNK];
-            *aj = mac(*aj, xv, widen(load(chunk(wj, at, len, &mut wpad))));
+            let wv = widen(load(chunk(wj, at, len, &mut wpad)));
+            for (ar, &v) in acc.iter_mut().zip(&xv) {
+                ar[j] = mac(ar[j], v, wv);
+            }
         }
         at += CHUNK;
     }
-    let mut s = [0i32; W];
-    for (sj, aj) in s.iter_mut().zip(&acc) {
-        *sj = sum(*aj);
+    let mut s = [[0i32; W]; R];
+    for (sr, ar) in s.iter_mut().zip(&acc) {
+        for (sj, aj) in sr.iter_mut().zip(ar) {
+            *sj = sum(*aj);
+        }
     }
     s
 }
