@@ -26,19 +26,30 @@ pub(super) fn dot_rows(
     if sb == 0 {
         // Buffers no larger than the row needs: safe Rust zeroes them on every call.
         return match k / 4 {
-            0..=8 => shared::<8>((a, sa), b, k, (z, zz), out),
-            9..=32 => shared::<32>((a, sa), b, k, (z, zz), out),
+            0..=4 => shared::<4>((a, sa), b, k, (z, zz), out),
+            5..=8 => shared::<8>((a, sa), b, k, (z, zz), out),
+            9..=16 => shared::<16>((a, sa), b, k, (z, zz), out),
+            17..=32 => shared::<32>((a, sa), b, k, (z, zz), out),
             33..=128 => shared::<128>((a, sa), b, k, (z, zz), out),
             129..=256 => shared::<256>((a, sa), b, k, (z, zz), out),
             _ => false,
         };
     }
     if sa == k && sb == k {
-        // Rows back to back (an SVDF's time weights and state): cut once, no per-row slicing.
+        // Rows back to back (an SVDF's time weights and state): cut once, no per-row
+        // slicing; short rows of a multiple of four with their loop unrolled.
         let n = out.len() * k;
-        let rows = a[..n].chunks_exact(k).zip(b[..n].chunks_exact(k));
-        for (o, (ar, br)) in out.iter_mut().zip(rows) {
-            *o = row(ar, br, (z, zz));
+        let (a, b) = (&a[..n], &b[..n]);
+        match k {
+            8 => back_to_back::<2>(a, b, zz, out),
+            16 => back_to_back::<4>(a, b, zz, out),
+            32 => back_to_back::<8>(a, b, zz, out),
+            _ => {
+                let rows = a.chunks_exact(k).zip(b.chunks_exact(k));
+                for (o, (ar, br)) in out.iter_mut().zip(rows) {
+                    *o = row(ar, br, (z, zz));
+                }
+            }
         }
         return true;
     }
@@ -59,6 +70,23 @@ fn row(a: &[i8], b: &[i8], (z, zz): (i32, u32)) -> i32 {
         acc = smlad(sxtb16_ror8(wa), ssub16(sxtb16_ror8(wb), zz), acc);
     }
     tail(acc, a_tail, b_tail, z)
+}
+
+/// [`dot_rows`] of rows of `4 · G` elements back to back in `a` and `b` (`zz` the zero
+/// point in both halfwords), each row's loop unrolled.
+#[inline(always)]
+fn back_to_back<const G: usize>(a: &[i8], b: &[i8], zz: u32, out: &mut [i32]) {
+    let rows = a.as_chunks::<4>().0.chunks_exact(G);
+    let rows = rows.zip(b.as_chunks::<4>().0.chunks_exact(G));
+    for (o, (ar, br)) in out.iter_mut().zip(rows) {
+        let mut acc = 0i32;
+        for (wa, wb) in ar.iter().zip(br) {
+            let (wa, wb) = (word(wa), word(wb));
+            acc = smlad(sxtb16(wa), ssub16(sxtb16(wb), zz), acc);
+            acc = smlad(sxtb16_ror8(wa), ssub16(sxtb16_ror8(wb), zz), acc);
+        }
+        *o = acc;
+    }
 }
 
 /// [`dot_rows`] with one `b` for every row, its `k / 4 <= G` groups widened once, two rows
