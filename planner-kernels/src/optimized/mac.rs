@@ -28,6 +28,8 @@
 mod dsp;
 #[cfg(all(planner_dsp, not(planner_mve)))]
 mod dsp_rows;
+#[cfg(all(planner_dsp, not(planner_mve)))]
+mod dsp_runs;
 #[cfg(planner_mve)]
 mod mve;
 #[cfg(planner_mve)]
@@ -222,9 +224,10 @@ impl Scalar {
 
     /// `out[i · stride] = (Scalar::wide(v[i]) + add) as i8` (the addition wrapping) for
     /// every `i < v.len()`: on Helium four values per vector, stored with `VSTRB.32` to four
-    /// offsets (`planner_mve_requant_scatter`), elsewhere one at a time. `out` must hold
-    /// `(v.len() - 1) · stride + 1` bytes; values past its end are not stored.
-    pub(crate) fn scatter(&self, v: &[i32], add: i32, (out, stride): (&mut [i8], usize)) {
+    /// offsets (`planner_mve_requant_scatter`); elsewhere [`Scalar::all`] of `v` in place
+    /// (so `v` ends holding the requantised values), then one store at a time. `out` must
+    /// hold `(v.len() - 1) · stride + 1` bytes; values past its end are not stored.
+    pub(crate) fn scatter(&self, v: &mut [i32], add: i32, (out, stride): (&mut [i8], usize)) {
         let fits = v.is_empty()
             || (v.len() - 1)
                 .checked_mul(stride)
@@ -237,19 +240,27 @@ impl Scalar {
             return;
         }
         debug_assert!(fits, "scatter: out is shorter than the values need");
+        self.all(v);
         for (i, &x) in v.iter().enumerate() {
             if let Some(o) = out.get_mut(i * stride) {
-                *o = self.wide(x).wrapping_add(add) as i8;
+                *o = x.wrapping_add(add) as i8;
             }
         }
     }
 
     /// [`Scalar::wide`] of every element of `v`, in place: on Helium four values per
-    /// vector (`planner_mve_requant`), elsewhere one at a time.
+    /// vector (`planner_mve_requant`), with the DSP extension one value per pass of an
+    /// assembly loop (`planner_dsp_requant`), elsewhere in Rust.
     pub(crate) fn all(&self, v: &mut [i32]) {
         #[cfg(planner_mve)]
         if let Some(q) = &self.q
             && mve_runs::requant(v, q, (self.zero, self.lo, self.hi))
+        {
+            return;
+        }
+        #[cfg(all(planner_dsp, not(planner_mve)))]
+        if let Some(q) = &self.q
+            && dsp_runs::requant(v, q, (self.zero, self.lo, self.hi))
         {
             return;
         }
@@ -374,8 +385,22 @@ fn gemv_s8(x: &[i8], w: &[i8], k: usize, q: &Requant<'_>, y: &mut [i8]) -> bool 
             return false;
         }
         for (c, (&a, yv)) in (c0..).zip(acc.iter().zip(&mut y[c0..c0 + n])) {
-            let ch = Channel::new(q.bias[c], q.mult[c], q.shift[c], q.out_zero);
-            *yv = ch.scale(a).max(i64::from(q.lo)).min(i64::from(q.hi)) as i8;
+            let m = QuantizedMultiplier {
+                multiplier: q.mult[c],
+                shift: q.shift[c],
+            };
+            // Mbqm's `i32` form (a fraction of the `i64` one's instructions on these cores)
+            // unless the multiplier is `i32::MIN`.
+            *yv = match Mbqm::new(m) {
+                Some(m) => {
+                    let v = m.apply(a.wrapping_add(q.bias[c]));
+                    v.saturating_add(q.out_zero).clamp(q.lo, q.hi) as i8
+                }
+                None => {
+                    let ch = Channel::new(q.bias[c], q.mult[c], q.shift[c], q.out_zero);
+                    ch.scale(a).max(i64::from(q.lo)).min(i64::from(q.hi)) as i8
+                }
+            };
         }
         c0 += n;
     }
