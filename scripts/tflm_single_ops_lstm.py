@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""One-op UNIDIRECTIONAL_SEQUENCE_LSTM models, and TFLM's state over two invokes.
+"""One-op UNIDIRECTIONAL_SEQUENCE_LSTM and SVDF models, and TFLM's state over two invokes.
 
-1. Writes `tests/run-models/single/op_lstm_<case>.tflite` (with the helpers of
-   `scripts/tflm_single_ops.py`): one LSTM op with random weights over the cases the bundled
-   models do not cover (float32; int8 time-major with two batches, a cell clip, a cell scale
-   that is not a power of two and a hidden zero point far from 0). Their per-op goldens
-   are then written as every one-op model's: `python3 scripts/tflm_op_goldens.py --only
-   op_lstm_<case>`.
+1. Writes `tests/run-models/single/op_lstm_<case>.tflite` and `op_svdf_<case>.tflite` (with
+   the helpers of `scripts/tflm_single_ops.py`): one LSTM or SVDF op with random weights over
+   the cases the bundled models do not cover (float32; int8 time-major with two batches, a
+   cell clip, a cell scale that is not a power of two and a hidden zero point far from 0;
+   an SVDF of more than 64 units, one of rank 2 over ten batches with an int16 state).
+   Their per-op goldens are then written as every one-op model's: `python3
+   scripts/tflm_op_goldens.py --only op_lstm_<case>`.
 2. Writes `tests/run-models/goldens/state/<model>.json` for every bundled model and every
    one-op model of `single/` with variable tensors (an LSTM's or an SVDF's state): two
    inputs invoked one after the other on one TFLM interpreter, without a reset, and per
@@ -121,8 +122,41 @@ def lstm_int8(name, batch, steps, n_in, units, time_major, cell_clip, q, seed):
     m.write_lstm(name, inputs, y, options(time_major, cell_clip))
 
 
+def svdf_int8(name, batch, n_in, units, rank, memory, state_type, q, seed):
+    """int8 SVDF with an int8 or int16 (`state_type`) state and time weights: `q` holds the
+    input, state and output quantisations."""
+    rng = np.random.default_rng(seed)
+    m = LstmModel()
+    filters = units * rank
+    x = m.tensor("input", [batch, n_in], np.int8, q["input"])
+    wf = m.tensor("weights_feature", [filters, n_in], np.int8, (rng.uniform(0.004, 0.02), 0),
+                  rng.integers(-127, 128, (filters, n_in)))
+    top = 127 if state_type == np.int8 else 32767
+    s_wt = rng.uniform(0.004, 0.02)
+    wt = m.tensor("weights_time", [filters, memory], state_type, (s_wt, 0),
+                  rng.integers(-top, top + 1, (filters, memory)))
+    # TFLM asks the bias for the scale of the time sums: the state's times the weights'.
+    b = m.tensor("bias", [units], np.int32, (q["state"][0] * s_wt, 0),
+                 rng.integers(-20000, 20000, units))
+    st = m.variable("state", [batch, filters * memory], state_type, q["state"])
+    y = m.tensor("output", [batch, units], np.int8, q["output"])
+    o = s.SVDFOptionsT()
+    o.rank = rank
+    o.fusedActivationFunction = s.ActivationFunctionType.NONE
+    o.asymmetricQuantizeInputs = False
+    save(f"op_{name}", model_bytes(m.tensors, m.buffers, s.BuiltinOperator.SVDF,
+                                   [x, wf, wt, b, st], [y], s.BuiltinOptions.SVDFOptions, o,
+                                   "scripts/tflm_single_ops_lstm.py", [x]))
+
+
 def models():
     OUT.mkdir(parents=True, exist_ok=True)
+    # SVDF past the sizes of the bundled models: 100 units of rank 1 (more than 64 at once),
+    # an int8 state; 40 units of rank 2 (80 filters) over ten batches with an int16 state.
+    q = {"input": (0.05, -10), "state": (0.4, -20), "output": (1.5, 5)}
+    svdf_int8("svdf_i8_wide", 1, 12, 100, 1, 5, np.int8, q, 5)
+    q = {"input": (0.08, 3), "state": (0.002, 0), "output": (3.0, -7)}
+    svdf_int8("svdf_i16_rank2_batches", 10, 7, 40, 2, 3, np.int16, q, 6)
     # float32, batch-major, odd sizes, no clip; and time-major with two batches and a clip.
     lstm_float("lstm_f32", 1, 7, 5, 6, False, 0.0, 1)
     lstm_float("lstm_f32_time_major_clip", 2, 5, 3, 4, True, 0.8, 2)

@@ -140,6 +140,10 @@ pub(crate) fn newest<T: State>(row: &mut [T], q: i32, z_state: i32) {
 /// Filters whose projections or time sums one call of a [`Loops`] function computes.
 const FILTER_CHUNK: usize = 64;
 
+/// Units whose sums one call of [`Loops::output`] requantises (any number of units runs, a
+/// chunk at a time).
+const UNIT_CHUNK: usize = 64;
+
 /// Sizes of one SVDF op.
 struct Dims {
     batch: usize,
@@ -197,8 +201,8 @@ pub(crate) fn svdf_with<L: Loops>(
     if d.rank == 0
         || d.memory == 0
         || d.filters % d.rank != 0
-        || x.len() != d.batch * d.input
-        || wf.len() != d.filters * d.input
+        || Some(x.len()) != d.batch.checked_mul(d.input)
+        || Some(wf.len()) != d.filters.checked_mul(d.input)
     {
         return Err(KernelError::Shape {
             what: "svdf rank, memory or lengths do not fit",
@@ -208,14 +212,9 @@ pub(crate) fn svdf_with<L: Loops>(
     // TFLite Micro computes both scales in `f32`, then widens them.
     let m1 = quantize_multiplier(f64::from(s_in * s_wf / s_state));
     let m2 = quantize_multiplier(f64::from(s_state * s_wt / s_out));
-    if units > 64 || bias.is_some_and(|b| b.len() != units) {
+    if bias.is_some_and(|b| b.len() != units) {
         return Err(KernelError::Shape {
-            what: "svdf has more than 64 units or a bias of another length",
-        });
-    }
-    if d.batch > MAX_BATCH {
-        return Err(KernelError::Shape {
-            what: "svdf has more than 8 batches",
+            what: "svdf has a bias of another length than its units",
         });
     }
     let inputs = Inputs {
@@ -243,7 +242,7 @@ pub(crate) fn svdf_with<L: Loops>(
         .ok_or(KernelError::Missing { tensor: "output 0" })?
         .i8()
         .ok_or(KernelError::Type { tensor: "output 0" })?;
-    if y.len() != d.batch * units {
+    if Some(y.len()) != d.batch.checked_mul(units) {
         return Err(KernelError::Shape {
             what: "svdf output is not batch x units",
         });
@@ -261,9 +260,6 @@ pub(crate) fn svdf_with<L: Loops>(
         }),
     }
 }
-
-/// Batches an op may have.
-const MAX_BATCH: usize = 8;
 
 /// Where the op's outputs go: `batch × units` int8 values, requantised by `m2`, plus `z_out`.
 struct Output<'y> {
@@ -295,7 +291,10 @@ fn step<T: State, L: Loops>(
     loops: &L,
     out: Output<'_>,
 ) -> Result<(), KernelError> {
-    if state.len() != d.batch * d.filters * d.memory || time.len() != d.filters * d.memory {
+    let per_batch = d.filters.checked_mul(d.memory);
+    if Some(state.len()) != per_batch.and_then(|p| p.checked_mul(d.batch))
+        || Some(time.len()) != per_batch
+    {
         return Err(KernelError::Shape {
             what: "svdf state or time weights have another length",
         });
@@ -306,64 +305,67 @@ fn step<T: State, L: Loops>(
         return Ok(());
     }
     let mut chunk = [0i32; FILTER_CHUNK];
-    let mut acc = [0i32; 64];
+    let mut acc = [0i32; UNIT_CHUNK];
     for (b, y) in out.y.chunks_exact_mut(units).enumerate() {
         let x = &inputs.x[b * d.input..(b + 1) * d.input];
         let state = &mut state[b * d.filters * d.memory..(b + 1) * d.filters * d.memory];
-        let mut f0 = 0;
-        while f0 < d.filters {
-            let n = FILTER_CHUNK.min(d.filters - f0);
-            let w = &inputs.wf[f0 * d.input..(f0 + n) * d.input];
-            loops.features(
-                (x, w),
-                inputs.z_in,
-                inputs.m1,
-                z_state,
-                &mut chunk[..n],
-                &mut state[f0 * d.memory..(f0 + n) * d.memory],
-                d.memory,
-            );
-            f0 += n;
-        }
-        let acc = &mut acc[..units];
-        if d.rank > 1 {
-            match inputs.bias {
-                Some(bias) => acc.copy_from_slice(bias),
-                None => acc.fill(0),
-            }
-        }
-        let mut f0 = 0;
-        while f0 < d.filters {
-            let n = FILTER_CHUNK.min(d.filters - f0);
-            let rows = f0 * d.memory..(f0 + n) * d.memory;
-            // `memory > 0`: the loops write every sum.
-            loops.time(
-                &time[rows.clone()],
-                &state[rows],
-                d.memory,
-                z_state,
-                &mut chunk[..n],
-            );
-            if d.rank == 1 {
-                // One filter per unit: the unit's value is its sum plus its bias.
-                let (a, sums) = (&mut acc[f0..f0 + n], &chunk[..n]);
+        // Units in chunks, each with its filters: a filter's projection and time sum touch
+        // its own state row only, so the order of the chunks changes no value.
+        let mut u0 = 0;
+        while u0 < units {
+            let nu = UNIT_CHUNK.min(units - u0);
+            let acc = &mut acc[..nu];
+            if d.rank > 1 {
                 match inputs.bias {
-                    Some(bias) => {
-                        for ((a, s), b) in a.iter_mut().zip(sums).zip(&bias[f0..f0 + n]) {
-                            *a = b.wrapping_add(*s);
-                        }
-                    }
-                    None => a.copy_from_slice(sums),
-                }
-            } else {
-                for (f, sum) in chunk[..n].iter().enumerate() {
-                    let u = (f0 + f) / d.rank;
-                    acc[u] = acc[u].wrapping_add(*sum);
+                    Some(bias) => acc.copy_from_slice(&bias[u0..u0 + nu]),
+                    None => acc.fill(0),
                 }
             }
-            f0 += n;
+            let filters = u0 * d.rank..(u0 + nu) * d.rank;
+            let mut f0 = filters.start;
+            while f0 < filters.end {
+                let n = FILTER_CHUNK.min(filters.end - f0);
+                let rows = f0 * d.memory..(f0 + n) * d.memory;
+                loops.features(
+                    (x, &inputs.wf[f0 * d.input..(f0 + n) * d.input]),
+                    inputs.z_in,
+                    inputs.m1,
+                    z_state,
+                    &mut chunk[..n],
+                    &mut state[rows.clone()],
+                    d.memory,
+                );
+                // `memory > 0`: the loops write every sum.
+                loops.time(
+                    &time[rows.clone()],
+                    &state[rows],
+                    d.memory,
+                    z_state,
+                    &mut chunk[..n],
+                );
+                let first = f0 - filters.start;
+                if d.rank == 1 {
+                    // One filter per unit: the unit's value is its sum plus its bias.
+                    let (a, sums) = (&mut acc[first..first + n], &chunk[..n]);
+                    match inputs.bias {
+                        Some(bias) => {
+                            for ((a, s), b) in a.iter_mut().zip(sums).zip(&bias[f0..f0 + n]) {
+                                *a = b.wrapping_add(*s);
+                            }
+                        }
+                        None => a.copy_from_slice(sums),
+                    }
+                } else {
+                    for (f, sum) in chunk[..n].iter().enumerate() {
+                        let u = (first + f) / d.rank;
+                        acc[u] = acc[u].wrapping_add(*sum);
+                    }
+                }
+                f0 += n;
+            }
+            loops.output(acc, out.m2, out.z_out, &mut y[u0..u0 + nu]);
+            u0 += nu;
         }
-        loops.output(acc, out.m2, out.z_out, y);
     }
     Ok(())
 }
