@@ -5,7 +5,8 @@
    the helpers of `scripts/tflm_single_ops.py`): one LSTM or SVDF op with random weights over
    the cases the bundled models do not cover (float32; int8 time-major with two batches, a
    cell clip, a cell scale that is not a power of two and a hidden zero point far from 0;
-   an SVDF of more than 64 units, one of rank 2 over ten batches with an int16 state).
+   an SVDF of more than 64 units, one of rank 2 over ten batches with an int16 state;
+   float32 SVDFs with a fused RELU or TANH).
    Their per-op goldens are then written as every one-op model's: `python3
    scripts/tflm_op_goldens.py --only op_lstm_<case>`.
 2. Writes `tests/run-models/goldens/state/<model>.json` for every bundled model and every
@@ -149,8 +150,33 @@ def svdf_int8(name, batch, n_in, units, rank, memory, state_type, q, seed):
                                    "scripts/tflm_single_ops_lstm.py", [x]))
 
 
+def svdf_float(name, batch, n_in, units, rank, memory, activation, seed):
+    """float32 SVDF with the fused `activation` (TFLM's float kernel applies it)."""
+    rng = np.random.default_rng(seed)
+    m = LstmModel()
+    filters = units * rank
+    x = m.tensor("input", [batch, n_in], np.float32)
+    wf = m.tensor("weights_feature", [filters, n_in], np.float32,
+                  data=rng.normal(0, 0.5, (filters, n_in)))
+    wt = m.tensor("weights_time", [filters, memory], np.float32,
+                  data=rng.normal(0, 0.5, (filters, memory)))
+    b = m.tensor("bias", [units], np.float32, data=rng.normal(0, 0.3, units))
+    st = m.variable("state", [batch, filters * memory], np.float32)
+    y = m.tensor("output", [batch, units], np.float32)
+    o = s.SVDFOptionsT()
+    o.rank = rank
+    o.fusedActivationFunction = activation
+    o.asymmetricQuantizeInputs = False
+    save(f"op_{name}", model_bytes(m.tensors, m.buffers, s.BuiltinOperator.SVDF,
+                                   [x, wf, wt, b, st], [y], s.BuiltinOptions.SVDFOptions, o,
+                                   "scripts/tflm_single_ops_lstm.py", [x]))
+
+
 def models():
     OUT.mkdir(parents=True, exist_ok=True)
+    # float32 SVDF: rank 2 over two batches with a RELU; rank 1 with a TANH.
+    svdf_float("svdf_f32_relu_rank2", 2, 6, 5, 2, 4, s.ActivationFunctionType.RELU, 7)
+    svdf_float("svdf_f32_tanh", 1, 9, 7, 1, 3, s.ActivationFunctionType.TANH, 8)
     # SVDF past the sizes of the bundled models: 100 units of rank 1 (more than 64 at once),
     # an int8 state; 40 units of rank 2 (80 filters) over ten batches with an int16 state.
     q = {"input": (0.05, -10), "state": (0.4, -20), "output": (1.5, 5)}

@@ -140,7 +140,11 @@ mod tests {
         fn random(r: &mut Rng, wide: bool) -> Case {
             let (batch, input) = (r.size(1, 3), r.size(1, 150));
             // Now and then more than one chunk of units (64) or of filters.
-            let units = if r.one_in(6) { r.size(60, 140) } else { r.size(1, 40) };
+            let units = if r.one_in(6) {
+                r.size(60, 140)
+            } else {
+                r.size(1, 40)
+            };
             let (rank, memory) = (r.size(1, 3), r.size(1, 33));
             let filters = units * rank;
             let (lo, hi) = if wide { (-32768, 32767) } else { (-128, 127) };

@@ -1,4 +1,5 @@
-//! `SVDF`, int8 input and output with an int8 or int16 state and time weights: each step
+//! `SVDF`, int8 input and output with an int8 or int16 state and time weights (a float32
+//! input goes to `svdf_f32`, with either kernel set's loops): each step
 //! shifts the state one step back in time, writes the feature projection of the input as
 //! the newest step (requantised into the state's type), then sums the state against the
 //! time weights, adds the bias, sums each unit's `rank` filters and requantises to int8.
@@ -163,6 +164,9 @@ pub(crate) fn svdf_with<L: Loops>(
     o: &SvdfOptions,
     loops: &L,
 ) -> Result<(), KernelError> {
+    if super::svdf_f32::is_float(&op) {
+        return super::svdf_f32::svdf(op, o);
+    }
     let (x, xi) = input_i8(&op, 0, "input 0")?;
     let (wf, wfi) = input_i8(&op, 1, "input 1 (feature weights)")?;
     let wt = op.input(2).ok_or(KernelError::Missing {
