@@ -329,16 +329,21 @@ fn step<T: State, L: Loops>(
             let mut f0 = filters.start;
             while f0 < filters.end {
                 let n = FILTER_CHUNK.min(filters.end - f0);
-                let rows = f0 * d.memory..(f0 + n) * d.memory;
                 loops.features(
                     (x, &inputs.wf[f0 * d.input..(f0 + n) * d.input]),
                     inputs.z_in,
                     inputs.m1,
                     z_state,
                     &mut chunk[..n],
-                    &mut state[rows.clone()],
+                    &mut state[f0 * d.memory..(f0 + n) * d.memory],
                     d.memory,
                 );
+                f0 += n;
+            }
+            let mut f0 = filters.start;
+            while f0 < filters.end {
+                let n = FILTER_CHUNK.min(filters.end - f0);
+                let rows = f0 * d.memory..(f0 + n) * d.memory;
                 // `memory > 0`: the loops write every sum.
                 loops.time(
                     &time[rows.clone()],
