@@ -820,6 +820,10 @@ impl Terms for Splat<'_> {
 /// that stay in registers.
 #[inline(always)]
 fn sums<T: Terms, const N: usize>(terms: &T, (rows, cols): (usize, usize), c: usize) -> [i32; N] {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(s) = sse2::sums::<T, N>(terms, (rows, cols), c) {
+        return s;
+    }
     let mut acc = [0i32; N];
     for r in 0..rows {
         for t in 0..cols {
