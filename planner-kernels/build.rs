@@ -1,7 +1,8 @@
 //! Picks the optimized kernels' inner loops for the target: `planner_mve` (Helium, Arm's
 //! M-profile Vector Extension: Cortex-M55, Cortex-M85), `planner_dsp` (the DSP extension's
-//! dual 16-bit multiply-accumulate: Cortex-M4, M7, M33, M35P, M55, M85), or neither (the
-//! portable Rust, which LLVM vectorises on other targets).
+//! dual 16-bit multiply-accumulate: Cortex-M4, M7, M33, M35P, M55, M85), `planner_sse2`
+//! (x86-64, whose every CPU has SSE2), or none (the portable Rust, which LLVM vectorises on
+//! other targets).
 //!
 //! Rust's `cfg(target_feature = "mve")` and `"dsp"` are unstable on Arm, so this script reads
 //! what the build asks of the compiler: the target (`thumbv7em-*` always has the DSP
@@ -26,12 +27,16 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(planner_mve)");
     println!("cargo::rustc-check-cfg=cfg(planner_dsp)");
     println!("cargo::rustc-check-cfg=cfg(planner_v8m)");
+    println!("cargo::rustc-check-cfg=cfg(planner_sse2)");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-env-changed=PLANNER_KERNELS_PORTABLE");
     if env::var_os("PLANNER_KERNELS_PORTABLE").is_some_and(|v| v != "0") {
         return;
     }
     let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    if arch == "x86_64" {
+        println!("cargo::rustc-cfg=planner_sse2");
+    }
     if arch != "arm" {
         return;
     }

@@ -34,7 +34,7 @@ mod dsp_runs;
 mod mve;
 #[cfg(planner_mve)]
 mod mve_runs;
-#[cfg(target_arch = "x86_64")]
+#[cfg(planner_sse2)]
 mod sse2;
 
 use crate::QuantizedMultiplier;
@@ -591,9 +591,9 @@ fn dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
 /// where the target can (SSE2 on x86-64).
 #[inline(always)]
 fn dot_mn<const R: usize, const W: usize>(x: [&[i8]; R], w: [&[i8]; W]) -> [[i32; W]; R] {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(planner_sse2)]
     return sse2::dot_mn(x, w);
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(planner_sse2))]
     {
         let k = x.first().map_or(0, |x| x.len());
         let mut s = [[0; W]; R];
@@ -607,7 +607,7 @@ fn dot_mn<const R: usize, const W: usize>(x: [&[i8]; R], w: [&[i8]; W]) -> [[i32
 }
 
 /// [`dot_n`] in portable Rust.
-#[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+#[cfg_attr(all(planner_sse2, not(test)), allow(dead_code))]
 #[inline(always)]
 fn portable_dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
     let mut s = [0i32; W];
@@ -820,7 +820,7 @@ impl Terms for Splat<'_> {
 /// that stay in registers.
 #[inline(always)]
 fn sums<T: Terms, const N: usize>(terms: &T, (rows, cols): (usize, usize), c: usize) -> [i32; N] {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(planner_sse2)]
     if let Some(s) = sse2::sums::<T, N>(terms, (rows, cols), c) {
         return s;
     }
