@@ -252,15 +252,9 @@ impl Scalar {
     /// vector (`planner_mve_requant`), with the DSP extension one value per pass of an
     /// assembly loop (`planner_dsp_requant`), elsewhere in Rust.
     pub(crate) fn all(&self, v: &mut [i32]) {
-        #[cfg(planner_mve)]
+        #[cfg(any(planner_mve, planner_dsp))]
         if let Some(q) = &self.q
-            && mve_runs::requant(v, q, (self.zero, self.lo, self.hi))
-        {
-            return;
-        }
-        #[cfg(all(planner_dsp, not(planner_mve)))]
-        if let Some(q) = &self.q
-            && dsp_runs::requant(v, q, (self.zero, self.lo, self.hi))
+            && requant_asm(v, q, (self.zero, self.lo, self.hi))
         {
             return;
         }
@@ -268,6 +262,58 @@ impl Scalar {
             *x = self.wide(*x);
         }
     }
+}
+
+/// Arguments of the assembly requantisations of a run (`planner_mve_requant`,
+/// `planner_dsp_requant`), read by offset from the assembly.
+#[cfg(any(planner_mve, planner_dsp))]
+#[repr(C)]
+struct RunArgs {
+    v: *mut i32,   // 0
+    n: u32,        // 4
+    mult: i32,     // 8
+    left: i32,     // 12: 0..=31
+    right: i32,    // 16: minus the right shift, -31..=0
+    negative: i32, // 20: -1 when the right shift is not 0
+    zero: i32,     // 24
+    lo: i32,       // 28
+    hi: i32,       // 32
+}
+
+/// [`Scalar::all`] through the target's assembly (Helium's `planner_mve_requant`, four
+/// values per vector, or the DSP extension's `planner_dsp_requant`, one value per pass):
+/// `v[i] = clamp(m.apply(v[i]) + zero, lo, hi)`, the addition saturating. False (nothing
+/// written) when `v` is longer than `u32` counts.
+#[cfg(any(planner_mve, planner_dsp))]
+fn requant_asm(v: &mut [i32], m: &Mbqm, (zero, lo, hi): (i32, i32, i32)) -> bool {
+    let Ok(n) = u32::try_from(v.len()) else {
+        return false;
+    };
+    if n == 0 {
+        return true;
+    }
+    let args = RunArgs {
+        v: v.as_mut_ptr(),
+        n,
+        mult: m.mult,
+        left: m.left as i32,
+        right: -(m.right as i32),
+        negative: -i32::from(m.right > 0),
+        zero,
+        lo,
+        hi,
+    };
+    // SAFETY: the routine (the one this target has) reads and writes the `n` int32 of `v`
+    // (`n > 0`, `v` exactly that long and borrowed mutably, so nothing else touches it
+    // meanwhile), and nothing else; it follows the AAPCS, saving and restoring the
+    // registers it uses (its declaration says which).
+    unsafe {
+        #[cfg(planner_mve)]
+        mve_runs::planner_mve_requant(&args);
+        #[cfg(all(planner_dsp, not(planner_mve)))]
+        dsp_runs::planner_dsp_requant(&args);
+    }
+    true
 }
 
 /// Up to [`BLOCK`] channels of a [`Requant`], unpacked, with its zero point and clamp.

@@ -7,50 +7,11 @@
 //! (in `mve`): `VSHL`, `VQRDMULH`, the rounding right shift as `VRSHL` after lowering
 //! negative values by one where the shift is not zero, the zero point (`VQADD`), the clamp.
 
-/// Arguments of `planner_mve_requant`, read by offset from the assembly.
-#[repr(C)]
-struct RequantArgs {
-    v: *mut i32,   // 0
-    n: u32,        // 4
-    mult: i32,     // 8
-    left: i32,     // 12: 0..=31
-    right: i32,    // 16: minus the right shift, -31..=0
-    negative: i32, // 20: -1 when the right shift is not 0
-    zero: i32,     // 24
-    lo: i32,       // 28
-    hi: i32,       // 32
-}
-
 unsafe extern "C" {
-    fn planner_mve_requant(a: *const RequantArgs);
-}
-
-/// [`super::requant`] four values per vector; false (nothing written) when `v` is longer
-/// than `u32` counts.
-pub(super) fn requant(v: &mut [i32], m: &super::Mbqm, (zero, lo, hi): (i32, i32, i32)) -> bool {
-    let Ok(n) = u32::try_from(v.len()) else {
-        return false;
-    };
-    if n == 0 {
-        return true;
-    }
-    let args = RequantArgs {
-        v: v.as_mut_ptr(),
-        n,
-        mult: m.mult,
-        left: m.left as i32,
-        right: -(m.right as i32),
-        negative: -i32::from(m.right > 0),
-        zero,
-        lo,
-        hi,
-    };
-    // SAFETY: the assembly reads and writes `n` int32 of `v` (`n > 0`, `v` exactly that
-    // long and borrowed mutably, so nothing else touches it meanwhile; the tail-predicated
-    // loop's lanes past `n` are off and touch no memory), and nothing else. It follows the
-    // AAPCS: it saves and restores r4-r6 and d8-d9 (q4), and uses no stack beyond that.
-    unsafe { planner_mve_requant(&args) };
-    true
+    /// [`super::requant_asm`] on Helium: four values per vector, tail-predicated (the lanes
+    /// past `n` are off and touch no memory); saves and restores r4-r6 and d8-d9 (q4) and
+    /// uses no stack beyond that.
+    pub(super) fn planner_mve_requant(a: *const super::RunArgs);
 }
 
 core::arch::global_asm!(
