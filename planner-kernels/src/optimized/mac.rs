@@ -280,6 +280,24 @@ struct RunArgs {
     hi: i32,       // 32
 }
 
+#[cfg(any(planner_mve, planner_dsp))]
+impl RunArgs {
+    /// The `n` values at `v`, requantised by `m`, plus `zero`, clamped to `[lo, hi]`.
+    fn new(v: *mut i32, n: u32, m: &Mbqm, (zero, lo, hi): (i32, i32, i32)) -> RunArgs {
+        RunArgs {
+            v,
+            n,
+            mult: m.mult,
+            left: m.left as i32,
+            right: -(m.right as i32),
+            negative: -i32::from(m.right > 0),
+            zero,
+            lo,
+            hi,
+        }
+    }
+}
+
 /// [`Scalar::all`] through the target's assembly (Helium's `planner_mve_requant`, four
 /// values per vector, or the DSP extension's `planner_dsp_requant`, one value per pass):
 /// `v[i] = clamp(m.apply(v[i]) + zero, lo, hi)`, the addition saturating. False (nothing
@@ -292,17 +310,7 @@ fn requant_asm(v: &mut [i32], m: &Mbqm, (zero, lo, hi): (i32, i32, i32)) -> bool
     if n == 0 {
         return true;
     }
-    let args = RunArgs {
-        v: v.as_mut_ptr(),
-        n,
-        mult: m.mult,
-        left: m.left as i32,
-        right: -(m.right as i32),
-        negative: -i32::from(m.right > 0),
-        zero,
-        lo,
-        hi,
-    };
+    let args = RunArgs::new(v.as_mut_ptr(), n, m, (zero, lo, hi));
     // SAFETY: the routine (the one this target has) reads and writes the `n` int32 of `v`
     // (`n > 0`, `v` exactly that long and borrowed mutably, so nothing else touches it
     // meanwhile), and nothing else; it follows the AAPCS, saving and restoring the

@@ -57,22 +57,15 @@ core::arch::global_asm!(
     ".size planner_mve_requant, . - planner_mve_requant",
 );
 
-/// Arguments of `planner_mve_requant_scatter`, read by offset from the assembly.
+/// Arguments of `planner_mve_requant_scatter`, read by offset from the assembly: the
+/// requantisation's (the values only read), then the stores'.
 #[repr(C)]
 struct ScatterArgs {
-    v: *const i32,     // 0
-    n: u32,            // 4
-    mult: i32,         // 8
-    left: i32,         // 12: 0..=31
-    right: i32,        // 16: minus the right shift, -31..=0
-    negative: i32,     // 20: -1 when the right shift is not 0
-    zero: i32,         // 24
-    lo: i32,           // 28
-    hi: i32,           // 32
-    add: i32,          // 36
-    out: *mut i8,      // 40
-    offsets: [u32; 4], // 44: 0, stride, 2 stride, 3 stride
-    step: u32,         // 60: 4 stride
+    run: super::RunArgs, // 0..36
+    add: i32,            // 36
+    out: *mut i8,        // 40
+    offsets: [u32; 4],   // 44: 0, stride, 2 stride, 3 stride
+    step: u32,           // 60: 4 stride
 }
 
 unsafe extern "C" {
@@ -102,15 +95,8 @@ pub(super) fn requant_scatter(
     }
     let s = stride as u32;
     let args = ScatterArgs {
-        v: v.as_ptr(),
-        n,
-        mult: m.mult,
-        left: m.left as i32,
-        right: -(m.right as i32),
-        negative: -i32::from(m.right > 0),
-        zero,
-        lo,
-        hi,
+        // The assembly only reads the values: the pointer is `*mut` for the struct's sake.
+        run: super::RunArgs::new(v.as_ptr().cast_mut(), n, m, (zero, lo, hi)),
         add,
         out: out.as_mut_ptr(),
         offsets: [0, s, 2 * s, s3],
