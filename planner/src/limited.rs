@@ -178,7 +178,7 @@ mod tests {
 
     /// A fifo is refused before it is opened: opening one waits for a writer, and `planner
     /// plan f.toml` on a fifo blocked forever (the outside audit). The command-line test
-    /// runs every command on one (`planner-build/tests/cli.rs`).
+    /// runs every command on one (`planner-build/tests/cli_streams.rs`).
     #[cfg(unix)]
     #[test]
     fn a_fifo_is_refused_before_it_is_opened() {
