@@ -413,8 +413,20 @@ impl StepCtx<'_> {
     /// Why op `k` cannot be in the stage, with the fix.
     fn refuse(&self, why: &str) -> String {
         let (k, op) = (self.k, self.op);
+        // No stage ends before the model's first op: say so rather than name a split op
+        // that cannot exist.
+        let fix = if k == 0 {
+            "no split op can come before the model's first op, so this model cannot run \
+             patch by patch: plan it without patches"
+                .to_string()
+        } else {
+            format!(
+                "pick a split op before op {k}, or one whose ancestors are all spatially local \
+                 (CONV_2D, DEPTHWISE_CONV_2D, pooling, PAD, elementwise and unary ops)"
+            )
+        };
         format!(
-            "op {k} ({}) of model `{}` is in the patch stage ending at op {} ({}), but {why}; pick a split op before op {k}, or one whose ancestors are all spatially local (CONV_2D, DEPTHWISE_CONV_2D, pooling, PAD, elementwise and unary ops)",
+            "op {k} ({}) of model `{}` is in the patch stage ending at op {} ({}), but {why}; {fix}",
             op.opcode, self.graph.name, self.split_op, self.graph.ops[self.split_op].opcode
         )
     }
@@ -658,6 +670,7 @@ pub use search::{
     Candidate, MAX_GRID, PACKED_CANDIDATES, PatchMode, Scored, SplitRef, apply, build, candidates,
     dense_size, fixed, graph_macs, op_macs, overhead_text, resolve, summary,
 };
+pub(crate) use search::no_stage;
 pub use uses::{pair_allowed, pinned};
 
 #[cfg(test)]

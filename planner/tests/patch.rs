@@ -361,6 +361,86 @@ fn a_global_op_in_the_stage_is_refused() {
     }
 }
 
+/// x (NCHW) -TRANSPOSE-> a (NHWC) -CONV-> b -CONV-> c: a layout op as the model's first op,
+/// as converted PyTorch networks begin.
+fn leading_transpose() -> Graph {
+    use TensorKind::{Activation as A, Constant as C};
+    let mut perm = tensor("perm", &[4], C);
+    perm.dtype = DType::I32;
+    perm.size = 16;
+    perm.data = Some(
+        [0i32, 2, 3, 1]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>()
+            .into(),
+    );
+    let mut w = tensor("w", &[8, 3, 3, 3], C);
+    w.data = Some(vec![0u8; 216].into());
+    let mut w2 = tensor("w2", &[8, 3, 3, 8], C);
+    w2.data = Some(vec![0u8; 576].into());
+    let g = Graph {
+        name: "nchw".into(),
+        tensors: vec![
+            tensor("x", &[1, 3, 16, 16], A),
+            perm,
+            tensor("a", &[1, 16, 16, 3], A),
+            w,
+            tensor("b", &[1, 16, 16, 8], A),
+            w2,
+            tensor("c", &[1, 16, 16, 8], A),
+        ],
+        ops: vec![
+            op("TRANSPOSE", &[0, 1], 2, OpOptions::None),
+            op("CONV_2D", &[2, 3], 4, conv()),
+            op("CONV_2D", &[4, 5], 6, conv()),
+        ],
+        inputs: vec![IoName {
+            name: "x".into(),
+            tensor: TensorIndex(0),
+        }],
+        outputs: vec![IoName {
+            name: "c".into(),
+            tensor: TensorIndex(6),
+        }],
+        ..Graph::default()
+    };
+    g.validate().unwrap();
+    g
+}
+
+/// When an op blocks every split, `auto`'s warning names it and why, and a fixed split
+/// says the model cannot run patch by patch rather than asking for a split op before op 0.
+#[test]
+fn the_op_that_blocks_every_split_is_named() {
+    let g = leading_transpose();
+    let mut m = Manifest::for_model_file(Path::new("nchw.tflite"));
+    m.patches.mode = auto();
+    let p = planner::plan_graph(&m, &g).unwrap();
+    assert!(p.graph.patches.is_none());
+    let warning = p
+        .warnings
+        .iter()
+        .find(|w| w.contains("memory.patches"))
+        .unwrap_or_else(|| panic!("no patch warning in {:?}", p.warnings));
+    assert_says(
+        warning,
+        &[
+            "op 0 (TRANSPOSE)",
+            "not spatially local",
+            "planned without patches",
+        ],
+    );
+    assert!(!warning.contains("before op 0"), "{warning}");
+    m.patches.mode = PatchMode::Fixed {
+        split: SplitRef::Index(2),
+        grid: [2, 2],
+    };
+    let e = planner::plan_graph(&m, &g).unwrap_err().to_string();
+    assert_says(&e, &["op 0 (TRANSPOSE)", "cannot run patch by patch"]);
+    assert!(!e.contains("before op 0"), "{e}");
+}
+
 /// The manifest's patch keys, and their errors at the line and column of `patches`.
 #[test]
 fn manifest_patches_and_their_errors() {

@@ -254,6 +254,28 @@ pub struct Scored {
     pub grid: [u32; 2],
 }
 
+/// When no op of `graph` ends a patch stage at all (every op with a 4-D output has an
+/// ancestor that cannot run on patches): why the first such op cannot, which names the op
+/// that blocks every split and the fix. `None` when some op ends a stage.
+pub(crate) fn no_stage(graph: &Graph) -> Option<String> {
+    let mut first = None;
+    for (k, op) in graph.ops.iter().enumerate() {
+        let Some(&t) = op.outputs.first() else {
+            continue;
+        };
+        if hwc(graph, t).is_none() {
+            continue;
+        }
+        match Stage::of(graph, k) {
+            Ok(_) => return None,
+            Err(e) => {
+                first.get_or_insert(e);
+            }
+        }
+    }
+    first
+}
+
 /// Every valid candidate of `graph` for `auto`: each op whose output is `[1, H, W, C]` and
 /// whose stage is spatially local, each grid up to [`MAX_GRID`] per side (at most the
 /// split tensor's size), within `max_recompute`; sorted by peak bound, then MACs, then

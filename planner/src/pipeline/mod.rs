@@ -188,6 +188,12 @@ fn auto(
     max_recompute: f64,
 ) -> Result<(Planned, Vec<u32>)> {
     let list = patch::candidates(&g, input, max_recompute);
+    // Why no op ends a stage at all (the op that blocks every split), for the warning.
+    let no_stage = if list.is_empty() {
+        patch::no_stage(&g)
+    } else {
+        None
+    };
     let mut best: Option<(u64, u64, Planned, Vec<u32>)> = None;
     // Ranked by bound: without in-place ops, a candidate whose bound is not below the
     // best peak planned cannot beat it, so most models plan one candidate in full.
@@ -217,9 +223,19 @@ fn auto(
                 Some((peak, _, p, o)) if peak < scratch_bytes(&plain) => Ok((p, o)),
                 _ => {
                     plain.warnings.push(if list.is_empty() {
-                        format!(
-                            "memory.patches = \"auto\" found no split op whose stage is spatially local within max_recompute = {max_recompute}; planned without patches"
-                        )
+                        match no_stage {
+                            Some(why) => format!(
+                                "memory.patches = \"auto\" found no op that ends a patch stage, so the model is planned without patches: {why}"
+                            ),
+                            None => format!(
+                                "memory.patches = \"auto\" found no split op whose stage is spatially local within max_recompute = {max_recompute} (every stage recomputes more{}); planned without patches",
+                                if input == PatchInput::Streamed {
+                                    ", or reads the streamed input in a way a stage cannot"
+                                } else {
+                                    ""
+                                }
+                            ),
+                        }
                     } else {
                         format!(
                             "memory.patches = \"auto\" found no patch plan below the plan without patches ({} bytes, {macs} MACs); planned without patches",
