@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use planner::manifest::{Group, Manifest};
 use planner::planfile::group::{BuildGroupPlanFile, GroupPlanFile};
+use planner::planfile::patch::PatchInput;
 use planner::planfile::{Blobs, BuildPlanFile, Layout, PlanFile, naming};
 use planner::{Error, GroupPlanned, Planned};
 
@@ -75,6 +76,31 @@ fn check_regions(options: &Options) -> Result<(), Error> {
     Ok(())
 }
 
+/// Refuses a plan made without patches for a manifest that asks for a streamed input
+/// (`memory.patch_input = "streamed"`): the generated code would have no `run_streamed`,
+/// and the firmware's call to it would fail to compile far from the cause. Says why the
+/// planner planned without patches (its warning) and what would fix it.
+fn check_streamed(manifest: &Manifest, planned: &Planned) -> Result<(), Error> {
+    if manifest.patches.input != PatchInput::Streamed || planned.graph.patches.is_some() {
+        return Ok(());
+    }
+    let why = planned
+        .graph
+        .warnings
+        .iter()
+        .chain(&planned.warnings)
+        .find(|w| w.contains("memory.patches"))
+        .map_or_else(
+            || "the planner found no patch plan".to_string(),
+            |w| format!("the planner said: {w}"),
+        );
+    Err(Error::invalid_input(format!(
+        "{}: memory.patch_input = \"streamed\" asks for `run_streamed()`, but model `{}` was planned without patches, so its generated code has no `run_streamed` ({why}); remove patch_input (and call `run()`), or raise max_recompute or name a split op that can end a stage",
+        manifest.path.display(),
+        planned.model
+    )))
+}
+
 /// The platform facts the plan file records that the `MemoryPlan` does not.
 pub(crate) fn layout(manifest: &Manifest) -> Layout {
     Layout::of(manifest)
@@ -97,6 +123,7 @@ pub fn generate(
     options: &Options,
 ) -> Result<Generated, Error> {
     check_regions(options)?;
+    check_streamed(manifest, planned)?;
     let plan = PlanFile::from_plan(&planned.graph, &planned.plan, &layout(manifest))?;
     let blobs = plan.blobs(&planned.graph)?;
     let source = manifest.path.display().to_string();
@@ -115,6 +142,9 @@ pub fn generate_group(
     options: &Options,
 ) -> Result<GeneratedGroup, Error> {
     check_regions(options)?;
+    for (manifest, model) in group.models.iter().zip(&planned.models) {
+        check_streamed(manifest, model)?;
+    }
     let layouts: Vec<Layout> = group.models.iter().map(Layout::of).collect();
     let (plan, blobs) = GroupPlanFile::from_group(planned, &layouts)?;
     let Some(first) = group.models.first() else {

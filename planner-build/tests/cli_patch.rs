@@ -4,7 +4,7 @@
 #[path = "support/cli.rs"]
 mod support;
 
-use support::{json, refused, stdout_of};
+use support::{json, refused, root, stdout_of, tmp};
 
 const MODEL: &str = "models/tflm_person_detect_int8.tflite";
 
@@ -103,4 +103,42 @@ fn a_group_takes_patches_auto_for_every_model() {
     assert!(off["models"][0]["patches"].is_null());
     let err = refused(&["plan", manifest, "--patches", "7:4x4"]);
     assert!(err.contains("group two has 2 models"), "{err}");
+}
+
+/// A manifest that asks for a streamed input, planned without patches (no op of
+/// hello_world's ends a stage): the build says so with the planner's reason, rather than
+/// leaving the firmware's `run_streamed()` call to fail to compile.
+#[test]
+fn a_streamed_input_planned_without_patches_is_a_build_error() {
+    let model = root().join("models/tflm_hello_world_int8.tflite");
+    let manifest = tmp(
+        "streamed_no_patches.toml",
+        &format!(
+            "[model]\nname = \"hw\"\nsource = {:?}\n\n[platform]\npreset = \"generic\"\n\n[memory]\npatches = \"auto\"\npatch_input = \"streamed\"\n",
+            model.display().to_string()
+        ),
+    );
+    let out = manifest.with_file_name("streamed_no_patches_out");
+    let e = planner_build::Builder::new()
+        .manifest(&manifest)
+        .out_dir(&out)
+        .cargo_directives(false)
+        .try_compile()
+        .unwrap_err();
+    let m = e.message();
+    for part in [
+        "streamed_no_patches.toml",
+        "patch_input = \"streamed\"",
+        "planned without patches",
+        "no `run_streamed`",
+        "the planner said: memory.patches = \"auto\" found no op that ends a patch stage",
+        "has a [1, H, W, C] output to split",
+        "remove patch_input",
+    ] {
+        assert!(m.contains(part), "{part:?} not in: {m}");
+    }
+    assert!(
+        !out.exists() || std::fs::read_dir(&out).unwrap().next().is_none(),
+        "nothing written"
+    );
 }

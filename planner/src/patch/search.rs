@@ -254,9 +254,9 @@ pub struct Scored {
     pub grid: [u32; 2],
 }
 
-/// When no op of `graph` ends a patch stage at all (every op with a 4-D output has an
-/// ancestor that cannot run on patches): why the first such op cannot, which names the op
-/// that blocks every split and the fix. `None` when some op ends a stage.
+/// When no op of `graph` ends a patch stage at all: why the first op with a `[1, H, W, C]`
+/// output cannot (an ancestor that cannot run on patches: the op that blocks every split,
+/// and the fix), or that no op has such an output. `None` when some op ends a stage.
 pub(crate) fn no_stage(graph: &Graph) -> Option<String> {
     let mut first = None;
     for (k, op) in graph.ops.iter().enumerate() {
@@ -273,7 +273,12 @@ pub(crate) fn no_stage(graph: &Graph) -> Option<String> {
             }
         }
     }
-    first
+    Some(first.unwrap_or_else(|| {
+        format!(
+            "no op of model `{}` has a [1, H, W, C] output to split (a patch stage ends at such an op)",
+            graph.name
+        )
+    }))
 }
 
 /// Every valid candidate of `graph` for `auto`: each op whose output is `[1, H, W, C]` and
