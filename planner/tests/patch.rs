@@ -439,6 +439,24 @@ fn the_op_that_blocks_every_split_is_named() {
     let e = planner::plan_graph(&m, &g).unwrap_err().to_string();
     assert_says(&e, &["op 0 (TRANSPOSE)", "cannot run patch by patch"]);
     assert!(!e.contains("before op 0"), "{e}");
+    // `patches_required` turns auto's fallback into that error.
+    m.patches.mode = auto();
+    m.patches.required = true;
+    let e = planner::plan_graph(&m, &g).unwrap_err().to_string();
+    assert_says(
+        &e,
+        &[
+            "memory.patches_required = true, but",
+            "op 0 (TRANSPOSE)",
+            "remove patches_required",
+        ],
+    );
+    // A model that patches well plans as before.
+    let mut m = Manifest::for_model_file(&model("tflm_person_detect_int8"));
+    m.patches.mode = auto();
+    m.patches.required = true;
+    let g = planner::import::load(&m).unwrap();
+    assert!(planner::plan_graph(&m, &g).unwrap().graph.patches.is_some());
 }
 
 /// The manifest's patch keys, and their errors at the line and column of `patches`.
@@ -600,4 +618,22 @@ fn plan_file_patches_read_back_and_are_checked() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("largest region takes"), "{e}");
+}
+
+/// `memory.patches_required`: read with `patches`, refused without it at its position.
+#[test]
+fn patches_required_is_read_and_needs_patches() {
+    let base = "[model]\nname = \"m\"\nsource = \"m.tflite\"\n[memory]\n";
+    let parse = |extra: &str| Manifest::parse(&format!("{base}{extra}"), Path::new("m.toml"));
+    assert!(!parse("patches = \"auto\"\n").unwrap().patches.required);
+    let m = parse("patches = \"auto\"\npatches_required = true\n").unwrap();
+    assert!(m.patches.required);
+    let e = parse("patches_required = true\n").unwrap_err().to_string();
+    assert_says(
+        &e,
+        &[
+            "m.toml:5:",
+            "patches_required is set but memory.patches is not",
+        ],
+    );
 }

@@ -1,5 +1,7 @@
-//! `memory.patches`, `memory.max_recompute` and `memory.patch_input`: whether the first
-//! stage of the model runs patch by patch ([`crate::patch`]), and how its input arrives.
+//! `memory.patches`, `memory.max_recompute`, `memory.patch_input` and
+//! `memory.patches_required`: whether the first stage of the model runs patch by patch
+//! ([`crate::patch`]), how its input arrives, and whether planning without patches is an
+//! error.
 
 use std::string::{String, ToString};
 
@@ -19,6 +21,9 @@ pub struct Patches {
     pub input: crate::patch_plan::PatchInput,
     /// `memory.max_recompute` when the manifest sets it.
     pub max_recompute: Option<f64>,
+    /// `memory.patches_required = true`: `"auto"` finding no patch plan is an error, not a
+    /// plan without patches and a warning.
+    pub required: bool,
     /// Where `memory.patches` is written, for errors found while planning.
     pub(crate) span: Option<Span>,
 }
@@ -29,6 +34,7 @@ impl Default for Patches {
             mode: PatchMode::Off,
             input: crate::patch_plan::PatchInput::Resident,
             max_recompute: None,
+            required: false,
             span: None,
         }
     }
@@ -103,6 +109,13 @@ pub(super) fn check(ctx: &Ctx<'_>, memory: &RawMemory) -> Result<Patches> {
                 "add patches = \"auto\", or remove patch_input",
             ));
         }
+        if let Some(v) = &memory.patches_required {
+            return Err(ctx.err(
+                v,
+                "memory.patches_required is set but memory.patches is not",
+                "add patches = \"auto\", or remove patches_required",
+            ));
+        }
         return Ok(Patches::default());
     };
     let mode = match p.get_ref() {
@@ -123,6 +136,10 @@ pub(super) fn check(ctx: &Ctx<'_>, memory: &RawMemory) -> Result<Patches> {
         mode,
         input,
         max_recompute,
+        required: memory
+            .patches_required
+            .as_ref()
+            .is_some_and(|r| *r.get_ref()),
         span: Some(ctx.span(p.span())),
     })
 }

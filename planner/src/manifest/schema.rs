@@ -85,6 +85,7 @@ pub(crate) struct RawMemory {
     pub(crate) patches: Option<Spanned<toml::Value>>,
     pub(crate) max_recompute: Option<Spanned<toml::Value>>,
     pub(crate) patch_input: Option<Spanned<String>>,
+    pub(crate) patches_required: Option<Spanned<bool>>,
 }
 
 #[derive(Deserialize)]

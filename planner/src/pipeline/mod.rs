@@ -222,13 +222,13 @@ fn auto(
             match best {
                 Some((peak, _, p, o)) if peak < scratch_bytes(&plain) => Ok((p, o)),
                 _ => {
-                    plain.warnings.push(if list.is_empty() {
+                    let reason = if list.is_empty() {
                         match no_stage {
                             Some(why) => format!(
-                                "memory.patches = \"auto\" found no op that ends a patch stage, so the model is planned without patches: {why}"
+                                "memory.patches = \"auto\" found no op that ends a patch stage: {why}"
                             ),
                             None => format!(
-                                "memory.patches = \"auto\" found no split op whose stage is spatially local within max_recompute = {max_recompute} (every stage recomputes more{}); planned without patches",
+                                "memory.patches = \"auto\" found no split op whose stage is spatially local within max_recompute = {max_recompute} (every stage recomputes more{})",
                                 if input == PatchInput::Streamed {
                                     ", or reads the streamed input in a way a stage cannot"
                                 } else {
@@ -238,10 +238,17 @@ fn auto(
                         }
                     } else {
                         format!(
-                            "memory.patches = \"auto\" found no patch plan below the plan without patches ({} bytes, {macs} MACs); planned without patches",
+                            "memory.patches = \"auto\" found no patch plan below the plan without patches ({} bytes, {macs} MACs)",
                             scratch_bytes(&plain)
                         )
-                    });
+                    };
+                    if manifest.patches.required {
+                        return Err(manifest.patches.error(
+                            format!("memory.patches_required = true, but {reason}"),
+                            "raise max_recompute, name a split op that can end a stage (patches = { split = ..., grid = [n, m] }), or remove patches_required to plan without patches",
+                        ));
+                    }
+                    plain.warnings.push(format!("{reason}; planned without patches"));
                     Ok((plain, order))
                 }
             }
