@@ -878,6 +878,16 @@ fn sums<T: Terms, const N: usize>(terms: &T, (rows, cols): (usize, usize), c: us
     if let Some(s) = sse2::sums::<T, N>(terms, (rows, cols), c) {
         return s;
     }
+    portable_sums(terms, (rows, cols), c)
+}
+
+/// [`sums`] in portable Rust.
+#[inline(always)]
+fn portable_sums<T: Terms, const N: usize>(
+    terms: &T,
+    (rows, cols): (usize, usize),
+    c: usize,
+) -> [i32; N] {
     let mut acc = [0i32; N];
     for r in 0..rows {
         for t in 0..cols {

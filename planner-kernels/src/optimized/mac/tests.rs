@@ -5,10 +5,13 @@
 
 extern crate std;
 
-use std::vec;
 use std::vec::Vec;
+use std::{format, vec};
 
-use super::{Channel, DwGeometry, Requant, Scalar, depthwise_s8, dot_n, gemm_s8, portable_dot_n};
+use super::{
+    Channel, DwGeometry, Requant, Scalar, Taps, depthwise_s8, dot_n, gemm_s8, portable_dot_n,
+    portable_sums, sums,
+};
 use crate::optimized::tests::Rng;
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
 
@@ -318,6 +321,62 @@ fn the_dot_products_are_their_sums() {
             portable_dot_n::<1>(&x, [ws[1]])[0],
             want[1],
             "case {case}: k {k}"
+        );
+    }
+}
+
+#[test]
+fn the_window_sums_are_their_products() {
+    // Windows of 1x1 to 4x5 taps (an odd count pairs the last tap with zeros in the SSE2
+    // sums), 8 and 16 channels, extreme values: the target's sums and the portable ones
+    // against the plain sum of products.
+    let mut r = Rng::new(0x5A75);
+    for case in 0..1_000 {
+        let (fh, fw) = (r.size(1, 4), r.size(1, 5));
+        let (ch, tap_col) = (16 + r.size(0, 8), 16 + r.size(0, 8));
+        let g = DwGeometry {
+            fh,
+            fw,
+            tap_row: fw * tap_col + r.size(0, 8),
+            tap_col,
+            x_step: 0,
+            w_tap: ch,
+            y_step: 0,
+        };
+        let x = if case % 9 == 0 {
+            vec![-128i8; fh * g.tap_row + 32]
+        } else {
+            r.i8s(fh * g.tap_row + 32)
+        };
+        let w = if case % 9 == 0 {
+            vec![-128i8; fh * fw * ch + 32]
+        } else {
+            r.i8s(fh * fw * ch + 32)
+        };
+        let terms = Taps {
+            x: &x,
+            w: &w,
+            g: &g,
+        };
+        let c = r.size(0, ch - 16);
+        let mut want = [0i32; 16];
+        for ty in 0..fh {
+            for tx in 0..fw {
+                for (i, s) in want.iter_mut().enumerate() {
+                    let xv = x[ty * g.tap_row + tx * g.tap_col + c + i];
+                    let wv = w[(ty * fw + tx) * ch + c + i];
+                    *s += i32::from(xv) * i32::from(wv);
+                }
+            }
+        }
+        let at = format!("case {case}: {fh}x{fw} from channel {c}");
+        assert_eq!(sums::<_, 16>(&terms, (fh, fw), c), want, "{at}");
+        assert_eq!(portable_sums::<_, 16>(&terms, (fh, fw), c), want, "{at}");
+        assert_eq!(sums::<_, 8>(&terms, (fh, fw), c)[..], want[..8], "{at}");
+        assert_eq!(
+            portable_sums::<_, 8>(&terms, (fh, fw), c)[..],
+            want[..8],
+            "{at}"
         );
     }
 }
