@@ -630,10 +630,8 @@ pub(crate) fn dot(x: &[i8], w: &[i8]) -> i32 {
 }
 
 /// `W` dot products `Σ_{i < k} x[i] · w[j][i]` (`k = x.len()`, each `w[j]` at least that
-/// long), chunk by chunk. The last partial chunk, when it has 8 bytes or more, is a whole
-/// chunk of `x` padded with zeros times the next [`CHUNK_BYTES`] bytes of `w[j]` (read in
-/// place when `w[j]` reaches that far, which costs nothing: they are multiplied by zero);
-/// shorter tails go byte by byte.
+/// long; all zero otherwise), wrapping. A `w[j]` longer than `x` is better: a padded last
+/// chunk reads its next bytes in place (multiplied by zero) rather than copying.
 #[inline(always)]
 fn dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {
     let [s] = dot_mn::<1, W>([x], w);
@@ -660,7 +658,10 @@ fn dot_mn<const R: usize, const W: usize>(x: [&[i8]; R], w: [&[i8]; W]) -> [[i32
     }
 }
 
-/// [`dot_n`] in portable Rust.
+/// [`dot_n`] in portable Rust, chunk by chunk. The last partial chunk, when it has 8 bytes
+/// or more, is a whole chunk of `x` padded with zeros times the next [`CHUNK_BYTES`] bytes
+/// of `w[j]` (read in place when `w[j]` reaches that far, which costs nothing: they are
+/// multiplied by zero); shorter tails go byte by byte.
 #[cfg_attr(all(planner_sse2, not(test)), allow(dead_code))]
 #[inline(always)]
 fn portable_dot_n<const W: usize>(x: &[i8], w: [&[i8]; W]) -> [i32; W] {

@@ -24,8 +24,8 @@ fn load(b: &[i8; CHUNK]) -> __m128i {
     unsafe { _mm_loadu_si128(b.as_ptr().cast()) }
 }
 
-/// The chunk of `v` from `at` on: in place when `v` has 16 bytes there, else its
-/// `min(v.len() - at, 16)` bytes followed by zeros (copied into `pad`).
+/// The chunk of `v` from `at` on: in place when `v` has 16 bytes there, else its `len`
+/// bytes from `at` (none when `v` is shorter) followed by zeros, copied into `pad`.
 #[inline(always)]
 fn chunk<'a>(v: &'a [i8], at: usize, len: usize, pad: &'a mut [i8; CHUNK]) -> &'a [i8; CHUNK] {
     if let Some(Ok(b)) = v.get(at..at + CHUNK).map(<&[i8; CHUNK]>::try_from) {
@@ -163,8 +163,8 @@ pub(super) fn sums<T: super::Terms, const N: usize>(
     Some(out)
 }
 
-/// The first `N` (8 or 16) bytes of `v` in a register (zeros above 8 when `N` is 8), or
-/// zeros when `v` is shorter (callers give at least `N`).
+/// The first `N` (8 or 16) bytes of `v` in a register (the upper half zero when `N` is 8),
+/// or zeros when `v` is shorter than `N` (callers give at least `N`).
 #[inline(always)]
 fn lanes<const N: usize>(v: &[i8]) -> __m128i {
     if N == CHUNK
@@ -172,13 +172,15 @@ fn lanes<const N: usize>(v: &[i8]) -> __m128i {
     {
         return load(b);
     }
-    match v.get(..8).map(<&[i8; 8]>::try_from) {
+    if N == 8
+        && let Some(Ok(b)) = v.get(..8).map(<&[i8; 8]>::try_from)
+    {
         // SAFETY: `b` is 8 readable bytes, and `_mm_loadl_epi64` reads 8 bytes from any
         // address (no alignment required), zeroing the upper half.
-        Some(Ok(b)) => unsafe { _mm_loadl_epi64(b.as_ptr().cast()) },
-        // SAFETY: a register-only SSE2 instruction, which every x86-64 CPU has.
-        _ => unsafe { _mm_setzero_si128() },
+        return unsafe { _mm_loadl_epi64(b.as_ptr().cast()) };
     }
+    // SAFETY: a register-only SSE2 instruction, which every x86-64 CPU has.
+    unsafe { _mm_setzero_si128() }
 }
 
 /// The int8 bytes of `a` and `b` interleaved (`a[0], b[0], a[1], b[1], ...`) and widened to
