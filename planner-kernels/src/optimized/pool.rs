@@ -51,12 +51,16 @@ fn contiguous(op: &OpView<'_, '_>, o: &MeanOptions) -> Option<[usize; 3]> {
         product(&x.shape[first..=last])?,
         product(&x.shape[last + 1..])?,
     );
+    // Empty rows (`count` or `inner` 0) go to the reference, as does a block of rows
+    // whose size does not fit `usize` (possible beside an outer dimension of 0).
     let fits = axes[first..=last].iter().all(|&r| r)
         && x.region.is_none()
         && y.region.is_none()
         && Some(xd.len()) == outer.checked_mul(count)?.checked_mul(inner)
         && Some(yd.len()) == outer.checked_mul(inner)
-        && count > 0;
+        && count > 0
+        && inner > 0
+        && count.checked_mul(inner).is_some();
     fits.then_some([outer, count, inner])
 }
 

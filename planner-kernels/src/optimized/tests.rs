@@ -865,6 +865,34 @@ fn mean_equals_reference() {
 }
 
 #[test]
+fn mean_of_empty_tensors_is_the_references() {
+    // A dimension of 0 before, inside or after the averaged axes: no panic, and the same
+    // outcome as the reference (an empty output, or its error).
+    let mut r = Rng::new(0xE3);
+    for (shape, axes) in [
+        (&[1usize, 4, 0][..], &[1i32][..]),
+        (&[0, 4, 3], &[1]),
+        (&[2, 0, 3], &[1]),
+        (&[1, 3, 0, 5], &[1, 2]),
+    ] {
+        let kept: Vec<usize> = (0..shape.len())
+            .filter(|d| !axes.contains(&(*d as i32)))
+            .map(|d| shape[d])
+            .collect();
+        let xi = info::<i8>(shape, &[0.05], &[3]);
+        let yi = info::<i8>(&kept, &[0.05], &[3]);
+        let x = r.i8s(xi.elements);
+        let o = MeanOptions {
+            axes: Dims::new(axes).unwrap_or(Dims::EMPTY),
+            keep_dims: false,
+        };
+        let want = one_input(&x, &xi, &yi, |op| Reference.mean(op, &o));
+        let got = one_input(&x, &xi, &yi, |op| Optimized.mean(op, &o));
+        assert_eq!(got, want, "{shape:?} over {axes:?}");
+    }
+}
+
+#[test]
 fn pad_equals_reference() {
     let mut r = Rng::new(0x9AD);
     let mut varied = Varied::default();
