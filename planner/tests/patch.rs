@@ -628,6 +628,10 @@ fn patches_required_is_read_and_needs_patches() {
     assert!(!parse("patches = \"auto\"\n").unwrap().patches.required);
     let m = parse("patches = \"auto\"\npatches_required = true\n").unwrap();
     assert!(m.patches.required);
+    let e = parse("patches = \"off\"\npatches_required = true\n")
+        .unwrap_err()
+        .to_string();
+    assert_says(&e, &["m.toml:6:", "but memory.patches is \"off\""]);
     let e = parse("patches_required = true\n").unwrap_err().to_string();
     assert_says(
         &e,

@@ -132,14 +132,22 @@ pub(super) fn check(ctx: &Ctx<'_>, memory: &RawMemory) -> Result<Patches> {
             ));
         }
     };
+    let required = match &memory.patches_required {
+        Some(r) if *r.get_ref() && mode == PatchMode::Off => {
+            return Err(ctx.err(
+                r,
+                "memory.patches_required = true, but memory.patches is \"off\"",
+                "write patches = \"auto\" (or a split and grid) to require patches, or remove patches_required",
+            ));
+        }
+        Some(r) => *r.get_ref(),
+        None => false,
+    };
     Ok(Patches {
         mode,
         input,
         max_recompute,
-        required: memory
-            .patches_required
-            .as_ref()
-            .is_some_and(|r| *r.get_ref()),
+        required,
         span: Some(ctx.span(p.span())),
     })
 }
