@@ -24,7 +24,9 @@ TYPES = {
     np.int8: s.TensorType.INT8,
     np.int16: s.TensorType.INT16,
     np.int32: s.TensorType.INT32,
+    np.int64: s.TensorType.INT64,
     np.float32: s.TensorType.FLOAT32,
+    np.bool_: s.TensorType.BOOL,
 }
 # Short names the batch scripts share.
 F32 = np.float32
@@ -35,13 +37,14 @@ O = s.BuiltinOptions
 A = s.ActivationFunctionType
 
 
-class Model:
-    """A one-subgraph model under construction."""
+class Tensors:
+    """The tensors and buffers of a one-subgraph model under construction (buffer 0 the empty
+    one of every non-constant tensor), and its description."""
 
-    def __init__(self):
+    def __init__(self, description):
         self.buffers = [s.BufferT()]
         self.tensors = []
-        self.description = "scripts/tflm_single_ops.py"
+        self.description = description
 
     def tensor(self, name, shape, dtype, quant=None, data=None):
         """Adds a tensor (a constant when `data` is given); returns its index."""
@@ -63,6 +66,13 @@ class Model:
         self.tensors.append(t)
         return len(self.tensors) - 1
 
+
+class Model(Tensors):
+    """A one-subgraph model of one op under construction."""
+
+    def __init__(self):
+        super().__init__("scripts/tflm_single_ops.py")
+
     def write(self, name, builtin, inputs, outputs, options_type=0, options=None):
         """Writes the model of one `builtin` op reading `inputs` and writing `outputs`."""
         save(f"op_{name}", model_bytes(self.tensors, self.buffers, builtin, inputs, outputs,
@@ -74,27 +84,43 @@ def model_bytes(tensors, buffers, builtin, inputs, outputs, options_type=0, opti
     """The flatbuffer of a one-subgraph model of one `builtin` op over `tensors` and
     `buffers`, reading `inputs` and writing `outputs`; the graph's inputs are `graph_inputs`,
     by default the op's inputs that are present (not -1) and not constants."""
-    code = s.OperatorCodeT()
-    code.builtinCode = builtin
-    code.deprecatedBuiltinCode = min(builtin, 127)
-    code.version = 1
+    op = operator(0, inputs, outputs, options_type, options)
+    if graph_inputs is None:
+        graph_inputs = [i for i in inputs if i >= 0 and tensors[i].buffer == 0]
+    return pack(tensors, buffers, [builtin], [op], graph_inputs, outputs, description)
+
+
+def operator(opcode_index, inputs, outputs, options_type=0, options=None):
+    """An op of operator code `opcode_index` reading `inputs` and writing `outputs`."""
     op = s.OperatorT()
-    op.opcodeIndex = 0
+    op.opcodeIndex = opcode_index
     op.inputs = inputs
     op.outputs = outputs
     op.builtinOptionsType = options_type
     op.builtinOptions = options
+    return op
+
+
+def pack(tensors, buffers, builtins, ops, inputs, outputs, description):
+    """The flatbuffer of a one-subgraph model: `ops` (their opcode indices into `builtins`,
+    each builtin at version 1) over `tensors` and `buffers`, the graph reading `inputs` and
+    writing `outputs`."""
+    codes = []
+    for builtin in builtins:
+        code = s.OperatorCodeT()
+        code.builtinCode = builtin
+        code.deprecatedBuiltinCode = min(builtin, 127)
+        code.version = 1
+        codes.append(code)
     g = s.SubGraphT()
     g.tensors = tensors
-    if graph_inputs is None:
-        graph_inputs = [i for i in inputs if i >= 0 and tensors[i].buffer == 0]
-    g.inputs = graph_inputs
+    g.inputs = inputs
     g.outputs = outputs
-    g.operators = [op]
+    g.operators = ops
     g.name = "main"
     m = s.ModelT()
     m.version = 3
-    m.operatorCodes = [code]
+    m.operatorCodes = codes
     m.subgraphs = [g]
     m.buffers = buffers
     m.description = description

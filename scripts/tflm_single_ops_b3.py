@@ -27,99 +27,42 @@ A model's description sets its input ranges for `scripts/tflm_op_goldens.py`:
 Needs: python3 with `tflite-micro` and `numpy`.
 """
 
-import flatbuffers
 import numpy as np
 
-from tflm_single_ops import B, O, s, save
+from tflm_single_ops import B, O, Tensors, operator, pack, s, save
 
-TYPES = {
-    np.int8: s.TensorType.INT8,
-    np.int16: s.TensorType.INT16,
-    np.int32: s.TensorType.INT32,
-    np.int64: s.TensorType.INT64,
-    np.float32: s.TensorType.FLOAT32,
-    np.bool_: s.TensorType.BOOL,
-}
 F32, I8, I16, I32, I64, BOOL = np.float32, np.int8, np.int16, np.int32, np.int64, np.bool_
 
 
-class Graph:
+class Graph(Tensors):
     """A one-subgraph model of one or more ops under construction."""
 
     def __init__(self, **ranges):
-        self.buffers = [s.BufferT()]
-        self.tensors = []
-        self.ops = []
-        self.codes = []
-        self.outputs = []
         words = ["scripts/tflm_single_ops_b3.py"]
         for key, value in ranges.items():
             words.append(f"{key}={value[0]}:{value[1]}" if isinstance(value, tuple) else f"{key}={value}")
-        self.description = " ".join(words)
-
-    def tensor(self, name, shape, dtype, quant=None, data=None):
-        """Adds a tensor (a constant when `data` is given); returns its index."""
-        t = s.TensorT()
-        t.name = name
-        t.shape = list(shape)
-        t.type = TYPES[dtype]
-        t.buffer = 0
-        if data is not None:
-            b = s.BufferT()
-            b.data = list(np.asarray(data, dtype=dtype).tobytes())
-            self.buffers.append(b)
-            t.buffer = len(self.buffers) - 1
-        if quant is not None:
-            q = s.QuantizationParametersT()
-            q.scale = [float(quant[0])]
-            q.zeroPoint = [int(quant[1])]
-            t.quantization = q
-        self.tensors.append(t)
-        return len(self.tensors) - 1
+        super().__init__(" ".join(words))
+        self.ops = []
+        self.codes = []
+        self.outputs = []
 
     def op(self, builtin, inputs, outputs, options_type=0, options=None):
         """Adds an op; its outputs become model outputs."""
         if builtin not in self.codes:
             self.codes.append(builtin)
-        op = s.OperatorT()
-        op.opcodeIndex = self.codes.index(builtin)
-        op.inputs = inputs
-        op.outputs = outputs
-        op.builtinOptionsType = options_type
-        op.builtinOptions = options
-        self.ops.append(op)
+        self.ops.append(operator(self.codes.index(builtin), inputs, outputs, options_type, options))
         self.outputs += outputs
 
     def write(self, name):
         """Writes `single/op_b3_<name>.tflite`."""
-        codes = []
-        for builtin in self.codes:
-            c = s.OperatorCodeT()
-            c.builtinCode = builtin
-            c.deprecatedBuiltinCode = min(builtin, 127)
-            c.version = 1
-            codes.append(c)
         produced = {t for op in self.ops for t in op.outputs}
         inputs = []
         for op in self.ops:
             for t in op.inputs:
                 if t >= 0 and self.tensors[t].buffer == 0 and t not in produced and t not in inputs:
                     inputs.append(t)
-        g = s.SubGraphT()
-        g.tensors = self.tensors
-        g.inputs = inputs
-        g.outputs = self.outputs
-        g.operators = self.ops
-        g.name = "main"
-        m = s.ModelT()
-        m.version = 3
-        m.operatorCodes = codes
-        m.subgraphs = [g]
-        m.buffers = self.buffers
-        m.description = self.description
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        save(f"op_b3_{name}", bytes(b.Output()))
+        save(f"op_b3_{name}", pack(self.tensors, self.buffers, self.codes, self.ops, inputs,
+                                   self.outputs, self.description))
 
 
 def options(kind, **fields):
@@ -310,28 +253,24 @@ def main():
         y = g.tensor("y", out, dtype, q)
         g.op(builtin, [x], [y], *options(kind, blockSize=bs))
         g.write(name)
-    for name, shape, block, crops, out, dtype, q in [
-        ("batch_to_space_f32", [4, 2, 3, 2], [2, 2], [[0, 1], [1, 0]], [1, 3, 5, 2], F32, None),
-        ("batch_to_space_i8_3d", [6, 3, 2], [3], [[1, 1]], [2, 7, 2], I8, (0.1, -7)),
-    ]:
-        g = Graph(float_range=(-1, 1))
-        x = g.tensor("x", shape, dtype, q)
-        b = g.tensor("block", [len(block)], I32, None, block)
-        c = g.tensor("crops", [len(block), 2], I32, None, crops)
-        y = g.tensor("y", out, dtype, q)
-        g.op(B.BATCH_TO_SPACE_ND, [x, b, c], [y])
-        g.write(name)
-    for name, shape, block, pads, out, dtype, q in [
-        ("space_to_batch_f32", [1, 3, 5, 2], [2, 3], [[1, 0], [0, 1]], [6, 2, 2, 2], F32, None),
+    # BATCH_TO_SPACE_ND's second constant is its crops, SPACE_TO_BATCH_ND's its paddings.
+    for builtin, name, shape, block, (what, pairs), out, dtype, q in [
+        (B.BATCH_TO_SPACE_ND, "batch_to_space_f32", [4, 2, 3, 2], [2, 2], ("crops", [[0, 1], [1, 0]]),
+         [1, 3, 5, 2], F32, None),
+        (B.BATCH_TO_SPACE_ND, "batch_to_space_i8_3d", [6, 3, 2], [3], ("crops", [[1, 1]]), [2, 7, 2],
+         I8, (0.1, -7)),
+        (B.SPACE_TO_BATCH_ND, "space_to_batch_f32", [1, 3, 5, 2], [2, 3], ("paddings", [[1, 0], [0, 1]]),
+         [6, 2, 2, 2], F32, None),
         # A zero point of 7: TFLM pads with zero bytes, not the zero point.
-        ("space_to_batch_i8_3d", [2, 5, 3], [2], [[1, 2]], [4, 4, 3], I8, (0.1, 7)),
+        (B.SPACE_TO_BATCH_ND, "space_to_batch_i8_3d", [2, 5, 3], [2], ("paddings", [[1, 2]]), [4, 4, 3],
+         I8, (0.1, 7)),
     ]:
         g = Graph(float_range=(-1, 1))
         x = g.tensor("x", shape, dtype, q)
         b = g.tensor("block", [len(block)], I32, None, block)
-        p = g.tensor("paddings", [len(block), 2], I32, None, pads)
+        p = g.tensor(what, [len(block), 2], I32, None, pairs)
         y = g.tensor("y", out, dtype, q)
-        g.op(B.SPACE_TO_BATCH_ND, [x, b, p], [y])
+        g.op(builtin, [x, b, p], [y])
         g.write(name)
     for name, shape, pads, mode, dtype, pdtype in [
         ("mirror_pad_f32_reflect", [2, 3, 4], [[1, 1], [0, 2], [3, 0]], 0, F32, I32),
