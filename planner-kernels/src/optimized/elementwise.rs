@@ -7,7 +7,8 @@
 //! kernel.
 //!
 //! `QUANTIZE` from int8 or int16 to int8 (out of place, whole) requantises runs of
-//! [`RUN`] values at a time ([`Scalar::all`]: four per vector on Helium); the rest (from
+//! [`RUN`] values at a time into the output ([`Scalar::scatter`]: four per vector on
+//! Helium, stored as bytes by the DSP extension's assembly); the rest (from
 //! float, to int32, in place) runs the reference kernel.
 
 use planner_rt::kernel::{Data, DataMut, OpView};
@@ -19,7 +20,7 @@ use crate::reference::common::params;
 use crate::reference::elementwise::{AddSub, Mul};
 use crate::reference::{self, KernelError};
 
-/// Values [`quantize`] requantises per call of [`Scalar::all`].
+/// Values [`quantize`] requantises per call of [`Scalar::scatter`].
 const RUN: usize = 64;
 
 /// `QUANTIZE` (module docs): TFLite Micro's `Requantize`, `clamp(mbqm(x - x_zero, m) +
@@ -55,10 +56,7 @@ pub(crate) fn quantize(op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelE
             Data::I16(d) => widen(&d[i * RUN..], zi, vs),
             _ => {}
         }
-        q.all(vs);
-        for (y, v) in ys.iter_mut().zip(vs.iter()) {
-            *y = *v as i8;
-        }
+        q.scatter(vs, 0, (ys, 1));
     }
     Ok(())
 }

@@ -224,9 +224,11 @@ impl Scalar {
 
     /// `out[i · stride] = (Scalar::wide(v[i]) + add) as i8` (the addition wrapping) for
     /// every `i < v.len()`: on Helium four values per vector, stored with `VSTRB.32` to four
-    /// offsets (`planner_mve_requant_scatter`); elsewhere [`Scalar::all`] of `v` in place
-    /// (so `v` ends holding the requantised values), then one store at a time. `out` must
-    /// hold `(v.len() - 1) · stride + 1` bytes; values past its end are not stored.
+    /// offsets (`planner_mve_requant_scatter`); with the DSP extension one value per pass
+    /// of an assembly loop that stores bytes (`planner_dsp_requant_store`: int8's whole
+    /// range, or any range with nothing added and a stride of 1); elsewhere [`Scalar::all`]
+    /// of `v` in place, then one store at a time (`v`'s values afterwards are either). `out`
+    /// must hold `(v.len() - 1) · stride + 1` bytes; values past its end are not stored.
     pub(crate) fn scatter(&self, v: &mut [i32], add: i32, (out, stride): (&mut [i8], usize)) {
         let fits = v.is_empty()
             || (v.len() - 1)
@@ -236,6 +238,13 @@ impl Scalar {
         if fits
             && let Some(q) = &self.q
             && mve_runs::requant_scatter(v, q, (self.zero, self.lo, self.hi), add, (out, stride))
+        {
+            return;
+        }
+        #[cfg(all(planner_dsp, not(planner_mve)))]
+        if fits
+            && let Some(q) = &self.q
+            && dsp_runs::requant_store(v, q, (self.zero, self.lo, self.hi), add, (out, stride))
         {
             return;
         }
@@ -437,6 +446,18 @@ fn gemv_s8(x: &[i8], w: &[i8], k: usize, q: &Requant<'_>, y: &mut [i8]) -> bool 
         if !dsp_rows::dot_rows((&w[c0 * k..(c0 + n) * k], k), (&x[..k], 0), k, 0, acc) {
             // Only the first block can refuse (the row's length): nothing written yet.
             return false;
+        }
+        let (mult, shift) = (&q.mult[c0..c0 + n], &q.shift[c0..c0 + n]);
+        if mult.iter().all(|&m| m == mult[0]) && shift.iter().all(|&s| s == shift[0]) {
+            // One multiplier for the block (a per-tensor layer): the bias added, then the
+            // run's requantisation straight into the outputs.
+            for (a, b) in acc.iter_mut().zip(&q.bias[c0..c0 + n]) {
+                *a = a.wrapping_add(*b);
+            }
+            let run = Scalar::new(mult[0], shift[0], q.out_zero, q.lo, q.hi);
+            run.scatter(acc, 0, (&mut y[c0..c0 + n], 1));
+            c0 += n;
+            continue;
         }
         for (c, (&a, yv)) in (c0..).zip(acc.iter().zip(&mut y[c0..c0 + n])) {
             let m = QuantizedMultiplier {

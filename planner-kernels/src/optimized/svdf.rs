@@ -3,7 +3,8 @@
 //! projections, and with an int8 state the time sums, are [`dot_rows`]'s (Helium assembly,
 //! `SMLAD` on DSP cores, plain loops elsewhere); the projections' requantisation stores each
 //! value straight into the state's newest column ([`Scalar::scatter`]: four at a time on
-//! Helium) and the outputs' requantises a unit's run at once ([`Scalar::all`]). The time
+//! Helium, one byte per pass of the DSP extension's assembly), and the outputs' stores a
+//! unit's run straight into the output the same way. The time
 //! sums of an int16 state take loops LLVM vectorises, each `Σ w · (s − z)` computed as
 //! `Σ w · s − z · Σ w` (equal in wrapping `i32` arithmetic), so the products are of the
 //! stored values and widen straight into the accumulator; its projections are
@@ -98,10 +99,8 @@ impl Loops for Fast {
     }
 
     fn output(&self, acc: &mut [i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
-        Scalar::new(m.multiplier, m.shift, z, -128, 127).all(acc);
-        for (a, o) in acc.iter().zip(y.iter_mut()) {
-            *o = *a as i8;
-        }
+        let n = acc.len().min(y.len());
+        Scalar::new(m.multiplier, m.shift, z, -128, 127).scatter(&mut acc[..n], 0, (y, 1));
     }
 }
 

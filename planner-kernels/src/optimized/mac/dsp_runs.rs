@@ -1,7 +1,10 @@
 //! The per-tensor requantisation of a run of values ([`super::Scalar::all`]) in assembly
 //! for the DSP extension's cores (Cortex-M4, M7, M33), one value per pass with every
 //! constant in a register (LLVM's loop spilled them and reloaded four or five per value);
-//! its arguments are [`super::RunArgs`], as Helium's.
+//! its arguments are [`super::RunArgs`], as Helium's. A second routine stores each value
+//! as a byte instead ([`super::Scalar::scatter`]: an SVDF's features into its state's
+//! newest column, an op's outputs), so the values never go back to memory as words and a
+//! store loop after the requantisation is not needed.
 //! The arithmetic is [`super::Mbqm::apply`]'s: the left shift, `SMLAL` of the value and the
 //! multiplier onto `2^30` (the rounding doubling high multiply, a floor, as the multiplier
 //! is never `i32::MIN`), the rounding right shift (the remainder against half the divisor,
@@ -14,14 +17,65 @@ unsafe extern "C" {
     /// restores r4-r11 and returns through the saved lr, with no stack beyond that. `QADD`
     /// and `SSAT` may set the sticky Q flag, which no Rust code reads.
     pub(super) fn planner_dsp_requant(a: *const super::RunArgs);
+    /// [`requant_store`]'s routine; the same registers saved as `planner_dsp_requant`.
+    fn planner_dsp_requant_store(a: *const StoreArgs);
 }
 
-/// One value's requantisation, up to the clamp: `r4` from the word at `r0`, with the
-/// constants of `planner_dsp_requant`'s registers.
+/// Arguments of `planner_dsp_requant_store`, read by offset from the assembly: the
+/// requantisation's (the values only read), then the stores'.
+#[repr(C)]
+struct StoreArgs {
+    run: super::RunArgs, // 0..36
+    add: i32,            // 36
+    out: *mut i8,        // 40
+    stride: u32,         // 44
+}
+
+/// `out[i · stride] = (clamp(m.apply(v[i]) + zero, lo, hi) + add) as i8` (the first
+/// addition saturating, the second wrapping) for every `i < v.len()`, one value per pass of
+/// `planner_dsp_requant_store`. It takes int8's whole range (`lo = -128`, `hi = 127`: one
+/// `SSAT`) with any `add` and stride, and any other range with `add = 0` and stride 1
+/// (an output with an activation); false (nothing written) otherwise, or when a size does
+/// not fit `u32`. The caller has checked that `out` holds `(v.len() - 1) · stride + 1`
+/// bytes.
+pub(super) fn requant_store(
+    v: &[i32],
+    m: &super::Mbqm,
+    (zero, lo, hi): (i32, i32, i32),
+    add: i32,
+    (out, stride): (&mut [i8], usize),
+) -> bool {
+    let whole = lo == -128 && hi == 127;
+    if !whole && (add != 0 || stride != 1) {
+        return false;
+    }
+    let (Ok(n), Ok(stride)) = (u32::try_from(v.len()), u32::try_from(stride)) else {
+        return false;
+    };
+    if n == 0 {
+        return true;
+    }
+    let args = StoreArgs {
+        // The assembly only reads the values: the pointer is `*mut` for the struct's sake.
+        run: super::RunArgs::new(v.as_ptr().cast_mut(), n, m, (zero, lo, hi)),
+        add,
+        out: out.as_mut_ptr(),
+        stride,
+    };
+    // SAFETY: the assembly reads the `n` int32 of `v` (its length, `n > 0`) and writes one
+    // byte of `out` at `i · stride` for each `i < n` (inside `out`: the caller checked its
+    // length; `out` borrowed mutably and `v` shared, so nothing else touches them
+    // meanwhile), and nothing else. It follows the AAPCS, saving and restoring the
+    // registers it uses, with no stack beyond that.
+    unsafe { planner_dsp_requant_store(&args) };
+    true
+}
+
+/// One value's requantisation, up to the clamp: `r4` in place (the loops load it), with
+/// the constants of `planner_dsp_requant`'s registers.
 macro_rules! requant_value {
     () => {
         concat!(
-            "ldr r4, [r0]\n",
             "lsl r4, r4, r3\n",
             "mov r5, #0x40000000\n",
             "mov r6, #0\n",
@@ -70,6 +124,7 @@ core::arch::global_asm!(
     "cmp lr, #127",
     "bne 2f",
     "1:",
+    "ldr r4, [r0]",
     requant_value!(),
     "ssat r4, #8, r4",
     "str r4, [r0], #4",
@@ -78,6 +133,7 @@ core::arch::global_asm!(
     "pop {{r4-r11, pc}}",
     // Any other clamp.
     "2:",
+    "ldr r4, [r0]",
     requant_value!(),
     "cmp r4, r12",
     "it lt",
@@ -90,4 +146,63 @@ core::arch::global_asm!(
     "bne 2b",
     "pop {{r4-r11, pc}}",
     ".size planner_dsp_requant, . - planner_dsp_requant",
+);
+
+core::arch::global_asm!(
+    ".cpu cortex-m33",
+    ".section .text.planner_dsp_requant_store,\"ax\",%progbits",
+    ".global planner_dsp_requant_store",
+    ".type planner_dsp_requant_store,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_dsp_requant_store:",
+    "push {{r4-r11, lr}}",
+    "ldr r1, [r0, #4]",
+    "ldr r2, [r0, #8]",
+    "ldr r3, [r0, #12]",
+    "ldr r8, [r0, #16]",
+    "rsb r8, r8, #0",
+    "mov r9, #1",
+    "lsl r9, r9, r8",
+    "sub r9, r9, #1",
+    "asr r10, r9, #1",
+    "ldr r11, [r0, #24]",
+    "ldr r12, [r0, #28]",
+    "ldr lr, [r0, #32]",
+    "ldr r7, [r0, #40]",
+    "cmn r12, #128",
+    "bne 2f",
+    "cmp lr, #127",
+    "bne 2f",
+    // int8's whole range: `SSAT`, then the wrapping addition, one byte at the stride.
+    "ldr r12, [r0, #36]",
+    "ldr lr, [r0, #44]",
+    "ldr r0, [r0, #0]",
+    "1:",
+    "ldr r4, [r0], #4",
+    requant_value!(),
+    "ssat r4, #8, r4",
+    "add r4, r4, r12",
+    "strb r4, [r7]",
+    "add r7, r7, lr",
+    "subs r1, r1, #1",
+    "bne 1b",
+    "pop {{r4-r11, pc}}",
+    // Any other clamp: nothing added, bytes back to back.
+    "2:",
+    "ldr r0, [r0, #0]",
+    "3:",
+    "ldr r4, [r0], #4",
+    requant_value!(),
+    "cmp r4, r12",
+    "it lt",
+    "movlt r4, r12",
+    "cmp r4, lr",
+    "it gt",
+    "movgt r4, lr",
+    "strb r4, [r7], #1",
+    "subs r1, r1, #1",
+    "bne 3b",
+    "pop {{r4-r11, pc}}",
+    ".size planner_dsp_requant_store, . - planner_dsp_requant_store",
 );
