@@ -12,17 +12,14 @@ use core::ptr;
 
 use cortex_m::peripheral::{DWT, SCB};
 use cortex_m_rt::entry;
-use cortex_m_semihosting::debug;
-use defmt_rtt as _; // the defmt transport: RTT, read by the probe
 use planner_kernels::Reference;
-use planner_kernels::golden::{fill_i8, fnv1a64};
 
 planner_macros::include_model!("person_detect");
 
-/// The golden input's seed and hash and TFLite Micro's output (see build.rs).
-mod golden {
-    include!(concat!(env!("OUT_DIR"), "/golden.rs"));
-}
+/// The defmt transport and panic handler, the fixed input and the checks against TFLite
+/// Micro's output, shared by the board examples.
+#[path = "../../common/firmware.rs"]
+mod common;
 
 /// The CPU clock: the nRF52840's Cortex-M4F always runs at 64 MHz.
 const CORE_HZ: u32 = 64_000_000;
@@ -31,9 +28,7 @@ const CORE_HZ: u32 = 64_000_000;
 fn main() -> ! {
     keep_debug_port_open();
     enable_flash_cache();
-    let Some(mut cp) = cortex_m::Peripherals::take() else {
-        defmt::panic!("the core peripherals were taken before main")
-    };
+    let mut cp = common::core_peripherals();
     // The DWT cycle counter: trace on, counter on.
     cp.DCB.enable_trace();
     cp.DWT.enable_cycle_counter();
@@ -46,24 +41,17 @@ fn main() -> ! {
         defmt::panic!("the person_detect handle was taken before main")
     };
     let mut model = model.init(); // zero persistent arenas, copy staged weights
-    let input = model.input_input_mut();
-    fill_i8(input, golden::SEED); // the fixed input TFLite Micro's golden output was made from
-    if fnv1a64(input.iter().map(|&v| v as u8)) != golden::INPUT_FNV1A64 {
-        defmt::panic!("the input differs from the one TFLite Micro ran on")
-    }
+    // The fixed input TFLite Micro's golden output was made from.
+    common::fill_input(model.input_input_mut());
 
     let start = DWT::cycle_count();
     let ran = model.run(&mut Reference); // every op, in plan order
     let cycles = DWT::cycle_count().wrapping_sub(start);
-    if let Err(e) = ran {
-        defmt::panic!("run() failed: {}", defmt::Display2Format(&e))
-    }
+    common::check_run(ran);
 
     let out = model.output_mobilenet_v1_predictions_reshape_1();
     defmt::println!("person_detect: scores [no person, person] = {}", out);
-    if !out.iter().map(|&v| v as u8).eq(golden::OUTPUT) {
-        defmt::panic!("the output differs from TFLite Micro's {}", golden::OUTPUT)
-    }
+    common::check_output(out);
     defmt::println!("person_detect: bit-exact with TFLite Micro");
     defmt::println!(
         "person_detect: inference took {=u32} cycles ({=u32} ms at {=u32} MHz)",
@@ -71,19 +59,7 @@ fn main() -> ! {
         cycles / (CORE_HZ / 1_000),
         CORE_HZ / 1_000_000
     );
-    // `probe-rs run` ends with status 0 on a semihosting exit, and fails on a panic.
-    debug::exit(debug::EXIT_SUCCESS);
-    loop {
-        cortex_m::asm::wfi(); // only reached without a debugger
-    }
-}
-
-/// A panic prints through defmt (panic-probe's handler) and stops the core with a fault,
-/// which fails `probe-rs run`; `defmt::panic!` has printed its message already, so it
-/// goes straight to the fault.
-#[defmt::panic_handler]
-fn defmt_panic() -> ! {
-    panic_probe::hard_fault()
+    common::exit() // a semihosting exit: `probe-rs run` ends with status 0
 }
 
 // Registers of the nRF52840 Product Specification (FICR, UICR, NVMC; the APPROTECT block

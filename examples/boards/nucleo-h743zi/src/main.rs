@@ -10,17 +10,14 @@
 
 use cortex_m::peripheral::DWT;
 use cortex_m_rt::entry;
-use cortex_m_semihosting::debug;
-use defmt_rtt as _; // the defmt transport: RTT, read by the probe
 use planner_kernels::Reference;
-use planner_kernels::golden::{fill_i8, fnv1a64};
 
 planner_macros::include_model!("person_detect");
 
-/// The golden input's seed and hash and TFLite Micro's output (see build.rs).
-mod golden {
-    include!(concat!(env!("OUT_DIR"), "/golden.rs"));
-}
+/// The defmt transport and panic handler, the fixed input and the checks against TFLite
+/// Micro's output, shared by the board examples.
+#[path = "../../common/firmware.rs"]
+mod common;
 
 /// The core clock after reset: the 64 MHz HSI (RM0433, reset and clock control). Nothing here
 /// changes it.
@@ -28,9 +25,7 @@ const CORE_HZ: u32 = 64_000_000;
 
 #[entry]
 fn main() -> ! {
-    let Some(mut cp) = cortex_m::Peripherals::take() else {
-        defmt::panic!("the core peripherals were taken before main")
-    };
+    let mut cp = common::core_peripherals();
     // The Cortex-M7's caches: the weights are read from flash through the D-cache.
     cp.SCB.enable_icache();
     cp.SCB.enable_dcache(&mut cp.CPUID);
@@ -47,24 +42,17 @@ fn main() -> ! {
         defmt::panic!("the person_detect handle was taken before main")
     };
     let mut model = model.init(); // zero persistent arenas, copy staged weights
-    let input = model.input_input_mut();
-    fill_i8(input, golden::SEED); // the fixed input TFLite Micro's golden output was made from
-    if fnv1a64(input.iter().map(|&v| v as u8)) != golden::INPUT_FNV1A64 {
-        defmt::panic!("the input differs from the one TFLite Micro ran on")
-    }
+    // The fixed input TFLite Micro's golden output was made from.
+    common::fill_input(model.input_input_mut());
 
     let start = DWT::cycle_count();
     let ran = model.run(&mut Reference); // every op, in plan order
     let cycles = DWT::cycle_count().wrapping_sub(start);
-    if let Err(e) = ran {
-        defmt::panic!("run() failed: {}", defmt::Display2Format(&e))
-    }
+    common::check_run(ran);
 
     let out = model.output_mobilenet_v1_predictions_reshape_1();
     defmt::println!("person_detect: scores [no person, person] = {}", out);
-    if !out.iter().map(|&v| v as u8).eq(golden::OUTPUT) {
-        defmt::panic!("the output differs from TFLite Micro's {}", golden::OUTPUT)
-    }
+    common::check_output(out);
     defmt::println!("person_detect: bit-exact with TFLite Micro");
     defmt::println!(
         "person_detect: inference took {=u32} cycles ({=u32} ms at {=u32} MHz)",
@@ -72,17 +60,5 @@ fn main() -> ! {
         cycles / (CORE_HZ / 1_000),
         CORE_HZ / 1_000_000
     );
-    // `probe-rs run` ends with status 0 on a semihosting exit, and fails on a panic.
-    debug::exit(debug::EXIT_SUCCESS);
-    loop {
-        cortex_m::asm::wfi(); // only reached without a debugger
-    }
-}
-
-/// A panic prints through defmt (panic-probe's handler) and stops the core with a fault,
-/// which fails `probe-rs run`; `defmt::panic!` has printed its message already, so it
-/// goes straight to the fault.
-#[defmt::panic_handler]
-fn defmt_panic() -> ! {
-    panic_probe::hard_fault()
+    common::exit() // a semihosting exit: `probe-rs run` ends with status 0
 }
