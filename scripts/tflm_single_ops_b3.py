@@ -117,6 +117,19 @@ def binary(name, builtin, sa, sb, dtype, const=None, **ranges):
     g.write(name)
 
 
+def with_constant(name, builtin, shape, dtype, constant, out, q=None, opts=(), **ranges):
+    """One op of an input `x` (`shape`, `dtype`, quantisation `q`) and a constant operand
+    (`constant`: its name, element type and values), writing `y` of shape `out` and the input's
+    quantisation; `opts`: the op's `options(...)`."""
+    g = Graph(**ranges)
+    x = g.tensor("x", shape, dtype, q)
+    what, cdtype, values = constant
+    c = g.tensor(what, list(np.shape(values)), cdtype, None, values)
+    y = g.tensor("y", out, dtype, q)
+    g.op(builtin, [x, c], [y], *opts)
+    g.write(name)
+
+
 def add_n(name, count, shape, dtype, q=None, qout=None, **ranges):
     g = Graph(**ranges)
     xs = [g.tensor(f"x{k}", shape, dtype, q) for k in range(count)]
@@ -276,13 +289,10 @@ def main():
         ("mirror_pad_f32_reflect", [2, 3, 4], [[1, 1], [0, 2], [3, 0]], 0, F32, I32),
         ("mirror_pad_i8_symmetric", [3, 4], [[2, 3], [4, 1]], 1, I8, I64),
     ]:
-        g = Graph(float_range=(-1, 1))
-        x = g.tensor("x", shape, dtype, (0.1, 2) if dtype == I8 else None)
-        p = g.tensor("paddings", [len(shape), 2], pdtype, None, pads)
-        y = g.tensor("y", [n + a + b for n, (a, b) in zip(shape, pads)], dtype,
-                     (0.1, 2) if dtype == I8 else None)
-        g.op(B.MIRROR_PAD, [x, p], [y], *options("MirrorPadOptions", mode=mode))
-        g.write(name)
+        with_constant(name, B.MIRROR_PAD, shape, dtype, ("paddings", pdtype, pads),
+                      [n + a + b for n, (a, b) in zip(shape, pads)],
+                      (0.1, 2) if dtype == I8 else None, options("MirrorPadOptions", mode=mode),
+                      float_range=(-1, 1))
     for name, shape, axes, dtype in [
         ("reverse_f32", [2, 3, 4], [1], F32),
         ("reverse_i8_negative", [3, 5], [-1], I8),
@@ -291,12 +301,8 @@ def main():
         ("reverse_i64", [2, 3], [1], I64),
         ("reverse_bool", [3, 2], [0], BOOL),
     ]:
-        g = Graph(float_range=(-1, 1))
-        x = g.tensor("x", shape, dtype)
-        a = g.tensor("axes", [len(axes)], I32, None, axes)
-        y = g.tensor("y", shape, dtype)
-        g.op(B.REVERSE_V2, [x, a], [y])
-        g.write(name)
+        with_constant(name, B.REVERSE_V2, shape, dtype, ("axes", I32, axes), shape,
+                      float_range=(-1, 1))
     # Lookups.
     for name, pshape, idx, dtype in [
         ("gather_nd_f32", [3, 4, 2], [[0, 1], [2, 3], [1, 0]], F32),
@@ -367,12 +373,8 @@ def main():
         ("broadcast_to_bool", [3, 1, 1], [3, 2, 2], I32, BOOL),
         ("broadcast_to_i16", [4], [1, 3, 4], I32, I16),
     ]:
-        g = Graph(float_range=(-1, 1))
-        x = g.tensor("x", shape, dtype)
-        sh = g.tensor("shape", [len(target)], sdtype, None, target)
-        y = g.tensor("y", target, dtype)
-        g.op(B.BROADCAST_TO, [x, sh], [y])
-        g.write(name)
+        with_constant(name, B.BROADCAST_TO, shape, dtype, ("shape", sdtype, target), target,
+                      float_range=(-1, 1))
     for name, na, b, dtype in [("broadcast_args_i32", 3, [1], I32),
                                ("broadcast_args_i64", 2, [5, 1, 1], I64)]:
         g = Graph(int_range=(1, 4))
@@ -398,15 +400,11 @@ def main():
         ("reduce_all", B.REDUCE_ALL, [8, 2], [1], False, BOOL),
         ("reduce_all_keep", B.REDUCE_ALL, [2, 4, 1], [0, -1], True, BOOL),
     ]:
-        g = Graph(float_range=(-1, 1))
-        q = (0.1, -4) if dtype == I8 else None
-        x = g.tensor("x", shape, dtype, q)
-        a = g.tensor("axes", [len(axes)], I32, None, axes)
         gone = {d % len(shape) for d in axes}
         out = [1 if d in gone else n for d, n in enumerate(shape) if keep or d not in gone]
-        y = g.tensor("y", out, dtype, q)
-        g.op(builtin, [x, a], [y], *options("ReducerOptions", keepDims=keep))
-        g.write(name)
+        with_constant(name, builtin, shape, dtype, ("axes", I32, axes), out,
+                      (0.1, -4) if dtype == I8 else None, options("ReducerOptions", keepDims=keep),
+                      float_range=(-1, 1))
 
 
 if __name__ == "__main__":
