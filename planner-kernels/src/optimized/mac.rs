@@ -273,6 +273,20 @@ impl Scalar {
     }
 }
 
+/// `s[i] = s[i + 1]` for the first `i` it returns (a multiple of 32, at most
+/// `s.len() - 1`): an int8 SVDF state stepped back in time, 32 bytes per pass of the DSP
+/// extension's assembly loop for a word-aligned `s` (`planner_dsp_shift_down`); 0 (nothing
+/// moved) elsewhere.
+pub(crate) fn shift_down(s: &mut [i8]) -> usize {
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    return dsp_runs::shift_down(s);
+    #[cfg(not(all(planner_dsp, not(planner_mve))))]
+    {
+        let _ = s;
+        0
+    }
+}
+
 /// Arguments of the assembly requantisations of a run (`planner_mve_requant`,
 /// `planner_dsp_requant`), read by offset from the assembly.
 #[cfg(any(planner_mve, planner_dsp))]

@@ -14,7 +14,7 @@ use planner_rt::kernel::OpView;
 use planner_rt::options::SvdfOptions;
 
 use super::lanes::{dot, dot_sum};
-use super::mac::{Scalar, dot_rows};
+use super::mac::{Scalar, dot_rows, shift_down};
 use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
 use crate::reference::recurrent::svdf::{Loops, State, newest, svdf_with};
@@ -79,13 +79,14 @@ impl Loops for Fast {
         }
     }
 
-    /// Eight elements at a time through a register copy: `copy_within` is a `memmove` whose
-    /// source is one element past its destination, which the library copies with shifted
-    /// word loads at several instructions a word.
+    /// An int8 state 32 bytes at a time by the DSP extension's assembly ([`shift_down`]);
+    /// the rest eight elements at a time through a register copy: `copy_within` is a
+    /// `memmove` whose source is one element past its destination, which the library copies
+    /// with shifted word loads at several instructions a word.
     fn shift<T: State>(&self, state: &mut [T]) {
         const N: usize = 8;
         let n = state.len();
-        let mut i = 0;
+        let mut i = T::int8_mut(state).map_or(0, shift_down);
         while i + N < n {
             let mut t = [state[i]; N];
             t.copy_from_slice(&state[i + 1..i + 1 + N]);

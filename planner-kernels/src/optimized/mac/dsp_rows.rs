@@ -89,8 +89,8 @@ fn back_to_back<const G: usize>(a: &[i8], b: &[i8], zz: u32, out: &mut [i32]) {
     }
 }
 
-/// [`dot_rows`] with one `b` for every row, its `k / 4 <= G` groups widened once, two rows
-/// per pass.
+/// [`dot_rows`] with one `b` for every row, its `k / 4 <= G` groups widened once: four
+/// rows per pass of `planner_dsp_dot4` ([`dot4`]), the rest two rows per pass.
 fn shared<const G: usize>(
     (a, sa): (&[i8], usize),
     b: &[i8],
@@ -106,6 +106,14 @@ fn shared<const G: usize>(
     }
     let wide = &wide[..bg.len()];
     let row = |r: usize| a[r * sa..r * sa + k].as_chunks::<4>();
+    let done = dot4((a, sa), wide, out);
+    if !b_tail.is_empty() {
+        for (r, o) in out[..done].iter_mut().enumerate() {
+            *o = tail(*o, row(r).1, b_tail, z);
+        }
+    }
+    let row = |r: usize| row(done + r);
+    let out = &mut out[done..];
     let last = out.len().saturating_sub(1);
     let mut pairs = out.chunks_exact_mut(2);
     for (p, o) in (&mut pairs).enumerate() {
@@ -141,3 +149,155 @@ fn tail(acc: i32, a: &[i8], b: &[i8], z: i32) -> i32 {
         s.wrapping_add(i32::from(a).wrapping_mul(i32::from(b) - z))
     })
 }
+
+/// Arguments of `planner_dsp_dot4`, read by offset from the assembly.
+#[repr(C)]
+struct Dot4Args {
+    a: *const i8,          // 0: row 0
+    stride: u32,           // 4: bytes from one row to the next
+    groups: u32,           // 8: words of a row (> 0)
+    wide: *const [u32; 2], // 12: `b`'s halfword pairs, even and odd elements per word
+    out: *mut i32,         // 16
+    blocks: u32,           // 20: blocks of four rows (> 0)
+}
+
+unsafe extern "C" {
+    /// [`dot4`]'s routine: saves and restores r4-r11 and returns through the saved lr; 20
+    /// bytes of stack beyond that. `SMLAD` may set the sticky Q flag, which no Rust code
+    /// reads.
+    fn planner_dsp_dot4(args: *const Dot4Args);
+}
+
+/// `out[r] = Σ_{g < wide.len()} Σ_{j < 4} a[r·sa + 4g + j] · b_j` (`wide[g]` holding the
+/// `b_j` as `[b_0 | b_2, b_1 | b_3]` halfword pairs, the words `shared` widens), wrapping,
+/// for the first `4 · ⌊out.len() / 4⌋` rows: four rows per pass of `planner_dsp_dot4`,
+/// each word of `b` loaded once for the four (LLVM's loop of four rows spilled). Returns
+/// the rows written (0 when there are fewer than four, `wide` is empty or a size does not
+/// fit `u32`). The caller has checked that every row's `4 · wide.len()` elements are in `a`.
+fn dot4((a, sa): (&[i8], usize), wide: &[[u32; 2]], out: &mut [i32]) -> usize {
+    let rows = out.len() / 4 * 4;
+    let (Ok(stride), Ok(groups), Ok(blocks)) = (
+        u32::try_from(sa),
+        u32::try_from(wide.len()),
+        u32::try_from(rows / 4),
+    ) else {
+        return 0;
+    };
+    // The assembly forms `3 · sa` and steps `4 · sa` per block.
+    if blocks == 0 || groups == 0 || stride.checked_mul(4).is_none() {
+        return 0;
+    }
+    let fits = (rows - 1)
+        .checked_mul(sa)
+        .and_then(|v| v.checked_add(4 * wide.len()))
+        .is_some_and(|need| need <= a.len());
+    if !fits {
+        return 0;
+    }
+    let args = Dot4Args {
+        a: a.as_ptr(),
+        stride,
+        groups,
+        wide: wide.as_ptr(),
+        out: out.as_mut_ptr(),
+        blocks,
+    };
+    // SAFETY: the assembly reads `4 · groups` bytes of each of the `rows` rows at
+    // `r · sa` in `a` (checked above to lie inside `a`; plain `LDR`s, which the M-profile
+    // cores with the DSP extension allow unaligned), the `groups` pairs of `wide` (`LDRD`:
+    // `[u32; 2]` is word-aligned), and writes `out[..rows]` (`STM` of four words: `out` is
+    // `i32`, word-aligned, borrowed mutably, so nothing else touches it meanwhile), and
+    // nothing else; it follows the AAPCS, saving and restoring what it uses.
+    unsafe { planner_dsp_dot4(&args) };
+    rows
+}
+
+/// One word of each of the four rows (at r0, r0 + r1, r0 + r2, r0 + r3) against that
+/// word's pairs of `b` (loaded from r4 into r5: elements 0 and 2, r6: 1 and 3), into the
+/// sums r7-r10; r0 and r4 step on.
+macro_rules! dot4_word {
+    () => {
+        concat!(
+            "ldrd r5, r6, [r4], #8\n",
+            "ldr r11, [r0]\n",
+            "sxtb16 r12, r11\n",
+            "smlad r7, r12, r5, r7\n",
+            "sxtb16 r12, r11, ror #8\n",
+            "smlad r7, r12, r6, r7\n",
+            "ldr r11, [r0, r1]\n",
+            "sxtb16 r12, r11\n",
+            "smlad r8, r12, r5, r8\n",
+            "sxtb16 r12, r11, ror #8\n",
+            "smlad r8, r12, r6, r8\n",
+            "ldr r11, [r0, r2]\n",
+            "sxtb16 r12, r11\n",
+            "smlad r9, r12, r5, r9\n",
+            "sxtb16 r12, r11, ror #8\n",
+            "smlad r9, r12, r6, r9\n",
+            "ldr r11, [r0, r3]\n",
+            "sxtb16 r12, r11\n",
+            "smlad r10, r12, r5, r10\n",
+            "sxtb16 r12, r11, ror #8\n",
+            "smlad r10, r12, r6, r10\n",
+            "add r0, r0, #4\n",
+        )
+    };
+}
+
+core::arch::global_asm!(
+    // As in `dsp`: an ARMv8-M core with the DSP extension, for the assembler; every
+    // instruction here is ARMv7E-M's too (the Cortex-M4's).
+    ".cpu cortex-m33",
+    ".section .text.planner_dsp_dot4,\"ax\",%progbits",
+    ".global planner_dsp_dot4",
+    ".type planner_dsp_dot4,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_dsp_dot4:",
+    "push {{r4-r11, lr}}",
+    // r1-r3: one, two and three rows on; the block's out, count, row 0, words and `b` on
+    // the stack at 0, 4, 8, 12 and 16.
+    "ldr r1, [r0, #4]",
+    "add r2, r1, r1",
+    "add r3, r2, r1",
+    "ldr r4, [r0, #16]",
+    "ldr r5, [r0, #20]",
+    "ldr r6, [r0, #0]",
+    "ldr r7, [r0, #8]",
+    "ldr r8, [r0, #12]",
+    "push {{r4-r8}}",
+    "1:",
+    "ldr r0, [sp, #8]",
+    "ldr r4, [sp, #16]",
+    "ldr lr, [sp, #12]",
+    "mov r7, #0",
+    "mov r8, #0",
+    "mov r9, #0",
+    "mov r10, #0",
+    // An odd word first, then two words per pass.
+    "tst lr, #1",
+    "beq 3f",
+    dot4_word!(),
+    "3:",
+    "lsrs lr, lr, #1",
+    "beq 4f",
+    "2:",
+    dot4_word!(),
+    dot4_word!(),
+    "subs lr, lr, #1",
+    "bne 2b",
+    "4:",
+    "ldr r0, [sp, #0]",
+    "stmia r0!, {{r7-r10}}",
+    "str r0, [sp, #0]",
+    "ldr r0, [sp, #8]",
+    "add r0, r0, r1, lsl #2",
+    "str r0, [sp, #8]",
+    "ldr r0, [sp, #4]",
+    "subs r0, r0, #1",
+    "str r0, [sp, #4]",
+    "bne 1b",
+    "add sp, sp, #20",
+    "pop {{r4-r11, pc}}",
+    ".size planner_dsp_dot4, . - planner_dsp_dot4",
+);

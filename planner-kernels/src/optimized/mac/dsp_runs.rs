@@ -19,6 +19,29 @@ unsafe extern "C" {
     pub(super) fn planner_dsp_requant(a: *const super::RunArgs);
     /// [`requant_store`]'s routine; the same registers saved as `planner_dsp_requant`.
     fn planner_dsp_requant_store(a: *const StoreArgs);
+    /// [`shift_down`]'s routine: saves and restores r4-r9.
+    fn planner_dsp_shift_down(s: *mut i8, blocks: u32);
+}
+
+/// The first `32 · b` elements of [`super::shift_down`] (`s[i] = s[i + 1]`) in blocks of
+/// 32 bytes, `b = (s.len() - 1) / 32`, each block eight unaligned `LDR`s one byte on and one
+/// `STM` (LLVM's loop stored word by word); returns `32 · b`, or 0 (nothing moved) when `s`
+/// is not word-aligned or shorter than 33 bytes. Moving downwards, each block reads only
+/// bytes no block before it wrote.
+pub(super) fn shift_down(s: &mut [i8]) -> usize {
+    let blocks = s.len().saturating_sub(1) / 32;
+    let Ok(b) = u32::try_from(blocks) else {
+        return 0;
+    };
+    if b == 0 || !s.as_ptr().cast::<u32>().is_aligned() {
+        return 0;
+    }
+    // SAFETY: the routine reads bytes `1..32 · b + 1` of `s` and writes bytes `0..32 · b`
+    // (`32 · b + 1 <= s.len()`; the writes are `STM`s of words, `s` word-aligned as checked;
+    // `s` borrowed mutably, so nothing else touches it meanwhile), and nothing else; it
+    // follows the AAPCS, saving and restoring the registers it uses.
+    unsafe { planner_dsp_shift_down(s.as_mut_ptr(), b) };
+    32 * blocks
 }
 
 /// Arguments of `planner_dsp_requant_store`, read by offset from the assembly: the
@@ -178,6 +201,11 @@ core::arch::global_asm!(
     "ldr r12, [r0, #36]",
     "ldr lr, [r0, #44]",
     "ldr r0, [r0, #0]",
+    // Nothing added, bytes back to back (an op's outputs): neither addition.
+    "cmp r12, #0",
+    "bne 1f",
+    "cmp lr, #1",
+    "beq 4f",
     "1:",
     "ldr r4, [r0], #4",
     requant_value!(),
@@ -204,5 +232,39 @@ core::arch::global_asm!(
     "subs r1, r1, #1",
     "bne 3b",
     "pop {{r4-r11, pc}}",
+    "4:",
+    "ldr r4, [r0], #4",
+    requant_value!(),
+    "ssat r4, #8, r4",
+    "strb r4, [r7], #1",
+    "subs r1, r1, #1",
+    "bne 4b",
+    "pop {{r4-r11, pc}}",
     ".size planner_dsp_requant_store, . - planner_dsp_requant_store",
+);
+
+core::arch::global_asm!(
+    ".cpu cortex-m33",
+    ".section .text.planner_dsp_shift_down,\"ax\",%progbits",
+    ".global planner_dsp_shift_down",
+    ".type planner_dsp_shift_down,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_dsp_shift_down:",
+    "push {{r4-r9}}",
+    "1:",
+    "ldr r2, [r0, #1]",
+    "ldr r3, [r0, #5]",
+    "ldr r4, [r0, #9]",
+    "ldr r5, [r0, #13]",
+    "ldr r6, [r0, #17]",
+    "ldr r7, [r0, #21]",
+    "ldr r8, [r0, #25]",
+    "ldr r9, [r0, #29]",
+    "stmia r0!, {{r2-r9}}",
+    "subs r1, r1, #1",
+    "bne 1b",
+    "pop {{r4-r9}}",
+    "bx lr",
+    ".size planner_dsp_shift_down, . - planner_dsp_shift_down",
 );
