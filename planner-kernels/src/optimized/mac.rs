@@ -244,7 +244,13 @@ impl Scalar {
         #[cfg(all(planner_dsp, not(planner_mve)))]
         if fits
             && let Some(q) = &self.q
-            && dsp_runs::requant_store(v, q, (self.zero, self.lo, self.hi), add, (out, stride))
+            && dsp_runs::requant_store(
+                (v, None),
+                q,
+                (self.zero, self.lo, self.hi),
+                add,
+                (out, stride),
+            )
         {
             return;
         }
@@ -255,6 +261,28 @@ impl Scalar {
                 *o = x.wrapping_add(add) as i8;
             }
         }
+    }
+
+    /// `y[i] = Scalar::output(v[i] + bias[i])` (the addition wrapping; `v[i]` alone without
+    /// a bias) for every `i < v.len().min(y.len())`: with the DSP extension the bias is
+    /// added in the assembly loop that requantises and stores; elsewhere it is added to `v`
+    /// in place (so `v`'s values afterwards are either), then [`Scalar::scatter`] stores.
+    /// A bias shorter than that is added where it has values.
+    pub(crate) fn outputs(&self, v: &mut [i32], bias: Option<&[i32]>, y: &mut [i8]) {
+        let n = v.len().min(y.len());
+        let (v, y) = (&mut v[..n], &mut y[..n]);
+        #[cfg(all(planner_dsp, not(planner_mve)))]
+        if let Some(q) = &self.q
+            && dsp_runs::requant_store((v, bias), q, (self.zero, self.lo, self.hi), 0, (y, 1))
+        {
+            return;
+        }
+        if let Some(bias) = bias {
+            for (a, b) in v.iter_mut().zip(bias) {
+                *a = a.wrapping_add(*b);
+            }
+        }
+        self.scatter(v, 0, (y, 1));
     }
 
     /// [`Scalar::wide`] of every element of `v`, in place: on Helium four values per
@@ -463,13 +491,10 @@ fn gemv_s8(x: &[i8], w: &[i8], k: usize, q: &Requant<'_>, y: &mut [i8]) -> bool 
         }
         let (mult, shift) = (&q.mult[c0..c0 + n], &q.shift[c0..c0 + n]);
         if mult.iter().all(|&m| m == mult[0]) && shift.iter().all(|&s| s == shift[0]) {
-            // One multiplier for the block (a per-tensor layer): the bias added, then the
-            // run's requantisation straight into the outputs.
-            for (a, b) in acc.iter_mut().zip(&q.bias[c0..c0 + n]) {
-                *a = a.wrapping_add(*b);
-            }
+            // One multiplier for the block (a per-tensor layer): the run's requantisation,
+            // the bias added, straight into the outputs.
             let run = Scalar::new(mult[0], shift[0], q.out_zero, q.lo, q.hi);
-            run.scatter(acc, 0, (&mut y[c0..c0 + n], 1));
+            run.outputs(acc, Some(&q.bias[c0..c0 + n]), &mut y[c0..c0 + n]);
             c0 += n;
             continue;
         }

@@ -99,9 +99,15 @@ impl Loops for Fast {
         }
     }
 
-    fn output(&self, acc: &mut [i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
-        let n = acc.len().min(y.len());
-        Scalar::new(m.multiplier, m.shift, z, -128, 127).scatter(&mut acc[..n], 0, (y, 1));
+    fn output(
+        &self,
+        acc: &mut [i32],
+        bias: Option<&[i32]>,
+        m: QuantizedMultiplier,
+        z: i32,
+        y: &mut [i8],
+    ) {
+        Scalar::new(m.multiplier, m.shift, z, -128, 127).outputs(acc, bias, y);
     }
 }
 

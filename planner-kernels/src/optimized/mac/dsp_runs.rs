@@ -52,24 +52,30 @@ struct StoreArgs {
     add: i32,            // 36
     out: *mut i8,        // 40
     stride: u32,         // 44
+    bias: *const i32,    // 48: null, or one value to add to each before its requantisation
 }
 
-/// `out[i · stride] = (clamp(m.apply(v[i]) + zero, lo, hi) + add) as i8` (the first
-/// addition saturating, the second wrapping) for every `i < v.len()`, one value per pass of
-/// `planner_dsp_requant_store`. It takes int8's whole range (`lo = -128`, `hi = 127`: one
-/// `SSAT`) with any `add` and stride, and any other range with `add = 0` and stride 1
-/// (an output with an activation); false (nothing written) otherwise, or when a size does
-/// not fit `u32`. The caller has checked that `out` holds `(v.len() - 1) · stride + 1`
-/// bytes.
+/// `out[i · stride] = (clamp(m.apply(v[i] + bias[i]) + zero, lo, hi) + add) as i8` (the
+/// first addition wrapping, the second saturating, the third wrapping; no `bias[i]` without
+/// a bias) for every `i < v.len()`, one value per pass of `planner_dsp_requant_store`. It
+/// takes int8's whole range (`lo = -128`, `hi = 127`: one `SSAT`) with any `add` and
+/// stride, or a bias with `add = 0` and stride 1, and any other range with `add = 0`,
+/// stride 1 and no bias (an output with an activation); false (nothing written) otherwise,
+/// or when a size does not fit `u32` or the bias is shorter than `v`. The caller has
+/// checked that `out` holds `(v.len() - 1) · stride + 1` bytes.
 pub(super) fn requant_store(
-    v: &[i32],
+    (v, bias): (&[i32], Option<&[i32]>),
     m: &super::Mbqm,
     (zero, lo, hi): (i32, i32, i32),
     add: i32,
     (out, stride): (&mut [i8], usize),
 ) -> bool {
     let whole = lo == -128 && hi == 127;
-    if !whole && (add != 0 || stride != 1) {
+    let plain = add == 0 && stride == 1;
+    if !(plain || whole && bias.is_none()) || !whole && bias.is_some() {
+        return false;
+    }
+    if bias.is_some_and(|b| b.len() < v.len()) {
         return false;
     }
     let (Ok(n), Ok(stride)) = (u32::try_from(v.len()), u32::try_from(stride)) else {
@@ -84,8 +90,10 @@ pub(super) fn requant_store(
         add,
         out: out.as_mut_ptr(),
         stride,
+        bias: bias.map_or(core::ptr::null(), <[i32]>::as_ptr),
     };
-    // SAFETY: the assembly reads the `n` int32 of `v` (its length, `n > 0`) and writes one
+    // SAFETY: the assembly reads the `n` int32 of `v` (its length, `n > 0`) and of `bias`
+    // when there is one (at least as long, checked above), and writes one
     // byte of `out` at `i · stride` for each `i < n` (inside `out`: the caller checked its
     // length; `out` borrowed mutably and `v` shared, so nothing else touches them
     // meanwhile), and nothing else. It follows the AAPCS, saving and restoring the
@@ -200,12 +208,17 @@ core::arch::global_asm!(
     // int8's whole range: `SSAT`, then the wrapping addition, one byte at the stride.
     "ldr r12, [r0, #36]",
     "ldr lr, [r0, #44]",
+    "ldr r6, [r0, #48]",
     "ldr r0, [r0, #0]",
-    // Nothing added, bytes back to back (an op's outputs): neither addition.
+    // Nothing added, bytes back to back (an op's outputs): neither addition; with a bias,
+    // its value added first (r12 its address).
     "cmp r12, #0",
     "bne 1f",
     "cmp lr, #1",
-    "beq 4f",
+    "bne 1f",
+    "movs r12, r6",
+    "bne 5f",
+    "b 4f",
     "1:",
     "ldr r4, [r0], #4",
     requant_value!(),
@@ -239,6 +252,16 @@ core::arch::global_asm!(
     "strb r4, [r7], #1",
     "subs r1, r1, #1",
     "bne 4b",
+    "pop {{r4-r11, pc}}",
+    "5:",
+    "ldr r4, [r0], #4",
+    "ldr r5, [r12], #4",
+    "add r4, r4, r5",
+    requant_value!(),
+    "ssat r4, #8, r4",
+    "strb r4, [r7], #1",
+    "subs r1, r1, #1",
+    "bne 5b",
     "pop {{r4-r11, pc}}",
     ".size planner_dsp_requant_store, . - planner_dsp_requant_store",
 );

@@ -71,9 +71,17 @@ pub(crate) trait Loops {
     /// For each row `r` of `out.len()` rows of `memory` elements: `out[r] = Σ w[r][i] ·
     /// (s[r][i] − z)`, wrapping.
     fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]);
-    /// `y[i] = clamp(mbqm(acc[i], m) + z, -128, 127)`, the addition saturating (`acc` is
-    /// the caller's scratch: it may be overwritten).
-    fn output(&self, acc: &mut [i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]);
+    /// `y[i] = clamp(mbqm(acc[i] + bias[i], m) + z, -128, 127)` (`acc[i]` alone without a
+    /// bias), the first addition wrapping, the second saturating (`acc` is the caller's
+    /// scratch: it may be overwritten; the bias is as long as `acc`).
+    fn output(
+        &self,
+        acc: &mut [i32],
+        bias: Option<&[i32]>,
+        m: QuantizedMultiplier,
+        z: i32,
+        y: &mut [i8],
+    );
     /// Moves every element of `state` one place down (`state[i] = state[i + 1]`; the last
     /// keeps its value).
     fn shift<T: State>(&self, state: &mut [T]) {
@@ -120,7 +128,19 @@ impl Loops for Plain {
         }
     }
 
-    fn output(&self, acc: &mut [i32], m: QuantizedMultiplier, z: i32, y: &mut [i8]) {
+    fn output(
+        &self,
+        acc: &mut [i32],
+        bias: Option<&[i32]>,
+        m: QuantizedMultiplier,
+        z: i32,
+        y: &mut [i8],
+    ) {
+        if let Some(bias) = bias {
+            for (a, b) in acc.iter_mut().zip(bias) {
+                *a = a.wrapping_add(*b);
+            }
+        }
         for (a, o) in acc.iter().zip(y.iter_mut()) {
             *o = multiply_by_quantized_multiplier(*a, m)
                 .saturating_add(z)
@@ -344,27 +364,17 @@ fn step<T: State, L: Loops>(
             while f0 < filters.end {
                 let n = FILTER_CHUNK.min(filters.end - f0);
                 let rows = f0 * d.memory..(f0 + n) * d.memory;
-                // `memory > 0`: the loops write every sum.
-                loops.time(
-                    &time[rows.clone()],
-                    &state[rows],
-                    d.memory,
-                    z_state,
-                    &mut chunk[..n],
-                );
                 let first = f0 - filters.start;
-                if d.rank == 1 {
-                    // One filter per unit: the unit's value is its sum plus its bias.
-                    let (a, sums) = (&mut acc[first..first + n], &chunk[..n]);
-                    match inputs.bias {
-                        Some(bias) => {
-                            for ((a, s), b) in a.iter_mut().zip(sums).zip(&bias[f0..f0 + n]) {
-                                *a = b.wrapping_add(*s);
-                            }
-                        }
-                        None => a.copy_from_slice(sums),
-                    }
+                // One filter per unit: the unit's sum goes straight to its place (the
+                // output adds the bias); otherwise each unit adds its filters' sums.
+                let sums = if d.rank == 1 {
+                    &mut acc[first..first + n]
                 } else {
+                    &mut chunk[..n]
+                };
+                // `memory > 0`: the loops write every sum.
+                loops.time(&time[rows.clone()], &state[rows], d.memory, z_state, sums);
+                if d.rank > 1 {
                     for (f, sum) in chunk[..n].iter().enumerate() {
                         let u = (first + f) / d.rank;
                         acc[u] = acc[u].wrapping_add(*sum);
@@ -372,7 +382,11 @@ fn step<T: State, L: Loops>(
                 }
                 f0 += n;
             }
-            loops.output(acc, out.m2, out.z_out, &mut y[u0..u0 + nu]);
+            let bias = match inputs.bias {
+                Some(b) if d.rank == 1 => Some(&b[u0..u0 + nu]),
+                _ => None,
+            };
+            loops.output(acc, bias, out.m2, out.z_out, &mut y[u0..u0 + nu]);
             u0 += nu;
         }
     }
