@@ -52,14 +52,7 @@ declare -A script=(
     [imxrt1060-evk]=imxrt-rt.x
 )
 
-readelf="$(command -v llvm-readelf || command -v readelf || true)"
-if [ -z "$readelf" ]; then
-    echo "== installing binutils (readelf)"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils >/dev/null
-    readelf="$(command -v readelf || true)"
-fi
-[ -n "$readelf" ] || die "neither llvm-readelf nor readelf is installed; install llvm or binutils"
+need_readelf
 
 # ---- 1. The chapter's blocks ------------------------------------------------------------
 

@@ -75,14 +75,7 @@ firmware_elf_check "$fw/memory.x"
 # every arena has its plan's size; their scratch must also be the small one, read from the
 # plan and from the ELF's section headers: vww_in_place 89,600 bytes planned (the classic
 # plan needs 161,472), person_patches 22,488 (issue 27's target: at most 23,000).
-readelf="$(command -v llvm-readelf || command -v readelf || true)"
-if [ -z "$readelf" ]; then
-    echo "== installing binutils (readelf)"
-    as_root apt-get update -qq
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils >/dev/null
-    readelf="$(command -v readelf || true)"
-fi
-[ -n "$readelf" ] || die "neither llvm-readelf nor readelf is installed; install llvm or binutils"
+need_readelf
 # check_scratch MODEL LIMIT WHY: MODEL's scratch.DTCM arena, in its plan and in the ELF's
 # section .planner.MODEL.scratch.dtcm, must be equal (up to the section's alignment) and at
 # most LIMIT bytes.

@@ -1,6 +1,7 @@
-# Shared by the QEMU scripts (qemu.sh, qemu_m4f.sh, docs_firmware.sh); sourced, not run.
-# Defines as_root, now, since, die, setup_qemu TARGET and run_qemu_on MACHINE IMAGE (the caller
-# sets `qemu_timeout`, in seconds, first), and the firmware steps below.
+# Shared by the QEMU scripts (qemu.sh, qemu_m4f.sh, docs_firmware.sh, bench_target.sh) and
+# boards.sh; sourced, not run. Defines as_root, now, since, die, setup_qemu TARGET,
+# need_readelf (sets readelf) and run_qemu_on MACHINE IMAGE (the caller sets `qemu_timeout`,
+# in seconds, first), and the firmware steps below.
 
 # Runs a command as root (directly, or through sudo).
 as_root() {
@@ -27,6 +28,18 @@ setup_qemu() {
         echo "== adding rust target $1"
         rustup target add "$1"
     fi
+}
+
+# Sets readelf to llvm-readelf or binutils' readelf, installing binutils when neither is there.
+need_readelf() {
+    readelf="$(command -v llvm-readelf || command -v readelf || true)"
+    if [ -z "$readelf" ]; then
+        echo "== installing binutils (readelf)"
+        as_root apt-get update -qq
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq binutils >/dev/null
+        readelf="$(command -v readelf || true)"
+    fi
+    [ -n "$readelf" ] || die "neither llvm-readelf nor readelf is installed; install llvm or binutils"
 }
 
 # Runs image $2 on QEMU machine $1 with semihosting (its output on stdout), bounded by
