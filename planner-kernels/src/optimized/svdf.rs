@@ -17,7 +17,7 @@ use super::lanes::{dot, dot_sum};
 use super::mac::{Scalar, dot_rows, shift_down};
 use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
-use crate::reference::recurrent::svdf::{Loops, State, newest, svdf_with};
+use crate::reference::recurrent::svdf::{Loops, OutputScale, State, newest, svdf_with};
 
 /// `SVDF` with the loops below.
 pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
@@ -99,15 +99,9 @@ impl Loops for Fast {
         }
     }
 
-    fn output(
-        &self,
-        acc: &mut [i32],
-        bias: Option<&[i32]>,
-        m: QuantizedMultiplier,
-        z: i32,
-        y: &mut [i8],
-    ) {
-        Scalar::new(m.multiplier, m.shift, z, -128, 127).outputs(acc, bias, y);
+    fn output(&self, acc: &mut [i32], bias: Option<&[i32]>, q: OutputScale, y: &mut [i8]) {
+        let m = q.m;
+        Scalar::new(m.multiplier, m.shift, q.zero, -128, 127).outputs(acc, bias, y);
     }
 }
 

@@ -102,6 +102,43 @@ pub(super) fn requant_store(
     true
 }
 
+/// The constants of a [`super::RunArgs`] at `r0` into the registers both routines keep
+/// them in: r1 the count, r2 the multiplier, r3 the left shift, r8 the right shift (stored
+/// negated), r9 its mask `2^right - 1` and r10 half of that, r11 the zero point, r12 and lr
+/// the clamp's bounds.
+macro_rules! run_args {
+    () => {
+        concat!(
+            "ldr r1, [r0, #4]\n",
+            "ldr r2, [r0, #8]\n",
+            "ldr r3, [r0, #12]\n",
+            "ldr r8, [r0, #16]\n",
+            "rsb r8, r8, #0\n",
+            "mov r9, #1\n",
+            "lsl r9, r9, r8\n",
+            "sub r9, r9, #1\n",
+            "asr r10, r9, #1\n",
+            "ldr r11, [r0, #24]\n",
+            "ldr r12, [r0, #28]\n",
+            "ldr lr, [r0, #32]\n",
+        )
+    };
+}
+
+/// `r4` clamped to `[r12, lr]`.
+macro_rules! clamp {
+    () => {
+        concat!(
+            "cmp r4, r12\n",
+            "it lt\n",
+            "movlt r4, r12\n",
+            "cmp r4, lr\n",
+            "it gt\n",
+            "movgt r4, lr\n",
+        )
+    };
+}
+
 /// One value's requantisation, up to the clamp: `r4` in place (the loops load it), with
 /// the constants of `planner_dsp_requant`'s registers.
 macro_rules! requant_value {
@@ -135,19 +172,7 @@ core::arch::global_asm!(
     ".p2align 2",
     "planner_dsp_requant:",
     "push {{r4-r11, lr}}",
-    "ldr r1, [r0, #4]",
-    "ldr r2, [r0, #8]",
-    "ldr r3, [r0, #12]",
-    // The right shift (stored negated), its mask 2^right - 1 and half of that.
-    "ldr r8, [r0, #16]",
-    "rsb r8, r8, #0",
-    "mov r9, #1",
-    "lsl r9, r9, r8",
-    "sub r9, r9, #1",
-    "asr r10, r9, #1",
-    "ldr r11, [r0, #24]",
-    "ldr r12, [r0, #28]",
-    "ldr lr, [r0, #32]",
+    run_args!(),
     "ldr r0, [r0, #0]",
     // int8's whole range: one SSAT for the clamp.
     "cmn r12, #128",
@@ -166,12 +191,7 @@ core::arch::global_asm!(
     "2:",
     "ldr r4, [r0]",
     requant_value!(),
-    "cmp r4, r12",
-    "it lt",
-    "movlt r4, r12",
-    "cmp r4, lr",
-    "it gt",
-    "movgt r4, lr",
+    clamp!(),
     "str r4, [r0], #4",
     "subs r1, r1, #1",
     "bne 2b",
@@ -188,18 +208,7 @@ core::arch::global_asm!(
     ".p2align 2",
     "planner_dsp_requant_store:",
     "push {{r4-r11, lr}}",
-    "ldr r1, [r0, #4]",
-    "ldr r2, [r0, #8]",
-    "ldr r3, [r0, #12]",
-    "ldr r8, [r0, #16]",
-    "rsb r8, r8, #0",
-    "mov r9, #1",
-    "lsl r9, r9, r8",
-    "sub r9, r9, #1",
-    "asr r10, r9, #1",
-    "ldr r11, [r0, #24]",
-    "ldr r12, [r0, #28]",
-    "ldr lr, [r0, #32]",
+    run_args!(),
     "ldr r7, [r0, #40]",
     "cmn r12, #128",
     "bne 2f",
@@ -235,12 +244,7 @@ core::arch::global_asm!(
     "3:",
     "ldr r4, [r0], #4",
     requant_value!(),
-    "cmp r4, r12",
-    "it lt",
-    "movlt r4, r12",
-    "cmp r4, lr",
-    "it gt",
-    "movgt r4, lr",
+    clamp!(),
     "strb r4, [r7], #1",
     "subs r1, r1, #1",
     "bne 3b",

@@ -71,17 +71,10 @@ pub(crate) trait Loops {
     /// For each row `r` of `out.len()` rows of `memory` elements: `out[r] = Σ w[r][i] ·
     /// (s[r][i] − z)`, wrapping.
     fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]);
-    /// `y[i] = clamp(mbqm(acc[i] + bias[i], m) + z, -128, 127)` (`acc[i]` alone without a
+    /// `y[i] = clamp(mbqm(acc[i] + bias[i], q.m) + q.zero, -128, 127)` (`acc[i]` alone without a
     /// bias), the first addition wrapping, the second saturating (`acc` is the caller's
     /// scratch: it may be overwritten; the bias is as long as `acc`).
-    fn output(
-        &self,
-        acc: &mut [i32],
-        bias: Option<&[i32]>,
-        m: QuantizedMultiplier,
-        z: i32,
-        y: &mut [i8],
-    );
+    fn output(&self, acc: &mut [i32], bias: Option<&[i32]>, q: OutputScale, y: &mut [i8]);
     /// Moves every element of `state` one place down (`state[i] = state[i + 1]`; the last
     /// keeps its value).
     fn shift<T: State>(&self, state: &mut [T]) {
@@ -128,22 +121,15 @@ impl Loops for Plain {
         }
     }
 
-    fn output(
-        &self,
-        acc: &mut [i32],
-        bias: Option<&[i32]>,
-        m: QuantizedMultiplier,
-        z: i32,
-        y: &mut [i8],
-    ) {
+    fn output(&self, acc: &mut [i32], bias: Option<&[i32]>, q: OutputScale, y: &mut [i8]) {
         if let Some(bias) = bias {
             for (a, b) in acc.iter_mut().zip(bias) {
                 *a = a.wrapping_add(*b);
             }
         }
         for (a, o) in acc.iter().zip(y.iter_mut()) {
-            *o = multiply_by_quantized_multiplier(*a, m)
-                .saturating_add(z)
+            *o = multiply_by_quantized_multiplier(*a, q.m)
+                .saturating_add(q.zero)
                 .clamp(-128, 127) as i8;
         }
     }
@@ -271,7 +257,10 @@ pub(crate) fn svdf_with<L: Loops>(
             what: "svdf output is not batch x units",
         });
     }
-    let out = Output { y, m2, z_out };
+    let out = Output {
+        y,
+        q: OutputScale { m: m2, zero: z_out },
+    };
     match (&mut state.data, wt.data) {
         (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => {
             step(s, t, &d, z_state, &inputs, loops, out)
@@ -285,11 +274,18 @@ pub(crate) fn svdf_with<L: Loops>(
     }
 }
 
-/// Where the op's outputs go: `batch × units` int8 values, requantised by `m2`, plus `z_out`.
+/// Where the op's outputs go: `batch × units` int8 values, requantised by `q`.
 struct Output<'y> {
     y: &'y mut [i8],
-    m2: QuantizedMultiplier,
-    z_out: i32,
+    q: OutputScale,
+}
+
+/// The requantisation of an SVDF's outputs: the multiplier of `state scale · time weights'
+/// scale / output scale`, then the output's zero point.
+#[derive(Clone, Copy)]
+pub(crate) struct OutputScale {
+    pub(crate) m: QuantizedMultiplier,
+    pub(crate) zero: i32,
 }
 
 /// What the feature projection reads: the input, the feature weights, the input's zero
@@ -386,7 +382,7 @@ fn step<T: State, L: Loops>(
                 Some(b) if d.rank == 1 => Some(&b[u0..u0 + nu]),
                 _ => None,
             };
-            loops.output(acc, bias, out.m2, out.z_out, &mut y[u0..u0 + nu]);
+            loops.output(acc, bias, out.q, &mut y[u0..u0 + nu]);
             u0 += nu;
         }
     }
