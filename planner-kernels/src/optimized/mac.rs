@@ -445,10 +445,18 @@ pub(crate) fn gemm_s8(
     y: &mut [i8],
     y_stride: usize,
 ) {
+    let g = Gemm {
+        x,
+        x_stride,
+        rows,
+        w,
+        k,
+        y_stride,
+    };
     // The target's assembly computes the first `done` channels (all, some or none); the
     // portable loop the rest.
     #[cfg(planner_mve)]
-    let done = mve::gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
+    let done = mve::gemm_s8(&g, q, y);
     // One row (a fully-connected layer of one batch): the assembly's two rows would compute
     // it twice, so its dot products go two channels per pass over the row widened once.
     #[cfg(all(planner_dsp, not(planner_mve)))]
@@ -456,18 +464,29 @@ pub(crate) fn gemm_s8(
         return;
     }
     #[cfg(all(planner_dsp, not(planner_mve)))]
-    let done = dsp::gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
+    let done = dsp::gemm_s8(&g, q, y);
     #[cfg(not(any(planner_mve, planner_dsp)))]
     let done = 0;
     if done == 0 {
-        return portable_gemm_s8(x, x_stride, rows, w, k, q, y, y_stride);
+        return portable_gemm_s8(&g, q, y);
     }
     let rest = q.from(done);
     if rest.channels() > 0 {
         let w = w.get(done * k..).unwrap_or_default();
         let y = y.get_mut(done..).unwrap_or_default();
-        portable_gemm_s8(x, x_stride, rows, w, k, &rest, y, y_stride);
+        portable_gemm_s8(&Gemm { w, ..g }, &rest, y);
     }
+}
+
+/// [`gemm_s8`]'s operands but the requantisation and `y`, for the targets' loops.
+#[derive(Clone, Copy)]
+struct Gemm<'a> {
+    x: &'a [i8],
+    x_stride: usize,
+    rows: usize,
+    w: &'a [i8],
+    k: usize,
+    y_stride: usize,
 }
 
 /// [`gemm_s8`] of one row with the DSP extension: [`dot_rows`]'s `SMLAD` products of
@@ -522,17 +541,8 @@ fn gemv_s8(x: &[i8], w: &[i8], k: usize, q: &Requant<'_>, y: &mut [i8]) -> bool 
 }
 
 /// [`gemm_s8`] in portable Rust.
-#[allow(clippy::too_many_arguments)]
-fn portable_gemm_s8(
-    x: &[i8],
-    x_stride: usize,
-    rows: usize,
-    w: &[i8],
-    k: usize,
-    q: &Requant<'_>,
-    y: &mut [i8],
-    y_stride: usize,
-) {
+fn portable_gemm_s8(g: &Gemm<'_>, q: &Requant<'_>, y: &mut [i8]) {
+    let (x, x_stride, rows, w, k, y_stride) = (g.x, g.x_stride, g.rows, g.w, g.k, g.y_stride);
     let cols = q.channels();
     let fits = q.complete()
         && w.len() >= cols * k

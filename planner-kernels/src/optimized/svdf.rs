@@ -15,9 +15,8 @@ use planner_rt::options::SvdfOptions;
 
 use super::lanes::{dot, dot_sum};
 use super::mac::{Scalar, dot_rows, shift_down};
-use crate::QuantizedMultiplier;
 use crate::reference::KernelError;
-use crate::reference::recurrent::svdf::{Loops, OutputScale, State, newest, svdf_with};
+use crate::reference::recurrent::svdf::{Loops, OutputScale, Projection, State, newest, svdf_with};
 
 /// `SVDF` with the loops below.
 pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelError> {
@@ -28,19 +27,12 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
 struct Fast;
 
 impl Loops for Fast {
-    fn features<T: State>(
-        &self,
-        (x, w): (&[i8], &[i8]),
-        z: i32,
-        m: QuantizedMultiplier,
-        z_state: i32,
-        scratch: &mut [i32],
-        state: &mut [T],
-        memory: usize,
-    ) {
+    fn features<T: State>(&self, p: &Projection<'_>, dots: &mut [i32], state: (&mut [T], usize)) {
+        let (x, w, z, m, z_state) = (p.x, p.w, p.z, p.m, p.z_state);
+        let (state, memory) = state;
         let k = x.len();
-        let n = scratch.len().min(state.len() / memory.max(1));
-        let dots = &mut scratch[..n];
+        let n = dots.len().min(state.len() / memory.max(1));
+        let dots = &mut dots[..n];
         // Rows past `w`'s end (none: `svdf_with` checks the lengths) are empty sums, as in
         // the reference loop.
         let full = w.len().checked_div(k).map_or(0, |rows| n.min(rows));

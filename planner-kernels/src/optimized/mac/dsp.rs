@@ -96,17 +96,8 @@ fn rounding(bias: i32, shift: i32, zero: i32, products: usize) -> (i32, i32, i32
 /// [`super::gemm_s8`]'s contract; returns the channels it computed: all of them, or 0 when
 /// it computed none (`k` above [`MAX_K`] or 0, shifts outside `-31..=31`). The caller has
 /// checked every length.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn gemm_s8(
-    x: &[i8],
-    x_stride: usize,
-    rows: usize,
-    w: &[i8],
-    k: usize,
-    q: &Requant<'_>,
-    y: &mut [i8],
-    y_stride: usize,
-) -> usize {
+pub(super) fn gemm_s8(g: &super::Gemm<'_>, q: &Requant<'_>, y: &mut [i8]) -> usize {
+    let (x, x_stride, rows, w, k, y_stride) = (g.x, g.x_stride, g.rows, g.w, g.k, g.y_stride);
     let cols = q.channels();
     let shifts_fit = q.shift.iter().take(cols).all(|s| (-31..=31).contains(s));
     if cols == 0 || rows == 0 || k == 0 || k > MAX_K || !shifts_fit {
@@ -122,101 +113,74 @@ pub(super) fn gemm_s8(
     }
     // Buffers no larger than the layer needs: safe Rust zeroes them on every call (a
     // fully-connected layer of 64 inputs would otherwise clear 4 KiB to use 268 bytes).
-    let g = Gemm {
-        x,
-        x_stride,
-        rows,
-        w,
-        k,
-        q,
-    };
     match (k, cols) {
-        (0..=61, 0..=8) => g.run::<64, 8>(y, y_stride),
-        (0..=61, _) => g.run::<64, CHUNK>(y, y_stride),
-        (0..=253, _) => g.run::<256, CHUNK>(y, y_stride),
-        _ => g.run::<{ MAX_K + 3 }, CHUNK>(y, y_stride),
+        (0..=61, 0..=8) => run::<64, 8>(g, q, y),
+        (0..=61, _) => run::<64, CHUNK>(g, q, y),
+        (0..=253, _) => run::<256, CHUNK>(g, q, y),
+        _ => run::<{ MAX_K + 3 }, CHUNK>(g, q, y),
     }
     cols
 }
 
-/// One checked call of [`gemm_s8`].
-struct Gemm<'a> {
-    x: &'a [i8],
-    x_stride: usize,
-    rows: usize,
-    w: &'a [i8],
-    k: usize,
-    q: &'a Requant<'a>,
-}
-
-impl Gemm<'_> {
-    /// The assembly's calls with a widening buffer of `B` words (`k + 3 <= B`) and a table
-    /// of `T` channels (`T <= CHUNK`).
-    fn run<const B: usize, const T: usize>(&self, y: &mut [i8], y_stride: usize) {
-        let Gemm {
-            x,
-            x_stride,
-            rows,
-            w,
-            k,
-            q,
-        } = *self;
-        let (cols, kk) = (q.channels(), k as u32);
-        let mut buf = [0i32; B];
-        let mut table = [Channel::default(); T];
-        let mut c0 = 0;
-        while c0 < cols {
-            let n = T.min(cols - c0);
-            // One kind of requantisation for the whole run: fast when every channel allows it.
-            let fast = (c0..c0 + n).all(|c| rounding(q.bias[c], q.shift[c], q.out_zero, k).4);
-            for (t, c) in table.iter_mut().zip(c0..c0 + n) {
-                let (left, right, mask, threshold, _) = if fast {
-                    rounding(q.bias[c], q.shift[c], q.out_zero, k)
-                } else {
-                    rounding(q.bias[c], q.shift[c], i32::MAX, k)
-                };
-                *t = Channel {
-                    bias: q.bias[c],
-                    mult: q.mult[c],
-                    left,
-                    right,
-                    mask,
-                    threshold,
-                    zero: q.out_zero,
-                    lo: q.lo,
-                    hi: q.hi,
-                };
-            }
-            let mut r = 0;
-            while r < rows {
-                // The last row of an odd count goes as a pair of itself: the same outputs,
-                // written twice to the same bytes.
-                let r1 = if r + 1 < rows { r + 1 } else { r };
-                let args = Args {
-                    x0: x[r * x_stride..].as_ptr(),
-                    x1: x[r1 * x_stride..].as_ptr(),
-                    w: w[c0 * k..].as_ptr(),
-                    k: kk,
-                    cols: n as u32,
-                    ch: table.as_ptr(),
-                    y0: y[r * y_stride + c0..].as_mut_ptr(),
-                    y1: y[r1 * y_stride + c0..].as_mut_ptr(),
-                    buf: buf.as_mut_ptr(),
-                };
-                // SAFETY: the assembly reads `k` bytes of rows `r` and `r1` of `x` and of each of
-                // the `n` weight rows from `c0`, `n` entries of `table`, and writes `n` bytes of
-                // rows `r` and `r1` of `y` from `c0` (all inside their slices: the lengths were
-                // checked by `gemm_s8`, `r1 < rows`, `c0 + n <= cols`) and at most `4 · k + 12`
-                // bytes of `buf` (`k + 3 <= B`, as `gemm_s8` chose `B`, so inside it;
-                // word-aligned, as its `LDM`/`STM` need). It
-                // follows the AAPCS, saving and restoring r4-r11 and lr. When `r1 == r` the two
-                // output pointers are one and the same bytes receive the same value twice; no
-                // reference to them is used meanwhile.
-                unsafe { planner_dsp_gemm_s8(&args) };
-                r += 2;
-            }
-            c0 += n;
+/// One checked call of [`gemm_s8`]: the assembly's calls with a widening buffer of `B`
+/// words (`k + 3 <= B`) and a table of `T` channels (`T <= CHUNK`).
+fn run<const B: usize, const T: usize>(g: &super::Gemm<'_>, q: &Requant<'_>, y: &mut [i8]) {
+    let (x, x_stride, rows, w, k, y_stride) = (g.x, g.x_stride, g.rows, g.w, g.k, g.y_stride);
+    let (cols, kk) = (q.channels(), k as u32);
+    let mut buf = [0i32; B];
+    let mut table = [Channel::default(); T];
+    let mut c0 = 0;
+    while c0 < cols {
+        let n = T.min(cols - c0);
+        // One kind of requantisation for the whole run: fast when every channel allows it.
+        let fast = (c0..c0 + n).all(|c| rounding(q.bias[c], q.shift[c], q.out_zero, k).4);
+        for (t, c) in table.iter_mut().zip(c0..c0 + n) {
+            let (left, right, mask, threshold, _) = if fast {
+                rounding(q.bias[c], q.shift[c], q.out_zero, k)
+            } else {
+                rounding(q.bias[c], q.shift[c], i32::MAX, k)
+            };
+            *t = Channel {
+                bias: q.bias[c],
+                mult: q.mult[c],
+                left,
+                right,
+                mask,
+                threshold,
+                zero: q.out_zero,
+                lo: q.lo,
+                hi: q.hi,
+            };
         }
+        let mut r = 0;
+        while r < rows {
+            // The last row of an odd count goes as a pair of itself: the same outputs,
+            // written twice to the same bytes.
+            let r1 = if r + 1 < rows { r + 1 } else { r };
+            let args = Args {
+                x0: x[r * x_stride..].as_ptr(),
+                x1: x[r1 * x_stride..].as_ptr(),
+                w: w[c0 * k..].as_ptr(),
+                k: kk,
+                cols: n as u32,
+                ch: table.as_ptr(),
+                y0: y[r * y_stride + c0..].as_mut_ptr(),
+                y1: y[r1 * y_stride + c0..].as_mut_ptr(),
+                buf: buf.as_mut_ptr(),
+            };
+            // SAFETY: the assembly reads `k` bytes of rows `r` and `r1` of `x` and of each of
+            // the `n` weight rows from `c0`, `n` entries of `table`, and writes `n` bytes of
+            // rows `r` and `r1` of `y` from `c0` (all inside their slices: the lengths were
+            // checked by `gemm_s8`, `r1 < rows`, `c0 + n <= cols`) and at most `4 · k + 12`
+            // bytes of `buf` (`k + 3 <= B`, as `gemm_s8` chose `B`, so inside it;
+            // word-aligned, as its `LDM`/`STM` need). It
+            // follows the AAPCS, saving and restoring r4-r11 and lr. When `r1 == r` the two
+            // output pointers are one and the same bytes receive the same value twice; no
+            // reference to them is used meanwhile.
+            unsafe { planner_dsp_gemm_s8(&args) };
+            r += 2;
+        }
+        c0 += n;
     }
 }
 

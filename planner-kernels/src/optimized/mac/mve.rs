@@ -39,17 +39,8 @@ unsafe extern "C" {
 /// The first `4 · floor(cols / 4)` channels of [`super::gemm_s8`]'s contract; returns the
 /// channels it computed (0 when it computed none: shifts outside `-31..=31`, sizes past
 /// `u32`, or fewer than four channels). The caller has checked every length.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn gemm_s8(
-    x: &[i8],
-    x_stride: usize,
-    rows: usize,
-    w: &[i8],
-    k: usize,
-    q: &Requant<'_>,
-    y: &mut [i8],
-    y_stride: usize,
-) -> usize {
+pub(super) fn gemm_s8(g: &super::Gemm<'_>, q: &Requant<'_>, y: &mut [i8]) -> usize {
+    let (x, x_stride, rows, w, k, y_stride) = (g.x, g.x_stride, g.rows, g.w, g.k, g.y_stride);
     let cols = q.channels() / 4 * 4;
     let int = |v: usize| u32::try_from(v).ok();
     let shifts_fit = q.shift.iter().take(cols).all(|s| (-31..=31).contains(s));

@@ -52,22 +52,12 @@ state!(i8 => Some, Some; i16 => |_| None, |_| None);
 /// give the same values, bit for bit ([`svdf_with`] checks the op and calls them with
 /// lengths that fit).
 pub(crate) trait Loops {
-    /// For each row `r` of `scratch.len()` rows of `w` (`x.len()` weights each, back to
-    /// back): `q = clamp(mbqm(Σ w[r][i] · (x[i] − z), m), T::MIN, T::MAX)` (the sum
-    /// wrapping) stored as `T::from(q + z_state)` (wrapping, as C's conversion) in the last
-    /// element of row `r` of `state` (rows of `memory > 0` elements). `scratch` is the
-    /// caller's, to be overwritten.
-    #[allow(clippy::too_many_arguments)]
-    fn features<T: State>(
-        &self,
-        x_w: (&[i8], &[i8]),
-        z: i32,
-        m: QuantizedMultiplier,
-        z_state: i32,
-        scratch: &mut [i32],
-        state: &mut [T],
-        memory: usize,
-    );
+    /// For each row `r` of `dots.len()` rows of `p.w` (`p.x.len()` weights each, back to
+    /// back): `q = clamp(mbqm(Σ w[r][i] · (x[i] − p.z), p.m), T::MIN, T::MAX)` (the sum
+    /// wrapping) stored as `T::from(q + p.z_state)` (wrapping, as C's conversion) in the
+    /// last element of row `r` of `state` (rows of `memory > 0` elements). `dots` is the
+    /// caller's scratch, to be overwritten.
+    fn features<T: State>(&self, p: &Projection<'_>, dots: &mut [i32], state: (&mut [T], usize));
     /// For each row `r` of `out.len()` rows of `memory` elements: `out[r] = Σ w[r][i] ·
     /// (s[r][i] − z)`, wrapping.
     fn time<T: State>(&self, w: &[T], s: &[T], memory: usize, z: i32, out: &mut [i32]);
@@ -86,19 +76,12 @@ pub(crate) trait Loops {
 struct Plain;
 
 impl Loops for Plain {
-    fn features<T: State>(
-        &self,
-        (x, w): (&[i8], &[i8]),
-        z: i32,
-        m: QuantizedMultiplier,
-        z_state: i32,
-        scratch: &mut [i32],
-        state: &mut [T],
-        memory: usize,
-    ) {
+    fn features<T: State>(&self, p: &Projection<'_>, dots: &mut [i32], state: (&mut [T], usize)) {
+        let (x, w, z, m, z_state) = (p.x, p.w, p.z, p.m, p.z_state);
+        let (state, memory) = state;
         let k = x.len();
         let rows = state.chunks_exact_mut(memory.max(1));
-        for (r, (q, row)) in scratch.iter_mut().zip(rows).enumerate() {
+        for (r, (q, row)) in dots.iter_mut().zip(rows).enumerate() {
             let mut dot: i32 = 0;
             for (w, v) in w.get(r * k..(r + 1) * k).unwrap_or_default().iter().zip(x) {
                 dot = dot.wrapping_add(i32::from(*w) * (i32::from(*v) - z));
@@ -133,6 +116,18 @@ impl Loops for Plain {
                 .clamp(-128, 127) as i8;
         }
     }
+}
+
+/// What a step's feature projection reads: the input, its zero point, one chunk of filters'
+/// weights (rows of the input's length, back to back), the multiplier into the state's
+/// scale and the state's zero point.
+#[derive(Clone, Copy)]
+pub(crate) struct Projection<'a> {
+    pub(crate) x: &'a [i8],
+    pub(crate) w: &'a [i8],
+    pub(crate) z: i32,
+    pub(crate) m: QuantizedMultiplier,
+    pub(crate) z_state: i32,
 }
 
 /// Stores the requantised feature `q` as the newest (last) element of a state row, plus the
@@ -345,15 +340,15 @@ fn step<T: State, L: Loops>(
             let mut f0 = filters.start;
             while f0 < filters.end {
                 let n = FILTER_CHUNK.min(filters.end - f0);
-                loops.features(
-                    (x, &inputs.wf[f0 * d.input..(f0 + n) * d.input]),
-                    inputs.z_in,
-                    inputs.m1,
+                let p = Projection {
+                    x,
+                    w: &inputs.wf[f0 * d.input..(f0 + n) * d.input],
+                    z: inputs.z_in,
+                    m: inputs.m1,
                     z_state,
-                    &mut chunk[..n],
-                    &mut state[f0 * d.memory..(f0 + n) * d.memory],
-                    d.memory,
-                );
+                };
+                let rows = &mut state[f0 * d.memory..(f0 + n) * d.memory];
+                loops.features(&p, &mut chunk[..n], (rows, d.memory));
                 f0 += n;
             }
             let mut f0 = filters.start;
