@@ -28,25 +28,24 @@ struct Fast;
 
 impl Loops for Fast {
     fn features<T: State>(&self, p: &Projection<'_>, dots: &mut [i32], state: (&mut [T], usize)) {
-        let (x, w, z, m, z_state) = (p.x, p.w, p.z, p.m, p.z_state);
         let (state, memory) = state;
-        let k = x.len();
+        let k = p.x.len();
         let n = dots.len().min(state.len() / memory.max(1));
         let dots = &mut dots[..n];
         // Rows past `w`'s end (none: `svdf_with` checks the lengths) are empty sums, as in
         // the reference loop.
-        let full = w.len().checked_div(k).map_or(0, |rows| n.min(rows));
-        dot_rows((w, k), (x, 0), k, z, &mut dots[..full]);
+        let full = p.w.len().checked_div(k).map_or(0, |rows| n.min(rows));
+        dot_rows((p.w, k), (p.x, 0), k, p.z, &mut dots[..full]);
         if full < n {
             dots[full..].fill(0);
         }
-        let q = Scalar::new(m.multiplier, m.shift, 0, T::MIN, T::MAX);
+        let q = Scalar::new(p.m.multiplier, p.m.shift, 0, T::MIN, T::MAX);
         match T::int8_mut(state) {
-            Some(s) if memory > 0 => q.scatter(dots, z_state, (&mut s[memory - 1..], memory)),
+            Some(s) if memory > 0 => q.scatter(dots, p.z_state, (&mut s[memory - 1..], memory)),
             _ => {
                 q.all(dots);
                 for (row, v) in state.chunks_exact_mut(memory.max(1)).zip(dots.iter()) {
-                    newest(row, *v, z_state);
+                    newest(row, *v, p.z_state);
                 }
             }
         }
