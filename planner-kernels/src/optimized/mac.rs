@@ -82,14 +82,17 @@ impl Requant<'_> {
 /// Channels the portable loops unpack at a time.
 pub(crate) const BLOCK: usize = 64;
 
-/// `s[i] = s[i + 1]` for the first `i` it returns (a multiple of 32, at most
-/// `s.len() - 1`): an int8 SVDF state stepped back in time, 32 bytes per pass of the DSP
-/// extension's assembly loop for a word-aligned `s` (`planner_dsp_shift_down`); 0 (nothing
-/// moved) elsewhere.
+/// `s[i] = s[i + 1]` for the first `i` it returns (at most `s.len() - 1`): an int8 SVDF
+/// state stepped back in time. On Helium 16 bytes per vector (`planner_mve_shift_down`,
+/// the whole of it); with the DSP extension 32 bytes per pass of an assembly loop for a
+/// word-aligned `s` (`planner_dsp_shift_down`, a multiple of 32); 0 (nothing moved)
+/// elsewhere.
 pub(crate) fn shift_down(s: &mut [i8]) -> usize {
+    #[cfg(planner_mve)]
+    return mve_runs::shift_down(s);
     #[cfg(all(planner_dsp, not(planner_mve)))]
     return dsp_runs::shift_down(s);
-    #[cfg(not(all(planner_dsp, not(planner_mve))))]
+    #[cfg(not(any(planner_mve, planner_dsp)))]
     {
         let _ = s;
         0

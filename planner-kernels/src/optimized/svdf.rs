@@ -70,8 +70,9 @@ impl Loops for Fast {
         }
     }
 
-    /// An int8 state 32 bytes at a time by the DSP extension's assembly ([`shift_down`]);
-    /// the rest eight elements at a time through a register copy: `copy_within` is a
+    /// An int8 state by the target's assembly ([`shift_down`]: 16 bytes per vector on
+    /// Helium, 32 bytes per pass with the DSP extension); the rest (and an int16 state)
+    /// eight elements at a time through a register copy: `copy_within` is a
     /// `memmove` whose source is one element past its destination, which the library copies
     /// with shifted word loads at several instructions a word.
     fn shift<T: State>(&self, state: &mut [T]) {

@@ -12,7 +12,49 @@ unsafe extern "C" {
     /// past `n` are off and touch no memory); saves and restores r4-r6 and d8-d9 (q4) and
     /// uses no stack beyond that.
     pub(super) fn planner_mve_requant(a: *const super::RunArgs);
+    /// [`shift_down`]'s routine: 16 bytes per vector, tail-predicated; saves and restores
+    /// lr only (q0 is the caller's to lose).
+    fn planner_mve_shift_down(s: *mut i8, n: u32);
 }
+
+/// [`super::shift_down`] on Helium: `s[i] = s[i + 1]` for every `i < s.len() - 1`, 16
+/// bytes per vector (`VLDRB` one byte on, `VSTRB`), the last vector tail-predicated;
+/// returns the elements moved (`s.len() - 1`, or 0 when `s` has fewer than two or more
+/// than `u32` counts). Moving downwards, each vector reads only bytes no vector before it
+/// wrote.
+pub(super) fn shift_down(s: &mut [i8]) -> usize {
+    let n = s.len().saturating_sub(1);
+    let Ok(count) = u32::try_from(n) else {
+        return 0;
+    };
+    if count == 0 {
+        return 0;
+    }
+    // SAFETY: the routine reads bytes `1..=n` of `s` and writes bytes `0..n` (`n + 1 =
+    // s.len()`; the lanes past `n` of the last vector are off and touch no memory; `s`
+    // borrowed mutably, so nothing else touches it meanwhile), and nothing else; it follows
+    // the AAPCS (it uses q0, which the caller saves if it needs it, and saves lr).
+    unsafe { planner_mve_shift_down(s.as_mut_ptr(), count) };
+    n
+}
+
+core::arch::global_asm!(
+    ".cpu cortex-m55",
+    ".section .text.planner_mve_shift_down,\"ax\",%progbits",
+    ".global planner_mve_shift_down",
+    ".type planner_mve_shift_down,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_mve_shift_down:",
+    "push {{lr}}",
+    "dlstp.8 lr, r1",
+    "1:",
+    "vldrb.u8 q0, [r0, #1]",
+    "vstrb.8 q0, [r0], #16",
+    "letp lr, 1b",
+    "pop {{pc}}",
+    ".size planner_mve_shift_down, . - planner_mve_shift_down",
+);
 
 core::arch::global_asm!(
     // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
