@@ -139,6 +139,29 @@ macro_rules! clamp {
     };
 }
 
+/// The loop over a run's r1 (> 0) values, `body` once per value: one pass first when r1 is
+/// odd, then two values per pass (the count and branch once per two), then the return.
+macro_rules! run_loop {
+    ($($body:expr),* $(,)?) => {
+        concat!(
+            "tst r1, #1\n",
+            "beq 6f\n",
+            $($body,)*
+            "subs r1, r1, #1\n",
+            "beq 8f\n",
+            "6:\n",
+            "lsr r1, r1, #1\n",
+            "7:\n",
+            $($body,)*
+            $($body,)*
+            "subs r1, r1, #1\n",
+            "bne 7b\n",
+            "8:\n",
+            "pop {{r4-r11, pc}}\n",
+        )
+    };
+}
+
 /// One value's requantisation, up to the clamp: `r4` in place (the loops load it), with
 /// the constants of `planner_dsp_requant`'s registers.
 macro_rules! requant_value {
@@ -179,23 +202,20 @@ core::arch::global_asm!(
     "bne 2f",
     "cmp lr, #127",
     "bne 2f",
-    "1:",
-    "ldr r4, [r0]",
-    requant_value!(),
-    "ssat r4, #8, r4",
-    "str r4, [r0], #4",
-    "subs r1, r1, #1",
-    "bne 1b",
-    "pop {{r4-r11, pc}}",
+    run_loop!(
+        "ldr r4, [r0]\n",
+        requant_value!(),
+        "ssat r4, #8, r4\n",
+        "str r4, [r0], #4\n",
+    ),
     // Any other clamp.
     "2:",
-    "ldr r4, [r0]",
-    requant_value!(),
-    clamp!(),
-    "str r4, [r0], #4",
-    "subs r1, r1, #1",
-    "bne 2b",
-    "pop {{r4-r11, pc}}",
+    run_loop!(
+        "ldr r4, [r0]\n",
+        requant_value!(),
+        clamp!(),
+        "str r4, [r0], #4\n",
+    ),
     ".size planner_dsp_requant, . - planner_dsp_requant",
 );
 
@@ -229,44 +249,39 @@ core::arch::global_asm!(
     "bne 5f",
     "b 4f",
     "1:",
-    "ldr r4, [r0], #4",
-    requant_value!(),
-    "ssat r4, #8, r4",
-    "add r4, r4, r12",
-    "strb r4, [r7]",
-    "add r7, r7, lr",
-    "subs r1, r1, #1",
-    "bne 1b",
-    "pop {{r4-r11, pc}}",
+    run_loop!(
+        "ldr r4, [r0], #4\n",
+        requant_value!(),
+        "ssat r4, #8, r4\n",
+        "add r4, r4, r12\n",
+        "strb r4, [r7]\n",
+        "add r7, r7, lr\n",
+    ),
     // Any other clamp: nothing added, bytes back to back.
     "2:",
     "ldr r0, [r0, #0]",
-    "3:",
-    "ldr r4, [r0], #4",
-    requant_value!(),
-    clamp!(),
-    "strb r4, [r7], #1",
-    "subs r1, r1, #1",
-    "bne 3b",
-    "pop {{r4-r11, pc}}",
+    run_loop!(
+        "ldr r4, [r0], #4\n",
+        requant_value!(),
+        clamp!(),
+        "strb r4, [r7], #1\n",
+    ),
     "4:",
-    "ldr r4, [r0], #4",
-    requant_value!(),
-    "ssat r4, #8, r4",
-    "strb r4, [r7], #1",
-    "subs r1, r1, #1",
-    "bne 4b",
-    "pop {{r4-r11, pc}}",
+    run_loop!(
+        "ldr r4, [r0], #4\n",
+        requant_value!(),
+        "ssat r4, #8, r4\n",
+        "strb r4, [r7], #1\n",
+    ),
     "5:",
-    "ldr r4, [r0], #4",
-    "ldr r5, [r12], #4",
-    "add r4, r4, r5",
-    requant_value!(),
-    "ssat r4, #8, r4",
-    "strb r4, [r7], #1",
-    "subs r1, r1, #1",
-    "bne 5b",
-    "pop {{r4-r11, pc}}",
+    run_loop!(
+        "ldr r4, [r0], #4\n",
+        "ldr r5, [r12], #4\n",
+        "add r4, r4, r5\n",
+        requant_value!(),
+        "ssat r4, #8, r4\n",
+        "strb r4, [r7], #1\n",
+    ),
     ".size planner_dsp_requant_store, . - planner_dsp_requant_store",
 );
 
