@@ -315,11 +315,33 @@ fn step<T: State, L: Loops>(
         });
     }
     loops.shift(state);
+    // One filter per unit: the units' own sums take the projections first (the scratch
+    // `features` overwrites), so the second buffer has no elements (nothing to zero).
+    if d.rank == 1 {
+        units::<T, L, 0>(state, time, d, z_state, inputs, loops, out);
+    } else {
+        units::<T, L, FILTER_CHUNK>(state, time, d, z_state, inputs, loops, out);
+    }
+    Ok(())
+}
+
+/// [`step`]'s projections, time sums and outputs, unit chunk by unit chunk, with a buffer
+/// of `C` filters' sums (`FILTER_CHUNK`, or 0 for rank 1: one filter per unit, whose sums
+/// go straight to the units').
+fn units<T: State, L: Loops, const C: usize>(
+    state: &mut [T],
+    time: &[T],
+    d: &Dims,
+    z_state: i32,
+    inputs: &Inputs<'_>,
+    loops: &L,
+    out: Output<'_>,
+) {
     let units = d.filters / d.rank;
     if units == 0 {
-        return Ok(());
+        return;
     }
-    let mut chunk = [0i32; FILTER_CHUNK];
+    let mut chunk = [0i32; C];
     let mut acc = [0i32; UNIT_CHUNK];
     for (b, y) in out.y.chunks_exact_mut(units).enumerate() {
         let x = &inputs.x[b * d.input..(b + 1) * d.input];
@@ -348,7 +370,12 @@ fn step<T: State, L: Loops>(
                     z_state,
                 };
                 let rows = &mut state[f0 * d.memory..(f0 + n) * d.memory];
-                loops.features(&p, &mut chunk[..n], (rows, d.memory));
+                let dots = if C == 0 {
+                    &mut acc[f0 - filters.start..][..n]
+                } else {
+                    &mut chunk[..n]
+                };
+                loops.features(&p, dots, (rows, d.memory));
                 f0 += n;
             }
             let mut f0 = filters.start;
@@ -381,5 +408,4 @@ fn step<T: State, L: Loops>(
             u0 += nu;
         }
     }
-    Ok(())
 }
