@@ -3,7 +3,7 @@
 //! projections, and with an int8 state the time sums, are [`dot_rows`]'s (Helium assembly,
 //! `SMLAD` on DSP cores, plain loops elsewhere); the projections' requantisation stores each
 //! value straight into the state's newest column ([`Scalar::scatter`]: four at a time on
-//! Helium, one byte per pass of the DSP extension's assembly), and the outputs' stores a
+//! Helium, a byte at a time by the DSP extension's assembly), and the outputs' stores a
 //! unit's run straight into the output the same way. The time
 //! sums of an int16 state take loops LLVM vectorises, each `Σ w · (s − z)` computed as
 //! `Σ w · s − z · Σ w` (equal in wrapping `i32` arithmetic), so the products are of the

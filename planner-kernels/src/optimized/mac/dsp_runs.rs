@@ -1,5 +1,5 @@
 //! The per-tensor requantisation of a run of values ([`super::Scalar::all`]) in assembly
-//! for the DSP extension's cores (Cortex-M4, M7, M33), one value per pass with every
+//! for the DSP extension's cores (Cortex-M4, M7, M33), two values per loop pass with every
 //! constant in a register (LLVM's loop spilled them and reloaded four or five per value);
 //! its arguments are [`super::RunArgs`], as Helium's. A second routine stores each value
 //! as a byte instead ([`super::Scalar::scatter`]: an SVDF's features into its state's
@@ -13,7 +13,7 @@
 //! two compares otherwise.
 
 unsafe extern "C" {
-    /// [`super::requant_asm`] with the DSP extension: one value per pass; saves and
+    /// [`super::requant_asm`] with the DSP extension: two values per loop pass; saves and
     /// restores r4-r11 and returns through the saved lr, with no stack beyond that. `QADD`
     /// and `SSAT` may set the sticky Q flag, which no Rust code reads.
     pub(super) fn planner_dsp_requant(a: *const super::RunArgs);
@@ -57,7 +57,7 @@ struct StoreArgs {
 
 /// `out[i · stride] = (clamp(m.apply(v[i] + bias[i]) + zero, lo, hi) + add) as i8` (the
 /// first addition wrapping, the second saturating, the third wrapping; no `bias[i]` without
-/// a bias) for every `i < v.len()`, one value per pass of `planner_dsp_requant_store`. It
+/// a bias) for every `i < v.len()`, two per loop pass of `planner_dsp_requant_store`. It
 /// takes int8's whole range (`lo = -128`, `hi = 127`: one `SSAT`) with any `add` and
 /// stride, or a bias with `add = 0` and stride 1, and any other range with `add = 0`,
 /// stride 1 and no bias (an output with an activation); false (nothing written) otherwise,

@@ -156,7 +156,7 @@ impl Scalar {
 
     /// `out[i · stride] = (Scalar::wide(v[i]) + add) as i8` (the addition wrapping) for
     /// every `i < v.len()`: on Helium four values per vector, stored with `VSTRB.32` to four
-    /// offsets (`planner_mve_requant_scatter`); with the DSP extension one value per pass
+    /// offsets (`planner_mve_requant_scatter`); with the DSP extension two values per pass
     /// of an assembly loop that stores bytes (`planner_dsp_requant_store`: int8's whole
     /// range, or any range with nothing added and a stride of 1); elsewhere [`Scalar::all`]
     /// of `v` in place, then one store at a time (`v`'s values afterwards are either). `out`
@@ -218,7 +218,7 @@ impl Scalar {
     }
 
     /// [`Scalar::wide`] of every element of `v`, in place: on Helium four values per
-    /// vector (`planner_mve_requant`), with the DSP extension one value per pass of an
+    /// vector (`planner_mve_requant`), with the DSP extension two values per pass of an
     /// assembly loop (`planner_dsp_requant`), elsewhere in Rust.
     pub(crate) fn all(&self, v: &mut [i32]) {
         #[cfg(any(planner_mve, planner_dsp))]
@@ -268,7 +268,7 @@ impl RunArgs {
 }
 
 /// [`Scalar::all`] through the target's assembly (Helium's `planner_mve_requant`, four
-/// values per vector, or the DSP extension's `planner_dsp_requant`, one value per pass):
+/// values per vector, or the DSP extension's `planner_dsp_requant`, two values per loop pass):
 /// `v[i] = clamp(m.apply(v[i]) + zero, lo, hi)`, the addition saturating. False (nothing
 /// written) when `v` is longer than `u32` counts.
 #[cfg(any(planner_mve, planner_dsp))]
