@@ -70,9 +70,15 @@ pub(super) fn requant_store(
     add: i32,
     (out, stride): (&mut [i8], usize),
 ) -> bool {
+    // The routine's loops: SSAT with any addend and stride; SSAT with a bias, bytes back to
+    // back; any clamp, bytes back to back.
     let whole = lo == -128 && hi == 127;
     let plain = add == 0 && stride == 1;
-    if !(plain || whole && bias.is_none()) || !whole && bias.is_some() {
+    let loop_exists = match bias {
+        Some(_) => whole && plain,
+        None => whole || plain,
+    };
+    if !loop_exists {
         return false;
     }
     if bias.is_some_and(|b| b.len() < v.len()) {

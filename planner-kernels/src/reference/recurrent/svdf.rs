@@ -227,6 +227,7 @@ pub(crate) fn svdf_with<L: Loops>(
         wf,
         z_in,
         m1,
+        z_state,
         bias,
     };
     // The state and the output, borrowed apart (both are the op's, in other fields).
@@ -257,12 +258,8 @@ pub(crate) fn svdf_with<L: Loops>(
         q: OutputScale { m: m2, zero: z_out },
     };
     match (&mut state.data, wt.data) {
-        (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => {
-            step(s, t, &d, z_state, &inputs, loops, out)
-        }
-        (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => {
-            step(s, t, &d, z_state, &inputs, loops, out)
-        }
+        (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => step(s, t, &d, &inputs, loops, out),
+        (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => step(s, t, &d, &inputs, loops, out),
         _ => Err(KernelError::Type {
             tensor: "input 4 (state)",
         }),
@@ -284,12 +281,14 @@ pub(crate) struct OutputScale {
 }
 
 /// What the feature projection reads: the input, the feature weights, the input's zero
-/// point, the multiplier into the state's scale, and the bias.
+/// point, the multiplier into the state's scale, the state's zero point (added to each
+/// stored feature, taken off in the time sums), and the bias.
 struct Inputs<'a> {
     x: &'a [i8],
     wf: &'a [i8],
     z_in: i32,
     m1: QuantizedMultiplier,
+    z_state: i32,
     bias: Option<&'a [i32]>,
 }
 
@@ -301,7 +300,6 @@ fn step<T: State, L: Loops>(
     state: &mut [T],
     time: &[T],
     d: &Dims,
-    z_state: i32,
     inputs: &Inputs<'_>,
     loops: &L,
     out: Output<'_>,
@@ -318,25 +316,23 @@ fn step<T: State, L: Loops>(
     // One filter per unit: the units' own sums take the projections first (the scratch
     // `features` overwrites), so the second buffer has no elements (nothing to zero).
     if d.rank == 1 {
-        units::<T, L, 0>(state, time, d, z_state, inputs, loops, out);
+        units::<T, L, 0>((state, time), (d, inputs), loops, out);
     } else {
-        units::<T, L, FILTER_CHUNK>(state, time, d, z_state, inputs, loops, out);
+        units::<T, L, FILTER_CHUNK>((state, time), (d, inputs), loops, out);
     }
     Ok(())
 }
 
-/// [`step`]'s projections, time sums and outputs, unit chunk by unit chunk, with a buffer
-/// of `C` filters' sums (`FILTER_CHUNK`, or 0 for rank 1: one filter per unit, whose sums
-/// go straight to the units').
+/// [`step`]'s projections, time sums and outputs over the state and the time weights, unit
+/// chunk by unit chunk, with a buffer of `C` filters' sums (`FILTER_CHUNK`, or 0 for rank
+/// 1: one filter per unit, whose sums go straight to the units').
 fn units<T: State, L: Loops, const C: usize>(
-    state: &mut [T],
-    time: &[T],
-    d: &Dims,
-    z_state: i32,
-    inputs: &Inputs<'_>,
+    (state, time): (&mut [T], &[T]),
+    (d, inputs): (&Dims, &Inputs<'_>),
     loops: &L,
     out: Output<'_>,
 ) {
+    let z_state = inputs.z_state;
     let units = d.filters / d.rank;
     if units == 0 {
         return;
@@ -370,7 +366,7 @@ fn units<T: State, L: Loops, const C: usize>(
                     z_state,
                 };
                 let rows = &mut state[f0 * d.memory..(f0 + n) * d.memory];
-                let dots = if C == 0 {
+                let dots = if d.rank == 1 {
                     &mut acc[f0 - filters.start..][..n]
                 } else {
                     &mut chunk[..n]
