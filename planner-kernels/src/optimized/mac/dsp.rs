@@ -22,23 +22,13 @@ pub(super) const MAX_K: usize = 768;
 /// Output channels whose constants are tabled at a time.
 const CHUNK: usize = 32;
 
-/// One output channel's requantisation, as the assembly loads it with one `LDM`.
+/// One output channel's requantisation, as the assembly loads it with one `LDM`: the bias,
+/// then the words of a [`DwChannel`] (both `repr(C)`: nine `i32` in this order).
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 struct Channel {
     bias: i32,
-    mult: i32,
-    /// Left shift, 0..=31 (`left + 1` in a fast entry, see [`rounding`]).
-    left: i32,
-    /// Right shift, 0..=31.
-    right: i32,
-    /// `(1 << right) - 1` (`2^(right - 1)` in a fast entry).
-    mask: i32,
-    /// `mask >> 1` (-1 in a fast entry).
-    threshold: i32,
-    zero: i32,
-    lo: i32,
-    hi: i32,
+    rest: DwChannel,
 }
 
 /// Arguments of `planner_dsp_gemm_s8`, read by offset from the assembly.
@@ -132,25 +122,10 @@ fn run<const B: usize, const T: usize>(g: &super::Gemm<'_>, q: &Requant<'_>, y: 
     let mut c0 = 0;
     while c0 < cols {
         let n = T.min(cols - c0);
-        // One kind of requantisation for the whole run: fast when every channel allows it.
-        let fast = (c0..c0 + n).all(|c| rounding(q.bias[c], q.shift[c], q.out_zero, k).4);
+        let entries = table.iter_mut().map(|t| &mut t.rest);
+        fill(q, c0..c0 + n, k, entries);
         for (t, c) in table.iter_mut().zip(c0..c0 + n) {
-            let (left, right, mask, threshold, _) = if fast {
-                rounding(q.bias[c], q.shift[c], q.out_zero, k)
-            } else {
-                rounding(q.bias[c], q.shift[c], i32::MAX, k)
-            };
-            *t = Channel {
-                bias: q.bias[c],
-                mult: q.mult[c],
-                left,
-                right,
-                mask,
-                threshold,
-                zero: q.out_zero,
-                lo: q.lo,
-                hi: q.hi,
-            };
+            t.bias = q.bias[c];
         }
         let mut r = 0;
         while r < rows {
@@ -444,6 +419,38 @@ struct DwChannel {
     hi: i32,
 }
 
+// The assembly loads a `Channel` with one `LDM` of nine words and steps 36 bytes per
+// channel; a `DwChannel` with eight (32 bytes).
+const _: () = assert!(size_of::<Channel>() == 36 && size_of::<DwChannel>() == 32);
+
+/// The assembly's constants of channels `cs` of `q` (sums of `k` products each) into
+/// `table`, one entry per channel: one kind of requantisation for the whole run, the fast
+/// entries when every channel of it allows them ([`rounding`]).
+fn fill<'t>(
+    q: &Requant<'_>,
+    cs: core::ops::Range<usize>,
+    k: usize,
+    table: impl Iterator<Item = &'t mut DwChannel>,
+) {
+    let fast = cs
+        .clone()
+        .all(|c| rounding(q.bias[c], q.shift[c], q.out_zero, k).4);
+    let zero = if fast { q.out_zero } else { i32::MAX };
+    for (t, c) in table.zip(cs) {
+        let (left, right, mask, threshold, _) = rounding(q.bias[c], q.shift[c], zero, k);
+        *t = DwChannel {
+            mult: q.mult[c],
+            left,
+            right,
+            mask,
+            threshold,
+            zero: q.out_zero,
+            lo: q.lo,
+            hi: q.hi,
+        };
+    }
+}
+
 /// Arguments of `planner_dsp_dw_s8`, read by offset from the assembly. Strides in bytes.
 #[repr(C)]
 struct DwArgs {
@@ -518,21 +525,7 @@ pub(super) fn depthwise_s8(
     let mut c0 = 0;
     while c0 < ch {
         let cc = CHUNK.min(ch - c0);
-        let fast = (c0..c0 + cc).all(|c| rounding(q.bias[c], q.shift[c], q.out_zero, taps).4);
-        for (t, c) in table.iter_mut().zip(c0..c0 + cc) {
-            let zero = if fast { q.out_zero } else { i32::MAX };
-            let (left, right, mask, threshold, _) = rounding(q.bias[c], q.shift[c], zero, taps);
-            *t = DwChannel {
-                mult: q.mult[c],
-                left,
-                right,
-                mask,
-                threshold,
-                zero: q.out_zero,
-                lo: q.lo,
-                hi: q.hi,
-            };
-        }
+        fill(q, c0..c0 + cc, taps, table.iter_mut());
         let args = DwArgs {
             x: x[c0..].as_ptr(),
             n: n32,
