@@ -43,6 +43,17 @@ pub(crate) fn smlad(a: u32, b: u32, acc: i32) -> i32 {
     r
 }
 
+/// `⌊(a · b + 2^31) / 2^32⌋`: the rounded high word of the 64-bit product.
+#[inline(always)]
+pub(crate) fn smmulr(a: i32, b: i32) -> i32 {
+    let r: i32;
+    // SAFETY: SMMULR reads and writes registers only (no memory, no flags).
+    unsafe {
+        asm!("smmulr {r}, {a}, {b}", r = lateout(reg) r, a = in(reg) a, b = in(reg) b, options(pure, nomem, nostack, preserves_flags))
+    };
+    r
+}
+
 /// `a − b` on each of the two signed halfwords, wrapping.
 #[inline(always)]
 pub(crate) fn ssub16(a: u32, b: u32) -> u32 {

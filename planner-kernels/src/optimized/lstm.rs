@@ -20,6 +20,8 @@
 //! zero point: fewer instructions than the reference's on every core (micro_speech_lstm's
 //! LSTM op on the Cortex-M4F 39,359,881 -> 34,561,891 under QEMU `-icount`).
 
+#[cfg(all(planner_dsp, not(planner_mve)))]
+mod dsp;
 #[cfg(planner_mve)]
 mod mve;
 
@@ -71,7 +73,9 @@ impl GateDot for Fast {
     }
 }
 
-/// Units whose gates one pass over the step's input computes.
+/// Units whose gates one pass over the step's input computes (the DSP extension's
+/// routine has its own four).
+#[cfg(not(all(planner_dsp, not(planner_mve))))]
 const BLOCK: usize = 4;
 
 /// The steps with the per-call sums in the op's kernel scratch and the requantisations
@@ -157,15 +161,57 @@ impl Tail {
     }
 }
 
-/// `acc[j]` becomes the gate value ([`Gate::input16`]) of the input product plus bias
-/// `acc[j]` and the recurrent product `rec[j]`, with the gate's two requantisations: in
-/// vector lanes on Helium ([`mve::gate`]), one unit at a time elsewhere.
+/// `Σ v` over a row of weights, wrapping: with the DSP extension two `SMLAD`s by `1 | 1`
+/// per word of four (the word widened as the products widen it), the last `len % 4` one
+/// by one; elsewhere a plain loop.
 #[inline(always)]
-fn gate_values(acc: &mut [i32], rec: &[i32], m: [&Mbqm; 2]) {
+fn row_sum(v: &[i8]) -> i32 {
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    {
+        use super::arm_dsp::{smlad, sxtb16, sxtb16_ror8, word};
+        const ONES: u32 = 0x0001_0001;
+        let (groups, rest) = v.as_chunks::<4>();
+        let s = groups.iter().fold(0i32, |a, g| {
+            let w = word(g);
+            smlad(sxtb16_ror8(w), ONES, smlad(sxtb16(w), ONES, a))
+        });
+        rest.iter().fold(s, |a, &v| a.wrapping_add(i32::from(v)))
+    }
+    #[cfg(not(all(planner_dsp, not(planner_mve))))]
+    sum(v)
+}
+
+/// A gate's products with their constant terms (`sums[j] − zero_term` for unit `j`: the
+/// bias and the zero points' sums).
+type Terms<'a, T> = (T, &'a [i32], i32);
+
+/// `acc[j]` becomes the gate value ([`Gate::input16`]) of the input product `acc[j]` and
+/// the recurrent product `rec[j]` with their constant terms, and the gate's two
+/// requantisations: in vector lanes on Helium ([`mve::gate`]), elsewhere one unit at a
+/// time, in two passes ([`scalar_gate`]).
+#[inline(always)]
+fn gate_values(
+    (acc, si, wx): Terms<'_, &mut [i32]>,
+    (rec, sr, rh): Terms<'_, &mut [i32]>,
+    m: [&Mbqm; 2],
+) {
     #[cfg(planner_mve)]
-    mve::gate(acc, rec, m);
+    {
+        add_terms(acc, si, wx);
+        add_terms(rec, sr, rh);
+        mve::gate(acc, rec, m);
+    }
     #[cfg(not(planner_mve))]
-    scalar_gate(acc, rec, m);
+    scalar_gate((acc, si, wx), (rec, sr, rh), m);
+}
+
+/// `v[j] += sums[j] − zero_term`, wrapping (a plain loop LLVM vectorises).
+#[cfg(planner_mve)]
+#[inline(always)]
+fn add_terms(v: &mut [i32], sums: &[i32], zero_term: i32) {
+    for (v, &s) in v.iter_mut().zip(sums) {
+        *v = v.wrapping_add(s).wrapping_sub(zero_term);
+    }
 }
 
 /// The step's cell and hidden values from its gate values (`values`: the four gates' rows
@@ -180,11 +226,29 @@ fn scalar_units(tail: &Tail, values: &[i32], c: &mut [i16], y: &mut [i8]) {
     }
 }
 
-/// [`gate_values`], one unit at a time.
-#[cfg_attr(planner_mve, allow(dead_code))]
-fn scalar_gate(acc: &mut [i32], rec: &[i32], [a, b]: [&Mbqm; 2]) {
-    for (v, &r) in acc.iter_mut().zip(rec) {
-        *v = clamp16(clamp16(a.apply(*v)) + clamp16(b.apply(r)));
+/// [`gate_values`], one unit at a time: the input products requantised in one pass, then
+/// the recurrent products added in a second (each pass's multiplier, sums and pointers
+/// fit the core's registers; both in one loop spill); with the DSP extension, without the
+/// weights' zero-point terms (TFLite's weights are symmetric), both in one pass of
+/// assembly ([`dsp::gate`]).
+#[cfg(not(planner_mve))]
+#[inline(never)]
+fn scalar_gate(
+    (acc, si, wx): Terms<'_, &mut [i32]>,
+    (rec, sr, rh): Terms<'_, &mut [i32]>,
+    [a, b]: [&Mbqm; 2],
+) {
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    if wx == 0 && rh == 0 && dsp::gate((acc, si), (rec, sr), [a, b]) {
+        return;
+    }
+    // Copies in registers: the stores to `acc` could otherwise be the multipliers' memory.
+    let (a, b) = (*a, *b);
+    for (v, &s) in acc.iter_mut().zip(si) {
+        *v = clamp16(a.apply(v.wrapping_add(s).wrapping_sub(wx)));
+    }
+    for ((v, &r), &s) in acc.iter_mut().zip(rec.iter()).zip(sr) {
+        *v = clamp16(*v + clamp16(b.apply(r.wrapping_add(s).wrapping_sub(rh))));
     }
 }
 
@@ -201,7 +265,7 @@ impl Int8Steps for Blocked {
             for (j, s) in rows.enumerate() {
                 let w = &gate.w[j * n..(j + 1) * n];
                 *s = gate.bias[j]
-                    .wrapping_sub(p.z_x.wrapping_mul(sum(w)))
+                    .wrapping_sub(p.z_x.wrapping_mul(row_sum(w)))
                     .wrapping_add((n as i32).wrapping_mul(gate.w_zero).wrapping_mul(p.z_x));
             }
             let rows = recurrent[g * u..(g + 1) * u].iter_mut();
@@ -210,7 +274,7 @@ impl Int8Steps for Blocked {
                 *s = (u as i32)
                     .wrapping_mul(gate.r_zero)
                     .wrapping_mul(p.z_h)
-                    .wrapping_sub(p.z_h.wrapping_mul(sum(r)));
+                    .wrapping_sub(p.z_h.wrapping_mul(row_sum(r)));
             }
         }
         self.tail = Tail::new(p);
@@ -241,37 +305,16 @@ impl Int8Steps for Blocked {
         let rh = zero_terms(|g| g.r_zero, h);
         let (x_buf, h_buf) = &mut self.bufs;
         let (xo, ho) = (operand::of(x, x_buf), operand::of(h, h_buf));
-        // Every gate's value of every unit, gate by gate, four units per pass.
+        // Every gate's value of every unit, gate by gate: the products, four units per
+        // pass over the step's input, then their constant terms and requantisations.
         let parts = (input.chunks_exact(u), recurrent.chunks_exact(u));
         let gates = parts.0.zip(parts.1).zip(values.chunks_exact_mut(u));
         for (g, ((si, sr), out)) in gates.enumerate() {
             let t = &p.gates[g];
-            // The products with their constant terms, then requantised together.
-            let (w, r) = (t.w.chunks_exact(BLOCK * n), t.r.chunks_exact(BLOCK * u));
-            let (sums, ends) = (si.as_chunks::<BLOCK>(), sr.as_chunks::<BLOCK>());
-            let (outs, rows_rec) = (out.as_chunks_mut::<BLOCK>(), rec.as_chunks_mut::<BLOCK>());
-            let blocks = (outs.0.iter_mut().zip(rows_rec.0.iter_mut()))
-                .zip(sums.0.iter().zip(ends.0))
-                .zip(w.zip(r));
-            for (((o, rc), (si, sr)), (wb, rb)) in blocks {
-                let (a, b) = (dot4(&xo, split(wb, n)), dot4(&ho, split(rb, u)));
-                for k in 0..BLOCK {
-                    o[k] = a[k].wrapping_add(si[k]).wrapping_sub(wx[g]);
-                    rc[k] = b[k].wrapping_add(sr[k]).wrapping_sub(rh[g]);
-                }
-            }
-            // The units past the last whole block, one by one.
-            let first = u - outs.1.len();
-            let rest =
-                (outs.1.iter_mut().zip(rows_rec.1.iter_mut())).zip(sums.1.iter().zip(ends.1));
-            for (j, ((o, rc), (si, sr))) in (first..).zip(rest) {
-                let a = dot(&t.w[j * n..(j + 1) * n], x);
-                let b = dot(&t.r[j * u..(j + 1) * u], h);
-                *o = a.wrapping_add(*si).wrapping_sub(wx[g]);
-                *rc = b.wrapping_add(*sr).wrapping_sub(rh[g]);
-            }
+            products(&xo, (t.w, n), out);
+            products(&ho, (t.r, u), rec);
             let [a, b] = &tail.gates[g];
-            gate_values(out, rec, [a, b]);
+            gate_values((out, si, wx[g]), (rec, sr, rh[g]), [a, b]);
         }
         // Then the cell and hidden values.
         #[cfg(planner_mve)]
@@ -281,7 +324,23 @@ impl Int8Steps for Blocked {
     }
 }
 
+/// `out[j] = Σ_i w[j·n + i] · x[i]` for every unit `j`, wrapping: four rows per pass over
+/// `x` ([`dot4`]), then the units past the last whole block one by one. `n > 0`.
+#[cfg(not(all(planner_dsp, not(planner_mve))))]
+#[inline(always)]
+fn products(x: &operand::Operand<'_>, (w, n): (&[i8], usize), out: &mut [i32]) {
+    let (blocks, rest) = out.as_chunks_mut::<BLOCK>();
+    for (o, wb) in blocks.iter_mut().zip(w.chunks_exact(BLOCK * n)) {
+        *o = dot4(x, split(wb, n));
+    }
+    let first = blocks.len() * BLOCK;
+    for (j, o) in (first..).zip(rest) {
+        *o = dot(&w[j * n..(j + 1) * n], x);
+    }
+}
+
 /// The four rows of `n` elements of a block of `4 · n`.
+#[cfg(not(all(planner_dsp, not(planner_mve))))]
 #[inline(always)]
 fn split(block: &[i8], n: usize) -> [&[i8]; BLOCK] {
     let (a, rest) = block.split_at(n);
@@ -360,14 +419,40 @@ mod operand {
     }
 }
 
-/// `Σ w_k · x` for four rows `w_k` as long as `x`, wrapping, with the DSP extension: two
-/// rows at a time ([`dot2`]; four rows' pointers, accumulators and operands do not fit the
-/// core's registers).
+/// [`products`] with the DSP extension: four rows per pass of
+/// [`dot4_widened`](super::mac::dot4_widened) over the operand's widened groups (its last
+/// `n % 4` elements after), then the rows past the last whole block two at a time
+/// ([`dot2`]) and one by one. `n > 0`.
 #[cfg(all(planner_dsp, not(planner_mve)))]
 #[inline(always)]
-fn dot4(x: &operand::Operand<'_>, [w0, w1, w2, w3]: [&[i8]; BLOCK]) -> [i32; BLOCK] {
-    let ([a0, a1], [a2, a3]) = (dot2(x, [w0, w1]), dot2(x, [w2, w3]));
-    [a0, a1, a2, a3]
+fn products(x: &operand::Operand<'_>, (w, n): (&[i8], usize), out: &mut [i32]) {
+    let groups = n / 4;
+    let row = |j: usize| &w[j * n..(j + 1) * n];
+    let done = if x.wide.len() == groups {
+        super::mac::dot4_widened((w, n), x.wide, out)
+    } else {
+        0
+    };
+    let x_tail = &x.v[4 * groups..];
+    if !x_tail.is_empty() {
+        for (j, o) in out[..done].iter_mut().enumerate() {
+            let products = row(j)[4 * groups..].iter().zip(x_tail);
+            *o = products.fold(*o, |a, (&w, &v)| {
+                a.wrapping_add(i32::from(w).wrapping_mul(i32::from(v)))
+            });
+        }
+    }
+    let last = out.len().saturating_sub(1);
+    let mut pairs = out[done..].chunks_exact_mut(2);
+    for (p, o) in (&mut pairs).enumerate() {
+        let j = done + 2 * p;
+        let [a, b] = dot2(x, [row(j), row(j + 1)]);
+        o[0] = a;
+        o[1] = b;
+    }
+    if let [o] = pairs.into_remainder() {
+        *o = dot(row(last), x.v);
+    }
 }
 
 /// `Σ w_k · x` for two rows `w_k` as long as `x`, wrapping: each word of four weights

@@ -40,6 +40,8 @@ mod sse2;
 
 #[cfg(all(planner_dsp, not(planner_mve)))]
 use crate::QuantizedMultiplier;
+#[cfg(all(planner_dsp, not(planner_mve)))]
+pub(crate) use dsp_rows::dot4 as dot4_widened;
 #[cfg(any(planner_mve, planner_dsp))]
 use requant::RunArgs;
 pub(crate) use requant::{Channel, Mbqm, Scalar};

@@ -45,7 +45,12 @@ unsafe extern "C" {
 pub(super) fn gate(acc: &mut [i32], rec: &[i32], [input, recurrent]: [&Mbqm; 2]) {
     let n = acc.len().min(rec.len());
     let Ok(count) = u32::try_from(n) else {
-        return super::scalar_gate(acc, rec, [input, recurrent]);
+        // (Unreachable on a 32-bit core.)
+        for (v, &r) in acc.iter_mut().zip(rec) {
+            let (a, b) = (input.apply(*v), recurrent.apply(r));
+            *v = super::clamp16(super::clamp16(a) + super::clamp16(b));
+        }
+        return;
     };
     if n == 0 {
         return;

@@ -174,7 +174,7 @@ unsafe extern "C" {
 /// each word of `b` loaded once for the four (LLVM's loop of four rows spilled). Returns
 /// the rows written (0 when there are fewer than four, `wide` is empty or a size does not
 /// fit `u32`). The caller has checked that every row's `4 · wide.len()` elements are in `a`.
-fn dot4((a, sa): (&[i8], usize), wide: &[[u32; 2]], out: &mut [i32]) -> usize {
+pub(crate) fn dot4((a, sa): (&[i8], usize), wide: &[[u32; 2]], out: &mut [i32]) -> usize {
     let rows = out.len() / 4 * 4;
     let (Ok(stride), Ok(groups), Ok(blocks)) = (
         u32::try_from(sa),

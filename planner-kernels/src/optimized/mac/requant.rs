@@ -65,7 +65,8 @@ impl Channel {
 /// fewer instructions. The doubling high multiply of a multiplier other than `i32::MIN`
 /// cannot saturate, so it is `(x · m + 2^30) >> 31` (the floor: gemmlowp's nudge then
 /// truncation give it for either sign); the rounding right shift is the reference's, its
-/// mask and half-threshold computed once.
+/// mask and half-threshold computed once. With the DSP extension, a multiplier without a
+/// left shift takes [`Mbqm::short`] for every `x` that doubles without overflow.
 #[derive(Clone, Copy)]
 pub(crate) struct Mbqm {
     pub(crate) mult: i32,
@@ -73,6 +74,9 @@ pub(crate) struct Mbqm {
     pub(crate) right: u32,
     mask: i32,
     half: i32,
+    /// `2^(right − 1)` when the multiplier is not negative (TFLite's never are), with no
+    /// left shift and a right shift ([`Mbqm::short`] applies), else 0.
+    round: i32,
 }
 
 impl Mbqm {
@@ -91,16 +95,58 @@ impl Mbqm {
             right,
             mask,
             half: mask >> 1,
+            round: if left == 0 && right > 0 && m.multiplier >= 0 {
+                1 << (right - 1)
+            } else {
+                0
+            },
         })
     }
 
     #[inline(always)]
     pub(crate) fn apply(&self, x: i32) -> i32 {
+        #[cfg(all(planner_dsp, not(planner_mve)))]
+        if let Some(v) = self.short(x) {
+            return v;
+        }
         let x = x.wrapping_shl(self.left);
         let s = ((i64::from(x) * i64::from(self.mult) + (1 << 30)) >> 31) as i32;
         let threshold = self.half + i32::from(s < 0);
         (s >> self.right) + i32::from(s & self.mask > threshold)
     }
+
+    /// [`Mbqm::apply`] in six instructions, for a non-negative multiplier without a left
+    /// shift and with a right shift (`round` set) and an `x` whose double fits `i32` (else
+    /// `None`): `SMMULR` of `2x` by the multiplier is `⌊(2x·m + 2^31) / 2^32⌋`, the
+    /// doubling high multiply's `⌊(x·m + 2^30) / 2^31⌋`; it lies in `(−2^30, 2^30)`, so adding
+    /// `2^(right − 1)`, and 1 less for a negative value, then shifting right rounds half
+    /// away from zero as the reference's mask and threshold do, without overflow.
+    /// `[multiplier, 2^(right − 1), right]` when [`Mbqm::short`] applies to this
+    /// multiplier (for assembly that computes it), else `None`.
+    #[cfg_attr(not(all(planner_dsp, not(planner_mve))), allow(dead_code))]
+    pub(crate) fn short_form(&self) -> Option<[i32; 3]> {
+        (self.round != 0).then_some([self.mult, self.round, self.right as i32])
+    }
+
+    #[cfg_attr(not(all(planner_dsp, not(planner_mve))), allow(dead_code))]
+    #[inline(always)]
+    pub(crate) fn short(&self, x: i32) -> Option<i32> {
+        if self.round == 0 {
+            return None;
+        }
+        let s = smmulr(x.checked_add(x)?, self.mult);
+        Some((s + self.round + (s >> 31)) >> self.right)
+    }
+}
+
+/// `⌊(a·b + 2^31) / 2^32⌋`: the DSP extension's `SMMULR`, or its definition.
+#[cfg_attr(not(all(planner_dsp, not(planner_mve))), allow(dead_code))]
+#[inline(always)]
+fn smmulr(a: i32, b: i32) -> i32 {
+    #[cfg(all(planner_dsp, not(planner_mve)))]
+    return crate::optimized::arm_dsp::smmulr(a, b);
+    #[cfg(not(all(planner_dsp, not(planner_mve))))]
+    return ((i64::from(a) * i64::from(b) + (1 << 31)) >> 32) as i32;
 }
 
 /// One per-tensor requantisation, unpacked: `clamp(mbqm(v, mult, shift) + zero, lo, hi)`,

@@ -9,7 +9,7 @@ use std::vec::Vec;
 use std::{format, vec};
 
 use super::{
-    Channel, DwGeometry, Requant, Scalar, Taps, depthwise_s8, dot_n, gemm_s8, portable_dot_n,
+    Channel, DwGeometry, Mbqm, Requant, Scalar, Taps, depthwise_s8, dot_n, gemm_s8, portable_dot_n,
     portable_sums, sums,
 };
 use crate::optimized::tests::Rng;
@@ -219,6 +219,70 @@ fn the_unpacked_requantisation_is_multiply_by_quantized_multiplier() {
     // A shift of i32::MIN (which the reference cannot negate in a debug build) shifts
     // nothing, as the reference does in a release build.
     assert_eq!(Channel::new(0, 1 << 30, i32::MIN, 0).scale(100), 50);
+}
+
+/// `Mbqm::short` (the DSP extension's `SMMULR` form, here its definition) is the reference
+/// wherever it applies: every non-negative multiplier, every right shift, values up to and
+/// past the ones whose double overflows (and it stays out of the way of negative ones).
+#[test]
+fn the_short_requantisation_is_multiply_by_quantized_multiplier() {
+    let mut r = Rng::new(0x5307);
+    let edges = [
+        i32::MIN,
+        -(1 << 30) - 1,
+        -(1 << 30),
+        -(1 << 30) + 1,
+        -1,
+        0,
+        1,
+        (1 << 30) - 1,
+        1 << 30,
+        i32::MAX,
+    ];
+    let pick = |r: &mut Rng| {
+        if r.one_in(3) {
+            edges[r.size(0, edges.len() - 1)]
+        } else {
+            r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+        }
+    };
+    let (mut short, mut cases) = (0, 0);
+    for case in 0..300_000 {
+        let mult = match r.range(0, 3) {
+            0 => i32::MAX,
+            1 => r.range(1 << 30, i64::from(i32::MAX)) as i32,
+            _ => pick(&mut r).max(i32::MIN + 1),
+        };
+        let shift = r.range(-33, 3) as i32;
+        // Accumulators are mostly far from overflow.
+        let x = if r.one_in(2) {
+            r.range(-(1 << 30), 1 << 30) as i32
+        } else {
+            pick(&mut r)
+        };
+        let m = QuantizedMultiplier {
+            multiplier: mult,
+            shift,
+        };
+        let Some(q) = Mbqm::new(m) else {
+            panic!("case {case}: multiplier {mult} refused")
+        };
+        cases += 1;
+        if let Some(got) = q.short(x) {
+            short += 1;
+            let want = multiply_by_quantized_multiplier(x, m);
+            assert_eq!(got, want, "case {case}: {x} by {mult} shift {shift}");
+        } else {
+            // Only a negative multiplier, a left shift, no shift, or a double that
+            // overflows leave it.
+            let double = x.checked_add(x);
+            assert!(mult < 0 || shift >= 0 || double.is_none(), "case {case}");
+        }
+    }
+    assert!(
+        short * 2 > cases,
+        "only {short} of {cases} took the short form"
+    );
 }
 
 /// `Scalar` is the reference's requantisation plus the zero point (saturating), clamped, on
