@@ -2,7 +2,8 @@
 //! reference set's bytes on the board: `CONV_2D`, `DEPTHWISE_CONV_2D`, `FULLY_CONNECTED` and
 //! `SVDF` (int8 state, two steps) with channel counts that are not multiples of the vector widths, strides, dilations,
 //! SAME/VALID/explicit padding, per-channel and per-tensor filters, extreme zero points,
-//! multipliers that saturate, every fused activation, with and without bias. Written as
+//! multipliers that saturate, tiny multipliers under accumulators past 2^30, every fused
+//! activation, with and without bias. Written as
 //! `static` shapes and quantisation (a view's are `&'static`), the tensors' values drawn at
 //! run time from each case's seed.
 
@@ -223,10 +224,16 @@ pub fn rust(seed: u64, count: usize) -> String {
             .map(|_| rng.scale(0.001, 0.05))
             .collect();
         // A small output scale saturates; a large one leaves the outputs near the zero point.
-        let out_scale = rng.scale(0.001, 0.5);
+        let mut out_scale = rng.scale(0.001, 0.5);
         let (xz, yz) = (rng.zero(), rng.zero());
         let bias = !rng.next().is_multiple_of(5);
         let extreme_bias = rng.next().is_multiple_of(6);
+        if extreme_bias && rng.next().is_multiple_of(2) {
+            // Multipliers of 2^-23 to 2^-26: accumulators past 2^30 (whose double
+            // overflows int32) still land inside int8, not at its bounds.
+            let power = 23 + (rng.next() % 4) as i32;
+            out_scale = in_scale * filters[0] * 2f32.powi(power);
+        }
         let axis = if kind == 1 { 3 } else { 0 };
         let n = made;
         let opts = opts.replace("{n}", &n.to_string());

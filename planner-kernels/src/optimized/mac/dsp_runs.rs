@@ -53,6 +53,7 @@ struct StoreArgs {
     out: *mut i8,        // 40
     stride: u32,         // 44
     bias: *const i32,    // 48: null, or one value to add to each before its requantisation
+    round: i32,          // 52: 2^(right − 1) for `Mbqm::short`'s form, or 0 (the general one)
 }
 
 /// `out[i · stride] = (clamp(m.apply(v[i] + bias[i]) + zero, lo, hi) + add) as i8` (the
@@ -97,6 +98,7 @@ pub(super) fn requant_store(
         out: out.as_mut_ptr(),
         stride,
         bias: bias.map_or(core::ptr::null(), <[i32]>::as_ptr),
+        round: m.short_form().map_or(0, |[_, round, _]| round),
     };
     // SAFETY: the assembly reads the `n` int32 of `v` (its length, `n > 0`) and of `bias`
     // when there is one (at least as long, checked above), and writes one
@@ -190,6 +192,38 @@ macro_rules! requant_value {
     };
 }
 
+/// [`requant_value!`] in [`super::Mbqm::short`]'s form for a multiplier without a left
+/// shift and with a right shift (r3 holding `2^(right − 1)` instead of the left shift):
+/// `ADDS` doubles the value, and when that overflows the general form (without its left
+/// shift) takes it; else `SMMULR`, the rounding as two additions and `ASR`.
+macro_rules! requant_short {
+    () => {
+        concat!(
+            "adds r5, r4, r4\n",
+            "bvc 10f\n",
+            "mov r5, #0x40000000\n",
+            "mov r6, #0\n",
+            "smlal r5, r6, r4, r2\n",
+            "lsr r5, r5, #31\n",
+            "orr r4, r5, r6, lsl #1\n",
+            "and r5, r4, r9\n",
+            "add r6, r10, r4, lsr #31\n",
+            "asr r4, r4, r8\n",
+            "cmp r5, r6\n",
+            "it gt\n",
+            "addgt r4, r4, #1\n",
+            "b 11f\n",
+            "10:\n",
+            "smmulr r4, r5, r2\n",
+            "add r5, r4, r3\n",
+            "sub r5, r5, r4, lsr #31\n",
+            "asr r4, r5, r8\n",
+            "11:\n",
+            "qadd r4, r4, r11\n",
+        )
+    };
+}
+
 core::arch::global_asm!(
     // As in `dsp`: an ARMv8-M core with the DSP extension, for the assembler; every
     // instruction here is ARMv7E-M's too (the Cortex-M4's).
@@ -236,6 +270,7 @@ core::arch::global_asm!(
     "push {{r4-r11, lr}}",
     run_args!(),
     "ldr r7, [r0, #40]",
+    "ldr r5, [r0, #52]",
     "cmn r12, #128",
     "bne 2f",
     "cmp lr, #127",
@@ -246,7 +281,18 @@ core::arch::global_asm!(
     "ldr r6, [r0, #48]",
     "ldr r0, [r0, #0]",
     // Nothing added, bytes back to back (an op's outputs): neither addition; with a bias,
-    // its value added first (r12 its address).
+    // its value added first (r12 its address). With the short form's rounding (r5), the
+    // same three loops with `requant_short!`.
+    "cbz r5, 3f",
+    "mov r3, r5",
+    "cmp r12, #0",
+    "bne 21f",
+    "cmp lr, #1",
+    "bne 21f",
+    "movs r12, r6",
+    "bne 25f",
+    "b 24f",
+    "3:",
     "cmp r12, #0",
     "bne 1f",
     "cmp lr, #1",
@@ -285,6 +331,31 @@ core::arch::global_asm!(
         "ldr r5, [r12], #4\n",
         "add r4, r4, r5\n",
         requant_value!(),
+        "ssat r4, #8, r4\n",
+        "strb r4, [r7], #1\n",
+    ),
+    "21:",
+    run_loop!(
+        "ldr r4, [r0], #4\n",
+        requant_short!(),
+        "ssat r4, #8, r4\n",
+        "add r4, r4, r12\n",
+        "strb r4, [r7]\n",
+        "add r7, r7, lr\n",
+    ),
+    "24:",
+    run_loop!(
+        "ldr r4, [r0], #4\n",
+        requant_short!(),
+        "ssat r4, #8, r4\n",
+        "strb r4, [r7], #1\n",
+    ),
+    "25:",
+    run_loop!(
+        "ldr r4, [r0], #4\n",
+        "ldr r5, [r12], #4\n",
+        "add r4, r4, r5\n",
+        requant_short!(),
         "ssat r4, #8, r4\n",
         "strb r4, [r7], #1\n",
     ),
