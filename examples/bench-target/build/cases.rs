@@ -181,7 +181,10 @@ pub fn rust(seed: u64, count: usize) -> String {
                 let batches = rng.range(1, 2);
                 let (short, long) = (rng.range(1, 20), rng.range(1, 120));
                 let input = rng.pick(&[short, long]);
-                let (units, rank, memory) = (rng.range(1, 24), rng.range(1, 2), rng.range(1, 20));
+                // Any memory, or the lengths the DSP path's time rows unroll.
+                let any = rng.range(1, 20);
+                let memory = rng.pick(&[any, any, 8, 16, 32]);
+                let (units, rank) = (rng.range(1, 24), rng.range(1, 2));
                 let filters = units * rank;
                 xs = vec![batches, input];
                 ws = vec![filters, input];

@@ -160,6 +160,10 @@ pub struct Stats {
     pub varied: usize,
 }
 
+/// Bytes at a word boundary.
+#[repr(C, align(4))]
+struct Aligned([i8; MAX]);
+
 /// Runs every case through `reference` and `optimized`; what ran and the first difference.
 pub fn check<R: Kinds, P: Kinds>(
     reference: &mut R,
@@ -167,9 +171,10 @@ pub fn check<R: Kinds, P: Kinds>(
 ) -> (Stats, Option<Mismatch>) {
     let mut x = [0i8; MAX];
     let mut w = [0i8; MAX];
-    let mut t = [0i8; MAX];
-    let mut s0 = [0i8; MAX];
-    let mut s1 = [0i8; MAX];
+    // Word-aligned, as a plan places tensors: the DSP path reads an SVDF's time weights
+    // and state of 8, 16 or 32 steps a pair of words at a time (`LDRD`), which needs it.
+    let (mut t, mut s0, mut s1) = (Aligned([0; MAX]), Aligned([0; MAX]), Aligned([0; MAX]));
+    let (t, s0, s1) = (&mut t.0, &mut s0.0, &mut s1.0);
     let mut b = [0i32; MAX_CHANNELS];
     let mut y0 = [0i8; MAX];
     let mut y1 = [0i8; MAX];

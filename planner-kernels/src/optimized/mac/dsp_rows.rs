@@ -40,6 +40,9 @@ pub(super) fn dot_rows(
         // slicing; short rows of a multiple of four with their loop unrolled.
         let n = out.len() * k;
         let (a, b) = (&a[..n], &b[..n]);
+        if time_rows((a, b), k, zz, out) {
+            return true;
+        }
         match k {
             8 => back_to_back::<2>(a, b, zz, out),
             16 => back_to_back::<4>(a, b, zz, out),
@@ -300,4 +303,150 @@ core::arch::global_asm!(
     "add sp, sp, #20",
     "pop {{r4-r11, pc}}",
     ".size planner_dsp_dot4, . - planner_dsp_dot4",
+);
+
+/// Arguments of `planner_dsp_time_rows`, read by offset from the assembly.
+#[repr(C)]
+struct TimeArgs {
+    a: *const i8,  // 0: word-aligned
+    b: *const i8,  // 4: word-aligned
+    out: *mut i32, // 8
+    rows: u32,     // 12: > 0
+    zz: u32,       // 16: the zero point in both halfwords
+    pairs: u32,    // 20: pairs of words per row: 1, 2 or 4
+}
+
+unsafe extern "C" {
+    /// [`time_rows`]' routine: saves and restores r4-r11 and returns through the saved lr,
+    /// with no stack beyond that. `SMLAD` may set the sticky Q flag, which no Rust code
+    /// reads.
+    fn planner_dsp_time_rows(args: *const TimeArgs);
+}
+
+/// [`dot_rows`] of `out.len()` rows of `k` = 8, 16 or 32 elements back to back in `a` and
+/// `b` (an SVDF's time weights and state; `zz` the zero point in both halfwords), both
+/// word-aligned: each row's loop unrolled, one `LDRD` per two words of each (LLVM's loop
+/// loads word by word and reloads its pointers). False (nothing written) for any other `k`,
+/// alignment, or rows that do not fit the slices.
+fn time_rows((a, b): (&[i8], &[i8]), k: usize, zz: u32, out: &mut [i32]) -> bool {
+    let pairs = match k {
+        8 => 1,
+        16 => 2,
+        32 => 4,
+        _ => return false,
+    };
+    let aligned = |v: &[i8]| v.as_ptr().cast::<u32>().is_aligned();
+    let fits = out
+        .len()
+        .checked_mul(k)
+        .is_some_and(|n| n <= a.len() && n <= b.len());
+    let Ok(rows) = u32::try_from(out.len()) else {
+        return false;
+    };
+    if rows == 0 || !fits || !aligned(a) || !aligned(b) {
+        return false;
+    }
+    let args = TimeArgs {
+        a: a.as_ptr(),
+        b: b.as_ptr(),
+        out: out.as_mut_ptr(),
+        rows,
+        zz,
+        pairs,
+    };
+    // SAFETY: the assembly reads the first `rows · k` bytes of `a` and of `b` (inside both,
+    // checked above; `LDRD`s of word pairs, both word-aligned as checked and `k` a multiple
+    // of 8) and writes `out[..rows]` (its length; `out` borrowed mutably, `a` and `b`
+    // shared, so nothing else touches them meanwhile), and nothing else. It follows the
+    // AAPCS, saving and restoring the registers it uses.
+    unsafe { planner_dsp_time_rows(&args) };
+    true
+}
+
+/// One word of `a` (in `$a`) against one of `b` (in `$b`) into the row's sum `lr`: each
+/// widened into two halfword pairs, the zero point (r4) taken off `b`'s; r6 and r12 clobbered.
+macro_rules! time_word {
+    ($a:literal, $b:literal) => {
+        concat!(
+            "sxtb16 r12, ",
+            $a,
+            "\n",
+            "sxtb16 r6, ",
+            $b,
+            "\n",
+            "ssub16 r6, r6, r4\n",
+            "smlad lr, r12, r6, lr\n",
+            "sxtb16 r12, ",
+            $a,
+            ", ror #8\n",
+            "sxtb16 r6, ",
+            $b,
+            ", ror #8\n",
+            "ssub16 r6, r6, r4\n",
+            "smlad lr, r12, r6, lr\n",
+        )
+    };
+}
+
+/// Two words of each row: `LDRD` of `a`'s (r0) and `b`'s (r1), both stepping on.
+macro_rules! time_pair {
+    () => {
+        concat!(
+            "ldrd r8, r9, [r0], #8\n",
+            "ldrd r10, r11, [r1], #8\n",
+            time_word!("r8", "r10"),
+            time_word!("r9", "r11"),
+        )
+    };
+}
+
+/// A row's sum stored to `out` (r2, stepping on), and the loop back to `$row` until the
+/// end of `out` (r3).
+macro_rules! time_row_end {
+    ($row:literal) => {
+        concat!("str lr, [r2], #4\n", "cmp r2, r3\n", "bne ", $row, "\n",)
+    };
+}
+
+core::arch::global_asm!(
+    ".cpu cortex-m33",
+    ".section .text.planner_dsp_time_rows,\"ax\",%progbits",
+    ".global planner_dsp_time_rows",
+    ".type planner_dsp_time_rows,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "planner_dsp_time_rows:",
+    "push {{r4-r11, lr}}",
+    "ldrd r1, r2, [r0, #4]",
+    "ldrd r3, r4, [r0, #12]",
+    "ldr r5, [r0, #20]",
+    "ldr r0, [r0, #0]",
+    "add r3, r2, r3, lsl #2",
+    "cmp r5, #2",
+    "beq 2f",
+    "bhi 4f",
+    // Rows of one pair of words (8 elements).
+    "1:",
+    "mov lr, #0",
+    time_pair!(),
+    time_row_end!("1b"),
+    "b 9f",
+    // Two pairs (16 elements).
+    "2:",
+    "mov lr, #0",
+    time_pair!(),
+    time_pair!(),
+    time_row_end!("2b"),
+    "b 9f",
+    // Four pairs (32 elements).
+    "4:",
+    "mov lr, #0",
+    time_pair!(),
+    time_pair!(),
+    time_pair!(),
+    time_pair!(),
+    time_row_end!("4b"),
+    "9:",
+    "pop {{r4-r11, pc}}",
+    ".size planner_dsp_time_rows, . - planner_dsp_time_rows",
 );
