@@ -8,12 +8,13 @@
 //! that do not change from step to step (`bias − x_zero·Σ w + n·w_zero·x_zero` per row of a
 //! gate's input weights, `−h_zero·Σ r + n·r_zero·h_zero` per row of its recurrent weights)
 //! are computed once per call into it. Each step then computes every gate's value of every
-//! unit into the rest of it, gate by gate and four units per pass over the step's input
-//! (four rows' `Σ w·x` from one load of the input: tail-predicated `VMLAVA` on Helium,
-//! `SMLAD` two rows at a time on the DSP extension with the input widened once per step,
-//! a plain loop elsewhere), then requantises them (the reference's multiply unpacked once
-//! per call, [`Mbqm`]); then the cell and hidden values. On Helium both are assembly, four
-//! units per vector ([`mve`]); elsewhere unit by unit.
+//! unit into the rest of it, gate by gate: the products four units per pass over the step's
+//! input (four rows' `Σ w·x` from one load of the input: tail-predicated `VMLAVA` on Helium,
+//! the assembly of [`dot4_widened`](super::mac::dot4_widened) on the DSP extension with the
+//! input widened once per step, a plain loop elsewhere), then their constant terms and
+//! requantisations (the reference's multiply unpacked once per call, [`Mbqm`]; one pass of
+//! assembly on the DSP extension, [`dsp`]); then the cell and hidden values. On Helium both
+//! are assembly, four units per vector ([`mve`]); elsewhere unit by unit.
 //!
 //! Without that scratch (a plan made for the reference set) each unit's products are one
 //! plain loop over the stored bytes (`Σ w·x` and `Σ w` together), or two with a weights
@@ -383,7 +384,7 @@ mod operand {
     }
 }
 
-/// A step's input or hidden state as [`dot4`] reads it with the DSP extension: besides the
+/// A step's input or hidden state as [`products`] reads it with the DSP extension: besides the
 /// elements, each whole group of four widened once per step into two halfword pairs (on
 /// the stack: [`operand::WIDE`] groups, 1 KiB; a longer operand is widened in the loop).
 #[cfg(all(planner_dsp, not(planner_mve)))]
