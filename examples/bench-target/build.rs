@@ -27,6 +27,8 @@ use serde_json::Value;
 mod align;
 #[path = "build/cases.rs"]
 mod cases;
+#[path = "build/elementwise_cases.rs"]
+mod elementwise_cases;
 #[path = "build/lstm_cases.rs"]
 mod lstm_cases;
 
@@ -36,6 +38,9 @@ const CASES: usize = 400;
 
 /// Random int8 LSTM cases the firmware runs through both kernel sets.
 const LSTM_CASES: usize = 40;
+
+/// Random ADD, SUB, MUL, QUANTIZE, PAD and MEAN cases the firmware runs through both sets.
+const ELEMENTWISE_CASES: usize = 200;
 
 /// The board a target runs on.
 struct Board {
@@ -244,6 +249,7 @@ fn main() {
     rust.push_str(&table);
     println!("cargo::rerun-if-changed=build/cases.rs");
     println!("cargo::rerun-if-changed=build/lstm_cases.rs");
+    println!("cargo::rerun-if-changed=build/elementwise_cases.rs");
     println!("cargo::rerun-if-env-changed=BENCH_CASES");
     let count = env::var("BENCH_CASES")
         .ok()
@@ -256,6 +262,10 @@ fn main() {
     write_if_changed(
         &out.join("lstm_cases.rs"),
         lstm_cases::rust(0x157a_ca5e, LSTM_CASES.min(count)).as_bytes(),
+    );
+    write_if_changed(
+        &out.join("elementwise_cases.rs"),
+        elementwise_cases::rust(0xe1e_3e27, ELEMENTWISE_CASES.min(count)).as_bytes(),
     );
     write_if_changed(&out.join("planner_models.x"), fragments.as_bytes());
     write_if_changed(&out.join("models.rs"), rust.as_bytes());

@@ -15,6 +15,7 @@
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 
+mod elementwise_check;
 mod lstm_check;
 mod probe;
 mod selfcheck;
@@ -65,6 +66,16 @@ fn main() -> ! {
     failed |= !checked(
         "int8 LSTM cases",
         "the optimized set's outputs and states equal the reference set's, with its kernel scratch and without",
+        &stats,
+        mismatch,
+    );
+    let (stats, mismatch) = elementwise_check::check(
+        &mut planner_kernels::Reference,
+        &mut models::Optimized::default(),
+    );
+    failed |= !checked(
+        "one-op cases of ADD, SUB and MUL (in place too), QUANTIZE, PAD and MEAN",
+        "the optimized set's outputs equal the reference set's",
         &stats,
         mismatch,
     );
