@@ -54,7 +54,7 @@ fn main() -> ! {
         &mut models::Optimized::default(),
     );
     let mut failed = !checked(
-        "one-op cases of CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED and SVDF",
+        "one-op cases of CONV_2D, DEPTHWISE_CONV_2D (in place too), FULLY_CONNECTED and SVDF",
         "the optimized set's outputs equal the reference set's",
         &stats,
         mismatch,

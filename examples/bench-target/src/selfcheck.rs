@@ -4,7 +4,9 @@
 //! run only here and in the models' runs; this is where an off-by-one in them shows on
 //! shapes no bundled model has.
 
-use planner::rt::kernel::{Conv2d, DepthwiseConv2d, FullyConnected, In, Kernel, OpView, Out, Svdf};
+use planner::rt::kernel::{
+    Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Kernel, OpView, Out, Svdf,
+};
 use planner::rt::options as o;
 use planner::rt::{Quant, TensorInfo};
 use planner_kernels::KernelError;
@@ -28,12 +30,22 @@ pub enum Options {
 
 /// Every kind the check runs.
 pub trait Kinds:
-    Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected + Svdf
+    Kernel<Error = KernelError>
+    + Conv2d
+    + DepthwiseConv2d
+    + DepthwiseConv2dInPlace
+    + FullyConnected
+    + Svdf
 {
 }
 
-impl<K: Kernel<Error = KernelError> + Conv2d + DepthwiseConv2d + FullyConnected + Svdf> Kinds
-    for K
+impl<K> Kinds for K where
+    K: Kernel<Error = KernelError>
+        + Conv2d
+        + DepthwiseConv2d
+        + DepthwiseConv2dInPlace
+        + FullyConnected
+        + Svdf
 {
 }
 
@@ -142,6 +154,56 @@ fn run<K: Kinds>(
     }
 }
 
+/// A depthwise case with a depth multiplier of 1 and an output no larger than its input
+/// run in place by `k`: `buf` starts as the input and ends with the output, with a
+/// temporary of `tmp`'s length; `None` for any other case.
+fn run_in_place<K: Kinds>(
+    k: &mut K,
+    case: &Case,
+    v: &Tensors<'_>,
+    buf: &mut [i8],
+    tmp: &mut [i8],
+) -> Option<Result<(), KernelError>> {
+    let Options::Depthwise(opt) = &case.options else {
+        return None;
+    };
+    // The buffer spans the input and the output.
+    let span = v.x.len().max(case.y.iter().product());
+    if opt.depth_multiplier != 1 || buf.len() < span {
+        return None;
+    }
+    let buf = &mut buf[..span];
+    let out_c = *case.y.last().unwrap_or(&0);
+    let bias_shape: &'static [usize] = &[MAX_CHANNELS];
+    let tmp_shape: &'static [usize] = &[MAX];
+    let (xi, wi) = (
+        info::<i8>(case.x, Some(case.x_quant)),
+        info::<i8>(case.w, Some(case.w_quant)),
+    );
+    let (bi, yi, ti) = (
+        info::<i32>(bias_shape, None),
+        info::<i8>(case.y, Some(case.y_quant)),
+        info::<i8>(tmp_shape, None),
+    );
+    buf[..v.x.len()].copy_from_slice(v.x);
+    let inputs = [
+        Some(In::in_place(0, &xi)),
+        Some(In::new(v.w, &wi)),
+        case.bias.then(|| In::new(&v.b[..out_c], &bi)),
+    ];
+    let mut outputs = [Out::new(buf, &yi)];
+    let mut scratch = [Out::new(tmp, &ti)];
+    let op = OpView {
+        index: 0,
+        opcode: "CHECK",
+        inputs: &inputs,
+        outputs: &mut outputs,
+        scratch: &mut scratch,
+        variables: &mut [],
+    };
+    Some(k.depthwise_conv_2d_in_place(op, opt))
+}
+
 /// The first case whose outputs (or errors) differ between the sets.
 #[derive(Debug)]
 pub struct Mismatch {
@@ -178,6 +240,9 @@ pub fn check<R: Kinds, P: Kinds>(
     let mut b = [0i32; MAX_CHANNELS];
     let mut y0 = [0i8; MAX];
     let mut y1 = [0i8; MAX];
+    // A depthwise op's buffer in place, for each set, and its temporary.
+    let mut in_place = ([0i8; MAX], [0i8; MAX]);
+    let mut temp = [0i8; MAX];
     let mut stats = Stats::default();
     for (n, case) in CASES.iter().enumerate() {
         stats.cases = n + 1;
@@ -234,6 +299,21 @@ pub fn check<R: Kinds, P: Kinds>(
             }
             (r0, r1) => Some((0, r0.map(|()| y0[0]), r1.map(|()| y1[0]))),
         };
+        // A depthwise case that can run in place: both sets in place (elements numbered
+        // on from the state's), each equal to the reference's output out of place.
+        let differ = differ.or_else(|| {
+            let (b0, b1) = (&mut in_place.0, &mut in_place.1);
+            let r0 = run_in_place(reference, case, &v, b0, &mut temp)?;
+            let r1 = run_in_place(optimized, case, &v, b1, &mut temp)?;
+            let first = yl + sl;
+            match (r0, r1) {
+                (Ok(()), Ok(())) => (0..yl)
+                    .find(|&i| b0[i] != y0[i] || b1[i] != y0[i])
+                    .map(|i| (first + i, Ok(b0[i]), Ok(b1[i]))),
+                (Err(e0), Err(e1)) if e0 == e1 => None,
+                (r0, r1) => Some((first, r0.map(|()| b0[0]), r1.map(|()| b1[0]))),
+            }
+        });
         if let Some((element, reference, optimized)) = differ {
             return (
                 stats,
