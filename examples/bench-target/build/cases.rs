@@ -82,18 +82,49 @@ fn out_size(
     }
 }
 
-fn list<T: std::fmt::Display>(v: &[T]) -> String {
+pub fn list<T: std::fmt::Display>(v: &[T]) -> String {
     v.iter()
         .map(|x| x.to_string())
         .collect::<Vec<_>>()
         .join(", ")
 }
 
-fn floats(v: &[f32]) -> String {
+pub fn floats(v: &[f32]) -> String {
     v.iter()
         .map(|x| format!("f32::from_bits(0x{:08x})", x.to_bits()))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// Case `n`'s statics, appended to `items`: each shape as `<name><n>: [usize; _]`, each
+/// one-scale quantisation as `<name>S<n>: [f32; 1]` and `<name>Z<n>: [i64; 1]`. Returns
+/// the `Quant` expression of each quantisation, in order.
+pub fn statics(
+    items: &mut String,
+    n: usize,
+    shapes: &[(&str, &[i64])],
+    quants: &[(&str, (f32, i64))],
+) -> Vec<String> {
+    for (name, v) in shapes {
+        let _ = writeln!(
+            items,
+            "static {name}{n}: [usize; {}] = [{}];",
+            v.len(),
+            list(v)
+        );
+    }
+    let mut exprs = Vec::new();
+    for (q, (scale, zero)) in quants {
+        let _ = writeln!(
+            items,
+            "static {q}S{n}: [f32; 1] = [{}];\nstatic {q}Z{n}: [i64; 1] = [{zero}];",
+            floats(&[*scale])
+        );
+        exprs.push(format!(
+            "Quant {{ scale: &{q}S{n}, zero_point: &{q}Z{n}, axis: 0 }}"
+        ));
+    }
+    exprs
 }
 
 /// A case's input, filter and output shapes, output channels and options.

@@ -8,18 +8,10 @@
 
 use std::fmt::Write as _;
 
-use super::cases::Rng;
+use super::cases::{Rng, list, statics};
 
 /// Largest tensor the firmware's buffers hold, in elements.
 pub const MAX: i64 = 4096;
-
-fn list(v: &[i64]) -> String {
-    v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
-}
-
-fn float(x: f32) -> String {
-    format!("f32::from_bits(0x{:08x})", x.to_bits())
-}
 
 /// A case before it is written: its kind (as Rust), operand and output shapes, the
 /// operands' and output's quantisation, its activation and which input the output takes
@@ -41,20 +33,16 @@ fn binary(rng: &mut Rng) -> Drawn {
     let (short, long) = (rng.range(1, 7), rng.range(1, 40));
     shape[rank - 1] = rng.pick(&[short, long, 64]);
     let last = shape[rank - 1];
-    let operand = |rng: &mut Rng| -> Vec<i64> {
-        match rng.range(0, 4) {
-            0 => vec![last],
-            1 => {
-                let mut s = vec![1; rank];
-                s[rank - 1] = last;
-                s
-            }
-            2 => shape
-                .iter()
-                .map(|&d| if rng.next().is_multiple_of(2) { 1 } else { d })
-                .collect(),
-            _ => shape.clone(),
-        }
+    // An operand of the output's shape, a row of its last dimension with or without
+    // leading ones, or another broadcast.
+    let operand = |rng: &mut Rng| match rng.range(0, 4) {
+        0 => vec![last],
+        1 => [vec![1; rank - 1], vec![last]].concat(),
+        2 => shape
+            .iter()
+            .map(|&d| [1, d][rng.range(0, 1) as usize])
+            .collect(),
+        _ => shape.clone(),
     };
     let (a, b) = (operand(rng), operand(rng));
     let kind = rng.pick(&["Add", "Sub", "Mul"]);
@@ -79,6 +67,23 @@ fn binary(rng: &mut Rng) -> Drawn {
     }
 }
 
+impl Drawn {
+    /// A one-input kind's case: `x` in, `y` out (the second operand unused).
+    fn unary(
+        kind: String,
+        (x, qx): (Vec<i64>, (f32, i64)),
+        (y, qy): (Vec<i64>, (f32, i64)),
+    ) -> Drawn {
+        Drawn {
+            kind,
+            shapes: [x, vec![0], y],
+            quants: [qx, (1.0, 0), qy],
+            activation: "None",
+            in_place: 0,
+        }
+    }
+}
+
 /// `QUANTIZE` of `n` int8 or int16 values (int16 zero points at the type's ends too).
 fn quantize(rng: &mut Rng) -> Drawn {
     let n = rng.range(1, 200);
@@ -89,27 +94,31 @@ fn quantize(rng: &mut Rng) -> Drawn {
     } else {
         rng.zero()
     };
-    Drawn {
-        kind: if wide { "Quantize16" } else { "Quantize8" }.to_string(),
-        shapes: [vec![n], vec![0], vec![n]],
-        quants: [
-            (rng.scale(0.00005, 0.5), x_zero),
-            (1.0, 0),
-            (rng.scale(0.001, 0.2), rng.zero()),
-        ],
-        activation: "None",
-        in_place: 0,
-    }
+    let kind = if wide { "Quantize16" } else { "Quantize8" };
+    let qx = (rng.scale(0.00005, 0.5), x_zero);
+    // Half the time an output scale the input's range spans (varied outputs), else any
+    // (mostly saturated: the clamp).
+    let span = if wide { 256.0 } else { 1.0 };
+    let y_scale = if rng.next().is_multiple_of(2) {
+        qx.0 * span * rng.scale(0.5, 4.0)
+    } else {
+        rng.scale(0.001, 0.2)
+    };
+    Drawn::unary(
+        kind.to_string(),
+        (vec![n], qx),
+        (vec![n], (y_scale, rng.zero())),
+    )
+}
+
+/// An NHWC shape, each dimension from 1 to its bound.
+fn nhwc(rng: &mut Rng, bounds: [i64; 4]) -> Vec<i64> {
+    bounds.map(|hi| rng.range(1, hi)).to_vec()
 }
 
 /// `PAD` of an NHWC tensor's rows and columns, now and then its batch or channels too.
 fn pad(rng: &mut Rng) -> Drawn {
-    let x = vec![
-        rng.range(1, 2),
-        rng.range(1, 7),
-        rng.range(1, 7),
-        rng.range(1, 9),
-    ];
+    let x = nhwc(rng, [2, 7, 7, 9]);
     let mut before = [0, rng.range(0, 3), rng.range(0, 3), 0];
     let mut after = [0, rng.range(0, 3), rng.range(0, 3), 0];
     if rng.next().is_multiple_of(5) {
@@ -119,23 +128,16 @@ fn pad(rng: &mut Rng) -> Drawn {
     let y: Vec<i64> = (0..4).map(|d| x[d] + before[d] + after[d]).collect();
     // PAD keeps the quantisation: the output's is the input's.
     let q = (rng.scale(0.01, 0.1), rng.zero());
-    Drawn {
-        kind: format!("Pad([{}], [{}])", list(&before), list(&after)),
-        shapes: [x, vec![0], y],
-        quants: [q, (1.0, 0), q],
-        activation: "None",
-        in_place: 0,
-    }
+    Drawn::unary(
+        format!("Pad([{}], [{}])", list(&before), list(&after)),
+        (x, q),
+        (y, q),
+    )
 }
 
 /// `MEAN` over a run of neighbouring axes (the fast path), in any spelling, or axes apart.
 fn mean(rng: &mut Rng) -> Drawn {
-    let x = vec![
-        rng.range(1, 2),
-        rng.range(1, 9),
-        rng.range(1, 9),
-        rng.range(1, 48),
-    ];
+    let x = nhwc(rng, [2, 9, 9, 48]);
     let axes: &[i64] = rng.pick(&[
         &[1, 2][..],
         &[2, 1],
@@ -151,14 +153,20 @@ fn mean(rng: &mut Rng) -> Drawn {
         .filter(|d| !axes.iter().any(|&a| (a + 4) % 4 == *d))
         .map(|d| x[d as usize])
         .collect();
-    let q = |rng: &mut Rng| (rng.scale(0.005, 0.1), rng.zero());
-    Drawn {
-        kind: format!("Mean(&[{}])", list(axes)),
-        shapes: [x, vec![0], kept],
-        quants: [q(rng), (1.0, 0), q(rng)],
-        activation: "None",
-        in_place: 0,
-    }
+    // A finer output scale whose zero point matches the input's: means of random values
+    // lie near the middle, and the finer scale spreads them over int8 rather than
+    // saturating.
+    let (x_scale, x_zero, ratio) = (
+        rng.scale(0.005, 0.1),
+        rng.range(-20, 20),
+        rng.scale(1.5, 6.0),
+    );
+    let y = (x_scale / ratio, (x_zero as f32 * ratio).round() as i64);
+    Drawn::unary(
+        format!("Mean(&[{}])", list(axes)),
+        (x, (x_scale, x_zero)),
+        (kept, y),
+    )
 }
 
 /// `count` cases drawn from `seed`, as Rust: `pub static ELEMENTWISE_CASES:
@@ -179,29 +187,14 @@ pub fn rust(seed: u64, count: usize) -> String {
         if d.shapes.iter().any(|v| v.iter().product::<i64>() > MAX) {
             continue;
         }
-        for (name, v) in ["A", "B", "Y"].iter().zip(&d.shapes) {
-            let _ = writeln!(
-                items,
-                "static {name}{n}: [usize; {}] = [{}];",
-                v.len(),
-                list(v)
-            );
-        }
-        for (q, (scale, zero)) in ["AQ", "BQ", "YQ"].iter().zip(d.quants) {
-            let _ = writeln!(
-                items,
-                "static {q}S{n}: [f32; 1] = [{}];\nstatic {q}Z{n}: [i64; 1] = [{zero}];",
-                float(scale)
-            );
-        }
-        let quant = |q: &str| format!("Quant {{ scale: &{q}S{n}, zero_point: &{q}Z{n}, axis: 0 }}");
+        let [a, b, y] = d.shapes.each_ref().map(|v| &v[..]);
+        let quants: Vec<_> = ["AQ", "BQ", "YQ"].into_iter().zip(d.quants).collect();
+        let q = statics(&mut items, n, &[("A", a), ("B", b), ("Y", y)], &quants);
         let _ = writeln!(
             s,
-            "    crate::elementwise_check::Case {{ kind: crate::elementwise_check::Kind::{}, a: &A{n}, b: &B{n}, y: &Y{n}, quant: [{}, {}, {}], activation: o::Activation::{}, in_place: {}, seed: {} }},",
+            "    crate::elementwise_check::Case {{ kind: crate::elementwise_check::Kind::{}, a: &A{n}, b: &B{n}, y: &Y{n}, quant: [{}], activation: o::Activation::{}, in_place: {}, seed: {} }},",
             d.kind,
-            quant("AQ"),
-            quant("BQ"),
-            quant("YQ"),
+            q.join(", "),
             d.activation,
             d.in_place,
             rng.next()

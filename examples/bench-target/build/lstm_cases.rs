@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::cases::Rng;
+use super::cases::{Rng, floats, statics};
 
 /// Largest batch, steps, units and input weights per gate (the firmware's buffers).
 pub const BATCH: i64 = 2;
@@ -16,14 +16,6 @@ pub const UNITS: i64 = 13;
 pub const WEIGHTS: i64 = 2048;
 /// Input lengths the cases pick from (530: longer than the DSP path widens once per step).
 const INPUTS: [i64; 12] = [1, 2, 3, 4, 5, 7, 8, 16, 29, 57, 257, 530];
-
-fn list(v: &[i64]) -> String {
-    v.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")
-}
-
-fn float(x: f32) -> String {
-    format!("f32::from_bits(0x{:08x})", x.to_bits())
-}
 
 /// `count` cases drawn from `seed`, as Rust: `pub static LSTM_CASES: &[crate::lstm_check::Case]`.
 pub fn rust(seed: u64, count: usize) -> String {
@@ -73,31 +65,15 @@ pub fn rust(seed: u64, count: usize) -> String {
             ("Y", vec![a, b, units]),
             ("K", vec![13 * units]),
         ];
-        for (name, v) in &shapes {
-            let _ = writeln!(
-                items,
-                "static {name}{n}: [usize; {}] = [{}];",
-                v.len(),
-                list(v)
-            );
-        }
-        for (q, (scale, zero)) in ["XQ", "WQ", "RQ", "HQ", "CQ"].iter().zip(quants) {
-            let _ = writeln!(
-                items,
-                "static {q}S{n}: [f32; 1] = [{}];\nstatic {q}Z{n}: [i64; 1] = [{zero}];",
-                float(scale)
-            );
-        }
-        let quant = |q: &str| format!("Quant {{ scale: &{q}S{n}, zero_point: &{q}Z{n}, axis: 0 }}");
+        let shapes = shapes.each_ref().map(|(name, v)| (*name, &v[..]));
+        let names = ["XQ", "WQ", "RQ", "HQ", "CQ"];
+        let quants: Vec<_> = names.into_iter().zip(quants).collect();
+        let q = statics(&mut items, n, &shapes, &quants);
         let _ = writeln!(
             s,
-            "    crate::lstm_check::Case {{ x: &X{n}, w: &W{n}, r: &R{n}, b: &B{n}, s: &S{n}, y: &Y{n}, sums: &K{n}, quant: [{}, {}, {}, {}, {}], time_major: {time_major}, clip: {}, seed: {} }},",
-            quant("XQ"),
-            quant("WQ"),
-            quant("RQ"),
-            quant("HQ"),
-            quant("CQ"),
-            float(clip),
+            "    crate::lstm_check::Case {{ x: &X{n}, w: &W{n}, r: &R{n}, b: &B{n}, s: &S{n}, y: &Y{n}, sums: &K{n}, quant: [{}], time_major: {time_major}, clip: {}, seed: {} }},",
+            q.join(", "),
+            floats(&[clip]),
             rng.next()
         );
     }

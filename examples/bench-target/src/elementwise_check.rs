@@ -5,14 +5,12 @@
 //! LLVM vectorises them for Helium) runs only here and in the models' runs.
 
 use planner::rt::Quant;
-use planner::rt::kernel::{
-    Add, AddInPlace, In, Kernel, Mean, Mul, MulInPlace, OpView, Out, Pad, Quantize, Sub, SubInPlace,
-};
+use planner::rt::kernel::{In, OpView, Out};
 use planner::rt::options::{self as o, Dims};
 use planner_kernels::KernelError;
 use planner_kernels::golden::SplitMix64;
 
-use crate::selfcheck::{Mismatch, Stats, info};
+use crate::selfcheck::{Kinds, Mismatch, Stats, compare, info};
 
 mod cases {
     include!(concat!(env!("OUT_DIR"), "/elementwise_cases.rs"));
@@ -48,35 +46,6 @@ pub struct Case {
     pub activation: o::Activation,
     pub in_place: u8,
     pub seed: u64,
-}
-
-/// Every kind the check runs.
-pub trait Kinds:
-    Kernel<Error = KernelError>
-    + Add
-    + AddInPlace
-    + Sub
-    + SubInPlace
-    + Mul
-    + MulInPlace
-    + Quantize
-    + Pad
-    + Mean
-{
-}
-
-impl<K> Kinds for K where
-    K: Kernel<Error = KernelError>
-        + Add
-        + AddInPlace
-        + Sub
-        + SubInPlace
-        + Mul
-        + MulInPlace
-        + Quantize
-        + Pad
-        + Mean
-{
 }
 
 /// A case's operand values (int8, and int16 for `QUANTIZE` from int16).
@@ -193,29 +162,8 @@ pub fn check<R: Kinds, P: Kinds>(
         y1[..yl].fill(-0x5b);
         let r0 = run(reference, case, &v, &mut y0[..yl]);
         let r1 = run(optimized, case, &v, &mut y1[..yl]);
-        let differ = match (r0, r1) {
-            (Ok(()), Ok(())) => {
-                stats.varied += usize::from(y0[..yl].iter().any(|&e| e != y0[0]));
-                (0..yl)
-                    .find(|&i| y0[i] != y1[i])
-                    .map(|i| (i, Ok(y0[i]), Ok(y1[i])))
-            }
-            (Err(e0), Err(e1)) if e0 == e1 => {
-                stats.refused += 1;
-                None
-            }
-            (r0, r1) => Some((0, r0.map(|()| y0[0]), r1.map(|()| y1[0]))),
-        };
-        if let Some((element, reference, optimized)) = differ {
-            return (
-                stats,
-                Some(Mismatch {
-                    case: n,
-                    element,
-                    reference,
-                    optimized,
-                }),
-            );
+        if let Some(d) = compare(&mut stats, (r0, r1), (&y0[..yl], &y1[..yl])) {
+            return (stats, Some(Mismatch::at(n, d)));
         }
     }
     (stats, None)

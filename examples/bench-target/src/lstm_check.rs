@@ -203,16 +203,8 @@ where
                     b.as_ref().map(|_| 0).map_err(|e| *e),
                 )),
             };
-            if let Some((element, reference, optimized)) = differ {
-                return (
-                    stats,
-                    Some(Mismatch {
-                        case: n,
-                        element,
-                        reference,
-                        optimized,
-                    }),
-                );
+            if let Some(d) = differ {
+                return (stats, Some(Mismatch::at(n, d)));
             }
         }
         match &want {

@@ -14,6 +14,8 @@
 
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
+use models::Optimized;
+use planner_kernels::Reference;
 
 mod elementwise_check;
 mod lstm_check;
@@ -49,36 +51,30 @@ fn main() -> ! {
         models::CLOCK_HZ / 1_000_000,
         cal.overhead
     );
-    let (stats, mismatch) = selfcheck::check(
-        &mut planner_kernels::Reference,
-        &mut models::Optimized::default(),
-    );
-    let mut failed = !checked(
-        "one-op cases of CONV_2D, DEPTHWISE_CONV_2D (in place too), FULLY_CONNECTED and SVDF",
-        "the optimized set's outputs equal the reference set's",
-        &stats,
-        mismatch,
-    );
-    let (stats, mismatch) = lstm_check::check(
-        &mut planner_kernels::Reference,
-        &mut models::Optimized::default(),
-    );
-    failed |= !checked(
-        "int8 LSTM cases",
-        "the optimized set's outputs and states equal the reference set's, with its kernel scratch and without",
-        &stats,
-        mismatch,
-    );
-    let (stats, mismatch) = elementwise_check::check(
-        &mut planner_kernels::Reference,
-        &mut models::Optimized::default(),
-    );
-    failed |= !checked(
-        "one-op cases of ADD, SUB and MUL (in place too), QUANTIZE, PAD and MEAN",
-        "the optimized set's outputs equal the reference set's",
-        &stats,
-        mismatch,
-    );
+    // The one-op checks: both sets on random ops, what each covers and what it compares.
+    type Check = fn() -> (selfcheck::Stats, Option<selfcheck::Mismatch>);
+    let checks: [(&str, &str, Check); 3] = [
+        (
+            "one-op cases of CONV_2D, DEPTHWISE_CONV_2D (in place too), FULLY_CONNECTED and SVDF",
+            "the optimized set's outputs equal the reference set's",
+            || selfcheck::check(&mut Reference, &mut Optimized::default()),
+        ),
+        (
+            "int8 LSTM cases",
+            "the optimized set's outputs and states equal the reference set's, with its kernel scratch and without",
+            || lstm_check::check(&mut Reference, &mut Optimized::default()),
+        ),
+        (
+            "one-op cases of ADD, SUB and MUL (in place too), QUANTIZE, PAD and MEAN",
+            "the optimized set's outputs equal the reference set's",
+            || elementwise_check::check(&mut Reference, &mut Optimized::default()),
+        ),
+    ];
+    let mut failed = false;
+    for (what, equal, check) in checks {
+        let (stats, mismatch) = check();
+        failed |= !checked(what, equal, &stats, mismatch);
+    }
     for plan in models::PLANS {
         if plan.ops > probe::MAX_OPS {
             hprintln!(

@@ -5,7 +5,8 @@
 //! shapes no bundled model has.
 
 use planner::rt::kernel::{
-    Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Kernel, OpView, Out, Svdf,
+    Add, AddInPlace, Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Kernel,
+    Mean, Mul, MulInPlace, OpView, Out, Pad, Quantize, Sub, SubInPlace, Svdf,
 };
 use planner::rt::options as o;
 use planner::rt::{Quant, TensorInfo};
@@ -28,26 +29,32 @@ pub enum Options {
     ),
 }
 
-/// Every kind the check runs.
-pub trait Kinds:
-    Kernel<Error = KernelError>
-    + Conv2d
-    + DepthwiseConv2d
-    + DepthwiseConv2dInPlace
-    + FullyConnected
-    + Svdf
-{
+/// `Kinds`: a kernel set with every kind of `$kind` (one list for the trait and its impl).
+macro_rules! kinds {
+    ($($kind:ident),* $(,)?) => {
+        /// Every kind the board's one-op checks run (this one's and `elementwise_check`'s).
+        pub trait Kinds: Kernel<Error = KernelError> $(+ $kind)* {}
+
+        impl<K> Kinds for K where K: Kernel<Error = KernelError> $(+ $kind)* {}
+    };
 }
 
-impl<K> Kinds for K where
-    K: Kernel<Error = KernelError>
-        + Conv2d
-        + DepthwiseConv2d
-        + DepthwiseConv2dInPlace
-        + FullyConnected
-        + Svdf
-{
-}
+kinds!(
+    Conv2d,
+    DepthwiseConv2d,
+    DepthwiseConv2dInPlace,
+    FullyConnected,
+    Svdf,
+    Add,
+    AddInPlace,
+    Sub,
+    SubInPlace,
+    Mul,
+    MulInPlace,
+    Quantize,
+    Pad,
+    Mean,
+);
 
 /// The tensors of one case: input, filter, bias, `SVDF`'s time weights, and the state it
 /// steps (read and written).
@@ -96,6 +103,32 @@ pub fn info<T>(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
     }
 }
 
+/// A case's input, filter, bias and output descriptions.
+struct Infos {
+    x: TensorInfo<i8>,
+    w: TensorInfo<i8>,
+    b: TensorInfo<i32>,
+    y: TensorInfo<i8>,
+}
+
+impl Infos {
+    fn of(case: &Case) -> Infos {
+        const BIAS: &[usize] = &[MAX_CHANNELS];
+        Infos {
+            x: info(case.x, Some(case.x_quant)),
+            w: info(case.w, Some(case.w_quant)),
+            b: info(BIAS, None),
+            y: info(case.y, Some(case.y_quant)),
+        }
+    }
+
+    /// The case's bias input, when it has one: a value per output channel.
+    fn bias<'a>(&'a self, case: &Case, v: &Tensors<'a>) -> Option<In<'a>> {
+        let out_c = *case.y.last().unwrap_or(&0);
+        case.bias.then(|| In::new(&v.b[..out_c], &self.b))
+    }
+}
+
 /// Runs `case` with kernel set `k` into `y` (an `SVDF` twice, stepping `state`).
 fn run<K: Kinds>(
     k: &mut K,
@@ -104,25 +137,21 @@ fn run<K: Kinds>(
     y: &mut [i8],
     state: &mut [i8],
 ) -> Result<(), KernelError> {
-    let out_c = *case.y.last().unwrap_or(&0);
-    let bias_shape: &'static [usize] = &[MAX_CHANNELS];
-    let xi = info::<i8>(case.x, Some(case.x_quant));
-    let wi = info::<i8>(case.w, Some(case.w_quant));
-    let bi = info::<i32>(bias_shape, None);
-    let yi = info::<i8>(case.y, Some(case.y_quant));
-    let bias = case.bias.then(|| In::new(&v.b[..out_c], &bi));
+    let i = Infos::of(case);
+    let (xi, wi, yi) = (&i.x, &i.w, &i.y);
+    let bias = i.bias(case, v);
     if let Options::Svdf(opt, t_shape, s_shape, t_quant, s_quant) = &case.options {
         let ti = info::<i8>(t_shape, Some(*t_quant));
         let si = info::<i8>(s_shape, Some(*s_quant));
         let inputs = [
-            Some(In::new(v.x, &xi)),
-            Some(In::new(v.w, &wi)),
+            Some(In::new(v.x, xi)),
+            Some(In::new(v.w, wi)),
             Some(In::new(v.t, &ti)),
             bias,
             Some(In::variable(0, &si)),
         ];
         for _ in 0..2 {
-            let mut outputs = [Out::new(&mut *y, &yi)];
+            let mut outputs = [Out::new(&mut *y, yi)];
             let mut variables = [Out::new(&mut *state, &si)];
             let op = OpView {
                 index: 0,
@@ -136,8 +165,8 @@ fn run<K: Kinds>(
         }
         return Ok(());
     }
-    let inputs = [Some(In::new(v.x, &xi)), Some(In::new(v.w, &wi)), bias];
-    let mut outputs = [Out::new(y, &yi)];
+    let inputs = [Some(In::new(v.x, xi)), Some(In::new(v.w, wi)), bias];
+    let mut outputs = [Out::new(y, yi)];
     let op = OpView {
         index: 0,
         opcode: "CHECK",
@@ -173,25 +202,15 @@ fn run_in_place<K: Kinds>(
         return None;
     }
     let buf = &mut buf[..span];
-    let out_c = *case.y.last().unwrap_or(&0);
-    let bias_shape: &'static [usize] = &[MAX_CHANNELS];
-    let tmp_shape: &'static [usize] = &[MAX];
-    let (xi, wi) = (
-        info::<i8>(case.x, Some(case.x_quant)),
-        info::<i8>(case.w, Some(case.w_quant)),
-    );
-    let (bi, yi, ti) = (
-        info::<i32>(bias_shape, None),
-        info::<i8>(case.y, Some(case.y_quant)),
-        info::<i8>(tmp_shape, None),
-    );
+    const TEMP: &[usize] = &[MAX];
+    let (i, ti) = (Infos::of(case), info::<i8>(TEMP, None));
     buf[..v.x.len()].copy_from_slice(v.x);
     let inputs = [
-        Some(In::in_place(0, &xi)),
-        Some(In::new(v.w, &wi)),
-        case.bias.then(|| In::new(&v.b[..out_c], &bi)),
+        Some(In::in_place(0, &i.x)),
+        Some(In::new(v.w, &i.w)),
+        i.bias(case, v),
     ];
-    let mut outputs = [Out::new(buf, &yi)];
+    let mut outputs = [Out::new(buf, &i.y)];
     let mut scratch = [Out::new(tmp, &ti)];
     let op = OpView {
         index: 0,
@@ -211,6 +230,49 @@ pub struct Mismatch {
     pub element: usize,
     pub reference: Result<i8, KernelError>,
     pub optimized: Result<i8, KernelError>,
+}
+
+/// Where two results first differ: the element, and each one's value there (or its error).
+pub type Difference = (usize, Result<i8, KernelError>, Result<i8, KernelError>);
+
+impl Mismatch {
+    /// Case `case`'s first difference.
+    pub fn at(case: usize, (element, reference, optimized): Difference) -> Mismatch {
+        Mismatch {
+            case,
+            element,
+            reference,
+            optimized,
+        }
+    }
+}
+
+/// The first element where `a` and `b` differ.
+pub fn first_difference(a: &[i8], b: &[i8]) -> Option<Difference> {
+    let i = a.iter().zip(b).position(|(a, b)| a != b)?;
+    Some((i, Ok(a[i]), Ok(b[i])))
+}
+
+/// Two sets' results of one case, the reference's first, with their outputs: where they
+/// differ, if they do; the case counted in `stats` as refused by both alike, or as having
+/// varied outputs.
+pub fn compare(
+    stats: &mut Stats,
+    results: (Result<(), KernelError>, Result<(), KernelError>),
+    (a, b): (&[i8], &[i8]),
+) -> Option<Difference> {
+    let first = |y: &[i8]| y.first().copied().unwrap_or(0);
+    match results {
+        (Ok(()), Ok(())) => {
+            stats.varied += usize::from(a.iter().any(|&v| v != first(a)));
+            first_difference(a, b)
+        }
+        (Err(e0), Err(e1)) if e0 == e1 => {
+            stats.refused += 1;
+            None
+        }
+        (r0, r1) => Some((0, r0.map(|()| first(a)), r1.map(|()| first(b)))),
+    }
 }
 
 /// What [`check`] saw: cases run, of them refused by both sets (with the same error), and
@@ -280,50 +342,26 @@ pub fn check<R: Kinds, P: Kinds>(
         };
         let r0 = run(reference, case, &v, &mut y0[..yl], &mut s0[..sl]);
         let r1 = run(optimized, case, &v, &mut y1[..yl], &mut s1[..sl]);
-        let differ = match (r0, r1) {
-            (Ok(()), Ok(())) => {
-                stats.varied += usize::from(y0[..yl].iter().any(|&v| v != y0[0]));
-                // Output elements, then the state's (numbered on from the outputs).
-                (0..yl)
-                    .find(|&i| y0[i] != y1[i])
-                    .map(|i| (i, Ok(y0[i]), Ok(y1[i])))
-                    .or_else(|| {
-                        (0..sl)
-                            .find(|&i| s0[i] != s1[i])
-                            .map(|i| (yl + i, Ok(s0[i]), Ok(s1[i])))
-                    })
-            }
-            (Err(e0), Err(e1)) if e0 == e1 => {
-                stats.refused += 1;
-                None
-            }
-            (r0, r1) => Some((0, r0.map(|()| y0[0]), r1.map(|()| y1[0]))),
-        };
-        // A depthwise case that can run in place: both sets in place (elements numbered
-        // on from the state's), each equal to the reference's output out of place.
-        let differ = differ.or_else(|| {
-            let (b0, b1) = (&mut in_place.0, &mut in_place.1);
-            let r0 = run_in_place(reference, case, &v, b0, &mut temp)?;
-            let r1 = run_in_place(optimized, case, &v, b1, &mut temp)?;
-            let first = yl + sl;
-            match (r0, r1) {
-                (Ok(()), Ok(())) => (0..yl)
-                    .find(|&i| b0[i] != y0[i] || b1[i] != y0[i])
-                    .map(|i| (first + i, Ok(b0[i]), Ok(b1[i]))),
-                (Err(e0), Err(e1)) if e0 == e1 => None,
-                (r0, r1) => Some((first, r0.map(|()| b0[0]), r1.map(|()| b1[0]))),
-            }
+        let ran = r0.is_ok();
+        // The outputs, then the state's elements (numbered on from the outputs').
+        let differ = compare(&mut stats, (r0, r1), (&y0[..yl], &y1[..yl])).or_else(|| {
+            let state = ran.then(|| first_difference(&s0[..sl], &s1[..sl]));
+            state.flatten().map(|(i, a, b)| (yl + i, a, b))
         });
-        if let Some((element, reference, optimized)) = differ {
-            return (
-                stats,
-                Some(Mismatch {
-                    case: n,
-                    element,
-                    reference,
-                    optimized,
-                }),
-            );
+        // A depthwise case that can run in place: both sets in place (elements numbered
+        // on from the state's), equal to each other and to the reference's output out of
+        // place.
+        let differ = differ.or_else(|| {
+            let r0 = run_in_place(reference, case, &v, &mut in_place.0, &mut temp)?;
+            let r1 = run_in_place(optimized, case, &v, &mut in_place.1, &mut temp)?;
+            let ran = r0.is_ok();
+            let (b0, b1) = (&in_place.0[..yl], &in_place.1[..yl]);
+            let out_of_place = || ran.then(|| first_difference(&y0[..yl], b0)).flatten();
+            let differ = compare(&mut Stats::default(), (r0, r1), (b0, b1)).or_else(out_of_place);
+            differ.map(|(i, a, b)| (yl + sl + i, a, b))
+        });
+        if let Some(d) = differ {
+            return (stats, Some(Mismatch::at(n, d)));
         }
     }
     (stats, None)

@@ -170,12 +170,12 @@ macro_rules! run_loop {
     };
 }
 
-/// One value's requantisation, up to the clamp: `r4` in place (the loops load it), with
-/// the constants of `planner_dsp_requant`'s registers.
-macro_rules! requant_value {
+/// The doubling high multiply of `r4` (already shifted left) by the multiplier and the
+/// rounding right shift, `r4` in place, with the constants of `planner_dsp_requant`'s
+/// registers; r5 and r6 clobbered.
+macro_rules! mbqm_general {
     () => {
         concat!(
-            "lsl r4, r4, r3\n",
             "mov r5, #0x40000000\n",
             "mov r6, #0\n",
             "smlal r5, r6, r4, r2\n",
@@ -187,8 +187,15 @@ macro_rules! requant_value {
             "cmp r5, r6\n",
             "it gt\n",
             "addgt r4, r4, #1\n",
-            "qadd r4, r4, r11\n",
         )
+    };
+}
+
+/// One value's requantisation, up to the clamp: `r4` in place (the loops load it), with
+/// the constants of `planner_dsp_requant`'s registers.
+macro_rules! requant_value {
+    () => {
+        concat!("lsl r4, r4, r3\n", mbqm_general!(), "qadd r4, r4, r11\n")
     };
 }
 
@@ -201,17 +208,7 @@ macro_rules! requant_short {
         concat!(
             "adds r5, r4, r4\n",
             "bvc 10f\n",
-            "mov r5, #0x40000000\n",
-            "mov r6, #0\n",
-            "smlal r5, r6, r4, r2\n",
-            "lsr r5, r5, #31\n",
-            "orr r4, r5, r6, lsl #1\n",
-            "and r5, r4, r9\n",
-            "add r6, r10, r4, lsr #31\n",
-            "asr r4, r4, r8\n",
-            "cmp r5, r6\n",
-            "it gt\n",
-            "addgt r4, r4, #1\n",
+            mbqm_general!(),
             "b 11f\n",
             "10:\n",
             "smmulr r4, r5, r2\n",
@@ -281,18 +278,8 @@ core::arch::global_asm!(
     "ldr r6, [r0, #48]",
     "ldr r0, [r0, #0]",
     // Nothing added, bytes back to back (an op's outputs): neither addition; with a bias,
-    // its value added first (r12 its address). With the short form's rounding (r5), the
-    // same three loops with `requant_short!`.
-    "cbz r5, 3f",
-    "mov r3, r5",
-    "cmp r12, #0",
-    "bne 21f",
-    "cmp lr, #1",
-    "bne 21f",
-    "movs r12, r6",
-    "bne 25f",
-    "b 24f",
-    "3:",
+    // its value added first (r12 its address). With the short form's rounding (r5), each
+    // of the three loops goes to its twin with `requant_short!` (r3 the rounding there).
     "cmp r12, #0",
     "bne 1f",
     "cmp lr, #1",
@@ -301,6 +288,8 @@ core::arch::global_asm!(
     "bne 5f",
     "b 4f",
     "1:",
+    "cmp r5, #0",
+    "bne 21f",
     run_loop!(
         "ldr r4, [r0], #4\n",
         requant_value!(),
@@ -319,6 +308,8 @@ core::arch::global_asm!(
         "strb r4, [r7], #1\n",
     ),
     "4:",
+    "cmp r5, #0",
+    "bne 24f",
     run_loop!(
         "ldr r4, [r0], #4\n",
         requant_value!(),
@@ -326,6 +317,8 @@ core::arch::global_asm!(
         "strb r4, [r7], #1\n",
     ),
     "5:",
+    "cmp r5, #0",
+    "bne 25f",
     run_loop!(
         "ldr r4, [r0], #4\n",
         "ldr r5, [r12], #4\n",
@@ -335,6 +328,7 @@ core::arch::global_asm!(
         "strb r4, [r7], #1\n",
     ),
     "21:",
+    "mov r3, r5",
     run_loop!(
         "ldr r4, [r0], #4\n",
         requant_short!(),
@@ -344,6 +338,7 @@ core::arch::global_asm!(
         "add r7, r7, lr\n",
     ),
     "24:",
+    "mov r3, r5",
     run_loop!(
         "ldr r4, [r0], #4\n",
         requant_short!(),
@@ -351,6 +346,7 @@ core::arch::global_asm!(
         "strb r4, [r7], #1\n",
     ),
     "25:",
+    "mov r3, r5",
     run_loop!(
         "ldr r4, [r0], #4\n",
         "ldr r5, [r12], #4\n",

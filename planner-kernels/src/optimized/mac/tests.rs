@@ -171,6 +171,15 @@ fn short_slices_write_nothing_past_them() {
     assert_eq!(y, [7; 6]);
 }
 
+/// One of `edges` one time in `n`, else any `i32`.
+fn edge_or_any(r: &mut Rng, edges: &[i32], n: u64) -> i32 {
+    if r.one_in(n) {
+        edges[r.size(0, edges.len() - 1)]
+    } else {
+        r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
+    }
+}
+
 #[test]
 fn the_unpacked_requantisation_is_multiply_by_quantized_multiplier() {
     // Every shift TFLite gives and beyond (left shifts past 31 act as 31, as in the
@@ -188,13 +197,7 @@ fn the_unpacked_requantisation_is_multiply_by_quantized_multiplier() {
         i32::MAX - 1,
         i32::MAX,
     ];
-    let pick = |r: &mut Rng| {
-        if r.one_in(4) {
-            edges[r.size(0, edges.len() - 1)]
-        } else {
-            r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
-        }
-    };
+    let pick = |r: &mut Rng| edge_or_any(r, &edges, 4);
     for case in 0..200_000 {
         let (acc, bias, mult) = (pick(&mut r), pick(&mut r), pick(&mut r));
         let shift = r.range(-40, 40) as i32;
@@ -239,13 +242,7 @@ fn the_short_requantisation_is_multiply_by_quantized_multiplier() {
         1 << 30,
         i32::MAX,
     ];
-    let pick = |r: &mut Rng| {
-        if r.one_in(3) {
-            edges[r.size(0, edges.len() - 1)]
-        } else {
-            r.range(i64::from(i32::MIN), i64::from(i32::MAX)) as i32
-        }
-    };
+    let pick = |r: &mut Rng| edge_or_any(r, &edges, 3);
     let (mut short, mut cases) = (0, 0);
     for case in 0..300_000 {
         let mult = match r.range(0, 3) {
