@@ -112,6 +112,28 @@ impl<T> Clone for TensorInfo<T> {
 impl<T> Copy for TensorInfo<T> {}
 
 impl<T> TensorInfo<T> {
+    /// The description of an unnamed tensor (id and name `t`) of `shape`, quantised by
+    /// `quant`: for tests and checks that hand a kernel views of their own buffers (the
+    /// generated code describes a plan's tensors itself).
+    pub const fn unnamed(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
+        let mut elements: usize = 1;
+        let mut i = 0;
+        while i < shape.len() {
+            elements = elements.saturating_mul(shape[i]);
+            i += 1;
+        }
+        TensorInfo {
+            id: "t",
+            name: "t",
+            dtype: "",
+            shape,
+            elements,
+            size: 0,
+            quant,
+            element: PhantomData,
+        }
+    }
+
     /// The scale and zero point of the whole tensor (its first channel); `None` when it is
     /// not quantised.
     pub fn params(&self) -> Option<(f32, i64)> {

@@ -91,16 +91,7 @@ const MAX_CHANNELS: usize = 64;
 
 /// A view's description of a case's tensor (shared with the LSTM check).
 pub fn info<T>(shape: &'static [usize], quant: Option<Quant>) -> TensorInfo<T> {
-    TensorInfo {
-        id: "t",
-        name: "t",
-        dtype: "",
-        shape,
-        elements: shape.iter().product(),
-        size: 0,
-        quant,
-        element: core::marker::PhantomData,
-    }
+    TensorInfo::unnamed(shape, quant)
 }
 
 /// A case's input, filter, bias and output descriptions.

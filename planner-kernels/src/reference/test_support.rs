@@ -13,20 +13,12 @@ pub(crate) fn tensor_info<T>(
     quant: Option<(&'static [f32], &'static [i64])>,
     axis: i32,
 ) -> TensorInfo<T> {
-    TensorInfo {
-        id: "t",
-        name: "t",
-        dtype: "",
-        shape,
-        elements: shape.iter().product(),
-        size: 0,
-        quant: quant.map(|(scale, zero_point)| Quant {
-            scale,
-            zero_point,
-            axis,
-        }),
-        element: core::marker::PhantomData,
-    }
+    let quant = quant.map(|(scale, zero_point)| Quant {
+        scale,
+        zero_point,
+        axis,
+    });
+    TensorInfo::unnamed(shape, quant)
 }
 
 /// Runs `f` on an op with `inputs`, `outputs` and `scratch`.
