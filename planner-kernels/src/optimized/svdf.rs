@@ -104,11 +104,12 @@ mod tests {
     use std::vec::Vec;
     use std::{format, vec};
 
-    use planner_rt::kernel::{In, OpView, Out, Svdf};
+    use planner_rt::kernel::{In, Out, Svdf};
     use planner_rt::options::SvdfOptions;
 
     use crate::optimized::tests::Rng;
     use crate::reference::in_place_tests::info;
+    use crate::reference::test_support::run_with_state;
     use crate::{KernelError, Optimized, Reference};
 
     /// A random SVDF op: `batch × input` in, `filters = units · rank` filters of `memory`
@@ -220,17 +221,10 @@ mod tests {
                 ];
                 let mut outputs = [Out::new(&mut y[..], &yi)];
                 let mut variables = [Out::new(&mut state[..], &si)];
-                $set.svdf(
-                    OpView {
-                        index: 0,
-                        opcode: "SVDF",
-                        inputs: &inputs,
-                        outputs: &mut outputs,
-                        scratch: &mut [],
-                        variables: &mut variables,
-                    },
-                    &o,
-                )?;
+                let (outputs, variables) = (&mut outputs[..], &mut variables[..]);
+                run_with_state(&inputs, (outputs, &mut []), variables, |op| {
+                    $set.svdf(op, &o)
+                })?;
                 seen.extend_from_slice(&y);
                 // The state, byte by byte: any difference in it shows.
                 seen.extend(state.iter().flat_map(|&v| v.to_le_bytes()).map(|b| b as i8));

@@ -28,13 +28,24 @@ pub(crate) fn run_op<'a>(
     scratch: &mut [Out<'a>],
     f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
 ) -> Result<(), KernelError> {
+    run_with_state(inputs, (outputs, scratch), &mut [], f)
+}
+
+/// Runs `f` on an op with `inputs`, `outputs`, `scratch` and the variable tensors
+/// `variables` (an op that keeps state: SVDF, LSTM).
+pub(crate) fn run_with_state<'a>(
+    inputs: &[Option<In<'a>>],
+    (outputs, scratch): (&mut [Out<'a>], &mut [Out<'a>]),
+    variables: &mut [Out<'a>],
+    f: impl FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
+) -> Result<(), KernelError> {
     f(OpView {
         index: 0,
         opcode: "TEST",
         inputs,
         outputs,
         scratch,
-        variables: &mut [],
+        variables,
     })
 }
 

@@ -13,7 +13,7 @@ use planner_rt::options::{
 
 use super::activation::softmax;
 use super::conv::fc;
-use super::test_support::{pool_options, run, tensor_info};
+use super::test_support::{pool_options, run, run_with_state, tensor_info};
 use super::{KernelError, conv, elementwise, pool, reduce, shape};
 
 pub(super) fn info<T>(
@@ -333,17 +333,10 @@ fn svdf_steps_its_state_and_sums_it_against_the_time_weights() {
         rank: 1,
         ..Default::default()
     };
-    super::recurrent::svdf::svdf(
-        OpView {
-            index: 0,
-            opcode: "SVDF",
-            inputs: &inputs,
-            outputs: &mut outputs,
-            scratch: &mut [],
-            variables: &mut variables,
-        },
-        &o,
-    )
+    let (outputs, variables) = (&mut outputs[..], &mut variables[..]);
+    run_with_state(&inputs, (outputs, &mut []), variables, |op| {
+        super::recurrent::svdf::svdf(op, &o)
+    })
     .unwrap();
     assert_eq!(y, [13, 22]);
     assert_eq!(state, [6, 3, 8, -1]);
