@@ -5,12 +5,12 @@
 //! LLVM vectorises them for Helium) runs only here and in the models' runs.
 
 use planner::rt::Quant;
-use planner::rt::kernel::{In, OpView, Out};
+use planner::rt::kernel::{In, Out};
 use planner::rt::options::{self as o, Dims};
 use planner_kernels::KernelError;
 use planner_kernels::golden::SplitMix64;
 
-use crate::selfcheck::{Kinds, Mismatch, Stats, compare, info};
+use crate::selfcheck::{Kinds, Mismatch, Stats, compare, info, view};
 
 mod cases {
     include!(concat!(env!("OUT_DIR"), "/elementwise_cases.rs"));
@@ -96,14 +96,7 @@ fn run<K: Kinds>(k: &mut K, case: &Case, v: &Values, y: &mut [i8]) -> Result<(),
         inputs[0] = Some(In::new(&v.wide[..al], &wi));
     }
     let mut outputs = [Out::new(y, &yi)];
-    let op = OpView {
-        index: 0,
-        opcode: "CHECK",
-        inputs: &inputs[..arity],
-        outputs: &mut outputs,
-        scratch: &mut [],
-        variables: &mut [],
-    };
+    let op = view(&inputs[..arity], (&mut outputs, &mut [], &mut []));
     let add = o::AddOptions {
         activation: case.activation,
         pot_scale_int16: false,

@@ -7,12 +7,12 @@
 //! DSP path widens once per step.
 
 use planner::rt::Quant;
-use planner::rt::kernel::{In, Kernel, OpView, Out, UnidirectionalSequenceLstm};
+use planner::rt::kernel::{In, Kernel, Out, UnidirectionalSequenceLstm};
 use planner::rt::options::{Activation, UnidirectionalSequenceLstmOptions};
 use planner_kernels::KernelError;
 use planner_kernels::golden::SplitMix64;
 
-use crate::selfcheck::{Mismatch, Stats, info};
+use crate::selfcheck::{Mismatch, Stats, info, view};
 
 mod cases {
     include!(concat!(env!("OUT_DIR"), "/lstm_cases.rs"));
@@ -120,18 +120,12 @@ fn run<K: Kernel<Error = KernelError> + UnidirectionalSequenceLstm>(
             Out::new(&mut seen.cell[..sl], &ci),
         ];
         let mut kernel_scratch = [Out::new(&mut sums[..len(case.sums)], &si)];
-        let op = OpView {
-            index: 0,
-            opcode: "CHECK",
-            inputs: &inputs,
-            outputs: &mut outputs,
-            scratch: if scratch {
-                &mut kernel_scratch
-            } else {
-                &mut []
-            },
-            variables: &mut variables,
+        let scratch: &mut [Out<'_>] = if scratch {
+            &mut kernel_scratch
+        } else {
+            &mut []
         };
+        let op = view(&inputs, (&mut outputs, scratch, &mut variables));
         k.unidirectional_sequence_lstm(op, &o)?;
     }
     Ok(seen)

@@ -120,6 +120,22 @@ impl Infos {
     }
 }
 
+/// The view of one checked op: its inputs, then its outputs, kernel scratch and variable
+/// tensors.
+pub fn view<'v, 'a>(
+    inputs: &'v [Option<In<'a>>],
+    (outputs, scratch, variables): (&'v mut [Out<'a>], &'v mut [Out<'a>], &'v mut [Out<'a>]),
+) -> OpView<'v, 'a> {
+    OpView {
+        index: 0,
+        opcode: "CHECK",
+        inputs,
+        outputs,
+        scratch,
+        variables,
+    }
+}
+
 /// Runs `case` with kernel set `k` into `y` (an `SVDF` twice, stepping `state`).
 fn run<K: Kinds>(
     k: &mut K,
@@ -144,28 +160,13 @@ fn run<K: Kinds>(
         for _ in 0..2 {
             let mut outputs = [Out::new(&mut *y, yi)];
             let mut variables = [Out::new(&mut *state, &si)];
-            let op = OpView {
-                index: 0,
-                opcode: "CHECK",
-                inputs: &inputs,
-                outputs: &mut outputs,
-                scratch: &mut [],
-                variables: &mut variables,
-            };
-            k.svdf(op, opt)?;
+            k.svdf(view(&inputs, (&mut outputs, &mut [], &mut variables)), opt)?;
         }
         return Ok(());
     }
     let inputs = [Some(In::new(v.x, xi)), Some(In::new(v.w, wi)), bias];
     let mut outputs = [Out::new(y, yi)];
-    let op = OpView {
-        index: 0,
-        opcode: "CHECK",
-        inputs: &inputs,
-        outputs: &mut outputs,
-        scratch: &mut [],
-        variables: &mut [],
-    };
+    let op = view(&inputs, (&mut outputs, &mut [], &mut []));
     match &case.options {
         Options::Conv(opt) => k.conv_2d(op, opt),
         Options::Depthwise(opt) => k.depthwise_conv_2d(op, opt),
@@ -203,14 +204,7 @@ fn run_in_place<K: Kinds>(
     ];
     let mut outputs = [Out::new(buf, &i.y)];
     let mut scratch = [Out::new(tmp, &ti)];
-    let op = OpView {
-        index: 0,
-        opcode: "CHECK",
-        inputs: &inputs,
-        outputs: &mut outputs,
-        scratch: &mut scratch,
-        variables: &mut [],
-    };
+    let op = view(&inputs, (&mut outputs, &mut scratch, &mut []));
     Some(k.depthwise_conv_2d_in_place(op, opt))
 }
 
