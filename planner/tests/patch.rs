@@ -12,7 +12,8 @@ use planner::patch::{PatchMode, SplitRef};
 use planner::planfile::patch::PatchInput;
 use planner::planfile::{BuildPlanFile, Layout, PlanFile};
 use planner::rt::options::{
-    Activation, Conv2dOptions, Dims, FullyConnectedOptions, MeanOptions, Padding,
+    Activation, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions, MeanOptions,
+    Padding,
 };
 use planner::{Planned, verify};
 
@@ -639,5 +640,112 @@ fn patches_required_is_read_and_needs_patches() {
             "m.toml:5:",
             "patches_required is set but memory.patches is not",
         ],
+    );
+}
+
+/// `auto` with in-place ops never plans more scratch than in-place ops alone: a patch
+/// plan is kept only when it is below the plan without patches, and with in-place ops that
+/// plan can be below the live-bytes bound `auto` ranks candidates by. Every bundled model,
+/// the resident input and (where the model streams one) the streamed one, at two budgets.
+#[test]
+fn auto_in_place_is_never_above_in_place_alone() {
+    use PatchInput::{Resident, Streamed};
+    let mut compared = 0;
+    for path in bundled_models(&root()) {
+        let alone = scratch(&plan(&path, PatchMode::Off, Resident, true));
+        for max_recompute in [0.2, 3.0] {
+            let mode = PatchMode::Auto { max_recompute };
+            let p = plan(&path, mode, Resident, true);
+            let used = scratch(&p);
+            assert!(
+                used <= alone,
+                "{}: auto (max_recompute {max_recompute}) with in place {used} > in place alone {alone}",
+                path.display()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared >= 20, "{compared}");
+    let _ = Streamed;
+}
+
+/// x -DEPTHWISE-> a -DEPTHWISE-> b -CONV 3x3 stride 2-> d: in place, the two depthwise ops
+/// share one buffer, so in-place ops alone need about x and d, below any patch plan (which
+/// keeps the resident input whole beside its patches), while a patch plan is still below
+/// the live bytes without in-place ops (x and a): `auto` must plan both and keep the lower.
+fn depthwise_chain() -> Graph {
+    use TensorKind::{Activation as A, Constant as C};
+    let dw = || {
+        OpOptions::DepthwiseConv2d(DepthwiseConv2dOptions {
+            padding: Padding::Same,
+            pads: Dims::EMPTY,
+            stride_w: 1,
+            stride_h: 1,
+            depth_multiplier: 1,
+            dilation_w: 1,
+            dilation_h: 1,
+            activation: Activation::None,
+        })
+    };
+    let mut down = conv();
+    if let OpOptions::Conv2d(c) = &mut down {
+        (c.stride_w, c.stride_h) = (2, 2);
+    }
+    let constant = |id: &str, shape: &[u64]| {
+        let mut t = tensor(id, shape, C);
+        t.data = Some(vec![0u8; shape.iter().product::<u64>() as usize].into());
+        t
+    };
+    let g = Graph {
+        name: "depthwise_chain".into(),
+        tensors: vec![
+            tensor("x", &[1, 48, 48, 16], A),
+            constant("w1", &[1, 3, 3, 16]),
+            tensor("a", &[1, 48, 48, 16], A),
+            constant("w2", &[1, 3, 3, 16]),
+            tensor("b", &[1, 48, 48, 16], A),
+            constant("w3", &[8, 3, 3, 16]),
+            tensor("d", &[1, 24, 24, 8], A),
+        ],
+        ops: vec![
+            op("DEPTHWISE_CONV_2D", &[0, 1], 2, dw()),
+            op("DEPTHWISE_CONV_2D", &[2, 3], 4, dw()),
+            op("CONV_2D", &[4, 5], 6, down),
+        ],
+        inputs: vec![IoName {
+            name: "x".into(),
+            tensor: TensorIndex(0),
+        }],
+        outputs: vec![IoName {
+            name: "d".into(),
+            tensor: TensorIndex(6),
+        }],
+        ..Graph::default()
+    };
+    g.validate().unwrap();
+    g
+}
+
+/// On [`depthwise_chain`], `auto` with in-place ops plans no more than in-place ops alone
+/// (it used to keep a patch plan above it, being below the bound without in-place ops).
+#[test]
+fn auto_in_place_keeps_in_place_alone_when_it_is_lower() {
+    let g = depthwise_chain();
+    let planned = |mode: PatchMode| {
+        let mut m = Manifest::for_model_file(Path::new("depthwise_chain.tflite"));
+        m.aliasing.in_place = true;
+        m.patches.mode = mode;
+        planner::plan_graph(&m, &g).unwrap()
+    };
+    let alone = planned(PatchMode::Off);
+    let auto = planned(PatchMode::Auto { max_recompute: 3.0 });
+    let (a, b) = (scratch(&alone), scratch(&auto));
+    assert!(b <= a, "auto {b} > in place alone {a}");
+    // It planned without patches, and says why.
+    assert!(auto.graph.patches.is_none());
+    let warnings = auto.warnings.join("\n");
+    assert_says(
+        &warnings,
+        &["found no patch plan below the plan without patches"],
     );
 }

@@ -179,7 +179,7 @@ fn with_patches(
 
 /// `patches = "auto"`: the best few candidates by peak bound planned in full, the lowest
 /// scratch peak kept (ties: fewer MACs, then the earlier candidate); the plan without
-/// patches when no candidate is lower.
+/// patches when no candidate is lower (with in-place ops, never above in-place ops alone).
 fn auto(
     manifest: &Manifest,
     g: Graph,
@@ -211,9 +211,15 @@ fn auto(
             best = Some((peak, c.patch_macs, p, o));
         }
     }
-    let plain_bound = lifetimes::compute(&g)
-        .map(|lt| live_bound(&g, &lt))
-        .unwrap_or(0);
+    // Below the live bytes of the plan without patches, a patch plan needs no comparison;
+    // but in-place ops take that plan below those bytes, so with them it is planned too.
+    let plain_bound = if manifest.aliasing.runs_in_place() {
+        0
+    } else {
+        lifetimes::compute(&g)
+            .map(|lt| live_bound(&g, &lt))
+            .unwrap_or(0)
+    };
     let macs = patch::graph_macs(&g);
     match best {
         Some((peak, _, p, o)) if peak < plain_bound => Ok((p, o)),
