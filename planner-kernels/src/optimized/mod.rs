@@ -11,6 +11,30 @@
 //! architecture-specific version replaces; [`Constants`] hands them the per-channel
 //! constants, prepared or computed [`CHUNK`] channels at a time.
 
+/// The directives that open the assembly routine `$name` (its own section, a global Thumb
+/// function, word-aligned) and its label; each routine's `global_asm!` starts with its
+/// `.cpu` line and this.
+#[cfg(any(planner_mve, planner_dsp))]
+macro_rules! asm_function {
+    ($name:literal) => {
+        concat!(
+            ".section .text.",
+            $name,
+            ",\"ax\",%progbits\n",
+            ".global ",
+            $name,
+            "\n",
+            ".type ",
+            $name,
+            ",%function\n",
+            ".thumb_func\n",
+            ".p2align 2\n",
+            $name,
+            ":",
+        )
+    };
+}
+
 #[cfg(all(planner_dsp, not(planner_mve)))]
 mod arm_dsp;
 pub(crate) mod conv;

@@ -76,12 +76,7 @@ core::arch::global_asm!(
     // As in `mac::dsp`: an ARMv8-M core with the DSP extension, for the assembler; every
     // instruction here is ARMv7E-M's too (the Cortex-M4's).
     ".cpu cortex-m33",
-    ".section .text.planner_dsp_lstm_gate,\"ax\",%progbits",
-    ".global planner_dsp_lstm_gate",
-    ".type planner_dsp_lstm_gate,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_lstm_gate:",
+    asm_function!("planner_dsp_lstm_gate"),
     "push {{r4-r11, lr}}",
     "ldrd r1, r2, [r0, #4]",
     "ldrd r3, r4, [r0, #12]",

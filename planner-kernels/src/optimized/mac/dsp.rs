@@ -172,12 +172,7 @@ macro_rules! gemm_asm {
     ($($pre:literal),*) => {
 core::arch::global_asm!(
     $($pre,)*
-    ".section .text.planner_dsp_gemm_s8,\"ax\",%progbits",
-    ".global planner_dsp_gemm_s8",
-    ".type planner_dsp_gemm_s8,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_gemm_s8:",
+    asm_function!("planner_dsp_gemm_s8"),
     "push {{r4-r11, lr}}",
     "sub sp, sp, #32",
     "str r0, [sp, #0]",
@@ -565,12 +560,7 @@ macro_rules! dw_asm {
     ($($pre:literal),*) => {
 core::arch::global_asm!(
     $($pre,)*
-    ".section .text.planner_dsp_dw_s8,\"ax\",%progbits",
-    ".global planner_dsp_dw_s8",
-    ".type planner_dsp_dw_s8,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_dw_s8:",
+    asm_function!("planner_dsp_dw_s8"),
     "push {{r4-r11, lr}}",
     "sub sp, sp, #56",
     // Frame: 0 args, 4 blocks left, 8 pixels left, 12 block's x, 16 block's y, 20 bias,

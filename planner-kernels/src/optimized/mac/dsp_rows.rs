@@ -251,12 +251,7 @@ core::arch::global_asm!(
     // As in `dsp`: an ARMv8-M core with the DSP extension, for the assembler; every
     // instruction here is ARMv7E-M's too (the Cortex-M4's).
     ".cpu cortex-m33",
-    ".section .text.planner_dsp_dot4,\"ax\",%progbits",
-    ".global planner_dsp_dot4",
-    ".type planner_dsp_dot4,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_dot4:",
+    asm_function!("planner_dsp_dot4"),
     "push {{r4-r11, lr}}",
     // r1-r3: one, two and three rows on; the block's out, count, row 0, words and `b` on
     // the stack at 0, 4, 8, 12 and 16.
@@ -410,12 +405,7 @@ macro_rules! time_row_end {
 
 core::arch::global_asm!(
     ".cpu cortex-m33",
-    ".section .text.planner_dsp_time_rows,\"ax\",%progbits",
-    ".global planner_dsp_time_rows",
-    ".type planner_dsp_time_rows,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_time_rows:",
+    asm_function!("planner_dsp_time_rows"),
     "push {{r4-r11, lr}}",
     "ldrd r1, r2, [r0, #4]",
     "ldrd r3, r4, [r0, #12]",

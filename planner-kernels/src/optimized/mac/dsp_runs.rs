@@ -225,12 +225,7 @@ core::arch::global_asm!(
     // As in `dsp`: an ARMv8-M core with the DSP extension, for the assembler; every
     // instruction here is ARMv7E-M's too (the Cortex-M4's).
     ".cpu cortex-m33",
-    ".section .text.planner_dsp_requant,\"ax\",%progbits",
-    ".global planner_dsp_requant",
-    ".type planner_dsp_requant,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_requant:",
+    asm_function!("planner_dsp_requant"),
     "push {{r4-r11, lr}}",
     run_args!(),
     "ldr r0, [r0, #0]",
@@ -258,12 +253,7 @@ core::arch::global_asm!(
 
 core::arch::global_asm!(
     ".cpu cortex-m33",
-    ".section .text.planner_dsp_requant_store,\"ax\",%progbits",
-    ".global planner_dsp_requant_store",
-    ".type planner_dsp_requant_store,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_requant_store:",
+    asm_function!("planner_dsp_requant_store"),
     "push {{r4-r11, lr}}",
     run_args!(),
     "ldr r7, [r0, #40]",
@@ -360,12 +350,7 @@ core::arch::global_asm!(
 
 core::arch::global_asm!(
     ".cpu cortex-m33",
-    ".section .text.planner_dsp_shift_down,\"ax\",%progbits",
-    ".global planner_dsp_shift_down",
-    ".type planner_dsp_shift_down,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_dsp_shift_down:",
+    asm_function!("planner_dsp_shift_down"),
     "push {{r4-r9}}",
     "1:",
     "ldr r2, [r0, #1]",

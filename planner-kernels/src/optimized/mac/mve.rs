@@ -101,12 +101,7 @@ core::arch::global_asm!(
     // The features of `-C target-cpu=cortex-m55`, stated for the assembler: with LTO the
     // module's assembly is also parsed without the crate's target features.
     ".cpu cortex-m55",
-    ".section .text.planner_mve_gemm_s8,\"ax\",%progbits",
-    ".global planner_mve_gemm_s8",
-    ".type planner_mve_gemm_s8,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_mve_gemm_s8:",
+    asm_function!("planner_mve_gemm_s8"),
     "push {{r4-r11, lr}}",
     "vpush {{d8-d15}}",
     "sub sp, sp, #64",
@@ -349,12 +344,7 @@ pub(super) fn depthwise_s8(
 // register), r8 the step between weight rows... see the code.
 core::arch::global_asm!(
     ".cpu cortex-m55",
-    ".section .text.planner_mve_dw_s8,\"ax\",%progbits",
-    ".global planner_mve_dw_s8",
-    ".type planner_mve_dw_s8,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_mve_dw_s8:",
+    asm_function!("planner_mve_dw_s8"),
     "push {{r4-r11, lr}}",
     "vpush {{d8-d15}}",
     "sub sp, sp, #176",

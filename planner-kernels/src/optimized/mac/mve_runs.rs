@@ -40,12 +40,7 @@ pub(super) fn shift_down(s: &mut [i8]) -> usize {
 
 core::arch::global_asm!(
     ".cpu cortex-m55",
-    ".section .text.planner_mve_shift_down,\"ax\",%progbits",
-    ".global planner_mve_shift_down",
-    ".type planner_mve_shift_down,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_mve_shift_down:",
+    asm_function!("planner_mve_shift_down"),
     "push {{lr}}",
     "dlstp.8 lr, r1",
     "1:",
@@ -59,12 +54,7 @@ core::arch::global_asm!(
 core::arch::global_asm!(
     // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
     ".cpu cortex-m55",
-    ".section .text.planner_mve_requant,\"ax\",%progbits",
-    ".global planner_mve_requant",
-    ".type planner_mve_requant,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_mve_requant:",
+    asm_function!("planner_mve_requant"),
     "push {{r4-r6, lr}}",
     "vpush {{d8-d9}}",
     "ldr r1, [r0, #4]",
@@ -157,12 +147,7 @@ pub(super) fn requant_scatter(
 core::arch::global_asm!(
     // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
     ".cpu cortex-m55",
-    ".section .text.planner_mve_requant_scatter,\"ax\",%progbits",
-    ".global planner_mve_requant_scatter",
-    ".type planner_mve_requant_scatter,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_mve_requant_scatter:",
+    asm_function!("planner_mve_requant_scatter"),
     "push {{r4-r8, lr}}",
     "vpush {{d8-d11}}",
     "ldr r1, [r0, #4]",
@@ -265,12 +250,7 @@ pub(super) fn dot_rows(
 core::arch::global_asm!(
     // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
     ".cpu cortex-m55",
-    ".section .text.planner_mve_dot_rows,\"ax\",%progbits",
-    ".global planner_mve_dot_rows",
-    ".type planner_mve_dot_rows,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_mve_dot_rows:",
+    asm_function!("planner_mve_dot_rows"),
     "push {{r4-r11, lr}}",
     "sub sp, sp, #16",
     "ldr r1, [r0, #4]",
@@ -396,12 +376,7 @@ pub(super) fn dot_rows_x((a, a_stride): (&[i8], usize), x: &[i8], z: i32, out: &
 core::arch::global_asm!(
     // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
     ".cpu cortex-m55",
-    ".section .text.planner_mve_dot_rows_x,\"ax\",%progbits",
-    ".global planner_mve_dot_rows_x",
-    ".type planner_mve_dot_rows_x,%function",
-    ".thumb_func",
-    ".p2align 2",
-    "planner_mve_dot_rows_x:",
+    asm_function!("planner_mve_dot_rows_x"),
     "push {{r4-r11, lr}}",
     "sub sp, sp, #16",
     "ldr r1, [r0, #4]",
