@@ -6,7 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use planner::graph::{DType, Graph, IoName, OpOptions, TensorIndex, TensorKind};
+use planner::graph::{DType, Graph, IoName, Op, OpOptions, Tensor, TensorIndex, TensorKind};
 use planner::manifest::Manifest;
 use planner::patch::{PatchMode, SplitRef};
 use planner::planfile::patch::PatchInput;
@@ -257,6 +257,25 @@ fn nothing_runs_in_place_or_in_float32_inside_a_stage() {
     }
 }
 
+/// The validated graph `name` of `tensors` and `ops`, one input and one output (named as
+/// their tensors).
+fn graph(name: &str, (tensors, ops): (Vec<Tensor>, Vec<Op>), (input, output): (u32, u32)) -> Graph {
+    let io = |i: u32, t: &[Tensor]| IoName {
+        name: t[i as usize].id.clone(),
+        tensor: TensorIndex(i),
+    };
+    let g = Graph {
+        name: name.into(),
+        inputs: vec![io(input, &tensors)],
+        outputs: vec![io(output, &tensors)],
+        tensors,
+        ops,
+        ..Graph::default()
+    };
+    g.validate().unwrap();
+    g
+}
+
 fn conv() -> OpOptions {
     OpOptions::Conv2d(Conv2dOptions {
         padding: Padding::Same,
@@ -297,39 +316,26 @@ fn global(opcode: &str) -> Graph {
     w2.data = Some(vec![0u8; 64].into());
     let mut fc = tensor("fc", &[8, 8], C);
     fc.data = Some(vec![0u8; 64].into());
-    let g = Graph {
-        name: "global".into(),
-        tensors: vec![
-            tensor("x", &[1, 16, 16, 3], A),
-            w,
-            tensor("a", &[1, 16, 16, 8], A),
-            tensor("b", &mid, A),
-            w2,
-            tensor("c", &[1, 1, 1, 8], A),
-            fc,
-        ],
-        ops: vec![
-            op("CONV_2D", &[0, 1], 2, conv()),
-            op(
-                opcode,
-                if opcode == "MEAN" { &[2] } else { &[2, 6] },
-                3,
-                options,
-            ),
-            op("CONV_2D", &[3, 4], 5, conv()),
-        ],
-        inputs: vec![IoName {
-            name: "x".into(),
-            tensor: TensorIndex(0),
-        }],
-        outputs: vec![IoName {
-            name: "c".into(),
-            tensor: TensorIndex(5),
-        }],
-        ..Graph::default()
-    };
-    g.validate().unwrap();
-    g
+    let tensors = vec![
+        tensor("x", &[1, 16, 16, 3], A),
+        w,
+        tensor("a", &[1, 16, 16, 8], A),
+        tensor("b", &mid, A),
+        w2,
+        tensor("c", &[1, 1, 1, 8], A),
+        fc,
+    ];
+    let ops = vec![
+        op("CONV_2D", &[0, 1], 2, conv()),
+        op(
+            opcode,
+            if opcode == "MEAN" { &[2] } else { &[2, 6] },
+            3,
+            options,
+        ),
+        op("CONV_2D", &[3, 4], 5, conv()),
+    ];
+    graph("global", (tensors, ops), (0, 5))
 }
 
 /// A split whose stage holds a global op (MEAN, FULLY_CONNECTED) is refused, naming the op,
@@ -380,34 +386,21 @@ fn leading_transpose() -> Graph {
     w.data = Some(vec![0u8; 216].into());
     let mut w2 = tensor("w2", &[8, 3, 3, 8], C);
     w2.data = Some(vec![0u8; 576].into());
-    let g = Graph {
-        name: "nchw".into(),
-        tensors: vec![
-            tensor("x", &[1, 3, 16, 16], A),
-            perm,
-            tensor("a", &[1, 16, 16, 3], A),
-            w,
-            tensor("b", &[1, 16, 16, 8], A),
-            w2,
-            tensor("c", &[1, 16, 16, 8], A),
-        ],
-        ops: vec![
-            op("TRANSPOSE", &[0, 1], 2, OpOptions::None),
-            op("CONV_2D", &[2, 3], 4, conv()),
-            op("CONV_2D", &[4, 5], 6, conv()),
-        ],
-        inputs: vec![IoName {
-            name: "x".into(),
-            tensor: TensorIndex(0),
-        }],
-        outputs: vec![IoName {
-            name: "c".into(),
-            tensor: TensorIndex(6),
-        }],
-        ..Graph::default()
-    };
-    g.validate().unwrap();
-    g
+    let tensors = vec![
+        tensor("x", &[1, 3, 16, 16], A),
+        perm,
+        tensor("a", &[1, 16, 16, 3], A),
+        w,
+        tensor("b", &[1, 16, 16, 8], A),
+        w2,
+        tensor("c", &[1, 16, 16, 8], A),
+    ];
+    let ops = vec![
+        op("TRANSPOSE", &[0, 1], 2, OpOptions::None),
+        op("CONV_2D", &[2, 3], 4, conv()),
+        op("CONV_2D", &[4, 5], 6, conv()),
+    ];
+    graph("nchw", (tensors, ops), (0, 6))
 }
 
 /// When an op blocks every split, `auto`'s warning names it and why, and a fixed split
@@ -695,34 +688,21 @@ fn depthwise_chain() -> Graph {
         t.data = Some(vec![0u8; shape.iter().product::<u64>() as usize].into());
         t
     };
-    let g = Graph {
-        name: "depthwise_chain".into(),
-        tensors: vec![
-            tensor("x", &[1, 48, 48, 16], A),
-            constant("w1", &[1, 3, 3, 16]),
-            tensor("a", &[1, 48, 48, 16], A),
-            constant("w2", &[1, 3, 3, 16]),
-            tensor("b", &[1, 48, 48, 16], A),
-            constant("w3", &[8, 3, 3, 16]),
-            tensor("d", &[1, 24, 24, 8], A),
-        ],
-        ops: vec![
-            op("DEPTHWISE_CONV_2D", &[0, 1], 2, dw()),
-            op("DEPTHWISE_CONV_2D", &[2, 3], 4, dw()),
-            op("CONV_2D", &[4, 5], 6, down),
-        ],
-        inputs: vec![IoName {
-            name: "x".into(),
-            tensor: TensorIndex(0),
-        }],
-        outputs: vec![IoName {
-            name: "d".into(),
-            tensor: TensorIndex(6),
-        }],
-        ..Graph::default()
-    };
-    g.validate().unwrap();
-    g
+    let tensors = vec![
+        tensor("x", &[1, 48, 48, 16], A),
+        constant("w1", &[1, 3, 3, 16]),
+        tensor("a", &[1, 48, 48, 16], A),
+        constant("w2", &[1, 3, 3, 16]),
+        tensor("b", &[1, 48, 48, 16], A),
+        constant("w3", &[8, 3, 3, 16]),
+        tensor("d", &[1, 24, 24, 8], A),
+    ];
+    let ops = vec![
+        op("DEPTHWISE_CONV_2D", &[0, 1], 2, dw()),
+        op("DEPTHWISE_CONV_2D", &[2, 3], 4, dw()),
+        op("CONV_2D", &[4, 5], 6, down),
+    ];
+    graph("depthwise_chain", (tensors, ops), (0, 6))
 }
 
 /// On [`depthwise_chain`], `auto` with in-place ops plans no more than in-place ops alone
