@@ -4,7 +4,9 @@
 //! int8 value minus an int8 zero point fits a halfword), and `SMLAD` adds two products per
 //! instruction (its 32-bit sum wraps as `wrapping_add` does; it only sets the sticky Q
 //! flag). A `b` shared by every row is widened once per call, on the stack; the `k % 4` last
-//! elements go one by one.
+//! elements go one by one. Word-aligned rows of 8, 16 or 32 elements back to back in `a`
+//! and `b` (an SVDF's time weights and state) are assembly's, unrolled, two words of each
+//! per `LDRD` ([`time_rows`]).
 
 use crate::optimized::arm_dsp::{smlad, ssub16, sxtb16, sxtb16_ror8, word};
 

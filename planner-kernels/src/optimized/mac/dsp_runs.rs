@@ -10,7 +10,9 @@
 //! is never `i32::MIN`), the rounding right shift (the remainder against half the divisor,
 //! one more for a negative value), then `QADD` of the zero point (saturating, as the
 //! reference's `saturating_add`) and the clamp: `SSAT #8` when it is int8's whole range,
-//! two compares otherwise.
+//! two compares otherwise. For a multiplier below 1 the store routine's int8 loops take
+//! [`super::Mbqm::short`]'s form (`SMMULR` of the doubled value, the rounding as two
+//! additions), each value whose double overflows the general one.
 
 unsafe extern "C" {
     /// [`super::requant_asm`] with the DSP extension: two values per loop pass; saves and

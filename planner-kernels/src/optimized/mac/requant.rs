@@ -115,12 +115,6 @@ impl Mbqm {
         (s >> self.right) + i32::from(s & self.mask > threshold)
     }
 
-    /// [`Mbqm::apply`] in six instructions, for a non-negative multiplier without a left
-    /// shift and with a right shift (`round` set) and an `x` whose double fits `i32` (else
-    /// `None`): `SMMULR` of `2x` by the multiplier is `⌊(2x·m + 2^31) / 2^32⌋`, the
-    /// doubling high multiply's `⌊(x·m + 2^30) / 2^31⌋`; it lies in `(−2^30, 2^30)`, so adding
-    /// `2^(right − 1)`, and 1 less for a negative value, then shifting right rounds half
-    /// away from zero as the reference's mask and threshold do, without overflow.
     /// `[multiplier, 2^(right − 1), right]` when [`Mbqm::short`] applies to this
     /// multiplier (for assembly that computes it), else `None`.
     #[cfg_attr(not(all(planner_dsp, not(planner_mve))), allow(dead_code))]
@@ -128,6 +122,12 @@ impl Mbqm {
         (self.round != 0).then_some([self.mult, self.round, self.right as i32])
     }
 
+    /// [`Mbqm::apply`] in six instructions, for a non-negative multiplier without a left
+    /// shift and with a right shift (`round` set) and an `x` whose double fits `i32` (else
+    /// `None`): `SMMULR` of `2x` by the multiplier is `⌊(2x·m + 2^31) / 2^32⌋`, the
+    /// doubling high multiply's `⌊(x·m + 2^30) / 2^31⌋`; it lies in `(−2^30, 2^30)`, so adding
+    /// `2^(right − 1)`, and 1 less for a negative value, then shifting right rounds half
+    /// away from zero as the reference's mask and threshold do, without overflow.
     #[cfg_attr(not(all(planner_dsp, not(planner_mve))), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn short(&self, x: i32) -> Option<i32> {
