@@ -116,6 +116,23 @@ fn leak<T: Sync + 'static>(v: std::vec::Vec<T>) -> &'static [T] {
     v
 }
 
+/// `n` ops, op `k` reading slot `pos[i]` and writing slot `pos[o]` in place of it when
+/// `pair(k)` is `(i, o)`, and nothing otherwise.
+fn pair_ops(
+    n: u32,
+    pos: &[usize],
+    pair: impl Fn(u32) -> Option<(usize, usize)>,
+) -> &'static [OpRow<'static>] {
+    let row = |k| match pair(k) {
+        Some((i, o)) => {
+            let (i, o) = (pos[i] as u32, pos[o] as u32);
+            op(leak(vec![i]), leak(vec![o]), Some((i, o)))
+        }
+        None => op(&[], &[], None),
+    };
+    leak((0..n).map(row).collect())
+}
+
 /// A chain of `n` ops planned ping-pong: tensor i at offset (i % 2) * 64, live at ops
 /// i - 1 ..= i (the first from op 0); every slot shares bytes with half the others.
 fn chain(n: usize) -> std::vec::Vec<SlotRow<'static>> {
@@ -517,17 +534,11 @@ fn the_sweep_agrees_with_every_pair_in_place() {
                 }
             }
         }
-        let ops: std::vec::Vec<OpRow<'static>> = (0..8u32)
-            .map(|k| match decls.iter().find(|&&(_, o)| made[o].2 == k) {
-                Some(&(i, o)) => op(
-                    leak(vec![pos[i] as u32]),
-                    leak(vec![pos[o] as u32]),
-                    Some((pos[i] as u32, pos[o] as u32)),
-                ),
-                None => op(&[], &[], None),
-            })
-            .collect();
-        let m = run(leak(vec![arena(256)]), leak(slots), leak(ops));
+        let ops = pair_ops(8, &pos, |k| {
+            let d = decls.iter().find(|&&(_, o)| made[o].2 == k);
+            d.map(|&(i, o)| (i, o))
+        });
+        let m = run(leak(vec![arena(256)]), leak(slots), ops);
         assert_eq!(!m.is_empty(), expect_fail, "{m} {made:?} {decls:?}");
         expect_fail
     });
@@ -694,17 +705,11 @@ fn in_place_outputs_with_aliases_agree_with_brute_force() {
                 slot("s", o, sz, st, en, pos[root(i)] as u32)
             })
             .collect();
-        let ops: std::vec::Vec<OpRow<'static>> = (0..12u32)
-            .map(|t| match decls.iter().find(|d| d.2 == t) {
-                Some(&(i, o, _)) => op(
-                    leak(vec![pos[i] as u32]),
-                    leak(vec![pos[o] as u32]),
-                    Some((pos[i] as u32, pos[o] as u32)),
-                ),
-                None => op(&[], &[], None),
-            })
-            .collect();
-        let m = run(leak(vec![arena(256)]), leak(slots), leak(ops));
+        let ops = pair_ops(12, &pos, |t| {
+            let d = decls.iter().find(|d| d.2 == t);
+            d.map(|&(i, o, _)| (i, o))
+        });
+        let m = run(leak(vec![arena(256)]), leak(slots), ops);
         assert_eq!(!m.is_empty(), expect_fail, "{m} {made:?} {decls:?}");
         kept += usize::from(!expect_fail && !decls.is_empty());
         expect_fail
