@@ -116,6 +116,21 @@ fn leak<T: Sync + 'static>(v: std::vec::Vec<T>) -> &'static [T] {
     v
 }
 
+/// The slots of `made` (offset, size, first and last op) in offset order, each in the
+/// alias class of its `root`; and each one's position in that order.
+fn sorted_slots(
+    made: &[(u64, u64, u32, u32, Option<usize>)],
+    root: impl Fn(usize) -> usize,
+) -> (std::vec::Vec<SlotRow<'static>>, std::vec::Vec<usize>) {
+    let (order, pos) = sorted_by(made.len(), |i| (made[i].0, i));
+    let row = |&i: &usize| {
+        let (o, sz, st, en, _) = made[i];
+        slot("s", o, sz, st, en, pos[root(i)] as u32)
+    };
+    let slots = order.iter().map(row).collect();
+    (slots, pos)
+}
+
 /// `n` ops, op `k` reading slot `pos[i]` and writing slot `pos[o]` in place of it when
 /// `pair(k)` is `(i, o)`, and nothing otherwise.
 fn pair_ops(
@@ -506,14 +521,7 @@ fn the_sweep_agrees_with_every_pair_in_place() {
         }
         let root = |i: usize| root(&made, i);
         declared += decls.len();
-        let (order, pos) = sorted_by(n, |i| (made[i].0, i));
-        let slots: std::vec::Vec<SlotRow<'static>> = order
-            .iter()
-            .map(|&i| {
-                let (o, sz, st, en, _) = made[i];
-                slot("s", o, sz, st, en, pos[root(i)] as u32)
-            })
-            .collect();
+        let (slots, pos) = sorted_slots(&made, root);
         let exempt = |a: usize, b: usize| {
             decls
                 .iter()
@@ -697,14 +705,7 @@ fn in_place_outputs_with_aliases_agree_with_brute_force() {
                 }
             }
         }
-        let (order, pos) = sorted_by(n, |i| (made[i].0, i));
-        let slots: std::vec::Vec<SlotRow<'static>> = order
-            .iter()
-            .map(|&i| {
-                let (o, sz, st, en, _) = made[i];
-                slot("s", o, sz, st, en, pos[root(i)] as u32)
-            })
-            .collect();
+        let (slots, pos) = sorted_slots(&made, root);
         let ops = pair_ops(12, &pos, |t| {
             let d = decls.iter().find(|d| d.2 == t);
             d.map(|&(i, o, _)| (i, o))
