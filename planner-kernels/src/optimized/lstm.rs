@@ -121,6 +121,13 @@ fn clamp16(v: i32) -> i32 {
     v.clamp(-32768, 32767)
 }
 
+/// One unit's gate value from its input sum `x` and recurrent sum `r`, each requantised by
+/// its multiplier of `m` (the fallback of the assembly passes, one unit at a time).
+#[cfg(any(planner_dsp, planner_mve))]
+fn gate_value([a, b]: [&Mbqm; 2], x: i32, r: i32) -> i32 {
+    clamp16(clamp16(a.apply(x)) + clamp16(b.apply(r)))
+}
+
 impl Tail {
     /// `None` when a multiplier is `i32::MIN` ([`Mbqm::new`]).
     fn new(p: &Int8<'_>) -> Option<Tail> {

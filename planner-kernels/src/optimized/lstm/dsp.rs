@@ -6,7 +6,7 @@
 //! again. A unit whose value does not double within `i32` goes through [`Mbqm::apply`]
 //! here, and the run goes on after it.
 
-use super::{Mbqm, clamp16};
+use super::{Mbqm, gate_value};
 
 /// Arguments of `planner_dsp_lstm_gate`, read by offset from the assembly.
 #[repr(C)]
@@ -40,11 +40,13 @@ pub(super) fn gate(
         return false;
     };
     let n = acc.len().min(si.len()).min(rec.len()).min(sr.len());
+    // Every run's count is at most `n`.
+    if u32::try_from(n).is_err() {
+        return false;
+    }
     let mut j = 0;
     while j < n {
-        let Ok(count) = u32::try_from(n - j) else {
-            return false;
-        };
+        let count = (n - j) as u32;
         let args = Args {
             acc: acc[j..].as_mut_ptr(),
             si: si[j..].as_ptr(),
@@ -63,7 +65,7 @@ pub(super) fn gate(
         j += done.min(n - j);
         if j < n {
             let (x, r) = (acc[j].wrapping_add(si[j]), rec[j].wrapping_add(sr[j]));
-            acc[j] = clamp16(clamp16(a.apply(x)) + clamp16(b.apply(r)));
+            acc[j] = gate_value([a, b], x, r);
             j += 1;
         }
     }

@@ -47,8 +47,7 @@ pub(super) fn gate(acc: &mut [i32], rec: &[i32], [input, recurrent]: [&Mbqm; 2])
     let Ok(count) = u32::try_from(n) else {
         // (Unreachable on a 32-bit core.)
         for (v, &r) in acc.iter_mut().zip(rec) {
-            let (a, b) = (input.apply(*v), recurrent.apply(r));
-            *v = super::clamp16(super::clamp16(a) + super::clamp16(b));
+            *v = super::gate_value([input, recurrent], *v, r);
         }
         return;
     };
