@@ -75,6 +75,12 @@ pub enum TflmScratch {
     MeanOrSum,
     /// `REDUCE_MAX`: the input's rank and the axis count as 32-bit words.
     MinMax,
+    /// `CUSTOM:SignalRfft`: `fft_length` elements of the input's type.
+    Rfft,
+    /// `CUSTOM:TFLite_Detection_PostProcess`, for `n` boxes, `d` detections at most and `c`
+    /// classes: `n` bytes, `16 n`, 4 bytes per class prediction, `4 n` twice, `4 d n`
+    /// twice, `4 n`, `4 d n`, `4 max(c, d) n`, `4 min(n, d) n`.
+    DetectionPostprocess,
 }
 
 /// What the toolchain knows about one op kind: a row of [`OP_KINDS`].
@@ -199,6 +205,21 @@ pub const OP_KINDS: &[OpKind] = &[
     row!("CONV_2D",                       3,    Typed,     Window,    true,  false, Never,     Some(TflmScratch::None)),
     row!("COS",                           108,  Untyped,   Global,    false, false, Never,     None),
     row!("CUMSUM",                        128,  Typed,     Global,    false, false, Never,     None),
+    row!("CUSTOM:SignalDelay",                 32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalEnergy",                32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalFftAutoScale",          32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalFilterBank",            32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalFilterBankLog",         32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalFilterBankSpectralSubtraction",32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalFilterBankSquareRoot",  32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalFramer",                32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalIrfft",                 32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalOverlapAdd",            32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalPCAN",                  32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalRfft",                  32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::Rfft)),
+    row!("CUSTOM:SignalStacker",               32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:SignalWindow",                32,   Typed,     Global,    false, false, Never,     Some(TflmScratch::None)),
+    row!("CUSTOM:TFLite_Detection_PostProcess", 32, Typed,    Global,    false, false, Never,     Some(TflmScratch::DetectionPostprocess)),
     row!("DEPTHWISE_CONV_2D",             4,    Typed,     Window,    true,  false, Depthwise, Some(TflmScratch::None)),
     row!("DEPTH_TO_SPACE",                5,    Typed,     Global,    false, false, Never,     None),
     row!("DEQUANTIZE",                    6,    Typed,     Pointwise, true,  false, Unary,     Some(TflmScratch::None)),
@@ -282,6 +303,10 @@ pub const OP_KINDS: &[OpKind] = &[
     row!("ZEROS_LIKE",                    93,   Untyped,   Global,    false, false, Never,     None),
 ];
 
+mod state;
+
+pub use state::{StateElement, StateTensor, keeps_state, kernel_scratch, state};
+
 #[cfg(test)]
 mod tests;
 
@@ -328,6 +353,36 @@ macro_rules! __op_kinds {
             Svdf = "SVDF", SvdfOptions, svdf, "the kernel set `{Self}` has no SVDF kernel, and the model runs SVDF";
             /// `UNIDIRECTIONAL_SEQUENCE_LSTM`.
             UnidirectionalSequenceLstm = "UNIDIRECTIONAL_SEQUENCE_LSTM", UnidirectionalSequenceLstmOptions, unidirectional_sequence_lstm, "the kernel set `{Self}` has no UNIDIRECTIONAL_SEQUENCE_LSTM kernel, and the model runs UNIDIRECTIONAL_SEQUENCE_LSTM";
+            /// `CUSTOM:SignalDelay` (TFLM's signal library).
+            SignalDelay = "CUSTOM:SignalDelay", SignalDelayOptions, signal_delay, "the kernel set `{Self}` has no kernel for the custom op SignalDelay, and the model runs it";
+            /// `CUSTOM:SignalEnergy` (TFLM's signal library).
+            SignalEnergy = "CUSTOM:SignalEnergy", SignalEnergyOptions, signal_energy, "the kernel set `{Self}` has no kernel for the custom op SignalEnergy, and the model runs it";
+            /// `CUSTOM:SignalFftAutoScale` (TFLM's signal library).
+            SignalFftAutoScale = "CUSTOM:SignalFftAutoScale", NoOptions, signal_fft_auto_scale, "the kernel set `{Self}` has no kernel for the custom op SignalFftAutoScale, and the model runs it";
+            /// `CUSTOM:SignalFilterBank` (TFLM's signal library).
+            SignalFilterBank = "CUSTOM:SignalFilterBank", SignalFilterBankOptions, signal_filter_bank, "the kernel set `{Self}` has no kernel for the custom op SignalFilterBank, and the model runs it";
+            /// `CUSTOM:SignalFilterBankLog` (TFLM's signal library).
+            SignalFilterBankLog = "CUSTOM:SignalFilterBankLog", SignalFilterBankLogOptions, signal_filter_bank_log, "the kernel set `{Self}` has no kernel for the custom op SignalFilterBankLog, and the model runs it";
+            /// `CUSTOM:SignalFilterBankSpectralSubtraction` (TFLM's signal library).
+            SignalFilterBankSpectralSubtraction = "CUSTOM:SignalFilterBankSpectralSubtraction", SignalSpectralSubtractionOptions, signal_filter_bank_spectral_subtraction, "the kernel set `{Self}` has no kernel for the custom op SignalFilterBankSpectralSubtraction, and the model runs it";
+            /// `CUSTOM:SignalFilterBankSquareRoot` (TFLM's signal library).
+            SignalFilterBankSquareRoot = "CUSTOM:SignalFilterBankSquareRoot", NoOptions, signal_filter_bank_square_root, "the kernel set `{Self}` has no kernel for the custom op SignalFilterBankSquareRoot, and the model runs it";
+            /// `CUSTOM:SignalFramer` (TFLM's signal library).
+            SignalFramer = "CUSTOM:SignalFramer", SignalFramerOptions, signal_framer, "the kernel set `{Self}` has no kernel for the custom op SignalFramer, and the model runs it";
+            /// `CUSTOM:SignalIrfft` (TFLM's signal library).
+            SignalIrfft = "CUSTOM:SignalIrfft", SignalFftOptions, signal_irfft, "the kernel set `{Self}` has no kernel for the custom op SignalIrfft, and the model runs it";
+            /// `CUSTOM:SignalOverlapAdd` (TFLM's signal library).
+            SignalOverlapAdd = "CUSTOM:SignalOverlapAdd", SignalOverlapAddOptions, signal_overlap_add, "the kernel set `{Self}` has no kernel for the custom op SignalOverlapAdd, and the model runs it";
+            /// `CUSTOM:SignalPCAN` (TFLM's signal library).
+            SignalPcan = "CUSTOM:SignalPCAN", SignalPcanOptions, signal_pcan, "the kernel set `{Self}` has no kernel for the custom op SignalPCAN, and the model runs it";
+            /// `CUSTOM:SignalRfft` (TFLM's signal library).
+            SignalRfft = "CUSTOM:SignalRfft", SignalFftOptions, signal_rfft, "the kernel set `{Self}` has no kernel for the custom op SignalRfft, and the model runs it";
+            /// `CUSTOM:SignalStacker` (TFLM's signal library).
+            SignalStacker = "CUSTOM:SignalStacker", SignalStackerOptions, signal_stacker, "the kernel set `{Self}` has no kernel for the custom op SignalStacker, and the model runs it";
+            /// `CUSTOM:SignalWindow` (TFLM's signal library).
+            SignalWindow = "CUSTOM:SignalWindow", SignalWindowOptions, signal_window, "the kernel set `{Self}` has no kernel for the custom op SignalWindow, and the model runs it";
+            /// `CUSTOM:TFLite_Detection_PostProcess` (the SSD decoder).
+            DetectionPostprocess = "CUSTOM:TFLite_Detection_PostProcess", DetectionPostprocessOptions, detection_postprocess, "the kernel set `{Self}` has no kernel for the custom op TFLite_Detection_PostProcess, and the model runs it";
             /// `QUANTIZE`.
             Quantize = "QUANTIZE", NoOptions, quantize, "the kernel set `{Self}` has no QUANTIZE kernel, and the model runs QUANTIZE";
             /// `DEQUANTIZE`.

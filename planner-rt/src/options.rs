@@ -613,6 +613,132 @@ options_struct! {
     }
 }
 
+options_struct! {
+    /// `CUSTOM:SignalWindow` (TFLM's signal library; FlexBuffers custom options, as are all
+    /// the `Signal*` options below).
+    SignalWindowOptions {
+        /// Right shift of each windowed product.
+        shift: i32,
+    }
+
+    /// `CUSTOM:SignalRfft` and `CUSTOM:SignalIrfft`.
+    SignalFftOptions {
+        /// Length of the transform (a power of two).
+        fft_length: i32,
+    }
+
+    /// `CUSTOM:SignalEnergy`.
+    SignalEnergyOptions {
+        /// First bin whose energy is computed.
+        start_index: i32,
+        /// One past the last bin whose energy is computed.
+        end_index: i32,
+    }
+
+    /// `CUSTOM:SignalFilterBank`.
+    SignalFilterBankOptions {
+        /// Number of output channels.
+        num_channels: i32,
+    }
+
+    /// `CUSTOM:SignalFilterBankLog`.
+    SignalFilterBankLogOptions {
+        /// Bits the input was scaled down by, added back before the log.
+        input_correction_bits: i32,
+        /// Scale of the output.
+        output_scale: i32,
+    }
+
+    /// `CUSTOM:SignalFilterBankSpectralSubtraction`.
+    SignalSpectralSubtractionOptions {
+        /// Smoothing of the noise estimate for odd channels, `1 - alternate_smoothing`.
+        alternate_one_minus_smoothing: i32,
+        /// Smoothing of the noise estimate for odd channels.
+        alternate_smoothing: i32,
+        /// Clamp the noise-reduced signal at zero.
+        clamping: bool,
+        /// Fraction of the signal kept at least.
+        min_signal_remaining: i32,
+        /// Number of channels.
+        num_channels: i32,
+        /// `1 - smoothing`.
+        one_minus_smoothing: i32,
+        /// Smoothing of the noise estimate.
+        smoothing: i32,
+        /// Fixed-point bits of the smoothing factors.
+        smoothing_bits: i32,
+        /// Fixed-point bits of the subtraction.
+        spectral_subtraction_bits: i32,
+    }
+
+    /// `CUSTOM:SignalPCAN`.
+    SignalPcanOptions {
+        /// Shift of the signal-to-noise ratio.
+        snr_shift: i32,
+    }
+
+    /// `CUSTOM:SignalFramer`.
+    SignalFramerOptions {
+        /// Samples per frame.
+        frame_size: i32,
+        /// Samples between the starts of two frames.
+        frame_step: i32,
+        /// Start with a buffer of zeros, so the first run already outputs a frame.
+        prefill: bool,
+    }
+
+    /// `CUSTOM:SignalStacker`.
+    SignalStackerOptions {
+        /// Channels per input frame.
+        num_channels: i32,
+        /// Frames stacked before the current one.
+        stacker_left_context: i32,
+        /// Frames stacked after the current one.
+        stacker_right_context: i32,
+        /// Frames between two outputs.
+        stacker_step: i32,
+    }
+
+    /// `CUSTOM:SignalDelay`.
+    SignalDelayOptions {
+        /// Samples of delay.
+        delay_length: i32,
+    }
+
+    /// `CUSTOM:SignalOverlapAdd`.
+    SignalOverlapAddOptions {
+        /// Samples output per frame.
+        frame_step: i32,
+    }
+
+    /// `CUSTOM:TFLite_Detection_PostProcess`, the SSD decoder (FlexBuffers options read by
+    /// key).
+    DetectionPostprocessOptions {
+        /// Detections output at most.
+        max_detections: i32,
+        /// Classes kept per detection (fast non-maximum suppression).
+        max_classes_per_detection: i32,
+        /// Detections kept per class (regular non-maximum suppression; 100 when absent).
+        detections_per_class: i32,
+        /// Regular (per class) rather than fast non-maximum suppression (false when absent).
+        use_regular_nms: bool,
+        /// Scores below this are dropped.
+        nms_score_threshold: f32,
+        /// Boxes overlapping a kept one by more than this are suppressed.
+        nms_iou_threshold: f32,
+        /// Classes, background left out.
+        num_classes: i32,
+        /// Scale of the encoded box centres' y.
+        y_scale: f32,
+        /// Scale of the encoded box centres' x.
+        x_scale: f32,
+        /// Scale of the encoded box heights.
+        h_scale: f32,
+        /// Scale of the encoded box widths.
+        w_scale: f32,
+    }
+}
+
 /// Lists every op kind with typed options: the `OpOptions` variant (also the kernel trait's
 /// name), the TFLite opcode, the options type, and the kernel method.
 macro_rules! kinds {
@@ -765,6 +891,6 @@ mod tests {
             "rt::options::NoOptions {  }"
         );
         assert!(OpOptions::None.codegen("x").is_none());
-        assert_eq!(OpOptions::OPCODES.len(), 51);
+        assert_eq!(OpOptions::OPCODES.len(), 66);
     }
 }

@@ -213,6 +213,8 @@ fn corrupted_models_are_errors_not_panics() {
 
 #[path = "tflite/builder.rs"]
 mod builder;
+#[path = "tflite/signal.rs"]
+mod signal;
 
 use builder::*;
 
@@ -366,11 +368,19 @@ fn operator_codes() {
     m.codes[1] = CodeSpec {
         deprecated: 32,
         builtin: 32,
-        custom: Some("TFLite_Detection_PostProcess"),
+        custom: Some("MyPostProcess"),
     };
     assert_eq!(
         read_built(&m).unwrap().ops[1].opcode,
-        "CUSTOM:TFLite_Detection_PostProcess"
+        "CUSTOM:MyPostProcess"
+    );
+    // A custom op the toolchain knows reads its options: the SSD decoder without any is
+    // refused by name.
+    m.codes[1].custom = Some("TFLite_Detection_PostProcess");
+    let msg = error_of(&m);
+    assert!(
+        msg.contains("op 1 (CUSTOM:TFLite_Detection_PostProcess): its custom options have no `max_detections`"),
+        "{msg}"
     );
     m.codes[1].custom = None;
     assert!(error_of(&m).contains("custom operator without a custom_code"));

@@ -129,6 +129,44 @@ pub fn reference_kernel_scratch(g: &Graph, known: &[usize]) -> Result<Vec<(usize
                 let bytes = elements.saturating_mul(cell.dtype.align());
                 out.extend(std::iter::repeat_n((k, bytes), 4));
             }
+            KernelScratch::Rfft => {
+                let length = match op.options {
+                    crate::rt::options::OpOptions::SignalRfft(o) => u64::try_from(o.fft_length).unwrap_or(0),
+                    _ => 0,
+                };
+                let Some(bytes) = tensor(input).and_then(|t| t.dtype.bytes_for(length)) else {
+                    continue;
+                };
+                out.push((k, bytes));
+            }
+            KernelScratch::DetectionPostprocess => {
+                let crate::rt::options::OpOptions::DetectionPostprocess(o) = op.options else {
+                    continue;
+                };
+                let predictions = op.inputs.get(1).copied().flatten();
+                let (Some(n), Some(p1), Some(p2)) =
+                    (dim(input, 1), dim(predictions, 1), dim(predictions, 2))
+                else {
+                    continue;
+                };
+                let d = u64::try_from(o.max_detections).unwrap_or(0);
+                let c = u64::try_from(o.num_classes).unwrap_or(0);
+                let dn = words(d.saturating_mul(n));
+                out.extend([
+                    n,
+                    n.saturating_mul(16),
+                    words(p1.saturating_mul(p2)),
+                    words(n),
+                    words(n),
+                    dn,
+                    dn,
+                    words(n),
+                    dn,
+                    words(c.max(d).saturating_mul(n)),
+                    words(n.min(d).saturating_mul(n)),
+                ]
+                .map(|bytes| (k, bytes)));
+            }
             KernelScratch::MeanOrSum | KernelScratch::MinMax => {
                 let rank = tensor(input).map_or(0, |t| t.shape.len() as u64);
                 let axes = tensor(op.inputs.get(1).copied().flatten()).map_or(0, |t| {
@@ -673,6 +711,12 @@ pub fn export(
     };
     let mut graph = crate::import::tflite::parse(bytes, &path)?;
     graph.name = manifest.name.clone();
+    // The bundled kernels' op-local scratch (tensors the importer adds after the file's):
+    // TFLM's kernels request their own, added below.
+    let file_tensors = tensor_counts(bytes)?.first().copied().unwrap_or(0);
+    for op in &mut graph.ops {
+        op.scratch.retain(|t| t.get() < file_tensors);
+    }
     let known: Vec<usize> = extra.iter().map(|e| e.0).collect();
     let mut kernel_scratch = reference_kernel_scratch(&graph, &known)?;
     kernel_scratch.extend_from_slice(extra);

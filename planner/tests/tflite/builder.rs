@@ -47,6 +47,8 @@ pub struct OpSpec {
     /// `builtin_options_type` and, when `Some`, the options table's fields as
     /// `(field id, value)`, each written as an `i32` (a byte or bool field reads its low byte).
     pub options: Option<(u8, Option<OptionFields>)>,
+    /// `custom_options` bytes (a FlexBuffers map) and `custom_options_format`.
+    pub custom: Option<(Vec<u8>, i8)>,
 }
 
 pub fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> OpSpec {
@@ -56,6 +58,7 @@ pub fn op(code: u32, inputs: &[i32], outputs: &[i32]) -> OpSpec {
         outputs: outputs.to_vec(),
         intermediates: Vec::new(),
         options: None,
+        custom: None,
     }
 }
 
@@ -180,6 +183,10 @@ pub fn build(m: &ModelSpec) -> Vec<u8> {
             let inputs = b.create_vector(&o.inputs);
             let outputs = b.create_vector(&o.outputs);
             let intermediates = b.create_vector(&o.intermediates);
+            let custom = o
+                .custom
+                .as_ref()
+                .map(|(bytes, format)| (b.create_vector(bytes), *format));
             let options = o.options.as_ref().and_then(|(_, fields)| {
                 let fields = fields.as_ref()?;
                 let t = b.start_table();
@@ -197,6 +204,10 @@ pub fn build(m: &ModelSpec) -> Vec<u8> {
             }
             if let Some(t) = options {
                 b.push_slot_always(field(4), t);
+            }
+            if let Some((bytes, format)) = custom {
+                b.push_slot_always(field(5), bytes);
+                b.push_slot_always(field(6), format);
             }
             b.push_slot_always(field(8), intermediates);
             ops.push(b.end_table(table));

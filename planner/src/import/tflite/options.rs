@@ -496,3 +496,4 @@ impl<'a> Operator<'a> {
 mod ctx;
 mod more;
 mod read;
+mod signal;

@@ -103,6 +103,8 @@ impl<'b> Reader<'_, 'b> {
             "TANH" => OpOptions::Tanh(cx.no_table()?),
             "RELU" => OpOptions::Relu(cx.no_table()?),
             "RELU6" => OpOptions::Relu6(cx.no_table()?),
+            code if code.starts_with("CUSTOM:Signal") => signal::options(&cx)?,
+            "CUSTOM:TFLite_Detection_PostProcess" => signal::detection_postprocess(&cx)?,
             _ => kinds_of_batches(&cx)?,
         })
     }
