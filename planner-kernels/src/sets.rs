@@ -13,7 +13,8 @@ use crate::reference::common::region;
 use crate::reference::elementwise::compare::Cmp;
 use crate::reference::elementwise::math::Float;
 use crate::reference::{
-    KernelError, Reference, activation, conv, elementwise, index, pool, recurrent, reduce, shape,
+    KernelError, Reference, activation, conv, detection, elementwise, index, pool, recurrent,
+    reduce, shape, signal,
 };
 
 /// Implements kernel traits for both sets by calling the op's function (`Optimized`: its
@@ -81,6 +82,21 @@ kinds! {
     MirrorPad::mirror_pad(o::MirrorPadOptions) [0] => shape::space::mirror_pad;
     ReduceMin::reduce_min(o::ReduceOptions) [0] => reduce::axes::reduce_min;
     ReduceAll::reduce_all(o::ReduceOptions) [0] => reduce::axes::reduce_all;
+    SignalWindow::signal_window(o::SignalWindowOptions) [0] => signal::signal_window;
+    SignalEnergy::signal_energy(o::SignalEnergyOptions) [0] => signal::signal_energy;
+    SignalFilterBank::signal_filter_bank(o::SignalFilterBankOptions) [0] => signal::signal_filter_bank;
+    SignalFilterBankSquareRoot::signal_filter_bank_square_root(o::NoOptions) [0] => signal::signal_filter_bank_square_root;
+    SignalFilterBankLog::signal_filter_bank_log(o::SignalFilterBankLogOptions) [0] => signal::signal_filter_bank_log;
+    SignalFilterBankSpectralSubtraction::signal_filter_bank_spectral_subtraction(o::SignalSpectralSubtractionOptions) [0] => signal::signal_filter_bank_spectral_subtraction;
+    SignalPcan::signal_pcan(o::SignalPcanOptions) [0] => signal::signal_pcan;
+    SignalDelay::signal_delay(o::SignalDelayOptions) [0] => signal::signal_delay;
+    SignalFramer::signal_framer(o::SignalFramerOptions) [0] => signal::signal_framer;
+    SignalStacker::signal_stacker(o::SignalStackerOptions) [0] => signal::signal_stacker;
+    SignalOverlapAdd::signal_overlap_add(o::SignalOverlapAddOptions) [0] => signal::signal_overlap_add;
+    SignalRfft::signal_rfft(o::SignalFftOptions) [0] => signal::signal_rfft;
+    SignalIrfft::signal_irfft(o::SignalFftOptions) [0] => signal::signal_irfft;
+    SignalFftAutoScale::signal_fft_auto_scale(o::NoOptions) [0] => signal::signal_fft_auto_scale;
+    DetectionPostprocess::detection_postprocess(o::DetectionPostprocessOptions) [0] => detection::detection_postprocess_op;
 }
 
 /// Implements a kind and its in-place variant (regions only on the first `regions` inputs

@@ -89,12 +89,14 @@
 pub(crate) mod activation;
 pub(crate) mod common;
 pub(crate) mod conv;
+pub(crate) mod detection;
 pub(crate) mod elementwise;
 pub(crate) mod index;
 pub(crate) mod pool;
 pub(crate) mod recurrent;
 pub(crate) mod reduce;
 pub(crate) mod shape;
+pub(crate) mod signal;
 
 use core::fmt;
 

@@ -182,3 +182,30 @@ pub(crate) fn multiply_exp(x: i32, m: i32, shift: i32) -> i32 {
     }
     rounding_divide_by_pot(high, shift.unsigned_abs())
 }
+
+/// Input `$i`'s elements as `Data::$v` (`$op` an [`OpView`]), or the error naming `$what`.
+macro_rules! typed_input {
+    ($op:expr, $i:expr, $v:ident, $what:literal) => {
+        match $op.input($i).map(|x| x.data) {
+            Some(Data::$v(s)) => s,
+            Some(_) => return Err(KernelError::Type { tensor: $what }),
+            None => return Err(KernelError::Missing { tensor: $what }),
+        }
+    };
+}
+
+/// A tensor's elements as `DataMut::$v`, or the error naming `$what`.
+macro_rules! typed_elements {
+    ($out:expr, $v:ident, $what:literal) => {
+        match $out {
+            Some(Out {
+                data: DataMut::$v(s),
+                ..
+            }) => s,
+            Some(_) => return Err(KernelError::Type { tensor: $what }),
+            None => return Err(KernelError::Missing { tensor: $what }),
+        }
+    };
+}
+
+pub(crate) use {typed_elements, typed_input};
