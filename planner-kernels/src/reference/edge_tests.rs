@@ -96,16 +96,29 @@ fn padv2_without_a_value_pads_with_the_zero_point() {
 }
 
 #[test]
-fn squared_difference_refuses_int16() {
+fn squared_difference_int16_takes_zero_points_of_0() {
+    // TFLM's int16 path does not shift the inputs: each is halved (scale 0.5 over twice the
+    // larger scale) and rounded before the difference, 1 and 3 to 1 and 2, 2 and -2 to 1
+    // and -1; the squares 1 and 4 times 1 / 0.5.
     let a = [1i16, 2];
+    let b = [3i16, -2];
     let mut y = [0i16; 2];
     let ai = info::<i16>(&[2], Some((&[0.5], &[0])));
-    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&a, &ai))];
+    let inputs = [Some(In::new(&a, &ai)), Some(In::new(&b, &ai))];
+    run(
+        &inputs,
+        Out::new(&mut y, &ai),
+        arithmetic::squared_difference,
+    )
+    .unwrap();
+    assert_eq!(y, [2, 8]);
+    let zi = info::<i16>(&[2], Some((&[0.5], &[1])));
+    let inputs = [Some(In::new(&a, &zi)), Some(In::new(&b, &ai))];
     let e = run(
         &inputs,
         Out::new(&mut y, &ai),
         arithmetic::squared_difference,
     )
     .unwrap_err();
-    assert!(matches!(e, KernelError::Type { .. }), "{e}");
+    assert!(matches!(e, KernelError::Quantization { .. }), "{e}");
 }

@@ -1,52 +1,94 @@
-//! Element-wise kinds: `ADD`, `SUB` and `MUL` (int8 here, float32 in `float`), `QUANTIZE`
-//! and `DEQUANTIZE` (int8 and int16 here), `DIV`, `SQUARED_DIFFERENCE`, `PRELU`,
-//! `LEAKY_RELU` and `CAST` (`arithmetic`), comparisons and logic (`compare`) and the math
-//! functions (`math`).
+//! Element-wise kinds: `ADD`, `SUB` and `MUL` (int8, int16 and int32 here, float32 in
+//! `float`), `MAXIMUM` and `MINIMUM` (float32, int8, int16, int32, int64), `QUANTIZE` and
+//! `DEQUANTIZE` (int8 and int16 here), `DIV`, `SQUARED_DIFFERENCE`, `PRELU`, `LEAKY_RELU`
+//! and `CAST` (`arithmetic`), comparisons and logic (`compare`) and the math functions
+//! (`math`).
 //!
-//! `ADD`, `SUB` and `MUL` (int8, with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of
-//! place or in place.
+//! `ADD`, `SUB` and `MUL` (with broadcasting), `QUANTIZE` and `DEQUANTIZE`, out of place or
+//! in place.
 
 pub(crate) mod arithmetic;
 pub(crate) mod compare;
 pub(crate) mod float;
 pub(crate) mod math;
+#[cfg(test)]
+mod tests;
 
 use crate::reference::common::index::{
     NOT_BROADCAST, RANK, broadcast_dims, broadcast_strides, next_row,
 };
 use planner_rt::kernel::{Data, DataMut, In, OpView};
-use planner_rt::options::{AddOptions, MulOptions};
+use planner_rt::options::{Activation, AddOptions, MulOptions};
 
 use crate::reference::common::region::Plane;
 use crate::reference::common::unary::{InType, unary as op_unary};
 use crate::reference::{
     KernelError,
-    common::{activation_range, kind_error, output, params, round_f32, three_quants},
+    common::{kind_error, output, params, round_f32, three_quants},
 };
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
+/// An element type the binary kernels of this module run on: its elements in an input's
+/// and in an output's data.
+pub(crate) trait Element: Copy + 'static {
+    /// The input's elements, when they are of this type.
+    fn of(data: Data<'_>) -> Option<&[Self]>;
+    /// The output's elements, when they are of this type.
+    fn of_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]>;
+}
+
+macro_rules! element {
+    ($($t:ty => $v:ident,)*) => {
+        $(impl Element for $t {
+            fn of(data: Data<'_>) -> Option<&[Self]> {
+                match data {
+                    Data::$v(s) => Some(s),
+                    _ => None,
+                }
+            }
+
+            fn of_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]> {
+                match data {
+                    DataMut::$v(s) => Some(s),
+                    _ => None,
+                }
+            }
+        })*
+    };
+}
+
+element! {
+    i8 => I8,
+    i16 => I16,
+    i32 => I32,
+    i64 => I64,
+    f32 => F32,
+}
+
 /// One operand of a binary op: its elements, or (in place) the output's.
 #[derive(Clone, Copy)]
-enum Operand<'a> {
-    Slice(&'a [i8]),
+enum Operand<'a, T> {
+    Slice(&'a [T]),
     InPlace,
 }
 
 /// Operand `i` of a binary op; in place, exactly one operand is the output's bytes.
-fn operand<'a>(
+fn operand<'a, T: Element>(
     op: &OpView<'_, 'a>,
     i: usize,
     tensor: &'static str,
     in_place: bool,
-) -> Result<(Operand<'a>, In<'a>), KernelError> {
+) -> Result<(Operand<'a, T>, In<'a>), KernelError> {
     let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
     match (x.data, in_place) {
-        (Data::I8(d), _) => Ok((Operand::Slice(d), x)),
         (Data::InPlace(0), true) => Ok((Operand::InPlace, x)),
         (Data::InPlace(_), true) => Err(KernelError::Shape {
             what: "an in-place input taken over by another output than output 0",
         }),
-        _ => Err(kind_error(&x, tensor)),
+        (data, _) => match T::of(data) {
+            Some(d) => Ok((Operand::Slice(d), x)),
+            None => Err(kind_error(&x, tensor)),
+        },
     }
 }
 
@@ -76,19 +118,19 @@ impl Layout {
     }
 }
 
-/// Runs `f(a, b)` over the broadcast of two int8 inputs into the int8 output: over the
+/// Runs `f(a, b)` over the broadcast of two inputs into the output, all of type `T`: over the
 /// output's region when it has one (a `[1, h, w, c]` output; an operand with a region has
 /// the output's shape and a region holding the output's, an operand without one is read
 /// whole, broadcasting or not), else over every element. When `in_place`, one input is the
 /// output's bytes (`Data::InPlace(0)`); it must have the output's exact shape (the other
 /// may broadcast), and output element `i` reads only its element `i` before writing it.
-fn binary(
+fn binary<T: Element>(
     op: &mut OpView<'_, '_>,
     in_place: bool,
-    f: &dyn Fn(i32, i32) -> i32,
+    f: &dyn Fn(T, T) -> T,
 ) -> Result<(), KernelError> {
-    let (a, ai) = operand(op, 0, "input 0", in_place)?;
-    let (b, bi) = operand(op, 1, "input 1", in_place)?;
+    let (a, ai) = operand::<T>(op, 0, "input 0", in_place)?;
+    let (b, bi) = operand::<T>(op, 1, "input 1", in_place)?;
     match (a, b, in_place) {
         (Operand::InPlace, Operand::InPlace, _) => {
             return Err(KernelError::Shape {
@@ -104,7 +146,7 @@ fn binary(
     }
     let out = output(op)?;
     let (out_shape, out_region) = (out.shape, out.region);
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let y = T::of_mut(&mut out.data).ok_or(KernelError::Type { tensor: "output 0" })?;
     let dims = broadcast_dims(out_shape)?;
     // The box of output elements to compute, `lo[d]..hi[d]` along dimension `d`.
     let (mut lo, mut hi) = ([0; RANK], dims);
@@ -168,7 +210,7 @@ fn binary(
     loop {
         let (mut i, mut ia, mut ib) = (out_layout.at(&index), la.at(&index), lb.at(&index));
         for _ in lo[last]..hi[last] {
-            let get = |x: Operand<'_>, at: usize, y: &[i8]| match x {
+            let get = |x: Operand<'_, T>, at: usize, y: &[T]| match x {
                 Operand::Slice(s) => s.get(at).copied(),
                 Operand::InPlace => y.get(i).copied(),
             };
@@ -176,7 +218,7 @@ fn binary(
                 (Some(va), Some(vb)) => (va, vb),
                 _ => return Err(NOT_BROADCAST),
             };
-            *y.get_mut(i).ok_or(NOT_BROADCAST)? = f(i32::from(va), i32::from(vb)) as i8;
+            *y.get_mut(i).ok_or(NOT_BROADCAST)? = f(va, vb);
             i = i.wrapping_add(out_layout.strides[last]);
             ia = ia.wrapping_add(la.strides[last]);
             ib = ib.wrapping_add(lb.strides[last]);
@@ -187,8 +229,8 @@ fn binary(
     }
 }
 
-/// `ADD`: each input's offset value scaled to a common Q20 scale (twice the larger input
-/// scale), summed, and scaled to the output.
+/// `ADD`: each input's offset value scaled to a common Q20 (int16: Q15) scale (twice the
+/// larger input scale), summed, and scaled to the output; int32 summed as they are.
 pub(crate) fn add(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<(), KernelError> {
     add_sub(op, o, in_place, false)
 }
@@ -198,9 +240,19 @@ pub(crate) fn sub(op: OpView<'_, '_>, o: &AddOptions, in_place: bool) -> Result<
     add_sub(op, o, in_place, true)
 }
 
-/// `ADD` or (`subtract`) `SUB`: float32 in [`crate::reference::common::float`]; int8 as TFLM: both offset
-/// inputs shifted left by 20 and scaled by `scale / (2 · max scale)`, summed (or
-/// subtracted), scaled by `2 · max scale / (2^20 · output scale)`.
+/// The element type of output 0's data, when it has one.
+fn output_type<'o>(op: &'o OpView<'_, '_>) -> Option<&'o DataMut<'o>> {
+    op.outputs.first().map(|y| &y.data)
+}
+
+/// `ADD` or (`subtract`) `SUB`: float32 in [`crate::reference::common::float`]; int8 and
+/// int16 as TFLM: both offset inputs shifted left by 20 (int16: 15) and scaled by `scale /
+/// (2 · max scale)`, summed (or subtracted), scaled by `2 · max scale / (2^shift · output
+/// scale)` ([`AddSub`]). int32 as TFLM's unquantised kernel: `a + b` or `a - b` wrapping
+/// (TFLM's plain `int32_t` sum, which wraps on the hosts and cores it runs on), clamped to
+/// `ADD`'s full int32 range (TFLM ignores `ADD`'s fused activation on int32) or to `SUB`'s
+/// activation range; a quantised int32 input (or `SUB` output) is refused, as TFLM refuses
+/// it when preparing the op.
 fn add_sub(
     mut op: OpView<'_, '_>,
     o: &AddOptions,
@@ -215,14 +267,103 @@ fn add_sub(
             float::add(&mut op, o, in_place)
         };
     }
-    let p = AddSub::new(&op, o, subtract)?;
-    binary(&mut op, in_place, &|a, b| p.finish(p.scale(a, b)))
+    match output_type(&op) {
+        Some(DataMut::I32(_)) => {
+            unquantised(&op, if subtract { 3 } else { 2 })?;
+            let (lo, hi) = if subtract {
+                int32_activation_range(o.activation)
+            } else {
+                (i32::MIN, i32::MAX)
+            };
+            binary::<i32>(&mut op, in_place, &|a, b| {
+                let v = if subtract {
+                    a.wrapping_sub(b)
+                } else {
+                    a.wrapping_add(b)
+                };
+                v.max(lo).min(hi)
+            })
+        }
+        Some(DataMut::I16(_)) => {
+            let p = AddSub::new(&op, o, subtract)?;
+            binary::<i16>(&mut op, in_place, &|a, b| {
+                p.finish(p.scale(i32::from(a), i32::from(b))) as i16
+            })
+        }
+        _ => {
+            let p = AddSub::new(&op, o, subtract)?;
+            binary::<i8>(&mut op, in_place, &|a, b| {
+                p.finish(p.scale(i32::from(a), i32::from(b))) as i8
+            })
+        }
+    }
 }
 
-/// The int8 `ADD` or `SUB` of an op, as TFLM computes it: each offset input shifted left by
-/// [`AddSub::LEFT_SHIFT`] and scaled by `scale / (2 · max scale)` ([`AddSub::input`]),
-/// summed or subtracted, scaled by `2 · max scale / (2^20 · output scale)`, the output
-/// zero point added and the activation's clamp ([`AddSub::finish`]).
+/// Refuses a quantised input among the first `count` tensors of inputs 0 and 1 and output 0
+/// (TFLM prepares unquantised int32 `ADD`, `SUB` and `DIV` only).
+fn unquantised(op: &OpView<'_, '_>, count: usize) -> Result<(), KernelError> {
+    let quants = [
+        op.input(0).and_then(|x| x.quant),
+        op.input(1).and_then(|x| x.quant),
+        op.outputs.first().and_then(|y| y.quant),
+    ];
+    let names = [
+        "input 0 (int32 quantised: TFLM runs unquantised int32 only)",
+        "input 1 (int32 quantised: TFLM runs unquantised int32 only)",
+        "output 0 (int32 quantised: TFLM runs unquantised int32 only)",
+    ];
+    for (q, tensor) in quants.into_iter().zip(names).take(count) {
+        if q.and_then(|q| q.params(0)).is_some() {
+            return Err(KernelError::Quantization { tensor });
+        }
+    }
+    Ok(())
+}
+
+/// The int32 range a fused activation leaves, TFLite's `CalculateActivationRange` on
+/// `int32_t`: RELU `[0, max]`, RELU6 `[0, 6]`, RELU_N1_TO_1 `[-1, 1]`, anything else the
+/// whole range.
+pub(crate) fn int32_activation_range(a: Activation) -> (i32, i32) {
+    match a {
+        Activation::Relu => (0, i32::MAX),
+        Activation::Relu6 => (0, 6),
+        Activation::ReluN1To1 => (-1, 1),
+        _ => (i32::MIN, i32::MAX),
+    }
+}
+
+/// The int8 or (`int16`) int16 range an activation leaves: TFLite's
+/// `CalculateActivationRangeQuantized`, with the bounds quantised as `zero_point +
+/// round(real / scale)` in `f32`. TANH and SIGN_BIT are refused on int8 (as everywhere in
+/// these kernels); on int16 they leave the whole range, as in TFLM.
+fn quantized_range(
+    activation: Activation,
+    scale: f32,
+    zero: i32,
+    int16: bool,
+) -> Result<(i32, i32), KernelError> {
+    if !int16 {
+        return crate::reference::common::activation_range(activation, scale, zero);
+    }
+    let q = |real: f32| zero.saturating_add(round_f32(real / scale));
+    let (lo, hi) = (i32::from(i16::MIN), i32::from(i16::MAX));
+    Ok(match activation {
+        Activation::Relu => (lo.max(q(0.0)), hi),
+        Activation::Relu6 => (lo.max(q(0.0)), hi.min(q(6.0))),
+        Activation::ReluN1To1 => (lo.max(q(-1.0)), hi.min(q(1.0))),
+        _ => (lo, hi),
+    })
+}
+
+/// True when output 0 holds int16 elements.
+fn int16_output(op: &OpView<'_, '_>) -> bool {
+    matches!(output_type(op), Some(DataMut::I16(_)))
+}
+
+/// The int8 or int16 `ADD` or `SUB` of an op, as TFLM computes it: each offset input shifted
+/// left by [`AddSub::left_shift`] and scaled by `scale / (2 · max scale)`
+/// ([`AddSub::input`]), summed or subtracted, scaled by `2 · max scale / (2^shift · output
+/// scale)`, the output zero point added and the activation's clamp ([`AddSub::finish`]).
 pub(crate) struct AddSub {
     /// Each input's zero point and multiplier.
     pub(crate) inputs: [(i32, QuantizedMultiplier); 2],
@@ -231,33 +372,40 @@ pub(crate) struct AddSub {
     pub(crate) zero: i32,
     pub(crate) lo: i32,
     pub(crate) hi: i32,
+    /// The shift of the offset inputs: 20 for int8, 15 for int16.
+    left_shift: u32,
     /// `SUB`: the second input is subtracted.
     pub(crate) subtract: bool,
 }
 
 impl AddSub {
-    /// The shift of the offset inputs.
-    pub(crate) const LEFT_SHIFT: u32 = 20;
-
-    /// The parameters of an int8 `ADD` (or `SUB`) op from its quantisations and options.
+    /// The parameters of an int8 or int16 (output 0's type) `ADD` (or `SUB`) op from its
+    /// quantisations and options, the ratios in `f64` (the `tflite-micro` package's `SUB`
+    /// agrees with this and not with ratios taken in `f32`: `op_b4_sub_i8_scale_ratios`).
     pub(crate) fn new(
         op: &OpView<'_, '_>,
         o: &AddOptions,
         subtract: bool,
     ) -> Result<AddSub, KernelError> {
         let [(s1, z1), (s2, z2), (so, zo)] = three_quants(op)?;
+        let int16 = int16_output(op);
+        let left_shift = if int16 { 15 } else { 20 };
         let twice_max = 2.0 * f64::from(s1.max(s2));
-        let m1 = quantize_multiplier(f64::from(s1) / twice_max);
-        let m2 = quantize_multiplier(f64::from(s2) / twice_max);
-        let mo =
-            quantize_multiplier(twice_max / (f64::from(1u32 << Self::LEFT_SHIFT) * f64::from(so)));
-        let (lo, hi) = activation_range(o.activation, so, zo)?;
+        let shifted = f64::from(1u32 << left_shift) * f64::from(so);
+        let [m1, m2, mo] = [
+            f64::from(s1) / twice_max,
+            f64::from(s2) / twice_max,
+            twice_max / shifted,
+        ]
+        .map(quantize_multiplier);
+        let (lo, hi) = quantized_range(o.activation, so, zo, int16)?;
         Ok(AddSub {
             inputs: [(z1, m1), (z2, m2)],
             output: mo,
             zero: zo,
             lo,
             hi,
+            left_shift,
             subtract,
         })
     }
@@ -265,7 +413,7 @@ impl AddSub {
     /// Input `i`'s value `v`, offset, shifted and scaled.
     pub(crate) fn input(&self, i: usize, v: i32) -> i32 {
         let (z, m) = self.inputs[i & 1];
-        multiply_by_quantized_multiplier((v - z).wrapping_mul(1 << Self::LEFT_SHIFT), m)
+        multiply_by_quantized_multiplier((v - z).wrapping_mul(1 << self.left_shift), m)
     }
 
     /// The sum (or difference) of the two scaled inputs.
@@ -278,17 +426,20 @@ impl AddSub {
         }
     }
 
-    /// The output of a sum (or difference) of scaled inputs.
+    /// The output of a sum (or difference) of scaled inputs (TFLM's `min(max(v, lo), hi)`).
     pub(crate) fn finish(&self, sum: i32) -> i32 {
         multiply_by_quantized_multiplier(sum, self.output)
             .saturating_add(self.zero)
-            .clamp(self.lo, self.hi)
+            .max(self.lo)
+            .min(self.hi)
     }
 }
 
-/// `MAXIMUM` (`max`) or `MINIMUM`, int8 with broadcasting: TFLM compares the raw values
-/// (the inputs and output share a quantisation); refuses an output quantised otherwise
-/// than the inputs.
+/// `MAXIMUM` (`max`) or `MINIMUM`, float32, int8, int16, int32 or int64 with broadcasting,
+/// as TFLM: `a > b ? a : b` (`a < b ? a : b`) on the raw values, so a NaN second operand
+/// wins and a NaN first one loses, and of `0.0` and `-0.0` the second is kept. Refuses an
+/// output quantised otherwise than the inputs (TFLM compares the raw values whatever their
+/// quantisations).
 pub(crate) fn min_max(mut op: OpView<'_, '_>, max: bool) -> Result<(), KernelError> {
     let q = |x: Option<planner_rt::Quant>| x.and_then(|q| q.params(0));
     let out_q = q(op.outputs.first().and_then(|o| o.quant));
@@ -300,12 +451,30 @@ pub(crate) fn min_max(mut op: OpView<'_, '_>, max: bool) -> Result<(), KernelErr
             return Err(KernelError::Quantization { tensor });
         }
     }
-    binary(&mut op, false, &|a, b| {
-        if max { a.max(b) } else { a.min(b) }
-    })
+    fn pick<T: Element + PartialOrd>(
+        op: &mut OpView<'_, '_>,
+        max: bool,
+    ) -> Result<(), KernelError> {
+        binary::<T>(op, false, &|a, b| match (max, a > b, a < b) {
+            (true, true, _) | (false, _, true) => a,
+            _ => b,
+        })
+    }
+    match output_type(&op) {
+        Some(DataMut::F32(_)) => pick::<f32>(&mut op, max),
+        Some(DataMut::I16(_)) => pick::<i16>(&mut op, max),
+        Some(DataMut::I32(_)) => pick::<i32>(&mut op, max),
+        Some(DataMut::I64(_)) => pick::<i64>(&mut op, max),
+        Some(DataMut::I8(_)) => pick::<i8>(&mut op, max),
+        _ => Err(KernelError::Type {
+            tensor: "output 0 (MAXIMUM and MINIMUM run float32, int8, int16, int32 and int64)",
+        }),
+    }
 }
 
-/// `MUL`: the product of the offset values times `s1 · s2 / s_out`.
+/// `MUL`: the product of the offset values times `s1 · s2 / s_out` (int8, int16); int32
+/// the wrapping product (TFLM's `WrappingMul`) clamped to the fused activation's int32
+/// range, whatever the quantisations (TFLM ignores them).
 pub(crate) fn mul(
     mut op: OpView<'_, '_>,
     o: &MulOptions,
@@ -315,11 +484,32 @@ pub(crate) fn mul(
         crate::reference::common::whole_tensors(&op)?;
         return float::mul(&mut op, o, in_place);
     }
-    let p = Mul::new(&op, o)?;
-    binary(&mut op, in_place, &|a, b| p.finish(p.product(a, b)))
+    match output_type(&op) {
+        Some(DataMut::I32(_)) => {
+            let (lo, hi) = int32_activation_range(o.activation);
+            binary::<i32>(&mut op, in_place, &|a, b| a.wrapping_mul(b).max(lo).min(hi))
+        }
+        Some(DataMut::I16(_)) => {
+            let p = Mul::new(&op, o)?;
+            if p.zeros != (0, 0) || p.zero != 0 {
+                return Err(KernelError::Quantization {
+                    tensor: "input 0, input 1 or output 0 (int16 MUL takes zero points of 0)",
+                });
+            }
+            binary::<i16>(&mut op, in_place, &|a, b| {
+                p.finish(p.product(i32::from(a), i32::from(b))) as i16
+            })
+        }
+        _ => {
+            let p = Mul::new(&op, o)?;
+            binary::<i8>(&mut op, in_place, &|a, b| {
+                p.finish(p.product(i32::from(a), i32::from(b))) as i8
+            })
+        }
+    }
 }
 
-/// The int8 `MUL` of an op, as TFLM computes it: the product of the offset inputs
+/// The int8 or int16 `MUL` of an op, as TFLM computes it: the product of the offset inputs
 /// ([`Mul::product`]) times `s1 · s2 / s_out`, the output zero point added and the
 /// activation's clamp ([`Mul::finish`]).
 pub(crate) struct Mul {
@@ -333,11 +523,12 @@ pub(crate) struct Mul {
 }
 
 impl Mul {
-    /// The parameters of an int8 `MUL` op from its quantisations and options.
+    /// The parameters of an int8 or int16 (output 0's type) `MUL` op from its quantisations
+    /// and options.
     pub(crate) fn new(op: &OpView<'_, '_>, o: &MulOptions) -> Result<Mul, KernelError> {
         let [(s1, z1), (s2, z2), (so, zo)] = three_quants(op)?;
         let output = quantize_multiplier(f64::from(s1) * f64::from(s2) / f64::from(so));
-        let (lo, hi) = activation_range(o.activation, so, zo)?;
+        let (lo, hi) = quantized_range(o.activation, so, zo, int16_output(op))?;
         Ok(Mul {
             zeros: (z1, z2),
             output,
@@ -352,11 +543,12 @@ impl Mul {
         (a - self.zeros.0).wrapping_mul(b - self.zeros.1)
     }
 
-    /// The output of a product.
+    /// The output of a product (TFLM's `min(max(v, lo), hi)`).
     fn finish(&self, product: i32) -> i32 {
         multiply_by_quantized_multiplier(product, self.output)
             .saturating_add(self.zero)
-            .clamp(self.lo, self.hi)
+            .max(self.lo)
+            .min(self.hi)
     }
 }
 
