@@ -95,7 +95,7 @@ def fill(dtype, count, seed, lo, hi, step=None):
     """`count` values of `dtype` in `[lo, hi]` from the stream at `seed` (floats on a grid of
     `step` when given)."""
     raw = splitmix64(seed, count)
-    if dtype in (np.int8, np.int16, np.int32, np.int64, np.bool_):
+    if dtype in (np.int8, np.int16, np.int32, np.int64, np.uint32, np.uint64, np.bool_):
         span = hi - lo + 1
         return np.array([lo + (((v >> 32) * span) >> 32) for v in raw], dtype=dtype)
     if dtype == np.float32:

@@ -7,8 +7,10 @@ The package exposes no list of its resolver's kinds, so each builtin code of the
 asked for: a model of one op of that code, built with the schema, is handed to the
 interpreter in a process of its own (an op that is found may crash on the dummy tensors),
 and the code is registered unless TFLM says `Didn't find op for builtin opcode`. `CUSTOM`
-(custom ops are looked up by name, not by builtin code) and codes the schema does not name
-are left out. Kinds other engineers handle outside the reference kernels are marked
+and codes the schema does not name are left out as builtin codes; custom ops are looked up
+by name, so each name of CUSTOM_CANDIDATES (TFLM's signal library, the SSD decoder, the
+Ethos-U op) is asked for the same way, and listed as `CUSTOM:<name>` unless TFLM says
+`Didn't find op for custom opcode`. Kinds other engineers handle outside the reference kernels are marked
 `elsewhere` with the reason.
 
     python3 scripts/tflm_registered_ops.py            # rewrite the list
@@ -32,6 +34,7 @@ TARGET = ROOT / "tests" / "run-models" / "registered_ops.txt"
 
 # Registered kinds that the reference kernels do not run, and why.
 ELSEWHERE = {
+    "CUSTOM:ethos-u": "an Ethos-U NPU's command stream",
     "IF": "control flow: runs other subgraphs",
     "WHILE": "control flow: runs other subgraphs",
     "CALL_ONCE": "control flow: runs an initialisation subgraph",
@@ -63,15 +66,42 @@ def registered(code):
     return "Didn't find op for builtin opcode" not in text
 
 
+# Custom op names TFLM's interpreter may register.
+CUSTOM_CANDIDATES = [
+    "SignalDelay", "SignalEnergy", "SignalFftAutoScale", "SignalFilterBank",
+    "SignalFilterBankLog", "SignalFilterBankSpectralSubtraction", "SignalFilterBankSquareRoot",
+    "SignalFramer", "SignalIrfft", "SignalOverlapAdd", "SignalPCAN", "SignalRfft",
+    "SignalStacker", "SignalWindow", "TFLite_Detection_PostProcess", "ethos-u",
+]
+
+
+def registered_custom(name):
+    """True unless TFLM's resolver has no op for custom op `name`."""
+    m = Model()
+    x = m.tensor("x", [1], np.float32)
+    y = m.tensor("y", [1], np.float32)
+    data = bytearray(model_bytes(m.tensors, m.buffers, 32, [x], [y]))
+    model = s.ModelT.InitFromObj(s.Model.GetRootAsModel(data, 0))
+    model.operatorCodes[0].customCode = name
+    import flatbuffers
+    b = flatbuffers.Builder(1024)
+    b.Finish(model.Pack(b), file_identifier=b"TFL3")
+    run = subprocess.run([sys.executable, "-c", PROBE], input=bytes(b.Output()),
+                         capture_output=True, timeout=120, check=False)
+    text = (run.stdout + run.stderr).decode(errors="replace")
+    return "Didn't find op for custom opcode" not in text
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--check", action="store_true", help="compare, do not write")
     args = ap.parse_args()
     names = {v: k for k, v in vars(s.BuiltinOperator).items() if not k.startswith("_")}
     kinds = sorted(names[c] for c in sorted(names) if names[c] != "CUSTOM" and registered(c))
+    kinds += sorted(f"CUSTOM:{n}" for n in CUSTOM_CANDIDATES if registered_custom(n))
     from tflite_micro.python.tflite_micro import _version
     lines = [
-        "# Builtin op kinds the tflite-micro interpreter's op resolver registers",
+        "# Op kinds (builtin, and custom by name) the tflite-micro interpreter's op resolver registers",
         f"# (package {_version.__version__}), written by scripts/tflm_registered_ops.py.",
         "# `NAME elsewhere: why` marks a kind the reference kernels leave to other code.",
     ]

@@ -18,121 +18,29 @@ use planner::planfile::group::{AnyPlan, read};
 use planner::planfile::patch::PatchInput;
 use planner::planfile::{PlanFile, naming};
 
-/// The op kinds `planner_kernels::Reference` and `planner_kernels::Optimized` implement (a
-/// model with another kind gets a runner that says so instead of a `run()` call that would
-/// not compile).
-const SUPPORTED: &[&str] = &[
-    "CONV_2D",
-    "DEPTHWISE_CONV_2D",
-    "FULLY_CONNECTED",
-    "AVERAGE_POOL_2D",
-    "MAX_POOL_2D",
-    "ADD",
-    "SUB",
-    "MUL",
-    "SOFTMAX",
-    "RESHAPE",
-    "PAD",
-    "MEAN",
-    "TRANSPOSE",
-    "CONCATENATION",
-    "QUANTIZE",
-    "DEQUANTIZE",
-    "SVDF",
-    "RELU",
-    "RELU6",
-    "LOGISTIC",
-    "TANH",
-    "HARD_SWISH",
-    "MAXIMUM",
-    "MINIMUM",
-    "STRIDED_SLICE",
-    "RESIZE_NEAREST_NEIGHBOR",
-    "DIV",
-    "SQUARED_DIFFERENCE",
-    "PRELU",
-    "LEAKY_RELU",
-    "LOG_SOFTMAX",
-    "CAST",
-    "ARG_MAX",
-    "GATHER",
-    "SUM",
-    "REDUCE_MAX",
-    "SQUEEZE",
-    "EXPAND_DIMS",
-    "SLICE",
-    "PADV2",
-    "SPLIT",
-    "SPLIT_V",
-    "PACK",
-    "UNPACK",
-    "RESIZE_BILINEAR",
-    "TRANSPOSE_CONV",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM",
-    "ARG_MIN",
-    "BATCH_MATMUL",
-    "CUMSUM",
-    "DEPTH_TO_SPACE",
-    "SPACE_TO_DEPTH",
-    "L2_NORMALIZATION",
-    "L2_POOL_2D",
-    "MIRROR_PAD",
-    "REDUCE_MIN",
-    "REDUCE_ALL",
-    "EQUAL",
-    "NOT_EQUAL",
-    "GREATER",
-    "GREATER_EQUAL",
-    "LESS",
-    "LESS_EQUAL",
-    "LOGICAL_AND",
-    "LOGICAL_OR",
-    "LOGICAL_NOT",
-    "SELECT_V2",
-    "ABS",
-    "NEG",
-    "FLOOR",
-    "CEIL",
-    "ROUND",
-    "SQRT",
-    "SQUARE",
-    "SIN",
-    "COS",
-    "LOG",
-    "EXP",
-    "RSQRT",
-    "ELU",
-    "FLOOR_DIV",
-    "FLOOR_MOD",
-    "ADD_N",
-    "BATCH_TO_SPACE_ND",
-    "SPACE_TO_BATCH_ND",
-    "REVERSE_V2",
-    "GATHER_ND",
-    "EMBEDDING_LOOKUP",
-    "DYNAMIC_UPDATE_SLICE",
-    "FILL",
-    "ZEROS_LIKE",
-    "SHAPE",
-    "BROADCAST_TO",
-    "BROADCAST_ARGS",
-];
+/// The op kinds `planner_kernels::Reference` and `planner_kernels::Optimized` implement: the
+/// op-kind table's rows whose kernels are bundled (a model with another kind gets a runner
+/// that says so instead of a `run()` call that would not compile).
+fn supported() -> Vec<&'static str> {
+    use planner::rt::op_kinds::{Kernels, OP_KINDS};
+    OP_KINDS
+        .iter()
+        .filter(|k| k.kernels != Kernels::Unbundled)
+        .map(|k| k.name)
+        .collect()
+}
 
-/// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits):
-/// a plan that runs another kind in place gets a runner that says so.
-const SUPPORTED_IN_PLACE: &[&str] = &[
-    "DEPTHWISE_CONV_2D",
-    "ADD",
-    "SUB",
-    "MUL",
-    "QUANTIZE",
-    "DEQUANTIZE",
-    "LOGISTIC",
-    "TANH",
-    "RELU",
-    "RELU6",
-    "HARD_SWISH",
-];
+/// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits:
+/// the op-kind table's rows with an in-place rule): a plan that runs another kind in place
+/// gets a runner that says so.
+fn supported_in_place() -> Vec<&'static str> {
+    use planner::rt::op_kinds::{InPlace, OP_KINDS};
+    OP_KINDS
+        .iter()
+        .filter(|k| k.in_place != InPlace::Never)
+        .map(|k| k.name)
+        .collect()
+}
 
 /// The `.tflite` files of `dir`, sorted (none when it does not exist).
 fn tflite_files(dir: &std::path::Path) -> Vec<PathBuf> {
@@ -312,8 +220,9 @@ fn main() {
     }
     let _ = writeln!(
         rust,
-        "/// The op kinds both kernel sets run (`build.rs`' list, which `tests/registered.rs` \
-         checks against TFLM's).\npub const SUPPORTED: &[&str] = &{SUPPORTED:?};"
+        "/// The op kinds both kernel sets run (the op-kind table's bundled rows, which \
+         `tests/registered.rs` checks against TFLM's).\npub const SUPPORTED: &[&str] = &{:?};",
+        supported()
     );
     let target = out.join("models.rs");
     if fs::read_to_string(&target).ok().as_deref() != Some(rust.as_str()) {
@@ -427,12 +336,12 @@ fn runner_body(plan: &PlanFile, module: &str, acquire: &str) -> (String, bool) {
         .ops
         .iter()
         .map(|o| o.opcode.as_str())
-        .filter(|o| !SUPPORTED.contains(o))
+        .filter(|o| !supported().contains(o))
         .collect();
     missing.extend(
         plan.ops
             .iter()
-            .filter(|o| o.in_place.is_some() && !SUPPORTED_IN_PLACE.contains(&o.opcode.as_str()))
+            .filter(|o| o.in_place.is_some() && !supported_in_place().contains(&o.opcode.as_str()))
             .map(|o| o.opcode.as_str()),
     );
     missing.sort_unstable();

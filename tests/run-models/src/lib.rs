@@ -193,8 +193,8 @@ pub fn input(dtype: &str, count: usize, seed: u64) -> Option<Vec<u8>> {
 }
 
 /// The bytes of an input of `count` elements of `dtype` from the stream at `seed`, in the
-/// range `[lo, hi]`, as `scripts/tflm_op_goldens.py` makes them: int8, int16, int32, int64
-/// and bool `lo + ((next >> 32) · (hi − lo + 1) >> 32)`; float32 `lo + (hi − lo) · ((next >>
+/// range `[lo, hi]`, as `scripts/tflm_op_goldens.py` makes them: int8, int16, int32, int64,
+/// uint32, uint64 and bool `lo + ((next >> 32) · (hi − lo + 1) >> 32)`; float32 `lo + (hi − lo) · ((next >>
 /// 40) / 2^24)` in `f64`, rounded to `f32`. `None` for another type or an empty integer
 /// range.
 pub fn input_in(dtype: &str, count: usize, seed: u64, lo: f64, hi: f64) -> Option<Vec<u8>> {
@@ -212,12 +212,13 @@ pub fn input_on(
 ) -> Option<Vec<u8>> {
     let stream = SplitMix64(seed).take(count);
     let mut out = Vec::new();
-    let int = |lo: f64, hi: f64| -> Option<(i64, u64)> {
-        let (lo, hi) = (lo as i64, hi as i64);
-        let span = u64::try_from(hi.checked_sub(lo)?.checked_add(1)?).ok()?;
+    let int = |lo: f64, hi: f64| -> Option<(i128, u128)> {
+        let (lo, hi) = (lo as i128, hi as i128);
+        let span = u128::try_from(hi.checked_sub(lo)?.checked_add(1)?).ok()?;
         Some((lo, span))
     };
-    let pick = |v: u64, lo: i64, span: u64| lo + (((v >> 32) * span) >> 32) as i64;
+    // In 128 bits, as Python's integers compute it (a uint64 range's span needs them).
+    let pick = |v: u64, lo: i128, span: u128| lo + ((u128::from(v >> 32) * span) >> 32) as i128;
     match dtype {
         "int8" => {
             let (lo, span) = int(lo, hi)?;
@@ -233,7 +234,15 @@ pub fn input_on(
         }
         "int64" => {
             let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| pick(v, lo, span).push_le(&mut out));
+            stream.for_each(|v| (pick(v, lo, span) as i64).push_le(&mut out));
+        }
+        "uint32" => {
+            let (lo, span) = int(lo, hi)?;
+            stream.for_each(|v| (pick(v, lo, span) as u32).push_le(&mut out));
+        }
+        "uint64" => {
+            let (lo, span) = int(lo, hi)?;
+            stream.for_each(|v| (pick(v, lo, span) as u64).push_le(&mut out));
         }
         "bool" => {
             let (lo, span) = int(lo, hi)?;

@@ -21,7 +21,7 @@ use planner_rt::options::{
 use crate::reference::common::region::Plane;
 use crate::reference::{
     KernelError,
-    common::{elements, input_i8, output, params},
+    common::{elements, input_i8, kind_error, output, params},
 };
 
 /// `RESHAPE`: the same bytes under another shape (nothing to do when the plan made the
@@ -161,23 +161,30 @@ fn in_dim(shape: &[usize], off: usize, d: usize) -> usize {
         .unwrap_or(1)
 }
 
-/// `TRANSPOSE`: output dimension `i` is input dimension `perm[i]`.
+/// `TRANSPOSE`: output dimension `i` is input dimension `perm[i]`. Of int8, int16 or
+/// float32 elements, the types TFLite Micro's kernel moves (it refuses others at prepare).
 pub(crate) fn transpose(mut op: OpView<'_, '_>, o: &TransposeOptions) -> Result<(), KernelError> {
-    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let x = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    match x.data {
+        Data::I8(_) | Data::I16(_) | Data::F32(_) => {}
+        _ => return Err(kind_error(&x, "input 0")),
+    }
     let out = output(&mut op)?;
     let out_shape = out.shape;
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let rank = xi.shape.len();
+    let rank = x.shape.len();
     let perm = o.perm.as_slice();
     let mut seen = [false; RANK];
+    let n = elements(x.shape);
     let fits = rank <= RANK
         && perm.len() == rank
         && out_shape.len() == rank
-        && x.len() == elements(xi.shape)
-        && y.len() == x.len()
+        && x.data.len() == Some(n)
+        && out.data.as_data().len() == Some(n)
         && perm.iter().enumerate().all(|(i, &p)| {
             usize::try_from(p).is_ok_and(|p| {
-                p < rank && !core::mem::replace(&mut seen[p], true) && xi.shape[p] == out_shape[i]
+                p < rank && !core::mem::replace(&mut seen[p], true) && x.shape[p] == out_shape[i]
             })
         });
     if !fits {
@@ -185,19 +192,19 @@ pub(crate) fn transpose(mut op: OpView<'_, '_>, o: &TransposeOptions) -> Result<
             what: "the permutation does not fit the input and output",
         });
     }
-    if y.is_empty() {
+    if n == 0 {
         return Ok(());
     }
-    let in_strides = strides(xi.shape);
+    let in_strides = strides(x.shape);
     let mut index = [0usize; RANK];
-    for v in y.iter_mut() {
-        let at: usize = (0..rank)
+    let pairs = (0..n).map(|at| {
+        let from: usize = (0..rank)
             .map(|i| index[i] * in_strides[perm[i] as usize])
             .sum();
-        *v = x[at];
         next(&mut index, out_shape);
-    }
-    Ok(())
+        (from, at)
+    });
+    copy_element(x.data, &mut out.data, pairs)
 }
 
 /// `CONCATENATION` along `axis` (negative counts from the end), of any element type: each
