@@ -316,6 +316,15 @@ def main(argv):
         name = next(k for k, v in vars(B).items() if v == builtin and not k.startswith("_"))
         rows.append(f"{case},{name},{h},{act},{h - act}")
         print(rows[-1])
+    for stem in SIGNAL_CASES:
+        data, name, act = file_case(stem)
+        case = stem.removeprefix("op_")
+        path = MODELS / f"{case}.tflite"
+        if not check:
+            path.write_bytes(data)
+        h = head(path)
+        rows.append(f"{case},{name},{h},{act},{h - act}")
+        print(rows[-1])
     text = (
         "# scripts/tflm_kernel_scratch.py: TFLM's head on one-op models (tests/data/tflm_scratch/)\n"
         "# minus their activations each rounded to 16 bytes = the scratch the reference kernel\n"
@@ -329,6 +338,42 @@ def main(argv):
     OUT.write_text(text)
     print(f"wrote {OUT.relative_to(ROOT)}")
     return 0
+
+
+# TFLM's signal library ops and the SSD decoder, measured on their one-op models of
+# tests/run-models/single/ (scripts/tflm_signal_*.py, scripts/tflm_detection_postprocess.py):
+# one case per op kind and element type (the decoder: per NMS mode).
+SIGNAL_CASES = [
+    "op_sig_window_hann15_shift14", "op_sig_fft_auto_scale_len512", "op_sig_rfft_i16_len512_frame",
+    "op_sig_rfft_f32_len30", "op_sig_rfft_i32_len256_pad", "op_sig_irfft_i16_len512",
+    "op_sig_irfft_f32_len256", "op_sig_irfft_i32_len30", "op_sig_energy_full33",
+    "op_sig_filter_bank_mel", "op_sig_fbsqrt_scale7", "op_sig_specsub_typical",
+    "op_sig_pcan_typical", "op_sig_fblog_typical", "op_sig_framer_outer_prefill",
+    "op_sig_stacker_no_context", "op_sig_delay_long_outer", "op_sig_overlap_add_i16_outer",
+    "op_sig_overlap_add_f32_frames", "op_dpp_fast_basic", "op_dpp_regular_basic",
+]
+
+# Bytes per element of the tensor types the signal models use.
+WIDTH = {s.TensorType.INT8: 1, s.TensorType.INT16: 2, s.TensorType.INT32: 4,
+         s.TensorType.FLOAT32: 4, s.TensorType.UINT32: 4, s.TensorType.UINT64: 8,
+         s.TensorType.BOOL: 1, s.TensorType.INT64: 8}
+
+
+def file_case(stem):
+    """`(data, opcode, rounded activation bytes)` of a stored one-op model."""
+    data = (ROOT / "tests" / "run-models" / "single" / f"{stem}.tflite").read_bytes()
+    m = s.ModelT.InitFromObj(s.Model.GetRootAsModel(data, 0))
+    g = m.subgraphs[0]
+    code = m.operatorCodes[g.operators[0].opcodeIndex]
+    custom = code.customCode.decode() if isinstance(code.customCode, bytes) else code.customCode
+    total = 0
+    for t in g.tensors:
+        buf = m.buffers[t.buffer].data if t.buffer < len(m.buffers) else None
+        if buf is not None and len(buf) > 0:
+            continue
+        n = int(np.prod(t.shape)) if t.shape is not None and len(t.shape) else 1
+        total += (n * WIDTH[t.type] + 15) // 16 * 16
+    return data, f"CUSTOM:{custom}", total
 
 
 def version():
