@@ -25,7 +25,7 @@
 //!   writing anything) a selection whose entries would fall outside the outputs, where TFLM
 //!   writes past them. The number of detections is `k` per selected box.
 //!
-//! Options: [`DetectionOptions`]. The kernel allocates nothing: [`detection_scratch_len`]
+//! Options: [`DetectionPostprocessOptions`]. The kernel allocates nothing: [`detection_scratch_len`]
 //! gives the float32 and int32 scratch it needs.
 
 mod nms;
@@ -37,7 +37,7 @@ pub(crate) fn detection_postprocess_op(
     op: OpView<'_, '_>,
     options: &o::DetectionPostprocessOptions,
 ) -> Result<(), KernelError> {
-    use crate::reference::detection::{DetectionInputs, DetectionOptions, DetectionOutputs};
+    use crate::reference::detection::{DetectionInputs, DetectionOutputs};
     let shape = |i: usize, what: &'static str| {
         op.input(i)
             .map(|x| x.shape)
@@ -51,19 +51,6 @@ pub(crate) fn detection_postprocess_op(
         anchors: typed_input!(op, 2, F32, "input 2 (anchors)"),
         anchors_shape: shape(2, "input 2 (anchors)")?,
     };
-    let o = DetectionOptions {
-        max_detections: options.max_detections,
-        max_classes_per_detection: options.max_classes_per_detection,
-        detections_per_class: options.detections_per_class,
-        use_regular_nms: options.use_regular_nms,
-        nms_score_threshold: options.nms_score_threshold,
-        nms_iou_threshold: options.nms_iou_threshold,
-        num_classes: options.num_classes,
-        y_scale: options.y_scale,
-        x_scale: options.x_scale,
-        h_scale: options.h_scale,
-        w_scale: options.w_scale,
-    };
     let mut scratch = op.scratch.iter_mut();
     let floats = typed_elements!(scratch.next(), F32, "scratch 0 (decoded boxes)");
     let ints = typed_elements!(scratch.next(), I32, "scratch 1 (indices)");
@@ -74,7 +61,7 @@ pub(crate) fn detection_postprocess_op(
         scores: typed_elements!(outs.next(), F32, "output 2 (scores)"),
         num_detections: typed_elements!(outs.next(), F32, "output 3 (count)"),
     };
-    detection_postprocess(&o, &inputs, &mut outputs, floats, ints)
+    detection_postprocess(options, &inputs, &mut outputs, floats, ints)
 }
 
 #[cfg(test)]
@@ -84,46 +71,13 @@ use crate::reference::KernelError;
 use crate::reference::common::operands::{typed_elements, typed_input};
 use nms::{Pass, boxes_valid, decode, single_class_nms};
 use planner_rt::kernel::{Data, DataMut, OpView, Out};
-use planner_rt::options as o;
+use planner_rt::options::{self as o, DetectionPostprocessOptions};
 use sort::partial_sort_desc;
 
-/// The op's options, from its flexbuffer map (TFLM reads them by key).
-///
-/// An absent key reads as 0 (0.0, false) as in TFLM's flexbuffers reader, except
-/// `detections_per_class` ([`DetectionOptions::DEFAULT_DETECTIONS_PER_CLASS`] when absent)
-/// and `use_regular_nms` (false when absent).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct DetectionOptions {
-    /// `max_detections`: detections of the regular NMS, boxes of the fast one.
-    pub(crate) max_detections: i32,
-    /// `max_classes_per_detection`: classes per box of the fast NMS (at least 1 there).
-    pub(crate) max_classes_per_detection: i32,
-    /// `detections_per_class`: boxes per class of the regular NMS (at least 1 there).
-    pub(crate) detections_per_class: i32,
-    /// `use_regular_nms`: the regular NMS, else the fast one.
-    pub(crate) use_regular_nms: bool,
-    /// `nms_score_threshold`: a box is a candidate when its score is `>=` this.
-    pub(crate) nms_score_threshold: f32,
-    /// `nms_iou_threshold`: in `(0, 1]`; an overlap `>` this drops the lower box.
-    pub(crate) nms_iou_threshold: f32,
-    /// `num_classes`: classes without the background.
-    pub(crate) num_classes: i32,
-    /// `y_scale`: divides the encoded y centre.
-    pub(crate) y_scale: f32,
-    /// `x_scale`: divides the encoded x centre.
-    pub(crate) x_scale: f32,
-    /// `h_scale`: divides the encoded log height.
-    pub(crate) h_scale: f32,
-    /// `w_scale`: divides the encoded log width.
-    pub(crate) w_scale: f32,
-}
-
-impl DetectionOptions {
-    /// `detections_per_class` when the map has no such key (TFLM's default; the importer
-    /// fills it in).
-    #[cfg(test)]
-    pub(crate) const DEFAULT_DETECTIONS_PER_CLASS: i32 = 100;
-}
+/// `detections_per_class` when the map has no such key (TFLM's default; the importer
+/// fills it in).
+#[cfg(test)]
+pub(crate) const DEFAULT_DETECTIONS_PER_CLASS: i32 = 100;
 
 /// The op's three inputs, each with its shape (row-major, `data.len()` the product).
 #[derive(Debug, Clone, Copy)]
@@ -178,7 +132,7 @@ fn count(v: i32) -> usize {
 
 /// The scratch of one run: `(shared, extra)` int32 elements, `shared` reused from phase to
 /// phase.
-fn int_layout(options: &DetectionOptions, num_boxes: usize) -> (usize, usize) {
+fn int_layout(options: &DetectionPostprocessOptions, num_boxes: usize) -> (usize, usize) {
     let n = num_boxes;
     let d = count(options.max_detections);
     let c = count(options.num_classes);
@@ -205,7 +159,7 @@ fn int_layout(options: &DetectionOptions, num_boxes: usize) -> (usize, usize) {
 ///
 /// Negative options count as 0; sums saturate (the kernel refuses such options anyway).
 pub(crate) fn detection_scratch_len(
-    options: &DetectionOptions,
+    options: &DetectionPostprocessOptions,
     num_boxes: usize,
 ) -> (usize, usize) {
     let (shared, extra) = int_layout(options, num_boxes);
@@ -215,7 +169,7 @@ pub(crate) fn detection_scratch_len(
 /// Checks the inputs' shapes against each other and `num_classes` as TFLM does (and the
 /// lengths TFLM trusts), returning their geometry.
 fn geometry(
-    options: &DetectionOptions,
+    options: &DetectionPostprocessOptions,
     inputs: &DetectionInputs<'_>,
 ) -> Result<Geometry, KernelError> {
     let shape = |what| KernelError::Shape { what };
@@ -277,7 +231,7 @@ fn geometry(
 }
 
 /// Runs `TFLite_Detection_PostProcess` once: decodes the boxes into `scratch_f32`, runs
-/// the fast or the regular NMS ([`DetectionOptions::use_regular_nms`]) and writes the
+/// the fast or the regular NMS ([`DetectionPostprocessOptions::use_regular_nms`]) and writes the
 /// outputs. `scratch_f32` and `scratch_i32` hold at least [`detection_scratch_len`]
 /// elements (their contents in and out are unspecified).
 ///
@@ -293,7 +247,7 @@ fn geometry(
 /// and the fast NMS with `num_classes == 0` ([`KernelError::Shape`] or
 /// [`KernelError::Options`]). Nothing is written on a refusal (but the scratch).
 pub(crate) fn detection_postprocess(
-    options: &DetectionOptions,
+    options: &DetectionPostprocessOptions,
     inputs: &DetectionInputs<'_>,
     outputs: &mut DetectionOutputs<'_>,
     scratch_f32: &mut [f32],
@@ -341,7 +295,7 @@ pub(crate) fn detection_postprocess(
 
 /// The checks TFLM makes at the start of every NMS pass: the IoU threshold in `(0, 1]`
 /// and every decoded box valid.
-fn check_pass(options: &DetectionOptions, decoded: &[f32]) -> Result<(), KernelError> {
+fn check_pass(options: &DetectionPostprocessOptions, decoded: &[f32]) -> Result<(), KernelError> {
     let t = options.nms_iou_threshold;
     if !(t > 0.0 && t <= 1.0) {
         return Err(KernelError::Options {
@@ -384,7 +338,7 @@ fn write_entry(
 /// scores, in the shared scratch), one NMS pass on their best scores limited to
 /// `max_detections`, then `k` entries per selected box at TFLM's indices.
 fn fast(
-    options: &DetectionOptions,
+    options: &DetectionPostprocessOptions,
     g: Geometry,
     predictions: &[f32],
     decoded: &[f32],
@@ -454,7 +408,7 @@ fn fast(
 /// A candidate is the index of its score in the class predictions (box · row + class +
 /// offset), as in TFLM.
 fn regular(
-    options: &DetectionOptions,
+    options: &DetectionPostprocessOptions,
     g: Geometry,
     predictions: &[f32],
     decoded: &[f32],

@@ -10,7 +10,7 @@ use std::vec::Vec;
 
 use super::sort::{partial_sort_desc, stable_sort_desc};
 use super::{
-    DetectionInputs, DetectionOptions, DetectionOutputs, detection_postprocess,
+    DetectionInputs, DetectionOutputs, DetectionPostprocessOptions, detection_postprocess,
     detection_scratch_len,
 };
 use crate::reference::KernelError;
@@ -102,7 +102,7 @@ struct Run {
 /// A parsed golden.
 struct Golden {
     /// The options, as the kernel reads them.
-    options: DetectionOptions,
+    options: DetectionPostprocessOptions,
     /// Keys the model's map leaves out.
     absent: Vec<String>,
     /// Shapes of the box encodings, the class predictions and the anchors.
@@ -117,7 +117,7 @@ struct Golden {
 
 /// Parses a golden.
 fn parse(text: &str) -> Golden {
-    let mut o = DetectionOptions {
+    let mut o = DetectionPostprocessOptions {
         max_detections: 0,
         max_classes_per_detection: 0,
         detections_per_class: 0,
@@ -228,7 +228,7 @@ fn goldens_match_tflm_bit_for_bit() {
             match key.as_str() {
                 "detections_per_class" => assert_eq!(
                     g.options.detections_per_class,
-                    DetectionOptions::DEFAULT_DETECTIONS_PER_CLASS
+                    super::DEFAULT_DETECTIONS_PER_CLASS
                 ),
                 "use_regular_nms" => assert!(!g.options.use_regular_nms),
                 other => panic!("{case}: absent {other}"),
@@ -268,7 +268,7 @@ fn goldens_match_tflm_bit_for_bit() {
 
 /// A small valid problem: 6 boxes (TFLM's test's), 2 classes plus background, 3 entries.
 struct Small {
-    options: DetectionOptions,
+    options: DetectionPostprocessOptions,
     boxes: Vec<f32>,
     classes: Vec<f32>,
     anchors: Vec<f32>,
@@ -288,7 +288,7 @@ impl Small {
         for x in [0.5, 0.5, 0.5, 10.5, 10.5, 100.5] {
             anchors.extend_from_slice(&[0.5, x, 1.0, 1.0]);
         }
-        let options = DetectionOptions {
+        let options = DetectionPostprocessOptions {
             max_detections: 3,
             max_classes_per_detection: 1,
             detections_per_class: 100,
@@ -384,7 +384,8 @@ fn refusals() {
     for (regular, edit) in [
         (
             false,
-            (|o: &mut DetectionOptions| o.max_detections = -1) as fn(&mut DetectionOptions),
+            (|o: &mut DetectionPostprocessOptions| o.max_detections = -1)
+                as fn(&mut DetectionPostprocessOptions),
         ),
         (false, |o| o.max_classes_per_detection = 0),
         (true, |o| o.detections_per_class = 0),
@@ -488,7 +489,7 @@ fn never_panics_on_odd_inputs() {
         let n = pick(6) as usize;
         let stride = 3 + pick(3) as usize;
         let row = pick(4) as usize;
-        let options = DetectionOptions {
+        let options = DetectionPostprocessOptions {
             max_detections: pick(6) as i32 - 1,
             max_classes_per_detection: pick(4) as i32 - 1,
             detections_per_class: pick(4) as i32 - 1,
@@ -537,7 +538,7 @@ fn never_panics_on_odd_inputs() {
 #[test]
 fn the_plans_scratch_is_the_kernels() {
     use planner_rt::op_kinds::kernel_scratch;
-    use planner_rt::options::{DetectionPostprocessOptions, OpOptions};
+    use planner_rt::options::OpOptions;
     for regular in [false, true] {
         for (n, classes, d, k, per_class) in
             [(24, 3, 10, 1, 100), (120, 2, 25, 2, 5), (4, 90, 3, 3, 1)]
@@ -550,24 +551,11 @@ fn the_plans_scratch_is_the_kernels() {
                 num_classes: classes,
                 ..Default::default()
             };
-            let ours = DetectionOptions {
-                max_detections: d,
-                max_classes_per_detection: k,
-                detections_per_class: per_class,
-                use_regular_nms: regular,
-                nms_score_threshold: 0.0,
-                nms_iou_threshold: 0.5,
-                num_classes: classes,
-                y_scale: 1.0,
-                x_scale: 1.0,
-                h_scale: 1.0,
-                w_scale: 1.0,
-            };
             let boxes = [1, n, 4];
             let plan = kernel_scratch(&OpOptions::DetectionPostprocess(rt), &[&boxes])
                 .unwrap()
                 .map(|t| t.map_or(0, |t| t.elements));
-            let (f, i) = detection_scratch_len(&ours, n);
+            let (f, i) = detection_scratch_len(&rt, n);
             assert_eq!(plan, [f.max(1), i.max(1)], "n {n} regular {regular}");
         }
     }

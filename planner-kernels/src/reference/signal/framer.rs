@@ -16,17 +16,7 @@
 //! `frame_step`, every frame ends `capacity - frame_size` samples before the newest chunk.
 
 use crate::reference::KernelError;
-
-/// The framer's options, as TFLM reads them from the flexbuffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct FramerOptions {
-    /// `frame_size` (int): samples in one output frame.
-    pub(crate) frame_size: i32,
-    /// `frame_step` (int): samples the input gives per frame.
-    pub(crate) frame_step: i32,
-    /// `prefill` (bool): whether the ring starts holding `frame_size - frame_step` zeros.
-    pub(crate) prefill: bool,
-}
+use planner_rt::options::SignalFramerOptions;
 
 /// The checked geometry of one framer: frame size, step, ring capacity, prefill samples.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +35,7 @@ impl Geometry {
     /// The geometry of `options`, or the option TFLM cannot run with: a size or step below
     /// one (TFLM divides by the step and writes into a ring of no room), or `prefill` with
     /// a step above the size (TFLM would prefill a negative count of zeros).
-    fn new(options: &FramerOptions) -> Result<Self, KernelError> {
+    fn new(options: &SignalFramerOptions) -> Result<Self, KernelError> {
         let size = at_least(options.frame_size, 1, "frame_size below 1")?;
         let step = at_least(options.frame_step, 1, "frame_step below 1")?;
         if options.prefill && step > size {
@@ -113,7 +103,7 @@ pub(super) fn is_rows(
 /// Elements of the framer's sample state: `capacity` int16 samples per row, `capacity =
 /// ceil(frame_size / frame_step) · frame_step`, rows the product of the input's leading
 /// dimensions. 0 for options the kernel refuses or a scalar input.
-pub(crate) fn framer_state_len(options: &FramerOptions, input_shape: &[usize]) -> usize {
+pub(crate) fn framer_state_len(options: &SignalFramerOptions, input_shape: &[usize]) -> usize {
     match (Geometry::new(options), rows_and_inner(input_shape)) {
         (Ok(g), Some((rows, _))) => rows.saturating_mul(g.capacity),
         _ => 0,
@@ -136,12 +126,12 @@ pub(crate) fn framer_counters_len(input_shape: &[usize]) -> usize {
 /// * `counters` ([`framer_counters_len`]): per row, how many samples the ring holds
 ///   (TFLM's available count) minus the prefill's `frame_size - frame_step` (or 0).
 ///
-/// Refuses options as [`FramerOptions`] says, an innermost dimension that is not a
+/// Refuses options as [`SignalFramerOptions`] says, an innermost dimension that is not a
 /// positive multiple of `frame_step` (TFLM's prepare does), slices of other lengths, and
 /// a counter TFLM's ring could not reach ([`KernelError::Value`]: negative, not a multiple
 /// of `frame_step`, or leaving no room for a chunk).
 pub(crate) fn framer(
-    options: &FramerOptions,
+    options: &SignalFramerOptions,
     input: &[i16],
     input_shape: &[usize],
     output: &mut [i16],
@@ -231,7 +221,7 @@ mod tests {
 
     extern crate std;
 
-    use super::{FramerOptions, framer, framer_counters_len, framer_state_len};
+    use super::{SignalFramerOptions, framer, framer_counters_len, framer_state_len};
     use crate::reference::KernelError;
     use crate::reference::signal::golden::{goldens, replay};
 
@@ -250,7 +240,7 @@ mod tests {
     #[test]
     fn framer_matches_tflm() {
         replay(GOLDENS, "framer", 0x5a5a_i16, |g| {
-            let options = FramerOptions {
+            let options = SignalFramerOptions {
                 frame_size: g.opt("frame_size"),
                 frame_step: g.opt("frame_step"),
                 prefill: g.opt::<u8>("prefill") != 0,
@@ -270,12 +260,12 @@ mod tests {
     /// Options and lengths TFLM cannot run with are refused, never a panic.
     #[test]
     fn framer_refuses() {
-        let ok = FramerOptions {
+        let ok = SignalFramerOptions {
             frame_size: 4,
             frame_step: 2,
             prefill: false,
         };
-        let run = |o: &FramerOptions, shape: &[usize], out: usize, state: usize, c: i32| {
+        let run = |o: &SignalFramerOptions, shape: &[usize], out: usize, state: usize, c: i32| {
             let input = std::vec![1i16; shape.iter().product()];
             let mut output = std::vec![0i16; out];
             let mut samples = std::vec![0i16; state];
@@ -285,7 +275,7 @@ mod tests {
             framer(o, &input, shape, &mut output, &mut valid, state.0, state.1)
         };
         assert_eq!(run(&ok, &[2, 4], 16, 8, 0), Ok(()));
-        let bad_step = FramerOptions {
+        let bad_step = SignalFramerOptions {
             frame_step: 0,
             ..ok
         };
@@ -293,7 +283,7 @@ mod tests {
             run(&bad_step, &[4], 8, 4, 0),
             Err(KernelError::Options { .. })
         ));
-        let bad_size = FramerOptions {
+        let bad_size = SignalFramerOptions {
             frame_size: -1,
             ..ok
         };
@@ -301,7 +291,7 @@ mod tests {
             run(&bad_size, &[4], 8, 4, 0),
             Err(KernelError::Options { .. })
         ));
-        let prefill = FramerOptions {
+        let prefill = SignalFramerOptions {
             frame_size: 2,
             frame_step: 3,
             prefill: true,

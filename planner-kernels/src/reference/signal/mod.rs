@@ -48,77 +48,65 @@ fn set_flag(out: Option<&mut Out<'_>>, value: bool) -> Result<(), KernelError> {
     Ok(())
 }
 
-/// A kernel of input 0 of element type `$in` and output 0 of `$out`: binds `$x` and `$y` to
-/// their elements (and each `$name = $value` between them, read before the output is
+/// Kernels of input 0 of element type `$in` and output 0 of `$out`: each binds `$x` and
+/// `$y` to their elements (and its `let`s between them, read before the output is
 /// borrowed), then runs `$body`.
-macro_rules! kernel {
-    ($(#[$doc:meta])* $f:ident($o:ident: $options:ty) $in:ident -> $out:ident, $op:ident, $x:ident, $y:ident;
-     $(let $name:ident = $value:expr;)* => $body:expr) => {
-        $(#[$doc])*
-        pub(crate) fn $f($op: OpView<'_, '_>, $o: &$options) -> Result<(), KernelError> {
-            let _ = $o;
-            let $x = typed_input!($op, 0, $in, "input 0");
-            $(let $name = $value;)*
-            let $y = typed_elements!($op.outputs.first_mut(), $out, "output 0");
-            $body
-        }
+macro_rules! kernels {
+    ($op:ident, $x:ident, $y:ident; $($(#[$doc:meta])* $f:ident($o:ident: $options:ty) $in:ident -> $out:ident
+     { $(let $name:ident = $value:expr;)* } => $body:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub(crate) fn $f($op: OpView<'_, '_>, $o: &$options) -> Result<(), KernelError> {
+                let _ = $o;
+                let $x = typed_input!($op, 0, $in, "input 0");
+                $(let $name = $value;)*
+                let $y = typed_elements!($op.outputs.first_mut(), $out, "output 0");
+                $body
+            }
+        )*
     };
 }
 
-kernel! {
+kernels! {
+    op, x, y;
+
     /// `SignalWindow`, int16: input 1 the window's weights.
-    signal_window(options: o::SignalWindowOptions) I16 -> I16,
-    op, x, y;
-    let w = typed_input!(op, 1, I16, "input 1 (weights)");
-    => window::window(x, w, options.shift, y)
-}
+    signal_window(options: o::SignalWindowOptions) I16 -> I16 {
+        let w = typed_input!(op, 1, I16, "input 1 (weights)");
+    } => window::window(x, w, options.shift, y);
 
-kernel! {
     /// `SignalEnergy`: int16 complex bins to uint32 energies.
-    signal_energy(options: o::SignalEnergyOptions) I16 -> U32,
-    op, x, y;
-    => energy::energy(x, options.start_index, options.end_index, y)
-}
+    signal_energy(options: o::SignalEnergyOptions) I16 -> U32 {}
+        => energy::energy(x, options.start_index, options.end_index, y);
 
-kernel! {
     /// `SignalFilterBank`: uint32 bins to uint64 channels, through five int16 tables.
-    signal_filter_bank(options: o::SignalFilterBankOptions) U32 -> U64,
-    op, x, y;
-    let tables = filter_bank::FilterBankTables {
-        weights: typed_input!(op, 1, I16, "input 1 (weights)"),
-        unweights: typed_input!(op, 2, I16, "input 2 (unweights)"),
-        channel_frequency_starts: typed_input!(op, 3, I16, "input 3 (channel frequency starts)"),
-        channel_weight_starts: typed_input!(op, 4, I16, "input 4 (channel weight starts)"),
-        channel_widths: typed_input!(op, 5, I16, "input 5 (channel widths)"),
-    };
-    => filter_bank::filter_bank(x, &tables, options.num_channels, y)
-}
+    signal_filter_bank(options: o::SignalFilterBankOptions) U32 -> U64 {
+        let tables = filter_bank::FilterBankTables {
+            weights: typed_input!(op, 1, I16, "input 1 (weights)"),
+            unweights: typed_input!(op, 2, I16, "input 2 (unweights)"),
+            channel_frequency_starts: typed_input!(op, 3, I16, "input 3 (channel frequency starts)"),
+            channel_weight_starts: typed_input!(op, 4, I16, "input 4 (channel weight starts)"),
+            channel_widths: typed_input!(op, 5, I16, "input 5 (channel widths)"),
+        };
+    } => filter_bank::filter_bank(x, &tables, options.num_channels, y);
 
-kernel! {
     /// `SignalFilterBankSquareRoot`: uint64 to uint32, input 1 the scale's bits.
-    signal_filter_bank_square_root(options: o::NoOptions) U64 -> U32,
-    op, x, y;
-    let bits = *typed_input!(op, 1, I32, "input 1 (scale bits)")
-        .first()
-        .ok_or(KernelError::Missing { tensor: "input 1 (scale bits)" })?;
-    => filter_bank_square_root::filter_bank_square_root(x, bits, y)
-}
+    signal_filter_bank_square_root(options: o::NoOptions) U64 -> U32 {
+        let bits = *typed_input!(op, 1, I32, "input 1 (scale bits)")
+            .first()
+            .ok_or(KernelError::Missing { tensor: "input 1 (scale bits)" })?;
+    } => filter_bank_square_root::filter_bank_square_root(x, bits, y);
 
-kernel! {
     /// `SignalFilterBankLog`: uint32 to int16.
-    signal_filter_bank_log(options: o::SignalFilterBankLogOptions) U32 -> I16,
-    op, x, y;
-    => filter_bank_log::filter_bank_log(x, options.output_scale, options.input_correction_bits, y)
-}
+    signal_filter_bank_log(options: o::SignalFilterBankLogOptions) U32 -> I16 {}
+        => filter_bank_log::filter_bank_log(x, options.output_scale, options.input_correction_bits, y);
 
-kernel! {
     /// `SignalPCAN`: uint32 channels, their uint32 noise estimate (input 1) and an int16
     /// gain table (input 2).
-    signal_pcan(options: o::SignalPcanOptions) U32 -> U32,
-    op, x, y;
-    let noise = typed_input!(op, 1, U32, "input 1 (noise estimate)");
-    let lut = typed_input!(op, 2, I16, "input 2 (gain table)");
-    => pcan::pcan(x, noise, lut, options.snr_shift, y)
+    signal_pcan(options: o::SignalPcanOptions) U32 -> U32 {
+        let noise = typed_input!(op, 1, U32, "input 1 (noise estimate)");
+        let lut = typed_input!(op, 2, I16, "input 2 (gain table)");
+    } => pcan::pcan(x, noise, lut, options.snr_shift, y);
 }
 
 /// `SignalFilterBankSpectralSubtraction`: uint32 channels, the noise estimate (output 1)
@@ -128,22 +116,11 @@ pub(crate) fn signal_filter_bank_spectral_subtraction(
     options: &o::SignalSpectralSubtractionOptions,
 ) -> Result<(), KernelError> {
     let x = typed_input!(op, 0, U32, "input 0");
-    let o = spectral_subtraction::SpectralSubtraction {
-        num_channels: options.num_channels,
-        smoothing: options.smoothing,
-        one_minus_smoothing: options.one_minus_smoothing,
-        alternate_smoothing: options.alternate_smoothing,
-        alternate_one_minus_smoothing: options.alternate_one_minus_smoothing,
-        min_signal_remaining: options.min_signal_remaining,
-        smoothing_bits: options.smoothing_bits,
-        spectral_subtraction_bits: options.spectral_subtraction_bits,
-        clamping: options.clamping,
-    };
     let state = typed_elements!(op.variables.first_mut(), U32, "the noise estimate state");
     let (y, noise) = two_outputs(op.outputs);
     let y = typed_elements!(y, U32, "output 0");
     let noise = typed_elements!(noise, U32, "output 1 (noise estimate)");
-    spectral_subtraction::spectral_subtraction(&o, x, y, noise, state)
+    spectral_subtraction::spectral_subtraction(options, x, y, noise, state)
 }
 
 /// `SignalDelay`, int16, its delay line the op's state (none for a delay of 0).
@@ -168,18 +145,13 @@ pub(crate) fn signal_framer(
 ) -> Result<(), KernelError> {
     let x = typed_input!(op, 0, I16, "input 0");
     let dims = shape(&op)?;
-    let o = framer::FramerOptions {
-        frame_size: options.frame_size,
-        frame_step: options.frame_step,
-        prefill: options.prefill,
-    };
     let mut states = op.variables.iter_mut();
     let samples = typed_elements!(states.next(), I16, "the framer's sample state");
     let counters = typed_elements!(states.next(), I32, "the framer's counter state");
     let (y, flag) = two_outputs(op.outputs);
     let y = typed_elements!(y, I16, "output 0");
     let mut valid = false;
-    framer::framer(&o, x, dims, y, &mut valid, samples, counters)?;
+    framer::framer(options, x, dims, y, &mut valid, samples, counters)?;
     set_flag(flag, valid)
 }
 
@@ -189,19 +161,13 @@ pub(crate) fn signal_stacker(
     options: &o::SignalStackerOptions,
 ) -> Result<(), KernelError> {
     let x = typed_input!(op, 0, I16, "input 0");
-    let o = stacker::StackerOptions {
-        num_channels: options.num_channels,
-        left_context: options.stacker_left_context,
-        right_context: options.stacker_right_context,
-        step: options.stacker_step,
-    };
     let mut states = op.variables.iter_mut();
     let samples = typed_elements!(states.next(), I16, "the stacker's sample state");
     let counters = typed_elements!(states.next(), I32, "the stacker's counter state");
     let (y, flag) = two_outputs(op.outputs);
     let y = typed_elements!(y, I16, "output 0");
     let mut valid = false;
-    stacker::stacker(&o, x, y, &mut valid, samples, counters)?;
+    stacker::stacker(options, x, y, &mut valid, samples, counters)?;
     set_flag(flag, valid)
 }
 
@@ -229,16 +195,37 @@ pub(crate) fn signal_overlap_add(
     }
 }
 
-/// An FFT's state, computed at its first run (a zeroed state's first twiddle, `e^0 = 1`, is
-/// 0: not computed yet), then `$run` over it.
-macro_rules! fft_run {
-    ($op:expr, $v:ident, $n:expr, $init:path, $x:expr, |$state:ident, $y:ident| $run:expr) => {{
-        let $state = typed_elements!($op.variables.first_mut(), $v, "the FFT state");
-        if $state.first().is_some_and(|t| *t == Default::default()) {
-            $init($n, &mut *$state)?;
+/// An FFT over input 0 with its state (op variable 0) and output 0, of one element type
+/// (int16, int32 or float32): the state is computed at the op's first run (a zeroed
+/// state's first twiddle, `e^0 = 1`, is 0: not computed yet, as after `init()`), then
+/// `run(fft_length, state, input, input's last dimension, output)`.
+macro_rules! fft_op {
+    ($op:ident, $options:ident, $init:path, $run:expr) => {{
+        let x = $op
+            .input(0)
+            .ok_or(KernelError::Missing { tensor: "input 0" })?;
+        let n = usize::try_from($options.fft_length).map_err(|_| KernelError::Options {
+            what: "a negative fft_length",
+        })?;
+        let row = *x.shape.last().ok_or(KernelError::Shape {
+            what: "a scalar FFT input",
+        })?;
+        let state = $op.variables.first_mut();
+        let y = $op.outputs.first_mut();
+        match x.data {
+            Data::I16(v) => fft_op!(@typed I16, $init, $run, n, state, v, row, y),
+            Data::I32(v) => fft_op!(@typed I32, $init, $run, n, state, v, row, y),
+            Data::F32(v) => fft_op!(@typed F32, $init, $run, n, state, v, row, y),
+            _ => Err(KernelError::Type { tensor: "input 0" }),
         }
-        let $y = typed_elements!($op.outputs.first_mut(), $v, "output 0");
-        $run
+    }};
+    (@typed $v:ident, $init:path, $run:expr, $n:ident, $state:ident, $x:ident, $row:ident, $y:ident) => {{
+        let state = typed_elements!($state, $v, "the FFT state");
+        if state.first().is_some_and(|t| *t == Default::default()) {
+            $init($n, &mut *state)?;
+        }
+        let y = typed_elements!($y, $v, "output 0");
+        $run($n, state, $x, $row, y)
     }};
 }
 
@@ -248,27 +235,7 @@ pub(crate) fn signal_rfft(
     op: OpView<'_, '_>,
     options: &o::SignalFftOptions,
 ) -> Result<(), KernelError> {
-    let x = op
-        .input(0)
-        .ok_or(KernelError::Missing { tensor: "input 0" })?;
-    let n = usize::try_from(options.fft_length).map_err(|_| KernelError::Options {
-        what: "a negative fft_length",
-    })?;
-    let row = *x.shape.last().ok_or(KernelError::Shape {
-        what: "a scalar RFFT input",
-    })?;
-    match x.data {
-        Data::I16(v) => fft_run!(op, I16, n, fft::rfft_init, v, |s, y| fft::rfft(
-            n, s, v, row, y
-        )),
-        Data::I32(v) => fft_run!(op, I32, n, fft::rfft_init, v, |s, y| fft::rfft(
-            n, s, v, row, y
-        )),
-        Data::F32(v) => fft_run!(op, F32, n, fft::rfft_init, v, |s, y| fft::rfft(
-            n, s, v, row, y
-        )),
-        _ => Err(KernelError::Type { tensor: "input 0" }),
-    }
+    fft_op!(op, options, fft::rfft_init, fft::rfft)
 }
 
 /// `SignalIrfft`, int16, int32 or float32: rows of `fft_length / 2 + 1` interleaved complex
@@ -277,24 +244,9 @@ pub(crate) fn signal_irfft(
     op: OpView<'_, '_>,
     options: &o::SignalFftOptions,
 ) -> Result<(), KernelError> {
-    let x = op
-        .input(0)
-        .ok_or(KernelError::Missing { tensor: "input 0" })?;
-    let n = usize::try_from(options.fft_length).map_err(|_| KernelError::Options {
-        what: "a negative fft_length",
-    })?;
-    match x.data {
-        Data::I16(v) => fft_run!(op, I16, n, fft::irfft_init, v, |s, y| fft::irfft(
-            n, s, v, y
-        )),
-        Data::I32(v) => fft_run!(op, I32, n, fft::irfft_init, v, |s, y| fft::irfft(
-            n, s, v, y
-        )),
-        Data::F32(v) => fft_run!(op, F32, n, fft::irfft_init, v, |s, y| fft::irfft(
-            n, s, v, y
-        )),
-        _ => Err(KernelError::Type { tensor: "input 0" }),
-    }
+    fft_op!(op, options, fft::irfft_init, |n, s, v, _row, y| fft::irfft(
+        n, s, v, y
+    ))
 }
 
 /// `SignalFftAutoScale`, int16: input 0 shifted left as far as its largest magnitude
@@ -333,19 +285,15 @@ mod tests {
                 assert_eq!(plan(opts, &[rows, frame]), [want, 0]);
             }
             for (frame_size, frame_step, prefill) in [(5, 2, false), (4, 4, true), (7, 3, true)] {
-                let opts = OpOptions::SignalFramer(o::SignalFramerOptions {
-                    frame_size,
-                    frame_step,
-                    prefill,
-                });
-                let k = super::framer::FramerOptions {
+                let opts_f = o::SignalFramerOptions {
                     frame_size,
                     frame_step,
                     prefill,
                 };
+                let opts = OpOptions::SignalFramer(opts_f);
                 let shape = [rows, frame_step as usize * 2];
                 let want = [
-                    super::framer::framer_state_len(&k, &shape),
+                    super::framer::framer_state_len(&opts_f, &shape),
                     super::framer::framer_counters_len(&shape),
                 ];
                 assert_eq!(plan(opts, &shape), want);
@@ -358,18 +306,13 @@ mod tests {
             );
         }
         for (left, right, step) in [(0, 0, 1), (2, 1, 2), (3, 0, 4)] {
-            let opts = OpOptions::SignalStacker(o::SignalStackerOptions {
+            let k = o::SignalStackerOptions {
                 num_channels: 5,
                 stacker_left_context: left,
                 stacker_right_context: right,
                 stacker_step: step,
-            });
-            let k = super::stacker::StackerOptions {
-                num_channels: 5,
-                left_context: left,
-                right_context: right,
-                step,
             };
+            let opts = OpOptions::SignalStacker(k);
             let want = [
                 super::stacker::stacker_state_len(&k),
                 super::stacker::STACKER_COUNTERS_LEN,
@@ -377,23 +320,11 @@ mod tests {
             assert_eq!(plan(opts, &[5]), want);
         }
         for num_channels in [1, 13, 40] {
-            let opts = OpOptions::SignalFilterBankSpectralSubtraction(
-                o::SignalSpectralSubtractionOptions {
-                    num_channels,
-                    ..Default::default()
-                },
-            );
-            let k = super::spectral_subtraction::SpectralSubtraction {
+            let k = o::SignalSpectralSubtractionOptions {
                 num_channels,
-                smoothing: 0,
-                one_minus_smoothing: 0,
-                alternate_smoothing: 0,
-                alternate_one_minus_smoothing: 0,
-                min_signal_remaining: 0,
-                smoothing_bits: 0,
-                spectral_subtraction_bits: 0,
-                clamping: false,
+                ..Default::default()
             };
+            let opts = OpOptions::SignalFilterBankSpectralSubtraction(k);
             let want = super::spectral_subtraction::spectral_subtraction_state_len(&k);
             assert_eq!(plan(opts, &[num_channels as usize]), [want, 0]);
         }

@@ -4,37 +4,12 @@
 
 use super::framer::{at_least, checked};
 use crate::reference::KernelError;
-
-/// The options of a `SignalFilterBankSpectralSubtraction`, its flexbuffer map's keys (each
-/// an int read as int32, `clamping` a bool). TFLM uses the coefficients and shifts as
-/// uint32: a negative value is 2³² plus it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct SpectralSubtraction {
-    /// `num_channels`: the channels processed and kept in the state.
-    pub(crate) num_channels: i32,
-    /// `smoothing`: the new signal's weight in the estimate of even channels.
-    pub(crate) smoothing: i32,
-    /// `one_minus_smoothing`: the old estimate's weight in even channels.
-    pub(crate) one_minus_smoothing: i32,
-    /// `alternate_smoothing`: the new signal's weight in odd channels.
-    pub(crate) alternate_smoothing: i32,
-    /// `alternate_one_minus_smoothing`: the old estimate's weight in odd channels.
-    pub(crate) alternate_one_minus_smoothing: i32,
-    /// `min_signal_remaining`: the floor of the output, as a fraction of the input.
-    pub(crate) min_signal_remaining: i32,
-    /// `smoothing_bits`: the input's left shift before smoothing (0..=31).
-    pub(crate) smoothing_bits: i32,
-    /// `spectral_subtraction_bits`: the fraction bits of the weights and floor (0..=63).
-    pub(crate) spectral_subtraction_bits: i32,
-    /// `clamping`: whether an estimate above the (shifted) signal is lowered to it in the
-    /// state as well as for this run's subtraction.
-    pub(crate) clamping: bool,
-}
+use planner_rt::options::SignalSpectralSubtractionOptions;
 
 #[cfg(test)] // The plan's rule is `planner_rt::op_kinds::state`; a test checks they agree.
 /// The state's length, in uint32 elements: one noise estimate per channel,
 /// `num_channels` (0 for a negative count, which [`spectral_subtraction`] refuses).
-pub(crate) fn spectral_subtraction_state_len(options: &SpectralSubtraction) -> usize {
+pub(crate) fn spectral_subtraction_state_len(options: &SignalSpectralSubtractionOptions) -> usize {
     usize::try_from(options.num_channels).unwrap_or(0)
 }
 
@@ -56,7 +31,7 @@ pub(crate) fn spectral_subtraction_state_len(options: &SpectralSubtraction) -> u
 /// 0..=63 ([`KernelError::Options`]); a short input, output or state, or a
 /// `noise_estimate` longer than `num_channels` ([`KernelError::Shape`]).
 pub(crate) fn spectral_subtraction(
-    options: &SpectralSubtraction,
+    options: &SignalSpectralSubtractionOptions,
     input: &[u32],
     output: &mut [u32],
     noise_estimate: &mut [u32],
@@ -131,8 +106,8 @@ mod tests {
         "specsub_sum_wraps",
     ];
 
-    fn options(g: &Golden) -> SpectralSubtraction {
-        SpectralSubtraction {
+    fn options(g: &Golden) -> SignalSpectralSubtractionOptions {
+        SignalSpectralSubtractionOptions {
             num_channels: g.opt("num_channels"),
             smoothing: g.opt("smoothing"),
             one_minus_smoothing: g.opt("one_minus_smoothing"),
@@ -169,7 +144,7 @@ mod tests {
 
     #[test]
     fn spectral_subtraction_refuses_what_tflm_cannot_run() {
-        let o = SpectralSubtraction {
+        let o = SignalSpectralSubtractionOptions {
             num_channels: 2,
             smoothing: 1 << 13,
             one_minus_smoothing: 1 << 13,
@@ -181,23 +156,23 @@ mod tests {
             clamping: false,
         };
         let (mut out, mut noise, mut state) = ([0_u32; 2], [0_u32; 2], [0_u32; 2]);
-        let mut run = |o: &SpectralSubtraction, input: &[u32], noise: &mut [u32]| {
+        let mut run = |o: &SignalSpectralSubtractionOptions, input: &[u32], noise: &mut [u32]| {
             spectral_subtraction(o, input, &mut out, noise, &mut state)
         };
         for bad in [
-            SpectralSubtraction {
+            SignalSpectralSubtractionOptions {
                 num_channels: -1,
                 ..o
             },
-            SpectralSubtraction {
+            SignalSpectralSubtractionOptions {
                 smoothing_bits: 32,
                 ..o
             },
-            SpectralSubtraction {
+            SignalSpectralSubtractionOptions {
                 smoothing_bits: -1,
                 ..o
             },
-            SpectralSubtraction {
+            SignalSpectralSubtractionOptions {
                 spectral_subtraction_bits: 64,
                 ..o
             },
@@ -211,7 +186,7 @@ mod tests {
         assert!(shape(run(&o, &[1], &mut noise)));
         assert!(shape(run(&o, &[1, 2], &mut [0; 3])));
         assert!(shape(run(
-            &SpectralSubtraction {
+            &SignalSpectralSubtractionOptions {
                 num_channels: 3,
                 ..o
             },

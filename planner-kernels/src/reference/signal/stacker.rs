@@ -10,19 +10,7 @@
 
 use super::framer::at_least;
 use crate::reference::KernelError;
-
-/// The stacker's options, as TFLM reads them from the flexbuffer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct StackerOptions {
-    /// `num_channels` (int): values per input vector.
-    pub(crate) num_channels: i32,
-    /// `stacker_left_context` (int): vectors before the centre one in an output.
-    pub(crate) left_context: i32,
-    /// `stacker_right_context` (int): vectors after the centre one in an output.
-    pub(crate) right_context: i32,
-    /// `stacker_step` (int): vectors dropped after each output.
-    pub(crate) step: i32,
-}
+use planner_rt::options::SignalStackerOptions;
 
 /// The checked sizes of one stacker, in values: one vector, the ring (= the output), the
 /// drop after an output, and the first vector's padding.
@@ -42,11 +30,19 @@ impl Geometry {
     /// The sizes of `options`, or the option TFLM cannot run with: no channels, a negative
     /// context, or a step below one or above the window (TFLM's ring would drop values it
     /// does not hold).
-    fn new(options: &StackerOptions) -> Result<Self, KernelError> {
+    fn new(options: &SignalStackerOptions) -> Result<Self, KernelError> {
         let channels = at_least(options.num_channels, 1, "num_channels below 1")?;
-        let step = at_least(options.step, 1, "stacker_step below 1")?;
-        let left = at_least(options.left_context, 0, "negative stacker_left_context")?;
-        let right = at_least(options.right_context, 0, "negative stacker_right_context")?;
+        let step = at_least(options.stacker_step, 1, "stacker_step below 1")?;
+        let left = at_least(
+            options.stacker_left_context,
+            0,
+            "negative stacker_left_context",
+        )?;
+        let right = at_least(
+            options.stacker_right_context,
+            0,
+            "negative stacker_right_context",
+        )?;
         let vectors = left.saturating_add(right).saturating_add(1);
         if step > vectors {
             return Err(KernelError::Options {
@@ -66,7 +62,7 @@ impl Geometry {
 /// Elements of the stacker's sample state: `num_channels · (stacker_left_context +
 /// stacker_right_context + 1)` int16 values (output 0's length); 0 for options the
 /// kernel refuses.
-pub(crate) fn stacker_state_len(options: &StackerOptions) -> usize {
+pub(crate) fn stacker_state_len(options: &SignalStackerOptions) -> usize {
     Geometry::new(options).map_or(0, |g| g.window)
 }
 
@@ -82,10 +78,10 @@ pub(crate) const STACKER_COUNTERS_LEN: usize = 2;
 /// * `counters` ([`STACKER_COUNTERS_LEN`]): the values the ring holds (TFLM's available
 ///   count), and 1 once the first vector has come (0 before).
 ///
-/// Refuses options as [`StackerOptions`] says, slices of other lengths, and counters TFLM
+/// Refuses options as [`SignalStackerOptions`] says, slices of other lengths, and counters TFLM
 /// could not reach ([`KernelError::Value`]).
 pub(crate) fn stacker(
-    options: &StackerOptions,
+    options: &SignalStackerOptions,
     input: &[i16],
     output: &mut [i16],
     valid: &mut bool,
@@ -141,7 +137,7 @@ mod tests {
 
     extern crate std;
 
-    use super::{STACKER_COUNTERS_LEN, StackerOptions, stacker, stacker_state_len};
+    use super::{STACKER_COUNTERS_LEN, SignalStackerOptions, stacker, stacker_state_len};
     use crate::reference::KernelError;
     use crate::reference::signal::golden::{goldens, replay};
 
@@ -158,11 +154,11 @@ mod tests {
     #[test]
     fn stacker_matches_tflm() {
         replay(GOLDENS, "stacker", 0x5a5a_i16, |g| {
-            let options = StackerOptions {
+            let options = SignalStackerOptions {
                 num_channels: g.opt("num_channels"),
-                left_context: g.opt("stacker_left_context"),
-                right_context: g.opt("stacker_right_context"),
-                step: g.opt("stacker_step"),
+                stacker_left_context: g.opt("stacker_left_context"),
+                stacker_right_context: g.opt("stacker_right_context"),
+                stacker_step: g.opt("stacker_step"),
             };
             assert_eq!(g.input_shape, [options.num_channels as usize]);
             let mut samples = std::vec![0i16; stacker_state_len(&options)];
@@ -179,32 +175,33 @@ mod tests {
     /// Options, lengths and counters TFLM cannot run with are refused, never a panic.
     #[test]
     fn stacker_refuses() {
-        let ok = StackerOptions {
+        let ok = SignalStackerOptions {
             num_channels: 2,
-            left_context: 1,
-            right_context: 1,
-            step: 1,
+            stacker_left_context: 1,
+            stacker_right_context: 1,
+            stacker_step: 1,
         };
-        let run = |o: &StackerOptions, input: usize, out: usize, state: usize, c: [i32; 2]| {
-            let input = std::vec![3i16; input];
-            let mut output = std::vec![0i16; out];
-            let mut samples = std::vec![0i16; state];
-            let mut counters = c;
-            let mut valid = false;
-            stacker(
-                o,
-                &input,
-                &mut output,
-                &mut valid,
-                &mut samples,
-                &mut counters,
-            )
-        };
+        let run =
+            |o: &SignalStackerOptions, input: usize, out: usize, state: usize, c: [i32; 2]| {
+                let input = std::vec![3i16; input];
+                let mut output = std::vec![0i16; out];
+                let mut samples = std::vec![0i16; state];
+                let mut counters = c;
+                let mut valid = false;
+                stacker(
+                    o,
+                    &input,
+                    &mut output,
+                    &mut valid,
+                    &mut samples,
+                    &mut counters,
+                )
+            };
         assert_eq!(run(&ok, 2, 6, 6, [0, 0]), Ok(()));
         assert_eq!(run(&ok, 2, 6, 6, [4, 1]), Ok(()));
         let options = |r| matches!(r, Err(KernelError::Options { .. }));
         assert!(options(run(
-            &StackerOptions {
+            &SignalStackerOptions {
                 num_channels: 0,
                 ..ok
             },
@@ -214,22 +211,28 @@ mod tests {
             [0, 0]
         )));
         assert!(options(run(
-            &StackerOptions { step: 0, ..ok },
+            &SignalStackerOptions {
+                stacker_step: 0,
+                ..ok
+            },
             2,
             6,
             6,
             [0, 0]
         )));
         assert!(options(run(
-            &StackerOptions { step: 4, ..ok },
+            &SignalStackerOptions {
+                stacker_step: 4,
+                ..ok
+            },
             2,
             6,
             6,
             [0, 0]
         )));
         assert!(options(run(
-            &StackerOptions {
-                left_context: -1,
+            &SignalStackerOptions {
+                stacker_left_context: -1,
                 ..ok
             },
             2,
@@ -238,8 +241,8 @@ mod tests {
             [0, 0]
         )));
         assert!(options(run(
-            &StackerOptions {
-                right_context: -1,
+            &SignalStackerOptions {
+                stacker_right_context: -1,
                 ..ok
             },
             2,
@@ -257,6 +260,12 @@ mod tests {
         assert!(value(run(&ok, 2, 6, 6, [6, 1])));
         assert!(value(run(&ok, 2, 6, 6, [3, 1])));
         assert!(value(run(&ok, 2, 6, 6, [-2, 1])));
-        assert_eq!(stacker_state_len(&StackerOptions { step: 0, ..ok }), 0);
+        assert_eq!(
+            stacker_state_len(&SignalStackerOptions {
+                stacker_step: 0,
+                ..ok
+            }),
+            0
+        );
     }
 }
