@@ -79,7 +79,21 @@ def io_counts(data):
     return sg.InputsLength(), sg.OutputsLength()
 
 
-def seeded_inputs(interp, n_inputs, rng):
+def ranges(data):
+    """`(int_range, float_range)` a one-op golden model's description sets for its inputs
+    (`int_range=LO:HI`, `float_range=LO:HI`: valid indices, shapes, ranks; see
+    scripts/tflm_op_goldens.py), `None` where it sets none."""
+    text = schema_fb.Model.GetRootAsModel(data, 0).Description() or b""
+    found = {}
+    for word in text.decode(errors="replace").split():
+        key, _, value = word.partition("=")
+        if key in ("int_range", "float_range") and ":" in value:
+            lo, hi = value.split(":")
+            found[key] = (float(lo), float(hi))
+    return found.get("int_range"), found.get("float_range")
+
+
+def seeded_inputs(interp, n_inputs, rng, int_range=None, float_range=None):
     out = []
     for i in range(n_inputs):
         d = interp.get_input_details(i)
@@ -88,9 +102,13 @@ def seeded_inputs(interp, n_inputs, rng):
         if np.issubdtype(dtype, np.integer):
             info = np.iinfo(dtype)
             lo, hi = max(info.min, -128), min(info.max, 127)
+            if int_range is not None:
+                lo, hi = int(int_range[0]), int(int_range[1])
             x = rng.integers(lo, hi + 1, size=shape, dtype=np.int64).astype(dtype)
         elif dtype == np.bool_:
             x = rng.integers(0, 2, size=shape).astype(np.bool_)
+        elif float_range is not None:
+            x = rng.uniform(float_range[0], float_range[1], size=shape).astype(dtype)
         else:
             x = rng.standard_normal(size=shape).astype(dtype)
         out.append(x)
@@ -118,7 +136,7 @@ def run(path, data, arena):
     rng = np.random.default_rng(SEED)
     outputs = []
     for _ in range(INVOCATIONS):
-        for i, x in enumerate(seeded_inputs(interp, n_in, rng)):
+        for i, x in enumerate(seeded_inputs(interp, n_in, rng, *ranges(data))):
             interp.set_input(x, i)
         interp.invoke()
         outputs.append([np.array(interp.get_output(k)).copy() for k in range(n_out)])
@@ -127,7 +145,9 @@ def run(path, data, arena):
 
 def same(a, b):
     return all(
-        len(x) == len(y) and all(p.dtype == q.dtype and np.array_equal(p, q) for p, q in zip(x, y))
+        len(x) == len(y)
+        # Bit for bit (NaN outputs included, which np.array_equal calls unequal).
+        and all(p.dtype == q.dtype and p.shape == q.shape and p.tobytes() == q.tobytes() for p, q in zip(x, y))
         for x, y in zip(a, b)
     ) and len(a) == len(b)
 

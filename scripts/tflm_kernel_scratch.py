@@ -163,6 +163,14 @@ def unary(builtin, dtype, shape, qout=None, out_dtype=None, options_type=0, opti
     return md, (builtin, [x], [y], options_type, options)
 
 
+def shape_of(dtype, shape):
+    """SHAPE: the int32 dimensions of a `dtype` input."""
+    md = Model()
+    x = md.tensor(shape, dtype, Q8 if dtype == np.int8 else None)
+    y = md.tensor([len(shape)], np.int32)
+    return md, (B.SHAPE, [x], [y], 0, None)
+
+
 def reshape(dtype, shape, new):
     md = Model()
     q = Q8 if dtype in (np.int8, np.int16) else None
@@ -221,6 +229,8 @@ B = s.BuiltinOperator
 BO = s.BuiltinOptions
 SOFTMAX_OUT = (1.0 / 256, -128)
 CASES = {
+    "shape_i8_2x3x5": lambda: shape_of(np.int8, [2, 3, 5]),
+    "zeros_like_f32_4x7": lambda: unary(B.ZEROS_LIKE, np.float32, [4, 7]),
     "fully_connected_i8_37x11": lambda: fully_connected(np.int8, 37, 11),
     "fully_connected_i8_250x129": lambda: fully_connected(np.int8, 250, 129),
     "fully_connected_f32_37x11": lambda: fully_connected(np.float32, 37, 11),
@@ -316,7 +326,8 @@ def main(argv):
         name = next(k for k, v in vars(B).items() if v == builtin and not k.startswith("_"))
         rows.append(f"{case},{name},{h},{act},{h - act}")
         print(rows[-1])
-    for stem in SIGNAL_CASES:
+    measured = {row.split(",")[1] for row in rows[1:]}
+    for stem in SIGNAL_CASES + other_kinds(measured):
         data, name, act = file_case(stem)
         case = stem.removeprefix("op_")
         path = MODELS / f"{case}.tflite"
@@ -365,7 +376,12 @@ def file_case(stem):
     m = s.ModelT.InitFromObj(s.Model.GetRootAsModel(data, 0))
     g = m.subgraphs[0]
     code = m.operatorCodes[g.operators[0].opcodeIndex]
-    custom = code.customCode.decode() if isinstance(code.customCode, bytes) else code.customCode
+    builtin = max(code.builtinCode, code.deprecatedBuiltinCode)
+    if builtin != B.CUSTOM:
+        name = next(k for k, v in vars(B).items() if v == builtin and not k.startswith("_"))
+    else:
+        custom = code.customCode.decode() if isinstance(code.customCode, bytes) else code.customCode
+        name = f"CUSTOM:{custom}"
     total = 0
     for t in g.tensors:
         buf = m.buffers[t.buffer].data if t.buffer < len(m.buffers) else None
@@ -373,7 +389,25 @@ def file_case(stem):
             continue
         n = int(np.prod(t.shape)) if t.shape is not None and len(t.shape) else 1
         total += (n * WIDTH[t.type] + 15) // 16 * 16
-    return data, f"CUSTOM:{custom}", total
+    return data, name, total
+
+
+def other_kinds(measured):
+    """One stored one-op model (tests/run-models/single/op_*, the per-op golden models) for
+    each builtin kind the cases above leave out, so every kind the kernels run is measured."""
+    stems = []
+    seen = set(measured)
+    for path in sorted((ROOT / "tests" / "run-models" / "single").glob("op_*.tflite")):
+        data = path.read_bytes()
+        m = s.ModelT.InitFromObj(s.Model.GetRootAsModel(data, 0))
+        g = m.subgraphs[0]
+        if len(g.operators) != 1 or any(t.isVariable for t in g.tensors):
+            continue
+        _, name, _ = file_case(path.stem)
+        if name not in seen:
+            seen.add(name)
+            stems.append(path.stem)
+    return stems
 
 
 def version():

@@ -167,6 +167,14 @@ pub fn reference_kernel_scratch(g: &Graph, known: &[usize]) -> Result<Vec<(usize
                 ]
                 .map(|bytes| (k, bytes)));
             }
+            KernelScratch::MirrorPad => {
+                let rank = tensor(input).map_or(0, |t| t.shape.len() as u64);
+                out.extend([(k, words(rank)), (k, words(rank))]);
+            }
+            KernelScratch::AddN => {
+                let inputs = op.inputs.iter().flatten().count() as u64;
+                out.push((k, inputs.saturating_mul(8)));
+            }
             KernelScratch::MeanOrSum | KernelScratch::MinMax => {
                 let rank = tensor(input).map_or(0, |t| t.shape.len() as u64);
                 let axes = tensor(op.inputs.get(1).copied().flatten()).map_or(0, |t| {
