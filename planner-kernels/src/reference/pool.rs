@@ -1,13 +1,16 @@
-//! `AVERAGE_POOL_2D` and `MAX_POOL_2D`, int8, NHWC. The window is clipped to the input
-//! (padding never counts as a value); the average rounds half away from zero.
+//! `AVERAGE_POOL_2D` and `MAX_POOL_2D`, NHWC, on int8, int16 and float32 (the types TFLM
+//! runs them on). The window is clipped to the input (padding never counts as a value);
+//! the integer average rounds half away from zero, the float one divides the `f32` sum
+//! (in row order) by the count.
 
-use planner_rt::kernel::OpView;
-use planner_rt::options::{Dims, Pool2dOptions};
+use planner_rt::kernel::{Data, OpView, Region};
+use planner_rt::options::{Activation, Dims, Pool2dOptions};
 
 use super::KernelError;
+use super::common::float::{clamp, float_activation_range};
 use super::common::region::{Plane, reach};
 use super::common::window::pad_before;
-use super::common::{activation_range, dims4, input_i8, output, params};
+use super::common::{activation_range, dims4, kind_error, output, params, round_f32};
 
 /// Which pool.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -19,30 +22,131 @@ pub(crate) enum Pool {
 /// `AVERAGE_POOL_2D` or `MAX_POOL_2D` over the output's region (the whole output when it
 /// has none), from the input's region, which must hold every pixel inside the image those
 /// outputs read. The average divides by the window's pixels inside the image, as TFLM.
+/// int8 and int16 sum in int32 and clamp to the activation's quantised range; float32
+/// sums in `f32` and clamps to the activation's range.
 pub(crate) fn pool_2d(
     mut op: OpView<'_, '_>,
     o: &Pool2dOptions,
     pool: Pool,
 ) -> Result<(), KernelError> {
-    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let xi = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
     let out = output(&mut op)?;
-    let (out_scale, out_zero) = params(out.quant, "output 0")?;
+    let shapes = (xi.shape, xi.region, out.shape, out.region);
+    let type_error = KernelError::Type {
+        tensor: "input 0 or output 0 (pools run int8, int16 or float32, one type throughout)",
+    };
+    match xi.data {
+        Data::I8(x) => {
+            let (scale, zero) = params(out.quant, "output 0")?;
+            let (lo, hi) = activation_range(o.activation, scale, zero)?;
+            let y = out.i8().ok_or(type_error)?;
+            let f = |w: &mut dyn Iterator<Item = i8>| int_cell(w, pool, i8::MIN, (lo, hi)) as i8;
+            run(x, y, shapes, o, f)
+        }
+        Data::I16(x) => {
+            let (scale, zero) = params(out.quant, "output 0")?;
+            let (lo, hi) = int16_activation_range(o.activation, scale, zero);
+            let y = out.i16().ok_or(type_error)?;
+            let f = |w: &mut dyn Iterator<Item = i16>| int_cell(w, pool, i16::MIN, (lo, hi)) as i16;
+            run(x, y, shapes, o, f)
+        }
+        Data::F32(x) => {
+            let (lo, hi) = float_activation_range(o.activation)?;
+            let y = out.f32().ok_or(type_error)?;
+            run(x, y, shapes, o, |w| float_cell(w, pool, (lo, hi)))
+        }
+        _ => Err(kind_error(&xi, "input 0")),
+    }
+}
+
+/// The int16 range an activation leaves: TFLite's `CalculateActivationRangeQuantized`
+/// (`zero_point + round(real / scale)`, in `f32`, within int16); TANH and SIGN_BIT leave
+/// the whole range, as there.
+fn int16_activation_range(a: Activation, scale: f32, zero: i32) -> (i32, i32) {
+    let q = |real: f32| zero.saturating_add(round_f32(real / scale));
+    let (lo, hi) = (i32::from(i16::MIN), i32::from(i16::MAX));
+    match a {
+        Activation::Relu => (lo.max(q(0.0)), hi),
+        Activation::Relu6 => (lo.max(q(0.0)), hi.min(q(6.0))),
+        Activation::ReluN1To1 => (lo.max(q(-1.0)), hi.min(q(1.0))),
+        _ => (lo, hi),
+    }
+}
+
+/// One integer output of a window's values: the largest (from the type's lowest), or the
+/// int32 sum divided by the count, rounded half away from zero (0 for an empty window),
+/// then clamped to `[lo, hi]`.
+fn int_cell<T: Copy + Into<i32>>(
+    window: &mut dyn Iterator<Item = T>,
+    pool: Pool,
+    lowest: T,
+    (lo, hi): (i32, i32),
+) -> i32 {
+    let (mut sum, mut max, mut count) = (0i32, lowest.into(), 0i32);
+    for v in window {
+        let v: i32 = v.into();
+        sum = sum.wrapping_add(v);
+        max = max.max(v);
+        count += 1;
+    }
+    let v = match pool {
+        Pool::Max => max,
+        Pool::Average if count == 0 => 0,
+        Pool::Average if sum > 0 => (sum + count / 2) / count,
+        Pool::Average => (sum - count / 2) / count,
+    };
+    v.clamp(lo, hi)
+}
+
+/// One float output of a window's values: the largest (from `f32::MIN`, a NaN never
+/// taken, as C++'s `std::max(max, v)`), or the `f32` sum in row order divided by the
+/// count (0 for an empty window), then clamped as TFLite's `ActivationFunctionWithMinMax`.
+fn float_cell(window: &mut dyn Iterator<Item = f32>, pool: Pool, (lo, hi): (f32, f32)) -> f32 {
+    let (mut sum, mut max, mut count) = (0.0f32, f32::MIN, 0.0f32);
+    for v in window {
+        sum += v;
+        if max < v {
+            max = v;
+        }
+        count += 1.0;
+    }
+    let v = match pool {
+        Pool::Max => max,
+        Pool::Average if count == 0.0 => 0.0,
+        Pool::Average => sum / count,
+    };
+    clamp(v, lo, hi)
+}
+
+/// The input's and output's shapes and regions.
+type Shapes<'a> = (&'a [usize], Option<Region>, &'a [usize], Option<Region>);
+
+/// Runs a pool over the output's region: `cell` gives each output value from the values
+/// of its window inside the input, in row order.
+fn run<T: Copy>(
+    x: &[T],
+    y: &mut [T],
+    (x_shape, x_region, y_shape, y_region): Shapes<'_>,
+    o: &Pool2dOptions,
+    cell: impl Fn(&mut dyn Iterator<Item = T>) -> T,
+) -> Result<(), KernelError> {
     let shape = |s: &[usize]| {
         dims4(s).ok_or(KernelError::Shape {
             what: "rank above 4",
         })
     };
-    let [n, in_h, in_w, c] = shape(xi.shape)?;
-    let [on, out_h, out_w, oc] = shape(out.shape)?;
-    let (out_shape, out_region) = (out.shape, out.region);
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let [n, in_h, in_w, c] = shape(x_shape)?;
+    let [on, out_h, out_w, oc] = shape(y_shape)?;
+    let short = KernelError::Shape {
+        what: "pool input and output do not fit",
+    };
     if on != n || oc != c {
-        return Err(KernelError::Shape {
-            what: "pool input and output do not fit",
-        });
+        return Err(short);
     }
-    let xp = Plane::new(xi.shape, xi.region, x.len())?;
-    let yp = Plane::new(out_shape, out_region, y.len())?;
+    let xp = Plane::new(x_shape, x_region, x.len())?;
+    let yp = Plane::new(y_shape, y_region, y.len())?;
     let Window {
         s_h,
         s_w,
@@ -55,42 +159,32 @@ pub(crate) fn pool_2d(
         reach(yp.rows(), s_h, 1, pad_h, f_h, in_h),
         reach(yp.cols(), s_w, 1, pad_w, f_w, in_w),
     )?;
-    let (lo, hi) = activation_range(o.activation, out_scale, out_zero)?;
-    let short = KernelError::Shape {
-        what: "pool input and output do not fit",
+    let clip = |origin: isize, f: usize, size: usize| {
+        let start = origin.max(0) as usize;
+        let end = (origin + f as isize).min(size as isize).max(0) as usize;
+        start..end.max(start)
     };
     for b in 0..n {
         for oy in yp.rows() {
-            // The window's rows inside the input: [y0, y1).
-            let origin_y = (oy * s_h) as isize - pad_h as isize;
-            let y0 = origin_y.max(0) as usize;
-            let y1 = ((origin_y + f_h as isize).min(in_h as isize)).max(0) as usize;
+            // The window's rows inside the input.
+            let rows = clip((oy * s_h) as isize - pad_h as isize, f_h, in_h);
             for ox in yp.cols() {
-                let origin_x = (ox * s_w) as isize - pad_w as isize;
-                let x0 = origin_x.max(0) as usize;
-                let x1 = ((origin_x + f_w as isize).min(in_w as isize)).max(0) as usize;
+                let cols = clip((ox * s_w) as isize - pad_w as isize, f_w, in_w);
+                // The window's last pixel's channels lie within the view: so do all.
+                if !rows.is_empty() && !cols.is_empty() {
+                    let end = xp.at(b, rows.end - 1, cols.end - 1).wrapping_add(c);
+                    if end > x.len() || xp.at(b, rows.start, cols.start) > end {
+                        return Err(short);
+                    }
+                }
                 let at = yp.at(b, oy, ox);
                 let out = y.get_mut(at..at.wrapping_add(c)).ok_or(short)?;
                 for (ch, out) in out.iter_mut().enumerate() {
-                    let mut sum: i32 = 0;
-                    let mut max = i32::from(i8::MIN);
-                    let mut count: i32 = 0;
-                    for iy in y0..y1 {
-                        for ix in x0..x1 {
-                            let v = x.get(xp.at(b, iy, ix).wrapping_add(ch)).ok_or(short)?;
-                            let v = i32::from(*v);
-                            sum += v;
-                            max = max.max(v);
-                            count += 1;
-                        }
-                    }
-                    let v = match pool {
-                        Pool::Max => max,
-                        Pool::Average if count == 0 => 0,
-                        Pool::Average if sum > 0 => (sum + count / 2) / count,
-                        Pool::Average => (sum - count / 2) / count,
-                    };
-                    *out = v.clamp(lo, hi) as i8;
+                    let mut window = rows.clone().flat_map(|iy| {
+                        cols.clone()
+                            .map(move |ix| x[xp.at(b, iy, ix).wrapping_add(ch)])
+                    });
+                    *out = cell(&mut window);
                 }
             }
         }

@@ -884,3 +884,89 @@ fn pad_of_every_rank_equals_a_brute_force_copy() {
         );
     }
 }
+
+/// Runs `kernel` on the int16 `x` whole and on a dense input region (the receptive field
+/// of a random output region), and checks the output region against the whole output
+/// cropped.
+fn check_dense_i16(
+    r: &mut Rng,
+    x: &[i16],
+    xi: &TensorInfo<i16>,
+    yi: &TensorInfo<i16>,
+    geo: Geo,
+    kernel: Kernel<'_>,
+) {
+    let [_, out_h, out_w, c] = dims(yi);
+    let mut whole = vec![0i16; yi.shape.iter().product()];
+    run(&[Some(In::new(x, xi))], Out::new(&mut whole, yi), kernel).unwrap();
+    let g = random_region(r, out_h, out_w);
+    let field = geo.field(g).unwrap_or(Region::new(0, 0, 1, 1));
+    let dense = crop(x, dims(xi), field);
+    let mut got = vec![0i16; g.height * g.width * c];
+    run(
+        &[Some(In::new(&dense, xi).with_region(field))],
+        Out::new(&mut got, yi).with_region(g),
+        kernel,
+    )
+    .unwrap_or_else(|e| panic!("out {g:?}, in {field:?}: {e:?}"));
+    assert_eq!(got, crop(&whole, dims(yi), g), "out {g:?}, in {field:?}");
+}
+
+/// int16 pools and PAD, which a patch stage may hold, on dense regions.
+#[test]
+fn int16_pools_and_pad_on_regions_equal_the_whole_output_cropped() {
+    let mut r = Rng::new(31);
+    let mut rounds = 0;
+    while rounds < 200 {
+        let (h, w, c) = r.hwc((1, 9), 3);
+        let Some(k) = random_conv(&mut r, h, w, &[1, 2, 3], false) else {
+            continue;
+        };
+        if k.padding == Padding::Explicit {
+            continue;
+        }
+        rounds += 1;
+        let x: Vec<i16> = (0..h * w * c)
+            .map(|_| r.range(-32768, 32767) as i16)
+            .collect();
+        let xi = info::<i16>(&[1, h, w, c], &[0.001], &[0]);
+        let yi = info::<i16>(&[1, k.out.0, k.out.1, c], &[0.001], &[0]);
+        let activation = ACTIVATIONS[r.range(0, 3) as usize];
+        let o = pool_options(k.padding, k.geo.filter, k.geo.stride, activation);
+        let average = rounds % 2 == 0;
+        let kernel = |op: OpView<'_, '_>| match average {
+            true => Reference.average_pool_2d(op, &o),
+            false => Reference.max_pool_2d(op, &o),
+        };
+        check_dense_i16(&mut r, &x, &xi, &yi, k.geo, &kernel);
+    }
+    for _ in 0..100 {
+        let (h, w, c) = r.hwc((1, 9), 3);
+        let before = [0, r.range(0, 3), r.range(0, 3), 0];
+        let after = [0, r.range(0, 3), r.range(0, 3), 0];
+        let out = [
+            1,
+            h + (before[1] + after[1]) as usize,
+            w + (before[2] + after[2]) as usize,
+            c,
+        ];
+        let x: Vec<i16> = (0..h * w * c)
+            .map(|_| r.range(-32768, 32767) as i16)
+            .collect();
+        let xi = info::<i16>(&[1, h, w, c], &[0.001], &[0]);
+        let yi = info::<i16>(&out, &[0.001], &[0]);
+        let o = PadOptions {
+            before: Dims::new(&before.map(|b| b as i32)).unwrap(),
+            after: Dims::new(&after.map(|b| b as i32)).unwrap(),
+        };
+        let geo = Geo {
+            filter: (1, 1),
+            stride: (1, 1),
+            dilation: (1, 1),
+            before: (before[1] as usize, before[2] as usize),
+            input: (h, w),
+        };
+        let kernel = |op: OpView<'_, '_>| Reference.pad(op, &o);
+        check_dense_i16(&mut r, &x, &xi, &yi, geo, &kernel);
+    }
+}

@@ -90,19 +90,25 @@ fn arg_extreme(mut op: OpView<'_, '_>, o: &ArgMaxOptions, max: bool) -> Result<(
     }
 }
 
-/// The reduction of `SUM` and `REDUCE_MAX`: which dimensions are reduced, and the output
-/// positions and the reduced box.
-struct Reduction {
+/// The reduction of `SUM`, `REDUCE_MAX` and `MEAN`: which dimensions are reduced, and the
+/// output positions and the reduced box.
+pub(crate) struct Reduction {
     rank: usize,
     in_strides: [usize; RANK],
     kept: [usize; RANK],
     boxed: [usize; RANK],
     outputs: usize,
-    count: usize,
+    pub(crate) count: usize,
 }
 
 impl Reduction {
-    fn new(shape: &[usize], o: &ReduceOptions, out_len: usize) -> Result<Reduction, KernelError> {
+    /// The reduction of a tensor of `shape` over `axes` (negative counts from the end,
+    /// repeats ignored) into `out_len` outputs.
+    pub(crate) fn new(
+        shape: &[usize],
+        axes: &[i32],
+        out_len: usize,
+    ) -> Result<Reduction, KernelError> {
         let rank = shape.len();
         let bad = KernelError::Shape {
             what: "reduction axes do not fit the input and output",
@@ -111,7 +117,7 @@ impl Reduction {
             return Err(RANK_ERROR);
         }
         let mut reduced = [false; RANK];
-        for &a in o.axes.as_slice() {
+        for &a in axes {
             reduced[resolve_axis(a, rank).ok_or(bad)?] = true;
         }
         let mut r = Reduction {
@@ -139,7 +145,7 @@ impl Reduction {
 
     /// Calls `f(output index, input indices of its box)` for each output, the box in
     /// row-major order (the order TFLM accumulates in).
-    fn each(&self, mut f: impl FnMut(usize, &mut dyn Iterator<Item = usize>)) {
+    pub(crate) fn each(&self, mut f: impl FnMut(usize, &mut dyn Iterator<Item = usize>)) {
         let mut at = [0usize; RANK];
         let rank = self.rank;
         for o in 0..self.outputs {
@@ -160,12 +166,14 @@ impl Reduction {
     }
 }
 
-/// `SUM` over the given axes. int8 as TFLM: the int32 sum of the raw values, minus
-/// `input_zero_point · n`, scaled by the Q31 multiplier of `s_in / s_out`, plus the output
-/// zero point, saturated; float32 summed in `f32` in TFLM's order; int32 wrapping.
+/// `SUM` over the given axes. int8 and int16 as TFLM: the int32 sum of the raw values,
+/// minus `input_zero_point · n`, scaled by the Q31 multiplier of `s_in / s_out`, plus the
+/// output zero point, saturated to the type; float32 summed in `f32` in TFLM's order;
+/// int32 wrapping.
 pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), KernelError> {
     let (x, q) = input_and_quants(&op)?;
     let out = output(&mut op)?;
+    let out_quant = out.quant;
     let len_ok = |n: usize| {
         if x.data.len() == Some(elements(x.shape)) && n > 0 || elements(x.shape) == 0 {
             Ok(())
@@ -177,7 +185,7 @@ pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), Kerne
     };
     match (x.data, &mut out.data, q) {
         (Data::I8(v), DataMut::I8(y), Some(((si, zi), (so, zo)))) => {
-            let r = Reduction::new(x.shape, o, y.len())?;
+            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
             len_ok(v.len().max(1))?;
             let m = quantize_multiplier(f64::from(si) / f64::from(so));
             let n = r.count as i64;
@@ -194,21 +202,41 @@ pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), Kerne
             });
             Ok(())
         }
+        (Data::I16(v), DataMut::I16(y), _) => {
+            let (si, zi) = params(x.quant, "input 0")?;
+            let (so, zo) = params(out_quant, "output 0")?;
+            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
+            len_ok(v.len().max(1))?;
+            let m = quantize_multiplier(f64::from(si) / f64::from(so));
+            let n = r.count as i64;
+            if elements(x.shape) == 0 {
+                y.fill(0);
+                return Ok(());
+            }
+            r.each(|k, it| {
+                let total = it.fold(0i32, |s, i| s.wrapping_add(i32::from(v[i])));
+                let shifted = (i64::from(total) - i64::from(zi) * n) as i32;
+                y[k] = multiply_by_quantized_multiplier(shifted, m)
+                    .saturating_add(zo)
+                    .clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16;
+            });
+            Ok(())
+        }
         (Data::F32(v), DataMut::F32(y), _) => {
-            let r = Reduction::new(x.shape, o, y.len())?;
+            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
             len_ok(v.len().max(1))?;
             r.each(|k, it| y[k] = it.fold(0.0f32, |s, i| s + v[i]));
             Ok(())
         }
         (Data::I32(v), DataMut::I32(y), _) => {
-            let r = Reduction::new(x.shape, o, y.len())?;
+            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
             len_ok(v.len().max(1))?;
             r.each(|k, it| y[k] = it.fold(0i32, |s, i| s.wrapping_add(v[i])));
             Ok(())
         }
         (Data::InPlace(_), _, _) => Err(KernelError::Missing { tensor: "input 0" }),
         _ => Err(KernelError::Type {
-            tensor: "input 0 or output 0 (SUM runs int8, int32 or float32 throughout)",
+            tensor: "input 0 or output 0 (SUM runs int8, int16, int32 or float32 throughout)",
         }),
     }
 }
@@ -251,13 +279,13 @@ fn reduce_extreme(mut op: OpView<'_, '_>, o: &ReduceOptions, max: bool) -> Resul
     let out = output(&mut op)?;
     match (x.data, &mut out.data) {
         (Data::I8(v), DataMut::I8(y)) if v.len() == elements(x.shape) => {
-            let r = Reduction::new(x.shape, o, y.len())?;
+            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
             let (start, f) = (if max { i8::MIN } else { i8::MAX }, pick(max));
             r.each(|k, it| y[k] = it.fold(start, |m, i| f(m, v[i])));
             Ok(())
         }
         (Data::F32(v), DataMut::F32(y)) if v.len() == elements(x.shape) => {
-            let r = Reduction::new(x.shape, o, y.len())?;
+            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
             let (start, f) = (if max { f32::MIN } else { f32::MAX }, pick(max));
             r.each(|k, it| y[k] = it.fold(start, |m, i| f(m, v[i])));
             Ok(())
@@ -279,7 +307,7 @@ pub(crate) fn reduce_all(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<()
     let out = output(&mut op)?;
     match (x.data, &mut out.data) {
         (Data::U8(v), DataMut::U8(y)) if v.len() == elements(x.shape) => {
-            let r = Reduction::new(x.shape, o, y.len())?;
+            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
             r.each(|k, mut it| y[k] = u8::from(Iterator::all(&mut it, |i| v[i] != 0)));
             Ok(())
         }

@@ -21,7 +21,7 @@ use planner_rt::options::{
 use crate::reference::common::region::Plane;
 use crate::reference::{
     KernelError,
-    common::{elements, input_i8, kind_error, output, params},
+    common::{elements, kind_error, output, params},
 };
 
 /// `RESHAPE`: the same bytes under another shape (nothing to do when the plan made the
@@ -46,23 +46,52 @@ pub(crate) fn reshape(mut op: OpView<'_, '_>, _: &ReshapeOptions) -> Result<(), 
     Ok(())
 }
 
-/// `PAD`: the input at offset `before` in an output filled with the output's zero point.
+/// `PAD`: the input at offset `before` in an output filled with the output's zero point
+/// (int8) or zero (int16, int32 and float32, as TFLM pads them without a pad value).
 /// With regions (`[1, h, w, c]` tensors), the output's region is computed: its pixel `p`
 /// is the input's pixel `p - before` when inside the input (which the input's region must
-/// hold), the zero point elsewhere.
+/// hold), the fill elsewhere.
 pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelError> {
-    let (x, xi) = input_i8(&op, 0, "input 0")?;
+    let xi = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
     let out = output(&mut op)?;
-    let (_, zero) = params(out.quant, "output 0")?;
     let (out_shape, out_region) = (out.shape, out.region);
-    let y = out.i8().ok_or(KernelError::Type { tensor: "output 0" })?;
-    let rank = xi.shape.len();
+    let tensors = (xi.shape, xi.region, out_shape, out_region);
     let before = o.before.as_slice();
+    let type_error = KernelError::Type {
+        tensor: "input 0 or output 0 (PAD runs int8, int16, int32 or float32, one type throughout)",
+    };
+    match xi.data {
+        Data::I8(x) => {
+            let (_, zero) = params(out.quant, "output 0")?;
+            let y = out.i8().ok_or(type_error)?;
+            pad_view(x, y, tensors, before, zero.clamp(-128, 127) as i8)
+        }
+        Data::I16(x) => pad_view(x, out.i16().ok_or(type_error)?, tensors, before, 0),
+        Data::I32(x) => pad_view(x, out.i32().ok_or(type_error)?, tensors, before, 0),
+        Data::F32(x) => pad_view(x, out.f32().ok_or(type_error)?, tensors, before, 0.0),
+        _ => Err(kind_error(&xi, "input 0")),
+    }
+}
+
+/// The input's and output's shapes and regions.
+type Views<'a> = (&'a [usize], Option<Region>, &'a [usize], Option<Region>);
+
+/// [`pad`] of `x` into `y`, the padding `fill`.
+fn pad_view<T: Copy>(
+    x: &[T],
+    y: &mut [T],
+    (x_shape, x_region, out_shape, out_region): Views<'_>,
+    before: &[i32],
+    fill: T,
+) -> Result<(), KernelError> {
+    let rank = x_shape.len();
     let fits = rank <= RANK
         && before.len() == rank
         && out_shape.len() == rank
         && (0..rank)
-            .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + xi.shape[d] <= out_shape[d]));
+            .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + x_shape[d] <= out_shape[d]));
     if !fits {
         return Err(KernelError::Shape {
             what: "pad amounts do not fit the input and output",
@@ -98,7 +127,7 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
         Ok((lo, hi, base, st))
     };
     let (lo, hi, y_base, y_strides) = view(out_shape, out_region, y.len())?;
-    let (x_lo, x_hi, x_base, x_strides) = view(xi.shape, xi.region, x.len())?;
+    let (x_lo, x_hi, x_base, x_strides) = view(x_shape, x_region, x.len())?;
     if (0..RANK).any(|d| lo[d] >= hi[d]) {
         return Ok(());
     }
@@ -108,7 +137,6 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
             .zip(strides)
             .fold(base, |a, (i, s)| a.wrapping_add(i.wrapping_mul(*s)))
     };
-    let fill = zero.clamp(-128, 127) as i8;
     let short = KernelError::Shape {
         what: "pad amounts do not fit the input and output",
     };
@@ -127,7 +155,7 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
         let mut inside = true;
         for d in 0..last {
             match index[d].checked_sub(pads[d]) {
-                Some(i) if i < in_dim(xi.shape, off, d) => from[d] = i,
+                Some(i) if i < in_dim(x_shape, off, d) => from[d] = i,
                 _ => inside = false,
             }
         }
