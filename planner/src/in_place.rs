@@ -289,6 +289,14 @@ pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Resul
                     ot.id, ot.size, it.id, it.size
                 ));
             }
+            // In place, a kernel tells the input's type from its size only: one of the
+            // output's size is read as the output's type (a uint8 QUANTIZE input as int8).
+            if it.dtype != ot.dtype && it.dtype.bits() == ot.dtype.bits() {
+                return Err(format!(
+                    "`{}` ({:?}) has `{}`'s element size but another type ({:?})",
+                    it.id, it.dtype, ot.id, ot.dtype
+                ));
+            }
             Ok(())
         }
         InPlace::Binary => {
@@ -581,6 +589,30 @@ mod tests {
                 axis: 0,
             }),
             ..Tensor::fixture(id, dtype, shape, data)
+        }
+    }
+
+    /// A unary op whose input has the output's element size but another type (a uint8 to
+    /// int8 QUANTIZE) is not run in place: an in-place kernel tells the input's type from
+    /// its size alone. The same op from int16 to int8 may.
+    #[test]
+    fn a_unary_op_in_place_needs_a_size_that_tells_the_type() {
+        let i = |x: u32| Some(TensorIndex(x));
+        for (from, allowed) in [(DType::U8, false), (DType::I16, true)] {
+            let g = Graph {
+                name: "g".into(),
+                tensors: vec![t("x", from, &[1, 8], None), t("y", DType::I8, &[1, 8], None)],
+                ops: vec![Op {
+                    opcode: "QUANTIZE".into(),
+                    inputs: vec![i(0)],
+                    outputs: vec![TensorIndex(1)],
+                    scratch: vec![],
+                    options: OpOptions::Quantize(NoOptions {}),
+                }],
+                ..Graph::default()
+            };
+            let verdict = kind_allows(&g, &g.ops[0], 0, 0);
+            assert_eq!(verdict.is_ok(), allowed, "{from:?}: {verdict:?}");
         }
     }
 

@@ -15,6 +15,7 @@ use planner_rt::options::{
     Padding,
 };
 
+use super::common::unary::Elem;
 use super::test_support::{run, run_op, tensor_info};
 use super::{KernelError, activation, conv, elementwise, shape};
 
@@ -799,5 +800,78 @@ fn int16_logistic_and_tanh_in_place_equal_out_of_place() {
             kernel(op, false)
         });
         assert!(matches!(e, Err(KernelError::Quantization { .. })), "{e:?}");
+    }
+}
+
+/// Runs `kernel` on input `x` out of place and in place (a buffer of `$o` elements holding
+/// `x`'s native bytes, spanning the longer of input and output), and checks both agree.
+macro_rules! agrees_in_place {
+    ($what:expr, $x:expr, $xi:expr, $yi:expr, $o:ty, $kernel:path) => {{
+        let (x, xi, yi) = ($x, $xi, $yi);
+        let n = x.len();
+        let mut want: Vec<$o> = vec![Default::default(); n];
+        run(&[Some(In::new(x, xi))], Out::new(&mut want, yi), |op| {
+            $kernel(op, false)
+        })
+        .unwrap();
+        let mut buf = in_place_buffer::<_, $o>(x);
+        run(&[Some(In::in_place(0, xi))], Out::new(&mut buf, yi), |op| {
+            $kernel(op, true)
+        })
+        .unwrap();
+        assert_eq!(&buf[..n], &want[..], "{}", $what);
+        assert!(
+            n < 8 || want.iter().any(|&v| v != want[0]),
+            "{}: {want:?}",
+            $what
+        );
+    }};
+}
+
+/// A buffer of `O` elements holding `x`'s native bytes, spanning the longer of `x` and as
+/// many `O` elements.
+fn in_place_buffer<I: Elem, O: Elem>(x: &[I]) -> Vec<O> {
+    let mut bytes: Vec<u8> = x
+        .iter()
+        .flat_map(|&v| (0..I::SIZE).map(move |k| v.byte(k)))
+        .collect();
+    bytes.resize(bytes.len().max(x.len() * O::SIZE), 0);
+    bytes
+        .chunks(O::SIZE)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            b[..c.len()].copy_from_slice(c);
+            O::from_bytes(b)
+        })
+        .collect()
+}
+
+#[test]
+fn int16_float_and_uint8_unary_kinds_agree_in_place() {
+    let mut r = Rng::new(11);
+    for n in [1usize, 3, 17, 64] {
+        let i16s: Vec<i16> = (0..n).map(|_| r.range(-32768, 32767) as i16).collect();
+        let i32s: Vec<i32> = (0..n)
+            .map(|_| r.range(-3_000_000, 3_000_000) as i32)
+            .collect();
+        let f32s: Vec<f32> = (0..n).map(|_| r.scale(-8.0, 8.0)).collect();
+        let i8s = r.i8s(n);
+        let q16 = info::<i16>(&[n], &[0.0005], &[0]);
+        let q16b = info::<i16>(&[n], &[0.0004], &[0]);
+        let f = info::<f32>(&[n], &[], &[]);
+        let q16z = info::<i16>(&[n], &[0.0003], &[-77]);
+        let q32 = info::<i32>(&[n], &[0.0001], &[5]);
+        let q8 = info::<i8>(&[n], &[0.05], &[-3]);
+        let qu8 = info::<u8>(&[n], &[0.04], &[200]);
+        use activation::{hard_swish, relu, relu6};
+        use elementwise::quantize;
+        agrees_in_place!("RELU i16", &i16s, &q16, &q16b, i16, relu);
+        agrees_in_place!("RELU6 i16", &i16s, &q16, &q16, i16, relu6);
+        agrees_in_place!("HARD_SWISH f32", &f32s, &f, &f, f32, hard_swish);
+        agrees_in_place!("QUANTIZE i16 -> i16", &i16s, &q16, &q16z, i16, quantize);
+        agrees_in_place!("QUANTIZE f32 -> i16", &f32s, &f, &q16z, i16, quantize);
+        agrees_in_place!("QUANTIZE i32 -> i16", &i32s, &q32, &q16z, i16, quantize);
+        agrees_in_place!("QUANTIZE i32 -> i8", &i32s, &q32, &q8, i8, quantize);
+        agrees_in_place!("QUANTIZE i8 -> u8", &i8s, &q8, &qu8, u8, quantize);
     }
 }

@@ -1,9 +1,10 @@
-//! `LOG_SOFTMAX`, int8, with TFLite Micro's fixed-point arithmetic.
+//! `LOG_SOFTMAX`, int8, with TFLite Micro's fixed-point arithmetic, and float32.
 
 use planner_rt::kernel::{Data, DataMut, OpView};
 
 use crate::reference::KernelError;
 use crate::reference::common::fixed::{exp_negative, mul, mul_pot, one_over_one_plus};
+use crate::reference::common::float::{expf, float_output, logf};
 use crate::reference::common::operands::input;
 use crate::reference::common::{output, params};
 use crate::{multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot};
@@ -75,6 +76,10 @@ fn rounding_half_sum(a: i32, b: i32) -> i32 {
 /// and the log sum scaled back to the input) minus the log sum, shifted down to Q4 (22
 /// bits), plus 127; the rest -128.
 pub(crate) fn log_softmax(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
+    if float_output(&op) {
+        crate::reference::common::whole_tensors(&op)?;
+        return log_softmax_f32(op);
+    }
     let x = input(&op, 0, "input 0")?;
     let Data::I8(v) = x.data else {
         return Err(match x.data {
@@ -143,6 +148,45 @@ pub(crate) fn log_softmax(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
             } else {
                 -128
             };
+        }
+    }
+    Ok(())
+}
+
+/// `LOG_SOFTMAX`, float, over the last dimension, as TFLM: per row, the maximum (from the
+/// lowest `f32`, replaced by each larger value), the sum from `c = 0` of `exp(x_c - max)`
+/// in `f32`, and `x_c - max - log(sum)` (`exp` and `log` as the C library's, see
+/// [`expf`] and [`logf`]).
+fn log_softmax_f32(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
+    let xi = input(&op, 0, "input 0")?;
+    let x = xi.f32().ok_or(KernelError::Type {
+        tensor: "input 0 (float output, so float input)",
+    })?;
+    let depth = *xi.shape.last().ok_or(KernelError::Shape {
+        what: "LOG_SOFTMAX of a scalar",
+    })?;
+    let y = output(&mut op)?
+        .f32()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if depth == 0 || x.len() % depth != 0 || y.len() != x.len() {
+        return Err(KernelError::Shape {
+            what: "LOG_SOFTMAX's output is not the input's size, or a row is empty",
+        });
+    }
+    for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
+        let mut max = f32::MIN;
+        for &v in row {
+            if max < v {
+                max = v;
+            }
+        }
+        let mut sum = 0.0f32;
+        for &v in row {
+            sum += expf(v - max);
+        }
+        let log_sum = logf(sum);
+        for (&v, o) in row.iter().zip(out.iter_mut()) {
+            *o = v - max - log_sum;
         }
     }
     Ok(())

@@ -1,8 +1,8 @@
 //! Activations: `RELU`, `RELU6`, `LOGISTIC`, `TANH` and `HARD_SWISH` here, `SOFTMAX`
 //! (`softmax`) and `LOG_SOFTMAX` (`log_softmax`).
 //!
-//! `RELU`, `RELU6`, `LOGISTIC` and `TANH` (int8 and int16), and `HARD_SWISH` (int8), with TFLite Micro's
-//! arithmetic, out of place or in place (one driver, [`crate::reference::common::unary::unary`]).
+//! `RELU`, `RELU6`, `LOGISTIC` and `TANH` (float32, int8 and int16), and `HARD_SWISH` (float32
+//! and int8), with TFLite Micro's arithmetic, out of place or in place (one driver, [`crate::reference::common::unary::unary`]).
 
 pub(crate) mod log_softmax;
 pub(crate) mod softmax;
@@ -31,8 +31,8 @@ fn quants(op: &OpView<'_, '_>) -> Result<(Params, Params), KernelError> {
 }
 
 /// `RELU`: `max(0, x)` requantised to the output, as TFLM's `ReluQuantized`: the input
-/// offset times the multiplier of `input_scale / output_scale`, plus the output zero point,
-/// clamped below at the output's zero point.
+/// offset times the multiplier of `input_scale / output_scale`, plus the output zero point, clamped below at the output's zero point.
+/// int8, or int16 with both zero points 0 (TFLM's requirement).
 pub(crate) fn relu(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
     if crate::reference::common::float::float_output(&op) {
         crate::reference::common::whole_tensors(&op)?;
@@ -40,16 +40,28 @@ pub(crate) fn relu(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelE
     }
     let ((si, zi), (so, zo)) = quants(&op)?;
     let m = quantize_multiplier(f64::from(si) / f64::from(so));
-    let lo = zo.saturating_add(round_f32(0.0 / so)).max(-128);
+    let requantized = move |v: i32| zo.saturating_add(multiply_by_quantized_multiplier(v - zi, m));
+    let lo = zo.saturating_add(round_f32(0.0 / so));
+    if int16_output(&op) {
+        if zi != 0 || zo != 0 {
+            return Err(KernelError::Quantization {
+                tensor: "input 0 (int16 RELU needs zero points 0)",
+            });
+        }
+        let lo = lo.max(i32::from(i16::MIN));
+        return unary(&mut op, in_place, |v: i16| {
+            requantized(i32::from(v)).clamp(lo, i32::from(i16::MAX)) as i16
+        });
+    }
+    let lo = lo.max(-128);
     unary(&mut op, in_place, |v: i8| {
-        zo.saturating_add(multiply_by_quantized_multiplier(i32::from(v) - zi, m))
-            .clamp(lo, 127) as i8
+        requantized(i32::from(v)).clamp(lo, 127) as i8
     })
 }
 
 /// `RELU6`: TFLM clamps in the input's quantisation, between the input's zero point and
-/// `round(6 / input_scale) + zero point`, without requantising (the output is expected to
-/// share the input's quantisation).
+/// `round(6 / input_scale) + zero point` (saturated to the type), without requantising
+/// (the output is expected to share the input's quantisation). int8 or int16.
 pub(crate) fn relu6(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
     if crate::reference::common::float::float_output(&op) {
         crate::reference::common::whole_tensors(&op)?;
@@ -60,7 +72,15 @@ pub(crate) fn relu6(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), Kernel
         );
     }
     let ((si, zi), _) = quants(&op)?;
-    let six = round_f32(6.0 / si).saturating_add(zi).clamp(-128, 127);
+    let six = round_f32(6.0 / si).saturating_add(zi);
+    if int16_output(&op) {
+        let (lo, hi) = (i32::from(i16::MIN), i32::from(i16::MAX));
+        let (zero, six) = (zi.clamp(lo, hi), six.clamp(lo, hi));
+        return unary(&mut op, in_place, move |v: i16| {
+            i32::from(v).max(zero).min(six) as i16
+        });
+    }
+    let six = six.clamp(-128, 127);
     let zero = zi.clamp(-128, 127);
     unary(&mut op, in_place, |v: i8| {
         i32::from(v).max(zero).min(six) as i8
@@ -376,6 +396,10 @@ fn rdbp16(x: i16, exponent: i32) -> i16 {
 /// maps to 32768, saturating, then moved from `[-1, 1]` to `[0, 1]`), then the output
 /// shift and zero point.
 pub(crate) fn hard_swish(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
+    if crate::reference::common::float::float_output(&op) {
+        crate::reference::common::whole_tensors(&op)?;
+        return unary_f32(&mut op, in_place, hard_swish_f32);
+    }
     let ((si, zi), (so, zo)) = quants(&op)?;
     let hires_scale = (1.0f32 / 128.0) * si;
     let out_m = quantize_multiplier(f64::from(hires_scale / so));
@@ -410,7 +434,16 @@ pub(crate) fn hard_swish(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), K
     })
 }
 
-/// A float unary op (`RELU`, `RELU6`, `LOGISTIC`, `TANH`), out of place or in place.
+/// `HARD_SWISH`, float, as TFLM: `x · min(6, max(0, x + 3)) / 6` in `f32`, C++'s
+/// `std::min` and `std::max` (a NaN `x + 3` gives 0).
+pub(crate) fn hard_swish_f32(x: f32) -> f32 {
+    let shifted = x + 3.0;
+    let relu = if 0.0 < shifted { shifted } else { 0.0 };
+    let relu6 = if relu < 6.0 { relu } else { 6.0 };
+    x * relu6 / 6.0
+}
+
+/// A float unary op (`RELU`, `RELU6`, `LOGISTIC`, `TANH`, `HARD_SWISH`), out of place or in place.
 pub(crate) fn unary_f32(
     op: &mut OpView<'_, '_>,
     in_place: bool,

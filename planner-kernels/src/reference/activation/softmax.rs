@@ -3,6 +3,10 @@
 //! number, `exp` of them in Q0.31 (a Taylor polynomial on `[-1/4, 0)` and a product of
 //! constants `exp(-2^k)` for the rest), their sum in Q12.19, its reciprocal by
 //! Newton-Raphson, and each `exp` times the reciprocal, scaled to the output type.
+//!
+//! int16 in and out (zero points 0, output scale 2^-15), as TFLM: `exp` of the scaled
+//! differences and the reciprocal of their sum from two interpolated 513-entry tables
+//! ([`Lut`]), built as TFLite's `LUTPopulate<int16_t>` builds them (in `f32`).
 
 use planner_rt::kernel::OpView;
 use planner_rt::options::SoftmaxOptions;
@@ -13,7 +17,7 @@ use crate::reference::{
     KernelError,
     common::{input_i8, output, params},
 };
-use crate::{quantize_multiplier, rounding_divide_by_pot};
+use crate::{multiply_by_quantized_multiplier, quantize_multiplier, rounding_divide_by_pot};
 
 /// Integer bits of the scaled differences (Q5.26).
 const DIFF_INTEGER_BITS: u32 = 5;
@@ -29,6 +33,12 @@ fn reciprocal(sum: i32) -> (i32, i32) {
 }
 
 pub(crate) fn softmax(op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    if matches!(
+        op.input(0).map(|x| x.data),
+        Some(planner_rt::kernel::Data::I16(_))
+    ) {
+        return softmax_i16(op, o);
+    }
     crate::reference::common::by_output(op, o, softmax_f32, softmax_i8)
 }
 
@@ -105,6 +115,112 @@ fn rows<T: Copy>(
             });
         }
     }
+}
+
+/// A 513-entry int16 table of a function (TFLite's int16 `LUTPopulate`): 512 steps over
+/// the inputs of int16 values quantised with `(input_scale, input_zero)`, onto outputs of
+/// scale `output_scale` (zero point 0), each sample lowered by half the error of linear
+/// interpolation at its step's midpoint; read by [`Lut::lookup`].
+struct Lut([i16; 513]);
+
+impl Lut {
+    fn new(input_scale: f32, input_zero: i32, output_scale: f32, f: fn(f32) -> f32) -> Lut {
+        let (lo, hi) = (f32::from(i16::MIN), f32::from(i16::MAX));
+        let input_min = input_scale * (-32768 - input_zero) as f32;
+        let input_max = input_scale * (32767 - input_zero) as f32;
+        let output_min = output_scale * -32768.0;
+        let output_max = output_scale * 32767.0;
+        let step = (input_max - input_min) / 512.0;
+        let half_step = step / 2.0;
+        let inv = 65536.0 / (output_max - output_min);
+        let round = libm::roundf;
+        let mut t = [0i16; 513];
+        for (i, e) in t.iter_mut().enumerate().take(512) {
+            let val = f(input_min + i as f32 * step);
+            let mid = f(input_min + i as f32 * step + half_step);
+            let next = f(input_min + (i + 1) as f32 * step);
+            let sample = round(val * inv);
+            let interpolated = round((next * inv + round(val * inv)) / 2.0);
+            let bias = round((interpolated - round(mid * inv)) / 2.0);
+            *e = (sample - bias).max(lo).min(hi) as i16;
+        }
+        t[512] = round(f(input_max) * inv).max(lo).min(hi) as i16;
+        Lut(t)
+    }
+
+    /// The table at `v`: the entry of its top 9 bits plus the slope to the next times its
+    /// low 7 bits, rounded.
+    fn lookup(&self, v: i16) -> i16 {
+        let index = (256 + (i32::from(v) >> 7)) as usize;
+        let offset = i32::from(v & 0x7f);
+        let base = i32::from(self.0[index]);
+        let slope = i32::from(self.0[index + 1]) - base;
+        (base + ((slope * offset + 64) >> 7)) as i16
+    }
+}
+
+fn exp_f32(v: f32) -> f32 {
+    expf(v)
+}
+
+fn one_over_one_plus_f32(v: f32) -> f32 {
+    1.0 / (1.0 + v)
+}
+
+/// The int16 `SOFTMAX` (module docs): differences to the row's maximum times the
+/// multiplier of `input_scale · beta / (10 / 65535)` (so `[-10, 0]` spans 65535 steps),
+/// recentred by 32767 and saturated, through the `exp` table (Q0.15); their sum normalised
+/// to 16 bits through the `1 / (1 + x)` table; each `exp` times the reciprocal, shifted back
+/// with rounding and clamped to `[0, 32767]`.
+fn softmax_i16(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
+    let xi = op
+        .input(0)
+        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let Some(x) = xi.i16() else {
+        return Err(KernelError::Type { tensor: "input 0" });
+    };
+    let (si, zi) = params(xi.quant, "input 0")?;
+    let (so, zo) = params(op.outputs.first().and_then(|y| y.quant), "output 0")?;
+    if zi != 0 || zo != 0 || (so - 1.0 / 32768.0).abs() > 0.001 / 32768.0 {
+        return Err(KernelError::Quantization {
+            tensor: "output 0 (int16 SOFTMAX needs zero points 0 and output scale 2^-15)",
+        });
+    }
+    let depth = *xi.shape.last().ok_or(KernelError::Shape {
+        what: "softmax of a scalar",
+    })?;
+    let m = quantize_multiplier(f64::from(si) * f64::from(o.beta) / (10.0 / 65535.0));
+    let exp_lut = Lut::new(10.0 / 65535.0, 32767, 2.0 / 65535.0, exp_f32);
+    let recip_lut = Lut::new(1.0 / 65535.0, -32768, 2.0 / 65535.0, one_over_one_plus_f32);
+    let y = output(&mut op)?
+        .i16()
+        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    if depth == 0 || x.len() % depth != 0 || y.len() != x.len() {
+        return Err(KernelError::Shape {
+            what: "softmax input and output lengths differ or are not whole rows",
+        });
+    }
+    for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
+        let max = row.iter().copied().max().unwrap_or(i16::MIN);
+        let mut sum: i32 = 0;
+        for (&v, e) in row.iter().zip(out.iter_mut()) {
+            let scaled = multiply_by_quantized_multiplier(i32::from(v) - i32::from(max), m);
+            let centred = scaled.wrapping_add(32767).clamp(-32768, 32767) as i16;
+            *e = exp_lut.lookup(centred);
+            sum = sum.wrapping_add(i32::from(*e));
+        }
+        let headroom_plus_one = (sum as u32).leading_zeros();
+        let shifted = ((i64::from(sum) << headroom_plus_one.saturating_sub(1)) + (1 << 13)) >> 14;
+        let centred = (shifted - (1 << 15) - (1 << 16)).clamp(-32768, 32767) as i16;
+        let reciprocal = i64::from(recip_lut.lookup(centred));
+        let right_shift = 31u32.saturating_sub(headroom_plus_one);
+        let round = (1i64 << right_shift) >> 1;
+        for e in out.iter_mut() {
+            let r = (i64::from(*e) * reciprocal + round) >> right_shift;
+            *e = r.clamp(0, 32767) as i16;
+        }
+    }
+    Ok(())
 }
 
 /// `SOFTMAX`, float, over the last dimension: per row, the maximum, then

@@ -55,6 +55,7 @@ macro_rules! elem {
 
 elem! {
     i8 => I8, 1;
+    u8 => U8, 1;
     i16 => I16, 2;
     i32 => I32, 4;
     f32 => F32, 4;
@@ -79,6 +80,8 @@ fn load<I: Elem, O: Elem>(buf: &[O], i: usize) -> I {
 pub(crate) enum InType {
     /// `i8`.
     I8,
+    /// `u8` (never inferred in place, where one byte is taken for `i8`).
+    U8,
     /// `i16`.
     I16,
     /// `i32`.
@@ -100,6 +103,7 @@ impl InType {
         };
         let t = match x.data {
             Data::I8(_) => Some(InType::I8),
+            Data::U8(_) => Some(InType::U8),
             Data::I16(_) => Some(InType::I16),
             Data::I32(_) => Some(InType::I32),
             Data::F32(_) => Some(InType::F32),
@@ -107,6 +111,7 @@ impl InType {
                 let n: usize = x.shape.iter().product();
                 let (out_size, out_type) = match out {
                     DataMut::I8(b) => (1, b.len()),
+                    DataMut::U8(b) => (1, b.len()),
                     DataMut::I16(b) => (2, b.len()),
                     DataMut::I32(b) => (4, b.len()),
                     DataMut::F32(b) => (4, b.len()),

@@ -552,10 +552,13 @@ impl Mul {
     }
 }
 
-/// `QUANTIZE`: float to int8 (`round(x / scale) + zero_point`, the division in `f32` as
-/// TFLite Micro does it), or int8 or int16 to int8 or int32 (requantisation by the Q31
-/// multiplier of `input_scale / output_scale`, TFLM's `Requantize`). In place (`in_place`),
-/// the input's bytes are at the start of output 0's buffer (see [`InType`]).
+/// `QUANTIZE` on the element type pairs TFLite Micro's reference runs: float to int8 or
+/// int16 (`round(x / scale) + zero_point`, the division in `f32` as TFLite Micro does
+/// it); int8, int16 or int32 to int8 or int16, int8 or int16 to int32, int8 to uint8 and
+/// uint8 to int8 (requantisation by the Q31 multiplier of `input_scale / output_scale`,
+/// TFLM's `Requantize`, saturated to the output's type; its exclusive-or shortcut for an
+/// int8-uint8 shift of 128 gives the same values). In place (`in_place`), the input's bytes
+/// are at the start of output 0's buffer (see [`InType`]).
 pub(crate) fn quantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), KernelError> {
     let x = op
         .input(0)
@@ -570,30 +573,48 @@ pub(crate) fn quantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), Ker
             i64::from(multiply_by_quantized_multiplier(v.wrapping_sub(zi), m)) + i64::from(zo)
         })
     };
-    let narrow8 = |v: i64| v.clamp(-128, 127) as i8;
-    let narrow32 = |v: i64| v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32;
+    // `v` saturated to the output type `$t`.
+    macro_rules! narrow {
+        ($t:ty) => {
+            |v: i64| v.clamp(i64::from(<$t>::MIN), i64::from(<$t>::MAX)) as $t
+        };
+    }
     // TFLM divides in f32 and rounds half away from zero: 0.5918677 / 0.007839307 is 75.5
     // in f32 (76), 75.49999... in f64 (75).
-    let from_float = |v: f32| round_f32(v / so).saturating_add(zo).clamp(-128, 127) as i8;
-    // Requantises inputs of type `$t`, narrowed by `$narrow` to the output's type.
+    let from_float = |v: f32| i64::from(round_f32(v / so).saturating_add(zo));
+    // Requantises inputs of type `$t` to outputs of type `$o`.
     macro_rules! requantize {
-        ($t:ty, $narrow:ident) => {{
+        ($t:ty, $o:ty) => {{
             let r = requant(&x)?;
-            op_unary(&mut op, in_place, |v: $t| $narrow(r(i32::from(v))))
+            let n = narrow!($o);
+            op_unary(&mut op, in_place, |v: $t| n(r(i32::from(v))))
         }};
     }
     match (in_type, &mut out.data) {
-        (InType::F32, DataMut::I8(_)) => op_unary(&mut op, in_place, from_float),
-        (InType::I8, DataMut::I8(_)) => requantize!(i8, narrow8),
-        (InType::I16, DataMut::I8(_)) => requantize!(i16, narrow8),
-        (InType::I8, DataMut::I32(_)) => requantize!(i8, narrow32),
-        (InType::I16, DataMut::I32(_)) => requantize!(i16, narrow32),
-        (_, DataMut::I8(_) | DataMut::I32(_)) => Err(KernelError::Type { tensor: "input 0" }),
+        (InType::F32, DataMut::I8(_)) => {
+            op_unary(&mut op, in_place, |v: f32| narrow!(i8)(from_float(v)))
+        }
+        (InType::F32, DataMut::I16(_)) => {
+            op_unary(&mut op, in_place, |v: f32| narrow!(i16)(from_float(v)))
+        }
+        (InType::I8, DataMut::I8(_)) => requantize!(i8, i8),
+        (InType::I16, DataMut::I8(_)) => requantize!(i16, i8),
+        (InType::I32, DataMut::I8(_)) => requantize!(i32, i8),
+        (InType::U8, DataMut::I8(_)) => requantize!(u8, i8),
+        (InType::I8, DataMut::I16(_)) => requantize!(i8, i16),
+        (InType::I16, DataMut::I16(_)) => requantize!(i16, i16),
+        (InType::I32, DataMut::I16(_)) => requantize!(i32, i16),
+        (InType::I8, DataMut::I32(_)) => requantize!(i8, i32),
+        (InType::I16, DataMut::I32(_)) => requantize!(i16, i32),
+        (InType::I8, DataMut::U8(_)) => requantize!(i8, u8),
+        (_, DataMut::I16(_) | DataMut::I32(_) | DataMut::U8(_)) => {
+            Err(KernelError::Type { tensor: "input 0" })
+        }
         _ => Err(KernelError::Type { tensor: "output 0" }),
     }
 }
 
-/// `DEQUANTIZE`: int8 or int16 to float, `scale · (q - zero_point)` in `f64`, rounded to
+/// `DEQUANTIZE`: int8, int16 or uint8 to float, `scale · (q - zero_point)` in `f64`, rounded to
 /// `f32`. In place, see [`InType`]: an input narrower than the output is taken to be of
 /// the output's type, so dequantising in place is refused (the plan never runs it in
 /// place, its output being wider than its input).
@@ -608,6 +629,7 @@ pub(crate) fn dequantize(mut op: OpView<'_, '_>, in_place: bool) -> Result<(), K
     match in_type {
         InType::I8 => op_unary(&mut op, in_place, |v: i8| real(i32::from(v))),
         InType::I16 => op_unary(&mut op, in_place, |v: i16| real(i32::from(v))),
+        InType::U8 => op_unary(&mut op, in_place, |v: u8| real(i32::from(v))),
         _ => Err(KernelError::Type { tensor: "input 0" }),
     }
 }
