@@ -35,10 +35,14 @@ F32, I8, I16, I32, I64, BOOL = np.float32, np.int8, np.int16, np.int32, np.int64
 
 
 class Graph(Tensors):
-    """A one-subgraph model of one or more ops under construction."""
+    """A one-subgraph model of one or more ops under construction, written by SCRIPT as
+    `single/<PREFIX><name>.tflite` (the later batches' scripts set both)."""
+
+    SCRIPT = "scripts/tflm_single_ops_b3.py"
+    PREFIX = "op_b3_"
 
     def __init__(self, **ranges):
-        words = ["scripts/tflm_single_ops_b3.py"]
+        words = [self.SCRIPT]
         for key, value in ranges.items():
             words.append(f"{key}={value[0]}:{value[1]}" if isinstance(value, tuple) else f"{key}={value}")
         super().__init__(" ".join(words))
@@ -54,14 +58,14 @@ class Graph(Tensors):
         self.outputs += outputs
 
     def write(self, name):
-        """Writes `single/op_b3_<name>.tflite`."""
+        """Writes `single/<PREFIX><name>.tflite`."""
         produced = {t for op in self.ops for t in op.outputs}
         inputs = []
         for op in self.ops:
             for t in op.inputs:
                 if t >= 0 and self.tensors[t].buffer == 0 and t not in produced and t not in inputs:
                     inputs.append(t)
-        save(f"op_b3_{name}", pack(self.tensors, self.buffers, self.codes, self.ops, inputs,
+        save(f"{self.PREFIX}{name}", pack(self.tensors, self.buffers, self.codes, self.ops, inputs,
                                    self.outputs, self.description))
 
 

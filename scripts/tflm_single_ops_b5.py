@@ -42,20 +42,8 @@ tflm_single_ops.TYPES.setdefault(U8, s.TensorType.UINT8)
 class Graph(b3.Graph):
     """`tflm_single_ops_b3.Graph`, written as `single/op_b5_<name>.tflite`."""
 
-    def __init__(self, **ranges):
-        super().__init__(**ranges)
-        self.description = self.description.replace("scripts/tflm_single_ops_b3.py", SCRIPT, 1)
-
-    def write(self, name):
-        """Writes `single/op_b5_<name>.tflite`."""
-        produced = {t for op in self.ops for t in op.outputs}
-        inputs = []
-        for op in self.ops:
-            for t in op.inputs:
-                if t >= 0 and self.tensors[t].buffer == 0 and t not in produced and t not in inputs:
-                    inputs.append(t)
-        save(f"op_b5_{name}", pack(self.tensors, self.buffers, self.codes, self.ops, inputs,
-                                   self.outputs, self.description))
+    SCRIPT = SCRIPT
+    PREFIX = "op_b5_"
 
 
 def unary(name, builtin, shape, types, qin=None, qout=None, opts=(), **ranges):
