@@ -1,5 +1,6 @@
-//! `planner compare`: every planner side by side, and the manifest's planner with the other
-//! op order and with in-place planning toggled.
+//! `planner compare`: every planner side by side, the manifest's planner with the other op
+//! order and with in-place planning toggled, and (for a model, in the table format) every
+//! combination of the techniques below the classic bound ([`techniques`]).
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
@@ -14,6 +15,7 @@ use super::input::{
     Input, group_of, load, plan, plan_as, problem_manifest, refuse_in_place, solve_csv,
 };
 use super::output::{print, rows_as};
+use super::techniques;
 
 /// `planner compare`: every planner side by side, for a group, a model or a CSV problem.
 pub(super) fn command(args: CompareArgs) -> Result<ExitCode, Error> {
@@ -85,7 +87,18 @@ fn compare(inp: &Input, format: Format) -> Result<String, Error> {
         inp.graph.ops.len(),
         inp.graph.tensors.len()
     );
-    Ok(aligned(&title, &rows) + &tflm_line(inp))
+    let mut out = aligned(&title, &rows) + &tflm_line(inp);
+    if inp.problem.is_none() {
+        let combos = techniques::table(inp);
+        let title = format!(
+            "every combination of techniques, planner `{}` (* this manifest's)",
+            inp.manifest.planner.name()
+        );
+        out.push('\n');
+        out.push_str(&aligned(&title, &combos));
+        out.push_str(&techniques::summary(&combos));
+    }
+    Ok(out)
 }
 
 /// The columns of a compare table, for a model and for a CSV problem.

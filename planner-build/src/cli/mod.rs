@@ -17,6 +17,7 @@ mod import;
 mod input;
 mod output;
 mod plan;
+mod techniques;
 
 use std::process::ExitCode;
 use std::sync::atomic::Ordering;
