@@ -1,8 +1,9 @@
-"""What the scripts that write models of TFLM's custom ops (`scripts/tflm_signal_*.py`)
-share: building models of custom ops (their options a flexbuffer map) and builtins, the
-seeded random inputs, running a model in the `tflite_micro` interpreter, the check that
-the outputs vary with the input, the text of a golden's values, writing a case's model
-and golden, and TFLM's PCAN gain table.
+"""What the scripts that write models of TFLM's custom ops (`scripts/tflm_signal_*.py`;
+`scripts/tflm_detection_postprocess.py` builds its models only) share: building models of
+custom ops (their options a flexbuffer map) and builtins, the seeded random inputs, running
+a model in the `tflite_micro` interpreter, the check that the outputs vary with the input,
+the text of a golden's values, writing a case's model and golden, and TFLM's PCAN gain
+table.
 
 Not a script: `import tflm_custom_ops as custom` from a script in this folder.
 """

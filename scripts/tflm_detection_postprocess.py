@@ -53,18 +53,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import flatbuffers
 import numpy as np
-from flatbuffers import flexbuffers
 from tflite_micro.python.tflite_micro import runtime
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_single_ops import Tensors, s  # noqa: E402
+import tflm_custom_ops as custom  # noqa: E402
+from tflm_single_ops import s  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "tests" / "run-models" / "single_signal"
 GOLDENS = ROOT / "planner-kernels" / "src" / "reference" / "detection" / "goldens"
-CUSTOM = 32
 CODE = "TFLite_Detection_PostProcess"
 ARENA = 4 * 1024 * 1024
 HEAD = re.compile(r"Arena allocation head (\d+) bytes")
@@ -82,7 +80,7 @@ def model(options, n, stride, row, anchors, entries, quantized=None, quant=None)
     keys left out), `n` boxes of `stride` encodings and `row` class scores, the constant
     `anchors`, outputs of `entries` entries; the two inputs float32, or of the
     `quantized` TensorType with `quant` (scale, zero point)."""
-    t = Tensors("scripts/tflm_detection_postprocess.py")
+    t = custom.Graph("scripts/tflm_detection_postprocess.py")
     dtype = np.float32 if quantized is None else np.int8
     boxes = t.tensor("box_encodings", [1, n, stride], dtype, quant)
     classes = t.tensor("class_predictions", [1, n, row], dtype, quant)
@@ -94,32 +92,7 @@ def model(options, n, stride, row, anchors, entries, quantized=None, quant=None)
             t.tensor("detection_classes", [1, entries], np.float32),
             t.tensor("detection_scores", [1, entries], np.float32),
             t.tensor("num_detections", [1], np.float32)]
-    oc = s.OperatorCodeT()
-    oc.builtinCode = CUSTOM
-    oc.deprecatedBuiltinCode = CUSTOM
-    oc.customCode = CODE
-    oc.version = 1
-    op = s.OperatorT()
-    op.opcodeIndex = 0
-    op.inputs = [boxes, classes, anchor]
-    op.outputs = outs
-    op.customOptions = list(flexbuffers.Dumps(options))
-    op.customOptionsFormat = 0
-    g = s.SubGraphT()
-    g.tensors = t.tensors
-    g.inputs = [boxes, classes]
-    g.outputs = outs
-    g.operators = [op]
-    g.name = "main"
-    m = s.ModelT()
-    m.version = 3
-    m.operatorCodes = [oc]
-    m.subgraphs = [g]
-    m.buffers = t.buffers
-    m.description = t.description
-    b = flatbuffers.Builder(1024)
-    b.Finish(m.Pack(b), file_identifier=b"TFL3")
-    return bytes(b.Output())
+    return t.one_op(CODE, [boxes, classes, anchor], outs, options)
 
 
 def fmt(values):

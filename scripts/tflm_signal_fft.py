@@ -105,33 +105,36 @@ def cases(code, dtype, table, runs=RUNS):
         fft(f"{prefix}_{TYPE_NAMES[dtype]}_len{n}{suffix}", code, dtype, n, shape, runs=runs)
 
 
-def main():
+def direction(code, i16_table, wide_table):
+    """The cases of `code` (`SignalRfft` or `SignalIrfft`), int16 first, then float32 and
+    int32: each radix alone (half lengths 2, 3, 4 and 5 for int16, 2 and 4 for the others;
+    4 runs) on input rows of `fft_length` values (RFFT) or `fft_length / 2 + 1` complex ones
+    (IRFFT); the rows of `i16_table` or `wide_table` (`cases`' tables); full-scale int16 and
+    int32 inputs."""
     i16, i32, f32 = np.int16, np.int32, np.float32
-    rfft, irfft = "SignalRfft", "SignalIrfft"
-    # int16 RFFT: each radix alone (half lengths 2, 3, 4, 5), mixed radices, zero padding
-    # of short rows, rank 3, the audio front end's 480-sample frame in 512, the longest
-    # length the Python op allows (2048) on a short row, and full-scale inputs.
-    cases(rfft, i16, [(n, [n], "") for n in (4, 6, 8, 10)], runs=4)
-    cases(rfft, i16, [(16, [2, 3, 11], "_rank3_pad"), (18, [18], ""), (30, [2, 30], ""),
-                      (50, [50], ""), (96, [96], ""), (120, [2, 100], "_pad"), (256, [256], ""),
-                      (512, [480], "_frame"), (2048, [64], "_short")])
-    fft("rfft_i16_extremes", rfft, i16, 64, [2, 64], make=RNG.extremes)
-    # float32, then int32 RFFT.
+    prefix, extra = ("rfft", 0) if code == "SignalRfft" else ("irfft", 2)
+    cases(code, i16, [(n, [n + extra], "") for n in (4, 6, 8, 10)], runs=4)
+    cases(code, i16, i16_table)
+    fft(f"{prefix}_i16_extremes", code, i16, 64, [2, 64 + extra], make=RNG.extremes)
     for dtype in (f32, i32):
-        cases(rfft, dtype, [(4, [4], ""), (8, [8], "")], runs=4)
-        cases(rfft, dtype, [(12, [3, 10], "_pad"), (30, [2, 30], ""), (50, [50], ""),
-                            (256, [200], "_pad")])
-    fft("rfft_i32_extremes", rfft, i32, 40, [2, 40], make=RNG.extremes)
+        cases(code, dtype, [(n, [n + extra], "") for n in (4, 8)], runs=4)
+        cases(code, dtype, wide_table)
+    fft(f"{prefix}_i32_extremes", code, i32, 40, [2, 40 + extra], make=RNG.extremes)
+
+
+def main():
+    # RFFT: int16 mixed radices, zero padding of short rows, rank 3, the audio front end's
+    # 480-sample frame in 512, the longest length the Python op allows (2048) on a short
+    # row; float32 and int32 zero padding and mixed radices.
+    direction("SignalRfft",
+              [(16, [2, 3, 11], "_rank3_pad"), (18, [18], ""), (30, [2, 30], ""), (50, [50], ""),
+               (96, [96], ""), (120, [2, 100], "_pad"), (256, [256], ""),
+               (512, [480], "_frame"), (2048, [64], "_short")],
+              [(12, [3, 10], "_pad"), (30, [2, 30], ""), (50, [50], ""), (256, [200], "_pad")])
     # IRFFT: the same radices, rows of fft_length / 2 + 1 complex values.
-    cases(irfft, i16, [(n, [n + 2], "") for n in (4, 6, 8, 10)], runs=4)
-    cases(irfft, i16, [(16, [2, 2, 18], "_rank3"), (30, [2, 32], ""), (50, [52], ""),
-                       (512, [514], "")])
-    fft("irfft_i16_extremes", irfft, i16, 64, [2, 66], make=RNG.extremes)
-    for dtype in (f32, i32):
-        cases(irfft, dtype, [(4, [6], ""), (8, [10], "")], runs=4)
-        cases(irfft, dtype, [(12, [3, 14], ""), (30, [2, 32], ""), (50, [52], ""),
-                             (256, [258], "")])
-    fft("irfft_i32_extremes", irfft, i32, 40, [2, 42], make=RNG.extremes)
+    direction("SignalIrfft",
+              [(16, [2, 2, 18], "_rank3"), (30, [2, 32], ""), (50, [52], ""), (512, [514], "")],
+              [(12, [3, 14], ""), (30, [2, 32], ""), (50, [52], ""), (256, [258], "")])
     # FFT auto scale: amplitudes from 1 to full scale; -32768 (TFLM's maximum magnitude
     # becomes -32768, and any later value above it replaces it); all zeros (shift 0);
     # one element.

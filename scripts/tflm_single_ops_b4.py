@@ -14,15 +14,11 @@ int16 saturation and activation clamps, broadcasting, and NaN, infinities and si
 in float MAXIMUM and MINIMUM (TFLM's `a > b ? a : b` keeps the second operand on a NaN
 first one and on equal ones).
 
-A model's description sets its input ranges for `scripts/tflm_op_goldens.py` as in
-`scripts/tflm_single_ops_b3.py` (`float_range=LO:HI`, `float_step=S`, `int_range=LO:HI`).
+Run it, then `scripts/tflm_op_goldens.py --only` on each model it writes, as
+`scripts/tflm_single_ops_b3.py` says with `b4` for `b3` (a model's description sets its
+input ranges as there; needs python3 with `tflite-micro` and `numpy`):
 
     python3 scripts/tflm_single_ops_b4.py
-    for m in tests/run-models/single/op_b4_*.tflite; do
-        python3 scripts/tflm_op_goldens.py --only "$(basename "$m" .tflite)"
-    done
-
-Needs: python3 with `tflite-micro` and `numpy`.
 """
 
 import numpy as np
@@ -31,14 +27,9 @@ import tflm_single_ops_b3 as b3
 from tflm_single_ops import A, B, pack, save
 from tflm_single_ops_b3 import F32, I8, I16, I32, I64, broadcast, options
 
-SCRIPT = "scripts/tflm_single_ops_b4.py"
 
-
-class Graph(b3.Graph):
-    """`tflm_single_ops_b3.Graph`, written as `single/op_b4_<name>.tflite`."""
-
-    SCRIPT = SCRIPT
-    PREFIX = "op_b4_"
+# `tflm_single_ops_b3.Graph`, written by this script as `single/op_b4_<name>.tflite`.
+Graph = type("Graph", (b3.Graph,), {"SCRIPT": "scripts/tflm_single_ops_b4.py", "PREFIX": "op_b4_"})
 
 
 # The options table of each arithmetic kind.

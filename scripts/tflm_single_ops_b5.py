@@ -15,15 +15,11 @@ their ratio is taken in f32 (as TFLM's `activations_common.cc` reads) and in f64
 32,767 positive inputs give other outputs, 12 of this model's; the `tflite-micro` package's
 RELU agrees with the f64 ratio on all of them), and ties of the float-to-int16 rounding.
 
-A model's description sets its input ranges for `scripts/tflm_op_goldens.py` as in
-`scripts/tflm_single_ops_b3.py` (`float_range=LO:HI`, `float_step=S`, `int_range=LO:HI`).
+Run it, then `scripts/tflm_op_goldens.py --only` on each model it writes, as
+`scripts/tflm_single_ops_b3.py` says with `b5` for `b3` (a model's description sets its
+input ranges as there; needs python3 with `tflite-micro` and `numpy`):
 
     python3 scripts/tflm_single_ops_b5.py
-    for m in tests/run-models/single/op_b5_*.tflite; do
-        python3 scripts/tflm_op_goldens.py --only "$(basename "$m" .tflite)"
-    done
-
-Needs: python3 with `tflite-micro` and `numpy`.
 """
 
 import numpy as np
@@ -33,17 +29,12 @@ import tflm_single_ops_b3 as b3
 from tflm_single_ops import B, pack, s, save
 from tflm_single_ops_b3 import F32, I8, I16, I32, options
 
-SCRIPT = "scripts/tflm_single_ops_b5.py"
 U8 = np.uint8
 # The model writer's element types lack uint8.
 tflm_single_ops.TYPES.setdefault(U8, s.TensorType.UINT8)
 
-
-class Graph(b3.Graph):
-    """`tflm_single_ops_b3.Graph`, written as `single/op_b5_<name>.tflite`."""
-
-    SCRIPT = SCRIPT
-    PREFIX = "op_b5_"
+# `tflm_single_ops_b3.Graph`, written by this script as `single/op_b5_<name>.tflite`.
+Graph = type("Graph", (b3.Graph,), {"SCRIPT": "scripts/tflm_single_ops_b5.py", "PREFIX": "op_b5_"})
 
 
 def unary(name, builtin, shape, types, qin=None, qout=None, opts=(), **ranges):

@@ -14,15 +14,11 @@ rows and columns with and without keep_dims (TFLM's special float path and its g
 one), negative, repeated-order and several axes, nonzero int16 zero points, and int16 SUM
 saturating.
 
-A model's description sets its input ranges for `scripts/tflm_op_goldens.py` as in
-`scripts/tflm_single_ops_b3.py` (`float_range=LO:HI`, `float_step=S`, `int_range=LO:HI`).
+Run it, then `scripts/tflm_op_goldens.py --only` on each model it writes, as
+`scripts/tflm_single_ops_b3.py` says with `b6` for `b3` (a model's description sets its
+input ranges as there; needs python3 with `tflite-micro` and `numpy`):
 
     python3 scripts/tflm_single_ops_b6.py
-    for m in tests/run-models/single/op_b6_*.tflite; do
-        python3 scripts/tflm_op_goldens.py --only "$(basename "$m" .tflite)"
-    done
-
-Needs: python3 with `tflite-micro` and `numpy`.
 """
 
 import numpy as np
@@ -31,14 +27,9 @@ import tflm_single_ops_b3 as b3
 from tflm_single_ops import A, B, pack, save
 from tflm_single_ops_b3 import F32, I16, I32, options
 
-SCRIPT = "scripts/tflm_single_ops_b6.py"
 
-
-class Graph(b3.Graph):
-    """`tflm_single_ops_b3.Graph`, written as `single/op_b6_<name>.tflite`."""
-
-    SCRIPT = SCRIPT
-    PREFIX = "op_b6_"
+# `tflm_single_ops_b3.Graph`, written by this script as `single/op_b6_<name>.tflite`.
+Graph = type("Graph", (b3.Graph,), {"SCRIPT": "scripts/tflm_single_ops_b6.py", "PREFIX": "op_b6_"})
 
 
 SAME, VALID = 0, 1

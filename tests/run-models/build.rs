@@ -17,27 +17,27 @@ use std::path::PathBuf;
 use planner::planfile::group::{AnyPlan, read};
 use planner::planfile::patch::PatchInput;
 use planner::planfile::{PlanFile, naming};
+use planner::rt::op_kinds::{InPlace, Kernels, OP_KINDS, OpKind};
 
 /// The op kinds `planner_kernels::Reference` and `planner_kernels::Optimized` implement: the
 /// op-kind table's rows whose kernels are bundled (a model with another kind gets a runner
 /// that says so instead of a `run()` call that would not compile).
 fn supported() -> Vec<&'static str> {
-    use planner::rt::op_kinds::{Kernels, OP_KINDS};
-    OP_KINDS
-        .iter()
-        .filter(|k| k.kernels != Kernels::Unbundled)
-        .map(|k| k.name)
-        .collect()
+    kinds(|k| k.kernels != Kernels::Unbundled)
 }
 
 /// The op kinds `planner_kernels::Reference` runs in place (its `*InPlace` kernel traits:
 /// the op-kind table's rows with an in-place rule): a plan that runs another kind in place
 /// gets a runner that says so.
 fn supported_in_place() -> Vec<&'static str> {
-    use planner::rt::op_kinds::{InPlace, OP_KINDS};
+    kinds(|k| k.in_place != InPlace::Never)
+}
+
+/// The names of the op-kind table's rows that `keep` keeps, in name order.
+fn kinds(keep: fn(&OpKind) -> bool) -> Vec<&'static str> {
     OP_KINDS
         .iter()
-        .filter(|k| k.in_place != InPlace::Never)
+        .filter(|k| keep(k))
         .map(|k| k.name)
         .collect()
 }

@@ -12,6 +12,26 @@ use planner::rt::kernel::Hooks;
 
 pub mod align;
 
+/// The two tests of `tests/ops.rs` and `tests/ops_optimized.rs`, each in a binary of its
+/// own: `$whole`, every op of the models against TFLite Micro's per-op goldens, and
+/// `$in_place`, the same for the models planned in place, both run with kernel set `$set` by
+/// the `every_op` and `every_op_in_place` of `$goldens` (the caller's
+/// `tests/support/op_goldens.rs` module).
+#[macro_export]
+macro_rules! every_op_tests {
+    ($goldens:ident, $set:expr, $whole:ident, $in_place:ident $(,)?) => {
+        #[test]
+        fn $whole() {
+            $goldens::every_op($set);
+        }
+
+        #[test]
+        fn $in_place() {
+            $goldens::every_op_in_place($set);
+        }
+    };
+}
+
 /// The kernel set a [`Runner`] runs its model with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Set {
@@ -212,52 +232,32 @@ pub fn input_on(
 ) -> Option<Vec<u8>> {
     let stream = SplitMix64(seed).take(count);
     let mut out = Vec::new();
-    let int = |lo: f64, hi: f64| -> Option<(i128, u128)> {
-        let (lo, hi) = (lo as i128, hi as i128);
-        let span = u128::try_from(hi.checked_sub(lo)?.checked_add(1)?).ok()?;
-        Some((lo, span))
-    };
-    // In 128 bits, as Python's integers compute it (a uint64 range's span needs them).
-    let pick = |v: u64, lo: i128, span: u128| lo + ((u128::from(v >> 32) * span) >> 32) as i128;
-    match dtype {
-        "int8" => {
-            let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| (pick(v, lo, span) as i8).push_le(&mut out));
-        }
-        "int16" => {
-            let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| (pick(v, lo, span) as i16).push_le(&mut out));
-        }
-        "int32" => {
-            let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| (pick(v, lo, span) as i32).push_le(&mut out));
-        }
-        "int64" => {
-            let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| (pick(v, lo, span) as i64).push_le(&mut out));
-        }
-        "uint32" => {
-            let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| (pick(v, lo, span) as u32).push_le(&mut out));
-        }
-        "uint64" => {
-            let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| (pick(v, lo, span) as u64).push_le(&mut out));
-        }
-        "bool" => {
-            let (lo, span) = int(lo, hi)?;
-            stream.for_each(|v| (pick(v, lo, span) as u8).push_le(&mut out));
-        }
-        "float32" => stream.for_each(|v| {
+    if dtype == "float32" {
+        stream.for_each(|v| {
             let unit = (v >> 40) as f64 / f64::from(1u32 << 24);
             let mut x = lo + (hi - lo) * unit;
             if let Some(step) = step {
                 x = (x / step + 0.5).floor() * step;
             }
             (x as f32).push_le(&mut out);
-        }),
-        _ => return None,
+        });
+        return Some(out);
     }
+    // An integer type's value is the low `width` bytes of the 128-bit one (the `as` cast).
+    let width = match dtype {
+        "int8" | "bool" => 1,
+        "int16" => 2,
+        "int32" | "uint32" => 4,
+        "int64" | "uint64" => 8,
+        _ => return None,
+    };
+    let (lo, hi) = (lo as i128, hi as i128);
+    let span = u128::try_from(hi.checked_sub(lo)?.checked_add(1)?).ok()?;
+    // In 128 bits, as Python's integers compute it (a uint64 range's span needs them).
+    stream.for_each(|v| {
+        let x = lo + ((u128::from(v >> 32) * span) >> 32) as i128;
+        out.extend_from_slice(&x.to_le_bytes()[..width]);
+    });
     Some(out)
 }
 

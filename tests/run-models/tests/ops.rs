@@ -22,12 +22,9 @@ mod op_goldens;
 
 use run_models::Set;
 
-#[test]
-fn every_op_matches_tflite_micro() {
-    op_goldens::every_op(Set::Reference);
-}
-
-#[test]
-fn every_op_matches_tflite_micro_in_place() {
-    op_goldens::every_op_in_place(Set::Reference);
-}
+run_models::every_op_tests!(
+    op_goldens,
+    Set::Reference,
+    every_op_matches_tflite_micro,
+    every_op_matches_tflite_micro_in_place
+);

@@ -8,12 +8,9 @@ mod op_goldens;
 
 use run_models::Set;
 
-#[test]
-fn every_op_matches_tflite_micro_optimized() {
-    op_goldens::every_op(Set::Optimized);
-}
-
-#[test]
-fn every_op_matches_tflite_micro_in_place_optimized() {
-    op_goldens::every_op_in_place(Set::Optimized);
-}
+run_models::every_op_tests!(
+    op_goldens,
+    Set::Optimized,
+    every_op_matches_tflite_micro_optimized,
+    every_op_matches_tflite_micro_in_place_optimized
+);
