@@ -38,18 +38,17 @@ pub(crate) fn detection_postprocess_op(
     options: &o::DetectionPostprocessOptions,
 ) -> Result<(), KernelError> {
     use crate::reference::detection::{DetectionInputs, DetectionOutputs};
-    let shape = |i: usize, what: &'static str| {
-        op.input(i)
-            .map(|x| x.shape)
-            .ok_or(KernelError::Missing { tensor: what })
+    let input = |i: usize, tensor: &'static str| {
+        let x = op.input(i).ok_or(KernelError::Missing { tensor })?;
+        match x.data {
+            Data::F32(data) => Ok(Shaped::new(data, x.shape)),
+            _ => Err(KernelError::Type { tensor }),
+        }
     };
     let inputs = DetectionInputs {
-        box_encodings: typed_input!(op, 0, F32, "input 0 (box encodings)"),
-        box_shape: shape(0, "input 0 (box encodings)")?,
-        class_predictions: typed_input!(op, 1, F32, "input 1 (class predictions)"),
-        class_shape: shape(1, "input 1 (class predictions)")?,
-        anchors: typed_input!(op, 2, F32, "input 2 (anchors)"),
-        anchors_shape: shape(2, "input 2 (anchors)")?,
+        box_encodings: input(0, "input 0 (box encodings)")?,
+        class_predictions: input(1, "input 1 (class predictions)")?,
+        anchors: input(2, "input 2 (anchors)")?,
     };
     let mut scratch = op.scratch.iter_mut();
     let floats = typed_elements!(scratch.next(), F32, "scratch 0 (decoded boxes)");
@@ -68,7 +67,7 @@ pub(crate) fn detection_postprocess_op(
 mod tests;
 
 use crate::reference::KernelError;
-use crate::reference::common::operands::{typed_elements, typed_input};
+use crate::reference::common::operands::typed_elements;
 use nms::{Pass, boxes_valid, decode, single_class_nms};
 use planner_rt::kernel::{Data, DataMut, OpView, Out};
 use planner_rt::options::{self as o, DetectionPostprocessOptions};
@@ -79,21 +78,37 @@ use sort::partial_sort_desc;
 #[cfg(test)]
 pub(crate) const DEFAULT_DETECTIONS_PER_CLASS: i32 = 100;
 
-/// The op's three inputs, each with its shape (row-major, `data.len()` the product).
+/// One input: its floats and its shape (row-major, `data.len()` the product).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shaped<'a> {
+    /// The elements.
+    pub(crate) data: &'a [f32],
+    /// Their shape.
+    pub(crate) shape: &'a [usize],
+}
+
+impl<'a> Shaped<'a> {
+    /// `data` of shape `shape`.
+    pub(crate) fn new(data: &'a [f32], shape: &'a [usize]) -> Self {
+        Shaped { data, shape }
+    }
+
+    /// Whether the elements are as many as the shape says.
+    fn is_whole(&self) -> bool {
+        let product = self.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        product == Some(self.data.len())
+    }
+}
+
+/// The op's three inputs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct DetectionInputs<'a> {
     /// Box encodings, `[1, num_boxes, box_size >= 4]`.
-    pub(crate) box_encodings: &'a [f32],
-    /// Their shape.
-    pub(crate) box_shape: &'a [usize],
+    pub(crate) box_encodings: Shaped<'a>,
     /// Class predictions, `[1, num_boxes, num_classes (+ 1)]`.
-    pub(crate) class_predictions: &'a [f32],
-    /// Their shape.
-    pub(crate) class_shape: &'a [usize],
+    pub(crate) class_predictions: Shaped<'a>,
     /// Anchors, rank 2, at least `4 · num_boxes` floats.
-    pub(crate) anchors: &'a [f32],
-    /// Their shape.
-    pub(crate) anchors_shape: &'a [usize],
+    pub(crate) anchors: Shaped<'a>,
 }
 
 /// The op's four outputs. TFLM does not check their shapes; each must hold what the
@@ -173,19 +188,18 @@ fn geometry(
     inputs: &DetectionInputs<'_>,
 ) -> Result<Geometry, KernelError> {
     let shape = |what| KernelError::Shape { what };
-    let product = |dims: &[usize]| dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-    let &[b0, boxes, stride] = inputs.box_shape else {
+    let &[b0, boxes, stride] = inputs.box_encodings.shape else {
         return Err(shape("box encodings are not of rank 3"));
     };
-    let &[c0, class_boxes, row] = inputs.class_shape else {
+    let &[c0, class_boxes, row] = inputs.class_predictions.shape else {
         return Err(shape("class predictions are not of rank 3"));
     };
-    if inputs.anchors_shape.len() != 2 {
+    if inputs.anchors.shape.len() != 2 {
         return Err(shape("anchors are not of rank 2"));
     }
-    if product(inputs.box_shape) != Some(inputs.box_encodings.len())
-        || product(inputs.class_shape) != Some(inputs.class_predictions.len())
-        || product(inputs.anchors_shape) != Some(inputs.anchors.len())
+    if !inputs.box_encodings.is_whole()
+        || !inputs.class_predictions.is_whole()
+        || !inputs.anchors.is_whole()
     {
         return Err(shape("a detection input's length is not its shape's"));
     }
@@ -202,12 +216,12 @@ fn geometry(
     }
     if boxes
         .checked_mul(4)
-        .is_none_or(|n| inputs.anchors.len() < n)
+        .is_none_or(|n| inputs.anchors.data.len() < n)
     {
         return Err(shape("anchors hold fewer than 4 values a box"));
     }
     let within_i32 = |n: usize| i32::try_from(n).is_ok();
-    if !within_i32(inputs.class_predictions.len()) || !within_i32(boxes) {
+    if !within_i32(inputs.class_predictions.data.len()) || !within_i32(boxes) {
         return Err(shape("too many boxes or classes for TFLM's int indices"));
     }
     let classes = usize::try_from(options.num_classes).map_err(|_| KernelError::Options {
@@ -273,6 +287,18 @@ pub(crate) fn detection_postprocess(
             what: "the detection count output is empty",
         });
     }
+    // The option the chosen NMS limits each pass or box by.
+    let (per_pass, what) = if options.use_regular_nms {
+        (options.detections_per_class, "detections_per_class below 1")
+    } else {
+        (
+            options.max_classes_per_detection,
+            "max_classes_per_detection below 1",
+        )
+    };
+    if per_pass < 1 {
+        return Err(KernelError::Options { what });
+    }
     let scales = [
         options.y_scale,
         options.x_scale,
@@ -280,16 +306,24 @@ pub(crate) fn detection_postprocess(
         options.w_scale,
     ];
     decode(
-        inputs.box_encodings,
+        inputs.box_encodings.data,
         g.stride,
-        inputs.anchors,
+        inputs.anchors.data,
         scales,
         decoded,
     );
+    let nms = Nms {
+        options,
+        g,
+        predictions: inputs.class_predictions.data,
+        decoded,
+        ints,
+        outputs,
+    };
     if options.use_regular_nms {
-        regular(options, g, inputs.class_predictions, decoded, ints, outputs)
+        nms.regular()
     } else {
-        fast(options, g, inputs.class_predictions, decoded, ints, outputs)
+        nms.fast()
     }
 }
 
@@ -334,143 +368,142 @@ fn write_entry(
     outputs.scores[at] = score;
 }
 
-/// The fast NMS: each box's best `k` classes ([`partial_sort_desc`] over its class
-/// scores, in the shared scratch), one NMS pass on their best scores limited to
-/// `max_detections`, then `k` entries per selected box at TFLM's indices.
-fn fast(
-    options: &DetectionPostprocessOptions,
+/// What the fast and the regular NMS work on: the options (their per-pass limit checked),
+/// the inputs' geometry, the class predictions, the decoded boxes, the int32 scratch and
+/// the outputs.
+struct Nms<'a, 'o> {
+    options: &'a DetectionPostprocessOptions,
     g: Geometry,
-    predictions: &[f32],
-    decoded: &[f32],
-    ints: &mut [i32],
-    outputs: &mut DetectionOutputs<'_>,
-) -> Result<(), KernelError> {
-    if options.max_classes_per_detection < 1 {
-        return Err(KernelError::Options {
-            what: "max_classes_per_detection below 1",
-        });
-    }
-    if g.classes == 0 {
-        return Err(KernelError::Options {
-            what: "num_classes is 0 in the fast NMS",
-        });
-    }
-    let k = count(options.max_classes_per_detection).min(g.classes);
-    let (shared_len, _) = int_layout(options, g.boxes);
-    let (shared, best) = ints.split_at_mut(shared_len);
-    for (b, best) in best.chunks_exact_mut(k).enumerate().take(g.boxes) {
-        let start = b * g.row + g.offset;
-        let row = &predictions[start..start + g.classes];
-        let ranking = &mut shared[..g.classes];
-        for (c, r) in ranking.iter_mut().enumerate() {
-            *r = c as i32;
-        }
-        partial_sort_desc(ranking, k, &|c| row[c as usize]);
-        best.copy_from_slice(&ranking[..k]);
-    }
-    check_pass(options, decoded)?;
-    let best = &*best;
-    let score = |b: i32| {
-        let b = b as usize;
-        predictions[b * g.row + g.offset + best[b * k] as usize]
-    };
-    let pass = Pass {
-        score_threshold: options.nms_score_threshold,
-        iou_threshold: options.nms_iou_threshold,
-        limit: count(options.max_detections),
-    };
-    let (order, merge) = shared[..2 * g.boxes].split_at_mut(g.boxes);
-    let selected = single_class_nms(decoded, &score, &pass, order, merge);
-    let written = selected * k;
-    if !written
-        .checked_mul(k)
-        .is_some_and(|entries| outputs_hold(outputs, entries))
-    {
-        return Err(KernelError::Shape {
-            what: "detection outputs shorter than the fast NMS writes",
-        });
-    }
-    for j in 0..written {
-        let (box_index, c) = (order[j / k] as usize, j % k);
-        let class = best[box_index * k + c];
-        let score = predictions[box_index * g.row + g.offset + class as usize];
-        write_entry(outputs, k * j + c, decoded, box_index, class as f32, score);
-    }
-    outputs.num_detections[0] = written as f32;
-    Ok(())
+    predictions: &'a [f32],
+    decoded: &'a [f32],
+    ints: &'a mut [i32],
+    outputs: &'a mut DetectionOutputs<'o>,
 }
 
-/// The regular NMS: per class, an NMS pass limited to `detections_per_class`, its
-/// selection appended to the best detections so far and the best `max_detections` of
-/// them kept ([`partial_sort_desc`], earlier candidates first among equal scores); then
-/// `max_detections` entries, zeros after the detections.
-///
-/// A candidate is the index of its score in the class predictions (box · row + class +
-/// offset), as in TFLM.
-fn regular(
-    options: &DetectionPostprocessOptions,
-    g: Geometry,
-    predictions: &[f32],
-    decoded: &[f32],
-    ints: &mut [i32],
-    outputs: &mut DetectionOutputs<'_>,
-) -> Result<(), KernelError> {
-    if options.detections_per_class < 1 {
-        return Err(KernelError::Options {
-            what: "detections_per_class below 1",
-        });
-    }
-    let max_detections = count(options.max_detections);
-    if !outputs_hold(outputs, max_detections) {
-        return Err(KernelError::Shape {
-            what: "detection outputs shorter than max_detections",
-        });
-    }
-    if g.classes > 0 {
-        check_pass(options, decoded)?;
-    }
-    let (shared_len, _) = int_layout(options, g.boxes);
-    let (shared, candidates) = ints.split_at_mut(shared_len);
-    let pass = Pass {
-        score_threshold: options.nms_score_threshold,
-        iou_threshold: options.nms_iou_threshold,
-        limit: count(options.detections_per_class),
-    };
-    let mut kept = 0;
-    for class in 0..g.classes {
-        let column = class + g.offset;
-        let score = |b: i32| predictions[b as usize * g.row + column];
+impl Nms<'_, '_> {
+    /// The fast NMS: each box's best `k` classes ([`partial_sort_desc`] over its class
+    /// scores, in the shared scratch), one NMS pass on their best scores limited to
+    /// `max_detections`, then `k` entries per selected box at TFLM's indices.
+    fn fast(self) -> Result<(), KernelError> {
+        let (options, g) = (self.options, self.g);
+        if g.classes == 0 {
+            return Err(KernelError::Options {
+                what: "num_classes is 0 in the fast NMS",
+            });
+        }
+        let k = count(options.max_classes_per_detection).min(g.classes);
+        let (shared_len, _) = int_layout(options, g.boxes);
+        let (shared, best) = self.ints.split_at_mut(shared_len);
+        for (b, best) in best.chunks_exact_mut(k).enumerate().take(g.boxes) {
+            let start = b * g.row + g.offset;
+            let row = &self.predictions[start..start + g.classes];
+            let ranking = &mut shared[..g.classes];
+            for (c, r) in ranking.iter_mut().enumerate() {
+                *r = c as i32;
+            }
+            partial_sort_desc(ranking, k, &|c| row[c as usize]);
+            best.copy_from_slice(&ranking[..k]);
+        }
+        check_pass(options, self.decoded)?;
+        let best = &*best;
+        let score = |b: i32| {
+            let b = b as usize;
+            self.predictions[b * g.row + g.offset + best[b * k] as usize]
+        };
+        let pass = Pass {
+            score_threshold: options.nms_score_threshold,
+            iou_threshold: options.nms_iou_threshold,
+            limit: count(options.max_detections),
+        };
         let (order, merge) = shared[..2 * g.boxes].split_at_mut(g.boxes);
-        let selected = single_class_nms(decoded, &score, &pass, order, merge);
-        let total = kept + selected;
-        for (slot, &b) in candidates[kept..total].iter_mut().zip(order.iter()) {
-            *slot = b * g.row as i32 + column as i32;
+        let selected = single_class_nms(self.decoded, &score, &pass, order, merge);
+        let written = selected * k;
+        if !written
+            .checked_mul(k)
+            .is_some_and(|entries| outputs_hold(self.outputs, entries))
+        {
+            return Err(KernelError::Shape {
+                what: "detection outputs shorter than the fast NMS writes",
+            });
         }
-        let keep = total.min(max_detections);
-        let ranking = &mut shared[..total];
-        for (i, r) in ranking.iter_mut().enumerate() {
-            *r = i as i32;
+        for j in 0..written {
+            let (box_index, c) = (order[j / k] as usize, j % k);
+            let class = best[box_index * k + c];
+            let score = self.predictions[box_index * g.row + g.offset + class as usize];
+            write_entry(
+                self.outputs,
+                k * j + c,
+                self.decoded,
+                box_index,
+                class as f32,
+                score,
+            );
         }
-        partial_sort_desc(ranking, keep, &|i| {
-            predictions[candidates[i as usize] as usize]
-        });
-        for r in ranking[..keep].iter_mut() {
-            *r = candidates[*r as usize];
-        }
-        candidates[..keep].copy_from_slice(&ranking[..keep]);
-        kept = keep;
+        self.outputs.num_detections[0] = written as f32;
+        Ok(())
     }
-    for at in 0..max_detections {
-        if let Some(&index) = candidates[..kept].get(at) {
-            let index = index as usize;
-            let anchor = index / g.row;
-            let class = index - anchor * g.row - g.offset;
-            let score = predictions[index];
-            write_entry(outputs, at, decoded, anchor, class as f32, score);
-        } else {
-            write_entry(outputs, at, &[0.0; 4], 0, 0.0, 0.0);
+
+    /// The regular NMS: per class, an NMS pass limited to `detections_per_class`, its
+    /// selection appended to the best detections so far and the best `max_detections` of
+    /// them kept ([`partial_sort_desc`], earlier candidates first among equal scores); then
+    /// `max_detections` entries, zeros after the detections.
+    ///
+    /// A candidate is the index of its score in the class predictions (box · row + class +
+    /// offset), as in TFLM.
+    fn regular(self) -> Result<(), KernelError> {
+        let (options, g) = (self.options, self.g);
+        let max_detections = count(options.max_detections);
+        if !outputs_hold(self.outputs, max_detections) {
+            return Err(KernelError::Shape {
+                what: "detection outputs shorter than max_detections",
+            });
         }
+        if g.classes > 0 {
+            check_pass(options, self.decoded)?;
+        }
+        let (shared_len, _) = int_layout(options, g.boxes);
+        let (shared, candidates) = self.ints.split_at_mut(shared_len);
+        let pass = Pass {
+            score_threshold: options.nms_score_threshold,
+            iou_threshold: options.nms_iou_threshold,
+            limit: count(options.detections_per_class),
+        };
+        let mut kept = 0;
+        for class in 0..g.classes {
+            let column = class + g.offset;
+            let score = |b: i32| self.predictions[b as usize * g.row + column];
+            let (order, merge) = shared[..2 * g.boxes].split_at_mut(g.boxes);
+            let selected = single_class_nms(self.decoded, &score, &pass, order, merge);
+            let total = kept + selected;
+            for (slot, &b) in candidates[kept..total].iter_mut().zip(order.iter()) {
+                *slot = b * g.row as i32 + column as i32;
+            }
+            let keep = total.min(max_detections);
+            let ranking = &mut shared[..total];
+            for (i, r) in ranking.iter_mut().enumerate() {
+                *r = i as i32;
+            }
+            partial_sort_desc(ranking, keep, &|i| {
+                self.predictions[candidates[i as usize] as usize]
+            });
+            for r in ranking[..keep].iter_mut() {
+                *r = candidates[*r as usize];
+            }
+            candidates[..keep].copy_from_slice(&ranking[..keep]);
+            kept = keep;
+        }
+        for at in 0..max_detections {
+            if let Some(&index) = candidates[..kept].get(at) {
+                let index = index as usize;
+                let anchor = index / g.row;
+                let class = index - anchor * g.row - g.offset;
+                let score = self.predictions[index];
+                write_entry(self.outputs, at, self.decoded, anchor, class as f32, score);
+            } else {
+                write_entry(self.outputs, at, &[0.0; 4], 0, 0.0, 0.0);
+            }
+        }
+        self.outputs.num_detections[0] = kept as f32;
+        Ok(())
     }
-    outputs.num_detections[0] = kept as f32;
-    Ok(())
 }

@@ -10,7 +10,7 @@ use std::vec::Vec;
 
 use super::sort::{partial_sort_desc, stable_sort_desc};
 use super::{
-    DetectionInputs, DetectionOutputs, DetectionPostprocessOptions, detection_postprocess,
+    DetectionInputs, DetectionOutputs, DetectionPostprocessOptions, Shaped, detection_postprocess,
     detection_scratch_len,
 };
 use crate::reference::KernelError;
@@ -190,12 +190,9 @@ fn parse(text: &str) -> Golden {
 /// Runs the kernel on one run of a golden, the outputs starting as [`UNTOUCHED`].
 fn run(g: &Golden, r: &Run) -> (Result<(), KernelError>, [Vec<f32>; 4]) {
     let inputs = DetectionInputs {
-        box_encodings: &r.boxes,
-        box_shape: &g.shapes[0],
-        class_predictions: &r.classes,
-        class_shape: &g.shapes[1],
-        anchors: &g.anchors,
-        anchors_shape: &g.shapes[2],
+        box_encodings: Shaped::new(&r.boxes, &g.shapes[0]),
+        class_predictions: Shaped::new(&r.classes, &g.shapes[1]),
+        anchors: Shaped::new(&g.anchors, &g.shapes[2]),
     };
     let sentinel = f32::from_bits(UNTOUCHED);
     let mut outs = [
@@ -316,12 +313,9 @@ impl Small {
         class_shape: &[usize],
     ) -> (Result<(), KernelError>, Vec<f32>, Vec<f32>, f32) {
         let inputs = DetectionInputs {
-            box_encodings: &self.boxes,
-            box_shape: &[1, 6, 4],
-            class_predictions: &self.classes,
-            class_shape,
-            anchors: &self.anchors,
-            anchors_shape: &[6, 4],
+            box_encodings: Shaped::new(&self.boxes, &[1, 6, 4]),
+            class_predictions: Shaped::new(&self.classes, class_shape),
+            anchors: Shaped::new(&self.anchors, &[6, 4]),
         };
         let (mut b, mut c, mut s, mut n) = (
             vec![0.0; 4 * entries],
@@ -506,13 +500,12 @@ fn never_panics_on_odd_inputs() {
         let classes: Vec<f32> = (0..n * row).map(|_| pick(5) as f32 / 4.0).collect();
         let anchors: Vec<f32> = (0..4 * n).map(|_| pick(3) as f32 / 2.0).collect();
         let anchor_rows = n.saturating_sub(pick(2) as usize);
+        let (box_shape, class_shape) = ([1, n, stride], [1, n, row]);
+        let anchors_shape = [anchor_rows, 4];
         let inputs = DetectionInputs {
-            box_encodings: &boxes,
-            box_shape: &[1, n, stride],
-            class_predictions: &classes,
-            class_shape: &[1, n, row],
-            anchors: &anchors[..4 * anchor_rows],
-            anchors_shape: &[anchor_rows, 4],
+            box_encodings: Shaped::new(&boxes, &box_shape),
+            class_predictions: Shaped::new(&classes, &class_shape),
+            anchors: Shaped::new(&anchors[..4 * anchor_rows], &anchors_shape),
         };
         let entries = pick(8) as usize;
         let (mut b, mut c, mut s, mut k) = (

@@ -7,7 +7,7 @@
 //! Options (the flexbuffer map, read by TFLM by position in key order): `delay_length`
 //! (int).
 
-use super::framer::{at_least, is_rows, rows_and_inner};
+use super::framer::{at_least, is_rows, push, rows_and_inner};
 use crate::reference::KernelError;
 
 #[cfg(test)] // The plan's rule is `planner_rt::op_kinds::state`; a test checks they agree.
@@ -57,8 +57,7 @@ pub(crate) fn delay(
         if d >= frame {
             // The output is all held samples; the input joins the end of the line.
             y.copy_from_slice(&line[..frame]);
-            line.copy_within(frame.., 0);
-            line[d - frame..].copy_from_slice(x);
+            push(line, x);
         } else {
             // The whole line comes out, then the input's head; its tail stays.
             y[..d].copy_from_slice(line);
@@ -77,7 +76,7 @@ mod tests {
 
     use super::{delay, delay_state_len};
     use crate::reference::KernelError;
-    use crate::reference::signal::golden::{goldens, replay};
+    use crate::reference::signal::golden::{goldens, on_lengths, replay_with_state};
 
     /// The delay's goldens.
     const GOLDENS: &[(&str, &str)] = &goldens![
@@ -90,27 +89,17 @@ mod tests {
     /// Every run of every delay golden, bit for bit, through one state per golden.
     #[test]
     fn delay_matches_tflm() {
-        replay(GOLDENS, "delay", 0i16, |g| {
+        replay_with_state(GOLDENS, "delay", delay, |g| {
             assert_eq!(g.input_shape, g.output_shape);
-            let length: i32 = g.opt("delay_length");
-            let shape = g.input_shape.clone();
-            let mut state = std::vec![0i16; delay_state_len(length, &shape)];
-            move |x, y| {
-                delay(length, x, &shape, y, &mut state).unwrap();
-                None
-            }
+            let length = g.opt("delay_length");
+            (length, delay_state_len(length, &g.input_shape))
         });
     }
 
     /// Options and lengths TFLM cannot run with are refused, never a panic.
     #[test]
     fn delay_refuses() {
-        let run = |d: i32, shape: &[usize], input: usize, out: usize, state: usize| {
-            let input = std::vec![1i16; input];
-            let mut output = std::vec![0i16; out];
-            let mut line = std::vec![0i16; state];
-            delay(d, &input, shape, &mut output, &mut line)
-        };
+        let run = on_lengths(delay);
         assert_eq!(run(3, &[2, 4], 8, 8, 6), Ok(()));
         assert!(matches!(
             run(-1, &[4], 4, 4, 0),

@@ -1,7 +1,7 @@
 //! TFLM's `SignalFilterBankLog` (custom op): the scaled natural log of each uint32 filter
 //! bank channel, in TFLM's fixed-point arithmetic, as int16.
 
-use super::framer::{checked, holds};
+use super::framer::{holds, shift_option};
 use crate::reference::KernelError;
 
 /// The correction the log's fraction gets over `log2(1 + f) ≈ f`, at the start of each of
@@ -40,10 +40,8 @@ pub(crate) fn filter_bank_log(
     input_correction_bits: i32,
     output: &mut [i16],
 ) -> Result<(), KernelError> {
-    let correction =
-        checked::<u32>(input_correction_bits, |s| *s < 32).ok_or(KernelError::Options {
-            what: "filter bank log input_correction_bits outside 0..=31",
-        })?;
+    let what = "filter bank log input_correction_bits outside 0..=31";
+    let correction = shift_option(input_correction_bits, 32, what)?;
     let what = "filter bank log output is shorter than its input";
     holds(output.len(), input.len(), what)?;
     let scale = output_scale as u32;

@@ -1,7 +1,7 @@
 //! TFLM's `SignalFilterBankSquareRoot` (custom op): the rounded square root of each uint64
 //! filter bank channel, shifted right, as uint32.
 
-use super::framer::{checked, holds};
+use super::framer::{holds, shift_of};
 use crate::reference::KernelError;
 
 /// `SignalFilterBankSquareRoot`: `output[i] = sqrt(input[i]) >> scale_bits` for each of the
@@ -17,7 +17,7 @@ pub(crate) fn filter_bank_square_root(
     scale_bits: i32,
     output: &mut [u32],
 ) -> Result<(), KernelError> {
-    let shift = checked::<u32>(scale_bits, |s| *s < 32).ok_or(KernelError::Value {
+    let shift = shift_of(scale_bits, 32).ok_or(KernelError::Value {
         what: "filter bank square root scale_bits outside 0..=31",
     })?;
     let what = "filter bank square root output is shorter than its input";

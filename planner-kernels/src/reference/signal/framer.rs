@@ -54,6 +54,41 @@ impl Geometry {
     }
 }
 
+/// What a framing kernel (the framer, the stacker) writes: output 0, its int16 sample state
+/// and its int32 counter state.
+#[derive(Debug)]
+pub(crate) struct Framing<'a> {
+    /// Output 0.
+    pub(crate) output: &'a mut [i16],
+    /// The sample state.
+    pub(crate) samples: &'a mut [i16],
+    /// The counter state.
+    pub(crate) counters: &'a mut [i32],
+}
+
+impl<'a> Framing<'a> {
+    /// Output 0 and the sample and counter state.
+    pub(crate) fn new(
+        output: &'a mut [i16],
+        samples: &'a mut [i16],
+        counters: &'a mut [i32],
+    ) -> Self {
+        Framing {
+            output,
+            samples,
+            counters,
+        }
+    }
+}
+
+/// Moves `ring`'s values `chunk.len()` places towards its start (its oldest drop out) and
+/// puts `chunk` at its end; `chunk` is at most as long as `ring`.
+pub(super) fn push<T: Copy>(ring: &mut [T], chunk: &[T]) {
+    ring.copy_within(chunk.len().., 0);
+    let at = ring.len() - chunk.len();
+    ring[at..].copy_from_slice(chunk);
+}
+
 // Checks the signal kernels share.
 
 /// `value` (an int option or input) as a `T`, when the conversion is exact and `ok`
@@ -65,6 +100,17 @@ pub(super) fn checked<T: TryFrom<i32>>(value: i32, ok: impl FnOnce(&T) -> bool) 
 /// An int option as a count of at least `least`, or the [`KernelError::Options`] `what`.
 pub(super) fn at_least(value: i32, least: usize, what: &'static str) -> Result<usize, KernelError> {
     checked(value, |&v| v >= least).ok_or(KernelError::Options { what })
+}
+
+/// `value` as a shift C defines on a `bits`-bit integer (0 to `bits - 1`), or `None`.
+pub(super) fn shift_of(value: i32, bits: u32) -> Option<u32> {
+    checked(value, |&s| s < bits)
+}
+
+/// An int option as a shift C defines on a `bits`-bit integer, or the
+/// [`KernelError::Options`] `what`.
+pub(super) fn shift_option(value: i32, bits: u32, what: &'static str) -> Result<u32, KernelError> {
+    shift_of(value, bits).ok_or(KernelError::Options { what })
 }
 
 /// An output of `output` elements holds the `input` elements a kernel writes, or the
@@ -118,7 +164,7 @@ pub(crate) fn framer_counters_len(input_shape: &[usize]) -> usize {
 }
 
 /// Runs `SignalFramer` once: `input` of shape `input_shape` (`[..., n · frame_step]`),
-/// `output` of shape `[..., n, frame_size]`, `valid` its bool output 1.
+/// `output` of shape `[..., n, frame_size]`; returns its bool output 1 (valid).
 ///
 /// State, all zeros after TFLM's reset (the prefill zeros are zeros of `samples`):
 /// * `samples` ([`framer_state_len`]): per row, the ring's last `capacity` samples in
@@ -134,11 +180,8 @@ pub(crate) fn framer(
     options: &SignalFramerOptions,
     input: &[i16],
     input_shape: &[usize],
-    output: &mut [i16],
-    valid: &mut bool,
-    samples: &mut [i16],
-    counters: &mut [i32],
-) -> Result<(), KernelError> {
+    io: Framing<'_>,
+) -> Result<bool, KernelError> {
     let g = Geometry::new(options)?;
     let (rows, inner) = rows_and_inner(input_shape).ok_or(KernelError::Shape {
         what: "framer input is a scalar",
@@ -155,8 +198,8 @@ pub(crate) fn framer(
     let what = "framer input length is not its shape's";
     is_rows(input.len(), rows, inner, what)?;
     let what = "framer output length is not rows · frames · frame_size";
-    is_rows(output.len(), rows, frames_len, what)?;
-    if samples.len() != framer_state_len(options, input_shape) || counters.len() != rows {
+    is_rows(io.output.len(), rows, frames_len, what)?;
+    if io.samples.len() != framer_state_len(options, input_shape) || io.counters.len() != rows {
         return Err(KernelError::Shape {
             what: "framer state length differs from framer_state_len or framer_counters_len",
         });
@@ -165,12 +208,13 @@ pub(crate) fn framer(
     let room = g.capacity - g.step - g.base;
     let mut all_ready = true;
     // Every row, ring and frame is at least one element long: the chunks are the rows.
-    let rings = samples
+    let rings = io
+        .samples
         .chunks_exact_mut(g.capacity)
-        .zip(counters.iter_mut());
+        .zip(io.counters.iter_mut());
     let rows_io = input
         .chunks_exact(inner)
-        .zip(output.chunks_exact_mut(frames_len));
+        .zip(io.output.chunks_exact_mut(frames_len));
     for ((ring, counter), (row_in, row_out)) in rings.zip(rows_io) {
         let held = checked(*counter, |&c: &usize| c <= room && c % g.step == 0)
             .map(|c| c + g.base)
@@ -182,8 +226,7 @@ pub(crate) fn framer(
         // `frame_size + frame_step` does.
         *counter = i32::try_from(held - g.base).unwrap_or(i32::MAX);
     }
-    *valid = all_ready;
-    Ok(())
+    Ok(all_ready)
 }
 
 /// Frames one row: pushes each `step` chunk of `row_in` into `ring` (holding `held`
@@ -201,8 +244,7 @@ fn frame_row(
         .chunks_exact(g.step)
         .zip(row_out.chunks_exact_mut(g.size))
     {
-        ring.copy_within(g.step.., 0);
-        ring[g.capacity - g.step..].copy_from_slice(chunk);
+        push(ring, chunk);
         held += g.step;
         if held >= g.size {
             let start = g.capacity - held;
@@ -221,7 +263,7 @@ mod tests {
 
     extern crate std;
 
-    use super::{SignalFramerOptions, framer, framer_counters_len, framer_state_len};
+    use super::{Framing, SignalFramerOptions, framer, framer_counters_len, framer_state_len};
     use crate::reference::KernelError;
     use crate::reference::signal::golden::{goldens, replay};
 
@@ -249,10 +291,8 @@ mod tests {
             let mut samples = std::vec![0i16; framer_state_len(&options, &shape)];
             let mut counters = std::vec![0i32; framer_counters_len(&shape)];
             move |x, y| {
-                let mut valid = false;
-                let state = (&mut samples, &mut counters);
-                framer(&options, x, &shape, y, &mut valid, state.0, state.1).unwrap();
-                Some(valid)
+                let io = Framing::new(y, &mut samples, &mut counters);
+                Some(framer(&options, x, &shape, io).unwrap())
             }
         });
     }
@@ -270,9 +310,8 @@ mod tests {
             let mut output = std::vec![0i16; out];
             let mut samples = std::vec![0i16; state];
             let mut counters = std::vec![c; framer_counters_len(shape)];
-            let mut valid = false;
-            let state = (&mut samples, &mut counters);
-            framer(o, &input, shape, &mut output, &mut valid, state.0, state.1)
+            let io = Framing::new(&mut output, &mut samples, &mut counters);
+            framer(o, &input, shape, io).map(|_valid| ())
         };
         assert_eq!(run(&ok, &[2, 4], 16, 8, 0), Ok(()));
         let bad_step = SignalFramerOptions {

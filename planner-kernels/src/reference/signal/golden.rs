@@ -30,6 +30,8 @@ use core::str::FromStr;
 use std::vec;
 use std::vec::Vec;
 
+use crate::reference::KernelError;
+
 /// Golden files by name: `goldens!["a", "b"]` is `[("a", <goldens/a.txt>), ...]`.
 macro_rules! goldens {
     ($($name:literal),* $(,)?) => {
@@ -258,6 +260,43 @@ pub(super) fn replay<'a, T: Value, K: FnMut(&[T], &mut [T]) -> Option<bool>>(
         let g = Golden::parse(text);
         assert_eq!((g.op, g.ty), (op, T::NAME), "{name}");
         replay_golden(name, &g, untouched, start(&g));
+    }
+}
+
+/// A kernel of rows with a state (the delay, the overlap-add): `(option, input, input's
+/// shape, output, state)`.
+pub(super) type StateKernel<T> =
+    fn(i32, &[T], &[usize], &mut [T], &mut [T]) -> Result<(), KernelError>;
+
+/// [`replay`] for a [`StateKernel`] (of op `op`, output 0 starting as zeros): `start` gives
+/// each golden's option and state length, the state starting as zeros.
+pub(super) fn replay_with_state<T: Value + Default>(
+    goldens: &[(&str, &str)],
+    op: &str,
+    kernel: StateKernel<T>,
+    start: impl Fn(&Golden<'_>) -> (i32, usize),
+) {
+    replay(goldens, op, T::default(), |g| {
+        let (option, state_len) = start(g);
+        let shape = g.input_shape.clone();
+        let mut state = vec![T::default(); state_len];
+        move |x, y| {
+            kernel(option, x, &shape, y, &mut state).unwrap();
+            None
+        }
+    });
+}
+
+/// `kernel` as a function of an option, an input shape and the lengths of the input (ones),
+/// the output and the state (zeros): for the tests of what it refuses.
+pub(super) fn on_lengths(
+    kernel: StateKernel<i16>,
+) -> impl Fn(i32, &[usize], usize, usize, usize) -> Result<(), KernelError> {
+    move |option, shape, input, out, state| {
+        let input = vec![1i16; input];
+        let mut output = vec![0i16; out];
+        let mut state = vec![0i16; state];
+        kernel(option, &input, shape, &mut output, &mut state)
     }
 }
 

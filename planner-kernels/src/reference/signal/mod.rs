@@ -138,37 +138,41 @@ pub(crate) fn signal_delay(
     delay::delay(options.delay_length, x, dims, y, state)
 }
 
-/// `SignalFramer`, int16: frames (output 0) and whether they are valid (output 1).
-pub(crate) fn signal_framer(
-    op: OpView<'_, '_>,
-    options: &o::SignalFramerOptions,
-) -> Result<(), KernelError> {
-    let x = typed_input!(op, 0, I16, "input 0");
-    let dims = shape(&op)?;
-    let mut states = op.variables.iter_mut();
-    let samples = typed_elements!(states.next(), I16, "the framer's sample state");
-    let counters = typed_elements!(states.next(), I32, "the framer's counter state");
-    let (y, flag) = two_outputs(op.outputs);
-    let y = typed_elements!(y, I16, "output 0");
-    let mut valid = false;
-    framer::framer(options, x, dims, y, &mut valid, samples, counters)?;
-    set_flag(flag, valid)
+/// Framing kernels (the framer, the stacker), int16: each binds `$x` to input 0, `$dims` to
+/// its shape and `$io` to what it writes (output 0, and the sample and counter state: op
+/// variables 0 and 1, named `$samples` and `$counters` in errors), then runs `$run`, which
+/// gives the valid flag, written to output 1.
+macro_rules! framing_kernels {
+    ($o:ident; $($(#[$doc:meta])* $f:ident($options:ty, $samples:literal, $counters:literal)
+     |$x:ident, $dims:pat, $io:ident| $run:expr;)*) => {
+        $(
+            $(#[$doc])*
+            pub(crate) fn $f(op: OpView<'_, '_>, $o: &$options) -> Result<(), KernelError> {
+                let $x = typed_input!(op, 0, I16, "input 0");
+                let $dims = shape(&op)?;
+                let mut states = op.variables.iter_mut();
+                let samples = typed_elements!(states.next(), I16, $samples);
+                let counters = typed_elements!(states.next(), I32, $counters);
+                let (y, flag) = two_outputs(op.outputs);
+                let y = typed_elements!(y, I16, "output 0");
+                let $io = framer::Framing::new(y, samples, counters);
+                set_flag(flag, $run?)
+            }
+        )*
+    };
 }
 
-/// `SignalStacker`, int16: the stacked window (output 0) and whether it is valid (output 1).
-pub(crate) fn signal_stacker(
-    op: OpView<'_, '_>,
-    options: &o::SignalStackerOptions,
-) -> Result<(), KernelError> {
-    let x = typed_input!(op, 0, I16, "input 0");
-    let mut states = op.variables.iter_mut();
-    let samples = typed_elements!(states.next(), I16, "the stacker's sample state");
-    let counters = typed_elements!(states.next(), I32, "the stacker's counter state");
-    let (y, flag) = two_outputs(op.outputs);
-    let y = typed_elements!(y, I16, "output 0");
-    let mut valid = false;
-    stacker::stacker(options, x, y, &mut valid, samples, counters)?;
-    set_flag(flag, valid)
+framing_kernels! {
+    options;
+
+    /// `SignalFramer`, int16: frames (output 0) and whether they are valid (output 1).
+    signal_framer(o::SignalFramerOptions, "the framer's sample state", "the framer's counter state")
+        |x, dims, io| framer::framer(options, x, dims, io);
+
+    /// `SignalStacker`, int16: the stacked window (output 0) and whether it is valid (output
+    /// 1).
+    signal_stacker(o::SignalStackerOptions, "the stacker's sample state", "the stacker's counter state")
+        |x, _, io| stacker::stacker(options, x, io);
 }
 
 /// `SignalOverlapAdd`, int16 or float32, its accumulator the op's state.

@@ -112,7 +112,7 @@ mod tests {
 
     use super::{OverlapAddValue, overlap_add, overlap_add_state_len};
     use crate::reference::KernelError;
-    use crate::reference::signal::golden::{Value, goldens, replay};
+    use crate::reference::signal::golden::{Value, goldens, on_lengths, replay_with_state};
 
     /// The int16 goldens.
     const GOLDENS_I16: &[(&str, &str)] = &goldens![
@@ -132,14 +132,8 @@ mod tests {
 
     /// Runs every golden of `goldens` (of element type `T`) through one state each.
     fn matches<T: OverlapAddValue + Value>(goldens: &[(&str, &str)]) {
-        replay(goldens, "overlap_add", T::default(), |g| {
-            let step: i32 = g.opt("frame_step");
-            let shape = g.input_shape.clone();
-            let mut state = std::vec![T::default(); overlap_add_state_len(&shape)];
-            move |x, y| {
-                overlap_add(step, x, &shape, y, &mut state).unwrap();
-                None
-            }
+        replay_with_state(goldens, "overlap_add", overlap_add::<T>, |g| {
+            (g.opt("frame_step"), overlap_add_state_len(&g.input_shape))
         });
     }
 
@@ -158,12 +152,7 @@ mod tests {
     /// Options and lengths TFLM cannot run with are refused, never a panic.
     #[test]
     fn overlap_add_refuses() {
-        let run = |step: i32, shape: &[usize], input: usize, out: usize, state: usize| {
-            let input = std::vec![1i16; input];
-            let mut output = std::vec![0i16; out];
-            let mut acc = std::vec![0i16; state];
-            overlap_add(step, &input, shape, &mut output, &mut acc)
-        };
+        let run = on_lengths(overlap_add);
         assert_eq!(run(2, &[2, 3, 4], 24, 12, 8), Ok(()));
         assert_eq!(run(0, &[3, 4], 12, 0, 4), Ok(()));
         let options = |r| matches!(r, Err(KernelError::Options { .. }));

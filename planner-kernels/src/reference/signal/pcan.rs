@@ -2,7 +2,7 @@
 //! filter bank channels by a gain looked up from each channel's noise estimate (an int16
 //! piecewise-quadratic table), then a compressing "shrink"; uint32 in, uint32 out.
 
-use super::framer::checked;
+use super::framer::shift_option;
 use crate::reference::KernelError;
 
 /// Bits of the signal-to-noise value the shrink reads (TFLM's `kPcanSnrBits`).
@@ -33,9 +33,7 @@ pub(crate) fn pcan(
     snr_shift: i32,
     output: &mut [u32],
 ) -> Result<(), KernelError> {
-    let shift = checked::<u32>(snr_shift, |s| *s < 64).ok_or(KernelError::Options {
-        what: "pcan snr_shift outside 0..=63",
-    })?;
+    let shift = shift_option(snr_shift, 64, "pcan snr_shift outside 0..=63")?;
     if output.len() != input.len() || noise_estimate.len() < input.len() {
         return Err(KernelError::Shape {
             what: "pcan output not the input's length, or noise estimate shorter",

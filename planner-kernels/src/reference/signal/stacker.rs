@@ -8,7 +8,7 @@
 //! Options (the flexbuffer map, read by TFLM by position in key order): `num_channels`,
 //! `stacker_left_context`, `stacker_right_context`, `stacker_step` (all int).
 
-use super::framer::at_least;
+use super::framer::{Framing, at_least, push};
 use crate::reference::KernelError;
 use planner_rt::options::SignalStackerOptions;
 
@@ -70,7 +70,7 @@ pub(crate) fn stacker_state_len(options: &SignalStackerOptions) -> usize {
 pub(crate) const STACKER_COUNTERS_LEN: usize = 2;
 
 /// Runs `SignalStacker` once: `input` one vector of `num_channels` values, `output` the
-/// window ([`stacker_state_len`] values), `valid` its bool output 1.
+/// window ([`stacker_state_len`] values); returns its bool output 1 (valid).
 ///
 /// State, all zeros after TFLM's reset:
 /// * `samples` ([`stacker_state_len`]): the ring's values in time order, the newest at the
@@ -83,12 +83,14 @@ pub(crate) const STACKER_COUNTERS_LEN: usize = 2;
 pub(crate) fn stacker(
     options: &SignalStackerOptions,
     input: &[i16],
-    output: &mut [i16],
-    valid: &mut bool,
-    samples: &mut [i16],
-    counters: &mut [i32],
-) -> Result<(), KernelError> {
+    io: Framing<'_>,
+) -> Result<bool, KernelError> {
     let g = Geometry::new(options)?;
+    let Framing {
+        output,
+        samples,
+        counters,
+    } = io;
     if input.len() != g.channels {
         return Err(KernelError::Shape {
             what: "stacker input length is not num_channels",
@@ -116,19 +118,18 @@ pub(crate) fn stacker(
         })?;
     let copies = if started == 0 { 1 + g.left } else { 1 };
     for _ in 0..copies {
-        samples.copy_within(g.channels.., 0);
-        samples[g.window - g.channels..].copy_from_slice(input);
+        push(samples, input);
     }
     let mut held = held + copies * g.channels;
-    *valid = held >= g.window;
-    if *valid {
+    let valid = held >= g.window;
+    if valid {
         output.copy_from_slice(samples);
         held -= g.drop;
     }
     // `held` is below the window's length, which TFLM's int32 options bound.
     counters[0] = i32::try_from(held).unwrap_or(i32::MAX);
     counters[1] = 1;
-    Ok(())
+    Ok(valid)
 }
 
 #[cfg(test)]
@@ -137,7 +138,7 @@ mod tests {
 
     extern crate std;
 
-    use super::{STACKER_COUNTERS_LEN, SignalStackerOptions, stacker, stacker_state_len};
+    use super::{Framing, STACKER_COUNTERS_LEN, SignalStackerOptions, stacker, stacker_state_len};
     use crate::reference::KernelError;
     use crate::reference::signal::golden::{goldens, replay};
 
@@ -164,10 +165,7 @@ mod tests {
             let mut samples = std::vec![0i16; stacker_state_len(&options)];
             let mut counters = [0i32; STACKER_COUNTERS_LEN];
             move |x, y| {
-                let mut valid = false;
-                let state = (&mut samples, &mut counters);
-                stacker(&options, x, y, &mut valid, state.0, state.1).unwrap();
-                Some(valid)
+                Some(stacker(&options, x, Framing::new(y, &mut samples, &mut counters)).unwrap())
             }
         });
     }
@@ -187,69 +185,29 @@ mod tests {
                 let mut output = std::vec![0i16; out];
                 let mut samples = std::vec![0i16; state];
                 let mut counters = c;
-                let mut valid = false;
-                stacker(
-                    o,
-                    &input,
-                    &mut output,
-                    &mut valid,
-                    &mut samples,
-                    &mut counters,
-                )
+                let io = Framing::new(&mut output, &mut samples, &mut counters);
+                stacker(o, &input, io).map(|_valid| ())
             };
         assert_eq!(run(&ok, 2, 6, 6, [0, 0]), Ok(()));
         assert_eq!(run(&ok, 2, 6, 6, [4, 1]), Ok(()));
-        let options = |r| matches!(r, Err(KernelError::Options { .. }));
-        assert!(options(run(
-            &SignalStackerOptions {
-                num_channels: 0,
-                ..ok
-            },
-            0,
-            0,
-            0,
-            [0, 0]
-        )));
-        assert!(options(run(
-            &SignalStackerOptions {
-                stacker_step: 0,
-                ..ok
-            },
-            2,
-            6,
-            6,
-            [0, 0]
-        )));
-        assert!(options(run(
-            &SignalStackerOptions {
-                stacker_step: 4,
-                ..ok
-            },
-            2,
-            6,
-            6,
-            [0, 0]
-        )));
-        assert!(options(run(
-            &SignalStackerOptions {
-                stacker_left_context: -1,
-                ..ok
-            },
-            2,
-            2,
-            2,
-            [0, 0]
-        )));
-        assert!(options(run(
-            &SignalStackerOptions {
-                stacker_right_context: -1,
-                ..ok
-            },
-            2,
-            2,
-            2,
-            [0, 0]
-        )));
+        // Options TFLM cannot run with: num_channels, left and right context and step, with
+        // the input's length and the output's and the state's.
+        for (channels, left, right, step, input, len) in [
+            (0, 1, 1, 1, 0, 0),
+            (2, 1, 1, 0, 2, 6),
+            (2, 1, 1, 4, 2, 6),
+            (2, -1, 1, 1, 2, 2),
+            (2, 1, -1, 1, 2, 2),
+        ] {
+            let o = SignalStackerOptions {
+                num_channels: channels,
+                stacker_left_context: left,
+                stacker_right_context: right,
+                stacker_step: step,
+            };
+            let refused = run(&o, input, len, len, [0, 0]);
+            assert!(matches!(refused, Err(KernelError::Options { .. })), "{o:?}");
+        }
         let shape = |r| matches!(r, Err(KernelError::Shape { .. }));
         assert!(shape(run(&ok, 3, 6, 6, [0, 0])));
         assert!(shape(run(&ok, 2, 5, 6, [0, 0])));

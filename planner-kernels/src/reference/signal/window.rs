@@ -1,7 +1,7 @@
 //! TFLM's `SignalWindow` (custom op): int16 samples times an int16 window, shifted right and
 //! saturated to int16, frame by frame.
 
-use super::framer::{checked, holds};
+use super::framer::{holds, shift_option};
 use crate::reference::KernelError;
 
 /// `SignalWindow`: each frame of `weights.len()` samples of `input` (int16, any shape whose
@@ -26,9 +26,7 @@ pub(crate) fn window(
         input.len(),
         "window output is shorter than its input",
     )?;
-    let shift = checked::<u32>(shift, |s| *s < 32).ok_or(KernelError::Options {
-        what: "window shift outside 0..=31",
-    })?;
+    let shift = shift_option(shift, 32, "window shift outside 0..=31")?;
     if input.is_empty() {
         return Ok(());
     }

@@ -93,84 +93,57 @@ fn round_q31(x: i64) -> i32 {
     (x.wrapping_add(1 << 30) >> 31) as i32
 }
 
-impl FftScalar for i16 {
-    fn twiddle(phase: f64) -> Cpx<i16> {
-        Cpx {
-            r: libm::floor(0.5 + 32767.0 * libm::cos(phase)) as i16,
-            i: libm::floor(0.5 + 32767.0 * libm::sin(phase)) as i16,
+/// [`FftScalar`] for a fixed-point type `$t` (Q15 or Q31, `MAX` its largest value): its
+/// products in the wider `$wide` rounded back by `$round`, and the halved sums and
+/// differences taken in C's `int` (`i32`, wrapping: wider than `i16`, as wide as `i32`).
+macro_rules! fixed_point {
+    ($($t:ident: $wide:ident, $round:ident;)*) => {$(
+        impl FftScalar for $t {
+            fn twiddle(phase: f64) -> Cpx<$t> {
+                let max = f64::from($t::MAX);
+                Cpx {
+                    r: libm::floor(0.5 + max * libm::cos(phase)) as $t,
+                    i: libm::floor(0.5 + max * libm::sin(phase)) as $t,
+                }
+            }
+            fn add(self, b: $t) -> $t {
+                self.wrapping_add(b)
+            }
+            fn sub(self, b: $t) -> $t {
+                self.wrapping_sub(b)
+            }
+            fn neg(self) -> $t {
+                self.wrapping_neg()
+            }
+            fn mul(self, b: $t) -> $t {
+                $round($wide::from(self) * $wide::from(b))
+            }
+            fn cmul(a: Cpx<$t>, b: Cpx<$t>) -> Cpx<$t> {
+                let p = |x: $t, y: $t| $wide::from(x) * $wide::from(y);
+                Cpx {
+                    r: $round(p(a.r, b.r).wrapping_sub(p(a.i, b.i))),
+                    i: $round(p(a.r, b.i).wrapping_add(p(a.i, b.r))),
+                }
+            }
+            fn fixdiv(self, div: i32) -> $t {
+                $round($wide::from(self) * $wide::from(i32::from($t::MAX) / div))
+            }
+            fn half(self) -> $t {
+                self >> 1
+            }
+            fn half_add(self, b: $t) -> $t {
+                (i32::from(self).wrapping_add(i32::from(b)) >> 1) as $t
+            }
+            fn half_sub(self, b: $t) -> $t {
+                (i32::from(self).wrapping_sub(i32::from(b)) >> 1) as $t
+            }
         }
-    }
-    fn add(self, b: i16) -> i16 {
-        self.wrapping_add(b)
-    }
-    fn sub(self, b: i16) -> i16 {
-        self.wrapping_sub(b)
-    }
-    fn neg(self) -> i16 {
-        self.wrapping_neg()
-    }
-    fn mul(self, b: i16) -> i16 {
-        round_q15(i32::from(self) * i32::from(b))
-    }
-    fn cmul(a: Cpx<i16>, b: Cpx<i16>) -> Cpx<i16> {
-        let p = |x: i16, y: i16| i32::from(x) * i32::from(y);
-        Cpx {
-            r: round_q15(p(a.r, b.r).wrapping_sub(p(a.i, b.i))),
-            i: round_q15(p(a.r, b.i).wrapping_add(p(a.i, b.r))),
-        }
-    }
-    fn fixdiv(self, div: i32) -> i16 {
-        round_q15(i32::from(self) * (32767 / div))
-    }
-    fn half(self) -> i16 {
-        self >> 1
-    }
-    fn half_add(self, b: i16) -> i16 {
-        ((i32::from(self) + i32::from(b)) >> 1) as i16
-    }
-    fn half_sub(self, b: i16) -> i16 {
-        ((i32::from(self) - i32::from(b)) >> 1) as i16
-    }
+    )*};
 }
 
-impl FftScalar for i32 {
-    fn twiddle(phase: f64) -> Cpx<i32> {
-        Cpx {
-            r: libm::floor(0.5 + 2147483647.0 * libm::cos(phase)) as i32,
-            i: libm::floor(0.5 + 2147483647.0 * libm::sin(phase)) as i32,
-        }
-    }
-    fn add(self, b: i32) -> i32 {
-        self.wrapping_add(b)
-    }
-    fn sub(self, b: i32) -> i32 {
-        self.wrapping_sub(b)
-    }
-    fn neg(self) -> i32 {
-        self.wrapping_neg()
-    }
-    fn mul(self, b: i32) -> i32 {
-        round_q31(i64::from(self) * i64::from(b))
-    }
-    fn cmul(a: Cpx<i32>, b: Cpx<i32>) -> Cpx<i32> {
-        let p = |x: i32, y: i32| i64::from(x) * i64::from(y);
-        Cpx {
-            r: round_q31(p(a.r, b.r).wrapping_sub(p(a.i, b.i))),
-            i: round_q31(p(a.r, b.i).wrapping_add(p(a.i, b.r))),
-        }
-    }
-    fn fixdiv(self, div: i32) -> i32 {
-        round_q31(i64::from(self) * i64::from(i32::MAX / div))
-    }
-    fn half(self) -> i32 {
-        self >> 1
-    }
-    fn half_add(self, b: i32) -> i32 {
-        self.wrapping_add(b) >> 1
-    }
-    fn half_sub(self, b: i32) -> i32 {
-        self.wrapping_sub(b) >> 1
-    }
+fixed_point! {
+    i16: i32, round_q15;
+    i32: i64, round_q31;
 }
 
 impl FftScalar for f32 {
@@ -346,6 +319,19 @@ fn work<T: FftScalar, F: Fn(usize) -> Cpx<T>>(
     }
 }
 
+/// `a - i b` and `a + i b` (wrapping): `b` turned a quarter either way, added to `a`.
+fn turns<T: FftScalar>(a: Cpx<T>, b: Cpx<T>) -> (Cpx<T>, Cpx<T>) {
+    let minus_i = Cpx {
+        r: a.r.add(b.i),
+        i: a.i.sub(b.r),
+    };
+    let plus_i = Cpx {
+        r: a.r.sub(b.i),
+        i: a.i.add(b.r),
+    };
+    (minus_i, plus_i)
+}
+
 /// Radix-2 butterflies over `out` (`2 m` values).
 fn radix2<T: FftScalar>(out: &mut [T], tw: &[T], stride: usize, m: usize) {
     for k in 0..m {
@@ -377,14 +363,7 @@ fn radix3<T: FftScalar>(out: &mut [T], tw: &[T], stride: usize, m: usize) {
             i: s0.i.mul(epi3.i),
         };
         store(out, k, cadd(a0, s3));
-        let o2 = Cpx {
-            r: o1.r.add(s0.i),
-            i: o1.i.sub(s0.r),
-        };
-        let o1 = Cpx {
-            r: o1.r.sub(s0.i),
-            i: o1.i.add(s0.r),
-        };
+        let (o2, o1) = turns(o1, s0);
         store(out, k + m, o1);
         store(out, k + 2 * m, o2);
     }
@@ -406,14 +385,7 @@ fn radix4<T: FftScalar>(out: &mut [T], tw: &[T], stride: usize, m: usize, invers
         let s4 = csub(s0, s2);
         store(out, k + 2 * m, csub(a0, s3));
         store(out, k, cadd(a0, s3));
-        let plus = Cpx {
-            r: s5.r.add(s4.i),
-            i: s5.i.sub(s4.r),
-        };
-        let minus = Cpx {
-            r: s5.r.sub(s4.i),
-            i: s5.i.add(s4.r),
-        };
+        let (plus, minus) = turns(s5, s4);
         let (o1, o3) = if inverse {
             (minus, plus)
         } else {
