@@ -56,9 +56,9 @@ kinds!(
     Mean,
 );
 
-/// The tensors of one case: input, filter, bias, `SVDF`'s time weights, and the state it
-/// steps (read and written).
+/// One case and its tensors: input, filter, bias and `SVDF`'s time weights.
 struct Tensors<'a> {
+    case: &'a Case,
     x: &'a [i8],
     w: &'a [i8],
     b: &'a [i32],
@@ -114,9 +114,9 @@ impl Infos {
     }
 
     /// The case's bias input, when it has one: a value per output channel.
-    fn bias<'a>(&'a self, case: &Case, v: &Tensors<'a>) -> Option<In<'a>> {
-        let out_c = *case.y.last().unwrap_or(&0);
-        case.bias.then(|| In::new(&v.b[..out_c], &self.b))
+    fn bias<'a>(&'a self, v: &Tensors<'a>) -> Option<In<'a>> {
+        let out_c = *v.case.y.last().unwrap_or(&0);
+        v.case.bias.then(|| In::new(&v.b[..out_c], &self.b))
     }
 }
 
@@ -136,17 +136,17 @@ pub fn view<'v, 'a>(
     }
 }
 
-/// Runs `case` with kernel set `k` into `y` (an `SVDF` twice, stepping `state`).
+/// Runs `v`'s case with kernel set `k` into `y` (an `SVDF` twice, stepping `state`).
 fn run<K: Kinds>(
     k: &mut K,
-    case: &Case,
     v: &Tensors<'_>,
     y: &mut [i8],
     state: &mut [i8],
 ) -> Result<(), KernelError> {
+    let case = v.case;
     let i = Infos::of(case);
     let (xi, wi, yi) = (&i.x, &i.w, &i.y);
-    let bias = i.bias(case, v);
+    let bias = i.bias(v);
     if let Options::Svdf(opt, t_shape, s_shape, t_quant, s_quant) = &case.options {
         let ti = info::<i8>(t_shape, Some(*t_quant));
         let si = info::<i8>(s_shape, Some(*s_quant));
@@ -175,16 +175,16 @@ fn run<K: Kinds>(
     }
 }
 
-/// A depthwise case with a depth multiplier of 1 and an output no larger than its input
-/// run in place by `k`: `buf` starts as the input and ends with the output, with a
-/// temporary of `tmp`'s length; `None` for any other case.
+/// `v`'s case, when it is depthwise with a depth multiplier of 1 and an output no larger
+/// than its input, run in place by `k`: `buf` starts as the input and ends with the output,
+/// with a temporary of `tmp`'s length; `None` for any other case.
 fn run_in_place<K: Kinds>(
     k: &mut K,
-    case: &Case,
     v: &Tensors<'_>,
     buf: &mut [i8],
     tmp: &mut [i8],
 ) -> Option<Result<(), KernelError>> {
+    let case = v.case;
     let Options::Depthwise(opt) = &case.options else {
         return None;
     };
@@ -200,7 +200,7 @@ fn run_in_place<K: Kinds>(
     let inputs = [
         Some(In::in_place(0, &i.x)),
         Some(In::new(v.w, &i.w)),
-        i.bias(case, v),
+        i.bias(v),
     ];
     let mut outputs = [Out::new(buf, &i.y)];
     let mut scratch = [Out::new(tmp, &ti)];
@@ -320,13 +320,14 @@ pub fn check<R: Kinds, P: Kinds>(
         y0[..yl].fill(0x5a);
         y1[..yl].fill(-0x5b);
         let v = Tensors {
+            case,
             x: &x[..xl],
             w: &w[..wl],
             b: &b,
             t: &t[..tl],
         };
-        let r0 = run(reference, case, &v, &mut y0[..yl], &mut s0[..sl]);
-        let r1 = run(optimized, case, &v, &mut y1[..yl], &mut s1[..sl]);
+        let r0 = run(reference, &v, &mut y0[..yl], &mut s0[..sl]);
+        let r1 = run(optimized, &v, &mut y1[..yl], &mut s1[..sl]);
         let ran = r0.is_ok();
         // The outputs, then the state's elements (numbered on from the outputs').
         let differ = compare(&mut stats, (r0, r1), (&y0[..yl], &y1[..yl])).or_else(|| {
@@ -337,8 +338,8 @@ pub fn check<R: Kinds, P: Kinds>(
         // on from the state's), equal to each other and to the reference's output out of
         // place.
         let differ = differ.or_else(|| {
-            let r0 = run_in_place(reference, case, &v, &mut in_place.0, &mut temp)?;
-            let r1 = run_in_place(optimized, case, &v, &mut in_place.1, &mut temp)?;
+            let r0 = run_in_place(reference, &v, &mut in_place.0, &mut temp)?;
+            let r1 = run_in_place(optimized, &v, &mut in_place.1, &mut temp)?;
             let ran = r0.is_ok();
             let (b0, b1) = (&in_place.0[..yl], &in_place.1[..yl]);
             let out_of_place = || ran.then(|| first_difference(&y0[..yl], b0)).flatten();

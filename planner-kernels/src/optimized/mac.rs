@@ -42,6 +42,8 @@ mod sse2;
 use crate::QuantizedMultiplier;
 #[cfg(all(planner_dsp, not(planner_mve)))]
 pub(crate) use dsp_rows::dot4 as dot4_widened;
+#[cfg(planner_mve)]
+pub(crate) use requant::MbqmArgs;
 #[cfg(any(planner_mve, planner_dsp))]
 use requant::RunArgs;
 pub(crate) use requant::{Channel, Mbqm, Scalar};
@@ -230,7 +232,15 @@ fn gemv_s8(x: &[i8], w: &[i8], k: usize, q: &Requant<'_>, y: &mut [i8]) -> bool 
     while c0 < cols {
         let n = BLOCK.min(cols - c0);
         let acc = &mut acc[..n];
-        if !dsp_rows::dot_rows((&w[c0 * k..(c0 + n) * k], k), (&x[..k], 0), k, 0, acc) {
+        let d = DotRows {
+            a: &w[c0 * k..(c0 + n) * k],
+            sa: k,
+            b: &x[..k],
+            sb: 0,
+            k,
+            z: 0,
+        };
+        if !dsp_rows::dot_rows(&d, acc) {
             // Only the first block can refuse (the row's length): nothing written yet.
             return false;
         }
@@ -573,6 +583,31 @@ pub(crate) fn depthwise_s8(
     }
 }
 
+/// Most taps the targets' depthwise assembly buffers a block's weights for (a 9x9 window);
+/// larger windows take the portable loop.
+#[cfg(any(planner_mve, planner_dsp))]
+const DW_MAX_TAPS: usize = 81;
+
+/// The start of the arguments of the targets' depthwise assembly (`planner_mve_dw_s8`,
+/// `planner_dsp_dw_s8`), read by offset from it. Strides in bytes.
+#[cfg(any(planner_mve, planner_dsp))]
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct DwHead {
+    x: *const i8, // 0: channel 0 of the first tap of output pixel 0
+    n: u32,       // 4: output pixels
+    fh: u32,      // 8
+    fw: u32,      // 12
+    tap_row: u32, // 16
+    tap_col: u32, // 20
+    x_step: u32,  // 24
+    w: *const i8, // 28: channel 0 of tap 0
+    w_tap: u32,   // 32
+    y: *mut i8,   // 36
+    y_step: u32,  // 40
+    blocks: u32,  // 44: blocks of `block` channels
+}
+
 /// [`depthwise_s8`] in portable Rust.
 fn portable_depthwise_s8(
     x: &[i8],
@@ -729,6 +764,18 @@ fn each_block<T: Terms>(
 #[cfg(test)]
 mod tests;
 
+/// [`dot_rows`]'s operands but `out`, for the targets' loops.
+#[cfg(any(planner_mve, planner_dsp))]
+#[derive(Clone, Copy)]
+struct DotRows<'a> {
+    a: &'a [i8],
+    sa: usize,
+    b: &'a [i8],
+    sb: usize,
+    k: usize,
+    z: i32,
+}
+
 /// For each row `r < out.len()`: `out[r] = Σ_{i<k} a[r·sa + i] · (b[r·sb + i] − z)`,
 /// wrapping, computed as `Σ a·b − z·Σ a` (equal in wrapping `i32`). `a` and `b` hold the
 /// rows at strides `sa` and `sb` (`sb` may be 0: one `b` for every row); a row that does
@@ -752,17 +799,19 @@ pub(crate) fn dot_rows(
     };
     let whole = fits(a.len(), sa) && fits(b.len(), sb);
     debug_assert!(whole, "dot_rows: slices shorter than the rows need");
+    #[cfg(any(planner_mve, planner_dsp))]
+    let d = DotRows { a, sa, b, sb, k, z };
     #[cfg(planner_mve)]
     if whole {
         if sb == 0 && mve_runs::dot_rows_x((a, sa), &b[..k], z, out) {
             return;
         }
-        if mve_runs::dot_rows((a, sa), (b, sb), k, z, out) {
+        if mve_runs::dot_rows(&d, out) {
             return;
         }
     }
     #[cfg(all(planner_dsp, not(planner_mve)))]
-    if whole && dsp_rows::dot_rows((a, sa), (b, sb), k, z, out) {
+    if whole && dsp_rows::dot_rows(&d, out) {
         return;
     }
     for (r, o) in out.iter_mut().enumerate() {

@@ -35,6 +35,33 @@ macro_rules! asm_function {
     };
 }
 
+/// The Helium routine `$name`: its `global_asm!` with the features of `-C
+/// target-cpu=cortex-m55` stated for the assembler (with LTO the module's assembly is also
+/// parsed without the crate's target features), [`asm_function!`], the AAPCS prologue
+/// (`push` of `$regs` and lr, `vpush` of `$vregs`, `$frame` bytes of stack), `$body`, then
+/// the epilogue that undoes it and returns, and the routine's size.
+#[cfg(planner_mve)]
+macro_rules! mve_asm {
+    (
+        $name:literal,
+        push [$($regs:literal)?] $(vpush $vregs:literal)? $(frame $frame:literal)?;
+        $($body:expr),+ $(,)?
+    ) => {
+        core::arch::global_asm!(
+            ".cpu cortex-m55",
+            asm_function!($name),
+            concat!("push {{", $($regs, ", ",)? "lr}}"),
+            $(concat!("vpush {{", $vregs, "}}"),)?
+            $(concat!("sub sp, sp, #", $frame),)?
+            $($body,)+
+            $(concat!("add sp, sp, #", $frame),)?
+            $(concat!("vpop {{", $vregs, "}}"),)?
+            concat!("pop {{", $($regs, ", ",)? "pc}}"),
+            concat!(".size ", $name, ", . - ", $name),
+        );
+    };
+}
+
 #[cfg(all(planner_dsp, not(planner_mve)))]
 mod arm_dsp;
 pub(crate) mod conv;

@@ -12,8 +12,8 @@ use std::vec::Vec;
 
 use planner_rt::TensorInfo;
 use planner_rt::kernel::{
-    Add, AddInPlace, Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Mean,
-    Mul, MulInPlace, OpView, Out, Pad, Quantize, Sub, SubInPlace,
+    Add, AddInPlace, Conv2d, DepthwiseConv2d, DepthwiseConv2dInPlace, FullyConnected, In, Kernel,
+    Mean, Mul, MulInPlace, OpView, Out, Pad, Quantize, Sub, SubInPlace,
 };
 use planner_rt::options::{
     Activation, AddOptions, Conv2dOptions, DepthwiseConv2dOptions, Dims, FullyConnectedOptions,
@@ -135,6 +135,18 @@ impl Geometry {
             axis(self.h, self.fh, self.stride.0, self.dilation.0, t, b),
             axis(self.w, self.fw, self.stride.1, self.dilation.1, l, rr),
         )
+    }
+
+    /// Random tensors of a convolution of this geometry with a filter of shape `filter`
+    /// (its output channels last when `layout` is channel-last, else first).
+    fn tensors(&self, r: &mut Rng, q: &Quants, filter: &[usize], layout: FilterLayout) -> Tensors {
+        let out_c = match layout {
+            FilterLayout::ChannelFirst => filter[0],
+            FilterLayout::ChannelLast => filter[3],
+        };
+        let (oh, ow) = self.out();
+        let x = [self.n, self.h, self.w, self.c];
+        Tensors::random(r, q, (&x, filter, &[self.n, oh, ow, out_c]), out_c, layout)
     }
 
     fn dims(&self) -> Dims {
@@ -294,6 +306,15 @@ impl Varied {
         want
     }
 
+    /// [`Varied::both`] of `f`'s results with the reference set and the optimized set.
+    fn sets(
+        &mut self,
+        context: impl core::fmt::Display,
+        mut f: impl FnMut(&mut dyn Kinds) -> Result<Vec<i8>, KernelError>,
+    ) -> Vec<i8> {
+        self.both(context, f(&mut Reference), f(&mut Optimized))
+    }
+
     /// At least `share` of the cases varied.
     fn check(&self, what: &str, share: f64) {
         assert!(
@@ -305,12 +326,47 @@ impl Varied {
     }
 }
 
+/// The kinds these tests run, for either set as a trait object.
+trait Kinds:
+    Kernel<Error = KernelError>
+    + Conv2d
+    + DepthwiseConv2d
+    + DepthwiseConv2dInPlace
+    + FullyConnected
+    + Add
+    + AddInPlace
+    + Sub
+    + SubInPlace
+    + Mul
+    + MulInPlace
+    + Mean
+    + Pad
+    + Quantize
+{
+}
+
+impl Kinds for Reference {}
+impl Kinds for Optimized {}
+
+/// `cases` random cases from `seed`: `case(r, i, varied)` draws case `i` and compares the
+/// sets' results, counting the case in `varied`, which it returns.
+fn each_case(
+    seed: u64,
+    cases: usize,
+    mut case: impl FnMut(&mut Rng, usize, &mut Varied),
+) -> Varied {
+    let mut r = Rng::new(seed);
+    let mut varied = Varied::default();
+    for i in 0..cases {
+        case(&mut r, i, &mut varied);
+    }
+    varied
+}
+
 #[test]
 fn conv_2d_equals_reference() {
-    let mut r = Rng::new(0xC0_2D);
-    let mut varied = Varied::default();
-    for case in 0..700 {
-        let mut g = Geometry::random(&mut r, 9, 19);
+    each_case(0xC0_2D, 700, |r, case, varied| {
+        let mut g = Geometry::random(r, 9, 19);
         // A 1x1 filter often, to take the pointwise path.
         if r.one_in(3) {
             (g.fh, g.fw) = (1, 1);
@@ -331,19 +387,9 @@ fn conv_2d_equals_reference() {
             } else {
                 r.size(1, 13)
             };
-        let (oh, ow) = g.out();
-        let q = Quants::random(&mut r, out_c, g.fh * g.fw * f_c);
-        let t = Tensors::random(
-            &mut r,
-            &q,
-            (
-                &[g.n, g.h, g.w, g.c],
-                &[out_c, g.fh, g.fw, f_c],
-                &[g.n, oh, ow, out_c],
-            ),
-            out_c,
-            FilterLayout::ChannelFirst,
-        );
+        let q = Quants::random(r, out_c, g.fh * g.fw * f_c);
+        let filter = [out_c, g.fh, g.fw, f_c];
+        let t = g.tensors(r, &q, &filter, FilterLayout::ChannelFirst);
         let o = Conv2dOptions {
             padding: g.padding,
             pads: g.dims(),
@@ -365,8 +411,8 @@ fn conv_2d_equals_reference() {
             t.run(None, |op| Reference.conv_2d(op, &o)),
             t.run(r.one_in(3).then_some(len), |op| Optimized.conv_2d(op, &o)),
         );
-    }
-    varied.check("conv_2d", 0.6);
+    })
+    .check("conv_2d", 0.6);
 }
 
 #[test]
@@ -416,19 +462,8 @@ fn depthwise_case(
     multiplier: usize,
 ) -> (Tensors, DepthwiseConv2dOptions) {
     let out_c = g.c * multiplier;
-    let (oh, ow) = g.out();
     let q = Quants::random(r, out_c, g.fh * g.fw);
-    let t = Tensors::random(
-        r,
-        &q,
-        (
-            &[g.n, g.h, g.w, g.c],
-            &[1, g.fh, g.fw, out_c],
-            &[g.n, oh, ow, out_c],
-        ),
-        out_c,
-        FilterLayout::ChannelLast,
-    );
+    let t = g.tensors(r, &q, &[1, g.fh, g.fw, out_c], FilterLayout::ChannelLast);
     let o = DepthwiseConv2dOptions {
         padding: g.padding,
         pads: g.dims(),
@@ -444,10 +479,8 @@ fn depthwise_case(
 
 #[test]
 fn depthwise_conv_2d_equals_reference() {
-    let mut r = Rng::new(0xD3_9C);
-    let mut varied = Varied::default();
-    for case in 0..900 {
-        let mut g = Geometry::random(&mut r, 11, 37);
+    each_case(0xD3_9C, 900, |r, case, varied| {
+        let mut g = Geometry::random(r, 11, 37);
         if r.one_in(8) {
             g.c = r.size(60, 90);
             (g.h, g.w) = (r.size(1, 5), r.size(1, 5));
@@ -456,50 +489,40 @@ fn depthwise_conv_2d_equals_reference() {
             }
         }
         let multiplier = if r.one_in(2) { 1 } else { r.size(2, 3) };
-        let (t, o) = depthwise_case(&mut r, &g, multiplier);
-        varied.both(
+        let (t, o) = depthwise_case(r, &g, multiplier);
+        varied.sets(
             format_args!("case {case}: {g:?}, multiplier {multiplier}, {o:?}"),
-            t.run(None, |op| Reference.depthwise_conv_2d(op, &o)),
-            t.run(None, |op| Optimized.depthwise_conv_2d(op, &o)),
+            |set| t.run(None, |op| set.depthwise_conv_2d(op, &o)),
         );
-    }
-    varied.check("depthwise_conv_2d", 0.6);
+    })
+    .check("depthwise_conv_2d", 0.6);
 }
 
 #[test]
 fn depthwise_with_one_input_channel_equals_reference() {
     // One input channel runs as a GEMM over im2col rows of the taps (person detection's first
     // layer: 1 channel, multiplier 8, 3x3, stride 2); multipliers up to 70 cross a CHUNK.
-    let mut r = Rng::new(0x1C_4A);
-    let mut varied = Varied::default();
-    for case in 0..300 {
-        let mut g = Geometry::random(&mut r, 13, 1);
+    each_case(0x1C_4A, 300, |r, case, varied| {
+        let mut g = Geometry::random(r, 13, 1);
         g.c = 1;
         let multiplier = if r.one_in(6) {
             r.size(60, 70)
         } else {
             r.size(1, 16)
         };
-        let (t, o) = depthwise_case(&mut r, &g, multiplier);
-        let want = t
-            .run(None, |op| Reference.depthwise_conv_2d(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
-        let got = t
-            .run(None, |op| Optimized.depthwise_conv_2d(op, &o))
-            .unwrap_or_else(|e| panic!("case {case}: {g:?}: {e}"));
-        assert_eq!(
-            got, want,
-            "case {case}: {g:?}, multiplier {multiplier}, {o:?}"
+        let (t, o) = depthwise_case(r, &g, multiplier);
+        varied.sets(
+            format_args!("case {case}: {g:?}, multiplier {multiplier}, {o:?}"),
+            |set| t.run(None, |op| set.depthwise_conv_2d(op, &o)),
         );
-        varied.see(&want);
-    }
-    varied.check("depthwise_conv_2d with one input channel", 0.6);
+    })
+    .check("depthwise_conv_2d with one input channel", 0.6);
 }
 
 /// The in-place kernel of `set` on `t`: the buffer starts as the input and spans the longer
 /// of input and output, with a temporary of `temp` elements.
-fn in_place<K: DepthwiseConv2dInPlace<Error = KernelError>>(
-    set: &mut K,
+fn in_place(
+    set: &mut dyn Kinds,
     t: &Tensors,
     o: &DepthwiseConv2dOptions,
     temp: usize,
@@ -521,29 +544,26 @@ fn in_place<K: DepthwiseConv2dInPlace<Error = KernelError>>(
 
 #[test]
 fn depthwise_in_place_equals_reference() {
-    let mut r = Rng::new(0x1_9ACE);
-    let mut varied = Varied::default();
-    let mut cases = 0;
-    while cases < 500 {
-        let g = Geometry::random(&mut r, 9, 40);
-        let (oh, ow) = g.out();
-        if oh * ow > g.h * g.w {
-            continue;
-        }
-        cases += 1;
-        let (t, o) = depthwise_case(&mut r, &g, 1);
+    each_case(0x1_9ACE, 500, |r, case, varied| {
+        // A geometry whose output is no larger than its input.
+        let g = loop {
+            let g = Geometry::random(r, 9, 40);
+            let (oh, ow) = g.out();
+            if oh * ow <= g.h * g.w {
+                break g;
+            }
+        };
+        let (t, o) = depthwise_case(r, &g, 1);
         // One channel of temporary, a few, or all of them.
         let temp = g.h * g.w * [1, r.size(2, 5), g.c, 70][r.size(0, 3)] + r.size(0, 2);
-        let got = varied.both(
-            format_args!("case {cases}: {g:?}, temp {temp}"),
-            in_place(&mut Reference, &t, &o, temp),
-            in_place(&mut Optimized, &t, &o, temp),
-        );
+        let got = varied.sets(format_args!("case {case}: {g:?}, temp {temp}"), |set| {
+            in_place(set, &t, &o, temp)
+        });
         // And the same bytes as out of place.
         let out = t.run(None, |op| Optimized.depthwise_conv_2d(op, &o));
-        assert_eq!(out, Ok(got), "case {cases}: {g:?}");
-    }
-    varied.check("depthwise in place", 0.6);
+        assert_eq!(out, Ok(got), "case {case}: {g:?}");
+    })
+    .check("depthwise in place", 0.6);
 }
 
 #[test]
@@ -564,9 +584,7 @@ fn in_place_refusals_are_the_references() {
 
 #[test]
 fn fully_connected_equals_reference() {
-    let mut r = Rng::new(0xFC);
-    let mut varied = Varied::default();
-    for case in 0..500 {
+    each_case(0xFC, 500, |r, case, varied| {
         let batches = r.size(1, 4);
         let depth = r.size(1, 70);
         let units = if r.one_in(5) {
@@ -574,9 +592,9 @@ fn fully_connected_equals_reference() {
         } else {
             r.size(1, 20)
         };
-        let q = Quants::random(&mut r, units, depth);
+        let q = Quants::random(r, units, depth);
         let t = Tensors::random(
-            &mut r,
+            r,
             &q,
             (&[batches, depth], &[units, depth], &[batches, units]),
             units,
@@ -588,13 +606,12 @@ fn fully_connected_equals_reference() {
             keep_num_dims: false,
             asymmetric_quantize_inputs: false,
         };
-        varied.both(
+        varied.sets(
             format_args!("case {case}: {batches}x{depth} -> {units}, {q:?}"),
-            t.run(None, |op| Reference.fully_connected(op, &o)),
-            t.run(None, |op| Optimized.fully_connected(op, &o)),
+            |set| t.run(None, |op| set.fully_connected(op, &o)),
         );
-    }
-    varied.check("fully_connected", 0.6);
+    })
+    .check("fully_connected", 0.6);
 }
 
 #[test]
@@ -708,23 +725,15 @@ enum Binary {
 
 /// A set's `ADD`, `SUB` or `MUL` of `a` and `b` into `yi`, out of place or with input
 /// `in_place` (0 or 1) taken over by the output.
-fn binary<K>(
-    set: &mut K,
+fn binary(
+    set: &mut dyn Kinds,
     kind: Binary,
     (a, ai): (&[i8], &TensorInfo<i8>),
     (b, bi): (&[i8], &TensorInfo<i8>),
     yi: &TensorInfo<i8>,
     in_place: Option<usize>,
     activation: Activation,
-) -> Result<Vec<i8>, KernelError>
-where
-    K: Add<Error = KernelError>
-        + AddInPlace<Error = KernelError>
-        + Sub<Error = KernelError>
-        + SubInPlace<Error = KernelError>
-        + Mul<Error = KernelError>
-        + MulInPlace<Error = KernelError>,
-{
+) -> Result<Vec<i8>, KernelError> {
     let o = AddOptions {
         activation,
         pot_scale_int16: false,
@@ -751,9 +760,7 @@ where
 
 #[test]
 fn add_sub_and_mul_equal_reference() {
-    let mut r = Rng::new(0xADD);
-    let mut varied = Varied::default();
-    for case in 0..900 {
+    each_case(0xADD, 900, |r, case, varied| {
         let rank = r.size(1, 4);
         let shape: Vec<usize> = (0..rank).map(|_| r.size(1, 7)).collect();
         let n: usize = shape.iter().product();
@@ -775,9 +782,9 @@ fn add_sub_and_mul_equal_reference() {
                 _ => shape.clone(),
             }
         };
-        let (a_shape, b_shape) = (operand(&mut r), operand(&mut r));
+        let (a_shape, b_shape) = (operand(r), operand(r));
         let q = |r: &mut Rng| (r.scale(0.01, 0.2), r.zero());
-        let (qa, qb, qy) = (q(&mut r), q(&mut r), q(&mut r));
+        let (qa, qb, qy) = (q(r), q(r), q(r));
         let ai = info::<i8>(&a_shape, &[qa.0], &[qa.1]);
         let bi = info::<i8>(&b_shape, &[qb.0], &[qb.1]);
         // MUL's products reach 2^16 in the inputs' units: a coarser output.
@@ -794,17 +801,25 @@ fn add_sub_and_mul_equal_reference() {
             1 if b_shape == shape => Some(1),
             _ => None,
         };
-        let args = ((&a[..], &ai), (&b[..], &bi), &yi, in_place, activation);
-        let want = varied.both(
+        let want = varied.sets(
             format_args!(
                 "case {case}: {kind:?} {a_shape:?} {b_shape:?} -> {shape:?}, in place {in_place:?}"
             ),
-            binary(&mut Reference, kind, args.0, args.1, args.2, args.3, args.4),
-            binary(&mut Optimized, kind, args.0, args.1, args.2, args.3, args.4),
+            |set| {
+                binary(
+                    set,
+                    kind,
+                    (&a[..], &ai),
+                    (&b[..], &bi),
+                    &yi,
+                    in_place,
+                    activation,
+                )
+            },
         );
         assert_eq!(n, want.len());
-    }
-    varied.check("add, sub and mul", 0.5);
+    })
+    .check("add, sub and mul", 0.5);
 }
 
 /// What `f` writes to an output described by `yi` (its elements first set to 0x11) from the
@@ -827,9 +842,7 @@ fn one_input(
 
 #[test]
 fn mean_equals_reference() {
-    let mut r = Rng::new(0x3EA9);
-    let mut varied = Varied::default();
-    for case in 0..300 {
+    each_case(0x3EA9, 300, |r, case, varied| {
         let shape = [r.size(1, 2), r.size(1, 9), r.size(1, 9), r.size(1, 80)];
         // Over a run of neighbouring axes (the fast path: rows and columns, one axis,
         // the last ones), in any spelling, or axes apart (the reference).
@@ -855,13 +868,12 @@ fn mean_equals_reference() {
             axes: Dims::new(axes).unwrap_or(Dims::EMPTY),
             keep_dims: false,
         };
-        varied.both(
+        varied.sets(
             format_args!("case {case}: {shape:?} over {axes:?}"),
-            one_input(&x, &xi, &yi, |op| Reference.mean(op, &o)),
-            one_input(&x, &xi, &yi, |op| Optimized.mean(op, &o)),
+            |set| one_input(&x, &xi, &yi, |op| set.mean(op, &o)),
         );
-    }
-    varied.check("mean", 0.5);
+    })
+    .check("mean", 0.5);
 }
 
 #[test]
@@ -894,9 +906,7 @@ fn mean_of_empty_tensors_is_the_references() {
 
 #[test]
 fn pad_equals_reference() {
-    let mut r = Rng::new(0x9AD);
-    let mut varied = Varied::default();
-    for case in 0..300 {
+    each_case(0x9AD, 300, |r, case, varied| {
         let shape = [r.size(1, 2), r.size(1, 7), r.size(1, 7), r.size(1, 9)];
         // Rows and columns (the fast path), now and then the batch or channels too.
         let mut before = [0, r.size(0, 3), r.size(0, 3), 0];
@@ -914,21 +924,16 @@ fn pad_equals_reference() {
             before: dims(before),
             after: dims(after),
         };
-        varied.both(
+        varied.sets(
             format_args!("case {case}: {shape:?} padded {before:?} {after:?}"),
-            one_input(&x, &xi, &yi, |op| Reference.pad(op, &o)),
-            one_input(&x, &xi, &yi, |op| Optimized.pad(op, &o)),
+            |set| one_input(&x, &xi, &yi, |op| set.pad(op, &o)),
         );
-    }
-    varied.check("pad", 0.8);
+    })
+    .check("pad", 0.8);
 }
 
 /// A set's `QUANTIZE` of `x` (int8 or int16) into int8, out of place.
-fn quantize<K: Quantize<Error = KernelError>>(
-    set: &mut K,
-    x: In<'_>,
-    yi: &TensorInfo<i8>,
-) -> Result<Vec<i8>, KernelError> {
+fn quantize(set: &mut dyn Kinds, x: In<'_>, yi: &TensorInfo<i8>) -> Result<Vec<i8>, KernelError> {
     let mut y = vec![0x11i8; yi.elements];
     run_op(&[Some(x)], &mut [Out::new(&mut y, yi)], &mut [], |op| {
         set.quantize(op, &NoOptions {})
@@ -938,9 +943,7 @@ fn quantize<K: Quantize<Error = KernelError>>(
 
 #[test]
 fn quantize_to_int8_equals_reference() {
-    let mut r = Rng::new(0x9A7);
-    let mut varied = Varied::default();
-    for case in 0..400 {
+    each_case(0x9A7, 400, |r, case, varied| {
         // Lengths across the fast path's runs of 64 values.
         let n = r.size(1, 200);
         let yi = info::<i8>(&[n], &[r.scale(0.001, 0.2)], &[r.zero()]);
@@ -948,21 +951,17 @@ fn quantize_to_int8_equals_reference() {
         if r.one_in(2) {
             let xi = info::<i8>(&[n], &[scale], &[r.zero()]);
             let x = r.i8s(n);
-            varied.both(
-                format_args!("case {case}: int8 x {n}"),
-                quantize(&mut Reference, In::new(&x[..], &xi), &yi),
-                quantize(&mut Optimized, In::new(&x[..], &xi), &yi),
-            );
+            varied.sets(format_args!("case {case}: int8 x {n}"), |set| {
+                quantize(set, In::new(&x[..], &xi), &yi)
+            });
         } else {
             let zero = [0, -32768, 32767, r.range(-32768, 32767)][r.size(0, 3)];
             let xi = info::<i16>(&[n], &[scale], &[zero]);
             let x: Vec<i16> = (0..n).map(|_| r.range(-32768, 32767) as i16).collect();
-            varied.both(
-                format_args!("case {case}: int16 x {n}"),
-                quantize(&mut Reference, In::new(&x[..], &xi), &yi),
-                quantize(&mut Optimized, In::new(&x[..], &xi), &yi),
-            );
+            varied.sets(format_args!("case {case}: int16 x {n}"), |set| {
+                quantize(set, In::new(&x[..], &xi), &yi)
+            });
         }
-    }
-    varied.check("quantize", 0.5);
+    })
+    .check("quantize", 0.5);
 }

@@ -19,21 +19,16 @@
 //! hidden value saturating to int8 through two `VQMOVNB`.
 
 use super::Mbqm;
+use crate::optimized::mac::MbqmArgs;
 
 /// Arguments of `planner_mve_lstm_gate`, read by offset from the assembly.
 #[repr(C)]
 struct Args {
-    acc: *mut i32,     // 0: the input products plus bias, overwritten by the gate values
-    rec: *const i32,   // 4: the recurrent products
-    n: u32,            // 8: units
-    mult_in: i32,      // 12
-    left_in: i32,      // 16: 0..=31
-    right_in: i32,     // 20: minus the right shift, -31..=0
-    negative_in: i32,  // 24: -1 when the right shift is not 0
-    mult_rec: i32,     // 28
-    left_rec: i32,     // 32
-    right_rec: i32,    // 36
-    negative_rec: i32, // 40
+    acc: *mut i32,       // 0: the input products plus bias, overwritten by the gate values
+    rec: *const i32,     // 4: the recurrent products
+    n: u32,              // 8: units
+    input: MbqmArgs,     // 12..28
+    recurrent: MbqmArgs, // 28..44
 }
 
 unsafe extern "C" {
@@ -58,14 +53,8 @@ pub(super) fn gate(acc: &mut [i32], rec: &[i32], [input, recurrent]: [&Mbqm; 2])
         acc: acc.as_mut_ptr(),
         rec: rec.as_ptr(),
         n: count,
-        mult_in: input.mult,
-        left_in: input.left as i32,
-        right_in: -(input.right as i32),
-        negative_in: -i32::from(input.right > 0),
-        mult_rec: recurrent.mult,
-        left_rec: recurrent.left as i32,
-        right_rec: -(recurrent.right as i32),
-        negative_rec: -i32::from(recurrent.right > 0),
+        input: MbqmArgs::new(input),
+        recurrent: MbqmArgs::new(recurrent),
     };
     // SAFETY: the assembly reads `n` int32 of `rec` and reads and writes `n` int32 of `acc`
     // (both at least `n` long, `n > 0`; `acc` borrowed mutably, `rec` shared, so nothing
@@ -74,12 +63,9 @@ pub(super) fn gate(acc: &mut [i32], rec: &[i32], [input, recurrent]: [&Mbqm; 2])
     unsafe { planner_mve_lstm_gate(&args) };
 }
 
-core::arch::global_asm!(
-    // As in `mac::mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_lstm_gate"),
-    "push {{r4-r8, lr}}",
-    "vpush {{d8-d9}}",
+mve_asm!(
+    "planner_mve_lstm_gate",
+    push ["r4-r8"] vpush "d8-d9";
     "ldr r1, [r0, #4]",
     "ldr r2, [r0, #8]",
     "ldr r3, [r0, #12]",
@@ -115,9 +101,6 @@ core::arch::global_asm!(
     "vmovlb.s16 q0, q0",
     "vstrw.32 q0, [r0], #16",
     "letp lr, 1b",
-    "vpop {{d8-d9}}",
-    "pop {{r4-r8, pc}}",
-    ".size planner_mve_lstm_gate, . - planner_mve_lstm_gate",
 );
 
 /// Arguments of `planner_mve_lstm_units`, read by offset from the assembly. A
@@ -197,8 +180,9 @@ unsafe extern "C" {
 // q0-q4 are an activation's temporaries; q5-q7 hold values across them. r0 the arguments,
 // r1-r4 the gate rows, r5 the cell state, r6 the hidden state, r7 the table, r8 the table
 // plus one entry, r9-r12 scalars loaded where used.
-core::arch::global_asm!(
-    ".cpu cortex-m55",
+mve_asm!(
+    "planner_mve_lstm_units",
+    push ["r4-r11"] vpush "d8-d15";
     // LOGISTIC out, in: TFLM's int16 logistic of `in` at scale 2^-12 (the table read at
     // `3 · in`, whose index is at most 192: no saturation), into `out`; q0-q4 clobbered.
     ".macro planner_logistic out, in",
@@ -276,9 +260,6 @@ core::arch::global_asm!(
     "vqadd.s32 \\q, \\q, q0",
     "vrshl.s32 \\q, r11",
     ".endm",
-    asm_function!("planner_mve_lstm_units"),
-    "push {{r4-r11, lr}}",
-    "vpush {{d8-d15}}",
     "ldrd r1, r2, [r0, #0]",
     "ldrd r3, r4, [r0, #8]",
     "ldrd r5, r6, [r0, #16]",
@@ -335,9 +316,6 @@ core::arch::global_asm!(
     "vqmovnb.s16 q7, q7",
     "vstrb.32 q7, [r6], #4",
     "letp lr, 2b",
-    "vpop {{d8-d15}}",
-    "pop {{r4-r11, pc}}",
-    ".size planner_mve_lstm_units, . - planner_mve_lstm_units",
     ".purgem planner_logistic",
     ".purgem planner_tanh",
     ".purgem planner_mbqm",

@@ -14,7 +14,7 @@
 //! Stack: the widened rows (`4 · k` bytes, `k` at most [`MAX_K`]) and a table of
 //! [`CHUNK`] channels (36 bytes each), about 4.3 KiB.
 
-use super::Requant;
+use super::{DW_MAX_TAPS, DwHead, Requant};
 
 /// Longest row the assembly widens on the stack; longer rows take the portable loop.
 pub(super) const MAX_K: usize = 768;
@@ -159,6 +159,20 @@ fn run<const B: usize, const T: usize>(g: &super::Gemm<'_>, q: &Requant<'_>, y: 
     }
 }
 
+/// `global_asm!` of the routine `$body`. With LTO the module's assembly is also parsed
+/// without the crate's target features, so the DSP extension is stated for the assembler
+/// where the target triple lacks it: an Armv8-M Mainline core with it is a Cortex-M33 to
+/// the assembler (the instructions here are Armv7E-M's, encoded alike). Armv7E-M always
+/// has it.
+macro_rules! dsp_asm {
+    ($($body:tt)*) => {
+        #[cfg(planner_v8m)]
+        core::arch::global_asm!(".cpu cortex-m33", $($body)*);
+        #[cfg(not(planner_v8m))]
+        core::arch::global_asm!($($body)*);
+    };
+}
+
 // The rows' inputs are first widened into `buf`: for each group of 4 elements
 // [x0e, x0o, x1e, x1o], where x0e holds elements 0 and 2 of row 0 as two halfwords and x0o
 // elements 1 and 3 (SXTB16 and SXTB16 ROR 8), so that SMLAD with a weight word widened the
@@ -167,11 +181,7 @@ fn run<const B: usize, const T: usize>(g: &super::Gemm<'_>, q: &Requant<'_>, y: 
 //
 // Frame (sp): 0 args, 4 channel pointer, 8 column, 12 tail count, 16 spill a01, 20 spill a11,
 // 24 group bytes (16 per group), 28 weight pointer of the column pair.
-/// The assembly, after `$pre` (directives for the assembler).
-macro_rules! gemm_asm {
-    ($($pre:literal),*) => {
-core::arch::global_asm!(
-    $($pre,)*
+dsp_asm!(
     asm_function!("planner_dsp_gemm_s8"),
     "push {{r4-r11, lr}}",
     "sub sp, sp, #32",
@@ -383,17 +393,6 @@ core::arch::global_asm!(
     "pop {{r4-r11, pc}}",
     ".size planner_dsp_gemm_s8, . - planner_dsp_gemm_s8",
 );
-    };
-}
-
-// With LTO the module's assembly is also parsed without the crate's target features, so
-// the DSP extension is stated for the assembler where the target triple lacks it: an
-// Armv8-M Mainline core with it is a Cortex-M33 to the assembler (the instructions here
-// are Armv7E-M's, encoded alike). Armv7E-M always has it.
-#[cfg(planner_v8m)]
-gemm_asm!(".cpu cortex-m33");
-#[cfg(not(planner_v8m))]
-gemm_asm!();
 
 /// One output channel's requantisation for `planner_dsp_dw_s8` (its bias starts the
 /// accumulator, from the contract's bias row).
@@ -446,21 +445,10 @@ fn fill<'t>(
     }
 }
 
-/// Arguments of `planner_dsp_dw_s8`, read by offset from the assembly. Strides in bytes.
+/// Arguments of `planner_dsp_dw_s8`, read by offset from the assembly.
 #[repr(C)]
 struct DwArgs {
-    x: *const i8,         // 0: channel 0 of the first tap of output pixel 0
-    n: u32,               // 4: output pixels
-    fh: u32,              // 8
-    fw: u32,              // 12
-    tap_row: u32,         // 16
-    tap_col: u32,         // 20
-    x_step: u32,          // 24
-    w: *const i8,         // 28: channel 0 of tap 0
-    w_tap: u32,           // 32
-    y: *mut i8,           // 36
-    y_step: u32,          // 40
-    blocks: u32,          // 44: channels / 4
+    head: DwHead,         // 0..48: blocks of four channels
     bias: *const i32,     // 48
     ch: *const DwChannel, // 52: one per channel
     wbuf: *mut i32,       // 56: 2 · fh · fw words, the block's weights widened tap after tap
@@ -469,10 +457,6 @@ struct DwArgs {
 unsafe extern "C" {
     fn planner_dsp_dw_s8(a: *const DwArgs);
 }
-
-/// Most taps the widened-weight buffer holds (a 9x9 window); larger windows take the
-/// portable loop.
-const DW_MAX_TAPS: usize = 81;
 
 /// The first `4 · floor(ch / 4)` channels of [`super::depthwise_s8`]'s contract, in runs of
 /// [`CHUNK`] channels; returns the channels it computed (0 when none: shifts outside
@@ -522,18 +506,20 @@ pub(super) fn depthwise_s8(
         let cc = CHUNK.min(ch - c0);
         fill(q, c0..c0 + cc, taps, table.iter_mut());
         let args = DwArgs {
-            x: x[c0..].as_ptr(),
-            n: n32,
-            fh,
-            fw,
-            tap_row: tr,
-            tap_col: tc,
-            x_step: xs,
-            w: w[c0..].as_ptr(),
-            w_tap: wt,
-            y: y[c0..].as_mut_ptr(),
-            y_step: ys,
-            blocks: (cc / 4) as u32,
+            head: DwHead {
+                x: x[c0..].as_ptr(),
+                n: n32,
+                fh,
+                fw,
+                tap_row: tr,
+                tap_col: tc,
+                x_step: xs,
+                w: w[c0..].as_ptr(),
+                w_tap: wt,
+                y: y[c0..].as_mut_ptr(),
+                y_step: ys,
+                blocks: (cc / 4) as u32,
+            },
             bias: q.bias[c0..].as_ptr(),
             ch: table.as_ptr(),
             wbuf: wbuf.as_mut_ptr(),
@@ -552,14 +538,40 @@ pub(super) fn depthwise_s8(
     ch
 }
 
-/// The depthwise assembly, after `$pre` (directives for the assembler, as for the GEMM).
-/// `PLANNER_DSP_DW_OUT i` requantises the accumulator of the block's channel `i` (spilled at
-/// `sp + 32 + 4i`; its table entry at `r11 + 32i`) and stores it at `[r12, #i]`;
-/// `PLANNER_DSP_DW_FAST i` does the same from a fast entry (see [`rounding`]).
-macro_rules! dw_asm {
-    ($($pre:literal),*) => {
-core::arch::global_asm!(
-    $($pre,)*
+/// In the depthwise assembly's `.macro`s of channel `\i`: its accumulator into r0 and its
+/// table entry into r3-r10, then the accumulator shifted left.
+macro_rules! dw_load {
+    () => {
+        concat!(
+            "ldr r0, [sp, #(32 + 4 * \\i)]\n",
+            "add lr, r11, #(32 * \\i)\n",
+            "ldm lr, {{r3-r10}}\n",
+            "lsl r0, r0, r4\n",
+        )
+    };
+}
+
+/// In the depthwise assembly's `.macro`s of channel `\i`: r0 clamped to `[r9, r10]` and
+/// stored at `[r12, #\i]`.
+macro_rules! dw_store {
+    () => {
+        concat!(
+            "cmp r0, r9\n",
+            "it lt\n",
+            "movlt r0, r9\n",
+            "cmp r0, r10\n",
+            "it gt\n",
+            "movgt r0, r10\n",
+            "strb r0, [r12, #\\i]\n",
+        )
+    };
+}
+
+// The depthwise assembly. `PLANNER_DSP_DW_OUT i` requantises the accumulator of the
+// block's channel `i` (spilled at `sp + 32 + 4i`; its table entry at `r11 + 32i`) and
+// stores it at `[r12, #i]`; `PLANNER_DSP_DW_FAST i` does the same from a fast entry (see
+// `rounding`).
+dsp_asm!(
     asm_function!("planner_dsp_dw_s8"),
     "push {{r4-r11, lr}}",
     "sub sp, sp, #56",
@@ -641,10 +653,7 @@ core::arch::global_asm!(
     "ldr r11, [sp, #24]",
     "ldr r12, [sp, #48]",
     ".macro PLANNER_DSP_DW_OUT i",
-    "ldr r0, [sp, #(32 + 4 * \\i)]",
-    "add lr, r11, #(32 * \\i)",
-    "ldm lr, {{r3-r10}}",
-    "lsl r0, r0, r4",
+    dw_load!(),
     "smull r1, r2, r0, r3",
     "adds r1, r1, #0x40000000",
     "adc r2, r2, #0",
@@ -657,31 +666,16 @@ core::arch::global_asm!(
     "it gt",
     "addgt r0, r0, #1",
     "qadd r0, r0, r8",
-    "cmp r0, r9",
-    "it lt",
-    "movlt r0, r9",
-    "cmp r0, r10",
-    "it gt",
-    "movgt r0, r10",
-    "strb r0, [r12, #\\i]",
+    dw_store!(),
     ".endm",
     ".macro PLANNER_DSP_DW_FAST i",
-    "ldr r0, [sp, #(32 + 4 * \\i)]",
-    "add lr, r11, #(32 * \\i)",
-    "ldm lr, {{r3-r10}}",
-    "lsl r0, r0, r4",
+    dw_load!(),
     "smmulr r0, r0, r3",
     "add r0, r0, r0, asr #31",
     "add r0, r0, r6",
     "asr r0, r0, r5",
     "add r0, r0, r8",
-    "cmp r0, r9",
-    "it lt",
-    "movlt r0, r9",
-    "cmp r0, r10",
-    "it gt",
-    "movgt r0, r10",
-    "strb r0, [r12, #\\i]",
+    dw_store!(),
     ".endm",
     // The block's entries are all fast or all exact: the first one's threshold says.
     "ldr r0, [r11, #16]",
@@ -734,10 +728,3 @@ core::arch::global_asm!(
     "pop {{r4-r11, pc}}",
     ".size planner_dsp_dw_s8, . - planner_dsp_dw_s8",
 );
-    };
-}
-
-#[cfg(planner_v8m)]
-dw_asm!(".cpu cortex-m33");
-#[cfg(not(planner_v8m))]
-dw_asm!();

@@ -13,13 +13,8 @@ use crate::optimized::arm_dsp::{smlad, ssub16, sxtb16, sxtb16_ror8, word};
 /// `out[r] = Σ_{i<k} a[r·sa + i] · (b[r·sb + i] − z)` for every `r < out.len()`, wrapping;
 /// false (nothing written) when `z` is not an int8 value. The caller has checked that every
 /// row fits its slice.
-pub(super) fn dot_rows(
-    (a, sa): (&[i8], usize),
-    (b, sb): (&[i8], usize),
-    k: usize,
-    z: i32,
-    out: &mut [i32],
-) -> bool {
+pub(super) fn dot_rows(d: &super::DotRows<'_>, out: &mut [i32]) -> bool {
+    let super::DotRows { a, sa, b, sb, k, z } = *d;
     if !(-128..=127).contains(&z) {
         return false;
     }

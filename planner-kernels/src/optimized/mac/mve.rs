@@ -11,25 +11,47 @@
 //! not zero: `VSHR #31`, `VAND`, `VQADD`), the zero point, the clamp, and one `VSTRB.32`.
 //! Channels past the last multiple of four go through the portable loop.
 
-use super::Requant;
+use super::{DW_MAX_TAPS, DwHead, Requant};
+
+/// A [`Requant`] as the assembly reads it: the per-channel rows, then the zero point and
+/// the clamp.
+#[repr(C)]
+struct RequantArgs {
+    bias: *const i32,  // 0
+    mult: *const i32,  // 4
+    shift: *const i32, // 8
+    out_zero: i32,     // 12
+    lo: i32,           // 16
+    hi: i32,           // 20
+}
+
+impl RequantArgs {
+    /// `q`'s rows (at their first channel) and constants.
+    #[inline(always)]
+    fn new(q: &Requant<'_>) -> RequantArgs {
+        RequantArgs {
+            bias: q.bias.as_ptr(),
+            mult: q.mult.as_ptr(),
+            shift: q.shift.as_ptr(),
+            out_zero: q.out_zero,
+            lo: q.lo,
+            hi: q.hi,
+        }
+    }
+}
 
 /// Arguments of `planner_mve_gemm_s8`, read by offset from the assembly.
 #[repr(C)]
 struct Args {
-    x: *const i8,      // 0
-    x_stride: u32,     // 4
-    rows: u32,         // 8
-    w: *const i8,      // 12
-    k: u32,            // 16
-    blocks: u32,       // 20: output channels / 4
-    bias: *const i32,  // 24
-    mult: *const i32,  // 28
-    shift: *const i32, // 32
-    y: *mut i8,        // 36
-    y_stride: u32,     // 40
-    out_zero: i32,     // 44
-    lo: i32,           // 48
-    hi: i32,           // 52
+    x: *const i8,   // 0
+    x_stride: u32,  // 4
+    rows: u32,      // 8
+    w: *const i8,   // 12
+    k: u32,         // 16
+    blocks: u32,    // 20: output channels / 4
+    y: *mut i8,     // 24
+    y_stride: u32,  // 28
+    q: RequantArgs, // 32..56
 }
 
 unsafe extern "C" {
@@ -73,14 +95,9 @@ pub(super) fn gemm_s8(g: &super::Gemm<'_>, q: &Requant<'_>, y: &mut [i8]) -> usi
         w: w.as_ptr(),
         k: kk,
         blocks,
-        bias: q.bias.as_ptr(),
-        mult: q.mult.as_ptr(),
-        shift: q.shift.as_ptr(),
         y: y.as_mut_ptr(),
         y_stride: ys,
-        out_zero: q.out_zero,
-        lo: q.lo,
-        hi: q.hi,
+        q: RequantArgs::new(q),
     };
     // SAFETY: the assembly reads `rows` rows of `k` bytes of `x`, `x_stride` apart, `cols`
     // rows of `k` bytes of `w`, `cols` words of each of `bias`, `mult` and `shift`, and
@@ -97,33 +114,28 @@ pub(super) fn gemm_s8(g: &super::Gemm<'_>, q: &Requant<'_>, y: &mut [i8]) -> usi
 //  0 blocks left   4 rows left   8 x_stride   12 y_stride   16 out_zero
 // 20 bias ptr     24 mult ptr   28 shift ptr  32 rows       36 x base
 // 40 y column     48..63 the upper clamp, as a vector
-core::arch::global_asm!(
-    // The features of `-C target-cpu=cortex-m55`, stated for the assembler: with LTO the
-    // module's assembly is also parsed without the crate's target features.
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_gemm_s8"),
-    "push {{r4-r11, lr}}",
-    "vpush {{d8-d15}}",
-    "sub sp, sp, #64",
+mve_asm!(
+    "planner_mve_gemm_s8",
+    push ["r4-r11"] vpush "d8-d15" frame "64";
     "ldr r1, [r0, #20]",
     "str r1, [sp, #0]",
     "ldr r1, [r0, #4]",
     "str r1, [sp, #8]",
-    "ldr r1, [r0, #40]",
+    "ldr r1, [r0, #28]",
     "str r1, [sp, #12]",
     "ldr r1, [r0, #44]",
     "str r1, [sp, #16]",
-    "ldr r1, [r0, #24]",
-    "str r1, [sp, #20]",
-    "ldr r1, [r0, #28]",
-    "str r1, [sp, #24]",
     "ldr r1, [r0, #32]",
+    "str r1, [sp, #20]",
+    "ldr r1, [r0, #36]",
+    "str r1, [sp, #24]",
+    "ldr r1, [r0, #40]",
     "str r1, [sp, #28]",
     "ldr r1, [r0, #8]",
     "str r1, [sp, #32]",
     "ldr r1, [r0, #0]",
     "str r1, [sp, #36]",
-    "ldr r1, [r0, #36]",
+    "ldr r1, [r0, #24]",
     "str r1, [sp, #40]",
     "ldr r1, [r0, #48]",
     "vdup.32 q7, r1",
@@ -205,46 +217,23 @@ core::arch::global_asm!(
     "subs r4, r4, #1",
     "str r4, [sp, #0]",
     "bne 2b",
-    "add sp, sp, #64",
-    "vpop {{d8-d15}}",
-    "pop {{r4-r11, pc}}",
-    ".size planner_mve_gemm_s8, . - planner_mve_gemm_s8",
 );
 
-/// Arguments of `planner_mve_dw_s8`, read by offset from the assembly. Strides in bytes.
+/// Arguments of `planner_mve_dw_s8`, read by offset from the assembly.
 #[repr(C)]
 struct DwArgs {
-    x: *const i8,      // 0: channel 0 of the first tap of output pixel 0
-    n: u32,            // 4: output pixels
-    fh: u32,           // 8
-    fw: u32,           // 12
-    tap_row: u32,      // 16
-    tap_col: u32,      // 20
-    x_step: u32,       // 24
-    w: *const i8,      // 28: channel 0 of tap 0
-    w_tap: u32,        // 32
-    y: *mut i8,        // 36
-    y_step: u32,       // 40
-    blocks: u32,       // 44: channels / 8
-    bias: *const i32,  // 48
-    mult: *const i32,  // 52
-    shift: *const i32, // 56
-    out_zero: i32,     // 60
-    lo: i32,           // 64
-    hi: i32,           // 68
-    wbuf: *mut i8,     // 72: fh · fw · 8 bytes, the block's weights tap after tap
+    head: DwHead,   // 0..48: blocks of eight channels
+    q: RequantArgs, // 48..72
+    wbuf: *mut i8,  // 72: fh · fw · 8 bytes, the block's weights tap after tap
 }
 
 unsafe extern "C" {
     fn planner_mve_dw_s8(a: *const DwArgs);
 }
 
-/// Most taps the weight buffer holds (a 9x9 window); larger windows take the portable loop.
-const MAX_TAPS: usize = 81;
-
 /// The first `8 · floor(ch / 8)` channels of [`super::depthwise_s8`]'s contract; returns the
 /// channels it computed (0 when none: shifts outside `-31..=31`, a window of more than
-/// [`MAX_TAPS`] taps, sizes past `u32`, fewer than eight channels). The caller has checked
+/// [`DW_MAX_TAPS`] taps, sizes past `u32`, fewer than eight channels). The caller has checked
 /// every length.
 pub(super) fn depthwise_s8(
     x: &[i8],
@@ -282,7 +271,7 @@ pub(super) fn depthwise_s8(
     else {
         return 0;
     };
-    if ch == 0 || n == 0 || taps == 0 || taps > MAX_TAPS || !shifts_fit {
+    if ch == 0 || n == 0 || taps == 0 || taps > DW_MAX_TAPS || !shifts_fit {
         return 0;
     }
     let x_len = (n - 1) * g.x_step + (g.fh - 1) * g.tap_row + (g.fw - 1) * g.tap_col + ch;
@@ -296,26 +285,23 @@ pub(super) fn depthwise_s8(
         return 0;
     }
     // Words, so that the assembly's STRD finds it aligned.
-    let mut wbuf = [0u32; 2 * MAX_TAPS];
+    let mut wbuf = [0u32; 2 * DW_MAX_TAPS];
     let args = DwArgs {
-        x: x.as_ptr(),
-        n: n32,
-        fh,
-        fw,
-        tap_row: tr,
-        tap_col: tc,
-        x_step: xs,
-        w: w.as_ptr(),
-        w_tap: wt,
-        y: y.as_mut_ptr(),
-        y_step: ys,
-        blocks,
-        bias: q.bias.as_ptr(),
-        mult: q.mult.as_ptr(),
-        shift: q.shift.as_ptr(),
-        out_zero: q.out_zero,
-        lo: q.lo,
-        hi: q.hi,
+        head: DwHead {
+            x: x.as_ptr(),
+            n: n32,
+            fh,
+            fw,
+            tap_row: tr,
+            tap_col: tc,
+            x_step: xs,
+            w: w.as_ptr(),
+            w_tap: wt,
+            y: y.as_mut_ptr(),
+            y_step: ys,
+            blocks,
+        },
+        q: RequantArgs::new(q),
         wbuf: wbuf.as_mut_ptr().cast(),
     };
     // SAFETY: for each block of eight channels the assembly reads eight bytes at every tap
@@ -323,7 +309,7 @@ pub(super) fn depthwise_s8(
     // eight bytes at every tap in `w` (inside, `(taps - 1) · w_tap + ch`), eight words of
     // `bias`, `mult` and `shift` (inside, `ch` each), writes eight bytes per output pixel
     // in `y` (inside, `(n - 1) · y_step + ch`) and `8 · taps` bytes of `wbuf` (at most
-    // `8 · MAX_TAPS`). It follows the AAPCS (r4-r11, lr and d8-d15 saved and restored) and
+    // `8 · DW_MAX_TAPS`). It follows the AAPCS (r4-r11, lr and d8-d15 saved and restored) and
     // keeps its frame on the stack it was given; `y` and `wbuf` are borrowed mutably.
     unsafe { planner_mve_dw_s8(&args) };
     ch
@@ -342,12 +328,9 @@ pub(super) fn depthwise_s8(
 // Registers through a block's pixels: q5 the lower clamp, q6 the upper; r5 the pixel's
 // x, r6 its y, r7 the weight buffer (r4 its cursor: a widening load's base must be a low
 // register), r8 the step between weight rows... see the code.
-core::arch::global_asm!(
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_dw_s8"),
-    "push {{r4-r11, lr}}",
-    "vpush {{d8-d15}}",
-    "sub sp, sp, #176",
+mve_asm!(
+    "planner_mve_dw_s8",
+    push ["r4-r11"] vpush "d8-d15" frame "176";
     "str r0, [sp, #8]",
     "ldr r1, [r0, #44]",
     "str r1, [sp, #0]",
@@ -500,8 +483,4 @@ core::arch::global_asm!(
     "subs r3, r3, #1",
     "str r3, [sp, #0]",
     "bne 2b",
-    "add sp, sp, #176",
-    "vpop {{d8-d15}}",
-    "pop {{r4-r11, pc}}",
-    ".size planner_mve_dw_s8, . - planner_mve_dw_s8",
 );

@@ -38,55 +38,71 @@ pub(super) fn shift_down(s: &mut [i8]) -> usize {
     n
 }
 
-core::arch::global_asm!(
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_shift_down"),
-    "push {{lr}}",
+mve_asm!(
+    "planner_mve_shift_down",
+    push [];
     "dlstp.8 lr, r1",
     "1:",
     "vldrb.u8 q0, [r0, #1]",
     "vstrb.8 q0, [r0], #16",
     "letp lr, 1b",
-    "pop {{pc}}",
-    ".size planner_mve_shift_down, . - planner_mve_shift_down",
 );
 
-core::arch::global_asm!(
-    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_requant"),
-    "push {{r4-r6, lr}}",
-    "vpush {{d8-d9}}",
-    "ldr r1, [r0, #4]",
-    "ldr r2, [r0, #8]",
-    "ldr r3, [r0, #12]",
-    "ldr r4, [r0, #16]",
-    "ldr r12, [r0, #20]",
-    "vdup.32 q2, r12",
-    "ldr r5, [r0, #24]",
-    "ldr r12, [r0, #28]",
-    "vdup.32 q3, r12",
-    "ldr r12, [r0, #32]",
-    "vdup.32 q4, r12",
-    "ldr r0, [r0, #0]",
-    "dlstp.32 lr, r1",
-    "1:",
+/// A routine over the run of a [`super::RunArgs`] at `r0`, four values per vector,
+/// tail-predicated: the constants into registers (r1 the count, r2 the multiplier, r3 the
+/// left shift, r4 minus the right shift, q2 its negative-value mask, r5 the zero point, q3
+/// and q4 the clamp's bounds; r12 clobbered), `$setup` (the routine's other arguments),
+/// r0 the values; then per vector `$load` into q0, its requantisation (the rounding half
+/// away from zero: negative values one less before a rounding shift that is one), the zero
+/// point (saturating) and the clamp, and `$store` (q1 clobbered).
+macro_rules! requant_run {
+    (
+        $name:literal,
+        push $regs:literal vpush $vregs:literal;
+        [$($setup:literal),*],
+        $load:literal,
+        [$($store:literal),+ $(,)?] $(,)?
+    ) => {
+        mve_asm!(
+            $name,
+            push [$regs] vpush $vregs;
+            "ldr r1, [r0, #4]",
+            "ldr r2, [r0, #8]",
+            "ldr r3, [r0, #12]",
+            "ldr r4, [r0, #16]",
+            "ldr r12, [r0, #20]",
+            "vdup.32 q2, r12",
+            "ldr r5, [r0, #24]",
+            "ldr r12, [r0, #28]",
+            "vdup.32 q3, r12",
+            "ldr r12, [r0, #32]",
+            "vdup.32 q4, r12",
+            $($setup,)*
+            "ldr r0, [r0, #0]",
+            "dlstp.32 lr, r1",
+            "1:",
+            $load,
+            "vshl.s32 q0, r3",
+            "vqrdmulh.s32 q0, q0, r2",
+            "vshr.s32 q1, q0, #31",
+            "vand q1, q1, q2",
+            "vqadd.s32 q0, q0, q1",
+            "vrshl.s32 q0, r4",
+            "vqadd.s32 q0, q0, r5",
+            "vmax.s32 q0, q0, q3",
+            "vmin.s32 q0, q0, q4",
+            $($store,)+
+            "letp lr, 1b",
+        );
+    };
+}
+
+requant_run!(
+    "planner_mve_requant",
+    push "r4-r6" vpush "d8-d9";
+    [],
     "vldrw.u32 q0, [r0]",
-    "vshl.s32 q0, r3",
-    "vqrdmulh.s32 q0, q0, r2",
-    // Half away from zero: negative values one less before a rounding shift that is one.
-    "vshr.s32 q1, q0, #31",
-    "vand q1, q1, q2",
-    "vqadd.s32 q0, q0, q1",
-    "vrshl.s32 q0, r4",
-    "vqadd.s32 q0, q0, r5",
-    "vmax.s32 q0, q0, q3",
-    "vmin.s32 q0, q0, q4",
-    "vstrw.32 q0, [r0], #16",
-    "letp lr, 1b",
-    "vpop {{d8-d9}}",
-    "pop {{r4-r6, pc}}",
-    ".size planner_mve_requant, . - planner_mve_requant",
+    ["vstrw.32 q0, [r0], #16"],
 );
 
 /// Arguments of `planner_mve_requant_scatter`, read by offset from the assembly: the
@@ -144,53 +160,28 @@ pub(super) fn requant_scatter(
     true
 }
 
-core::arch::global_asm!(
-    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_requant_scatter"),
-    "push {{r4-r8, lr}}",
-    "vpush {{d8-d11}}",
-    "ldr r1, [r0, #4]",
-    "ldr r2, [r0, #8]",
-    "ldr r3, [r0, #12]",
-    "ldr r4, [r0, #16]",
-    "ldr r12, [r0, #20]",
-    "vdup.32 q2, r12",
-    "ldr r5, [r0, #24]",
-    "ldr r12, [r0, #28]",
-    "vdup.32 q3, r12",
-    "ldr r12, [r0, #32]",
-    "vdup.32 q4, r12",
-    "ldr r6, [r0, #36]",
-    "ldr r7, [r0, #40]",
-    "add r12, r0, #44",
-    "vldrw.u32 q5, [r12]",
-    "ldr r8, [r0, #60]",
-    "ldr r0, [r0, #0]",
-    "dlstp.32 lr, r1",
-    "1:",
+// r6 the addition, r7 the next output, q5 the four outputs' offsets, r8 the step.
+requant_run!(
+    "planner_mve_requant_scatter",
+    push "r4-r8" vpush "d8-d11";
+    [
+        "ldr r6, [r0, #36]",
+        "ldr r7, [r0, #40]",
+        "add r12, r0, #44",
+        "vldrw.u32 q5, [r12]",
+        "ldr r8, [r0, #60]"
+    ],
     "vldrw.u32 q0, [r0], #16",
-    "vshl.s32 q0, r3",
-    "vqrdmulh.s32 q0, q0, r2",
-    // Half away from zero: negative values one less before a rounding shift that is one.
-    "vshr.s32 q1, q0, #31",
-    "vand q1, q1, q2",
-    "vqadd.s32 q0, q0, q1",
-    "vrshl.s32 q0, r4",
-    "vqadd.s32 q0, q0, r5",
-    "vmax.s32 q0, q0, q3",
-    "vmin.s32 q0, q0, q4",
-    // The addition wraps; the store keeps the low byte.
-    "vadd.i32 q0, q0, r6",
-    "vstrb.32 q0, [r7, q5]",
-    "add r7, r7, r8",
-    "letp lr, 1b",
-    "vpop {{d8-d11}}",
-    "pop {{r4-r8, pc}}",
-    ".size planner_mve_requant_scatter, . - planner_mve_requant_scatter",
+    [
+        // The addition wraps; the store keeps the low byte.
+        "vadd.i32 q0, q0, r6",
+        "vstrb.32 q0, [r7, q5]",
+        "add r7, r7, r8",
+    ],
 );
 
-/// Arguments of `planner_mve_dot_rows`, read by offset from the assembly.
+/// Arguments of `planner_mve_dot_rows` and `planner_mve_dot_rows_x` (which reads no
+/// `b_stride`: its `b` is one row, `x`), read by offset from the assembly.
 #[repr(C)]
 struct DotRowsArgs {
     a: *const i8,  // 0
@@ -209,16 +200,10 @@ unsafe extern "C" {
 
 /// [`super::dot_rows`] two rows per pass; false (nothing written) when `k` is 0 or a size
 /// does not fit `u32`. The caller has checked every length.
-pub(super) fn dot_rows(
-    (a, a_stride): (&[i8], usize),
-    (b, b_stride): (&[i8], usize),
-    k: usize,
-    z: i32,
-    out: &mut [i32],
-) -> bool {
+pub(super) fn dot_rows(d: &super::DotRows<'_>, out: &mut [i32]) -> bool {
+    let super::DotRows { a, sa, b, sb, k, z } = *d;
     let int = |v: usize| u32::try_from(v).ok();
-    let (Some(sa), Some(sb), Some(kk), Some(rows)) =
-        (int(a_stride), int(b_stride), int(k), int(out.len()))
+    let (Some(sa), Some(sb), Some(kk), Some(rows)) = (int(sa), int(sb), int(k), int(out.len()))
     else {
         return false;
     };
@@ -247,12 +232,9 @@ pub(super) fn dot_rows(
 }
 
 // Frame: 0 a_stride, 4 b_stride, 8 z.
-core::arch::global_asm!(
-    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_dot_rows"),
-    "push {{r4-r11, lr}}",
-    "sub sp, sp, #16",
+mve_asm!(
+    "planner_mve_dot_rows",
+    push ["r4-r11"] frame "16";
     "ldr r1, [r0, #4]",
     "str r1, [sp, #0]",
     "ldr r1, [r0, #12]",
@@ -318,25 +300,10 @@ core::arch::global_asm!(
     "mls r4, r8, r0, r4",
     "str r4, [r11]",
     "9:",
-    "add sp, sp, #16",
-    "pop {{r4-r11, pc}}",
-    ".size planner_mve_dot_rows, . - planner_mve_dot_rows",
 );
 
-/// Arguments of `planner_mve_dot_rows_x`, read by offset from the assembly.
-#[repr(C)]
-struct DotRowsXArgs {
-    a: *const i8,  // 0
-    a_stride: u32, // 4
-    x: *const i8,  // 8
-    k: u32,        // 12
-    rows: u32,     // 16
-    out: *mut i32, // 20
-    z: i32,        // 24
-}
-
 unsafe extern "C" {
-    fn planner_mve_dot_rows_x(a: *const DotRowsXArgs);
+    fn planner_mve_dot_rows_x(a: *const DotRowsArgs);
 }
 
 /// `out[r] = Σ_{i<k} a[r·a_stride + i] · (x[i] − z)` (wrapping) for every `r <
@@ -352,14 +319,15 @@ pub(super) fn dot_rows_x((a, a_stride): (&[i8], usize), x: &[i8], z: i32, out: &
     if k == 0 || rows == 0 || !(-128..=127).contains(&z) {
         return false;
     }
-    let args = DotRowsXArgs {
+    let args = DotRowsArgs {
         a: a.as_ptr(),
         a_stride: sa,
-        x: x.as_ptr(),
+        b: x.as_ptr(),
+        b_stride: 0,
         k,
         rows,
-        out: out.as_mut_ptr(),
         z,
+        out: out.as_mut_ptr(),
     };
     // SAFETY: the assembly reads `k` bytes of `a` at `r · a_stride` for each row `r <
     // rows` (inside `a`: the caller checked `(rows - 1) · a_stride + k` against its
@@ -373,22 +341,19 @@ pub(super) fn dot_rows_x((a, a_stride): (&[i8], usize), x: &[i8], z: i32, out: &
 }
 
 // Frame: 0 a_stride, 4 x, 8 rows left.
-core::arch::global_asm!(
-    // As in `mve`: the features of `-C target-cpu=cortex-m55`, for the assembler.
-    ".cpu cortex-m55",
-    asm_function!("planner_mve_dot_rows_x"),
-    "push {{r4-r11, lr}}",
-    "sub sp, sp, #16",
+mve_asm!(
+    "planner_mve_dot_rows_x",
+    push ["r4-r11"] frame "16";
     "ldr r1, [r0, #4]",
     "str r1, [sp, #0]",
     "ldr r1, [r0, #8]",
     "str r1, [sp, #4]",
-    "ldr r1, [r0, #16]",
+    "ldr r1, [r0, #20]",
     "str r1, [sp, #8]",
     "ldr r9, [r0, #0]",
-    "ldr r12, [r0, #12]",
+    "ldr r12, [r0, #16]",
     "ldr r7, [r0, #24]",
-    "ldr r11, [r0, #20]",
+    "ldr r11, [r0, #28]",
     // Four rows per pass: r0, r1, r3, r5 their `a`, r2 `x`, r4, r6, r8, r10 the sums (the
     // accumulators of `VMLADAVA` are even registers); r7 the zero point, r9 the next row,
     // r11 the next output, r12 `k`.
@@ -447,7 +412,4 @@ core::arch::global_asm!(
     "ldr r4, [sp, #8]",
     "b 5b",
     "9:",
-    "add sp, sp, #16",
-    "pop {{r4-r11, pc}}",
-    ".size planner_mve_dot_rows_x, . - planner_mve_dot_rows_x",
 );

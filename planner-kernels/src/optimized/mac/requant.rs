@@ -279,20 +279,41 @@ impl Scalar {
     }
 }
 
+/// An [`Mbqm`] as the targets' assembly reads it (four words).
+#[cfg(any(planner_mve, planner_dsp))]
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(crate) struct MbqmArgs {
+    mult: i32,     // 0
+    left: i32,     // 4: 0..=31
+    right: i32,    // 8: minus the right shift, -31..=0
+    negative: i32, // 12: -1 when the right shift is not 0
+}
+
+#[cfg(any(planner_mve, planner_dsp))]
+impl MbqmArgs {
+    /// `m`'s fields as the assembly reads them.
+    pub(crate) fn new(m: &Mbqm) -> MbqmArgs {
+        MbqmArgs {
+            mult: m.mult,
+            left: m.left as i32,
+            right: -(m.right as i32),
+            negative: -i32::from(m.right > 0),
+        }
+    }
+}
+
 /// Arguments of the assembly requantisations of a run (`planner_mve_requant`,
 /// `planner_dsp_requant`), read by offset from the assembly.
 #[cfg(any(planner_mve, planner_dsp))]
 #[repr(C)]
 pub(super) struct RunArgs {
-    v: *mut i32,   // 0
-    n: u32,        // 4
-    mult: i32,     // 8
-    left: i32,     // 12: 0..=31
-    right: i32,    // 16: minus the right shift, -31..=0
-    negative: i32, // 20: -1 when the right shift is not 0
-    zero: i32,     // 24
-    lo: i32,       // 28
-    hi: i32,       // 32
+    v: *mut i32, // 0
+    n: u32,      // 4
+    m: MbqmArgs, // 8..24
+    zero: i32,   // 24
+    lo: i32,     // 28
+    hi: i32,     // 32
 }
 
 #[cfg(any(planner_mve, planner_dsp))]
@@ -302,10 +323,7 @@ impl RunArgs {
         RunArgs {
             v,
             n,
-            mult: m.mult,
-            left: m.left as i32,
-            right: -(m.right as i32),
-            negative: -i32::from(m.right > 0),
+            m: MbqmArgs::new(m),
             zero,
             lo,
             hi,

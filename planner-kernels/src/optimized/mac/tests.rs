@@ -5,6 +5,7 @@
 
 extern crate std;
 
+use std::string::String;
 use std::vec::Vec;
 use std::{format, vec};
 
@@ -77,11 +78,23 @@ impl Consts {
     }
 }
 
+/// 400 random cases from `seed`: `case(r)` draws one and returns what the function under
+/// test wrote, what its contract says, and the case's sizes; the two must be equal, and more
+/// than 300 of the cases must have outputs that are not all one value.
+fn contract_cases(seed: u64, mut case: impl FnMut(&mut Rng) -> (Vec<i8>, Vec<i8>, String)) {
+    let mut r = Rng::new(seed);
+    let mut varied = 0;
+    for i in 0..400 {
+        let (got, want, sizes) = case(&mut r);
+        assert_eq!(got, want, "case {i}: {sizes}");
+        varied += usize::from(want.iter().any(|&v| v != want[0]));
+    }
+    assert!(varied > 300, "{varied} cases varied");
+}
+
 #[test]
 fn gemm_s8_is_its_contract() {
-    let mut r = Rng::new(0x6E33);
-    let mut varied = 0;
-    for case in 0..400 {
+    contract_cases(0x6E33, |r| {
         let rows = r.size(1, 40);
         let k = if r.one_in(10) {
             r.size(0, 3)
@@ -93,7 +106,7 @@ fn gemm_s8_is_its_contract() {
         let y_stride = cols + r.size(0, 5);
         let x = r.i8s((rows - 1) * x_stride + k);
         let w = r.i8s(cols * k);
-        let c = Consts::random(&mut r, cols, k);
+        let c = Consts::random(r, cols, k);
         let sentinel = 0x5A;
         let mut y = vec![sentinel; (rows - 1) * y_stride + cols + 3];
         gemm_s8(&x, x_stride, rows, &w, k, &c.q(), &mut y, y_stride);
@@ -106,17 +119,13 @@ fn gemm_s8_is_its_contract() {
                 want[row * y_stride + col] = c.naive(acc, col);
             }
         }
-        assert_eq!(y, want, "case {case}: rows {rows} k {k} cols {cols}");
-        varied += usize::from(want.iter().any(|&v| v != want[0]));
-    }
-    assert!(varied > 300, "{varied} cases varied");
+        (y, want, format!("rows {rows} k {k} cols {cols}"))
+    });
 }
 
 #[test]
 fn depthwise_s8_is_its_contract() {
-    let mut r = Rng::new(0xD35);
-    let mut varied = 0;
-    for case in 0..400 {
+    contract_cases(0xD35, |r| {
         let n = r.size(1, 40);
         let ch = r.size(1, 70);
         let (fh, fw) = (r.size(1, 7), r.size(1, 7));
@@ -134,7 +143,7 @@ fn depthwise_s8_is_its_contract() {
         };
         let x = r.i8s((n - 1) * g.x_step + (fh - 1) * g.tap_row + (fw - 1) * g.tap_col + ch);
         let w = r.i8s((fh * fw - 1) * g.w_tap + ch);
-        let c = Consts::random(&mut r, ch, fh * fw);
+        let c = Consts::random(r, ch, fh * fw);
         let sentinel = -0x33;
         let mut y = vec![sentinel; (n - 1) * g.y_step + ch + 2];
         depthwise_s8(&x, &g, n, &w, &c.q(), &mut y);
@@ -152,10 +161,8 @@ fn depthwise_s8_is_its_contract() {
                 want[j * g.y_step + ci] = c.naive(acc, ci);
             }
         }
-        assert_eq!(y, want, "case {case}: n {n} ch {ch} {g:?}");
-        varied += usize::from(want.iter().any(|&v| v != want[0]));
-    }
-    assert!(varied > 300, "{varied} cases varied");
+        (y, want, format!("n {n} ch {ch} {g:?}"))
+    });
 }
 
 #[test]
