@@ -341,6 +341,19 @@ fn random_conv(r: &mut Rng, h: usize, w: usize, sizes: &[usize], dilate: bool) -
     })
 }
 
+/// A random image of height and width in `hw.0` and up to `hw.1` channels
+/// ([`Rng::hwc`]) and a random pool window on it (pools have no explicit padding); `None`
+/// when the window drawn does not fit or has explicit padding.
+fn random_pool(
+    r: &mut Rng,
+    hw: ((i64, i64), i64),
+    sizes: &[usize],
+) -> Option<((usize, usize, usize), Conv)> {
+    let (h, w, c) = r.hwc(hw.0, hw.1);
+    let k = random_conv(r, h, w, sizes, false)?;
+    (k.padding != Padding::Explicit).then_some(((h, w, c), k))
+}
+
 impl Conv {
     fn pads(&self) -> Dims {
         if self.padding == Padding::Explicit {
@@ -430,13 +443,9 @@ fn pools_on_regions_equal_the_whole_output_cropped() {
     let mut r = Rng::new(28);
     let mut rounds = 0;
     while rounds < 400 {
-        let (h, w, c) = r.hwc((1, 13), 4);
-        let Some(k) = random_conv(&mut r, h, w, &[1, 2, 3, 7], false) else {
+        let Some(((h, w, c), k)) = random_pool(&mut r, ((1, 13), 4), &[1, 2, 3, 7]) else {
             continue;
         };
-        if k.padding == Padding::Explicit {
-            continue;
-        }
         rounds += 1;
         let (si, zi) = (r.scale(0.01, 0.1), r.range(-128, 127));
         let x = r.i8s(h * w * c);
@@ -482,34 +491,53 @@ fn average_pool_on_a_border_region_divides_by_the_pixels_inside_the_image() {
     let _ = x;
 }
 
+/// A random `PAD` of an `[1, h, w, c]` input (up to 2 rows and columns each side, and with
+/// `channels` up to 1 channel each side; pads drawn before first, then after, each in
+/// dimension order): its options, output shape and window geometry.
+fn random_pad(
+    r: &mut Rng,
+    (h, w, c): (usize, usize, usize),
+    channels: bool,
+) -> (PadOptions, [usize; 4], Geo) {
+    let mut side = || {
+        [
+            0,
+            r.range(0, 3),
+            r.range(0, 3),
+            if channels { r.range(0, 1) } else { 0 },
+        ]
+    };
+    let (before, after) = (side(), side());
+    let out = [
+        1,
+        h + (before[1] + after[1]) as usize,
+        w + (before[2] + after[2]) as usize,
+        c + (before[3] + after[3]) as usize,
+    ];
+    let o = PadOptions {
+        before: Dims::new(&before.map(|b| b as i32)).unwrap(),
+        after: Dims::new(&after.map(|b| b as i32)).unwrap(),
+    };
+    let geo = Geo {
+        filter: (1, 1),
+        stride: (1, 1),
+        dilation: (1, 1),
+        before: (before[1] as usize, before[2] as usize),
+        input: (h, w),
+    };
+    (o, out, geo)
+}
+
 #[test]
 fn pad_on_regions_equals_the_whole_output_cropped() {
     let mut r = Rng::new(29);
     for _ in 0..300 {
         let (h, w, c) = r.hwc((1, 9), 3);
-        let before = [0, r.range(0, 3), r.range(0, 3), r.range(0, 1)];
-        let after = [0, r.range(0, 3), r.range(0, 3), r.range(0, 1)];
-        let out = [
-            1,
-            h + (before[1] + after[1]) as usize,
-            w + (before[2] + after[2]) as usize,
-            c + (before[3] + after[3]) as usize,
-        ];
+        let (o, out, geo) = random_pad(&mut r, (h, w, c), true);
         let zero = r.range(-128, 127);
         let x = r.i8s(h * w * c);
         let xi = info::<i8>(&[1, h, w, c], &[0.1], &[zero]);
         let yi = info::<i8>(&out, &[0.1], &[zero]);
-        let o = PadOptions {
-            before: Dims::new(&before.map(|b| b as i32)).unwrap(),
-            after: Dims::new(&after.map(|b| b as i32)).unwrap(),
-        };
-        let geo = Geo {
-            filter: (1, 1),
-            stride: (1, 1),
-            dilation: (1, 1),
-            before: (before[1] as usize, before[2] as usize),
-            input: (h, w),
-        };
         let kernel = |op: OpView<'_, '_>| Reference.pad(op, &o);
         check_windowed(&mut r, &x, &xi, &[], &yi, geo, &kernel, "pad");
     }
@@ -918,13 +946,9 @@ fn int16_pools_and_pad_on_regions_equal_the_whole_output_cropped() {
     let mut r = Rng::new(31);
     let mut rounds = 0;
     while rounds < 200 {
-        let (h, w, c) = r.hwc((1, 9), 3);
-        let Some(k) = random_conv(&mut r, h, w, &[1, 2, 3], false) else {
+        let Some(((h, w, c), k)) = random_pool(&mut r, ((1, 9), 3), &[1, 2, 3]) else {
             continue;
         };
-        if k.padding == Padding::Explicit {
-            continue;
-        }
         rounds += 1;
         let x: Vec<i16> = (0..h * w * c)
             .map(|_| r.range(-32768, 32767) as i16)
@@ -942,30 +966,12 @@ fn int16_pools_and_pad_on_regions_equal_the_whole_output_cropped() {
     }
     for _ in 0..100 {
         let (h, w, c) = r.hwc((1, 9), 3);
-        let before = [0, r.range(0, 3), r.range(0, 3), 0];
-        let after = [0, r.range(0, 3), r.range(0, 3), 0];
-        let out = [
-            1,
-            h + (before[1] + after[1]) as usize,
-            w + (before[2] + after[2]) as usize,
-            c,
-        ];
+        let (o, out, geo) = random_pad(&mut r, (h, w, c), false);
         let x: Vec<i16> = (0..h * w * c)
             .map(|_| r.range(-32768, 32767) as i16)
             .collect();
         let xi = info::<i16>(&[1, h, w, c], &[0.001], &[0]);
         let yi = info::<i16>(&out, &[0.001], &[0]);
-        let o = PadOptions {
-            before: Dims::new(&before.map(|b| b as i32)).unwrap(),
-            after: Dims::new(&after.map(|b| b as i32)).unwrap(),
-        };
-        let geo = Geo {
-            filter: (1, 1),
-            stride: (1, 1),
-            dilation: (1, 1),
-            before: (before[1] as usize, before[2] as usize),
-            input: (h, w),
-        };
         let kernel = |op: OpView<'_, '_>| Reference.pad(op, &o);
         check_dense_i16(&mut r, &x, &xi, &yi, geo, &kernel);
     }

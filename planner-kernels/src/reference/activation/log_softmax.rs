@@ -2,6 +2,7 @@
 
 use planner_rt::kernel::{Data, DataMut, OpView};
 
+use super::softmax::{RowErrors, float_rows, last_dim, row_max};
 use crate::reference::KernelError;
 use crate::reference::common::fixed::{exp_negative, mul, mul_pot, one_over_one_plus};
 use crate::reference::common::float::{expf, float_output, logf};
@@ -62,6 +63,12 @@ fn log_q12_to_q5(x: i32) -> i32 {
     mul_pot(sum, ACCUM_INTEGER_BITS - OUTPUT_INTEGER_BITS)
 }
 
+/// `LOG_SOFTMAX`'s row errors.
+const LOG_SOFTMAX_ROWS: RowErrors = RowErrors {
+    scalar: "LOG_SOFTMAX of a scalar",
+    lengths: "LOG_SOFTMAX's output is not the input's size, or a row is empty",
+};
+
 /// `(a + b) / 2` rounded half away from zero (gemmlowp's `RoundingHalfSum`).
 fn rounding_half_sum(a: i32, b: i32) -> i32 {
     let sum = i64::from(a) + i64::from(b);
@@ -113,9 +120,7 @@ pub(crate) fn log_softmax(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
         * f64::from(1u32 << (31 - DIFF_INTEGER_BITS))
         / (1u64 << left_shift) as f64;
     let diff_min = -(radius as i64 as i32);
-    let depth = *x.shape.last().ok_or(KernelError::Shape {
-        what: "LOG_SOFTMAX of a scalar",
-    })?;
+    let depth = last_dim(&x, LOG_SOFTMAX_ROWS)?;
     let out = output(&mut op)?;
     let DataMut::I8(y) = &mut out.data else {
         return Err(KernelError::Type {
@@ -124,7 +129,7 @@ pub(crate) fn log_softmax(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     };
     if depth == 0 || v.len() % depth != 0 || y.len() != v.len() {
         return Err(KernelError::Shape {
-            what: "LOG_SOFTMAX's output is not the input's size, or a row is empty",
+            what: LOG_SOFTMAX_ROWS.lengths,
         });
     }
     let scaled = |d: i32| mul(d.wrapping_mul(1 << left_shift), m.multiplier);
@@ -158,28 +163,9 @@ pub(crate) fn log_softmax(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
 /// in `f32`, and `x_c - max - log(sum)` (`exp` and `log` as the C library's, see
 /// [`expf`] and [`logf`]).
 fn log_softmax_f32(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
-    let xi = input(&op, 0, "input 0")?;
-    let x = xi.f32().ok_or(KernelError::Type {
-        tensor: "input 0 (float output, so float input)",
-    })?;
-    let depth = *xi.shape.last().ok_or(KernelError::Shape {
-        what: "LOG_SOFTMAX of a scalar",
-    })?;
-    let y = output(&mut op)?
-        .f32()
-        .ok_or(KernelError::Type { tensor: "output 0" })?;
-    if depth == 0 || x.len() % depth != 0 || y.len() != x.len() {
-        return Err(KernelError::Shape {
-            what: "LOG_SOFTMAX's output is not the input's size, or a row is empty",
-        });
-    }
+    let (x, y, depth) = float_rows(&mut op, LOG_SOFTMAX_ROWS)?;
     for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
-        let mut max = f32::MIN;
-        for &v in row {
-            if max < v {
-                max = v;
-            }
-        }
+        let max = row_max(row);
         let mut sum = 0.0f32;
         for &v in row {
             sum += expf(v - max);

@@ -8,11 +8,12 @@
 //! differences and the reciprocal of their sum from two interpolated 513-entry tables
 //! ([`Lut`]), built as TFLite's `LUTPopulate<int16_t>` builds them (in `f32`).
 
-use planner_rt::kernel::OpView;
+use planner_rt::kernel::{In, OpView};
 use planner_rt::options::SoftmaxOptions;
 
 use crate::reference::common::fixed::{exp_negative, mul, mul_pot, one_over_one_plus};
 use crate::reference::common::float::expf;
+use crate::reference::common::operands::{El, input};
 use crate::reference::{
     KernelError,
     common::{input_i8, output, params},
@@ -173,9 +174,7 @@ fn one_over_one_plus_f32(v: f32) -> f32 {
 /// to 16 bits through the `1 / (1 + x)` table; each `exp` times the reciprocal, shifted back
 /// with rounding and clamped to `[0, 32767]`.
 fn softmax_i16(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
-    let xi = op
-        .input(0)
-        .ok_or(KernelError::Missing { tensor: "input 0" })?;
+    let xi = input(&op, 0, "input 0")?;
     let Some(x) = xi.i16() else {
         return Err(KernelError::Type { tensor: "input 0" });
     };
@@ -186,20 +185,11 @@ fn softmax_i16(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelE
             tensor: "output 0 (int16 SOFTMAX needs zero points 0 and output scale 2^-15)",
         });
     }
-    let depth = *xi.shape.last().ok_or(KernelError::Shape {
-        what: "softmax of a scalar",
-    })?;
+    let depth = last_dim(&xi, SOFTMAX_ROWS)?;
     let m = quantize_multiplier(f64::from(si) * f64::from(o.beta) / (10.0 / 65535.0));
     let exp_lut = Lut::new(10.0 / 65535.0, 32767, 2.0 / 65535.0, exp_f32);
     let recip_lut = Lut::new(1.0 / 65535.0, -32768, 2.0 / 65535.0, one_over_one_plus_f32);
-    let y = output(&mut op)?
-        .i16()
-        .ok_or(KernelError::Type { tensor: "output 0" })?;
-    if depth == 0 || x.len() % depth != 0 || y.len() != x.len() {
-        return Err(KernelError::Shape {
-            what: "softmax input and output lengths differ or are not whole rows",
-        });
-    }
+    let y = row_output::<i16>(&mut op, x.len(), depth, SOFTMAX_ROWS)?;
     for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
         let max = row.iter().copied().max().unwrap_or(i16::MIN);
         let mut sum: i32 = 0;
@@ -226,30 +216,9 @@ fn softmax_i16(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelE
 /// `SOFTMAX`, float, over the last dimension: per row, the maximum, then
 /// `e_c = exp((x_c - max) · beta)` summed in `f32` from `c = 0`, then `e_c / sum`.
 pub(crate) fn softmax_f32(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelError> {
-    let xi = op
-        .input(0)
-        .ok_or(KernelError::Missing { tensor: "input 0" })?;
-    let x = xi.f32().ok_or(KernelError::Type {
-        tensor: "input 0 (float output, so float input)",
-    })?;
-    let depth = *xi.shape.last().ok_or(KernelError::Shape {
-        what: "softmax of a scalar",
-    })?;
-    let y = output(&mut op)?
-        .f32()
-        .ok_or(KernelError::Type { tensor: "output 0" })?;
-    if depth == 0 || x.len() % depth != 0 || y.len() != x.len() {
-        return Err(KernelError::Shape {
-            what: "softmax input and output lengths differ or are not whole rows",
-        });
-    }
+    let (x, y, depth) = float_rows(&mut op, SOFTMAX_ROWS)?;
     for (row, out) in x.chunks_exact(depth).zip(y.chunks_exact_mut(depth)) {
-        let mut max = f32::MIN;
-        for &v in row {
-            if max < v {
-                max = v;
-            }
-        }
+        let max = row_max(row);
         let mut sum = 0.0f32;
         for (&v, e) in row.iter().zip(out.iter_mut()) {
             *e = expf((v - max) * o.beta);
@@ -260,6 +229,69 @@ pub(crate) fn softmax_f32(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<
         }
     }
     Ok(())
+}
+
+/// The errors of a kernel over the rows of the last dimension: a scalar input, and an
+/// output not of the input's length or rows that are not whole.
+#[derive(Clone, Copy)]
+pub(super) struct RowErrors {
+    /// The input is a scalar.
+    pub(super) scalar: &'static str,
+    /// The output's length is not the input's, or the rows are empty or not whole.
+    pub(super) lengths: &'static str,
+}
+
+/// `SOFTMAX`'s row errors.
+const SOFTMAX_ROWS: RowErrors = RowErrors {
+    scalar: "softmax of a scalar",
+    lengths: "softmax input and output lengths differ or are not whole rows",
+};
+
+/// The last dimension of `x`: the length of a row.
+pub(super) fn last_dim(x: &In<'_>, e: RowErrors) -> Result<usize, KernelError> {
+    x.shape
+        .last()
+        .copied()
+        .ok_or(KernelError::Shape { what: e.scalar })
+}
+
+/// Output 0's elements of type `T`, when they are `n` elements, whole rows of `depth` (not 0).
+pub(super) fn row_output<'o, T: El>(
+    op: &'o mut OpView<'_, '_>,
+    n: usize,
+    depth: usize,
+    e: RowErrors,
+) -> Result<&'o mut [T], KernelError> {
+    let y = T::of_mut(&mut output(op)?.data).ok_or(KernelError::Type { tensor: "output 0" })?;
+    if depth == 0 || !n.is_multiple_of(depth) || y.len() != n {
+        return Err(KernelError::Shape { what: e.lengths });
+    }
+    Ok(y)
+}
+
+/// A float kernel's rows: input 0's and output 0's elements and the row length.
+pub(super) fn float_rows<'o, 'a>(
+    op: &'o mut OpView<'_, 'a>,
+    e: RowErrors,
+) -> Result<(&'a [f32], &'o mut [f32], usize), KernelError> {
+    let xi = input(op, 0, "input 0")?;
+    let x = xi.f32().ok_or(KernelError::Type {
+        tensor: "input 0 (float output, so float input)",
+    })?;
+    let depth = last_dim(&xi, e)?;
+    Ok((x, row_output(op, x.len(), depth, e)?, depth))
+}
+
+/// The largest value of a float row as TFLM finds it: from the lowest `f32`, replaced by each
+/// larger value in order.
+pub(super) fn row_max(row: &[f32]) -> f32 {
+    let mut max = f32::MIN;
+    for &v in row {
+        if max < v {
+            max = v;
+        }
+    }
+    max
 }
 
 #[cfg(test)]

@@ -90,6 +90,15 @@ pub(crate) fn output<'o, 'a>(op: &'o mut OpView<'_, 'a>) -> Result<&'o mut Out<'
         .ok_or(KernelError::Missing { tensor: "output 0" })
 }
 
+/// Refuses a fused activation other than none, for a kernel that runs none (`what` says
+/// which).
+pub(crate) fn no_activation(activation: Activation, what: &'static str) -> Result<(), KernelError> {
+    if activation != Activation::None {
+        return Err(KernelError::Options { what });
+    }
+    Ok(())
+}
+
 /// The int8 range an activation leaves: TFLite's `CalculateActivationRangeQuantized`, with
 /// the bounds quantised as `zero_point + round(real / scale)` in `f32`.
 pub(crate) fn activation_range(

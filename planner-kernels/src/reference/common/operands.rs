@@ -3,7 +3,7 @@
 //! reciprocal steps of `DIV`, `LOG_SOFTMAX` and the math kinds.
 
 use crate::reference::common::index::{RANK, broadcast_strides, next};
-use planner_rt::kernel::{Data, In, OpView, Out};
+use planner_rt::kernel::{Data, DataMut, In, OpView, Out};
 
 use crate::reference::common::fixed::one_over_one_plus;
 use crate::reference::{
@@ -61,9 +61,13 @@ pub(crate) fn resolve_axis(axis: i32, rank: usize) -> Option<usize> {
     usize::try_from(a).ok().filter(|&a| a < rank)
 }
 
-/// An element type the data-moving kernels copy, with its input and output views.
-pub(crate) trait El: Copy + Default {
+/// An element type the kernels read and write, with its elements in an input's and in an
+/// output's data.
+pub(crate) trait El: Copy + Default + 'static {
+    /// The input's elements, when they are of this type.
     fn of(data: Data<'_>) -> Option<&[Self]>;
+    /// The output's elements, when they are of this type.
+    fn of_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]>;
 }
 
 macro_rules! el {
@@ -72,6 +76,13 @@ macro_rules! el {
             fn of(data: Data<'_>) -> Option<&[Self]> {
                 match data {
                     Data::$v(s) => Some(s),
+                    _ => None,
+                }
+            }
+
+            fn of_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]> {
+                match data {
+                    DataMut::$v(s) => Some(s),
                     _ => None,
                 }
             }

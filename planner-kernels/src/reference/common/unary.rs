@@ -6,25 +6,22 @@
 use planner_rt::kernel::{Data, DataMut, In, OpView};
 
 use crate::reference::KernelError;
+use crate::reference::common::operands::El;
 use crate::reference::common::region::Plane;
 
 /// An element type of a unary op's input or output, read and written by its bytes in
 /// native order (an in-place buffer holds the input's bytes under the output's type).
-pub(crate) trait Elem: Copy {
+pub(crate) trait Elem: El {
     /// Bytes per element.
     const SIZE: usize;
     /// Byte `k` (below `SIZE`) of the element, native order.
     fn byte(self, k: usize) -> u8;
     /// The element of the first `SIZE` bytes of `b`, native order.
     fn from_bytes(b: [u8; 8]) -> Self;
-    /// The input's elements, when `data` holds this type.
-    fn slice<'a>(data: Data<'a>) -> Option<&'a [Self]>;
-    /// The output's elements, when `data` holds this type.
-    fn slice_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]>;
 }
 
 macro_rules! elem {
-    ($($t:ty => $v:ident, $n:literal;)*) => {
+    ($($t:ty => $n:literal;)*) => {
         $(
             impl Elem for $t {
                 const SIZE: usize = $n;
@@ -36,29 +33,17 @@ macro_rules! elem {
                     e.copy_from_slice(&b[..$n]);
                     <$t>::from_ne_bytes(e)
                 }
-                fn slice<'a>(data: Data<'a>) -> Option<&'a [Self]> {
-                    match data {
-                        Data::$v(s) => Some(s),
-                        _ => None,
-                    }
-                }
-                fn slice_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]> {
-                    match data {
-                        DataMut::$v(s) => Some(s),
-                        _ => None,
-                    }
-                }
             }
         )*
     };
 }
 
 elem! {
-    i8 => I8, 1;
-    u8 => U8, 1;
-    i16 => I16, 2;
-    i32 => I32, 4;
-    f32 => F32, 4;
+    i8 => 1;
+    u8 => 1;
+    i16 => 2;
+    i32 => 4;
+    f32 => 4;
 }
 
 /// Element `i` of type `I` among the bytes of `buf`.
@@ -196,7 +181,7 @@ pub(crate) fn unary<I: Elem, O: Elem>(
             });
         }
         (Data::InPlace(_), false) => return Err(KernelError::Missing { tensor: "input 0" }),
-        (data, false) => Some(I::slice(data).ok_or(KernelError::Type { tensor: "input 0" })?),
+        (data, false) => Some(I::of(data).ok_or(KernelError::Type { tensor: "input 0" })?),
         (_, true) => return Err(KernelError::Type { tensor: "input 0" }),
     };
     let out = op
@@ -209,7 +194,7 @@ pub(crate) fn unary<I: Elem, O: Elem>(
         });
     }
     let (out_shape, out_region) = (out.shape, out.region);
-    let y = O::slice_mut(&mut out.data).ok_or(KernelError::Type { tensor: "output 0" })?;
+    let y = O::of_mut(&mut out.data).ok_or(KernelError::Type { tensor: "output 0" })?;
     let Some(x_data) = src else {
         if x.region.is_some() || out_region.is_some() {
             return Err(KernelError::Region {

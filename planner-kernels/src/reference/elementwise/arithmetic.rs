@@ -12,6 +12,7 @@ use crate::reference::common::operands::{
 };
 use crate::reference::common::{activation_range, output, params, three_quants};
 use crate::reference::elementwise::int32_activation_range;
+use crate::reference::elementwise::math::each;
 use crate::{
     QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier,
     saturating_rounding_doubling_high_mul,
@@ -229,31 +230,15 @@ pub(crate) fn prelu(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
                 if v >= 0.0 { v } else { v * a }
             })
         }
-        (Data::I8(v), Data::I8(a), DataMut::I8(y), Some([(si, zi), (sa, za), (so, zo)])) => {
-            let m1 = quantize_multiplier(f64::from(si) / f64::from(so));
-            let m2 = signed_multiplier(f64::from(si) * f64::from(sa) / f64::from(so));
-            broadcast((v, x.shape), (a, alpha.shape), (y, out.shape), |v, a| {
-                let v = i32::from(v) - zi;
-                let r = if v >= 0 {
-                    multiply_by_quantized_multiplier(v, m1)
-                } else {
-                    multiply_by_quantized_multiplier(v * (i32::from(a) - za), m2)
-                };
-                r.saturating_add(zo).clamp(-128, 127) as i8
+        (Data::I8(v), Data::I8(a), DataMut::I8(y), Some(q)) => {
+            prelu_quantised((v, x.shape), (a, alpha.shape), (y, out.shape), q, |r| {
+                r.clamp(-128, 127) as i8
             })
         }
         (Data::I16(v), Data::I8(a), DataMut::I16(y), _) => {
-            let [(si, zi), (sa, za), (so, zo)] = prelu_quants(x, alpha, &out.quant)?;
-            let m1 = quantize_multiplier(f64::from(si) / f64::from(so));
-            let m2 = signed_multiplier(f64::from(si) * f64::from(sa) / f64::from(so));
-            broadcast((v, x.shape), (a, alpha.shape), (y, out.shape), |v, a| {
-                let v = i32::from(v) - zi;
-                let r = if v >= 0 {
-                    multiply_by_quantized_multiplier(v, m1)
-                } else {
-                    multiply_by_quantized_multiplier(v.wrapping_mul(i32::from(a) - za), m2)
-                };
-                r.saturating_add(zo).clamp(i16::MIN.into(), i16::MAX.into()) as i16
+            let q = prelu_quants(x, alpha, &out.quant)?;
+            prelu_quantised((v, x.shape), (a, alpha.shape), (y, out.shape), q, |r| {
+                r.clamp(i16::MIN.into(), i16::MAX.into()) as i16
             })
         }
         (Data::InPlace(_), _, _, _) => Err(KernelError::Missing {
@@ -263,6 +248,29 @@ pub(crate) fn prelu(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
             tensor: "input 0, alpha or output 0 (PRELU runs float32 or int8 throughout, or an int16 input and output with an int8 alpha)",
         }),
     }
+}
+
+/// The quantised `PRELU` ([`prelu`]) of an int8 or int16 input `v` with an int8 alpha `a`
+/// (the (scale, zero point) of input, alpha and output in `q`), `narrow` saturating each
+/// requantised value to the output's type.
+fn prelu_quantised<T: Copy + Into<i32>>(
+    v: (&[T], &[usize]),
+    a: (&[i8], &[usize]),
+    y: (&mut [T], &[usize]),
+    [(si, zi), (sa, za), (so, zo)]: [(f32, i32); 3],
+    narrow: impl Fn(i32) -> T,
+) -> Result<(), KernelError> {
+    let m1 = quantize_multiplier(f64::from(si) / f64::from(so));
+    let m2 = signed_multiplier(f64::from(si) * f64::from(sa) / f64::from(so));
+    broadcast(v, a, y, |v, a| {
+        let v = v.into() - zi;
+        let r = if v >= 0 {
+            multiply_by_quantized_multiplier(v, m1)
+        } else {
+            multiply_by_quantized_multiplier(v.wrapping_mul(i32::from(a) - za), m2)
+        };
+        narrow(r.saturating_add(zo))
+    })
 }
 
 /// The (scale, zero point) of a `PRELU`'s input, alpha and output.
@@ -361,15 +369,9 @@ pub(crate) fn cast(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
         get: impl Fn(T) -> V,
         put: impl Fn(V) -> U,
     ) -> Result<(), KernelError> {
-        if x.len() != y.len() {
-            return Err(KernelError::Shape {
-                what: "CAST's output does not have the input's number of elements",
-            });
-        }
-        for (y, &x) in y.iter_mut().zip(x) {
-            *y = put(get(x));
-        }
-        Ok(())
+        each(x, y, |x| put(get(x))).map_err(|_| KernelError::Shape {
+            what: "CAST's output does not have the input's number of elements",
+        })
     }
     // The integer a float truncates to, saturated to 32 bits as x86's conversion does.
     let int = |v: V| match v {

@@ -75,16 +75,12 @@ pub(crate) fn float(mut op: OpView<'_, '_>, f: Float) -> Result<(), KernelError>
 }
 
 /// `y[i] = f(x[i])`, or a shape error when the lengths differ.
-fn each<T: Copy, U>(x: &[T], y: &mut [U], f: impl Fn(T) -> U) -> Result<(), KernelError> {
-    if x.len() != y.len() {
-        return Err(KernelError::Shape {
-            what: "the output does not have the input's number of elements",
-        });
-    }
-    for (o, &v) in y.iter_mut().zip(x) {
-        *o = f(v);
-    }
-    Ok(())
+pub(super) fn each<T: Copy, U>(
+    x: &[T],
+    y: &mut [U],
+    f: impl Fn(T) -> U,
+) -> Result<(), KernelError> {
+    try_each(x, y, |v| Ok(f(v)))
 }
 
 /// TFLM's `RoundToNearest`: the floor, plus one above a fraction of one half or at one half

@@ -20,6 +20,7 @@ use crate::reference::common::index::{
 use planner_rt::kernel::{Data, DataMut, In, OpView};
 use planner_rt::options::{Activation, AddOptions, MulOptions};
 
+use crate::reference::common::operands::El;
 use crate::reference::common::region::Plane;
 use crate::reference::common::unary::{InType, unary as op_unary};
 use crate::reference::{
@@ -27,43 +28,6 @@ use crate::reference::{
     common::{kind_error, output, params, round_f32, three_quants},
 };
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
-
-/// An element type the binary kernels of this module run on: its elements in an input's
-/// and in an output's data.
-pub(crate) trait Element: Copy + 'static {
-    /// The input's elements, when they are of this type.
-    fn of(data: Data<'_>) -> Option<&[Self]>;
-    /// The output's elements, when they are of this type.
-    fn of_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]>;
-}
-
-macro_rules! element {
-    ($($t:ty => $v:ident,)*) => {
-        $(impl Element for $t {
-            fn of(data: Data<'_>) -> Option<&[Self]> {
-                match data {
-                    Data::$v(s) => Some(s),
-                    _ => None,
-                }
-            }
-
-            fn of_mut<'o>(data: &'o mut DataMut<'_>) -> Option<&'o mut [Self]> {
-                match data {
-                    DataMut::$v(s) => Some(s),
-                    _ => None,
-                }
-            }
-        })*
-    };
-}
-
-element! {
-    i8 => I8,
-    i16 => I16,
-    i32 => I32,
-    i64 => I64,
-    f32 => F32,
-}
 
 /// One operand of a binary op: its elements, or (in place) the output's.
 #[derive(Clone, Copy)]
@@ -73,7 +37,7 @@ enum Operand<'a, T> {
 }
 
 /// Operand `i` of a binary op; in place, exactly one operand is the output's bytes.
-fn operand<'a, T: Element>(
+fn operand<'a, T: El>(
     op: &OpView<'_, 'a>,
     i: usize,
     tensor: &'static str,
@@ -124,7 +88,7 @@ impl Layout {
 /// whole, broadcasting or not), else over every element. When `in_place`, one input is the
 /// output's bytes (`Data::InPlace(0)`); it must have the output's exact shape (the other
 /// may broadcast), and output element `i` reads only its element `i` before writing it.
-fn binary<T: Element>(
+fn binary<T: El>(
     op: &mut OpView<'_, '_>,
     in_place: bool,
     f: &dyn Fn(T, T) -> T,
@@ -451,10 +415,7 @@ pub(crate) fn min_max(mut op: OpView<'_, '_>, max: bool) -> Result<(), KernelErr
             return Err(KernelError::Quantization { tensor });
         }
     }
-    fn pick<T: Element + PartialOrd>(
-        op: &mut OpView<'_, '_>,
-        max: bool,
-    ) -> Result<(), KernelError> {
+    fn pick<T: El + PartialOrd>(op: &mut OpView<'_, '_>, max: bool) -> Result<(), KernelError> {
         binary::<T>(op, false, &|a, b| match (max, a > b, a < b) {
             (true, true, _) | (false, _, true) => a,
             _ => b,

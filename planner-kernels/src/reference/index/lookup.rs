@@ -22,11 +22,9 @@ use crate::reference::{
 pub(crate) fn gather_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     let p = input(&op, 0, "input 0 (params)")?;
     let ix = input(&op, 1, "input 1 (indices)")?;
-    let Data::I32(indices) = ix.data else {
-        return Err(KernelError::Type {
-            tensor: "input 1 (GATHER_ND's indices are int32)",
-        });
-    };
+    let indices = ix.i32().ok_or(KernelError::Type {
+        tensor: "input 1 (GATHER_ND's indices are int32)",
+    })?;
     let nd = ix.shape.last().copied().unwrap_or(0);
     if ix.shape.is_empty() || p.shape.is_empty() || nd > p.shape.len() || nd > 5 {
         return Err(KernelError::Shape {
@@ -74,11 +72,9 @@ pub(crate) fn gather_nd(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
 pub(crate) fn embedding_lookup(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     let ids = input(&op, 0, "input 0 (ids)")?;
     let table = input(&op, 1, "input 1 (table)")?;
-    let Data::I32(ids) = ids.data else {
-        return Err(KernelError::Type {
-            tensor: "input 0 (EMBEDDING_LOOKUP's ids are int32)",
-        });
-    };
+    let ids = ids.i32().ok_or(KernelError::Type {
+        tensor: "input 0 (EMBEDDING_LOOKUP's ids are int32)",
+    })?;
     let rows = table.shape.first().copied().unwrap_or(0);
     if table.shape.len() < 2 {
         return Err(KernelError::Shape {

@@ -5,9 +5,10 @@
 //! time weights, adds the bias, sums each unit's `rank` filters and requantises to int8.
 //! The fused activation is not applied, as TFLite Micro's integer kernel does not apply it.
 
-use planner_rt::kernel::{DataMut, OpView};
+use planner_rt::kernel::{DataMut, OpView, Out};
 use planner_rt::options::SvdfOptions;
 
+use crate::reference::common::operands::typed_elements;
 use crate::reference::{
     KernelError,
     common::{input_i8, params},
@@ -231,23 +232,13 @@ pub(crate) fn svdf_with<L: Loops>(
         bias,
     };
     // The state and the output, borrowed apart (both are the op's, in other fields).
-    let at = match op.input(4).map(|s| s.data) {
-        Some(planner_rt::kernel::Data::Variable(at)) => at,
-        _ => {
-            return Err(KernelError::Missing {
-                tensor: "input 4 (state)",
-            });
-        }
-    };
-    let state = op.variables.get_mut(at).ok_or(KernelError::Missing {
-        tensor: "input 4 (state)",
-    })?;
-    let y = op
-        .outputs
-        .first_mut()
-        .ok_or(KernelError::Missing { tensor: "output 0" })?
-        .i8()
-        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    let state = op
+        .variables
+        .get_mut(state_at(&op)?)
+        .ok_or(KernelError::Missing {
+            tensor: "input 4 (state)",
+        })?;
+    let y = typed_elements!(op.outputs.first_mut(), I8, "output 0");
     if Some(y.len()) != d.batch.checked_mul(units) {
         return Err(KernelError::Shape {
             what: "svdf output is not batch x units",
@@ -261,6 +252,16 @@ pub(crate) fn svdf_with<L: Loops>(
         (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => step(s, t, &d, &inputs, loops, out),
         (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => step(s, t, &d, &inputs, loops, out),
         _ => Err(KernelError::Type {
+            tensor: "input 4 (state)",
+        }),
+    }
+}
+
+/// The index among the op's variables of its state, input 4.
+pub(super) fn state_at(op: &OpView<'_, '_>) -> Result<usize, KernelError> {
+    match op.input(4).map(|s| s.data) {
+        Some(planner_rt::kernel::Data::Variable(at)) => Ok(at),
+        _ => Err(KernelError::Missing {
             tensor: "input 4 (state)",
         }),
     }

@@ -4,11 +4,13 @@
 //! (or `0.0`) plus its `rank` filters' time sums (`Σ w_t · s` from `0.0`) in filter order, and
 //! the fused activation as TFLM's `ActivationValFloat` applies it.
 
-use planner_rt::kernel::{Data, DataMut, OpView};
+use planner_rt::kernel::{DataMut, OpView, Out};
 use planner_rt::options::{Activation, SvdfOptions};
 
 use crate::reference::KernelError;
 use crate::reference::common::float::tanhf;
+use crate::reference::common::operands::typed_elements;
+use crate::reference::recurrent::svdf::state_at;
 
 /// True when input 0 of the op holds `f32` elements: this kernel runs it.
 pub(crate) fn is_float(op: &OpView<'_, '_>) -> bool {
@@ -52,15 +54,7 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
         return Err(bad);
     }
     let activation = activation(o.activation)?;
-    let at = match op.input(4).map(|s| s.data) {
-        Some(Data::Variable(at)) => at,
-        _ => {
-            return Err(KernelError::Missing {
-                tensor: "input 4 (state)",
-            });
-        }
-    };
-    let state = match op.variables.get_mut(at).map(|s| &mut s.data) {
+    let state = match op.variables.get_mut(state_at(&op)?).map(|s| &mut s.data) {
         Some(DataMut::F32(s)) => s,
         _ => {
             return Err(KernelError::Type {
@@ -68,12 +62,7 @@ pub(crate) fn svdf(op: OpView<'_, '_>, o: &SvdfOptions) -> Result<(), KernelErro
             });
         }
     };
-    let y = op
-        .outputs
-        .first_mut()
-        .ok_or(KernelError::Missing { tensor: "output 0" })?
-        .f32()
-        .ok_or(KernelError::Type { tensor: "output 0" })?;
+    let y = typed_elements!(op.outputs.first_mut(), F32, "output 0");
     if Some(state.len()) != per_batch.checked_mul(batch)
         || Some(y.len()) != batch.checked_mul(units)
     {

@@ -4,8 +4,8 @@
 //! int32, then rescaled to the output), including TFLM's starting value of that sum: the
 //! negated input zero point, scaled as an operand is, rather than 0.
 
-use planner_rt::kernel::{Data, DataMut, OpView};
-use planner_rt::options::{Activation, CumsumOptions, L2NormOptions, Pool2dOptions};
+use planner_rt::kernel::{Data, DataMut, In, OpView};
+use planner_rt::options::{CumsumOptions, L2NormOptions, Pool2dOptions};
 
 use crate::reference::common::float::{clamp, float_activation_range};
 use crate::reference::common::operands::{input, multiply_exp, resolve_axis};
@@ -13,7 +13,7 @@ use crate::reference::elementwise::math::inv_sqrt;
 use crate::reference::pool::Window;
 use crate::reference::{
     KernelError,
-    common::{dims4, elements, output, params},
+    common::{dims4, elements, no_activation, output, params},
 };
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier, quantize_multiplier};
 
@@ -40,6 +40,17 @@ impl Summing {
             ),
             output_zero: zo,
         }
+    }
+
+    /// The summing of an int8 `x` into output 0 of `op`; `None` for other types.
+    fn of(op: &OpView<'_, '_>, x: &In<'_>) -> Result<Option<Summing>, KernelError> {
+        Ok(match x.data {
+            Data::I8(_) => Some(Summing::new(
+                params(x.quant, "input 0")?,
+                params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
+            )),
+            _ => None,
+        })
     }
 
     /// One operand, scaled.
@@ -89,13 +100,7 @@ pub(crate) fn add_n(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
             });
         }
     }
-    let summing = match first.data {
-        Data::I8(_) => Some(Summing::new(
-            params(first.quant, "input 0")?,
-            params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
-        )),
-        _ => None,
-    };
+    let summing = Summing::of(&op, &first)?;
     let out = output(&mut op)?;
     if out.data.as_data().len() != Some(n) {
         return Err(mismatch);
@@ -165,13 +170,7 @@ pub(crate) fn cumsum(mut op: OpView<'_, '_>, o: &CumsumOptions) -> Result<(), Ke
     let outer: usize = x.shape[..axis].iter().product();
     let depth = x.shape[axis];
     let inner: usize = x.shape[axis + 1..].iter().product();
-    let summing = match x.data {
-        Data::I8(_) => Some(Summing::new(
-            params(x.quant, "input 0")?,
-            params(op.outputs.first().and_then(|o| o.quant), "output 0")?,
-        )),
-        _ => None,
-    };
+    let summing = Summing::of(&op, &x)?;
     let out = output(&mut op)?;
     let n = outer * depth * inner;
     let lines = |f: &mut dyn FnMut(&mut dyn Iterator<Item = usize>)| {
@@ -239,11 +238,10 @@ pub(crate) fn l2_normalization(
     mut op: OpView<'_, '_>,
     o: &L2NormOptions,
 ) -> Result<(), KernelError> {
-    if o.activation != Activation::None {
-        return Err(KernelError::Options {
-            what: "a fused activation on L2_NORMALIZATION (TFLM runs none)",
-        });
-    }
+    no_activation(
+        o.activation,
+        "a fused activation on L2_NORMALIZATION (TFLM runs none)",
+    )?;
     let x = input(&op, 0, "input 0")?;
     if x.shape.len() > 4 {
         return Err(KernelError::Shape {

@@ -174,9 +174,11 @@ pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), Kerne
     let (x, q) = input_and_quants(&op)?;
     let out = output(&mut op)?;
     let out_quant = out.quant;
-    let len_ok = |n: usize| {
-        if x.data.len() == Some(elements(x.shape)) && n > 0 || elements(x.shape) == 0 {
-            Ok(())
+    // The reduction into `outputs` elements, when the input holds its shape's elements.
+    let reduction = |outputs: usize| {
+        let r = Reduction::new(x.shape, o.axes.as_slice(), outputs)?;
+        if x.data.len() == Some(elements(x.shape)) || elements(x.shape) == 0 {
+            Ok(r)
         } else {
             Err(KernelError::Shape {
                 what: "SUM's input length is not its shape's",
@@ -184,53 +186,27 @@ pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), Kerne
         }
     };
     match (x.data, &mut out.data, q) {
-        (Data::I8(v), DataMut::I8(y), Some(((si, zi), (so, zo)))) => {
-            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
-            len_ok(v.len().max(1))?;
-            let m = quantize_multiplier(f64::from(si) / f64::from(so));
-            let n = r.count as i64;
-            if elements(x.shape) == 0 {
-                y.fill(0);
-                return Ok(());
-            }
-            r.each(|k, it| {
-                let total = it.fold(0i32, |s, i| s.wrapping_add(i32::from(v[i])));
-                let shifted = (i64::from(total) - i64::from(zi) * n) as i32;
-                y[k] = multiply_by_quantized_multiplier(shifted, m)
-                    .saturating_add(zo)
-                    .clamp(-128, 127) as i8;
-            });
+        (Data::I8(v), DataMut::I8(y), Some((qi, qo))) => {
+            let r = reduction(y.len())?;
+            sum_quantized(&r, (v, x.shape), y, qi, qo, |q| q.clamp(-128, 127) as i8);
             Ok(())
         }
         (Data::I16(v), DataMut::I16(y), _) => {
-            let (si, zi) = params(x.quant, "input 0")?;
-            let (so, zo) = params(out_quant, "output 0")?;
-            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
-            len_ok(v.len().max(1))?;
-            let m = quantize_multiplier(f64::from(si) / f64::from(so));
-            let n = r.count as i64;
-            if elements(x.shape) == 0 {
-                y.fill(0);
-                return Ok(());
-            }
-            r.each(|k, it| {
-                let total = it.fold(0i32, |s, i| s.wrapping_add(i32::from(v[i])));
-                let shifted = (i64::from(total) - i64::from(zi) * n) as i32;
-                y[k] = multiply_by_quantized_multiplier(shifted, m)
-                    .saturating_add(zo)
-                    .clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16;
+            let qi = params(x.quant, "input 0")?;
+            let qo = params(out_quant, "output 0")?;
+            let r = reduction(y.len())?;
+            sum_quantized(&r, (v, x.shape), y, qi, qo, |q| {
+                q.clamp(i32::from(i16::MIN), i32::from(i16::MAX)) as i16
             });
             Ok(())
         }
         (Data::F32(v), DataMut::F32(y), _) => {
-            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
-            len_ok(v.len().max(1))?;
+            let r = reduction(y.len())?;
             r.each(|k, it| y[k] = it.fold(0.0f32, |s, i| s + v[i]));
             Ok(())
         }
         (Data::I32(v), DataMut::I32(y), _) => {
-            let r = Reduction::new(x.shape, o.axes.as_slice(), y.len())?;
-            len_ok(v.len().max(1))?;
+            let r = reduction(y.len())?;
             r.each(|k, it| y[k] = it.fold(0i32, |s, i| s.wrapping_add(v[i])));
             Ok(())
         }
@@ -239,6 +215,29 @@ pub(crate) fn sum(mut op: OpView<'_, '_>, o: &ReduceOptions) -> Result<(), Kerne
             tensor: "input 0 or output 0 (SUM runs int8, int16, int32 or float32 throughout)",
         }),
     }
+}
+
+/// The int8 or int16 `SUM` of `v` (of `shape`) into `y` ([`sum`]); an input of no elements
+/// gives zeros.
+fn sum_quantized<T: Copy + Default + Into<i32>>(
+    r: &Reduction,
+    (v, shape): (&[T], &[usize]),
+    y: &mut [T],
+    (si, zi): (f32, i32),
+    (so, zo): (f32, i32),
+    narrow: impl Fn(i32) -> T,
+) {
+    let m = quantize_multiplier(f64::from(si) / f64::from(so));
+    let n = r.count as i64;
+    if elements(shape) == 0 {
+        y.fill(T::default());
+        return;
+    }
+    r.each(|k, it| {
+        let total = it.fold(0i32, |s, i| s.wrapping_add(v[i].into()));
+        let shifted = (i64::from(total) - i64::from(zi) * n) as i32;
+        y[k] = narrow(multiply_by_quantized_multiplier(shifted, m).saturating_add(zo));
+    });
 }
 
 /// `REDUCE_MAX` over the given axes: the largest raw value (TFLM requires int8 input and

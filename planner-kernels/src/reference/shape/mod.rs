@@ -12,16 +12,16 @@ pub(crate) mod space;
 pub(crate) mod split;
 
 use crate::reference::common::index::{RANK, next, next_row, strides};
-use planner_rt::kernel::{Data, DataMut, OpView, Region};
+use planner_rt::kernel::{Data, DataMut, In, OpView, Region};
 use planner_rt::options::{
-    Activation, ConcatenationOptions, PadOptions, ReshapeOptions, ResizeNearestNeighborOptions,
+    ConcatenationOptions, PadOptions, ReshapeOptions, ResizeNearestNeighborOptions,
     TransposeOptions,
 };
 
 use crate::reference::common::region::Plane;
 use crate::reference::{
     KernelError,
-    common::{elements, kind_error, output, params},
+    common::{elements, kind_error, no_activation, output, params},
 };
 
 /// `RESHAPE`: the same bytes under another shape (nothing to do when the plan made the
@@ -78,6 +78,27 @@ pub(crate) fn pad(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), KernelEr
 /// The input's and output's shapes and regions.
 type Views<'a> = (&'a [usize], Option<Region>, &'a [usize], Option<Region>);
 
+/// Checks that an input of `x_shape` padded by `before` (one amount per dimension, at most
+/// `RANK` of them) fits in an output of `y_shape`.
+pub(super) fn pad_fits(
+    x_shape: &[usize],
+    y_shape: &[usize],
+    before: &[i32],
+) -> Result<(), KernelError> {
+    let rank = x_shape.len();
+    let fits = rank <= RANK
+        && before.len() == rank
+        && y_shape.len() == rank
+        && (0..rank)
+            .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + x_shape[d] <= y_shape[d]));
+    if !fits {
+        return Err(KernelError::Shape {
+            what: "pad amounts do not fit the input and output",
+        });
+    }
+    Ok(())
+}
+
 /// [`pad`] of `x` into `y`, the padding `fill`.
 fn pad_view<T: Copy>(
     x: &[T],
@@ -86,17 +107,8 @@ fn pad_view<T: Copy>(
     before: &[i32],
     fill: T,
 ) -> Result<(), KernelError> {
+    pad_fits(x_shape, out_shape, before)?;
     let rank = x_shape.len();
-    let fits = rank <= RANK
-        && before.len() == rank
-        && out_shape.len() == rank
-        && (0..rank)
-            .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + x_shape[d] <= out_shape[d]));
-    if !fits {
-        return Err(KernelError::Shape {
-            what: "pad amounts do not fit the input and output",
-        });
-    }
     // Dimensions aligned right in `RANK`. Each tensor's box of elements held (`lo..hi` per
     // dimension) and where its element `index` lies: `base + Σ index[d] · strides[d]`,
     // wrapping.
@@ -220,19 +232,11 @@ pub(crate) fn transpose(mut op: OpView<'_, '_>, o: &TransposeOptions) -> Result<
             what: "the permutation does not fit the input and output",
         });
     }
-    if n == 0 {
-        return Ok(());
-    }
-    let in_strides = strides(x.shape);
-    let mut index = [0usize; RANK];
-    let pairs = (0..n).map(|at| {
-        let from: usize = (0..rank)
+    copy_indexed(x, &mut out.data, (out_shape, n), |index, in_strides| {
+        (0..rank)
             .map(|i| index[i] * in_strides[perm[i] as usize])
-            .sum();
-        next(&mut index, out_shape);
-        (from, at)
-    });
-    copy_element(x.data, &mut out.data, pairs)
+            .sum()
+    })
 }
 
 /// `CONCATENATION` along `axis` (negative counts from the end), of any element type: each
@@ -244,11 +248,7 @@ pub(crate) fn concatenation(
     mut op: OpView<'_, '_>,
     o: &ConcatenationOptions,
 ) -> Result<(), KernelError> {
-    if o.activation != Activation::None {
-        return Err(KernelError::Options {
-            what: "CONCATENATION with a fused activation",
-        });
-    }
+    no_activation(o.activation, "CONCATENATION with a fused activation")?;
     let inputs = op.inputs;
     let out = output(&mut op)?;
     let (out_shape, out_quant) = (out.shape, out.quant);
@@ -342,6 +342,28 @@ fn copy_element(
     }
     copy!(I8, U8, I16, U16, I32, U32, I64, U64, F32, F64);
     Ok(())
+}
+
+/// Copies the `n` elements of an output of dimensions `dims` in order, each from the
+/// element of `x` that `from` gives for its multi-index and `x`'s strides (nothing when `n`
+/// is 0).
+fn copy_indexed(
+    x: In<'_>,
+    y: &mut DataMut<'_>,
+    (dims, n): (&[usize], usize),
+    from: impl Fn(&[usize; RANK], &[usize; RANK]) -> usize,
+) -> Result<(), KernelError> {
+    if n == 0 {
+        return Ok(());
+    }
+    let in_strides = strides(x.shape);
+    let mut index = [0usize; RANK];
+    let pairs = (0..n).map(|at| {
+        let i = from(&index, &in_strides);
+        next(&mut index, dims);
+        (i, at)
+    });
+    copy_element(x.data, y, pairs)
 }
 
 /// Checks a resize's size operand (input 1, when present: int32 `[height, width]`)
@@ -471,19 +493,17 @@ pub(crate) fn strided_slice(
             what: "STRIDED_SLICE output size differs from the slice's",
         });
     }
-    if total == 0 {
-        return Ok(());
-    }
-    let in_strides = strides(x.shape);
-    let mut index = [0usize; RANK];
-    let pairs = (0..total).map(|at| {
-        let from: i64 = (0..rank)
-            .map(|d| (start[d] + index[d] as i64 * step[d]) * in_strides[d] as i64)
-            .sum();
-        next(&mut index, &count[..rank]);
-        (from as usize, at)
-    });
-    copy_element(x.data, &mut out.data, pairs)
+    copy_indexed(
+        x,
+        &mut out.data,
+        (&count[..rank], total),
+        |index, in_strides| {
+            let from: i64 = (0..rank)
+                .map(|d| (start[d] + index[d] as i64 * step[d]) * in_strides[d] as i64)
+                .sum();
+            from as usize
+        },
+    )
 }
 
 /// `RESIZE_NEAREST_NEIGHBOR`, any element type, NHWC, as TFLM's reference kernel computes

@@ -10,6 +10,7 @@ use crate::reference::KernelError;
 use crate::reference::common::index::{RANK, next, strides};
 use crate::reference::common::operands::{El, input, same_type};
 use crate::reference::common::{elements, output};
+use crate::reference::shape::pad_fits;
 
 /// `SQUEEZE`: the same bytes under the shape without the size-1 dimensions.
 pub(crate) fn squeeze(op: OpView<'_, '_>, _: &SqueezeOptions) -> Result<(), KernelError> {
@@ -120,17 +121,7 @@ pub(crate) fn padv2(mut op: OpView<'_, '_>, o: &PadOptions) -> Result<(), Kernel
     };
     let (x_shape, y_shape) = (x.shape, out.shape);
     let before = o.before.as_slice();
-    let rank = x_shape.len();
-    let fits = rank <= RANK
-        && before.len() == rank
-        && y_shape.len() == rank
-        && (0..rank)
-            .all(|d| usize::try_from(before[d]).is_ok_and(|b| b + x_shape[d] <= y_shape[d]));
-    if !fits {
-        return Err(KernelError::Shape {
-            what: "pad amounts do not fit the input and output",
-        });
-    }
+    pad_fits(x_shape, y_shape, before)?;
     let offset = offsets(before);
     /// The pad value of type `T`: input 2's one element, or `default`.
     fn value_of<T: El>(value: Option<In<'_>>, default: T) -> Result<T, KernelError> {

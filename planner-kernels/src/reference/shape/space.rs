@@ -40,6 +40,35 @@ pub(crate) fn remap(
     remap_from(&[x], y, types, type_error, |i| Ok(from(i)?.map(|k| (0, k))))
 }
 
+/// [`remap`] into an output of dimensions `dims` (`RANK` of them, leading ones) of one of
+/// the `types` (else the error given with them): `from` gets each output element's
+/// multi-index, in order.
+fn remap_indexed(
+    x: Data<'_>,
+    y: &mut DataMut<'_>,
+    (types, type_error): (&[Ty], KernelError),
+    dims: [usize; RANK],
+    mut from: impl FnMut(&[usize; RANK]) -> Result<Option<usize>, KernelError>,
+) -> Result<(), KernelError> {
+    let mut index = [0usize; RANK];
+    remap(x, y, types, type_error, |_| {
+        let k = from(&index)?;
+        next(&mut index, &dims);
+        Ok(k)
+    })
+}
+
+/// Input 0 of `op` and its dimensions padded to `RANK` with leading ones, or the shape
+/// error `what` when it has more.
+fn input_dims<'a>(
+    op: &OpView<'_, 'a>,
+    what: &'static str,
+) -> Result<(In<'a>, [usize; RANK]), KernelError> {
+    let x = input(op, 0, "input 0")?;
+    let dims = padded(x.shape).ok_or(KernelError::Shape { what })?;
+    Ok((x, dims))
+}
+
 /// [`remap`] of float32 or int8 data into an NHWC output of `[height, width, channels]`
 /// per batch: `from` gets each output element's `[batch, y, x, channel]`.
 fn remap_nhwc(
@@ -400,11 +429,8 @@ pub(crate) fn mirror_pad(mut op: OpView<'_, '_>, o: &MirrorPadOptions) -> Result
     const BAD: KernelError = KernelError::Type {
         tensor: "input 1 (MIRROR_PAD's paddings are int32 or int64)",
     };
-    let x = input(&op, 0, "input 0")?;
+    let (x, dims) = input_dims(&op, "MIRROR_PAD's input has more than 6 dimensions")?;
     let rank = x.shape.len();
-    let dims = padded(x.shape).ok_or(KernelError::Shape {
-        what: "MIRROR_PAD's input has more than 6 dimensions",
-    })?;
     let mut before = [0i64; RANK];
     let mut count = 0;
     for (k, v) in ints(input(&op, 1, "input 1")?, true, &BAD)?.enumerate() {
@@ -431,8 +457,8 @@ pub(crate) fn mirror_pad(mut op: OpView<'_, '_>, o: &MirrorPadOptions) -> Result
     }
     let offset = i64::from(o.mode == MirrorPadMode::Reflect);
     let in_strides = strides(&dims);
-    let mut index = [0usize; RANK];
-    let mut at = move || -> Result<Option<usize>, KernelError> {
+    let types = (FLOAT_INT8, FLOAT_INT8_ERROR);
+    remap_indexed(x.data, &mut out.data, types, out_dims, |index| {
         let mut flat = 0usize;
         for d in 0..RANK {
             let k = mirrored(index[d] as i64, before[d], dims[d] as i64, offset).ok_or(
@@ -442,11 +468,7 @@ pub(crate) fn mirror_pad(mut op: OpView<'_, '_>, o: &MirrorPadOptions) -> Result
             )?;
             flat += k * in_strides[d];
         }
-        next(&mut index, &out_dims);
         Ok(Some(flat))
-    };
-    remap(x.data, &mut out.data, FLOAT_INT8, FLOAT_INT8_ERROR, |_| {
-        at()
     })
 }
 
@@ -473,11 +495,8 @@ pub(crate) fn reverse_v2(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
     const BAD: KernelError = KernelError::Type {
         tensor: "input 1 (REVERSE_V2's axes are int32)",
     };
-    let x = input(&op, 0, "input 0")?;
+    let (x, dims) = input_dims(&op, "REVERSE_V2's input has more than 6 dimensions")?;
     let rank = x.shape.len();
-    let dims = padded(x.shape).ok_or(KernelError::Shape {
-        what: "REVERSE_V2's input has more than 6 dimensions",
-    })?;
     let mut flip = [false; RANK];
     let mut axes = 0;
     let (mut lo, mut hi) = (usize::MAX, 0);
@@ -511,12 +530,11 @@ pub(crate) fn reverse_v2(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
         });
     }
     let s = strides(&dims);
-    let mut index = [0usize; RANK];
     const TYPES: &[Ty] = &[Ty::F32, Ty::I32, Ty::I16, Ty::I8, Ty::U8, Ty::I64];
     let error = KernelError::Type {
         tensor: "input 0 or output 0 (REVERSE_V2 runs float32, int32, int16, int8, uint8, int64 or bool, one type throughout)",
     };
-    remap(x.data, &mut out.data, TYPES, error, |_| {
+    remap_indexed(x.data, &mut out.data, (TYPES, error), dims, |index| {
         let flat = (0..RANK)
             .map(|d| {
                 let k = if flip[d] {
@@ -527,7 +545,6 @@ pub(crate) fn reverse_v2(mut op: OpView<'_, '_>) -> Result<(), KernelError> {
                 k * s[d]
             })
             .sum();
-        next(&mut index, &dims);
         Ok(Some(flat))
     })
 }
