@@ -216,6 +216,45 @@ fn softmax_of_equal_values_is_uniform() {
     );
 }
 
+/// TFLM's int8 `SOFTMAX` refuses an output quantisation other than 1/256 and -128 (int8) or
+/// 1/65536 and -32768 (int16) at prepare; this kernel refuses it too, rather than write
+/// values on another scale.
+#[test]
+fn int8_softmax_refuses_another_output_quantisation() {
+    let x = [0i8, 10, 20, 30];
+    let xi = info::<i8>(&[1, 4], &[0.1], &[0]);
+    let o = SoftmaxOptions { beta: 1.0 };
+    let inputs = [Some(In::new(&x, &xi))];
+    let mut y = [0i8; 4];
+    // 1/256 is 0.00390625: one a little below, the right one with zero point 0, one 0.01 %
+    // above.
+    for yi in [
+        info::<i8>(&[1, 4], &[0.0039], &[-128]),
+        info::<i8>(&[1, 4], &[0.00390625], &[0]),
+        info::<i8>(&[1, 4], &[0.0039066], &[-128]),
+    ] {
+        let r = run(&inputs, Out::new(&mut y, &yi), |op| {
+            softmax::softmax(op, &o)
+        });
+        assert!(
+            matches!(r, Err(KernelError::Options { .. })),
+            "{yi:?}: {r:?}"
+        );
+    }
+    let mut y16 = [0i16; 4];
+    let good = info::<i16>(&[1, 4], &[1.0 / 65536.0], &[-32768]);
+    run(&inputs, Out::new(&mut y16, &good), |op| {
+        softmax::softmax(op, &o)
+    })
+    .unwrap();
+    assert!(y16.windows(2).all(|w| w[0] < w[1]), "{y16:?}");
+    let bad = info::<i16>(&[1, 4], &[1.0 / 65536.0], &[0]);
+    let r = run(&inputs, Out::new(&mut y16, &bad), |op| {
+        softmax::softmax(op, &o)
+    });
+    assert!(matches!(r, Err(KernelError::Options { .. })), "{r:?}");
+}
+
 #[test]
 fn add_and_mul_broadcast_and_respect_zero_points() {
     // a: [2, 2] real values 1..4 (zero point 1); b: [2] = [10, 20] (zero point 0).

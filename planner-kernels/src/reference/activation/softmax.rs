@@ -65,6 +65,7 @@ fn softmax_i8(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelEr
         let diff = i32::from(v) - max;
         (diff >= diff_min).then(|| mul(diff.wrapping_mul(1 << left_shift), m.multiplier))
     };
+    output_quantisation(&op)?;
     let out = output(&mut op)?;
     if depth == 0 || x.len() % depth != 0 {
         return Err(KernelError::Shape {
@@ -81,6 +82,31 @@ fn softmax_i8(mut op: OpView<'_, '_>, o: &SoftmaxOptions) -> Result<(), KernelEr
         _ => return Err(KernelError::Type { tensor: "output 0" }),
     }
     Ok(())
+}
+
+/// The output quantisation TFLM's int8 `SOFTMAX` requires (its `CalculateSoftmaxParams`),
+/// and the one [`rows`] writes: an int8 output of scale exactly 1/256 and zero point -128,
+/// or an int16 one of zero point -32768 and scale 1/65536 (within 0.1 %). TFLM refuses
+/// another at prepare; so does this kernel, rather than write values on the wrong scale.
+fn output_quantisation(op: &OpView<'_, '_>) -> Result<(), KernelError> {
+    let y = op
+        .outputs
+        .first()
+        .ok_or(KernelError::Missing { tensor: "output 0" })?;
+    let (scale, zero) = params(y.quant, "output 0")?;
+    let ok = match &y.data {
+        planner_rt::kernel::DataMut::I16(_) => {
+            zero == -32768 && (scale - 1.0 / 65536.0).abs() <= 0.001 / 65536.0
+        }
+        _ => zero == -128 && scale == 1.0 / 256.0,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(KernelError::Options {
+            what: "SOFTMAX of an int8 input needs an output of scale 1/256 and zero point -128 (int8) or of scale 1/65536 and zero point -32768 (int16), as TFLM",
+        })
+    }
 }
 
 /// Softmax of each row of `depth` values into an output of `bits` bits.
