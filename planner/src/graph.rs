@@ -175,6 +175,24 @@ impl Op {
             .chain(self.outputs.iter().copied())
             .chain(self.scratch.iter().copied())
     }
+
+    /// An op for tests: `opcode` from `inputs` (tensor numbers; `None` for an optional input
+    /// left out) to tensor `output`, with `options` and no scratch.
+    #[cfg(any(test, feature = "fixture"))]
+    pub(crate) fn fixture(
+        opcode: &str,
+        inputs: &[Option<u32>],
+        output: u32,
+        options: OpOptions,
+    ) -> Op {
+        Op {
+            opcode: opcode.into(),
+            inputs: inputs.iter().map(|i| i.map(TensorIndex)).collect(),
+            outputs: vec![TensorIndex(output)],
+            scratch: vec![],
+            options,
+        }
+    }
 }
 
 /// A named model input or output (a signature name where the model has one).

@@ -604,25 +604,25 @@ fn step_of(
     cx.out = [oh, ow, oc];
     dims.insert(out, [oh, ow]);
     let opcode = op.opcode.as_str();
+    // The two convolutions' options are distinct types with the same window fields.
+    macro_rules! conv {
+        ($o:ident, $full:literal) => {
+            cx.conv(
+                dims,
+                [$o.stride_h, $o.stride_w, $o.dilation_h, $o.dilation_w],
+                ($o.padding, $o.pads.as_slice()),
+                $full,
+            )?
+        };
+    }
     let (inputs, macs) = match (&op.options, op_kinds::spatial(opcode)) {
         (OpOptions::None, Spatial::Window | Spatial::Channels) => {
             return Err(cx.refuse(
                 "its options (window, padding, axis) were not read from the model",
             ));
         }
-        // The two convolutions' options are distinct types with the same window fields.
-        (OpOptions::Conv2d(o), _) => cx.conv(
-            dims,
-            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
-            (o.padding, o.pads.as_slice()),
-            true,
-        )?,
-        (OpOptions::DepthwiseConv2d(o), _) => cx.conv(
-            dims,
-            [o.stride_h, o.stride_w, o.dilation_h, o.dilation_w],
-            (o.padding, o.pads.as_slice()),
-            false,
-        )?,
+        (OpOptions::Conv2d(o), _) => conv!(o, true),
+        (OpOptions::DepthwiseConv2d(o), _) => conv!(o, false),
         (OpOptions::AveragePool2d(o), _) | (OpOptions::MaxPool2d(o), _) => {
             let (t, h, w, _) = cx.spatial_input(0, dims)?;
             let mut wh = cx.window(o.filter_h, o.stride_h, 1)?;

@@ -39,6 +39,14 @@ fn rows(shape: &[usize], inner: usize) -> Option<usize> {
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
 }
 
+/// A state or scratch tensor of `element`s, at least one.
+fn one(element: StateElement, elements: usize) -> Option<StateTensor> {
+    Some(StateTensor {
+        element,
+        elements: elements.max(1),
+    })
+}
+
 /// A non-negative option as a `usize`.
 fn count(v: i32) -> Option<usize> {
     usize::try_from(v).ok()
@@ -62,12 +70,6 @@ pub fn keeps_state(options: &OpOptions) -> bool {
 /// in the order the kernel takes them), `None` when the options and shape give no valid
 /// length (the importer refuses the op then, naming it). An op kind without state has none.
 pub fn state(options: &OpOptions, input: &[usize]) -> Option<[Option<StateTensor>; 2]> {
-    let one = |element, elements: usize| {
-        Some(StateTensor {
-            element,
-            elements: elements.max(1),
-        })
-    };
     Some(match options {
         // Per row of the input's leading dimensions, the last `delay_length` samples.
         OpOptions::SignalDelay(o) => {
@@ -127,12 +129,6 @@ pub fn kernel_scratch(
     options: &OpOptions,
     inputs: &[&[usize]],
 ) -> Option<[Option<StateTensor>; 2]> {
-    let one = |element, elements: usize| {
-        Some(StateTensor {
-            element,
-            elements: elements.max(1),
-        })
-    };
     Some(match options {
         // The SSD decoder: the decoded boxes (4 floats a box), and the NMS's sorted indices,
         // merge buffer and selections (int32).

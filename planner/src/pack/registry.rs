@@ -209,16 +209,26 @@ fn set_option(kind: &mut PlannerKind, key: &str, v: &OptionValue) -> Result<(), 
     Err(unknown_option(kind.name(), key, kind.packer().keys))
 }
 
+/// Sets `$key` of `$o`, the options of a packer that climbs (`hill_climb`, `auto`): the four
+/// keys of the climb, then the packer's own match arms `$own`; false when it has no such
+/// option.
+macro_rules! set_climbing {
+    ($o:ident, $key:ident, $v:ident; $($own:tt)*) => {{
+        match $key {
+            "iterations" => $o.iterations = int_option($key, $v, 0)?,
+            "seed" => $o.seed = seed_option($key, $v)?,
+            "max_stall_iterations" => $o.max_stall_iterations = stall_option($key, $v)?,
+            "budget" => $o.budget = seed_option($key, $v)?,
+            $($own)*
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }};
+}
+
 /// Sets `key` of `o`; false when it has no such option.
 fn set_hill_climb(o: &mut HillClimbOptions, key: &str, v: &OptionValue) -> Result<bool, OptionError> {
-    match key {
-        "iterations" => o.iterations = int_option(key, v, 0)?,
-        "seed" => o.seed = seed_option(key, v)?,
-        "max_stall_iterations" => o.max_stall_iterations = stall_option(key, v)?,
-        "budget" => o.budget = seed_option(key, v)?,
-        _ => return Ok(false),
-    }
-    Ok(true)
+    set_climbing!(o, key, v;)
 }
 
 /// Sets `key` of `o`; false when it has no such option.
@@ -233,11 +243,7 @@ fn set_optimal(o: &mut OptimalOptions, key: &str, v: &OptionValue) -> Result<boo
 
 /// Sets `key` of `o`; false when it has no such option.
 fn set_auto(o: &mut AutoOptions, key: &str, v: &OptionValue) -> Result<bool, OptionError> {
-    match key {
-        "iterations" => o.iterations = int_option(key, v, 0)?,
-        "seed" => o.seed = seed_option(key, v)?,
-        "max_stall_iterations" => o.max_stall_iterations = stall_option(key, v)?,
-        "budget" => o.budget = seed_option(key, v)?,
+    set_climbing! { o, key, v;
         "seed_budget" => o.seed_budget = seed_option(key, v)?,
         "node_budget" => o.node_budget = seed_option(key, v)?,
         "exact_max_items" => o.exact_max_items = int_option(key, v, 0)?,
@@ -248,9 +254,7 @@ fn set_auto(o: &mut AutoOptions, key: &str, v: &OptionValue) -> Result<bool, Opt
         "threads" => o.threads = int_option(key, v, 0)?,
         "time_limit_ms" => o.time_limit = Some(Duration::from_millis(seed_option(key, v)?)),
         "slack_ppm" => o.slack_ppm = int_option(key, v, 0)?,
-        _ => return Ok(false),
     }
-    Ok(true)
 }
 
 fn unknown_option(planner: &str, key: &str, keys: &[&str]) -> OptionError {

@@ -43,18 +43,6 @@ fn tensor(id: &str, dtype: DType, shape: &[u64], kind: TensorKind, seed: u8) -> 
     }
 }
 
-/// An op `opcode` from `inputs` (tensor numbers; `None` for an optional input left out)
-/// to tensor `output`.
-fn op(opcode: &str, inputs: &[Option<u32>], output: u32, options: OpOptions) -> Op {
-    Op {
-        opcode: opcode.to_string(),
-        inputs: inputs.iter().map(|i| i.map(TensorIndex)).collect(),
-        outputs: vec![TensorIndex(output)],
-        scratch: vec![],
-        options,
-    }
-}
-
 fn fc() -> OpOptions {
     OpOptions::FullyConnected(Default::default())
 }
@@ -83,8 +71,8 @@ pub fn tiny() -> (Graph, MemoryPlan, Layout) {
         name: "tiny".to_string(),
         tensors,
         ops: vec![
-            op("FULLY_CONNECTED", &[Some(0), Some(1), Some(2)], 3, fc()),
-            op("FULLY_CONNECTED", &[Some(3), Some(4), Some(5)], 6, fc()),
+            Op::fixture("FULLY_CONNECTED", &[Some(0), Some(1), Some(2)], 3, fc()),
+            Op::fixture("FULLY_CONNECTED", &[Some(3), Some(4), Some(5)], 6, fc()),
         ],
         inputs: io("x", 0),
         outputs: io("y", 6),
@@ -174,8 +162,8 @@ pub fn stateful() -> (Graph, MemoryPlan, Layout) {
             tensor("state", DType::I16, &[4], Variable, 0),
         ],
         ops: vec![
-            op("FULLY_CONNECTED", &[Some(0), Some(1), None], 2, fc()),
-            op(
+            Op::fixture("FULLY_CONNECTED", &[Some(0), Some(1), None], 2, fc()),
+            Op::fixture(
                 "RESHAPE",
                 &[Some(2)],
                 3,
@@ -183,7 +171,12 @@ pub fn stateful() -> (Graph, MemoryPlan, Layout) {
                     new_shape: crate::rt::options::Dims::new(&[4]).unwrap_or_default(),
                 }),
             ),
-            op("ADD", &[Some(3), Some(4)], 4, OpOptions::Add(Default::default())),
+            Op::fixture(
+                "ADD",
+                &[Some(3), Some(4)],
+                4,
+                OpOptions::Add(Default::default()),
+            ),
         ],
         inputs: io("in", 0),
         outputs: io("state", 4),

@@ -38,16 +38,6 @@ fn conv(stride: i32) -> OpOptions {
     })
 }
 
-fn op(opcode: &str, inputs: &[Option<u32>], output: u32, options: OpOptions) -> Op {
-    Op {
-        opcode: opcode.into(),
-        inputs: inputs.iter().map(|i| i.map(TensorIndex)).collect(),
-        outputs: vec![TensorIndex(output)],
-        scratch: vec![],
-        options,
-    }
-}
-
 /// `x [1,4,4,2] -> CONV_2D 3x3 (w, b) -> a [1,4,4,2] -> DEPTHWISE 2x2 (dw, no bias) -> d
 /// [1,4,4,2] -> CONV_2D 1x1 stride 1 (pw) -> e -> FULLY_CONNECTED (fw, fb) -> y [1,3]`,
 /// int8 with per-channel conv scales, input zero point -3.
@@ -81,15 +71,15 @@ fn graph() -> Graph {
         name: "g".into(),
         tensors,
         ops: vec![
-            op("CONV_2D", &[Some(0), Some(1), Some(2)], 3, conv(1)),
-            op(
+            Op::fixture("CONV_2D", &[Some(0), Some(1), Some(2)], 3, conv(1)),
+            Op::fixture(
                 "DEPTHWISE_CONV_2D",
                 &[Some(3), Some(4)],
                 5,
                 OpOptions::DepthwiseConv2d(DepthwiseConv2dOptions::default()),
             ),
-            op("CONV_2D", &[Some(5), Some(6), None], 7, conv(1)),
-            op(
+            Op::fixture("CONV_2D", &[Some(5), Some(6), None], 7, conv(1)),
+            Op::fixture(
                 "FULLY_CONNECTED",
                 &[Some(7), Some(8), Some(9)],
                 10,

@@ -10,6 +10,19 @@ use crate::rt::options::{
     MirrorPadOptions,
 };
 
+/// The options of a kind whose every field is the field of the same name of its options
+/// table `$table`, the schema's default (0, false) when left out:
+/// `plain!(cx, CumsumT => Cumsum(CumsumOptions { exclusive, reverse }))`.
+macro_rules! plain {
+    ($cx:expr, $table:ident => $variant:ident($options:ident { $($field:ident),+ })) => {{
+        let t = $cx.table::<$table>()?;
+        OpOptions::$variant($options {
+            $($field: t.and_then(|t| t.$field()).unwrap_or_default(),)+
+        })
+    }};
+}
+pub(super) use plain;
+
 /// The typed options of `cx`'s op when it is of one of these kinds; `None` for another kind.
 pub(super) fn options(cx: &Ctx<'_, '_, '_>) -> Result<Option<OpOptions>> {
     Ok(Some(match cx.op.opcode.as_str() {
@@ -20,34 +33,12 @@ pub(super) fn options(cx: &Ctx<'_, '_, '_>) -> Result<Option<OpOptions>> {
                 axis: cx.scalar(1, "axis")?,
             })
         }
-        "BATCH_MATMUL" => {
-            let t = cx.table::<BatchMatMulT>()?;
-            let flag = |v: Option<bool>| v.unwrap_or(false);
-            OpOptions::BatchMatMul(BatchMatMulOptions {
-                adj_x: flag(t.and_then(|t| t.adj_x())),
-                adj_y: flag(t.and_then(|t| t.adj_y())),
-                asymmetric_quantize_inputs: flag(t.and_then(|t| t.asymmetric_quantize_inputs())),
-            })
-        }
-        "CUMSUM" => {
-            let t = cx.table::<CumsumT>()?;
-            OpOptions::Cumsum(CumsumOptions {
-                exclusive: t.and_then(|t| t.exclusive()).unwrap_or(false),
-                reverse: t.and_then(|t| t.reverse()).unwrap_or(false),
-            })
-        }
-        "DEPTH_TO_SPACE" => {
-            let t = cx.table::<DepthToSpaceT>()?;
-            OpOptions::DepthToSpace(BlockSizeOptions {
-                block_size: cx.positive("block_size", t.and_then(|t| t.block_size()), 0)?,
-            })
-        }
-        "SPACE_TO_DEPTH" => {
-            let t = cx.table::<SpaceToDepthT>()?;
-            OpOptions::SpaceToDepth(BlockSizeOptions {
-                block_size: cx.positive("block_size", t.and_then(|t| t.block_size()), 0)?,
-            })
-        }
+        "BATCH_MATMUL" => plain!(cx, BatchMatMulT => BatchMatMul(
+            BatchMatMulOptions { adj_x, adj_y, asymmetric_quantize_inputs }
+        )),
+        "CUMSUM" => plain!(cx, CumsumT => Cumsum(CumsumOptions { exclusive, reverse })),
+        "DEPTH_TO_SPACE" => OpOptions::DepthToSpace(block_size(cx, DepthToSpaceT::block_size)?),
+        "SPACE_TO_DEPTH" => OpOptions::SpaceToDepth(block_size(cx, SpaceToDepthT::block_size)?),
         "L2_NORMALIZATION" => {
             let t = cx.table::<L2NormT>()?;
             OpOptions::L2Normalization(L2NormOptions {
@@ -68,4 +59,16 @@ pub(super) fn options(cx: &Ctx<'_, '_, '_>) -> Result<Option<OpOptions>> {
         "REDUCE_ALL" => OpOptions::ReduceAll(reduce(cx)?),
         _ => return Ok(None),
     }))
+}
+
+/// `DEPTH_TO_SPACE`'s or `SPACE_TO_DEPTH`'s options: the `block_size` of table `T` that
+/// `get` reads, at least 1.
+fn block_size<'b, T: UnionMember<'b>>(
+    cx: &Ctx<'_, '_, 'b>,
+    get: fn(&T) -> Option<i32>,
+) -> Result<BlockSizeOptions> {
+    let t = cx.table::<T>()?;
+    Ok(BlockSizeOptions {
+        block_size: cx.positive("block_size", t.and_then(|t| get(&t)), 0)?,
+    })
 }

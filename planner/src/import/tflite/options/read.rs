@@ -2,6 +2,7 @@
 //! the constant operands that parameterise it.
 
 use super::ctx::{Ctx, Fused, pool, reduce};
+use super::more::plain;
 use super::*;
 
 /// A convolution's options table: its padding, and its stride and dilation along the width
@@ -92,13 +93,9 @@ impl<'b> Reader<'_, 'b> {
             "QUANTIZE" => OpOptions::Quantize(cx.none::<QuantizeT>()?),
             "DEQUANTIZE" => OpOptions::Dequantize(cx.none::<DequantizeT>()?),
             "HARD_SWISH" => OpOptions::HardSwish(cx.none::<HardSwishT>()?),
-            "RESIZE_NEAREST_NEIGHBOR" => {
-                let t = cx.table::<ResizeNearest>()?;
-                OpOptions::ResizeNearestNeighbor(ResizeNearestNeighborOptions {
-                    align_corners: t.and_then(|t| t.align_corners()).unwrap_or(false),
-                    half_pixel_centers: t.and_then(|t| t.half_pixel_centers()).unwrap_or(false),
-                })
-            }
+            "RESIZE_NEAREST_NEIGHBOR" => plain!(cx, ResizeNearest => ResizeNearestNeighbor(
+                ResizeNearestNeighborOptions { align_corners, half_pixel_centers }
+            )),
             "LOGISTIC" => OpOptions::Logistic(cx.no_table()?),
             "TANH" => OpOptions::Tanh(cx.no_table()?),
             "RELU" => OpOptions::Relu(cx.no_table()?),
@@ -121,13 +118,7 @@ fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
             alpha: cx.float("alpha", LeakyReluT::alpha)?,
         }),
         "ARG_MAX" => OpOptions::ArgMax(arg_max(cx)?),
-        "GATHER" => {
-            let t = cx.table::<GatherT>()?;
-            OpOptions::Gather(GatherOptions {
-                axis: t.and_then(|t| t.axis()).unwrap_or(0),
-                batch_dims: t.and_then(|t| t.batch_dims()).unwrap_or(0),
-            })
-        }
+        "GATHER" => plain!(cx, GatherT => Gather(GatherOptions { axis, batch_dims })),
         "SUM" => OpOptions::Sum(reduce(cx)?),
         "REDUCE_MAX" => OpOptions::ReduceMax(reduce(cx)?),
         "SQUEEZE" => {
@@ -168,27 +159,11 @@ fn kinds_of_batches(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
                 num_splits: t.and_then(|t| t.num_splits()).unwrap_or(0),
             })
         }
-        "PACK" => {
-            let t = cx.table::<PackT>()?;
-            OpOptions::Pack(PackOptions {
-                axis: t.and_then(|t| t.axis()).unwrap_or(0),
-                values_count: t.and_then(|t| t.values_count()).unwrap_or(0),
-            })
-        }
-        "UNPACK" => {
-            let t = cx.table::<UnpackT>()?;
-            OpOptions::Unpack(UnpackOptions {
-                axis: t.and_then(|t| t.axis()).unwrap_or(0),
-                num: t.and_then(|t| t.num()).unwrap_or(0),
-            })
-        }
-        "RESIZE_BILINEAR" => {
-            let t = cx.table::<ResizeBilinearT>()?;
-            OpOptions::ResizeBilinear(ResizeBilinearOptions {
-                align_corners: t.and_then(|t| t.align_corners()).unwrap_or(false),
-                half_pixel_centers: t.and_then(|t| t.half_pixel_centers()).unwrap_or(false),
-            })
-        }
+        "PACK" => plain!(cx, PackT => Pack(PackOptions { axis, values_count })),
+        "UNPACK" => plain!(cx, UnpackT => Unpack(UnpackOptions { axis, num })),
+        "RESIZE_BILINEAR" => plain!(cx, ResizeBilinearT => ResizeBilinear(
+            ResizeBilinearOptions { align_corners, half_pixel_centers }
+        )),
         "TRANSPOSE_CONV" => {
             let t = cx.table::<TransposeConvT>()?;
             OpOptions::TransposeConv(TransposeConvOptions {

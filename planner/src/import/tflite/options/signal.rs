@@ -73,16 +73,7 @@ pub(super) fn options(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
     let m = map(cx)?;
     m.expect(keys).map_err(|e| bad(cx, e))?;
     let int = |key: &str| m.int32(key).map_err(|e| bad(cx, e));
-    let at_least = |key: &str, min: i32| {
-        let v = int(key)?;
-        if v < min {
-            return Err(bad(
-                cx,
-                format!("its option `{key}` is {v}; it must be at least {min}"),
-            ));
-        }
-        Ok(v)
-    };
+    let at_least = |key: &str, min: i32| at_least(cx, &m, key, min);
     let boolean = |key: &str| m.boolean(key).map_err(|e| bad(cx, e));
     Ok(match code {
         "SignalWindow" => OpOptions::SignalWindow(SignalWindowOptions {
@@ -147,16 +138,7 @@ pub(super) fn options(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
 /// The options of a `TFLite_Detection_PostProcess` op, read by key as TFLM reads them.
 pub(super) fn detection_postprocess(cx: &Ctx<'_, '_, '_>) -> Result<OpOptions> {
     let m = map(cx)?;
-    let int = |key: &str, min: i32| {
-        let v = m.int32(key).map_err(|e| bad(cx, e))?;
-        if v < min {
-            return Err(bad(
-                cx,
-                format!("its option `{key}` is {v}; it must be at least {min}"),
-            ));
-        }
-        Ok(v)
-    };
+    let int = |key: &str, min: i32| at_least(cx, &m, key, min);
     let float = |key: &str| m.float32(key).map_err(|e| bad(cx, e));
     Ok(OpOptions::DetectionPostprocess(DetectionPostprocessOptions {
         max_detections: int("max_detections", 0)?,
@@ -189,6 +171,18 @@ fn map<'b>(cx: &Ctx<'_, '_, 'b>) -> Result<Map<'b>> {
     }
     let bytes = cx.table.custom_options().map_or(&[][..], |v| v.bytes());
     Map::root(bytes).map_err(|e| bad(cx, format!("its custom options are not a FlexBuffers map: {e}")))
+}
+
+/// The int32 option `key` of map `m`, at least `min`.
+fn at_least(cx: &Ctx<'_, '_, '_>, m: &Map<'_>, key: &str, min: i32) -> Result<i32> {
+    let v = m.int32(key).map_err(|e| bad(cx, e))?;
+    if v < min {
+        return Err(bad(
+            cx,
+            format!("its option `{key}` is {v}; it must be at least {min}"),
+        ));
+    }
+    Ok(v)
 }
 
 /// An error about op `k`'s custom options.
