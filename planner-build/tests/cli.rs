@@ -2,6 +2,8 @@
 
 #[path = "../../planner/tests/common/mod.rs"]
 mod common;
+#[path = "support/files.rs"]
+mod files;
 #[path = "support/cli.rs"]
 mod support;
 
@@ -9,6 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use common::assert_says;
+use files::{fresh_dir, model_toml};
 use support::{exit_code, json, planner, refused, root, stdout_of, text, tmp};
 
 /// A group manifest of two models, relative to the workspace root the commands run in.
@@ -114,12 +117,12 @@ fn bad_manifest_exits_2_with_position() {
 
 #[test]
 fn model_that_does_not_fit_exits_1() {
-    let model = root().join("models/tiny_kws_dscnn_int8.tflite");
     let p = tmp(
         "small.toml",
-        &format!(
-            "[model]\nname = \"kws\"\nsource = {:?}\n[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{{ name = \"DTCM\", max_size = \"8K\" }}]\n",
-            model.to_str().unwrap()
+        &model_toml(
+            "kws",
+            "tiny_kws_dscnn_int8.tflite",
+            "[platform]\npreset = \"mps3-an547\"\n[memory]\nconstraints = [{ name = \"DTCM\", max_size = \"8K\" }]\n",
         ),
     );
     let out = planner(&["plan", p.to_str().unwrap()]);
@@ -445,17 +448,15 @@ fn reordered_plans_report_their_op_order() {
     assert!(text(&out.stdout).contains("schedule=fixed"));
 }
 
-/// `planner import dir/model.tflite` run from dir's parent: printed, the manifest names the
-/// model by file name, so saved beside it, it plans; written with `-o`, its source is
-/// relative to the manifest's folder, wherever that is.
 /// The op-order line's figures are of whole tensors: beside a plan that runs ops in place
 /// (whose arena is below them) it says so, and beside a classic plan it does not.
 #[test]
 fn the_op_order_line_says_when_the_plan_shares_bytes_below_it() {
-    let model = root().join("models/tflm_person_detect_int8.tflite");
     let manifest = |memory: &str| {
-        format!(
-            "[model]\nname = \"pd\"\nsource = {model:?}\n[platform]\npreset = \"generic\"\n[memory]\n{memory}"
+        model_toml(
+            "pd",
+            "tflm_person_detect_int8.tflite",
+            &format!("[platform]\npreset = \"generic\"\n[memory]\n{memory}"),
         )
     };
     let qualifier = "(of whole tensors, each in its own bytes: this plan's in-place ops, folded PADs or patch stage are not in these figures)";
@@ -479,9 +480,12 @@ fn the_op_order_line_says_when_the_plan_shares_bytes_below_it() {
     );
 }
 
+/// `planner import dir/model.tflite` run from dir's parent: printed, the manifest names the
+/// model by file name, so saved beside it, it plans; written with `-o`, its source is
+/// relative to the manifest's folder, wherever that is.
 #[test]
 fn import_source_is_relative_to_the_manifest() {
-    let base = std::env::temp_dir().join(format!("planner-import-{}", std::process::id()));
+    let base = fresh_dir("import");
     let dir = base.join("dir");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::copy(
@@ -572,8 +576,7 @@ fn a_group_that_costs_more_says_so() {
 
 #[test]
 fn export_tflm_says_tflm_s_head_and_keeps_a_named_planner() {
-    let dir = std::env::temp_dir().join(format!("planner-cli-export-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("cli-export");
     let out = dir.join("kws.tflite");
     // `planner export tflm models/<model> -o <out> <extra>`: its summary, once it succeeded.
     let export = |model: &str, extra: &[&str]| {

@@ -1,10 +1,13 @@
 //! `planner plan` and `planner explain` with `--patches` (issue 27): the summary line, the
 //! regions per stage tensor, and the option errors.
 
+#[path = "support/files.rs"]
+mod files;
 #[path = "support/cli.rs"]
 mod support;
 
-use support::{json, refused, root, stdout_of, tmp};
+use files::model_toml;
+use support::{json, refused, stdout_of, tmp};
 
 const MODEL: &str = "models/tflm_person_detect_int8.tflite";
 
@@ -110,12 +113,12 @@ fn a_group_takes_patches_auto_for_every_model() {
 /// leaving the firmware's `run_streamed()` call to fail to compile.
 #[test]
 fn a_streamed_input_planned_without_patches_is_a_build_error() {
-    let model = root().join("models/tflm_hello_world_int8.tflite");
     let manifest = tmp(
         "streamed_no_patches.toml",
-        &format!(
-            "[model]\nname = \"hw\"\nsource = {:?}\n\n[platform]\npreset = \"generic\"\n\n[memory]\npatches = \"auto\"\npatch_input = \"streamed\"\n",
-            model.display().to_string()
+        &model_toml(
+            "hw",
+            "tflm_hello_world_int8.tflite",
+            "\n[platform]\npreset = \"generic\"\n\n[memory]\npatches = \"auto\"\npatch_input = \"streamed\"\n",
         ),
     );
     let out = manifest.with_file_name("streamed_no_patches_out");

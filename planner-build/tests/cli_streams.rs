@@ -4,12 +4,15 @@
 
 #[path = "../../planner/tests/common/mod.rs"]
 mod common;
+#[path = "support/files.rs"]
+mod files;
 #[path = "support/cli.rs"]
 mod support;
 
 use std::process::Command;
 
 use common::assert_says;
+use files::fresh_dir;
 use support::{refused, root, text, tmp};
 
 /// Runs `planner args` with its standard output (or error) a pipe whose reading end is
@@ -122,8 +125,7 @@ fn a_closed_stdout_is_exit_3_with_a_message() {
         with_stdout_shut(&["plan", "missing.toml"]).status.code(),
         Some(2)
     );
-    let dir = std::env::temp_dir().join(format!("planner-cli-shut-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("cli-shut");
     let to = dir.join("m.toml");
     let out = with_stdout_shut(&["import", kws, "-o", to.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -133,10 +135,8 @@ fn a_closed_stdout_is_exit_3_with_a_message() {
 #[cfg(unix)]
 #[test]
 fn a_device_as_manifest_is_refused_not_read() {
-    let dir = std::env::temp_dir().join(format!("planner-cli-dev-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("cli-dev");
     let link = dir.join("z.toml");
-    let _ = std::fs::remove_file(&link);
     std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
     let err = refused(&["plan", link.to_str().unwrap()]);
     assert_says(&err, &["z.toml is not a regular file (a device or socket)"]);
@@ -160,9 +160,7 @@ fn a_device_as_manifest_is_refused_not_read() {
 #[test]
 fn a_fifo_is_refused_at_once_as_any_input_or_output() {
     use std::time::{Duration, Instant};
-    let dir = std::env::temp_dir().join(format!("planner-cli-fifo-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("cli-fifo");
     for f in [
         "f.toml",
         "f.csv",

@@ -6,6 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "support/files.rs"]
+mod files;
+use files::fresh_dir;
+
 fn repro() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../planner/tests/data/repro")
 }
@@ -169,8 +173,7 @@ fn unbounded_inputs_stop_early() {
         Some("5:71"),
     );
     // The limit is the user's to raise.
-    let dir = std::env::temp_dir().join(format!("planner-repro-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("repro");
     let text = std::fs::read_to_string(repro().join("const256m.toml")).unwrap();
     let raised = dir.join("const_small.toml");
     std::fs::write(
@@ -204,8 +207,7 @@ fn small_defects() {
         starter.contains("# w\\u{000A}[model]\\u{000A}name = \"evil\" (16 bytes)"),
         "{starter}"
     );
-    let dir = std::env::temp_dir().join(format!("planner-repro-nl-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = fresh_dir("repro-nl");
     // The starter names the model by file name: saved beside a copy of it, it plans.
     std::fs::copy(repro().join("nlname.tflite"), dir.join("nlname.tflite")).unwrap();
     let manifest = dir.join("nlname.toml");

@@ -148,6 +148,14 @@ pub(crate) fn refuses_bytes<T: core::fmt::Debug>(
 mod tests {
     use super::*;
 
+    /// The folder `planner-{name}-{pid}` in the temporary folder, emptied and created.
+    fn fresh_dir(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("planner-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
     #[test]
     fn endless_and_long_inputs_stop_at_the_limit() {
         #[cfg(unix)]
@@ -158,8 +166,7 @@ mod tests {
                 "constant data /dev/zero is not a regular file (a device or socket)"
             );
         }
-        let dir = std::env::temp_dir().join(format!("planner-limited-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("limited");
         let e = read(&dir, 10, "model", "x").unwrap_err();
         assert!(e.message().ends_with("is a directory, not a file"), "{e}");
         let f = dir.join("f.bin");
@@ -182,10 +189,8 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn a_fifo_is_refused_before_it_is_opened() {
-        let dir = std::env::temp_dir().join(format!("planner-fifo-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("fifo");
         let f = dir.join("m.toml");
-        let _ = std::fs::remove_file(&f);
         let made = std::process::Command::new("mkfifo").arg(&f).status();
         if !made.is_ok_and(|s| s.success()) {
             // No mkfifo on this machine: nothing to test.
@@ -212,8 +217,7 @@ mod tests {
                 "manifest /dev/zero is not a regular file (a device or socket)"
             );
         }
-        let dir = std::env::temp_dir().join(format!("planner-text-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = fresh_dir("text");
         let f = dir.join("m.toml");
         std::fs::write(&f, "[model]\n").unwrap();
         assert_eq!(read_manifest(&f).unwrap(), "[model]\n");

@@ -6,19 +6,28 @@ use std::path::{Path, PathBuf};
 
 use planner::export::svg::svg;
 use planner::manifest;
+use roxmltree::{Document, Node};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// The `class` attribute of `n` (empty without one).
+fn class(n: &Node<'_, '_>) -> String {
+    n.attribute("class").unwrap_or("").to_string()
+}
+
+/// The `tag` elements of `doc` with `word` among their classes.
+fn tagged<'a, 'i>(doc: &'a Document<'i>, tag: &str, word: &str) -> Vec<Node<'a, 'i>> {
+    doc.descendants()
+        .filter(|n| n.has_tag_name(tag) && class(n).split(' ').any(|c| c == word))
+        .collect()
+}
+
 fn check(planned: &planner::Planned) {
     let text = svg(planned);
-    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
-    let class = |n: &roxmltree::Node<'_, '_>| n.attribute("class").unwrap_or("").to_string();
-    let rects: Vec<_> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("rect") && class(n).split(' ').any(|c| c == "tensor"))
-        .collect();
+    let doc = Document::parse(&text).expect("well-formed SVG");
+    let rects = tagged(&doc, "rect", "tensor");
     assert_eq!(
         rects.len(),
         planned.plan.tensor_allocs.len(),
@@ -97,12 +106,8 @@ fn group_svg_marks_bound_and_peak_and_the_json_names_the_budget() {
         let group = manifest::load_group(&path).unwrap();
         let planned = planner::plan_group(&group).unwrap();
         let text = planner::export::svg::group_svg(&planned);
-        let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
-        let class = |n: &roxmltree::Node<'_, '_>| n.attribute("class").unwrap_or("").to_string();
-        let panels: Vec<_> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("g") && class(n).split(' ').any(|c| c == "arena"))
-            .collect();
+        let doc = Document::parse(&text).expect("well-formed SVG");
+        let panels = tagged(&doc, "g", "arena");
         assert_eq!(panels.len(), planned.arenas.len(), "{f}");
         for (panel, ga) in panels.iter().zip(&planned.arenas) {
             let scratch = ga.arena.role == ArenaRole::Scratch;
@@ -122,7 +127,7 @@ fn group_svg_marks_bound_and_peak_and_the_json_names_the_budget() {
             );
             assert_eq!(peaks.len(), usize::from(scratch), "{f} {}", ga.arena.memory);
             if let (Some(line), Some(peak)) = (bounds.first(), peaks.first()) {
-                let title = |n: &roxmltree::Node<'_, '_>| {
+                let title = |n: &Node<'_, '_>| {
                     n.children()
                         .find(|c| c.has_tag_name("title"))
                         .and_then(|t| t.text())

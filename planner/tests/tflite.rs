@@ -598,11 +598,23 @@ fn corrupted_options_are_errors_not_panics() {
     });
 }
 
-/// `small_model` with options on op 0 (FULLY_CONNECTED).
-fn with_fc_options(key: u8, fields: Option<Vec<(u16, i32)>>) -> ModelSpec {
+/// `small_model` with op 0 of operator code `builtin` and with `options`.
+fn with_op_options(builtin: i32, options: (u8, Option<OptionFields>)) -> ModelSpec {
     let mut m = small_model();
-    m.subgraphs[0].ops[0].options = Some((key, fields));
+    m.codes[0] = code(builtin);
+    m.subgraphs[0].ops[0].options = Some(options);
     m
+}
+
+/// `small_model` with options on op 0 (FULLY_CONNECTED).
+fn with_fc_options(key: u8, fields: Option<OptionFields>) -> ModelSpec {
+    with_op_options(9, (key, fields))
+}
+
+/// The options op 0 of [`with_op_options`] reads as.
+fn options_of(builtin: i32, options: (u8, Option<OptionFields>)) -> planner::graph::OpOptions {
+    let g = read_built(&with_op_options(builtin, options)).unwrap();
+    g.ops.into_iter().next().unwrap().options
 }
 
 #[test]
@@ -647,13 +659,10 @@ fn options_are_read_and_checked() {
     let msg = error_of(&with_fc_options(8, None));
     assert!(msg.contains("has no options table"), "{msg}");
     // A conv op with a stride of 0 or an unknown padding.
-    let mut m = small_model();
-    m.codes[0] = code(3);
-    m.subgraphs[0].ops[0].options = Some((1, Some(vec![(0, 1), (1, 0), (2, 1)])));
-    let msg = error_of(&m);
+    let msg = error_of(&with_op_options(3, (1, Some(vec![(0, 1), (1, 0), (2, 1)]))));
     assert!(msg.contains("op 0 (CONV_2D) has stride_w 0"), "{msg}");
-    m.subgraphs[0].ops[0].options = Some((1, Some(vec![(0, 2), (1, 1), (2, 1)])));
-    assert!(error_of(&m).contains("padding 2"));
+    let msg = error_of(&with_op_options(3, (1, Some(vec![(0, 2), (1, 1), (2, 1)]))));
+    assert!(msg.contains("padding 2"));
 }
 
 #[test]
@@ -726,21 +735,16 @@ fn options_of_later_op_kinds_are_read_and_checked() {
             }),
         ),
     ] {
-        let mut m = small_model();
-        m.codes[0] = code(builtin);
-        m.subgraphs[0].ops[0].options = Some(options);
-        assert_eq!(read_built(&m).unwrap().ops[0].options, want);
+        assert_eq!(options_of(builtin, options), want);
     }
-    let mut m = small_model();
-    m.codes[0] = code(67);
-    m.subgraphs[0].ops[0].options = Some((49, Some(vec![(0, 1), (1, 0), (2, 1)])));
-    let msg = error_of(&m);
+    let msg = error_of(&with_op_options(
+        67,
+        (49, Some(vec![(0, 1), (1, 0), (2, 1)])),
+    ));
     assert_says(&msg, &["op 0 (TRANSPOSE_CONV) has stride_w 0"]);
     // SPLIT takes its axis from constant input 0, SPLIT_V from input 2: not constant, of
     // another type, or missing, each is an error naming the op and the tensor.
-    let mut m = small_model();
-    m.codes[0] = code(49);
-    m.subgraphs[0].ops[0].options = Some((35, Some(vec![(0, 2)])));
+    let mut m = with_op_options(49, (35, Some(vec![(0, 2)])));
     let msg = error_of(&m);
     assert_says(
         &msg,
@@ -754,11 +758,8 @@ fn options_of_later_op_kinds_are_read_and_checked() {
     m.subgraphs[0].ops[0].inputs = vec![0, 1, -1];
     let msg = error_of(&m);
     assert_says(&msg, &["op 0 (SPLIT_V) has no input 2 (axis)"]);
-    // An op kind without typed options keeps none, whatever its options.
-    let mut m = small_model();
-    m.codes[0] = code(15); // LSH_PROJECTION
-    m.subgraphs[0].ops[0].options = Some((4, Some(vec![(0, 1)])));
-    assert_eq!(read_built(&m).unwrap().ops[0].options, OpOptions::None);
+    // An op kind without typed options (LSH_PROJECTION) keeps none, whatever its options.
+    assert_eq!(options_of(15, (4, Some(vec![(0, 1)]))), OpOptions::None);
 }
 
 #[test]
@@ -768,39 +769,32 @@ fn options_of_the_batch_1_kinds_are_read_and_checked() {
     // Batch 1 of issue 25: GATHER (GatherOptions, 23), DIV (DivOptions, 29), LEAKY_RELU
     // (LeakyReluOptions, 75); ARG_MAX's output_type (ArgMaxOptions, 40) is int32 or int64.
     use planner::rt::options::{DivOptions, GatherOptions, LeakyReluOptions};
-    let mut m = small_model();
-    m.codes[0] = code(36);
-    m.subgraphs[0].ops[0].options = Some((23, Some(vec![(0, -1), (1, 0)])));
     assert_eq!(
-        read_built(&m).unwrap().ops[0].options,
+        options_of(36, (23, Some(vec![(0, -1), (1, 0)]))),
         OpOptions::Gather(GatherOptions {
             axis: -1,
             batch_dims: 0
         })
     );
-    m.codes[0] = code(42);
-    m.subgraphs[0].ops[0].options = Some((29, Some(vec![(0, 3)])));
     assert_eq!(
-        read_built(&m).unwrap().ops[0].options,
+        options_of(42, (29, Some(vec![(0, 3)]))),
         OpOptions::Div(DivOptions {
             activation: Activation::Relu6
         })
     );
-    m.codes[0] = code(98);
-    m.subgraphs[0].ops[0].options = Some((75, Some(vec![(0, 0.2f32.to_bits() as i32)])));
     assert_eq!(
-        read_built(&m).unwrap().ops[0].options,
+        options_of(98, (75, Some(vec![(0, 0.2f32.to_bits() as i32)]))),
         OpOptions::LeakyRelu(LeakyReluOptions { alpha: 0.2 })
     );
-    m.subgraphs[0].ops[0].options = Some((75, Some(vec![(0, f32::NAN.to_bits() as i32)])));
-    let msg = error_of(&m);
+    let msg = error_of(&with_op_options(
+        98,
+        (75, Some(vec![(0, f32::NAN.to_bits() as i32)])),
+    ));
     assert_says(
         &msg,
         &["op 0 (LEAKY_RELU) has LeakyReluOptions.alpha = NaN"],
     );
-    m.codes[0] = code(56);
-    m.subgraphs[0].ops[0].options = Some((40, Some(vec![(0, 9)])));
-    let msg = error_of(&m);
+    let msg = error_of(&with_op_options(56, (40, Some(vec![(0, 9)]))));
     assert!(msg.contains("op 0 (ARG_MAX) has output_type 9"), "{msg}");
     // A table whose offset leaves the file fails verification.
     let mut bytes = build(&with_fc_options(8, Some(vec![(0, 1)])));
@@ -870,26 +864,16 @@ fn options_of_the_issue_39_kinds_are_read_and_checked() {
             }),
         ),
     ] {
-        let mut m = small_model();
-        m.codes[0] = code(builtin);
-        m.subgraphs[0].ops[0].options = Some(options);
-        assert_eq!(read_built(&m).unwrap().ops[0].options, want);
+        assert_eq!(options_of(builtin, options), want);
     }
-    let mut m = small_model();
-    m.codes[0] = code(5);
-    m.subgraphs[0].ops[0].options = Some((94, Some(vec![])));
-    let msg = error_of(&m);
+    let msg = error_of(&with_op_options(5, (94, Some(vec![]))));
     assert_says(
         &msg,
         &["op 0 (DEPTH_TO_SPACE) has block_size 0; it must be at least 1"],
     );
-    m.codes[0] = code(100);
-    m.subgraphs[0].ops[0].options = Some((77, Some(vec![(0, 2)])));
-    let msg = error_of(&m);
+    let msg = error_of(&with_op_options(100, (77, Some(vec![(0, 2)]))));
     assert_says(&msg, &["op 0 (MIRROR_PAD) has mode 2"]);
-    m.codes[0] = code(128);
-    m.subgraphs[0].ops[0].options = Some((94, Some(vec![(0, 2)])));
-    let msg = error_of(&m);
+    let msg = error_of(&with_op_options(128, (94, Some(vec![(0, 2)]))));
     assert!(
         msg.contains("but a CUMSUM op has CumsumOptions (102)"),
         "{msg}"
