@@ -354,18 +354,15 @@ fn clamp16(v: i32) -> i32 {
 }
 
 /// The exponent of the power of two nearest `scale` (TFLite's `CheckedLog2`, whose result
-/// TFLM uses also when the scale is not a power of two).
+/// TFLM uses also when the scale is not a power of two); `None` for a scale that is not
+/// positive and normal.
 fn nearest_log2(scale: f32) -> Option<i32> {
-    if !(scale.is_finite() && scale > 0.0) {
+    if !(scale.is_normal() && scale > 0.0) {
         return None;
     }
-    let bits = scale.to_bits();
-    let exponent = ((bits >> 23) & 0xff) as i32;
-    if exponent == 0 {
-        return None;
-    }
-    let mantissa = f32::from_bits((bits & 0x007f_ffff) | (127 << 23));
-    Some(exponent - 127 + i32::from(mantissa >= core::f32::consts::SQRT_2))
+    // `scale = m · 2^e` with `m` in `[0.5, 1)`: `2m` is the mantissa in `[1, 2)`.
+    let (m, e) = libm::frexpf(scale);
+    Some(e - 1 + i32::from(2.0 * m >= core::f32::consts::SQRT_2))
 }
 
 /// The input scaling of TFLM's int16 tanh for a cell state at scale `2^power`: the table

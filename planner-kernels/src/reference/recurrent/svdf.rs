@@ -8,6 +8,8 @@
 use planner_rt::kernel::{DataMut, OpView, Out};
 use planner_rt::options::SvdfOptions;
 
+use super::state_at;
+
 use crate::reference::common::operands::typed_elements;
 use crate::reference::{
     KernelError,
@@ -252,16 +254,6 @@ pub(crate) fn svdf_with<L: Loops>(
         (DataMut::I8(s), planner_rt::kernel::Data::I8(t)) => step(s, t, &d, &inputs, loops, out),
         (DataMut::I16(s), planner_rt::kernel::Data::I16(t)) => step(s, t, &d, &inputs, loops, out),
         _ => Err(KernelError::Type {
-            tensor: "input 4 (state)",
-        }),
-    }
-}
-
-/// The index among the op's variables of its state, input 4.
-pub(super) fn state_at(op: &OpView<'_, '_>) -> Result<usize, KernelError> {
-    match op.input(4).map(|s| s.data) {
-        Some(planner_rt::kernel::Data::Variable(at)) => Ok(at),
-        _ => Err(KernelError::Missing {
             tensor: "input 4 (state)",
         }),
     }

@@ -7,10 +7,10 @@
 use planner_rt::kernel::{DataMut, OpView, Out};
 use planner_rt::options::{Activation, SvdfOptions};
 
+use super::state_at;
 use crate::reference::KernelError;
 use crate::reference::common::float::tanhf;
 use crate::reference::common::operands::typed_elements;
-use crate::reference::recurrent::svdf::state_at;
 
 /// True when input 0 of the op holds `f32` elements: this kernel runs it.
 pub(crate) fn is_float(op: &OpView<'_, '_>) -> bool {
