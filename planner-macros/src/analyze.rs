@@ -143,36 +143,30 @@ fn op_tensors(l: &Loaded, k: usize, in_place: Option<InPlace>) -> (Fields, Field
     let root = |t: u32| l.roots[t as usize];
     let mut written = BTreeSet::new();
     let mut writes = Vec::new();
-    let outs = op
-        .outputs
-        .iter()
-        .enumerate()
-        .map(|(j, &t)| (format!("output{j}"), t));
-    let scratch = op
-        .scratch
-        .iter()
-        .enumerate()
-        .map(|(j, &t)| (format!("scratch{j}"), t));
+    let outs = named("output", op.outputs.iter().copied().map(Some));
+    let scratch = named("scratch", op.scratch.iter().copied().map(Some));
     // Variable inputs (an LSTM's or SVDF's state) are state the op updates: mutable too.
-    let variables = op
-        .inputs
-        .iter()
-        .enumerate()
-        .filter_map(|(j, t)| t.map(|t| (format!("input{j}"), t)))
-        .filter(|&(_, t)| l.file.tensors[t as usize].kind == TensorKind::Variable);
-    for (name, t) in outs.chain(scratch).chain(variables) {
+    let variables = named("input", op.inputs.iter().copied())
+        .filter(|&(_, _, t)| l.file.tensors[t as usize].kind == TensorKind::Variable);
+    for (_, name, t) in outs.chain(scratch).chain(variables) {
         if written.insert(root(t)) {
             writes.push((name, t as usize));
         }
     }
-    let reads = op
-        .inputs
-        .iter()
-        .enumerate()
-        .filter(|&(j, _)| Some(j) != taken)
-        .filter_map(|(j, t)| t.map(|t| (format!("input{j}"), t)))
-        .filter(|&(_, t)| !written.contains(&root(t)))
-        .map(|(n, t)| (n, t as usize))
+    let reads = named("input", op.inputs.iter().copied())
+        .filter(|&(j, _, t)| Some(j) != taken && !written.contains(&root(t)))
+        .map(|(_, name, t)| (name, t as usize))
         .collect();
     (reads, writes)
+}
+
+/// The tensors of an op's list `list` (`input`, `output`, `scratch`) that are present, with
+/// their positions and view field names (`{list}{j}` for the `j`th).
+fn named(
+    list: &'static str,
+    tensors: impl Iterator<Item = Option<u32>>,
+) -> impl Iterator<Item = (usize, String, u32)> {
+    tensors
+        .enumerate()
+        .filter_map(move |(j, t)| Some((j, format!("{list}{j}"), t?)))
 }

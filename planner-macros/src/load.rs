@@ -5,7 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
-use planner_planfile::{AnyPlan, ArenaEntry, DType, GroupPlanFile, PlanFile, naming, read};
+use planner_planfile::{
+    AnyPlan, ArenaEntry, DType, GroupPlanFile, OpEntry, PlanFile, naming, read,
+};
 use syn::LitStr;
 
 use planner_planfile::PLAN_DIR_VAR;
@@ -546,18 +548,7 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
                 )
             ));
         }
-        let input = op
-            .inputs
-            .get(ip.input as usize)
-            .copied()
-            .flatten()
-            .ok_or_else(|| {
-                format!(
-                    "{what} runs in place over input #{}, but it has {} inputs (or that one is left out)",
-                    ip.input,
-                    op.inputs.len()
-                )
-            })? as usize;
+        let input = input_at(op, ip.input, &what, "runs in place over")? as usize;
         let output = *op.outputs.get(ip.output as usize).ok_or_else(|| {
             format!(
                 "{what} runs in place into output #{}, but it has {} outputs",
@@ -622,6 +613,21 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
     Ok(())
 }
 
+/// Input #`pos` of `op`, which `what` (the op) `uses`; an error when the op has no such
+/// input or leaves it out.
+fn input_at(op: &OpEntry, pos: u32, what: &str, uses: &str) -> Result<u32, String> {
+    op.inputs
+        .get(pos as usize)
+        .copied()
+        .flatten()
+        .ok_or_else(|| {
+            format!(
+                "{what} {uses} input #{pos}, but it has {} inputs (or that one is left out)",
+                op.inputs.len()
+            )
+        })
+}
+
 /// Every prepared input names an input of its op that is a constant of its layout's type and
 /// shape for that op (`requant-v1`: int32 `[3, c_out]`, `c_out` the last dimension of the
 /// op's output, on a `CONV_2D`, `DEPTHWISE_CONV_2D` or `FULLY_CONNECTED`), in a plan made
@@ -647,19 +653,7 @@ pub(crate) fn check_prepared(f: &PlanFile) -> Result<(), String> {
                  which prepares none"
             ));
         }
-        let t = op
-            .inputs
-            .get(p.input as usize)
-            .copied()
-            .flatten()
-            .ok_or_else(|| {
-                format!(
-                    "{what} is prepared with input #{}, but it has {} inputs (or that one is \
-                     left out)",
-                    p.input,
-                    op.inputs.len()
-                )
-            })?;
+        let t = input_at(op, p.input, &what, "is prepared with")?;
         let t = &f.tensors[t as usize];
         match p.layout {
             PreparedLayout::RequantV1 => {

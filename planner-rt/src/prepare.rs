@@ -32,14 +32,16 @@ pub struct QuantizedMultiplier {
     pub shift: i32,
 }
 
+/// The zero multiplier.
+const ZERO: QuantizedMultiplier = QuantizedMultiplier {
+    multiplier: 0,
+    shift: 0,
+};
+
 /// Splits `real` (finite, non-negative) into a Q31 mantissa and an exponent, rounding the
 /// mantissa half away from zero. Values too small to represent (below 2^-31 after
 /// normalising) become zero; negative or non-finite values also give zero.
 pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
-    const ZERO: QuantizedMultiplier = QuantizedMultiplier {
-        multiplier: 0,
-        shift: 0,
-    };
     if !(real.is_finite() && real > 0.0) {
         return ZERO;
     }
@@ -54,12 +56,18 @@ pub fn quantize_multiplier(real: f64) -> QuantizedMultiplier {
         return ZERO;
     }
     let significand = (bits & ((1 << 52) - 1)) | (1 << 52);
-    let mut q = (significand + (1 << 21)) >> 22;
-    let mut shift = exponent - 1022;
-    if q == 1 << 31 {
-        q >>= 1;
-        shift += 1;
-    }
+    q31((significand + (1 << 21)) >> 22, exponent - 1022)
+}
+
+/// The multiplier of the rounded Q31 mantissa `q` (in `[2^30, 2^31]`) and `shift`: halved
+/// with the shift one higher when the rounding carried to `2^31`, zero when the shift is
+/// below -31.
+fn q31(q: u64, shift: i32) -> QuantizedMultiplier {
+    let (q, shift) = if q == 1 << 31 {
+        (q >> 1, shift + 1)
+    } else {
+        (q, shift)
+    };
     if shift < -31 {
         return ZERO;
     }

@@ -144,6 +144,25 @@ impl Case {
             .saturating_sub(extent)
             .div_euclid(self.stride.1)
     }
+    /// `DEPTHWISE_CONV_2D` options of the case's strides and dilations, with `padding`
+    /// (and its pads), a depth multiplier and an activation.
+    pub(crate) fn depthwise_options(
+        &self,
+        (padding, pads): (Padding, Dims),
+        multiplier: usize,
+        activation: Activation,
+    ) -> DepthwiseConv2dOptions {
+        DepthwiseConv2dOptions {
+            padding,
+            pads,
+            stride_h: self.stride.0 as i32,
+            stride_w: self.stride.1 as i32,
+            depth_multiplier: multiplier as i32,
+            dilation_h: self.dilation.0 as i32,
+            dilation_w: self.dilation.1 as i32,
+            activation,
+        }
+    }
     fn explicit(&self) -> Dims {
         let p = self.pads.map(|p| p as i32);
         Dims::new(&p).unwrap()
@@ -262,27 +281,23 @@ impl Dw {
                 &[out_scale],
                 &[out_zero],
             ),
-            o: DepthwiseConv2dOptions {
-                padding: Padding::Explicit,
-                pads: k.explicit(),
-                stride_h: k.stride.0 as i32,
-                stride_w: k.stride.1 as i32,
-                depth_multiplier: multiplier as i32,
-                dilation_h: k.dilation.0 as i32,
-                dilation_w: k.dilation.1 as i32,
-                activation,
-            },
+            o: k.depthwise_options((Padding::Explicit, k.explicit()), multiplier, activation),
         }
+    }
+
+    /// The op's inputs: input 0 (`x0`), the filter and the bias.
+    fn inputs<'a>(&'a self, x0: In<'a>) -> [Option<In<'a>>; 3] {
+        [
+            Some(x0),
+            Some(In::new(&self.w, &self.wi)),
+            Some(In::new(&self.bias, &self.bi)),
+        ]
     }
 
     /// The plain kernel's output on `x` (padded by `o.pads` unless VALID).
     fn out_of_place(&self, x: &[i8], xi: &TensorInfo<i8>, o: &DepthwiseConv2dOptions) -> Vec<i8> {
         let mut y = vec![0i8; self.yi.elements];
-        let inputs = [
-            Some(In::new(x, xi)),
-            Some(In::new(&self.w, &self.wi)),
-            Some(In::new(&self.bias, &self.bi)),
-        ];
+        let inputs = self.inputs(In::new(x, xi));
         run_op(&inputs, &mut [Out::new(&mut y, &self.yi)], &mut [], |op| {
             conv::depthwise_conv_2d(op, o)
         })
@@ -290,27 +305,32 @@ impl Dw {
         y
     }
 
-    /// The in-place kernel's output: the buffer starts as the input, spans the longer of
-    /// input and output, and `temp` elements of temporary.
+    /// The in-place kernel's output with `temp` elements of temporary ([`run_in_place`]).
     fn in_place(&self, temp: usize) -> Result<Vec<i8>, KernelError> {
-        let mut buf = self.x.clone();
-        buf.resize(self.x.len().max(self.yi.elements), 0);
-        let mut t = vec![0i8; temp];
-        let ti = info::<i8>(&[temp], &[], &[]);
-        let inputs = [
-            Some(In::in_place(0, &self.xi)),
-            Some(In::new(&self.w, &self.wi)),
-            Some(In::new(&self.bias, &self.bi)),
-        ];
-        run_op(
-            &inputs,
-            &mut [Out::new(&mut buf, &self.yi)],
-            &mut [Out::new(&mut t, &ti)],
-            |op| conv::depthwise_conv_2d_in_place(op, &self.o),
-        )?;
-        buf.truncate(self.yi.elements);
-        Ok(buf)
+        let inputs = self.inputs(In::in_place(0, &self.xi));
+        run_in_place(&self.x, &inputs, &self.yi, vec![0; temp], |op| {
+            conv::depthwise_conv_2d_in_place(op, &self.o)
+        })
     }
+}
+
+/// Runs the in-place kernel `f` on `inputs` (one of them taken over by output 0) with
+/// `temp` as its temporary: the buffer starts as the input `x` and spans the longer of input
+/// and output (`yi`). Returns the output.
+pub(crate) fn run_in_place(
+    x: &[i8],
+    inputs: &[Option<In<'_>>],
+    yi: &TensorInfo<i8>,
+    mut temp: Vec<i8>,
+    f: impl for<'a> FnOnce(OpView<'_, 'a>) -> Result<(), KernelError>,
+) -> Result<Vec<i8>, KernelError> {
+    let mut buf = x.to_vec();
+    buf.resize(x.len().max(yi.elements), 0);
+    let ti = info::<i8>(&[temp.len()], &[], &[]);
+    let (outputs, scratch) = (Out::new(&mut buf, yi), Out::new(&mut temp, &ti));
+    run_op(inputs, &mut [outputs], &mut [scratch], f)?;
+    buf.truncate(yi.elements);
+    Ok(buf)
 }
 
 #[test]
@@ -335,11 +355,7 @@ fn explicit_pads_are_checked() {
     let k = Case::undilated(1, (5, 4, 2), (3, 3), (2, 1), [1, 0, 2, 1]);
     let d = Dw::random(&mut r, k, 1, Activation::None);
     let mut y = vec![0i8; d.yi.elements];
-    let inputs = [
-        Some(In::new(&d.x, &d.xi)),
-        Some(In::new(&d.w, &d.wi)),
-        Some(In::new(&d.bias, &d.bi)),
-    ];
+    let inputs = d.inputs(In::new(&d.x, &d.xi));
     let mut go = |o: DepthwiseConv2dOptions| {
         run_op(&inputs, &mut [Out::new(&mut y, &d.yi)], &mut [], |op| {
             conv::depthwise_conv_2d(op, &o)
@@ -416,20 +432,12 @@ fn depthwise_in_place_refuses_what_it_cannot_do() {
     assert!(matches!(d3.in_place(15), Err(KernelError::Shape { .. })));
     // An input that is not in place, and no temporary.
     let mut y = vec![0i8; d.x.len()];
-    let inputs = [
-        Some(In::new(&d.x, &d.xi)),
-        Some(In::new(&d.w, &d.wi)),
-        Some(In::new(&d.bias, &d.bi)),
-    ];
+    let inputs = d.inputs(In::new(&d.x, &d.xi));
     let e = run_op(&inputs, &mut [Out::new(&mut y, &d.yi)], &mut [], |op| {
         conv::depthwise_conv_2d_in_place(op, &d.o)
     });
     assert!(matches!(e, Err(KernelError::Type { .. })), "{e:?}");
-    let inputs = [
-        Some(In::in_place(0, &d.xi)),
-        Some(In::new(&d.w, &d.wi)),
-        Some(In::new(&d.bias, &d.bi)),
-    ];
+    let inputs = d.inputs(In::in_place(0, &d.xi));
     let e = run_op(&inputs, &mut [Out::new(&mut y, &d.yi)], &mut [], |op| {
         conv::depthwise_conv_2d_in_place(op, &d.o)
     });

@@ -3,6 +3,8 @@
 //! the integer average rounds half away from zero, the float one divides the `f32` sum
 //! (in row order) by the count.
 
+use core::ops::Range;
+
 use planner_rt::kernel::{Data, OpView, Region};
 use planner_rt::options::{Activation, Dims, Pool2dOptions};
 
@@ -147,29 +149,16 @@ fn run<T: Copy>(
     }
     let xp = Plane::new(x_shape, x_region, x.len())?;
     let yp = Plane::new(y_shape, y_region, y.len())?;
-    let Window {
-        s_h,
-        s_w,
-        f_h,
-        f_w,
-        pad_h,
-        pad_w,
-    } = Window::of(o, [in_h, in_w], [out_h, out_w])?;
+    let win = Window::of(o, [in_h, in_w], [out_h, out_w])?;
     xp.holds(
-        reach(yp.rows(), s_h, 1, pad_h, f_h, in_h),
-        reach(yp.cols(), s_w, 1, pad_w, f_w, in_w),
+        reach(yp.rows(), win.s_h, 1, win.pad_h, win.f_h, in_h),
+        reach(yp.cols(), win.s_w, 1, win.pad_w, win.f_w, in_w),
     )?;
-    let clip = |origin: isize, f: usize, size: usize| {
-        let start = origin.max(0) as usize;
-        let end = (origin + f as isize).min(size as isize).max(0) as usize;
-        start..end.max(start)
-    };
     for b in 0..n {
         for oy in yp.rows() {
-            // The window's rows inside the input.
-            let rows = clip((oy * s_h) as isize - pad_h as isize, f_h, in_h);
+            let rows = win.rows(oy, in_h);
             for ox in yp.cols() {
-                let cols = clip((ox * s_w) as isize - pad_w as isize, f_w, in_w);
+                let cols = win.cols(ox, in_w);
                 // The window's last pixel's channels lie within the view: so do all.
                 if !rows.is_empty() && !cols.is_empty() {
                     let end = xp.at(b, rows.end - 1, cols.end - 1).wrapping_add(c);
@@ -227,4 +216,23 @@ impl Window {
             pad_w: pad_before(o.padding, &Dims::EMPTY, 1, s_w, 1, in_w, f_w, out_w)?,
         })
     }
+
+    /// The rows of an input of `in_h` rows that output row `oy`'s window covers (padding
+    /// excluded; empty when it covers none).
+    pub(crate) fn rows(&self, oy: usize, in_h: usize) -> Range<usize> {
+        inside(oy * self.s_h, self.pad_h, self.f_h, in_h)
+    }
+
+    /// The columns of an input of `in_w` columns that output column `ox`'s window covers.
+    pub(crate) fn cols(&self, ox: usize, in_w: usize) -> Range<usize> {
+        inside(ox * self.s_w, self.pad_w, self.f_w, in_w)
+    }
+}
+
+/// The part inside `0..size` of the `f` inputs from `at - pad`.
+fn inside(at: usize, pad: usize, f: usize, size: usize) -> Range<usize> {
+    let origin = at as isize - pad as isize;
+    let start = origin.max(0) as usize;
+    let end = (origin + f as isize).min(size as isize).max(0) as usize;
+    start..end.max(start)
 }

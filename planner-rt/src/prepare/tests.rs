@@ -19,6 +19,11 @@ fn inputs<'a>(
     }
 }
 
+/// Rows of effective biases `bias`, multipliers `mult` and shifts `shift`.
+fn rows<'o>(bias: &'o mut [i32], mult: &'o mut [i32], shift: &'o mut [i32]) -> RequantRows<'o> {
+    RequantRows { bias, mult, shift }
+}
+
 #[test]
 fn rows_of_a_channel_first_filter() {
     // Two output channels of three taps: sums 6 and -5.
@@ -117,31 +122,17 @@ fn refuses_buffers_that_do_not_fit() {
     );
     // Rows of different lengths, or past the channels.
     let (mut b3, mut m3, mut s2) = ([0; 1], [0; 1], [0; 2]);
-    let rows = RequantRows {
-        bias: &mut b3,
-        mult: &mut m3,
-        shift: &mut s2,
-    };
     assert_eq!(
-        requant_v1_channels(&one, 0, rows),
+        requant_v1_channels(&one, 0, rows(&mut b3, &mut m3, &mut s2)),
         Err(PrepareError::Channel {
             channel: 0,
             channels: 1
         })
     );
     let (mut b, mut m, mut s) = ([0; 1], [0; 1], [0; 1]);
-    let rows = RequantRows {
-        bias: &mut b,
-        mult: &mut m,
-        shift: &mut s,
-    };
-    assert!(requant_v1_channels(&one, 1, rows).is_err());
+    assert!(requant_v1_channels(&one, 1, rows(&mut b, &mut m, &mut s)).is_err());
     // Empty rows only check the inputs.
-    let empty_rows = || RequantRows {
-        bias: &mut [],
-        mult: &mut [],
-        shift: &mut [],
-    };
+    let empty_rows = || rows(&mut [], &mut [], &mut []);
     assert_eq!(requant_v1_channels(&one, 0, empty_rows()), Ok(()));
     assert!(requant_v1_channels(&two_biases, 0, empty_rows()).is_err());
     // No channels and no filter: nothing to write. An empty filter with channels: every
@@ -194,12 +185,7 @@ fn runs_of_channels_are_the_whole_tensors_columns() {
     for first in 0..5 {
         for n in 0..=5 - first {
             let (mut b, mut m, mut s) = ([0; 5], [0; 5], [0; 5]);
-            let rows = RequantRows {
-                bias: &mut b[..n],
-                mult: &mut m[..n],
-                shift: &mut s[..n],
-            };
-            requant_v1_channels(&p, first, rows).unwrap();
+            requant_v1_channels(&p, first, rows(&mut b[..n], &mut m[..n], &mut s[..n])).unwrap();
             for i in 0..n {
                 let c = first + i;
                 assert_eq!([b[i], m[i], s[i]], [whole[c], whole[5 + c], whole[10 + c]]);
@@ -233,6 +219,15 @@ fn multipliers_split_into_q31_and_shift() {
             shift: 1
         }
     );
+    // 2^-32 is 2^30 · 2^(-31 - 31), the lowest shift; 2^-33 is too small, unless the
+    // rounding carries it to 2^-32.
+    let lowest = QuantizedMultiplier {
+        multiplier: Q30,
+        shift: -31,
+    };
+    assert_eq!(quantize_multiplier(2f64.powi(-32)), lowest);
+    assert_eq!(quantize_multiplier(2f64.powi(-33)), ZERO);
+    assert_eq!(quantize_multiplier(2f64.powi(-32) * (1.0 - 1e-12)), lowest);
     // A subnormal input is too small.
     assert_eq!(quantize_multiplier(f64::MIN_POSITIVE / 4.0).multiplier, 0);
     for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
@@ -242,14 +237,11 @@ fn multipliers_split_into_q31_and_shift() {
 }
 
 /// The split in floating point, as it was written before the integer form: `frexp`, then
-/// the mantissa times 2^31 plus one half, truncated.
+/// the mantissa times 2^31 plus one half, truncated, renormalised as the integer form
+/// ([`q31`]).
 fn by_floats(real: f64) -> QuantizedMultiplier {
-    let zero = QuantizedMultiplier {
-        multiplier: 0,
-        shift: 0,
-    };
     if !(real.is_finite() && real > 0.0) {
-        return zero;
+        return ZERO;
     }
     let mut bits = real.to_bits();
     let mut exponent = ((bits >> 52) & 0x7ff) as i32;
@@ -260,19 +252,10 @@ fn by_floats(real: f64) -> QuantizedMultiplier {
         bias += 54;
     }
     let mantissa = f64::from_bits((bits & !(0x7ff << 52)) | (1022 << 52));
-    let mut shift = exponent - bias;
-    let mut q = (mantissa * (1u64 << 31) as f64 + 0.5) as i64;
-    if q == 1i64 << 31 {
-        q /= 2;
-        shift += 1;
-    }
-    if shift < -31 {
-        return zero;
-    }
-    QuantizedMultiplier {
-        multiplier: q as i32,
-        shift,
-    }
+    q31(
+        (mantissa * (1u64 << 31) as f64 + 0.5) as u64,
+        exponent - bias,
+    )
 }
 
 #[test]
