@@ -151,8 +151,8 @@ fn run<T: Copy>(
     let yp = Plane::new(y_shape, y_region, y.len())?;
     let win = Window::of(o, [in_h, in_w], [out_h, out_w])?;
     xp.holds(
-        reach(yp.rows(), win.s_h, 1, win.pad_h, win.f_h, in_h),
-        reach(yp.cols(), win.s_w, 1, win.pad_w, win.f_w, in_w),
+        reach(yp.rows(), win.h.stride, 1, win.h.pad, win.h.filter, in_h),
+        reach(yp.cols(), win.w.stride, 1, win.w.pad, win.w.filter, in_w),
     )?;
     for b in 0..n {
         for oy in yp.rows() {
@@ -185,12 +185,26 @@ fn run<T: Copy>(
 /// read from its options (strides and filter sizes above 0) for input `[h, w]` and output
 /// `[h, w]`: what AVERAGE_POOL_2D, MAX_POOL_2D and L2_POOL_2D share.
 pub(crate) struct Window {
-    pub(crate) s_h: usize,
-    pub(crate) s_w: usize,
-    pub(crate) f_h: usize,
-    pub(crate) f_w: usize,
-    pub(crate) pad_h: usize,
-    pub(crate) pad_w: usize,
+    /// Along the rows.
+    pub(crate) h: Axis,
+    /// Along the columns.
+    pub(crate) w: Axis,
+}
+
+/// A pooling window along one axis: its stride, its length and the padding before it.
+#[derive(Clone, Copy)]
+pub(crate) struct Axis {
+    pub(crate) stride: usize,
+    pub(crate) filter: usize,
+    pub(crate) pad: usize,
+}
+
+impl Axis {
+    /// The part of an input of `size` that output position `o`'s window covers (padding
+    /// excluded; empty when it covers none).
+    fn covered(&self, o: usize, size: usize) -> Range<usize> {
+        inside(o * self.stride, self.pad, self.filter, size)
+    }
 }
 
 impl Window {
@@ -205,27 +219,35 @@ impl Window {
                 .filter(|&v| v > 0)
                 .ok_or(KernelError::Options { what })
         };
-        let (s_h, s_w) = (get(o.stride_h, "stride")?, get(o.stride_w, "stride")?);
-        let (f_h, f_w) = (get(o.filter_h, "filter")?, get(o.filter_w, "filter")?);
+        let axis = |stride: i32,
+                    filter: i32,
+                    dim: usize,
+                    size: usize,
+                    out: usize|
+         -> Result<Axis, KernelError> {
+            let (stride, filter) = (get(stride, "stride")?, get(filter, "filter")?);
+            let pad = pad_before(o.padding, &Dims::EMPTY, dim, stride, 1, size, filter, out)?;
+            Ok(Axis {
+                stride,
+                filter,
+                pad,
+            })
+        };
         Ok(Window {
-            s_h,
-            s_w,
-            f_h,
-            f_w,
-            pad_h: pad_before(o.padding, &Dims::EMPTY, 0, s_h, 1, in_h, f_h, out_h)?,
-            pad_w: pad_before(o.padding, &Dims::EMPTY, 1, s_w, 1, in_w, f_w, out_w)?,
+            h: axis(o.stride_h, o.filter_h, 0, in_h, out_h)?,
+            w: axis(o.stride_w, o.filter_w, 1, in_w, out_w)?,
         })
     }
 
     /// The rows of an input of `in_h` rows that output row `oy`'s window covers (padding
     /// excluded; empty when it covers none).
     pub(crate) fn rows(&self, oy: usize, in_h: usize) -> Range<usize> {
-        inside(oy * self.s_h, self.pad_h, self.f_h, in_h)
+        self.h.covered(oy, in_h)
     }
 
     /// The columns of an input of `in_w` columns that output column `ox`'s window covers.
     pub(crate) fn cols(&self, ox: usize, in_w: usize) -> Range<usize> {
-        inside(ox * self.s_w, self.pad_w, self.f_w, in_w)
+        self.w.covered(ox, in_w)
     }
 }
 

@@ -320,25 +320,13 @@ pub(crate) fn l2_pool_2d(mut op: OpView<'_, '_>, o: &Pool2dOptions) -> Result<()
     if on != n || oc != c || v.len() != n * in_h * in_w * c || y.len() != n * out_h * out_w * c {
         return Err(short);
     }
-    let Window {
-        s_h,
-        s_w,
-        f_h,
-        f_w,
-        pad_h,
-        pad_w,
-    } = Window::of(o, [in_h, in_w], [out_h, out_w])?;
+    let win = Window::of(o, [in_h, in_w], [out_h, out_w])?;
     let (lo, hi) = float_activation_range(o.activation)?;
-    let window = |origin: isize, size: usize, f: usize| {
-        let start = origin.max(0) as usize;
-        let end = (origin + f as isize).min(size as isize).max(0) as usize;
-        start..end.max(start)
-    };
     for b in 0..n {
         for oy in 0..out_h {
-            let rows = window((oy * s_h) as isize - pad_h as isize, in_h, f_h);
+            let rows = win.rows(oy, in_h);
             for ox in 0..out_w {
-                let cols = window((ox * s_w) as isize - pad_w as isize, in_w, f_w);
+                let cols = win.cols(ox, in_w);
                 for ch in 0..c {
                     let mut sum = 0.0f32;
                     let mut count = 0u32;
