@@ -116,3 +116,27 @@ fn a_bare_model_is_marked_classic_and_told_the_lowest() {
         "{out}"
     );
 }
+
+/// When the manifest's combination ties with an earlier row (person detection streamed, with
+/// and without in-place ops), the line under the table names the manifest's own.
+#[test]
+fn a_tie_names_the_manifests_own_combination() {
+    let rest = "[platform]\npreset = \"generic\"\n[memory]\npatches = \"auto\"\n\
+                patch_input = \"streamed\"\nin_place = true\n";
+    let manifest = tmp(
+        "techniques-person.toml",
+        &model_toml("person", "tflm_person_detect_int8.tflite", rest),
+    );
+    let out = stdout_of(&["compare", manifest.to_str().unwrap()]);
+    let rows = combinations(&out);
+    let bytes = |name: &str| rows.iter().find(|r| r.1 == name).and_then(|r| r.2);
+    let ours = bytes("patches (input streamed), in place");
+    assert_eq!(ours, bytes("patches (input streamed)"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "is the lowest: {} bytes of scratch (patches (input streamed), in place).",
+            ours.unwrap()
+        )),
+        "{out}"
+    );
+}

@@ -175,9 +175,9 @@ pub(super) fn summary(rows: &[Vec<String>]) -> String {
         .skip(1)
         .find(|r| r.first().is_some_and(|m| m == "*"));
     match (lowest, ours.and_then(|r| Some((bytes(r)?, r)))) {
-        (Some((low, l)), Some((b, _))) if b == low => format!(
+        (Some((low, _)), Some((b, r))) if b == low => format!(
             "\nThis manifest's combination (*) is the lowest: {b} bytes of scratch ({}).\n",
-            l[1]
+            r[1]
         ),
         (Some((low, l)), Some((b, _))) => format!(
             "\nThe lowest is {} at {low} bytes of scratch; this manifest's combination (*) needs {b} (memory.in_place, memory.patches, memory.patch_input and memory.schedule choose one).\n",
