@@ -431,6 +431,12 @@ fn sizes_are_checked() {
     m.subgraphs[0].tensors[1].ty = 17;
     m.buffers[1] = BufferSpec::Data(vec![0x21, 0x03]);
     let g = read_built(&m).unwrap();
+    // ... the filter of op 0 (FULLY_CONNECTED): unpacked to int8, low nibble first.
+    assert_eq!((g.tensors[1].dtype, g.tensors[1].size), (DType::I8, 3));
+    assert_eq!(g.tensors[1].data.as_deref(), Some(&[1u8, 2, 3][..]));
+    // ... input 1 of another kind (ADD): left packed, for its kernel to refuse by name.
+    m.codes[0] = code(0);
+    let g = read_built(&m).unwrap();
     assert_eq!((g.tensors[1].dtype, g.tensors[1].size), (DType::I4, 2));
     // Size-0 intermediates take no bytes.
     let mut m = small_model();

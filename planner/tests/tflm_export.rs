@@ -209,6 +209,33 @@ fn kernel_scratch_and_bad_plans_are_handled() {
 }
 
 #[test]
+fn an_int4_filter_keeps_room_for_tflm_s_unpacking_buffer() {
+    // The importer unpacks the filters at build time; TFLM still unpacks them at `Prepare`
+    // into a scratch buffer of one byte per element, which the export must leave room for.
+    for (model, elements) in [
+        ("op_b7_conv_i4_same_s2_relu6", 4 * 3 * 3 * 3),
+        ("op_b7_dwconv_i4_m1_same_s2", 3 * 3 * 5),
+        ("op_b7_fc_i4_per_tensor_odd", 5 * 13),
+    ] {
+        let path = root().join(format!("tests/run-models/single/{model}.tflite"));
+        let bytes = std::fs::read(&path).unwrap();
+        let g = planner::import::tflite::parse(&bytes, &path).unwrap();
+        let filter = g.ops[0].inputs[1].unwrap().get();
+        assert_eq!(
+            g.tensors[filter].size, elements,
+            "{model}: unpacked, a byte each"
+        );
+        let done = tflm::export(&bytes, &Manifest::for_model_file(&path), &[], false).unwrap();
+        assert_eq!(done.kernel_scratch, [(0, elements)], "{model}");
+        let scratch = done.planned.graph.ops[0].scratch.len();
+        assert_eq!(
+            scratch, 1,
+            "{model}: the unpacking buffer is planned at op 0"
+        );
+    }
+}
+
+#[test]
 fn an_export_is_never_above_tflm_s_own_plan_unless_the_planner_is_kept() {
     // `greedy` needs 73728 bytes on person_detect, TFLM's own plan 55296.
     let path = root().join("models/tflm_person_detect_int8.tflite");

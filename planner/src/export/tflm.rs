@@ -81,6 +81,28 @@ pub fn kernel_scratch_rule(opcode: &str) -> Option<KernelScratch> {
     crate::rt::op_kinds::OpKind::of(opcode).and_then(|k| k.tflm_scratch)
 }
 
+/// The buffer TFLM's `CONV_2D`, `DEPTHWISE_CONV_2D` and `FULLY_CONNECTED` ask for at
+/// `Prepare` to unpack an `INT4` filter into, one byte per element, as `(op, bytes)`: the
+/// importer unpacked the filters of `g` at build time (so [`reference_kernel_scratch`] sees
+/// int8 filters), the file `bytes` TFLM runs still packs them.
+fn int4_unpack_scratch(bytes: &[u8], path: &std::path::Path, g: &Graph) -> Result<Vec<(usize, u64)>> {
+    let packed = crate::import::tflite::int4::packed_tensors(bytes, path)?;
+    if packed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let kinds = crate::import::tflite::int4::INT4_FILTER_KINDS;
+    Ok(g.ops
+        .iter()
+        .enumerate()
+        .filter(|(_, op)| kinds.contains(&op.opcode.as_str()))
+        .filter_map(|(k, op)| {
+            let f = op.inputs.get(1).copied().flatten()?;
+            packed.contains(&f.get()).then_some(())?;
+            Some((k, g.tensors.get(f.get())?.elements()?))
+        })
+        .collect())
+}
+
 /// Scratch buffers TFLM's reference kernels ask for at `Prepare`
 /// (`RequestScratchBufferInArena`), live during their op only, as `(op, bytes)` in request
 /// order: TFLM plans them at run time around the offline offsets, so a plan that leaves no
@@ -727,6 +749,7 @@ pub fn export(
     }
     let known: Vec<usize> = extra.iter().map(|e| e.0).collect();
     let mut kernel_scratch = reference_kernel_scratch(&graph, &known)?;
+    kernel_scratch.extend(int4_unpack_scratch(bytes, &path, &graph)?);
     kernel_scratch.extend_from_slice(extra);
     let graph = with_kernel_scratch(&graph, &kernel_scratch)?;
     // TFLM runs every op out of place and cannot pad inside a convolution: a manifest with

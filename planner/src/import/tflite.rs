@@ -36,6 +36,9 @@
 //! - Size = bytes per element × product of the shape, checked for overflow. `INT4` packs two
 //!   elements per byte (rounded up). A sparse constant is refused (no dense view fits it). A shape
 //!   with a `0` dimension (the empty intermediates of LSTM operators) takes no bytes.
+//! - An `INT4` constant that is the filter (input 1) of a `CONV_2D`, `DEPTHWISE_CONV_2D` or
+//!   `FULLY_CONNECTED` becomes an int8 constant of the same shape, unpacked as TFLM unpacks it
+//!   at every run (the `int4` module): the int8 kernels run it, no arena byte unpacks it.
 //! - `shape` gives the dimensions. A `-1` in `shape_signature` where `shape` has a concrete
 //!   size is planned with that size (TFLM and Vela do the same): the exported size is the one
 //!   a microcontroller runs. On the batch (first) dimension of a tensor of rank 2 or more,
@@ -276,6 +279,7 @@ table! {
 
 // After `table!`, which it uses.
 mod flex;
+pub(crate) mod int4;
 mod options;
 mod state;
 
@@ -483,6 +487,8 @@ impl<'p, 'b> Reader<'p, 'b> {
         let mut ops = Vec::new();
         for (k, op) in main.operators().unwrap_or_default().iter().enumerate() {
             let mut read = self.op(k, op, &opcodes, tensors.len(), subgraphs.len())?;
+            let filter = read.inputs.get(1).copied().flatten().map(|t| t.get());
+            int4::unpack_filter(&read.opcode, filter, &mut tensors);
             read.options = self.options(k, &read, op, &tensors)?;
             self.add_state(k, &mut read, &mut tensors)?;
             self.add_kernel_scratch(k, &mut read, &mut tensors)?;
