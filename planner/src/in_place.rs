@@ -322,10 +322,13 @@ pub fn kind_allows(graph: &Graph, op: &Op, input: usize, output: usize) -> Resul
                 || os[0] != 1
                 || is[3] != os[3]
                 || os[1].saturating_mul(os[2]) > is[1].saturating_mul(is[2])
-                || it.dtype.bits() != ot.dtype.bits()
+                || it.dtype.bits() != Some(8)
+                || ot.dtype.bits() != Some(8)
             {
                 return Err(format!(
-                    "DEPTHWISE_CONV_2D runs in place with one batch, depth multiplier 1, no more output pixels than input pixels and one element size; input {is:?}, output {os:?}"
+                    "DEPTHWISE_CONV_2D runs in place with one batch, depth multiplier 1, no more output pixels than input pixels and 8-bit elements (its in-place kernel is int8); input {is:?} {}, output {os:?} {}",
+                    it.dtype.name(),
+                    ot.dtype.name()
                 ));
             }
             Ok(())
@@ -613,6 +616,40 @@ mod tests {
             };
             let verdict = kind_allows(&g, &g.ops[0], 0, 0);
             assert_eq!(verdict.is_ok(), allowed, "{from:?}: {verdict:?}");
+        }
+    }
+
+    /// A depthwise convolution runs in place on int8 only: its in-place kernel is int8, and
+    /// a 16x8 one (int16 activations) runs out of place.
+    #[test]
+    fn a_depthwise_op_in_place_needs_8_bit_elements() {
+        let i = |x: u32| Some(TensorIndex(x));
+        for (dtype, allowed) in [(DType::I8, true), (DType::I16, false)] {
+            let g = Graph {
+                name: "g".into(),
+                tensors: vec![
+                    t("x", dtype, &[1, 4, 4, 2], None),
+                    t("w", DType::I8, &[1, 3, 3, 2], Some(vec![1; 18])),
+                    t("y", dtype, &[1, 4, 4, 2], None),
+                ],
+                ops: vec![Op {
+                    opcode: "DEPTHWISE_CONV_2D".into(),
+                    inputs: vec![i(0), i(1), None],
+                    outputs: vec![TensorIndex(2)],
+                    scratch: vec![],
+                    options: OpOptions::DepthwiseConv2d(DepthwiseConv2dOptions {
+                        depth_multiplier: 1,
+                        stride_w: 1,
+                        stride_h: 1,
+                        dilation_w: 1,
+                        dilation_h: 1,
+                        ..Default::default()
+                    }),
+                }],
+                ..Graph::default()
+            };
+            let verdict = kind_allows(&g, &g.ops[0], 0, 0);
+            assert_eq!(verdict.is_ok(), allowed, "{dtype:?}: {verdict:?}");
         }
     }
 

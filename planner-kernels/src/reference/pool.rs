@@ -6,13 +6,13 @@
 use core::ops::Range;
 
 use planner_rt::kernel::{Data, OpView, Region};
-use planner_rt::options::{Activation, Dims, Pool2dOptions};
+use planner_rt::options::{Dims, Pool2dOptions};
 
 use super::KernelError;
 use super::common::float::{clamp, float_activation_range};
 use super::common::region::{Plane, reach};
 use super::common::window::pad_before;
-use super::common::{activation_range, dims4, kind_error, output, params, round_f32};
+use super::common::{activation_range, dims4, int16_activation_range, kind_error, output, params};
 
 /// Which pool.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -60,20 +60,6 @@ pub(crate) fn pool_2d(
             run(x, y, shapes, o, |w| float_cell(w, pool, (lo, hi)))
         }
         _ => Err(kind_error(&xi, "input 0")),
-    }
-}
-
-/// The int16 range an activation leaves: TFLite's `CalculateActivationRangeQuantized`
-/// (`zero_point + round(real / scale)`, in `f32`, within int16); TANH and SIGN_BIT leave
-/// the whole range, as there.
-fn int16_activation_range(a: Activation, scale: f32, zero: i32) -> (i32, i32) {
-    let q = |real: f32| zero.saturating_add(round_f32(real / scale));
-    let (lo, hi) = (i32::from(i16::MIN), i32::from(i16::MAX));
-    match a {
-        Activation::Relu => (lo.max(q(0.0)), hi),
-        Activation::Relu6 => (lo.max(q(0.0)), hi.min(q(6.0))),
-        Activation::ReluN1To1 => (lo.max(q(-1.0)), hi.min(q(1.0))),
-        _ => (lo, hi),
     }
 }
 

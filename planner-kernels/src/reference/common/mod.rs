@@ -121,6 +121,20 @@ pub(crate) fn activation_range(
     })
 }
 
+/// The int16 range an activation leaves: TFLite's `CalculateActivationRangeQuantized`
+/// (`zero_point + round(real / scale)`, in `f32`, within int16); TANH and SIGN_BIT leave
+/// the whole range, as there.
+pub(crate) fn int16_activation_range(a: Activation, scale: f32, zero: i32) -> (i32, i32) {
+    let q = |real: f32| zero.saturating_add(round_f32(real / scale));
+    let (lo, hi) = (i32::from(i16::MIN), i32::from(i16::MAX));
+    match a {
+        Activation::Relu => (lo.max(q(0.0)), hi),
+        Activation::Relu6 => (lo.max(q(0.0)), hi.min(q(6.0))),
+        Activation::ReluN1To1 => (lo.max(q(-1.0)), hi.min(q(1.0))),
+        _ => (lo, hi),
+    }
+}
+
 round_half_away! {
     /// `v` rounded half away from zero, saturating to `i32` (NaN gives 0), without `std`.
     pub(crate) fn round_f32(f32) -> i32

@@ -47,6 +47,9 @@ pub(crate) fn fully_connected(
     op: OpView<'_, '_>,
     o: &FullyConnectedOptions,
 ) -> Result<(), KernelError> {
+    if crate::reference::conv::int16::int16_input(&op) {
+        return crate::reference::conv::int16::fully_connected(op, o);
+    }
     crate::reference::common::by_output(op, o, fully_connected_f32, fully_connected_i8)
 }
 

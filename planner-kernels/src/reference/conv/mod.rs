@@ -3,10 +3,11 @@
 //! (`matmul`).
 //!
 //! `CONV_2D` and `DEPTHWISE_CONV_2D`, int8 with int32 bias, per-channel or per-tensor
-//! filter quantisation, NHWC.
+//! filter quantisation, NHWC; the 16x8 ones (int16 activations) in `int16`.
 
 pub(crate) mod fc;
 pub(crate) mod float;
+pub(crate) mod int16;
 pub(crate) mod matmul;
 pub(crate) mod transpose;
 
@@ -36,6 +37,9 @@ fn finish(acc: i32, m: QuantizedMultiplier, zero: i32, lo: i32, hi: i32) -> i8 {
 /// when it has none) from the input's region, which must hold every pixel inside the
 /// image those outputs read.
 pub(crate) fn conv_2d(op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
+    if int16::int16_input(&op) {
+        return int16::conv_2d(op, o);
+    }
     crate::reference::common::by_output(op, o, crate::reference::conv::float::conv_2d, conv_2d_i8)
 }
 
@@ -287,6 +291,9 @@ pub(crate) fn depthwise_conv_2d(
     op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
+    if int16::int16_input(&op) {
+        return int16::depthwise_conv_2d(op, o);
+    }
     crate::reference::common::by_output(
         op,
         o,

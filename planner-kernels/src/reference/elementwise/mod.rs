@@ -309,14 +309,9 @@ fn quantized_range(
     if !int16 {
         return crate::reference::common::activation_range(activation, scale, zero);
     }
-    let q = |real: f32| zero.saturating_add(round_f32(real / scale));
-    let (lo, hi) = (i32::from(i16::MIN), i32::from(i16::MAX));
-    Ok(match activation {
-        Activation::Relu => (lo.max(q(0.0)), hi),
-        Activation::Relu6 => (lo.max(q(0.0)), hi.min(q(6.0))),
-        Activation::ReluN1To1 => (lo.max(q(-1.0)), hi.min(q(1.0))),
-        _ => (lo, hi),
-    })
+    Ok(crate::reference::common::int16_activation_range(
+        activation, scale, zero,
+    ))
 }
 
 /// True when output 0 holds int16 elements.
