@@ -44,19 +44,38 @@ echo "-- building the fuzz targets (sanitizer: $sanitizer)"
 RUSTFLAGS="$flags" cargo +nightly build --quiet --release --manifest-path fuzz/Cargo.toml \
     --target "$triple" --target-dir fuzz/target/"$sanitizer" --bins
 bin="fuzz/target/$sanitizer/$triple/release"
-for t in $targets; do
+# One target per core at a time (FUZZ_JOBS, default the core count): each libFuzzer run is
+# one process on one core, so the targets' wall time is divided by the lanes.
+jobs="${FUZZ_JOBS:-$(nproc)}"
+run_target() {
+    local t="$1"
     mkdir -p "fuzz/work/$t" "fuzz/artifacts/$t"
     rm -rf "fuzz/artifacts/$t"/*
-    echo "-- $t (${seconds} s)"
-    status=0
+    local status=0
     "$bin/$t" "fuzz/work/$t" "fuzz/corpus/$t" -artifact_prefix="fuzz/artifacts/$t/" \
         -max_total_time="$seconds" -timeout=2 -rss_limit_mb=2048 -print_final_stats=1 \
         >"fuzz/work/$t.log" 2>&1 || status=$?
-    grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs|ERROR|SUMMARY|panicked' \
-        "fuzz/work/$t.log" || true
-    if [ "$status" -ne 0 ] || compgen -G "fuzz/artifacts/$t/*" >/dev/null; then
-        tail -n 40 "fuzz/work/$t.log"
-        echo "fuzz target $t found a failing input (status $status): fuzz/artifacts/$t/"
-        exit 1
-    fi
+    echo "$status" >"fuzz/work/$t.status"
+}
+set -- $targets
+while [ "$#" -gt 0 ]; do
+    lane=()
+    while [ "$#" -gt 0 ] && [ "${#lane[@]}" -lt "$jobs" ]; do
+        echo "-- $1 (${seconds} s)"
+        run_target "$1" &
+        lane+=("$1")
+        shift
+    done
+    wait
+    for t in "${lane[@]}"; do
+        status="$(cat "fuzz/work/$t.status")"
+        echo "-- $t:"
+        grep -E 'stat::number_of_executed_units|stat::peak_rss_mb|Done [0-9]+ runs|ERROR|SUMMARY|panicked' \
+            "fuzz/work/$t.log" || true
+        if [ "$status" -ne 0 ] || compgen -G "fuzz/artifacts/$t/*" >/dev/null; then
+            tail -n 40 "fuzz/work/$t.log"
+            echo "fuzz target $t found a failing input (status $status): fuzz/artifacts/$t/"
+            exit 1
+        fi
+    done
 done
