@@ -31,9 +31,9 @@ def rng(seed):
     return np.random.default_rng(seed)
 
 
-def per_channel(m, name, shape, scales, data, dim):
-    """An int8 constant quantised per channel along `dim`, zero points 0."""
-    t = m.tensor(name, shape, I8, data=data)
+def per_channel(m, name, shape, scales, data, dim, dtype=I8):
+    """A constant (int8 unless `dtype` says) quantised per channel along `dim`, zero points 0."""
+    t = m.tensor(name, shape, dtype, data=data)
     q = s.QuantizationParametersT()
     q.scale = [float(v) for v in scales]
     q.zeroPoint = [0] * len(scales)
@@ -47,27 +47,36 @@ def out_size(i, f, st, d, padding):
     return -(-i // st) if padding == SAME else (i - ext) // st + 1
 
 
+def conv_geometry(in_shape, filt, stride, padding, dilation, depthwise):
+    """`(filter shape, quantised dimension, products per output, output shape)` of a CONV_2D
+    (filter [out_c, h, w, in_c]) or a DEPTHWISE_CONV_2D (filter [1, h, w, out_c]) of an NHWC
+    input, `filt` = (out_c, h, w)."""
+    out_c, fh, fw = filt
+    n, h, w, in_c = in_shape
+    if depthwise:
+        wshape, dim, terms = [1, fh, fw, out_c], 3, fh * fw
+    else:
+        wshape, dim, terms = [out_c, fh, fw, in_c], 0, fh * fw * in_c
+    out = [n, out_size(h, fh, stride[0], dilation[0], padding),
+           out_size(w, fw, stride[1], dilation[1], padding), out_c]
+    return wshape, dim, terms, out
+
+
 def conv(name, in_shape, filt, stride, padding, dilation=(1, 1), activation=A.NONE, bias=True,
          depthwise=False, in_q=(0.05, -9), out_zp=5, seed=21):
     """int8 CONV_2D (filter [out_c, h, w, in_c], per channel along 0) or DEPTHWISE_CONV_2D
     (filter [1, h, w, out_c], per channel along 3), `filt` = (out_c, h, w)."""
     m = Model()
     r = rng(seed)
-    out_c, fh, fw = filt
-    n, h, w, in_c = in_shape
+    out_c, in_c = filt[0], in_shape[3]
     scales = r.uniform(0.004, 0.02, out_c)
-    if depthwise:
-        wshape, dim, terms = [1, fh, fw, out_c], 3, fh * fw
-    else:
-        wshape, dim, terms = [out_c, fh, fw, in_c], 0, fh * fw * in_c
+    wshape, dim, terms, out = conv_geometry(in_shape, filt, stride, padding, dilation, depthwise)
     wt = per_channel(m, "w", wshape, scales, r.integers(-127, 128, wshape), dim)
     x = m.tensor("x", in_shape, I8, in_q)
     inputs = [x, wt]
     if bias:
         inputs.append(m.tensor("bias", [out_c], I32, data=r.integers(-3000, 3000, out_c)))
     out_scale = in_q[0] * float(np.mean(scales)) * 73 * 73 * np.sqrt(terms) * 3 / 128
-    out = [n, out_size(h, fh, stride[0], dilation[0], padding),
-           out_size(w, fw, stride[1], dilation[1], padding), out_c]
     y = m.tensor("y", out, I8, (out_scale, out_zp))
     builtin, otype, o = conv_options(depthwise, out_c // in_c, padding, stride, dilation, activation)
     m.write(f"b0_{name}", builtin, inputs, [y], otype, o)

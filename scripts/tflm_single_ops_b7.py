@@ -9,21 +9,16 @@ a scratch buffer at every run; the planner's importer unpacks it once at build t
 cases use every nibble value (-8 to 7), odd element counts (the last byte half used) and
 the same shapes the int8 cases of `scripts/tflm_single_ops_b0.py` cover.
 
-    python3 scripts/tflm_single_ops_b7.py
-    for f in tests/run-models/single/op_b7_*.tflite; do
-        python3 scripts/tflm_op_goldens.py --only "$(basename "$f" .tflite)"
-    done
-"""
+Run it, then the goldens script on each model it writes, as `scripts/tflm_single_ops_b0.py`
+says with `b7` for `b0`:
 
-import sys
-from pathlib import Path
+    python3 scripts/tflm_single_ops_b7.py
+"""
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_single_ops import A, B, I8, I32, O, Model, conv_options, s  # noqa: E402
-
-SAME, VALID = s.Padding.SAME, s.Padding.VALID
+from tflm_single_ops import A, B, I8, I32, O, Model, conv_options, s
+from tflm_single_ops_b0 import SAME, VALID, conv_geometry
 
 
 def packed(values):
@@ -57,10 +52,6 @@ def int4_filter(m, shape, scales, dim, r):
     return len(m.tensors) - 1
 
 
-def out_size(i, f, st, padding):
-    return -(-i // st) if padding == SAME else (i - f) // st + 1
-
-
 def conv(name, in_shape, filt, stride, padding, activation=A.NONE, depthwise=False,
          in_q=(0.05, -9), out_zp=5, seed=71):
     """CONV_2D (filter [out_c, h, w, in_c], per channel along 0) or DEPTHWISE_CONV_2D
@@ -68,18 +59,13 @@ def conv(name, in_shape, filt, stride, padding, activation=A.NONE, depthwise=Fal
     m = Model()
     m.description = "scripts/tflm_single_ops_b7.py"
     r = np.random.default_rng(seed)
-    out_c, fh, fw = filt
-    n, h, w, in_c = in_shape
+    out_c, in_c = filt[0], in_shape[3]
     scales = r.uniform(0.06, 0.3, out_c)
-    if depthwise:
-        wshape, dim, terms = [1, fh, fw, out_c], 3, fh * fw
-    else:
-        wshape, dim, terms = [out_c, fh, fw, in_c], 0, fh * fw * in_c
+    wshape, dim, terms, out = conv_geometry(in_shape, filt, stride, padding, (1, 1), depthwise)
     wt = int4_filter(m, wshape, scales, dim, r)
     x = m.tensor("x", in_shape, I8, in_q)
     bias = m.tensor("bias", [out_c], I32, data=r.integers(-3000, 3000, out_c))
     out_scale = in_q[0] * float(np.mean(scales)) * 73 * 4.6 * np.sqrt(terms) * 3 / 128
-    out = [n, out_size(h, fh, stride[0], padding), out_size(w, fw, stride[1], padding), out_c]
     y = m.tensor("y", out, I8, (out_scale, out_zp))
     builtin, otype, o = conv_options(depthwise, out_c // in_c, padding, stride, (1, 1), activation)
     m.write(f"b7_{name}", builtin, [x, wt, bias], [y], otype, o)

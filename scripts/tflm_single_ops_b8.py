@@ -9,39 +9,19 @@ FULLY_CONNECTED: TFLM then sums in 32 bits) or none. Output scales follow the sp
 uniform int16 input (about 18,900 steps of standard deviation) so that outputs use the
 int16 range without all saturating.
 
-    python3 scripts/tflm_single_ops_b8.py
-    for f in tests/run-models/single/op_b8_*.tflite; do
-        python3 scripts/tflm_op_goldens.py --only "$(basename "$f" .tflite)"
-    done
-"""
+Run it, then the goldens script on each model it writes, as `scripts/tflm_single_ops_b0.py`
+says with `b8` for `b0`:
 
-import sys
-from pathlib import Path
+    python3 scripts/tflm_single_ops_b8.py
+"""
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_single_ops import A, B, I8, O, Model, conv_options, s  # noqa: E402
+from tflm_single_ops import A, B, O, Model, conv_options, s
+from tflm_single_ops_b0 import SAME, VALID, conv_geometry, per_channel
 
-SAME, VALID = s.Padding.SAME, s.Padding.VALID
 I16, I32, I64 = np.int16, np.int32, np.int64
 IN_SCALE = 1 / 4096
-
-
-def quantised(m, name, shape, dtype, scales, dim, data):
-    """A constant of `dtype` quantised by `scales` along `dim`, zero points 0."""
-    t = m.tensor(name, shape, dtype, data=data)
-    q = s.QuantizationParametersT()
-    q.scale = [float(v) for v in scales]
-    q.zeroPoint = [0] * len(scales)
-    q.quantizedDimension = dim
-    m.tensors[t].quantization = q
-    return t
-
-
-def out_size(i, f, st, d, padding):
-    ext = (f - 1) * d + 1
-    return -(-i // st) if padding == SAME else (i - ext) // st + 1
 
 
 def out_scale(w_scales, terms):
@@ -53,8 +33,8 @@ def bias(m, r, n, dtype, w_scales):
     if dtype is None:
         return -1
     bound = 2**20 if dtype == I64 else 2**18
-    return quantised(m, "bias", [n], dtype, [IN_SCALE * w for w in w_scales], 0,
-                     r.integers(-bound, bound, n))
+    return per_channel(m, "bias", [n], [IN_SCALE * w for w in w_scales],
+                       r.integers(-bound, bound, n), 0, dtype)
 
 
 def conv(name, in_shape, filt, stride, padding, dilation=(1, 1), activation=A.NONE,
@@ -64,18 +44,12 @@ def conv(name, in_shape, filt, stride, padding, dilation=(1, 1), activation=A.NO
     m = Model()
     m.description = "scripts/tflm_single_ops_b8.py"
     r = np.random.default_rng(seed)
-    out_c, fh, fw = filt
-    n, h, w, in_c = in_shape
+    out_c, in_c = filt[0], in_shape[3]
     scales = r.uniform(0.004, 0.02, out_c)
-    if depthwise:
-        wshape, dim, terms = [1, fh, fw, out_c], 3, fh * fw
-    else:
-        wshape, dim, terms = [out_c, fh, fw, in_c], 0, fh * fw * in_c
+    wshape, dim, terms, out = conv_geometry(in_shape, filt, stride, padding, dilation, depthwise)
     x = m.tensor("x", in_shape, I16, (IN_SCALE, 0))
-    wt = quantised(m, "w", wshape, I8, scales, dim, r.integers(-127, 128, wshape))
+    wt = per_channel(m, "w", wshape, scales, r.integers(-127, 128, wshape), dim)
     b = bias(m, r, out_c, bias_type, scales)
-    out = [n, out_size(h, fh, stride[0], dilation[0], padding),
-           out_size(w, fw, stride[1], dilation[1], padding), out_c]
     y = m.tensor("y", out, I16, (out_scale(scales, terms), 0))
     builtin, otype, o = conv_options(depthwise, out_c // in_c, padding, stride, dilation, activation)
     m.write(f"b8_{name}", builtin, [x, wt, b], [y], otype, o)
@@ -89,7 +63,7 @@ def fc(name, in_shape, units, per_chan, activation=A.NONE, bias_type=I64, seed=1
     depth = in_shape[-1]
     scales = r.uniform(0.005, 0.015, units) if per_chan else [0.01]
     x = m.tensor("x", in_shape, I16, (IN_SCALE, 0))
-    wt = quantised(m, "w", [units, depth], I8, scales, 0, r.integers(-127, 128, (units, depth)))
+    wt = per_channel(m, "w", [units, depth], scales, r.integers(-127, 128, (units, depth)), 0)
     b = bias(m, r, units, bias_type, scales if per_chan else [0.01] * units)
     if not per_chan and b >= 0:
         # Per tensor: one bias scale, as TFLM checks it against input x filter.

@@ -595,61 +595,67 @@ mod tests {
         }
     }
 
-    /// A unary op whose input has the output's element size but another type (a uint8 to
-    /// int8 QUANTIZE) is not run in place: an in-place kernel tells the input's type from
-    /// its size alone. The same op from int16 to int8 may.
-    #[test]
-    fn a_unary_op_in_place_needs_a_size_that_tells_the_type() {
-        let i = |x: u32| Some(TensorIndex(x));
-        for (from, allowed) in [(DType::U8, false), (DType::I16, true)] {
-            let g = Graph {
-                name: "g".into(),
-                tensors: vec![t("x", from, &[1, 8], None), t("y", DType::I8, &[1, 8], None)],
-                ops: vec![Op {
-                    opcode: "QUANTIZE".into(),
-                    inputs: vec![i(0)],
-                    outputs: vec![TensorIndex(1)],
-                    scratch: vec![],
-                    options: OpOptions::Quantize(NoOptions {}),
-                }],
-                ..Graph::default()
-            };
-            let verdict = kind_allows(&g, &g.ops[0], 0, 0);
-            assert_eq!(verdict.is_ok(), allowed, "{from:?}: {verdict:?}");
+    /// A graph of one `opcode` op reading `inputs` and writing the last of `tensors`.
+    fn one_op(
+        opcode: &str,
+        tensors: Vec<Tensor>,
+        inputs: Vec<Option<TensorIndex>>,
+        options: OpOptions,
+    ) -> Graph {
+        let out = TensorIndex(u32::try_from(tensors.len() - 1).unwrap());
+        Graph {
+            name: "g".into(),
+            tensors,
+            ops: vec![Op {
+                opcode: opcode.into(),
+                inputs,
+                outputs: vec![out],
+                scratch: vec![],
+                options,
+            }],
+            ..Graph::default()
         }
     }
 
-    /// A depthwise convolution runs in place on int8 only: its in-place kernel is int8, and
-    /// a 16x8 one (int16 activations) runs out of place.
+    /// An op runs in place only on element types its in-place kernel reads: a unary op
+    /// whose input has the output's element size but another type (a uint8 to int8
+    /// QUANTIZE) does not, since an in-place kernel tells the input's type from its size
+    /// alone, while the same op from int16 to int8 may; a depthwise convolution runs in
+    /// place on int8 only (its in-place kernel is int8; a 16x8 one runs out of place).
     #[test]
-    fn a_depthwise_op_in_place_needs_8_bit_elements() {
+    fn an_op_in_place_needs_element_types_its_kernel_reads() {
         let i = |x: u32| Some(TensorIndex(x));
-        for (dtype, allowed) in [(DType::I8, true), (DType::I16, false)] {
-            let g = Graph {
-                name: "g".into(),
-                tensors: vec![
-                    t("x", dtype, &[1, 4, 4, 2], None),
-                    t("w", DType::I8, &[1, 3, 3, 2], Some(vec![1; 18])),
-                    t("y", dtype, &[1, 4, 4, 2], None),
-                ],
-                ops: vec![Op {
-                    opcode: "DEPTHWISE_CONV_2D".into(),
-                    inputs: vec![i(0), i(1), None],
-                    outputs: vec![TensorIndex(2)],
-                    scratch: vec![],
-                    options: OpOptions::DepthwiseConv2d(DepthwiseConv2dOptions {
-                        depth_multiplier: 1,
-                        stride_w: 1,
-                        stride_h: 1,
-                        dilation_w: 1,
-                        dilation_h: 1,
-                        ..Default::default()
-                    }),
-                }],
-                ..Graph::default()
-            };
+        let quantize = |from| {
+            let x = t("x", from, &[1, 8], None);
+            let y = t("y", DType::I8, &[1, 8], None);
+            let options = OpOptions::Quantize(NoOptions {});
+            one_op("QUANTIZE", vec![x, y], vec![i(0)], options)
+        };
+        let depthwise = |dtype| {
+            let tensors = vec![
+                t("x", dtype, &[1, 4, 4, 2], None),
+                t("w", DType::I8, &[1, 3, 3, 2], Some(vec![1; 18])),
+                t("y", dtype, &[1, 4, 4, 2], None),
+            ];
+            let options = OpOptions::DepthwiseConv2d(DepthwiseConv2dOptions {
+                depth_multiplier: 1,
+                stride_w: 1,
+                stride_h: 1,
+                dilation_w: 1,
+                dilation_h: 1,
+                ..Default::default()
+            });
+            one_op("DEPTHWISE_CONV_2D", tensors, vec![i(0), i(1), None], options)
+        };
+        for (g, allowed) in [
+            (quantize(DType::U8), false),
+            (quantize(DType::I16), true),
+            (depthwise(DType::I8), true),
+            (depthwise(DType::I16), false),
+        ] {
             let verdict = kind_allows(&g, &g.ops[0], 0, 0);
-            assert_eq!(verdict.is_ok(), allowed, "{dtype:?}: {verdict:?}");
+            let what = (&g.ops[0].opcode, g.tensors[0].dtype);
+            assert_eq!(verdict.is_ok(), allowed, "{what:?}: {verdict:?}");
         }
     }
 

@@ -10,13 +10,14 @@
 //! an int32 bias (`CONV_2D` and `FULLY_CONNECTED` only) sums in 32 bits, wrapping, and
 //! requantises as the int8 kernels do.
 
+use planner_rt::Quant;
 use planner_rt::kernel::{Data, In, OpView};
 use planner_rt::options::{
     Activation, Conv2dOptions, DepthwiseConv2dOptions, FullyConnectedOptions,
 };
 
 use crate::reference::KernelError;
-use crate::reference::common::window::{Spatial, channel_multiplier};
+use crate::reference::common::window::{Spatial, Window, channel_multiplier};
 use crate::reference::common::{
     dims4, input_i8, int16_activation_range, kind_error, output, params,
 };
@@ -79,44 +80,111 @@ impl<'a> Bias<'a> {
     }
 }
 
-/// What a 16x8 op reads of its input and output: the int16 input 0, its scale, the output's
-/// scale and the int16 clamp of the fused activation.
+/// What a 16x8 op reads first: the int16 input 0 and its scale, the int8 filter (input 1)
+/// and its quantisation, the output's scale and the int16 clamp of the fused activation.
 struct Ends<'a> {
     x: &'a [i16],
     xi: In<'a>,
+    w: &'a [i8],
+    wi: In<'a>,
+    wq: Quant,
     in_scale: f32,
     out_scale: f32,
     lo: i32,
     hi: i32,
 }
 
-/// The [`Ends`] of a 16x8 op on whole tensors; zero points other than 0 are refused
-/// (TFLM's 16x8 convolutions ignore them).
-fn int16_ends<'a>(
-    op: &mut OpView<'_, 'a>,
-    activation: Activation,
-) -> Result<Ends<'a>, KernelError> {
-    crate::reference::common::whole_tensors(op)?;
-    let xi = op
-        .input(0)
-        .ok_or(KernelError::Missing { tensor: "input 0" })?;
-    let x = xi.i16().ok_or_else(|| kind_error(&xi, "input 0"))?;
-    let (in_scale, in_zero) = params(xi.quant, "input 0")?;
-    let (out_scale, out_zero) = params(output(op)?.quant, "output 0")?;
-    if in_zero != 0 || out_zero != 0 {
-        return Err(KernelError::Quantization {
-            tensor: "input 0 or output 0 (16x8 ops take zero points of 0)",
-        });
+impl<'a> Ends<'a> {
+    /// The ends of a 16x8 op on whole tensors; zero points other than 0 are refused (TFLM's
+    /// 16x8 convolutions ignore them).
+    fn read(op: &mut OpView<'_, 'a>, activation: Activation) -> Result<Self, KernelError> {
+        crate::reference::common::whole_tensors(op)?;
+        let xi = op
+            .input(0)
+            .ok_or(KernelError::Missing { tensor: "input 0" })?;
+        let x = xi.i16().ok_or_else(|| kind_error(&xi, "input 0"))?;
+        let (w, wi) = input_i8(op, 1, "input 1 (filter)")?;
+        let wq = wi.quant.ok_or(KernelError::Quantization {
+            tensor: "input 1 (filter)",
+        })?;
+        let (in_scale, in_zero) = params(xi.quant, "input 0")?;
+        let (out_scale, out_zero) = params(output(op)?.quant, "output 0")?;
+        if in_zero != 0 || out_zero != 0 {
+            return Err(KernelError::Quantization {
+                tensor: "input 0 or output 0 (16x8 ops take zero points of 0)",
+            });
+        }
+        let (lo, hi) = int16_activation_range(activation, out_scale, 0);
+        Ok(Ends {
+            x,
+            xi,
+            w,
+            wi,
+            wq,
+            in_scale,
+            out_scale,
+            lo,
+            hi,
+        })
     }
-    let (lo, hi) = int16_activation_range(activation, out_scale, 0);
-    Ok(Ends {
-        x,
-        xi,
-        in_scale,
-        out_scale,
-        lo,
-        hi,
-    })
+
+    /// The input's, the filter's and the output's dimensions as NHWC, with the output.
+    fn dims4<'o>(&self, op: &'o mut OpView<'_, 'a>) -> Result<Dims4<'o>, KernelError> {
+        let shape4 = |s: &[usize]| {
+            dims4(s).ok_or(KernelError::Shape {
+                what: "rank above 4",
+            })
+        };
+        let (x4, f4) = (shape4(self.xi.shape)?, shape4(self.wi.shape)?);
+        let out = output(op)?;
+        let y4 = shape4(out.shape)?;
+        let y = out.i16().ok_or(KernelError::Type { tensor: "output 0" })?;
+        Ok((x4, f4, y4, y))
+    }
+
+    /// Output channel `c`'s value from the sum `acc` of its products, clamped.
+    fn out(&self, bias: Bias<'_>, acc: i64, c: usize) -> i16 {
+        let m = channel_multiplier(self.in_scale, &self.wq, self.out_scale, c);
+        bias.finish(acc, c, m).clamp(self.lo, self.hi) as i16
+    }
+}
+
+/// Input, filter and output dimensions (NHWC) and the output's elements.
+type Dims4<'o> = ([usize; 4], [usize; 4], [usize; 4], &'o mut [i16]);
+
+/// Writes every element of the NHWC output `y` (`[_, out_h, out_w, out_c]`) from the sum
+/// of its products `acc(batch, row, column, channel)`.
+fn each_output(
+    e: &Ends<'_>,
+    bias: Bias<'_>,
+    y: &mut [i16],
+    [out_h, out_w, out_c]: [usize; 3],
+    acc: impl Fn(usize, usize, usize, usize) -> i64,
+) {
+    let per_batch = out_h * out_w * out_c;
+    for (i, v) in y.iter_mut().enumerate() {
+        let (b, px, c) = (i / per_batch, (i % per_batch) / out_c, i % out_c);
+        *v = e.out(bias, acc(b, px / out_w, px % out_w, c), c);
+    }
+}
+
+/// The sum over the filter taps `(fy, fx)` of output pixel `(oy, ox)` that fall inside the
+/// image, at input pixel `(iy, ix)`, of `tap((fy, fx), (iy, ix))`.
+fn sum_taps(
+    win: &Window,
+    (oy, ox): (usize, usize),
+    (f_h, f_w): (usize, usize),
+    tap: impl Fn((usize, usize), (usize, usize)) -> i64,
+) -> i64 {
+    let mut acc = 0i64;
+    for fy in 0..f_h {
+        for fx in 0..f_w {
+            if let Some(at) = win.tap(oy, ox, fy, fx) {
+                acc += tap((fy, fx), at);
+            }
+        }
+    }
+    acc
 }
 
 /// True when input 0 holds int16 elements: the op is a 16x8 one.
@@ -124,33 +192,13 @@ pub(crate) fn int16_input(op: &OpView<'_, '_>) -> bool {
     op.input(0).is_some_and(|x| x.i16().is_some())
 }
 
-/// A 4-D shape, or the error that names `what`.
-fn shape4(s: &[usize]) -> Result<[usize; 4], KernelError> {
-    dims4(s).ok_or(KernelError::Shape {
-        what: "rank above 4",
-    })
-}
-
 /// The 16x8 `CONV_2D`: input `[n, h, w, c_in]`, filter `[c_out, fh, fw, c_in / groups]`.
 pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), KernelError> {
-    let Ends {
-        x,
-        xi,
-        in_scale,
-        out_scale,
-        lo,
-        hi,
-    } = int16_ends(&mut op, o.activation)?;
-    let (w, wi) = input_i8(&op, 1, "input 1 (filter)")?;
-    let wq = wi.quant.ok_or(KernelError::Quantization {
-        tensor: "input 1 (filter)",
-    })?;
-    let [n, in_h, in_w, in_c] = shape4(xi.shape)?;
-    let [out_c, f_h, f_w, f_c] = shape4(wi.shape)?;
-    let bias = Bias::read(&op, out_c, true)?;
-    let out = output(&mut op)?;
-    let [on, out_h, out_w, oc] = shape4(out.shape)?;
-    let y = out.i16().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let e = Ends::read(&mut op, o.activation)?;
+    let bias = Bias::read(&op, e.wi.shape.first().copied().unwrap_or(0), true)?;
+    let (x, w) = (e.x, e.w);
+    let ([n, in_h, in_w, in_c], [out_c, f_h, f_w, f_c], [on, out_h, out_w, oc], y) =
+        e.dims4(&mut op)?;
     let groups = in_c.checked_div(f_c).unwrap_or(0);
     if on != n
         || oc != out_c
@@ -167,32 +215,19 @@ pub(crate) fn conv_2d(mut op: OpView<'_, '_>, o: &Conv2dOptions) -> Result<(), K
     }
     let win = Spatial::from(o).window((in_h, in_w), (f_h, f_w), (out_h, out_w))?;
     let per_group = out_c / groups;
-    for c in 0..out_c {
-        let m = channel_multiplier(in_scale, &wq, out_scale, c);
+    each_output(&e, bias, y, [out_h, out_w, out_c], |b, oy, ox, c| {
         let first_in = (c / per_group) * f_c;
         let filter = &w[c * f_h * f_w * f_c..(c + 1) * f_h * f_w * f_c];
-        for b in 0..n {
-            for oy in 0..out_h {
-                for ox in 0..out_w {
-                    let mut acc = 0i64;
-                    for fy in 0..f_h {
-                        for fx in 0..f_w {
-                            let Some((iy, ix)) = win.tap(oy, ox, fy, fx) else {
-                                continue;
-                            };
-                            let px = ((b * in_h + iy) * in_w + ix) * in_c + first_in;
-                            let taps = &filter[(fy * f_w + fx) * f_c..][..f_c];
-                            for (xv, wv) in x[px..px + f_c].iter().zip(taps) {
-                                acc += i64::from(*xv) * i64::from(*wv);
-                            }
-                        }
-                    }
-                    let v = bias.finish(acc, c, m).clamp(lo, hi);
-                    y[((b * out_h + oy) * out_w + ox) * out_c + c] = v as i16;
-                }
-            }
-        }
-    }
+        sum_taps(&win, (oy, ox), (f_h, f_w), |(fy, fx), (iy, ix)| {
+            let px = ((b * in_h + iy) * in_w + ix) * in_c + first_in;
+            let taps = &filter[(fy * f_w + fx) * f_c..][..f_c];
+            x[px..px + f_c]
+                .iter()
+                .zip(taps)
+                .map(|(xv, wv)| i64::from(*xv) * i64::from(*wv))
+                .sum()
+        })
+    });
     Ok(())
 }
 
@@ -202,24 +237,11 @@ pub(crate) fn depthwise_conv_2d(
     mut op: OpView<'_, '_>,
     o: &DepthwiseConv2dOptions,
 ) -> Result<(), KernelError> {
-    let Ends {
-        x,
-        xi,
-        in_scale,
-        out_scale,
-        lo,
-        hi,
-    } = int16_ends(&mut op, o.activation)?;
-    let (w, wi) = input_i8(&op, 1, "input 1 (filter)")?;
-    let wq = wi.quant.ok_or(KernelError::Quantization {
-        tensor: "input 1 (filter)",
-    })?;
-    let [n, in_h, in_w, in_c] = shape4(xi.shape)?;
-    let [_, f_h, f_w, out_c] = shape4(wi.shape)?;
-    let bias = Bias::read(&op, out_c, false)?;
-    let out = output(&mut op)?;
-    let [on, out_h, out_w, oc] = shape4(out.shape)?;
-    let y = out.i16().ok_or(KernelError::Type { tensor: "output 0" })?;
+    let e = Ends::read(&mut op, o.activation)?;
+    let bias = Bias::read(&op, e.wi.shape.last().copied().unwrap_or(0), false)?;
+    let (x, w) = (e.x, e.w);
+    let ([n, in_h, in_w, in_c], [_, f_h, f_w, out_c], [on, out_h, out_w, oc], y) =
+        e.dims4(&mut op)?;
     if on != n
         || oc != out_c
         || in_c == 0
@@ -234,27 +256,12 @@ pub(crate) fn depthwise_conv_2d(
     }
     let win = Spatial::from(o).window((in_h, in_w), (f_h, f_w), (out_h, out_w))?;
     let multiplier = out_c / in_c;
-    for c in 0..out_c {
-        let m = channel_multiplier(in_scale, &wq, out_scale, c);
-        let ic = c / multiplier;
-        for b in 0..n {
-            for oy in 0..out_h {
-                for ox in 0..out_w {
-                    let mut acc = 0i64;
-                    for fy in 0..f_h {
-                        for fx in 0..f_w {
-                            if let Some((iy, ix)) = win.tap(oy, ox, fy, fx) {
-                                let xv = x[((b * in_h + iy) * in_w + ix) * in_c + ic];
-                                acc += i64::from(xv) * i64::from(w[(fy * f_w + fx) * out_c + c]);
-                            }
-                        }
-                    }
-                    let v = bias.finish(acc, c, m).clamp(lo, hi);
-                    y[((b * out_h + oy) * out_w + ox) * out_c + c] = v as i16;
-                }
-            }
-        }
-    }
+    each_output(&e, bias, y, [out_h, out_w, out_c], |b, oy, ox, c| {
+        sum_taps(&win, (oy, ox), (f_h, f_w), |(fy, fx), (iy, ix)| {
+            let xv = x[((b * in_h + iy) * in_w + ix) * in_c + c / multiplier];
+            i64::from(xv) * i64::from(w[(fy * f_w + fx) * out_c + c])
+        })
+    });
     Ok(())
 }
 
@@ -264,26 +271,15 @@ pub(crate) fn fully_connected(
     o: &FullyConnectedOptions,
 ) -> Result<(), KernelError> {
     default_weights(o)?;
-    let Ends {
-        x,
-        in_scale,
-        out_scale,
-        lo,
-        hi,
-        ..
-    } = int16_ends(&mut op, o.activation)?;
-    let (w, wi) = input_i8(&op, 1, "input 1 (weights)")?;
-    let wq = wi.quant.ok_or(KernelError::Quantization {
-        tensor: "input 1 (weights)",
-    })?;
-    let (units, depth) = units_depth(wi.shape)?;
+    let e = Ends::read(&mut op, o.activation)?;
+    let (units, depth) = units_depth(e.wi.shape)?;
     let bias = Bias::read(&op, units, true)?;
+    let (x, w) = (e.x, e.w);
     let y = output(&mut op)?
         .i16()
         .ok_or(KernelError::Type { tensor: "output 0" })?;
     let batches = batches([x.len(), w.len(), y.len()], (units, depth), None)?;
     for u in 0..units {
-        let m = channel_multiplier(in_scale, &wq, out_scale, u);
         let row = &w[u * depth..(u + 1) * depth];
         for b in 0..batches {
             let xs = &x[b * depth..(b + 1) * depth];
@@ -292,7 +288,7 @@ pub(crate) fn fully_connected(
                 .zip(row)
                 .map(|(xv, wv)| i64::from(*xv) * i64::from(*wv))
                 .sum();
-            y[b * units + u] = bias.finish(acc, u, m).clamp(lo, hi) as i16;
+            y[b * units + u] = e.out(bias, acc, u);
         }
     }
     Ok(())
