@@ -101,18 +101,30 @@ if [ "$self_test" = 1 ]; then
     echo "the flipped digest was reported and the run failed with status 1, as it should"
 fi
 
+# Each core's QEMU run (one host thread) goes on in the background while the next core's
+# firmware builds; the reports follow in core order once every run has ended.
 for core in $cores; do
     echo "== build ($core, $(target_of "$core"))"
     start="$(now)"
     elf="$(BENCH_MODELS="$models" BENCH_REFERENCE="$reference" build "$core")"
     echo "built in $(since "$start") s"
     cp "$elf" "$out/bench-$core.elf"
-    echo "== run on qemu-system-arm -M $(machine_of "$core") -icount shift=0"
-    start="$(now)"
-    status=0
-    run_icount "$core" "$out/bench-$core.elf" >"$out/bench-$core.log" 2>&1 || status=$?
+    rm -f "$out/bench-$core.status"
+    echo "== run on qemu-system-arm -M $(machine_of "$core") -icount shift=0 (in the background)"
+    (
+        start="$(now)"
+        status=0
+        run_icount "$core" "$out/bench-$core.elf" >"$out/bench-$core.log" 2>&1 || status=$?
+        echo "$status $(since "$start")" >"$out/bench-$core.status"
+    ) &
+done
+wait
+for core in $cores; do
+    read -r status seconds <"$out/bench-$core.status" ||
+        die "the $core run left no status; see $out/bench-$core.log"
+    echo "== $core on qemu-system-arm -M $(machine_of "$core")"
     grep -v '^op ' "$out/bench-$core.log" | grep -v '^bench ' || true
-    echo "QEMU ran ${core} in $(since "$start") s, exit status $status"
+    echo "QEMU ran ${core} in $seconds s, exit status $status"
     # Instructions per inference: reference, optimized, and the optimized share.
     awk -v core="$core" '
         $1 == "bench" && $2 == core {
