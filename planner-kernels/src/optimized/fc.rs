@@ -7,7 +7,7 @@ use planner_rt::options::{FullyConnectedOptions, WeightsFormat};
 use super::mac::gemm_s8;
 use super::{Constants, filter_scales, int8_whole, int32_bias};
 use crate::prepare::{FilterLayout, RequantInputs};
-use crate::reference::conv::fc::{batches, units_depth};
+use crate::reference::conv::fc_shape::{batches, units_depth};
 use crate::reference::{
     self, KernelError,
     common::{activation_range, params},

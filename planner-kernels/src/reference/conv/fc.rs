@@ -2,46 +2,16 @@
 //! − x_zero) · (w[o][d] − w_zero) + bias[o]))`, per-tensor or per-channel weights.
 
 use planner_rt::kernel::OpView;
-use planner_rt::options::{FullyConnectedOptions, WeightsFormat};
+use planner_rt::options::FullyConnectedOptions;
 
 use crate::multiply_by_quantized_multiplier;
 use crate::reference::common::float::{clamp, float_activation_range};
 use crate::reference::common::window::channel_multiplier;
+use crate::reference::conv::fc_shape::{batches, default_weights, units_depth};
 use crate::reference::{
     KernelError,
     common::{activation_range, input_i8, output, params},
 };
-
-/// `(units, depth)` of weights shaped `[units, depth]`.
-pub(crate) fn units_depth(w_shape: &[usize]) -> Result<(usize, usize), KernelError> {
-    match *w_shape {
-        [units, depth] => Ok((units, depth)),
-        _ => Err(KernelError::Shape {
-            what: "weights are not [units, depth]",
-        }),
-    }
-}
-
-/// The batches of a fully-connected op from the lengths of its input, weights and output,
-/// and of its bias (when present), checked against `(units, depth)`.
-pub(crate) fn batches(
-    [x, w, y]: [usize; 3],
-    (units, depth): (usize, usize),
-    bias: Option<usize>,
-) -> Result<usize, KernelError> {
-    if depth == 0 || !x.is_multiple_of(depth) || w != units * depth {
-        return Err(KernelError::Shape {
-            what: "input length is not a multiple of the weights' depth",
-        });
-    }
-    let batches = x / depth;
-    if y != batches * units || bias.is_some_and(|b| b != units) {
-        return Err(KernelError::Shape {
-            what: "output or bias length differs from batches x units",
-        });
-    }
-    Ok(batches)
-}
 
 pub(crate) fn fully_connected(
     op: OpView<'_, '_>,
@@ -51,16 +21,6 @@ pub(crate) fn fully_connected(
         return crate::reference::conv::int16::fully_connected(op, o);
     }
     crate::reference::common::by_output(op, o, fully_connected_f32, fully_connected_i8)
-}
-
-/// Refuses shuffled weights: both kernels read them as `[units, depth]`.
-pub(crate) fn default_weights(o: &FullyConnectedOptions) -> Result<(), KernelError> {
-    if o.weights_format != WeightsFormat::Default {
-        return Err(KernelError::Options {
-            what: "shuffled fully-connected weights",
-        });
-    }
-    Ok(())
 }
 
 /// The int8 `FULLY_CONNECTED`.

@@ -21,7 +21,7 @@ use crate::reference::common::window::{Spatial, Window, channel_multiplier};
 use crate::reference::common::{
     dims4, input_i8, int16_activation_range, kind_error, output, params,
 };
-use crate::reference::conv::fc::{batches, default_weights, units_depth};
+use crate::reference::conv::fc_shape::{batches, default_weights, units_depth};
 use crate::{QuantizedMultiplier, multiply_by_quantized_multiplier};
 
 /// TFLM's `MultiplyByQuantizedMultiplier(int64_t x, ...)`: the Q31 multiplier rounded to

@@ -6,6 +6,7 @@
 //! filter quantisation, NHWC; the 16x8 ones (int16 activations) in `int16`.
 
 pub(crate) mod fc;
+pub(crate) mod fc_shape;
 pub(crate) mod float;
 pub(crate) mod int16;
 pub(crate) mod matmul;
