@@ -4,6 +4,7 @@
 # AddressSanitizer on unless FUZZ_SANITIZER=none. New inputs go to fuzz/work/<target> (ignored
 # by git); the committed seeds in fuzz/corpus/<target> are read only. A crash, a hang over 2 s
 # or an RSS over 2 GiB fails the run, and the input is left in fuzz/artifacts/<target>/.
+# FUZZ_JOBS targets run at once (default the core count; FUZZ_TARGETS picks the targets).
 # Skipped, with a note, when no nightly toolchain is installed.
 #
 # The targets are built with cargo and sanitizer-coverage flags directly, so no cargo-fuzz
