@@ -98,7 +98,9 @@ pub fn read(text: &str, origin: &str) -> Result<AnyPlan> {
             .help("regenerate it with planner-build rather than editing it by hand")
     })?;
     for m in &group.models {
-        m.check_scales(&format!("{origin}, model `{}`", m.model))?;
+        let origin = format!("{origin}, model `{}`", m.model);
+        m.check_scales(&origin)?;
+        m.check_control(&origin)?;
     }
     Ok(AnyPlan::Group(group))
 }
@@ -197,7 +199,7 @@ mod tests {
             e.message(),
             "g.plan.json, model `a`: tensor `x` has quantization scale inf, which is not a finite f32 (a value past 3.4e38 reads as infinite)"
         );
-        let e = read(r#"{"format_version": 4, "group": 5}"#, "g.plan.json").unwrap_err();
+        let e = read(r#"{"format_version": 5, "group": 5}"#, "g.plan.json").unwrap_err();
         assert!(
             e.message()
                 .starts_with("g.plan.json is not a valid group plan file: "),

@@ -42,6 +42,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod control;
 mod error;
 pub mod group;
 mod model;
@@ -50,6 +51,7 @@ mod options_de;
 pub mod patch;
 mod values;
 
+pub use control::{Control, OpRange};
 pub use error::{Error, Result};
 pub use group::{AnyPlan, GroupPlanFile, read};
 pub use model::{

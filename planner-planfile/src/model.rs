@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::control::{self, Control};
 use crate::error::{Error, Result};
 use crate::patch;
 use crate::values::{
@@ -33,7 +34,12 @@ use planner_rt::options::OpOptions;
 ///   its scratch tensors are planned kernel scratch ([`OpEntry::kernel_scratch`]). All three
 ///   are left out for the reference set, whose files differ from version 3 in the version
 ///   alone. Version 3 files are refused with "rebuild".
-pub const FORMAT_VERSION: u32 = 4;
+/// - 5: models with several subgraphs: [`PlanFile::control`], the op ranges that run
+///   conditionally (`IF`), in a loop (`WHILE`) or once (`CALL_ONCE`), over one op list that
+///   holds every subgraph's ops (see [`control`](crate::control)). Left out for a model
+///   without control flow, whose file differs from version 4 in the version alone.
+///   Version 4 files are refused with "rebuild".
+pub const FORMAT_VERSION: u32 = 5;
 
 /// A plan file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -67,6 +73,11 @@ pub struct PlanFile {
     /// runs once over whole tensors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patches: Option<patch::PatchPlan>,
+    /// The op ranges that run conditionally, in a loop or once (since version 5), in op
+    /// order, an enclosing entry before those inside it; left out when every op runs once
+    /// per run, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub control: Vec<Control>,
 }
 
 /// A memory and its budget.
@@ -348,6 +359,7 @@ impl PlanFile {
         })?;
         file.check_scales(origin)?;
         file.check_patches(origin)?;
+        file.check_control(origin)?;
         Ok(file)
     }
 
@@ -442,6 +454,52 @@ impl PlanFile {
             }
         }
         Ok(())
+    }
+
+    /// Refuses control entries ([`PlanFile::control`]) that code generation could not
+    /// trust: ranges outside the op list or crossing each other, a tensor number out of
+    /// range, a condition not live where it is read, a tensor that crosses a loop's edge
+    /// without living over the whole loop, a condition that is not a bool tensor, or a once
+    /// flag that is not a one-element bool variable.
+    pub(crate) fn check_control(&self, origin: &str) -> Result<()> {
+        let fail = |m: String| {
+            Error::new(format!("{origin}: {m}"))
+                .help("rebuild the plan with planner-build rather than editing it by hand")
+        };
+        let nt = self.tensors.len();
+        control::check(&self.control, self.ops.len(), nt).map_err(fail)?;
+        for (i, c) in self.control.iter().enumerate() {
+            let t = &self.tensors[c.tensor() as usize];
+            let elements: Option<u64> = t.shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d));
+            let bad = match c {
+                Control::Once { .. } => {
+                    t.dtype != DType::Bool || t.kind != TensorKind::Variable || elements != Some(1)
+                }
+                _ => t.dtype != DType::Bool || elements.is_none_or(|n| n == 0),
+            };
+            if bad {
+                return Err(fail(format!(
+                    "control entry {i} ({}) reads tensor `{}` ({} {:?}, {:?}), but a condition is a bool tensor with an element and a once flag a one-element bool variable",
+                    c.name(),
+                    t.id,
+                    t.dtype.name(),
+                    t.shape,
+                    t.kind
+                )));
+            }
+        }
+        let live = |t: u32| {
+            self.tensors
+                .get(t as usize)
+                .map(|e| (e.lifetime.start_op, e.lifetime.end_op))
+        };
+        let name = |t: u32| {
+            self.tensors
+                .get(t as usize)
+                .map_or_else(|| format!("#{t}"), |e| format!("`{}`", e.id))
+        };
+        let n = u32::try_from(nt).unwrap_or(u32::MAX);
+        control::check_lifetimes(&self.control, &live, n, &name).map_err(fail)
     }
 
     /// The index of the tensor with id `id`.
@@ -568,6 +626,7 @@ pub(crate) mod tests {
                 tensor: 1,
             }],
             patches: None,
+            control: Vec::new(),
         };
         file.plan_hash = hash_text(file.hash());
         file
@@ -643,8 +702,8 @@ pub(crate) mod tests {
     fn rejects_other_versions_and_garbage() {
         let e = PlanFile::parse(r#"{"format_version": 99}"#, "x.plan.json").unwrap_err();
         assert!(e.message().contains("version 99"), "{}", e.message());
-        assert!(e.message().contains("reads only version 4"));
-        for old in [1, 2, 3] {
+        assert!(e.message().contains("reads only version 5"));
+        for old in [1, 2, 3, 4] {
             let e = PlanFile::parse(&format!(r#"{{"format_version": {old}}}"#), "old.plan.json")
                 .unwrap_err();
             assert!(e.message().contains("rebuild"), "{}", e.message());
@@ -652,7 +711,7 @@ pub(crate) mod tests {
         let e = PlanFile::parse("{}", "x.plan.json").unwrap_err();
         assert!(e.message().contains("no format_version"));
         assert!(PlanFile::parse("nope", "x").is_err());
-        let e = PlanFile::parse(r#"{"format_version": 4, "model": 3}"#, "x").unwrap_err();
+        let e = PlanFile::parse(r#"{"format_version": 5, "model": 3}"#, "x").unwrap_err();
         assert!(e.message().contains("not a valid plan file"));
         assert_eq!(
             e.help_text(),

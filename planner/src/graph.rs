@@ -13,7 +13,7 @@ use crate::error::Error;
 pub use crate::rt::options::OpOptions;
 #[doc(inline)]
 pub use planner_planfile::{
-    DType, KernelSet, PreparedLayout, Quantization, TensorKind, alias_root,
+    Control, DType, KernelSet, OpRange, PreparedLayout, Quantization, TensorKind, alias_root,
 };
 
 /// Index of a tensor in [`Graph::tensors`]. Plans name tensors by [`Tensor::id`] instead.
@@ -247,6 +247,12 @@ pub struct Graph {
     /// gave a prepared constant input or kernel scratch.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prepared: Vec<PreparedOp>,
+    /// The op ranges of other subgraphs that run conditionally, in a loop or once (a
+    /// `.tflite` model's `IF`, `WHILE` and `CALL_ONCE`: the importer puts each subgraph's
+    /// ops where the op stood), with graph tensor indices; see
+    /// [`planner_planfile::control`]. Empty for a model of one subgraph.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub control: Vec<Control>,
 }
 
 /// What the `prepare` pass added to one op. The op is named by its first output, as an
@@ -391,6 +397,9 @@ impl Graph {
             check(a, "an alias")?;
             check(b, "an alias")?;
         }
+        planner_planfile::control::check(&self.control, self.ops.len(), n).map_err(|m| {
+            Error::model(format!("model `{}`: {m}", self.name))
+        })?;
         for p in &self.prepared {
             let constant = p.constant.iter().map(|&(_, t)| t);
             for t in std::iter::once(p.output).chain(constant).chain(p.scratch.iter().copied()) {

@@ -35,7 +35,7 @@ use planner_planfile::hash_text;
 use crate::error::{Error, Result};
 use crate::graph::{Graph, TensorIndex};
 use crate::plan::{ArenaRole, MemoryPlan};
-use entries::{arena_entries, op_entries, patches, renumber, tensor_entries};
+use entries::{arena_entries, control, op_entries, patches, renumber, tensor_entries};
 
 /// Builds a model's [`PlanFile`] from its planned graph, and lays out its weight blobs.
 ///
@@ -88,6 +88,7 @@ impl BuildPlanFile for PlanFile {
             inputs: io(&graph.inputs, "input")?,
             outputs: io(&graph.outputs, "output")?,
             patches: patches(graph, &number)?,
+            control: control(graph, &number)?,
         };
         // Blob hashes need the blobs; the plan hash then covers them.
         let blobs = file.blobs(graph)?;
@@ -248,7 +249,7 @@ mod tests {
     /// A refused plan file is a planner error of bad input, message and help kept.
     #[test]
     fn a_read_error_is_bad_input_with_its_help() {
-        let read = PlanFile::parse(r#"{"format_version": 4, "model": 3}"#, "x").unwrap_err();
+        let read = PlanFile::parse(r#"{"format_version": 5, "model": 3}"#, "x").unwrap_err();
         let e = Error::from(read.clone());
         assert_eq!(e.message(), read.message());
         assert!(e.message().starts_with("x is not a valid plan file: "));

@@ -196,6 +196,40 @@ pub(super) fn patches(
     Ok(Some(out))
 }
 
+/// The graph's control entries with their tensors renumbered as the plan file's.
+pub(super) fn control(
+    graph: &Graph,
+    number: &BTreeMap<usize, u32>,
+) -> Result<Vec<planner_planfile::Control>> {
+    use planner_planfile::Control;
+    graph
+        .control
+        .iter()
+        .map(|c| {
+            let t = renumber(graph, number, TensorIndex(c.tensor()), &|| {
+                format!("the {} of the model", c.name())
+            })?;
+            Ok(match *c {
+                Control::If {
+                    then_ops, else_ops, ..
+                } => Control::If {
+                    cond: t,
+                    then_ops,
+                    else_ops,
+                },
+                Control::While {
+                    cond_ops, body_ops, ..
+                } => Control::While {
+                    cond: t,
+                    cond_ops,
+                    body_ops,
+                },
+                Control::Once { ops, .. } => Control::Once { flag: t, ops },
+            })
+        })
+        .collect()
+}
+
 /// The ops of `graph` with their tensors renumbered.
 pub(super) fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result<Vec<OpEntry>> {
     let renumber = |t: TensorIndex, what: &dyn Fn() -> String| renumber(graph, number, t, what);
