@@ -13,10 +13,11 @@ use crate::graph::{Graph, TensorIndex, TensorKind};
 use crate::manifest::Aliasing;
 
 /// The aliases `aliasing` allows in `graph` (in its current op order), as `(output, input)`
-/// pairs for [`Graph::aliases`].
+/// pairs for [`Graph::aliases`]. None in a graph with control flow ([`Graph::control`]): an
+/// op's last reader in the op list need not be its last reader in time there.
 pub fn detect(graph: &Graph, aliasing: &Aliasing) -> Vec<(TensorIndex, TensorIndex)> {
     let n = graph.tensors.len();
-    if n == 0 || !aliasing.reshapes {
+    if n == 0 || !aliasing.reshapes || !graph.control.is_empty() {
         return Vec::new();
     }
     let mut last_use = vec![0usize; n];

@@ -96,6 +96,13 @@ pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<
             live[i] = Some((0, last));
         }
     }
+    // Control flow: a condition lives to where it is read, and loops hold what they carry.
+    for c in &graph.control {
+        if let Some(at) = c.read_before() {
+            touch(&mut live, TensorIndex(c.tensor()), at.saturating_sub(1).min(last));
+        }
+    }
+    over_loops(graph, &mut live, true);
     // In-place pairs keep their own lifetimes for the plan; their slot merges like an alias.
     let mut own = BTreeMap::new();
     for p in &graph.in_place {
@@ -165,6 +172,7 @@ pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<
             live[i] = live[r];
         }
     }
+    over_loops(graph, &mut live, false);
     Ok(Lifetimes {
         ops: ops.max(1),
         live,
@@ -172,6 +180,53 @@ pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<
         own,
         split,
     })
+}
+
+/// Widens lifetimes for the graph's loops ([`Graph::control`]): a tensor that lives into or
+/// out of a loop's ops lives over all of them (the ops run again, and the next pass must
+/// not find its bytes reused), and so does one, within a loop, whose first op in the loop
+/// reads it before any op of the loop writes it (its value comes from the pass before; with
+/// `read_first`). Inner loops first, until nothing changes.
+fn over_loops(graph: &Graph, live: &mut [Option<(u32, u32)>], read_first: bool) {
+    let mut loops: Vec<_> = graph
+        .control
+        .iter()
+        .filter(|c| c.is_loop() && !c.span().is_empty())
+        .map(|c| c.span())
+        .collect();
+    if loops.is_empty() {
+        return;
+    }
+    loops.sort_by_key(|s| s.end - s.start);
+    let reads_first = |t: usize, span: crate::graph::OpRange| {
+        let t = TensorIndex(t as u32);
+        (span.start..span.end)
+            .map(|k| &graph.ops[k as usize])
+            .find(|op| op.tensors().any(|x| x == t))
+            .is_some_and(|op| !op.outputs.contains(&t) && !op.scratch.contains(&t))
+    };
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for span in &loops {
+            let last = span.end - 1;
+            for (t, l) in live.iter_mut().enumerate() {
+                let Some((s, e)) = *l else { continue };
+                let inside = span.start <= s && e <= last;
+                let apart = e < span.start || s > last;
+                let spans = s <= span.start && last <= e;
+                let widen = if inside {
+                    read_first && reads_first(t, *span)
+                } else {
+                    !apart && !spans
+                };
+                if widen && (s > span.start || e < last) {
+                    *l = Some((s.min(span.start), e.max(last)));
+                    changed = true;
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use std::vec::Vec;
 use crate::graph::Graph;
 use crate::pipeline::Planned;
 
+pub(crate) mod control;
 mod group;
 mod problem;
 pub use group::{group_csv, group_explain, group_json, group_table, group_title};
@@ -400,6 +401,9 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
         s.push_str(&in_place_ops(planned));
         s.push_str(&patch_summary(planned));
         s.push_str(&patch_regions(planned, None));
+        if !graph.control.is_empty() {
+            s.push_str(&control::summary(graph));
+        }
     } else {
         s.push_str(&patch_regions(planned, only));
     }
@@ -417,14 +421,22 @@ pub fn explain(planned: &Planned, graph: &Graph, only: Option<&str>) -> String {
                 };
                 let _ = writeln!(
                     s,
-                    "{} {}: {}/{}{src} @{} +{} — {}",
+                    "{} {}: {}/{}{src} @{} +{} — {}{}",
                     t.id,
                     t.name,
                     b.role.name(),
                     b.memory,
                     b.offset,
                     t.size,
-                    d.reason
+                    d.reason,
+                    control::place_of(graph, i)
+                );
+            }
+            _ if t.dtype == crate::graph::DType::Resource => {
+                let _ = writeln!(
+                    s,
+                    "{} {}: unplaced — a resource variable's handle, resolved to the variable's own tensor when the model was read",
+                    t.id, t.name
                 );
             }
             _ => {
@@ -479,7 +491,11 @@ pub fn explain_rows(planned: &Planned, only: Option<&str>) -> Vec<Vec<String>> {
                 b.source_memory.clone(),
                 b.offset.to_string(),
                 t.size.to_string(),
-                d.reason.to_string(),
+                format!(
+                    "{}{}",
+                    d.reason,
+                    control::place_of(&planned.graph, i)
+                ),
             ],
             _ => vec![
                 "unplaced".into(),
@@ -709,6 +725,9 @@ fn in_model_order(planned: &Planned) -> Option<Graph> {
 #[doc(hidden)]
 pub fn order_summary(planned: &Planned, align: u64) -> String {
     let g = &planned.graph;
+    if !g.control.is_empty() {
+        return control::summary(g);
+    }
     let below = !g.in_place.is_empty() || !g.folded_pads.is_empty() || g.patches.is_some();
     match in_model_order(planned) {
         Some(model) if !model.ops.is_empty() => {

@@ -213,6 +213,8 @@ fn corrupted_models_are_errors_not_panics() {
 
 #[path = "tflite/builder.rs"]
 mod builder;
+#[path = "tflite/control.rs"]
+mod control;
 #[path = "tflite/signal.rs"]
 mod signal;
 
@@ -308,7 +310,8 @@ fn dynamic_signature_over_a_concrete_shape_plans_with_a_warning() {
 
 #[test]
 fn ops_that_run_other_subgraphs_are_rejected_by_name() {
-    // WHILE (119) with a cond and a body subgraph.
+    // CALL (31) with two subgraphs it could run (IF, WHILE and CALL_ONCE are read: see
+    // `tflite/control.rs`).
     let body = SubgraphSpec {
         tensors: vec![tensor("i", &[1], 0), tensor("o", &[1], 0)],
         ops: vec![],
@@ -316,16 +319,17 @@ fn ops_that_run_other_subgraphs_are_rejected_by_name() {
         outputs: vec![1],
     };
     let mut m = small_model();
-    m.codes.push(code(119));
+    m.codes.push(code(31));
     m.subgraphs[0].ops.push(op(2, &[3], &[3]));
     m.subgraphs.push(body.clone());
     m.subgraphs.push(body);
     let msg = error_of(&m);
     assert!(
-        msg.contains("op 2 is WHILE") && msg.contains("3 subgraphs"),
+        msg.contains("op 2 is CALL") && msg.contains("3 subgraphs"),
         "{msg}"
     );
-    // CALL_ONCE (129) through the extended builtin_code field.
+    // CALL_ONCE (129) through the extended builtin_code field: read, and refused for want
+    // of the options that name its subgraph.
     let mut m2 = m.clone();
     m2.codes[2] = CodeSpec {
         deprecated: 127,

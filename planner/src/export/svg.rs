@@ -514,6 +514,7 @@ fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
             col
         );
     }
+    subgraph_bands(s, &planned.graph, col, y0);
     for b in &bars {
         tensor_rect(s, planned, b, (LEFT, col), &y_of);
     }
@@ -528,6 +529,31 @@ fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
     }
     axes(s, arena.used, ops, y0, col);
     s.push_str("</g>\n");
+}
+
+/// For a model with control flow: each subgraph's op range as a band over the plot,
+/// labelled (`then`, `else`, `condition`, `body`, `init`) at its top, what runs it in its
+/// tooltip.
+fn subgraph_bands(s: &mut String, g: &Graph, col: f64, y0: f64) {
+    for p in crate::report::control::parts(g) {
+        let x = LEFT + f64::from(p.range.start) * col;
+        let w = f64::from(p.range.end - p.range.start) * col;
+        let _ = writeln!(
+            s,
+            "<rect class=\"subgraph\" x=\"{x:.2}\" y=\"{y0}\" width=\"{w:.2}\" height=\"{PLOT_H}\" fill=\"#90caf9\" fill-opacity=\"0.15\" stroke=\"#1565c0\" stroke-dasharray=\"3 3\"><title>{} of the {}: ops {}..{}</title></rect>",
+            p.label,
+            esc(&p.owner),
+            p.range.start,
+            p.range.end
+        );
+        let _ = writeln!(
+            s,
+            "<text class=\"subgraph-label\" x=\"{:.2}\" y=\"{:.2}\" fill=\"#1565c0\" font-size=\"10\">{}</text>",
+            x + 2.0,
+            y0 + 11.0,
+            p.label
+        );
+    }
 }
 
 fn tensor_rect(

@@ -3,7 +3,10 @@
 //! [`read`] loads a file, [`parse`] reads bytes already in memory. Both return the main
 //! subgraph (subgraph 0) as a validated [`Graph`]: tensor ids are the tensors' indices in
 //! the subgraph as decimal strings, names are the TFLite tensor names, operators keep the
-//! file's execution order.
+//! file's execution order. The ops of every subgraph an `IF`, `WHILE` or `CALL_ONCE` runs
+//! join the op list where that op stood, their tensors after subgraph 0's (ids: their index
+//! in the graph; names: `<subgraph name>/<tensor name>`), with a [`Graph::control`] entry;
+//! resource variables become persistent tensors (the `control` module says how).
 //!
 //! # How the file is read
 //!
@@ -54,12 +57,13 @@
 //! dimension (`-1` in `shape`, or a `-1` in `shape_signature` where `shape` gives no size:
 //! `0`, `-1`, or a rank that differs); a size that overflows 64 bits; a
 //! constant whose bytes do not match its shape; a `STRING`, `RESOURCE` or `VARIANT` tensor
-//! that is not constant (its size is only known at run time); a tensor type this planner has
-//! no size for; and an operator that runs other subgraphs (`WHILE`, `IF`, `CALL_ONCE`,
-//! `CALL` and the StableHLO ops with bodies), since the planner plans one subgraph; and, in a
-//! model with several subgraphs, a builtin code this reader does not know (it might run one).
-//! Subgraphs other than 0 are checked by the verifier but not planned: only such operators
-//! could run them.
+//! that is not constant (its size is only known at run time; a `RESOURCE` variable handle
+//! is resolved instead); a tensor type this planner has no size for; an operator that runs
+//! other subgraphs other than `IF`, `WHILE` and `CALL_ONCE` (`CALL` and the StableHLO ops
+//! with bodies), a subgraph that runs itself, and a malformed `IF`, `WHILE`, `CALL_ONCE` or
+//! variable op (see the `control` module); and, in a model with several subgraphs, a builtin
+//! code this reader does not know (it might run one). Subgraphs no op runs are checked by the
+//! verifier but not planned.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -209,6 +213,7 @@ table! {
         1 inputs: Scalars<'a, i32>,
         2 outputs: Scalars<'a, i32>,
         3 operators: Tables<'a, Operator<'a>>,
+        4 name: Str<'a>,
     }
 }
 
@@ -278,6 +283,7 @@ table! {
 }
 
 // After `table!`, which it uses.
+mod control;
 mod flex;
 pub(crate) mod int4;
 mod options;
@@ -475,25 +481,12 @@ impl<'p, 'b> Reader<'p, 'b> {
             .map(|v| v.iter().collect())
             .unwrap_or_default();
         let subgraphs = model.subgraphs().unwrap_or_default();
+        let mut flat = control::Flat::new(self, control::subgraphs(&subgraphs), &opcodes, &buffers);
+        flat.main()?;
         let Some(main) = element(&subgraphs, 0) else {
             return Err(self.corrupt("the model has no subgraph"));
         };
-
-        let mut tensors = Vec::new();
-        let mut shared = Shared::default();
-        for (i, t) in main.tensors().unwrap_or_default().iter().enumerate() {
-            tensors.push(self.tensor(i, t, &buffers, &mut shared)?);
-        }
-        let mut ops = Vec::new();
-        for (k, op) in main.operators().unwrap_or_default().iter().enumerate() {
-            let mut read = self.op(k, op, &opcodes, tensors.len(), subgraphs.len())?;
-            let filter = read.inputs.get(1).copied().flatten().map(|t| t.get());
-            int4::unpack_filter(&read.opcode, filter, &mut tensors);
-            read.options = self.options(k, &read, op, &tensors)?;
-            self.add_state(k, &mut read, &mut tensors)?;
-            self.add_kernel_scratch(k, &mut read, &mut tensors)?;
-            ops.push(read);
-        }
+        let (tensors, ops, control, shared) = (flat.tensors, flat.ops, flat.control, flat.shared);
         let names = self.signature_names(&model);
         let inputs = self.io(main.inputs(), "input", &tensors, &names)?;
         let outputs = self.io(main.outputs(), "output", &tensors, &names)?;
@@ -517,6 +510,7 @@ impl<'p, 'b> Reader<'p, 'b> {
             in_place: Vec::new(),
             folded_pads: Vec::new(),
             patches: None,
+            control,
             ..Graph::default()
         };
         graph.validate().map_err(|e| {
@@ -619,7 +613,7 @@ impl<'p, 'b> Reader<'p, 'b> {
             }
             Opcode::Unknown(c) => format!("BUILTIN:{c}"),
         };
-        if RUNS_SUBGRAPHS.contains(&opcode.as_str()) {
+        if RUNS_SUBGRAPHS.contains(&opcode.as_str()) && !control::RUNS.contains(&opcode.as_str()) {
             return Err(self.err(
                 format_args!(
                     "op {k} is {opcode}, which runs other subgraphs (the model has {n_subgraphs} subgraphs); the planner plans subgraph 0 alone"

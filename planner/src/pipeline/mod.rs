@@ -79,6 +79,7 @@ pub fn plan_graph(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
 /// allows, then plans with lifetimes from the resulting op order. [`plan_unit`] lays the result out and checks it.
 fn plan_alone(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     graph.validate()?;
+    control_flow_allows(manifest, graph)?;
     // `[kernels] set`: the constants and kernel scratch the set asks for join the graph
     // before anything is counted or ordered (the reference set asks for none).
     let prepared;
@@ -158,6 +159,34 @@ fn plan_alone(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
     planned.order = order;
     planned.classic_bound = classic_bound;
     Ok(planned)
+}
+
+/// A model with control flow ([`Graph::control`]) runs its ops in the order they are listed,
+/// each over whole tensors: the techniques that move, fold, merge or split ops are refused
+/// for it by name (reshape aliases are left out on their own, see [`alias::detect`]).
+fn control_flow_allows(manifest: &Manifest, graph: &Graph) -> Result<()> {
+    let Some(c) = graph.control.first() else {
+        return Ok(());
+    };
+    let asked = [
+        (manifest.aliasing.runs_in_place(), "memory.in_place (or in_place_ops)"),
+        (manifest.schedule == Schedule::Memory, "schedule = \"memory\""),
+        (
+            !matches!(manifest.patches.mode, PatchMode::Off),
+            "memory.patches",
+        ),
+    ];
+    match asked.iter().find(|(on, _)| *on) {
+        Some((_, what)) => Err(Error::input(format!(
+            "model `{}` runs other subgraphs ({} over ops {}..{}), and {what} is not supported for a model with control flow",
+            graph.name,
+            c.name(),
+            c.span().start,
+            c.span().end
+        ))
+        .help("leave that setting at its default for this model")),
+        None => Ok(()),
+    }
 }
 
 /// Scratch bytes of a plan: the sum over its scratch arenas.

@@ -478,6 +478,94 @@ members! {
     19 SpaceToDepthT = "SpaceToDepthOptions",
     12 L2NormT = "L2NormOptions",
     77 MirrorPadT = "MirrorPadOptions",
+    92 IfT = "IfOptions",
+    93 WhileT = "WhileOptions",
+    103 CallOnceT = "CallOnceOptions",
+    111 VarHandleT = "VarHandleOptions",
+}
+
+table! {
+    /// `IfOptions`.
+    IfT<'a> {
+        0 then_subgraph_index: i32,
+        1 else_subgraph_index: i32,
+    }
+}
+
+table! {
+    /// `WhileOptions`.
+    WhileT<'a> {
+        0 cond_subgraph_index: i32,
+        1 body_subgraph_index: i32,
+    }
+}
+
+table! {
+    /// `CallOnceOptions`.
+    CallOnceT<'a> {
+        0 init_subgraph_index: i32,
+    }
+}
+
+table! {
+    /// `VarHandleOptions`.
+    VarHandleT<'a> {
+        0 container: super::Str<'a>,
+        1 shared_name: super::Str<'a>,
+    }
+}
+
+/// What the options of an op that runs subgraphs, or names a resource variable, say
+/// (read by the `control` module).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Linked {
+    /// `IF`: the subgraphs of its two branches.
+    If { then: i32, otherwise: i32 },
+    /// `WHILE`: its condition and body subgraphs.
+    While { cond: i32, body: i32 },
+    /// `CALL_ONCE`: its initialisation subgraph.
+    Once { init: i32 },
+    /// `VAR_HANDLE`: the variable's container and shared name.
+    Variable { container: String, name: String },
+}
+
+impl<'a> Operator<'a> {
+    /// The options of an `IF`, `WHILE`, `CALL_ONCE` or `VAR_HANDLE` op (`opcode`); `None`
+    /// when the op has no options table of its kind (a subgraph index then reads as 0 in
+    /// the schema, which the caller refuses as the caller's own subgraph or a loop).
+    pub(super) fn linked(&self, opcode: &str) -> Option<Linked> {
+        Some(match opcode {
+            "IF" => {
+                let t = self.builtin_options::<IfT<'a>>()?;
+                Linked::If {
+                    then: t.then_subgraph_index().unwrap_or(0),
+                    otherwise: t.else_subgraph_index().unwrap_or(0),
+                }
+            }
+            "WHILE" => {
+                let t = self.builtin_options::<WhileT<'a>>()?;
+                Linked::While {
+                    cond: t.cond_subgraph_index().unwrap_or(0),
+                    body: t.body_subgraph_index().unwrap_or(0),
+                }
+            }
+            "CALL_ONCE" => Linked::Once {
+                init: self
+                    .builtin_options::<CallOnceT<'a>>()?
+                    .init_subgraph_index()
+                    .unwrap_or(0),
+            },
+            "VAR_HANDLE" => {
+                let t = self.builtin_options::<VarHandleT<'a>>();
+                let text = |s: Option<&str>| s.unwrap_or_default().to_string();
+                Linked::Variable {
+                    container: text(t.and_then(|t| t.container())),
+                    name: text(t.and_then(|t| t.shared_name())),
+                }
+            }
+            _ => return None,
+        })
+    }
 }
 
 impl<'a> Operator<'a> {
