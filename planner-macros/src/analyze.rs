@@ -145,9 +145,11 @@ fn op_tensors(l: &Loaded, k: usize, in_place: Option<InPlace>) -> (Fields, Field
     let mut writes = Vec::new();
     let outs = named("output", op.outputs.iter().copied().map(Some));
     let scratch = named("scratch", op.scratch.iter().copied().map(Some));
-    // Variable inputs (an LSTM's or SVDF's state) are state the op updates: mutable too.
+    // Variable inputs (an LSTM's or SVDF's state) are state the op updates: mutable too;
+    // a reshape-like op (a copy out of a resource variable) only reads its input.
+    let copies = planner_rt::op_kinds::reshape(&op.opcode);
     let variables = named("input", op.inputs.iter().copied())
-        .filter(|&(_, _, t)| l.file.tensors[t as usize].kind == TensorKind::Variable);
+        .filter(|&(_, _, t)| !copies && l.file.tensors[t as usize].kind == TensorKind::Variable);
     for (_, name, t) in outs.chain(scratch).chain(variables) {
         if written.insert(root(t)) {
             writes.push((name, t as usize));

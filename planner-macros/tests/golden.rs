@@ -59,6 +59,15 @@ fn prepared_plan_and_blob_match_the_planner() {
     check((planned.graph, planned.plan, Layout::of(&manifest)));
 }
 
+/// The model with a WHILE loop: `tests/ui/plans/looped.toml`, planned.
+#[test]
+fn looped_plan_and_blob_match_the_planner() {
+    let manifest = planner::manifest::load(&plans_dir().join("looped.toml")).unwrap();
+    let planned = planner::plan(&manifest).unwrap();
+    assert_eq!(planned.graph.control.len(), 1);
+    check((planned.graph, planned.plan, Layout::of(&manifest)));
+}
+
 fn check(
     (graph, plan, layout): (
         planner::graph::Graph,

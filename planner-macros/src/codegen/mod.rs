@@ -2,6 +2,7 @@
 //! module. Every name comes from `planner_planfile::naming`.
 
 mod arenas;
+mod control;
 mod group;
 mod handle;
 mod info;

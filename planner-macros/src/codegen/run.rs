@@ -331,6 +331,7 @@ pub(crate) fn run(cx: &Ctx<'_>) -> TokenStream {
             }
             #(#rest)*
         },
+        None if !cx.l.file.control.is_empty() => super::control::body(cx, rest),
         None => quote!(#(#rest)*),
     };
     let (stage_doc, hooks_doc) = run_docs(cx, split);
@@ -455,6 +456,18 @@ fn run_docs(cx: &Ctx<'_>, split: Option<usize>) -> (String, &'static str) {
         )
     } else {
         stage_doc
+    };
+    let stage_doc = if cx.l.file.control.is_empty() {
+        stage_doc
+    } else {
+        format!(
+            "{stage_doc} The op list holds the ops of the subgraphs the model's IF, WHILE and \
+             CALL_ONCE run ({} control entries in `PLAN_FILE`): an IF runs one branch by its \
+             bool condition, a WHILE its condition's ops and then its body while the condition \
+             holds, a CALL_ONCE its ops on the first run after `init()` only; an op in a loop \
+             is seen by the hooks once per pass.",
+            cx.l.file.control.len()
+        )
     };
     let hooks_doc = if split.is_some() {
         " A stage op is seen once per patch: `before_op`, `after_op` and `tap` with the same \
