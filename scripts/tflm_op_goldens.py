@@ -64,6 +64,7 @@ from tflite_micro.tensorflow.lite.micro.python import schema_py_generated as sch
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 SINGLE = ROOT / "tests" / "run-models" / "single"
+CONTROL = ROOT / "tests" / "run-models" / "control"
 GOLDENS = ROOT / "tests" / "run-models" / "goldens" / "ops"
 MASK = (1 << 64) - 1
 # Added to the FNV-1a 64 of the model's stem: the op goldens' input streams.
@@ -221,7 +222,10 @@ def graph(path):
         name = names.get(builtin, str(builtin))
         if name == "CUSTOM":
             name = "CUSTOM:" + code.CustomCode().decode()
-        ops.append((name, [int(op.Outputs(j)) for j in range(op.OutputsLength())]))
+        # A RESOURCE output (a variable handle) has no bytes the interpreter can show.
+        outs = [int(op.Outputs(j)) for j in range(op.OutputsLength())]
+        outs = [t for t in outs if sub.Tensors(t).Type() != schema.TensorType.RESOURCE]
+        ops.append((name, outs))
     tensors = [(sub.Tensors(i).Name() or b"").decode() for i in range(sub.TensorsLength())]
     return ops, tensors
 
@@ -349,7 +353,11 @@ def main():
     changed = 0
     # Bundled models, then the one-op models of `scripts/tflm_single_ops.py` (the order
     # changes no seed).
-    paths = sorted(MODELS.glob("*.tflite")) + sorted(SINGLE.glob("*.tflite"))
+    paths = (
+        sorted(MODELS.glob("*.tflite"))
+        + sorted(SINGLE.glob("*.tflite"))
+        + sorted(CONTROL.glob("*.tflite"))
+    )
     for path in paths:
         if args.only and path.stem != args.only:
             continue

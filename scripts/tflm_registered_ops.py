@@ -35,12 +35,12 @@ TARGET = ROOT / "tests" / "run-models" / "registered_ops.txt"
 # Registered kinds that the reference kernels do not run, and why.
 ELSEWHERE = {
     "CUSTOM:ethos-u": "an Ethos-U NPU's command stream",
-    "IF": "control flow: runs other subgraphs",
-    "WHILE": "control flow: runs other subgraphs",
-    "CALL_ONCE": "control flow: runs an initialisation subgraph",
-    "VAR_HANDLE": "resource variables",
-    "READ_VARIABLE": "resource variables",
-    "ASSIGN_VARIABLE": "resource variables",
+    "IF": "the importer: both branches join the op list under an `if` control entry",
+    "WHILE": "the importer: condition and body join the op list under a `while` control entry",
+    "CALL_ONCE": "the importer: the initialisation subgraph joins the op list under a `once` control entry",
+    "VAR_HANDLE": "the importer: resolves the handle to the variable's persistent tensor",
+    "READ_VARIABLE": "the importer: a copy out of the variable's persistent tensor",
+    "ASSIGN_VARIABLE": "the importer: a copy into the variable's persistent tensor",
 }
 
 PROBE = """

@@ -140,7 +140,9 @@ fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let corpus = crate_dir.join("../../models");
     let single = crate_dir.join("single");
+    let control = crate_dir.join("control");
     println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed={}", control.display());
     println!("cargo::rerun-if-changed={}", corpus.display());
     println!("cargo::rerun-if-changed={}", single.display());
     let manifests = out.join("manifests");
@@ -186,6 +188,14 @@ fn main() {
             false,
             CLASSIC,
             "The one-op models of `single/` (`scripts/tflm_single_ops.py`), in file-name order.",
+        ),
+        (
+            tflite_files(&control),
+            "CONTROL_FLOW",
+            false,
+            CLASSIC,
+            "The models of `control/` (`scripts/tflm_control_flow.py`): several subgraphs run by \
+             IF, WHILE and CALL_ONCE, and resource variables; in file-name order.",
         ),
         (
             vision,

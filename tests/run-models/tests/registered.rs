@@ -1,7 +1,8 @@
 //! The builtin op kinds TFLite Micro's interpreter registers (`registered_ops.txt`, written
 //! by `scripts/tflm_registered_ops.py` from the `tflite-micro` package) are the kinds the
 //! kernel sets run, but those it marks `elsewhere` (control flow and resource variables,
-//! which need more than a kernel); and every kind the sets run has a model here that runs
+//! which the importer turns into control entries and copies: `tests/ops.rs` runs the models
+//! of `control/` against TFLM); and every kind the sets run has a model here that runs
 //! it, so a kernel that is missing or refuses its model fails to compile or to match TFLM
 //! (`tests/ops.rs`).
 

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 
 use planner::planfile::PlanFile;
 use run_models::align::Misaligned;
-use run_models::{MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, Set, fnv1a64, unhex};
+use run_models::{
+    CONTROL_FLOW, MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, Set, fnv1a64, unhex,
+};
 use serde_json::Value;
 
 /// Models whose op outputs differ from TFLM's today, with the op kind that differs first:
@@ -222,6 +224,18 @@ fn compare(model: &dyn Runner, set: Set) -> Result<Outcome, String> {
         let outputs = model.run(&refs, set, &mut record)?;
         finals.insert(outputs);
         let ops = run["ops"].as_array().unwrap();
+        if !plan.control.is_empty() {
+            named_outputs(
+                model.name(),
+                &plan,
+                &record,
+                ops,
+                r,
+                informative_ops,
+                &mut outcome,
+            );
+            continue;
+        }
         // Ops are the golden's one for one, except PADs the in-place plan folded away.
         let at = align(model.name(), &plan, ops);
         if !model.name().ends_with(IN_PLACE) {
@@ -291,6 +305,62 @@ fn compare(model: &dyn Runner, set: Set) -> Result<Outcome, String> {
     Ok(outcome)
 }
 
+/// The bytes the last op (in plan order) that wrote the plan tensor named `tensor` left in
+/// this run, `None` when no op wrote it.
+fn last_written<'r>(plan: &PlanFile, record: &'r Record, tensor: &str) -> Option<&'r [u8]> {
+    let t = plan.tensors.iter().position(|x| x.name == tensor)? as u32;
+    plan.ops.iter().enumerate().rev().find_map(|(k, op)| {
+        let j = op.outputs.iter().position(|&o| o == t)?;
+        Some(record.output(k, j)).filter(|b| !b.is_empty())
+    })
+}
+
+/// For a plan with control flow, whose op list holds every subgraph's ops (its ops are not
+/// the golden's, which are subgraph 0's): each golden op output against the plan tensor of
+/// its name as the last op that wrote it in run `r` left it (in a loop, the last pass; of an
+/// IF, the branch that ran).
+fn named_outputs(
+    model: &str,
+    plan: &PlanFile,
+    record: &Record,
+    ops: &[Value],
+    r: usize,
+    informative_ops: &[Value],
+    outcome: &mut Outcome,
+) {
+    for (g_op, want) in ops.iter().enumerate() {
+        let opcode = want["opcode"].as_str().unwrap();
+        let outputs = want["outputs"].as_array().unwrap();
+        if r == 0 && !outputs.is_empty() {
+            outcome.ops += 1;
+            if informative_ops.get(g_op).and_then(Value::as_bool) == Some(true) {
+                outcome.informative += 1;
+            }
+        }
+        for (j, want) in outputs.iter().enumerate() {
+            let tensor = want["tensor"].as_str().unwrap_or("");
+            let ours = last_written(plan, record, tensor).unwrap_or_else(|| {
+                panic!("{model} run {r}: no op of the plan wrote `{tensor}` (golden op {g_op}, {opcode})")
+            });
+            outcome.compared += 1;
+            if fnv1a64(ours) == want["fnv1a64"].as_str().unwrap() {
+                continue;
+            }
+            outcome.differing += 1;
+            outcome.kinds.insert(opcode.to_string());
+            if outcome.first.is_none() {
+                outcome.first = Some((
+                    format!(
+                        "{model} run {r}: golden op {g_op} ({opcode}) output {j} (tensor `{tensor}`) differs first, at {}",
+                        first_difference(ours, want, None)
+                    ),
+                    opcode.to_string(),
+                ));
+            }
+        }
+    }
+}
+
 fn compare_all<'a>(models: impl Iterator<Item = &'a &'a (dyn Runner + Sync)>, set: Set) {
     let mut report = Vec::new();
     let mut unexpected = Vec::new();
@@ -352,7 +422,12 @@ fn compare_all<'a>(models: impl Iterator<Item = &'a &'a (dyn Runner + Sync)>, se
 /// Every op of every bundled model and one-op model, run with `set`.
 pub fn every_op(set: Set) {
     assert!(SINGLE_OPS.len() >= 7, "{} one-op models", SINGLE_OPS.len());
-    compare_all(MODELS.iter().chain(SINGLE_OPS), set);
+    assert!(
+        CONTROL_FLOW.len() >= 3,
+        "{} control-flow models",
+        CONTROL_FLOW.len()
+    );
+    compare_all(MODELS.iter().chain(SINGLE_OPS).chain(CONTROL_FLOW), set);
 }
 
 /// The models planned with `in_place = true` (PADs folded into their convolutions, ops run
