@@ -113,7 +113,31 @@ fn check_model(graph: &Graph, plan: &MemoryPlan, rules: &VerifyRules) -> Vec<Str
     );
     messages.extend(tensors);
     messages.extend(overlaps);
+    messages.extend(control_rule(graph, &entries));
     messages
+}
+
+/// A graph with control flow ([`Graph::control`]): each condition is live where it is read
+/// and every tensor that lives into or out of a loop lives over all of it, in the plan's
+/// lifetimes (the rule the plan-file reader applies too).
+fn control_rule(graph: &Graph, entries: &[Entry<'_>]) -> Option<String> {
+    if graph.control.is_empty() {
+        return None;
+    }
+    let live = |t: u32| {
+        entries
+            .get(t as usize)
+            .and_then(|e| e.1)
+            .map(|l| (l.start_op, l.end_op))
+    };
+    let name = |t: u32| {
+        graph
+            .tensors
+            .get(t as usize)
+            .map_or_else(|| format!("#{t}"), |x| format!("`{}`", x.id))
+    };
+    let n = u32::try_from(graph.tensors.len()).unwrap_or(u32::MAX);
+    planner_planfile::control::check_lifetimes(&graph.control, &live, n, &name).err()
 }
 
 /// A tensor's allocation and lifetime in the plan, either possibly missing.

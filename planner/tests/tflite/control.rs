@@ -235,6 +235,16 @@ fn a_while_loop_carries_its_values_and_they_live_over_the_whole_loop() {
     let planned =
         planner::plan_graph(&Manifest::for_model_file(std::path::Path::new(BUILT)), &g).unwrap();
     verify::verify(&planned.graph, &planned.plan).unwrap();
+    // The verifier holds plans to the loop rule: `v` cut short inside the loop is refused.
+    let mut plan = planned.plan.clone();
+    let l = plan.tensor_lifetimes.get_mut("3").unwrap();
+    l.end_op = 5;
+    let e = verify::verify(&planned.graph, &plan).unwrap_err();
+    let text = format!("{e:?}");
+    assert!(
+        text.contains("tensor `3` lives over ops 1..=5, into or out of the loop"),
+        "{text}"
+    );
     // A body that hands back the other value swaps them through a temporary.
     let mut m = while_model();
     m.subgraphs[2].tensors[4] = tensor("v_next", &[1], 0);
