@@ -111,9 +111,6 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
         let label = self.label(s);
         let mut map = Vec::new();
         for (i, t) in sub.tensors().unwrap_or_default().iter().enumerate() {
-            let index = self.tensors.len();
-            let id = u32::try_from(index)
-                .map_err(|_| self.r.corrupt("the model's subgraphs hold more than 2^32 tensors"))?;
             let mut tensor = if t.tensor_type() == Some(RESOURCE) && t.buffer().unwrap_or(0) == 0 {
                 Tensor {
                     id: String::new(),
@@ -129,14 +126,22 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
             } else {
                 self.r.tensor(i, t, self.buffers, &mut self.shared)?
             };
-            tensor.id = index.to_string();
             if s != 0 {
                 tensor.name = format!("{label}/{}", tensor.name);
             }
-            self.tensors.push(tensor);
-            map.push(TensorIndex(id));
+            map.push(self.push(tensor)?);
         }
         Ok(map)
+    }
+
+    /// Appends `tensor`, its id its index; returns the index.
+    fn push(&mut self, mut tensor: Tensor) -> Result<TensorIndex> {
+        let index = self.tensors.len();
+        let t = u32::try_from(index)
+            .map_err(|_| self.r.corrupt("the model's subgraphs hold more than 2^32 tensors"))?;
+        tensor.id = index.to_string();
+        self.tensors.push(tensor);
+        Ok(TensorIndex(t))
     }
 
     /// Appends the ops of subgraph `s`, its tensors at `map`.
@@ -419,13 +424,8 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
     /// `CALL_ONCE`: the initialisation subgraph's ops, guarded by a new flag.
     fn once(&mut self, at: &str, init: usize) -> Result<()> {
         self.io_of(at, init, 0, 0)?;
-        let index = self.tensors.len();
-        let flag = TensorIndex(u32::try_from(index).map_err(|_| {
-            self.r
-                .corrupt("the model's subgraphs hold more than 2^32 tensors")
-        })?);
-        self.tensors.push(Tensor {
-            id: index.to_string(),
+        let flag = self.push(Tensor {
+            id: String::new(),
             name: format!("{}/called", self.label(init)),
             dtype: DType::Bool,
             shape: vec![1],
@@ -434,7 +434,7 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
             quantization: None,
             align_hint: None,
             data: None,
-        });
+        })?;
         let at_entry = self.control.len();
         let start = self.op_number();
         self.control.push(Control::Once {
@@ -516,40 +516,31 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
                 "quantise the variable with zero point 0",
             ));
         }
-        let index = self.tensors.len();
-        let t = TensorIndex(u32::try_from(index).map_err(|_| {
-            self.r
-                .corrupt("the model's subgraphs hold more than 2^32 tensors")
-        })?);
         let name = ["variable", &key.0, &key.1]
             .into_iter()
             .filter(|p| !p.is_empty())
             .collect::<Vec<_>>()
             .join("/");
-        let mut var = src.clone();
-        var.id = index.to_string();
-        var.name = name;
-        var.kind = TensorKind::Variable;
-        var.data = None;
-        self.tensors.push(var);
+        let var = Tensor {
+            name,
+            kind: TensorKind::Variable,
+            data: None,
+            ..src.clone()
+        };
+        let t = self.push(var)?;
         self.variables.insert(key, t);
         Ok(t)
     }
 
     /// A new activation like `like`, named `name`.
     fn temporary(&mut self, like: TensorIndex, name: &str) -> Result<TensorIndex> {
-        let index = self.tensors.len();
-        let t = TensorIndex(u32::try_from(index).map_err(|_| {
-            self.r
-                .corrupt("the model's subgraphs hold more than 2^32 tensors")
-        })?);
-        let mut temp = self.tensors[like.get()].clone();
-        temp.id = index.to_string();
-        temp.name = name.to_string();
-        temp.kind = TensorKind::Activation;
-        temp.data = None;
-        self.tensors.push(temp);
-        Ok(t)
+        let temp = Tensor {
+            name: name.to_string(),
+            kind: TensorKind::Activation,
+            data: None,
+            ..self.tensors[like.get()].clone()
+        };
+        self.push(temp)
     }
 
     /// Appends a copy of `from` into `to` (a `RESHAPE`); the two must hold the same bytes of
