@@ -15,10 +15,20 @@ tensors, the buffers are the model's, shared): float32 models whose subgraph 0 r
   CALL_ONCE of subgraph 1 (VAR_HANDLE "acc", ASSIGN_VARIABLE of a constant [1, 8]), then
   VAR_HANDLE "acc", READ_VARIABLE, ADD of `x`, ASSIGN_VARIABLE of the sum, the sum the
   output: the variable accumulates from one invoke to the next.
+- `cf_nested`: the three nested: CALL_ONCE of subgraph 1 (VAR_HANDLE "bias",
+  ASSIGN_VARIABLE of a constant [1, 8]), then WHILE over a counter starting at `4 * s` and
+  `x`; the cond (subgraph 2) is `counter < NESTED_LIMIT`, the body (subgraph 3) IF on
+  `counter > NESTED_BRANCH_AT` over `v` (then, subgraph 4: two FULLY_CONNECTED layers
+  8 -> 16 (RELU) -> 8; else, subgraph 5: `v * 0.5`), then its own VAR_HANDLE "bias",
+  READ_VARIABLE, `v_next = branch + bias`, ASSIGN_VARIABLE of `v_next - bias * 0.5`, and
+  `counter + 1`: "bias" carries from one pass to the next and from one invoke to the next.
+  Outputs: the vector, then the counter.
 Every input is float32, so the input streams of `scripts/tflm_op_goldens.py` (its
 `run_model`) can feed them. At its amplitude 1 (the one it picks for these), THRESHOLD makes
-its three runs of `cf_if_branches` take then, else, then, and LIMIT makes those of
-`cf_while_loop` iterate 5, 3 and 4 times. TFLM's `GetTensor` of a RESOURCE tensor (the
+its three runs of `cf_if_branches` take then, else, then, LIMIT makes those of
+`cf_while_loop` iterate 5, 3 and 4 times, and NESTED_LIMIT and NESTED_BRANCH_AT make those
+of `cf_nested` pass 2, 3 and 5 times, each run's last pass through the FULLY_CONNECTED
+branch and its others through the halving one. TFLM's `GetTensor` of a RESOURCE tensor (the
 handles of `cf_call_once_vars`) crashes the `tflite-micro` package (numpy has no type for
 it): per-op digests must skip the handles.
 
@@ -47,6 +57,11 @@ THRESHOLD = 0.05
 # `cf_while_loop` counts from 4 * s up by 1 while below this: at amplitude 1 the goldens'
 # three runs iterate a different number of times each.
 LIMIT = 5.75
+# `cf_nested` counts from 4 * s up by 1 while below NESTED_LIMIT (the goldens' three runs at
+# amplitude 1: 2, 3 and 5 passes), and its body takes the FULLY_CONNECTED branch when the
+# counter is above NESTED_BRANCH_AT, the halving one otherwise (each run takes both).
+NESTED_LIMIT = 5.25
+NESTED_BRANCH_AT = 4.0
 
 
 class Graph(Tensors):
@@ -269,11 +284,100 @@ def call_once_vars():
     net.write("cf_call_once_vars")
 
 
+def nested():
+    """CALL_ONCE(init: "bias" = constant), then WHILE(counter < NESTED_LIMIT) over (4 s, x)
+    whose body runs IF(counter > NESTED_BRANCH_AT, v) (FC 8 -> 16 (RELU) -> 8, or v * 0.5),
+    adds READ_VARIABLE("bias") to it and assigns the branch's output + bias * 0.5 to "bias"."""
+    net = Net()
+    r = np.random.default_rng(94)
+    main = net.graph("main")
+    x = main.tensor("x", [1, 8], F32)
+    sv = main.tensor("s", [1], F32)
+    four = main.tensor("four", [1], F32, data=[4.0])
+    start = main.tensor("start", [1], F32)
+    v = main.tensor("v", [1, 8], F32)
+    count = main.tensor("count", [1], F32)
+    main.inputs, main.outputs = [x, sv], [v, count]
+    o = s.CallOnceOptionsT()
+    o.initSubgraphIndex = 1
+    main.op(B.CALL_ONCE, [], [], O.CallOnceOptions, o)
+    main.op(B.MUL, [sv, four], [start], O.MulOptions, mul_options())
+    o = s.WhileOptionsT()
+    o.condSubgraphIndex, o.bodySubgraphIndex = 2, 3
+    main.op(B.WHILE, [start, x], [count, v], O.WhileOptions, o)
+
+    init = net.graph("init")
+    handle = init.resource("bias_handle")
+    # Distinct, non-zero, exactly representable.
+    values = [[0.125, -0.25, 0.375, -0.5, 0.625, -0.75, 0.875, -1.0]]
+    first = init.tensor("bias_init", [1, 8], F32, data=values)
+    init.op(B.VAR_HANDLE, [], [handle], O.VarHandleOptions, var_handle_options("bias"))
+    init.op(B.ASSIGN_VARIABLE, [handle, first], [], O.AssignVariableOptions,
+            s.AssignVariableOptionsT())
+
+    cond = net.graph("cond")
+    c = cond.tensor("counter", [1], F32)
+    cv = cond.tensor("v", [1, 8], F32)
+    limit = cond.tensor("limit", [1], F32, data=[NESTED_LIMIT])
+    more = cond.tensor("more", [1], BOOL)
+    cond.inputs, cond.outputs = [c, cv], [more]
+    cond.op(B.LESS, [c, limit], [more])
+
+    body = net.graph("body")
+    c = body.tensor("counter", [1], F32)
+    bv = body.tensor("v", [1, 8], F32)
+    one = body.tensor("one", [1], F32, data=[1.0])
+    at = body.tensor("branch_at", [1], F32, data=[NESTED_BRANCH_AT])
+    half = body.tensor("half", [1], F32, data=[0.5])
+    handle = body.resource("bias_handle")
+    c2 = body.tensor("counter_next", [1], F32)
+    big = body.tensor("big", [1], BOOL)
+    branched = body.tensor("branched", [1, 8], F32)
+    bias = body.tensor("bias", [1, 8], F32)
+    v2 = body.tensor("v_next", [1, 8], F32)
+    decayed = body.tensor("bias_half", [1, 8], F32)
+    bias2 = body.tensor("bias_next", [1, 8], F32)
+    body.inputs, body.outputs = [c, bv], [c2, v2]
+    body.op(B.GREATER, [c, at], [big])
+    o = s.IfOptionsT()
+    o.thenSubgraphIndex, o.elseSubgraphIndex = 4, 5
+    body.op(B.IF, [big, bv], [branched], O.IfOptions, o)
+    body.op(B.VAR_HANDLE, [], [handle], O.VarHandleOptions, var_handle_options("bias"))
+    body.op(B.READ_VARIABLE, [handle], [bias], O.ReadVariableOptions, s.ReadVariableOptionsT())
+    body.op(B.ADD, [branched, bias], [v2], O.AddOptions, add_options())
+    body.op(B.MUL, [bias, half], [decayed], O.MulOptions, mul_options())
+    body.op(B.SUB, [v2, decayed], [bias2], O.SubOptions, s.SubOptionsT())
+    body.op(B.ASSIGN_VARIABLE, [handle, bias2], [], O.AssignVariableOptions,
+            s.AssignVariableOptionsT())
+    body.op(B.ADD, [c, one], [c2], O.AddOptions, add_options())
+
+    then = net.graph("then")
+    a = then.tensor("a", [1, 8], F32)
+    w1 = constant(then, "w1", [16, 8], r)
+    b1 = constant(then, "b1", [16], r, -0.25, 0.25)
+    h = then.tensor("h", [1, 16], F32)
+    w2 = constant(then, "w2", [8, 16], r, -0.5, 0.5)
+    b2 = constant(then, "b2", [8], r, -0.25, 0.25)
+    out = then.tensor("out", [1, 8], F32)
+    then.inputs, then.outputs = [a], [out]
+    then.op(B.FULLY_CONNECTED, [a, w1, b1], [h], O.FullyConnectedOptions, fc_options(A.RELU))
+    then.op(B.FULLY_CONNECTED, [h, w2, b2], [out], O.FullyConnectedOptions, fc_options())
+
+    other = net.graph("else")
+    a = other.tensor("a", [1, 8], F32)
+    half = other.tensor("half", [1], F32, data=[0.5])
+    halved = other.tensor("halved", [1, 8], F32)
+    other.inputs, other.outputs = [a], [halved]
+    other.op(B.MUL, [a, half], [halved], O.MulOptions, mul_options())
+    net.write("cf_nested")
+
+
 def main():
     OUT.mkdir(parents=True, exist_ok=True)
     if_branches()
     while_loop()
     call_once_vars()
+    nested()
 
 
 if __name__ == "__main__":
