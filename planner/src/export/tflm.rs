@@ -252,6 +252,34 @@ pub fn with_kernel_scratch(g: &Graph, scratch: &[(usize, u64)]) -> Result<Graph>
     Ok(g)
 }
 
+/// TFLM runs an `IF`, `WHILE` or `CALL_ONCE` as one step of subgraph 0, every tensor the
+/// op touches live over the whole step, and plans the other subgraphs' tensors itself around
+/// the offline offsets. So the plan exported treats every control entry as a loop over its
+/// span (a tensor that lives into or out of it, the condition included, lives over all of
+/// it), which gives subgraph 0's tensors TFLM's lifetimes; only theirs are exported.
+fn as_tflm_steps(control: &mut [crate::graph::Control]) {
+    use crate::graph::{Control, OpRange};
+    for c in control {
+        let span = c.span();
+        let (cond, split) = match *c {
+            Control::If { cond, then_ops, .. } => (cond, then_ops.end),
+            Control::While { cond, cond_ops, .. } => (cond, cond_ops.end),
+            Control::Once { flag, .. } => (flag, span.end),
+        };
+        *c = Control::While {
+            cond,
+            cond_ops: OpRange {
+                start: span.start,
+                end: split,
+            },
+            body_ops: OpRange {
+                start: split,
+                end: span.end,
+            },
+        };
+    }
+}
+
 /// The offline offsets of `planned` (a plan of subgraph 0 of a model whose first
 /// `model_tensors` tensors are the file's subgraph 0, with `total_tensors` tensors over all
 /// subgraphs; tensors after those, such as kernel scratch, get no entry). Errors when the
@@ -386,7 +414,7 @@ impl<'a> Fb<'a> {
 }
 
 /// Number of tensors of each subgraph of the `.tflite` flatbuffer `bytes`.
-pub(crate) fn tensor_counts(bytes: &[u8]) -> Result<Vec<usize>> {
+pub fn tensor_counts(bytes: &[u8]) -> Result<Vec<usize>> {
     let fb = Fb(bytes);
     let corrupt =
         || Error::model("the model's subgraphs cannot be read; check the file with `planner plan`");
@@ -751,7 +779,8 @@ pub fn export(
     let mut kernel_scratch = reference_kernel_scratch(&graph, &known)?;
     kernel_scratch.extend(int4_unpack_scratch(bytes, &path, &graph)?);
     kernel_scratch.extend_from_slice(extra);
-    let graph = with_kernel_scratch(&graph, &kernel_scratch)?;
+    let mut graph = with_kernel_scratch(&graph, &kernel_scratch)?;
+    as_tflm_steps(&mut graph.control);
     // TFLM runs every op out of place and cannot pad inside a convolution: a manifest with
     // `memory.in_place` exports its classic plan.
     let classic;
