@@ -94,6 +94,48 @@ fn svg_has_one_rect_per_planned_tensor() {
     check(&planned);
 }
 
+/// A model with control flow: each subgraph range is a band over every panel, its tooltip
+/// naming the op that runs it, its label drawn over the tensors.
+#[test]
+fn svg_shades_each_subgraph_range() {
+    let path = root().join("tests/run-models/control/cf_nested.tflite");
+    let man = manifest::Manifest::for_model_file(&path);
+    let g = planner::import::load(&man).unwrap();
+    let planned = planner::plan_graph(&man, &g).unwrap();
+    check(&planned);
+    let text = svg(&planned);
+    let doc = Document::parse(&text).unwrap();
+    let panels = planned.plan.arenas().count();
+    let bands = tagged(&doc, "rect", "subgraph");
+    // CALL_ONCE (init), WHILE (condition, body), IF (then, else): five ranges per panel.
+    assert_eq!(bands.len(), 5 * panels);
+    let titles: Vec<&str> = bands[..5]
+        .iter()
+        .map(|b| {
+            b.children()
+                .find(|c| c.has_tag_name("title"))
+                .unwrap()
+                .text()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            "init of the CALL_ONCE over ops 0..1: ops 0..1",
+            "condition of the WHILE `cond/more` over ops 4..17: ops 4..5",
+            "body of the WHILE `cond/more` over ops 4..17: ops 5..17",
+            "then of the IF `body/big` over ops 6..9: ops 6..8",
+            "else of the IF `body/big` over ops 6..9: ops 8..9",
+        ]
+    );
+    let labels = tagged(&doc, "text", "subgraph-label");
+    assert_eq!(labels.len(), 5 * panels);
+    // Drawn after the panel's tensors.
+    let last_tensor = text.find("class=\"tensor").unwrap();
+    assert!(text.find("class=\"subgraph-label").unwrap() > last_tensor);
+}
+
 /// A group's picture marks what a model's does: every scratch panel has one dashed
 /// lower-bound line at the group's bound and one shaded peak op in a model that uses the
 /// arena; the group JSON calls the budget's share `budget` (null without a budget), never

@@ -514,10 +514,11 @@ fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
             col
         );
     }
-    subgraph_bands(s, &planned.graph, col, y0);
+    subgraph_bands(s, &planned.graph, col, y0, false);
     for b in &bars {
         tensor_rect(s, planned, b, (LEFT, col), &y_of);
     }
+    subgraph_bands(s, &planned.graph, col, y0, true);
     if let Some(r) = report {
         let y = y_of(r.lower_bound);
         let _ = writeln!(
@@ -531,13 +532,23 @@ fn panel(s: &mut String, planned: &Planned, arena: &ArenaUsage, top: f64) {
     s.push_str("</g>\n");
 }
 
-/// For a model with control flow: each subgraph's op range as a band over the plot,
-/// labelled (`then`, `else`, `condition`, `body`, `init`) at its top, what runs it in its
-/// tooltip.
-fn subgraph_bands(s: &mut String, g: &Graph, col: f64, y0: f64) {
+/// For a model with control flow: each subgraph's op range as a band over the plot, what
+/// runs it in its tooltip (`labels` false, drawn under the tensors), or its label (`then`,
+/// `else`, `condition`, `body`, `init`) at its top (`labels` true, drawn over them).
+fn subgraph_bands(s: &mut String, g: &Graph, col: f64, y0: f64, labels: bool) {
     for p in crate::report::control::parts(g) {
         let x = LEFT + f64::from(p.range.start) * col;
         let w = f64::from(p.range.end - p.range.start) * col;
+        if labels {
+            let _ = writeln!(
+                s,
+                "<text class=\"subgraph-label\" x=\"{:.2}\" y=\"{:.2}\" fill=\"#0d47a1\" font-size=\"10\" stroke=\"#ffffff\" stroke-width=\"3\" paint-order=\"stroke\">{}</text>",
+                x + 2.0,
+                y0 + 11.0,
+                p.label
+            );
+            continue;
+        }
         let _ = writeln!(
             s,
             "<rect class=\"subgraph\" x=\"{x:.2}\" y=\"{y0}\" width=\"{w:.2}\" height=\"{PLOT_H}\" fill=\"#90caf9\" fill-opacity=\"0.15\" stroke=\"#1565c0\" stroke-dasharray=\"3 3\"><title>{} of the {}: ops {}..{}</title></rect>",
@@ -545,13 +556,6 @@ fn subgraph_bands(s: &mut String, g: &Graph, col: f64, y0: f64) {
             esc(&p.owner),
             p.range.start,
             p.range.end
-        );
-        let _ = writeln!(
-            s,
-            "<text class=\"subgraph-label\" x=\"{:.2}\" y=\"{:.2}\" fill=\"#1565c0\" font-size=\"10\">{}</text>",
-            x + 2.0,
-            y0 + 11.0,
-            p.label
         );
     }
 }
