@@ -201,7 +201,7 @@ fn over_loops(graph: &Graph, live: &mut [Option<(u32, u32)>], read_first: bool) 
     let reads_first = |t: usize, span: crate::graph::OpRange| {
         let t = TensorIndex(t as u32);
         (span.start..span.end)
-            .map(|k| &graph.ops[k as usize])
+            .filter_map(|k| graph.ops.get(k as usize))
             .find(|op| op.tensors().any(|x| x == t))
             .is_some_and(|op| !op.outputs.contains(&t) && !op.scratch.contains(&t))
     };

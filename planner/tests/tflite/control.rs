@@ -146,6 +146,42 @@ fn malformed_ifs_are_refused_naming_the_op() {
     assert!(e.contains("gives subgraph2 1 inputs"), "{e}");
 }
 
+/// A chain of 20 subgraphs, each running the next from both branches of an IF: 2^19 copies
+/// of the last, refused once the copies pass 2^16, quickly.
+#[test]
+fn subgraphs_copied_exponentially_are_refused() {
+    let depth = 20;
+    let mut subgraphs = Vec::new();
+    for i in 0..depth {
+        let mut iff = op(0, &[0], &[]);
+        iff.options = Some((92, Some(vec![(0, i + 1), (1, i + 1)])));
+        subgraphs.push(SubgraphSpec {
+            tensors: vec![bool_tensor("c")],
+            ops: vec![iff],
+            inputs: vec![],
+            outputs: vec![],
+        });
+    }
+    subgraphs.push(SubgraphSpec {
+        tensors: vec![],
+        ops: vec![],
+        inputs: vec![],
+        outputs: vec![],
+    });
+    let m = ModelSpec {
+        version: 3,
+        codes: vec![code(IF)],
+        subgraphs,
+        buffers: vec![BufferSpec::Empty],
+        signature: None,
+    };
+    let e = error_of(&m);
+    assert!(
+        e.contains("are run from more than 65536 places in all"),
+        "{e}"
+    );
+}
+
 /// `(i, v) = WHILE(i0, v0)`: cond `i < limit`, body `i = i + one`, `v = RELU(v)`.
 fn while_model() -> ModelSpec {
     let mut w = op(0, &[0, 1], &[2, 3]);

@@ -23,7 +23,8 @@
 //!
 //! A copy is a `RESHAPE` (the same bytes, perhaps under another shape), which every kernel
 //! set runs. A subgraph that runs itself, directly or not, is refused, and so is a model
-//! whose subgraphs would put more than [`MAX_OPS`] ops into the list.
+//! whose subgraphs would put more than [`MAX_OPS`] ops, [`MAX_COPIES`] subgraph copies or
+//! [`MAX_TENSORS`] tensors into the list.
 
 use std::collections::BTreeMap;
 use std::string::{String, ToString};
@@ -38,6 +39,13 @@ use crate::rt::options::{Dims, ReshapeOptions};
 /// Most ops a model's subgraphs may put into the op list (each op that runs a subgraph
 /// copies that subgraph's ops).
 pub(super) const MAX_OPS: usize = 1 << 20;
+
+/// Most tensors the op list may hold.
+const MAX_TENSORS: usize = 1 << 22;
+
+/// Most subgraph copies a model may make: a chain of subgraphs whose ops each run the next
+/// twice copies the last one 2^depth times, ops or not.
+pub(super) const MAX_COPIES: usize = 1 << 16;
 
 /// The ops that run subgraphs which this module puts into the op list.
 pub(super) const RUNS: [&str; 3] = ["IF", "WHILE", "CALL_ONCE"];
@@ -61,6 +69,8 @@ pub(super) struct Flat<'r, 'p, 'b> {
     variables: BTreeMap<(String, String), TensorIndex>,
     /// The subgraphs being put into the list, innermost last.
     running: Vec<usize>,
+    /// Subgraph copies made so far.
+    copies: usize,
 }
 
 impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
@@ -82,6 +92,7 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
             handles: BTreeMap::new(),
             variables: BTreeMap::new(),
             running: Vec::new(),
+            copies: 0,
         }
     }
 
@@ -107,6 +118,16 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
     /// Appends fresh copies of subgraph `s`'s tensors (a resource handle as an unplanned
     /// placeholder); returns the graph index of each.
     fn tensors_of(&mut self, s: usize) -> Result<Vec<TensorIndex>> {
+        self.copies += 1;
+        if self.copies > MAX_COPIES {
+            return Err(self.r.err(
+                format_args!(
+                    "the model's subgraphs are run from more than {MAX_COPIES} places in all (at {})",
+                    self.label(s)
+                ),
+                "run fewer subgraphs from more places, or split the model",
+            ));
+        }
         let sub = self.subgraphs[s];
         let label = self.label(s);
         let mut map = Vec::new();
@@ -137,6 +158,14 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
     /// Appends `tensor`, its id its index; returns the index.
     fn push(&mut self, mut tensor: Tensor) -> Result<TensorIndex> {
         let index = self.tensors.len();
+        if index >= MAX_TENSORS {
+            return Err(self.r.err(
+                format_args!(
+                    "the model's subgraphs put more than {MAX_TENSORS} tensors into the plan"
+                ),
+                "run fewer subgraphs from more places, or split the model",
+            ));
+        }
         let t = u32::try_from(index)
             .map_err(|_| self.r.corrupt("the model's subgraphs hold more than 2^32 tensors"))?;
         tensor.id = index.to_string();
