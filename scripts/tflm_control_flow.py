@@ -171,6 +171,23 @@ def constant(g, name, shape, r, lo=-1.0, hi=1.0):
     return g.tensor(name, shape, F32, data=r.uniform(lo, hi, shape).astype(F32))
 
 
+def two_layers(net, name, hidden, r):
+    """A subgraph `name` of two FULLY_CONNECTED layers, [1, 8] -> `hidden` (RELU) -> [1, 8],
+    weights and biases drawn from `r`."""
+    g = net.graph(name)
+    a = g.tensor("a", [1, 8], F32)
+    w1 = constant(g, "w1", [hidden, 8], r)
+    b1 = constant(g, "b1", [hidden], r, -0.25, 0.25)
+    h = g.tensor("h", [1, hidden], F32)
+    w2 = constant(g, "w2", [8, hidden], r, -0.5, 0.5)
+    b2 = constant(g, "b2", [8], r, -0.25, 0.25)
+    out = g.tensor("out", [1, 8], F32)
+    g.inputs, g.outputs = [a], [out]
+    g.op(B.FULLY_CONNECTED, [a, w1, b1], [h], O.FullyConnectedOptions, fc_options(A.RELU))
+    g.op(B.FULLY_CONNECTED, [h, w2, b2], [out], O.FullyConnectedOptions, fc_options())
+    return g
+
+
 def if_branches():
     """IF(s > THRESHOLD, x): then `x + x`, else FC 8 -> 32 (RELU) -> FC 32 -> 8."""
     net = Net()
@@ -193,17 +210,7 @@ def if_branches():
     then.inputs, then.outputs = [a], [twice]
     then.op(B.ADD, [a, a], [twice], O.AddOptions, add_options())
 
-    other = net.graph("else")
-    a = other.tensor("a", [1, 8], F32)
-    w1 = constant(other, "w1", [32, 8], r)
-    b1 = constant(other, "b1", [32], r, -0.25, 0.25)
-    h = other.tensor("h", [1, 32], F32)
-    w2 = constant(other, "w2", [8, 32], r, -0.5, 0.5)
-    b2 = constant(other, "b2", [8], r, -0.25, 0.25)
-    out = other.tensor("out", [1, 8], F32)
-    other.inputs, other.outputs = [a], [out]
-    other.op(B.FULLY_CONNECTED, [a, w1, b1], [h], O.FullyConnectedOptions, fc_options(A.RELU))
-    other.op(B.FULLY_CONNECTED, [h, w2, b2], [out], O.FullyConnectedOptions, fc_options())
+    two_layers(net, "else", 32, r)
     net.write("cf_if_branches")
 
 
@@ -351,17 +358,7 @@ def nested():
             s.AssignVariableOptionsT())
     body.op(B.ADD, [c, one], [c2], O.AddOptions, add_options())
 
-    then = net.graph("then")
-    a = then.tensor("a", [1, 8], F32)
-    w1 = constant(then, "w1", [16, 8], r)
-    b1 = constant(then, "b1", [16], r, -0.25, 0.25)
-    h = then.tensor("h", [1, 16], F32)
-    w2 = constant(then, "w2", [8, 16], r, -0.5, 0.5)
-    b2 = constant(then, "b2", [8], r, -0.25, 0.25)
-    out = then.tensor("out", [1, 8], F32)
-    then.inputs, then.outputs = [a], [out]
-    then.op(B.FULLY_CONNECTED, [a, w1, b1], [h], O.FullyConnectedOptions, fc_options(A.RELU))
-    then.op(B.FULLY_CONNECTED, [h, w2, b2], [out], O.FullyConnectedOptions, fc_options())
+    two_layers(net, "then", 16, r)
 
     other = net.graph("else")
     a = other.tensor("a", [1, 8], F32)
