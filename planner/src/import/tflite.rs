@@ -562,7 +562,7 @@ impl<'p, 'b> Reader<'p, 'b> {
         })
     }
 
-    /// Tensor `raw` of subgraph 0 (which has `n` tensors), as named by `what`.
+    /// Tensor `raw` of a subgraph (which has `n` tensors), as named by `what`.
     fn tensor_index(
         &self,
         raw: i32,
@@ -576,13 +576,13 @@ impl<'p, 'b> Reader<'p, 'b> {
             .map(TensorIndex)
             .ok_or_else(|| {
                 self.corrupt(format_args!(
-                    "{} names tensor {raw}, but subgraph 0 has {n} tensors",
+                    "{} names tensor {raw}, but its subgraph has {n} tensors",
                     what()
                 ))
             })
     }
 
-    /// Operator `k` of subgraph 0, which has `n` tensors, in a model of `n_subgraphs`.
+    /// Operator `k` of a subgraph that has `n` tensors, in a model of `n_subgraphs`.
     fn op(
         &self,
         k: usize,

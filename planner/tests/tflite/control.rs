@@ -139,6 +139,20 @@ fn malformed_ifs_are_refused_naming_the_op() {
     let mut m = if_model();
     m.subgraphs[0].ops[0].options = None;
     assert!(error_of(&m).contains("has no options of its kind"));
+    // A bad op inside a branch: the error says which subgraph its numbers count in.
+    let mut m = if_model();
+    m.subgraphs[2].ops[1].inputs = vec![9];
+    let e = read_built(&m).unwrap_err();
+    assert!(
+        e.message().contains("op 1 (RELU) input 0 names tensor 9"),
+        "{}",
+        e.message()
+    );
+    assert!(
+        e.to_string()
+            .contains("note: op and tensor numbers count in subgraph2 (subgraph 2)"),
+        "{e}"
+    );
     // A branch with two inputs for one argument.
     let mut m = if_model();
     m.subgraphs[2].inputs = vec![0, 1];

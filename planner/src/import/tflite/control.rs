@@ -178,8 +178,22 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
         self.running.push(s);
         let sub = self.subgraphs[s];
         let n_subgraphs = self.subgraphs.len();
+        // An error about an op of another subgraph says which subgraph its op numbers count in.
+        let label = self.label(s);
+        let place = |e: crate::Error| {
+            if s == 0 {
+                e
+            } else {
+                e.note(format!(
+                    "op and tensor numbers count in {label} (subgraph {s}), which the model's control flow runs"
+                ))
+            }
+        };
         for (k, table) in sub.operators().unwrap_or_default().iter().enumerate() {
-            let mut op = self.r.op(k, table, self.opcodes, map.len(), n_subgraphs)?;
+            let mut op = self
+                .r
+                .op(k, table, self.opcodes, map.len(), n_subgraphs)
+                .map_err(place)?;
             for t in op
                 .inputs
                 .iter_mut()
@@ -202,7 +216,7 @@ impl<'r, 'p, 'b> Flat<'r, 'p, 'b> {
                 }
                 "READ_VARIABLE" => self.read_variable(&at, &op)?,
                 "ASSIGN_VARIABLE" => self.assign_variable(&at, &op)?,
-                _ => self.plain(k, op, table)?,
+                _ => self.plain(k, op, table).map_err(place)?,
             }
             if self.ops.len() > MAX_OPS {
                 return Err(self.r.err(
