@@ -188,6 +188,18 @@ def two_layers(net, name, hidden, r):
     return g
 
 
+def counter_below(net, limit):
+    """A WHILE condition subgraph over (counter [1], v [1, 8]): `counter < limit`."""
+    cond = net.graph("cond")
+    c = cond.tensor("counter", [1], F32)
+    cv = cond.tensor("v", [1, 8], F32)
+    bound = cond.tensor("limit", [1], F32, data=[limit])
+    more = cond.tensor("more", [1], BOOL)
+    cond.inputs, cond.outputs = [c, cv], [more]
+    cond.op(B.LESS, [c, bound], [more])
+    return cond
+
+
 def if_branches():
     """IF(s > THRESHOLD, x): then `x + x`, else FC 8 -> 32 (RELU) -> FC 32 -> 8."""
     net = Net()
@@ -231,13 +243,7 @@ def while_loop():
     o.condSubgraphIndex, o.bodySubgraphIndex = 1, 2
     main.op(B.WHILE, [start, x], [count, v], O.WhileOptions, o)
 
-    cond = net.graph("cond")
-    c = cond.tensor("counter", [1], F32)
-    cv = cond.tensor("v", [1, 8], F32)
-    limit = cond.tensor("limit", [1], F32, data=[LIMIT])
-    more = cond.tensor("more", [1], BOOL)
-    cond.inputs, cond.outputs = [c, cv], [more]
-    cond.op(B.LESS, [c, limit], [more])
+    counter_below(net, LIMIT)
 
     body = net.graph("body")
     c = body.tensor("counter", [1], F32)
@@ -322,13 +328,7 @@ def nested():
     init.op(B.ASSIGN_VARIABLE, [handle, first], [], O.AssignVariableOptions,
             s.AssignVariableOptionsT())
 
-    cond = net.graph("cond")
-    c = cond.tensor("counter", [1], F32)
-    cv = cond.tensor("v", [1, 8], F32)
-    limit = cond.tensor("limit", [1], F32, data=[NESTED_LIMIT])
-    more = cond.tensor("more", [1], BOOL)
-    cond.inputs, cond.outputs = [c, cv], [more]
-    cond.op(B.LESS, [c, limit], [more])
+    counter_below(net, NESTED_LIMIT)
 
     body = net.graph("body")
     c = body.tensor("counter", [1], F32)
