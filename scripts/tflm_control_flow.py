@@ -2,8 +2,9 @@
 """Multi-subgraph models of TFLite's control-flow ops, for the per-op golden tests.
 
 Writes `tests/run-models/control/cf_<case>.tflite` with the helpers of
-`scripts/tflm_single_ops.py` (its `Tensors` and `operator`; each subgraph has its own
-tensors, the buffers are the model's, shared): float32 models whose subgraph 0 runs others.
+`scripts/tflm_single_ops.py` (its `Tensors`, `operator` and `model_flatbuffer`; each subgraph
+has its own tensors, the buffers are the model's, shared): float32 models whose subgraph 0 runs
+others.
 - `cf_if_branches`: IF on `s > THRESHOLD` (`s` a second input of one element) over `x`
   [1, 8]; the then branch (subgraph 1) is `x + x`, the else branch (subgraph 2) two
   FULLY_CONNECTED layers 8 -> 32 (RELU) -> 8, its intermediate four times the size of `x`.
@@ -42,11 +43,11 @@ subgraph-0 op with TFLM's, by tensor name, over three consecutive runs (`tests/o
 import sys
 from pathlib import Path
 
-import flatbuffers
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tflm_single_ops import A, B, F32, O, ROOT, Tensors, operator, s  # noqa: E402
+from tflm_single_ops import (  # noqa: E402
+    A, B, F32, O, ROOT, Tensors, model_flatbuffer, operator, s)
 
 OUT = ROOT / "tests" / "run-models" / "control"
 DESCRIPTION = "scripts/tflm_control_flow.py"
@@ -81,6 +82,26 @@ class Graph(Tensors):
         """Appends an op of `builtin` reading `inputs` and writing `outputs`."""
         code = self.net.opcode(builtin)
         self.ops.append(operator(code, inputs, outputs, options_type, options))
+
+    def call_once(self, init):
+        """Appends a CALL_ONCE of subgraph `init`."""
+        o = s.CallOnceOptionsT()
+        o.initSubgraphIndex = init
+        self.op(B.CALL_ONCE, [], [], O.CallOnceOptions, o)
+
+    def var_handle(self, handle, name):
+        """Appends a VAR_HANDLE of the variable `name` writing the RESOURCE tensor `handle`."""
+        self.op(B.VAR_HANDLE, [], [handle], O.VarHandleOptions, var_handle_options(name))
+
+    def read_variable(self, handle, value):
+        """Appends a READ_VARIABLE of `handle`'s variable into `value`."""
+        self.op(B.READ_VARIABLE, [handle], [value], O.ReadVariableOptions,
+                s.ReadVariableOptionsT())
+
+    def assign_variable(self, handle, value):
+        """Appends an ASSIGN_VARIABLE of `value` to `handle`'s variable."""
+        self.op(B.ASSIGN_VARIABLE, [handle, value], [], O.AssignVariableOptions,
+                s.AssignVariableOptionsT())
 
     def resource(self, name):
         """Adds a scalar RESOURCE tensor (a variable's handle); returns its index."""
@@ -125,22 +146,8 @@ class Net:
 
     def bytes(self):
         """The model's flatbuffer (every builtin at version 1)."""
-        codes = []
-        for builtin in self.builtins:
-            code = s.OperatorCodeT()
-            code.builtinCode = builtin
-            code.deprecatedBuiltinCode = min(builtin, 127)
-            code.version = 1
-            codes.append(code)
-        m = s.ModelT()
-        m.version = 3
-        m.operatorCodes = codes
-        m.subgraphs = [g.subgraph() for g in self.graphs]
-        m.buffers = self.buffers
-        m.description = DESCRIPTION
-        b = flatbuffers.Builder(1024)
-        b.Finish(m.Pack(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+        subgraphs = [g.subgraph() for g in self.graphs]
+        return model_flatbuffer(self.builtins, subgraphs, self.buffers, DESCRIPTION)
 
     def write(self, stem):
         """Writes `control/<stem>.tflite` and prints its path."""
@@ -200,6 +207,38 @@ def counter_below(net, limit):
     return cond
 
 
+def counted_while(net, cond, body, init=None):
+    """Subgraph 0 over inputs `x` [1, 8] and `s` [1]: CALL_ONCE of subgraph `init` when given,
+    then WHILE (`cond`, `body` the subgraph indices) over (4 s, x); outputs the vector, then
+    the counter."""
+    main = net.graph("main")
+    x = main.tensor("x", [1, 8], F32)
+    sv = main.tensor("s", [1], F32)
+    four = main.tensor("four", [1], F32, data=[4.0])
+    start = main.tensor("start", [1], F32)
+    v = main.tensor("v", [1, 8], F32)
+    count = main.tensor("count", [1], F32)
+    main.inputs, main.outputs = [x, sv], [v, count]
+    if init is not None:
+        main.call_once(init)
+    main.op(B.MUL, [sv, four], [start], O.MulOptions, mul_options())
+    o = s.WhileOptionsT()
+    o.condSubgraphIndex, o.bodySubgraphIndex = cond, body
+    main.op(B.WHILE, [start, x], [count, v], O.WhileOptions, o)
+    return main
+
+
+def variable_init(net, name, values):
+    """A CALL_ONCE init subgraph: ASSIGN_VARIABLE of the constant `values` [1, 8] to the
+    variable `name`."""
+    init = net.graph("init")
+    handle = init.resource(f"{name}_handle")
+    first = init.tensor(f"{name}_init", [1, 8], F32, data=values)
+    init.var_handle(handle, name)
+    init.assign_variable(handle, first)
+    return init
+
+
 def if_branches():
     """IF(s > THRESHOLD, x): then `x + x`, else FC 8 -> 32 (RELU) -> FC 32 -> 8."""
     net = Net()
@@ -230,19 +269,7 @@ def while_loop():
     """WHILE(counter < LIMIT) over (4 s, x): counter + 1, v * 0.5 + c."""
     net = Net()
     r = np.random.default_rng(92)
-    main = net.graph("main")
-    x = main.tensor("x", [1, 8], F32)
-    sv = main.tensor("s", [1], F32)
-    four = main.tensor("four", [1], F32, data=[4.0])
-    start = main.tensor("start", [1], F32)
-    v = main.tensor("v", [1, 8], F32)
-    count = main.tensor("count", [1], F32)
-    main.inputs, main.outputs = [x, sv], [v, count]
-    main.op(B.MUL, [sv, four], [start], O.MulOptions, mul_options())
-    o = s.WhileOptionsT()
-    o.condSubgraphIndex, o.bodySubgraphIndex = 1, 2
-    main.op(B.WHILE, [start, x], [count, v], O.WhileOptions, o)
-
+    counted_while(net, 1, 2)
     counter_below(net, LIMIT)
 
     body = net.graph("body")
@@ -277,23 +304,14 @@ def call_once_vars():
     acc = main.tensor("acc", [1, 8], F32)
     new = main.tensor("acc_next", [1, 8], F32)
     main.inputs, main.outputs = [x], [new]
-    o = s.CallOnceOptionsT()
-    o.initSubgraphIndex = 1
-    main.op(B.CALL_ONCE, [], [], O.CallOnceOptions, o)
-    main.op(B.VAR_HANDLE, [], [handle], O.VarHandleOptions, var_handle_options("acc"))
-    main.op(B.READ_VARIABLE, [handle], [acc], O.ReadVariableOptions, s.ReadVariableOptionsT())
+    main.call_once(1)
+    main.var_handle(handle, "acc")
+    main.read_variable(handle, acc)
     main.op(B.ADD, [acc, x], [new], O.AddOptions, add_options())
-    main.op(B.ASSIGN_VARIABLE, [handle, new], [], O.AssignVariableOptions,
-            s.AssignVariableOptionsT())
+    main.assign_variable(handle, new)
 
-    init = net.graph("init")
-    handle = init.resource("acc_handle")
     # Distinct, non-zero, exactly representable.
-    values = [[0.5, -1.0, 1.5, -2.0, 2.5, -3.0, 3.5, -4.0]]
-    first = init.tensor("acc_init", [1, 8], F32, data=values)
-    init.op(B.VAR_HANDLE, [], [handle], O.VarHandleOptions, var_handle_options("acc"))
-    init.op(B.ASSIGN_VARIABLE, [handle, first], [], O.AssignVariableOptions,
-            s.AssignVariableOptionsT())
+    variable_init(net, "acc", [[0.5, -1.0, 1.5, -2.0, 2.5, -3.0, 3.5, -4.0]])
     net.write("cf_call_once_vars")
 
 
@@ -303,31 +321,9 @@ def nested():
     adds READ_VARIABLE("bias") to it and assigns the branch's output + bias * 0.5 to "bias"."""
     net = Net()
     r = np.random.default_rng(94)
-    main = net.graph("main")
-    x = main.tensor("x", [1, 8], F32)
-    sv = main.tensor("s", [1], F32)
-    four = main.tensor("four", [1], F32, data=[4.0])
-    start = main.tensor("start", [1], F32)
-    v = main.tensor("v", [1, 8], F32)
-    count = main.tensor("count", [1], F32)
-    main.inputs, main.outputs = [x, sv], [v, count]
-    o = s.CallOnceOptionsT()
-    o.initSubgraphIndex = 1
-    main.op(B.CALL_ONCE, [], [], O.CallOnceOptions, o)
-    main.op(B.MUL, [sv, four], [start], O.MulOptions, mul_options())
-    o = s.WhileOptionsT()
-    o.condSubgraphIndex, o.bodySubgraphIndex = 2, 3
-    main.op(B.WHILE, [start, x], [count, v], O.WhileOptions, o)
-
-    init = net.graph("init")
-    handle = init.resource("bias_handle")
+    counted_while(net, 2, 3, init=1)
     # Distinct, non-zero, exactly representable.
-    values = [[0.125, -0.25, 0.375, -0.5, 0.625, -0.75, 0.875, -1.0]]
-    first = init.tensor("bias_init", [1, 8], F32, data=values)
-    init.op(B.VAR_HANDLE, [], [handle], O.VarHandleOptions, var_handle_options("bias"))
-    init.op(B.ASSIGN_VARIABLE, [handle, first], [], O.AssignVariableOptions,
-            s.AssignVariableOptionsT())
-
+    variable_init(net, "bias", [[0.125, -0.25, 0.375, -0.5, 0.625, -0.75, 0.875, -1.0]])
     counter_below(net, NESTED_LIMIT)
 
     body = net.graph("body")
@@ -349,13 +345,12 @@ def nested():
     o = s.IfOptionsT()
     o.thenSubgraphIndex, o.elseSubgraphIndex = 4, 5
     body.op(B.IF, [big, bv], [branched], O.IfOptions, o)
-    body.op(B.VAR_HANDLE, [], [handle], O.VarHandleOptions, var_handle_options("bias"))
-    body.op(B.READ_VARIABLE, [handle], [bias], O.ReadVariableOptions, s.ReadVariableOptionsT())
+    body.var_handle(handle, "bias")
+    body.read_variable(handle, bias)
     body.op(B.ADD, [branched, bias], [v2], O.AddOptions, add_options())
     body.op(B.MUL, [bias, half], [decayed], O.MulOptions, mul_options())
     body.op(B.SUB, [v2, decayed], [bias2], O.SubOptions, s.SubOptionsT())
-    body.op(B.ASSIGN_VARIABLE, [handle, bias2], [], O.AssignVariableOptions,
-            s.AssignVariableOptionsT())
+    body.assign_variable(handle, bias2)
     body.op(B.ADD, [c, one], [c2], O.AddOptions, add_options())
 
     two_layers(net, "then", 16, r)

@@ -105,6 +105,18 @@ def pack(tensors, buffers, builtins, ops, inputs, outputs, description):
     """The flatbuffer of a one-subgraph model: `ops` (their opcode indices into `builtins`,
     each builtin at version 1) over `tensors` and `buffers`, the graph reading `inputs` and
     writing `outputs`."""
+    g = s.SubGraphT()
+    g.tensors = tensors
+    g.inputs = inputs
+    g.outputs = outputs
+    g.operators = ops
+    g.name = "main"
+    return model_flatbuffer(builtins, [g], buffers, description)
+
+
+def model_flatbuffer(builtins, subgraphs, buffers, description):
+    """The flatbuffer of a model of `subgraphs` (subgraph 0 the one that runs; their ops'
+    opcode indices into `builtins`, each builtin at version 1) over the shared `buffers`."""
     codes = []
     for builtin in builtins:
         code = s.OperatorCodeT()
@@ -112,16 +124,10 @@ def pack(tensors, buffers, builtins, ops, inputs, outputs, description):
         code.deprecatedBuiltinCode = min(builtin, 127)
         code.version = 1
         codes.append(code)
-    g = s.SubGraphT()
-    g.tensors = tensors
-    g.inputs = inputs
-    g.outputs = outputs
-    g.operators = ops
-    g.name = "main"
     m = s.ModelT()
     m.version = 3
     m.operatorCodes = codes
-    m.subgraphs = [g]
+    m.subgraphs = subgraphs
     m.buffers = buffers
     m.description = description
     b = flatbuffers.Builder(1024)
