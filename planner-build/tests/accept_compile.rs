@@ -6,14 +6,16 @@
 //!
 //! Some manifests plan a real model (a bundled one, or the three-op `quant_chain.tflite`)
 //! with random `in_place`, `patches` (auto with a recompute budget, or a fixed split and
-//! grid), `patch_input` and op order (`schedule`): every accepted one must also run, with
-//! zero inputs, through its generated `run()` (or `run_streamed()`) and
-//! `planner_kernels::Reference` (a binary crate per batch runs them all). The outside
+//! grid), `patch_input` and op order (`schedule`): every accepted one must also run through
+//! its generated `run()` (or `run_streamed()`) and `planner_kernels::Reference` (a binary
+//! crate per batch runs them all): a bundled model on its golden run's input, its output
+//! equal to TFLite Micro's (`tests/run-models/goldens`), the others on zero inputs. The outside
 //! audit's reproducers of plans that were accepted and then did not compile or run are
 //! planned, built and run by `reproducers_plan_compile_and_run` on every `cargo test`.
 //!
 //! The campaign is slow, so ignored by `cargo test`; `scripts/accept_compile.sh` runs it. Settings (env):
 //! `ACCEPT_COMPILE_COUNT` manifests (default 200), `ACCEPT_COMPILE_SEED` (default 29),
+//! `ACCEPT_COMPILE_REAL` the percentage that plan a real model (default 20),
 //! `ACCEPT_COMPILE_BATCH` modules per crate (default 250), `ACCEPT_COMPILE_DIR` the work
 //! directory (default `target/accept-compile`; crates share its `target/`). Every manifest
 //! that fails (a panic while planning, or a compile error) is saved under `failures/` with
@@ -422,10 +424,11 @@ fn runs(text: &str) -> bool {
     text.starts_with("[model]\nname = \"m\"\nsource = ")
 }
 
-/// One random manifest: a single model, or a group of one to four models; one in five
-/// plans a real model with random memory options ([`run_manifest`]).
-fn manifest(r: &mut Rng) -> String {
-    if r.pct(20) {
+/// One random manifest: a single model, or a group of one to four models; `real` percent
+/// of them (one in five by default) plan a real model with random memory options
+/// ([`run_manifest`]).
+fn manifest(r: &mut Rng, real: u64) -> String {
+    if r.pct(real) {
         return run_manifest(r);
     }
     let (plat, mems) = platform(r);
@@ -478,12 +481,12 @@ fn generator_is_deterministic() {
     let a: Vec<String> = (0..20)
         .map({
             let mut r = Rng::new(7);
-            move |_| manifest(&mut r)
+            move |_| manifest(&mut r, 20)
         })
         .collect();
     let mut r = Rng::new(7);
     for m in &a {
-        assert_eq!(m, &manifest(&mut r));
+        assert_eq!(m, &manifest(&mut r, 20));
     }
 }
 
@@ -493,6 +496,7 @@ fn accepted_manifests_compile() {
     let count = env_u64("ACCEPT_COMPILE_COUNT", 200);
     let seed = env_u64("ACCEPT_COMPILE_SEED", 29);
     let batch = env_u64("ACCEPT_COMPILE_BATCH", 250).max(1);
+    let real_pct = env_u64("ACCEPT_COMPILE_REAL", 20).min(100);
     let work = std::env::var_os("ACCEPT_COMPILE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("target/accept-compile"));
@@ -508,7 +512,7 @@ fn accepted_manifests_compile() {
     let mut failures: Vec<String> = Vec::new();
     let (mut groups, mut real) = (0u64, 0u64);
     for i in 0..count {
-        let text = manifest(&mut r);
+        let text = manifest(&mut r, real_pct);
         groups += u64::from(text.starts_with("[group]"));
         real += u64::from(runs(&text));
         let path = work.join(format!("manifests/c{i}.toml"));
@@ -546,15 +550,21 @@ fn accepted_manifests_compile() {
         compiled += ok;
         note_failures(&work, bad, &mut failures);
     }
+    let mut compared = 0u64;
     for (k, chunk) in to_run.chunks(batch as usize).enumerate() {
         let (ok, bad) = compile_batch(&work, &format!("run{k}"), chunk);
         compiled += ok;
         ran += ok;
+        compared += chunk
+            .iter()
+            .filter(|a| a.run.as_ref().is_some_and(|r| r.golden.is_some()))
+            .filter(|a| !bad.iter().any(|(i, _)| *i == a.i))
+            .count() as u64;
         note_failures(&work, bad, &mut failures);
     }
     let took = start.elapsed();
     eprintln!(
-        "accept => compile: seed {seed}: {count} generated ({groups} groups, {} real models), {} accepted, {compiled} compiled ({ran} of them also ran), {} failed; planning {:.1} s, total {:.1} s",
+        "accept => compile: seed {seed}: {count} generated ({groups} groups, {} real models), {} accepted, {compiled} compiled ({ran} of them also ran, {compared} with outputs equal to TFLite Micro's), {} failed; planning {:.1} s, total {:.1} s",
         real,
         accepted.len(),
         failures.len(),
@@ -613,6 +623,14 @@ fn reproducers_plan_compile_and_run() {
             Err(e) => panic!("{} is refused: {e:?}", m.display()),
         }
     }
+    // te_mcunet_vww and tiny_ic_resnet8 have golden runs: their outputs are compared with
+    // TFLite Micro's.
+    let golden: Vec<u64> = accepted
+        .iter()
+        .filter(|a| a.run.as_ref().is_some_and(|r| r.golden.is_some()))
+        .map(|a| a.i)
+        .collect();
+    assert_eq!(golden, [1, 2]);
     let (ran, bad) = compile_batch(&work, "repro", &accepted);
     assert!(bad.is_empty(), "{bad:#?}");
     assert_eq!(ran, 4);
@@ -637,12 +655,100 @@ struct Accepted {
     run: Option<RunSpec>,
 }
 
-/// How a runner calls a model: its module (from the model's name) and whether its input is
-/// streamed (`run_streamed`) or resident (`run`).
+/// How a runner calls a model: its module (from the model's name), whether its input is
+/// streamed (`run_streamed`) or resident (`run`), and TFLite Micro's output for the model
+/// when `tests/run-models/goldens` has it.
 #[derive(Clone, Debug)]
 struct RunSpec {
     module: String,
     streamed: bool,
+    golden: Option<Golden>,
+}
+
+/// A bundled model's golden run (`tests/run-models/goldens/<stem>.json`, written by
+/// `scripts/tflm_goldens.py` with TFLite Micro's reference kernels): the seeded input the
+/// runner fills, as `planner_kernels::golden` makes it, and the digests of that input and of
+/// TFLite Micro's output. The runner fills the input, checks its digest, runs the plan and
+/// compares the output's digest.
+#[derive(Clone, Debug)]
+struct Golden {
+    /// The model's input and output accessors' names.
+    input: String,
+    output: String,
+    /// The input's element type, the `golden` fill call's name and extra arguments.
+    elem: &'static str,
+    fill: &'static str,
+    /// The input's `[H, W, C]` (for cutting a streamed input's regions) and element count.
+    hwc: [usize; 3],
+    count: usize,
+    seed: u64,
+    input_digest: u64,
+    output_digest: u64,
+}
+
+/// The golden run of the model `source` names (by its file stem) for `file`'s plan of it:
+/// `None` when there is none, or when the plan's inputs and outputs are not the golden's
+/// one input and one output of the same shape.
+fn golden(source: &str, file: &planner::planfile::PlanFile) -> Option<Golden> {
+    let stem = Path::new(source).file_stem()?.to_str()?;
+    let path = root().join(format!("tests/run-models/goldens/{stem}.json"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()?;
+    let ([gi], [go], [pi], [po]) = (
+        json["inputs"].as_array()?.as_slice(),
+        json["outputs"].as_array()?.as_slice(),
+        file.inputs.as_slice(),
+        file.outputs.as_slice(),
+    ) else {
+        return None;
+    };
+    let shape = |v: &serde_json::Value| -> Option<Vec<u64>> {
+        v["shape"].as_array()?.iter().map(|d| d.as_u64()).collect()
+    };
+    let (in_shape, out_shape) = (shape(gi)?, shape(go)?);
+    let planned = |t: u32| file.tensors.get(t as usize).map(|t| t.shape.clone());
+    if planned(pi.tensor)? != in_shape || planned(po.tensor)? != out_shape {
+        return None;
+    }
+    let (elem, fill) = match gi["dtype"].as_str()? {
+        "int8" => ("i8", "fill_i8(&mut whole, SEED)"),
+        "int16" => ("i16", "fill_i16(&mut whole, SEED)"),
+        "float32" => ("f32", "fill_f32(&mut whole, SEED, 0.0, 1.0)"),
+        _ => return None,
+    };
+    let hex = go["hex"].as_str()?;
+    let out: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect();
+    let hwc = match in_shape.as_slice() {
+        [_, h, w, c] => [*h as usize, *w as usize, *c as usize],
+        _ => [0, 0, 0],
+    };
+    let ident = |io: &[planner::planfile::IoEntry]| {
+        planner::planfile::naming::unique_idents(io.iter().map(|i| i.name.as_str())).remove(0)
+    };
+    Some(Golden {
+        input: ident(&file.inputs),
+        output: ident(&file.outputs),
+        elem,
+        fill,
+        hwc,
+        count: in_shape.iter().product::<u64>() as usize,
+        seed: gi["seed"].as_u64()?,
+        input_digest: u64::from_str_radix(gi["fnv1a64"].as_str()?, 16).ok()?,
+        output_digest: planner_kernels::golden::fnv1a64(out?),
+    })
+}
+
+/// The model file a manifest's `source = "..."` line names.
+fn source_of(manifest: &str) -> Option<String> {
+    let line = manifest.lines().find(|l| l.starts_with("source = "))?;
+    Some(
+        line.strip_prefix("source = ")?
+            .trim_matches('"')
+            .to_string(),
+    )
 }
 
 /// Plans manifest `path` (number `i`) into `work/plans/c<i>`: the plan, or the refusal's
@@ -672,12 +778,14 @@ fn plan(work: &Path, i: u64, path: &Path, run: bool) -> Result<Accepted, Option<
     let run = run.then(|| {
         let text = std::fs::read_to_string(&plan).unwrap();
         let file = planner::planfile::PlanFile::parse(&text, "accepted").unwrap();
+        let manifest = std::fs::read_to_string(path).unwrap();
         RunSpec {
             module: planner::planfile::naming::model_module(&file.model),
             streamed: file
                 .patches
                 .as_ref()
                 .is_some_and(|p| p.input == planner::planfile::patch::PatchInput::Streamed),
+            golden: source_of(&manifest).and_then(|s| golden(&s, &file)),
         }
     });
     Ok(Accepted { i, plan, run })
@@ -720,6 +828,60 @@ fn compile_batch(work: &Path, name: &str, chunk: &[Accepted]) -> (u64, Vec<(u64,
 /// reproducers' alike), so the planner and kernel crates they depend on build once.
 fn build_target() -> PathBuf {
     root().join("target/accept-compile-build")
+}
+
+/// The `run()` of a module whose plan is to be run: with zero inputs, or, for a model with a
+/// golden run, with the golden's input, its output compared with TFLite Micro's.
+fn runner(spec: &RunSpec) -> String {
+    let m = &spec.module;
+    let take = format!(
+        "    let mut m = {m}::Model::take().ok_or_else(|| String::from(\"taken twice\"))?.init();\n"
+    );
+    let Some(g) = &spec.golden else {
+        let call = if spec.streamed {
+            "run_streamed(&mut planner_kernels::Reference, |_, _| {})"
+        } else {
+            "run(&mut planner_kernels::Reference)"
+        };
+        return format!(
+            "\npub fn run() -> Result<(), String> {{\n{take}    m.{call}.map_err(|e| format!(\"{{e:?}}\"))\n}}\n"
+        );
+    };
+    let (elem, fill, count, seed) = (g.elem, g.fill, g.count, g.seed);
+    let ([_, w, c], input, output) = (g.hwc, &g.input, &g.output);
+    let (din, dout) = (g.input_digest, g.output_digest);
+    // A streamed input is cut from the whole one, region by region (rows of `width · C`).
+    let call = if spec.streamed {
+        format!(
+            "run_streamed(&mut planner_kernels::Reference, |r, buf| {{\n        \
+             let n = r.width * {c};\n        \
+             for y in 0..r.height {{\n            \
+             let at = ((r.top + y) * {w} + r.left) * {c};\n            \
+             buf[y * n..(y + 1) * n].copy_from_slice(&whole[at..at + n]);\n        \
+             }}\n    }})"
+        )
+    } else {
+        format!(
+            "input_{input}_mut().copy_from_slice(&whole);\n    m.run(&mut planner_kernels::Reference)"
+        )
+    };
+    format!(
+        "\n/// The seed of the input of TFLite Micro's golden run.\n\
+         const SEED: u64 = {seed};\n\
+         pub fn run() -> Result<(), String> {{\n{take}    \
+         let mut whole = vec![0 as {elem}; {count}];\n    \
+         planner_kernels::golden::{fill};\n    \
+         let seen = planner_kernels::golden::digest(&planner::rt::kernel::Data::from(&whole[..]));\n    \
+         if seen != Some({din:#x}) {{\n        \
+         return Err(format!(\"the golden's input digest is {din:#x}, this one {{seen:x?}}\"));\n    \
+         }}\n    \
+         m.{call}.map_err(|e| format!(\"{{e:?}}\"))?;\n    \
+         let got = planner_kernels::golden::digest(&planner::rt::kernel::Data::from(m.output_{output}()));\n    \
+         if got != Some({dout:#x}) {{\n        \
+         return Err(format!(\"output digest {{got:x?}}, TFLite Micro's {dout:#x}\"));\n    \
+         }}\n    \
+         Ok(())\n}}\n"
+    )
 }
 
 /// Builds one crate of `plans` (a binary that runs each model when the plans are to be run,
@@ -766,16 +928,7 @@ fn build_crate(work: &Path, name: &str, plans: &[Accepted]) -> BTreeMap<u64, Str
             a.plan.display().to_string()
         );
         if let Some(spec) = &a.run {
-            let m = &spec.module;
-            let call = if spec.streamed {
-                "run_streamed(&mut planner_kernels::Reference, |_, _| {})"
-            } else {
-                "run(&mut planner_kernels::Reference)"
-            };
-            let _ = write!(
-                module,
-                "\npub fn run() -> Result<(), String> {{\n    let mut m = {m}::Model::take().ok_or_else(|| String::from(\"taken twice\"))?.init();\n    m.{call}.map_err(|e| format!(\"{{e:?}}\"))\n}}\n"
-            );
+            module.push_str(&runner(spec));
             let _ = writeln!(table, "    (\"c{i}\", c{i}::run),");
         }
         std::fs::write(dir.join(format!("src/c{i}.rs")), module).unwrap();
