@@ -25,6 +25,15 @@ fn bool_tensor(name: &'static str) -> TensorSpec {
     }
 }
 
+/// Asserts that reading `model()` after `edit` is refused with an error containing
+/// `expected`.
+fn assert_refused(model: fn() -> ModelSpec, edit: impl FnOnce(&mut ModelSpec), expected: &str) {
+    let mut m = model();
+    edit(&mut m);
+    let e = error_of(&m);
+    assert!(e.contains(expected), "{e}");
+}
+
 /// `n` RELUs in a row from input `a` to output `o` ([1, 4] int8; code index 1).
 fn relus(n: usize) -> SubgraphSpec {
     const NAMES: [&str; 4] = ["a", "h1", "h2", "o"];
@@ -113,32 +122,28 @@ fn an_if_puts_both_branches_in_the_op_list_one_after_the_other() {
 
 #[test]
 fn malformed_ifs_are_refused_naming_the_op() {
-    let mut m = if_model();
-    m.subgraphs[0].tensors[0] = tensor("cond", &[1], 0);
-    let e = error_of(&m);
-    assert!(
-        e.contains("op 0 (IF) of subgraph0 has condition `cond` of type i8"),
-        "{e}"
+    assert_refused(
+        if_model,
+        |m| m.subgraphs[0].tensors[0] = tensor("cond", &[1], 0),
+        "op 0 (IF) of subgraph0 has condition `cond` of type i8",
     );
-    let mut m = if_model();
-    m.subgraphs[0].ops[0].options = Some((92, Some(vec![(0, 1), (1, 7)])));
-    let e = error_of(&m);
-    assert!(
-        e.contains("runs subgraph 7, but the model has 3 subgraphs"),
-        "{e}"
+    assert_refused(
+        if_model,
+        |m| m.subgraphs[0].ops[0].options = Some((92, Some(vec![(0, 1), (1, 7)]))),
+        "runs subgraph 7, but the model has 3 subgraphs",
     );
     // A branch that runs the IF's own subgraph: recursion.
-    let mut m = if_model();
-    m.subgraphs[0].ops[0].options = Some((92, Some(vec![(0, 1), (1, 0)])));
-    let e = error_of(&m);
-    assert!(
-        e.contains("runs subgraph0, which is already running"),
-        "{e}"
+    assert_refused(
+        if_model,
+        |m| m.subgraphs[0].ops[0].options = Some((92, Some(vec![(0, 1), (1, 0)]))),
+        "runs subgraph0, which is already running",
     );
     // No options at all (subgraph indices unknown).
-    let mut m = if_model();
-    m.subgraphs[0].ops[0].options = None;
-    assert!(error_of(&m).contains("has no options of its kind"));
+    assert_refused(
+        if_model,
+        |m| m.subgraphs[0].ops[0].options = None,
+        "has no options of its kind",
+    );
     // A bad op inside a branch: the error says which subgraph its numbers count in.
     let mut m = if_model();
     m.subgraphs[2].ops[1].inputs = vec![9];
@@ -154,10 +159,11 @@ fn malformed_ifs_are_refused_naming_the_op() {
         "{e}"
     );
     // A branch with two inputs for one argument.
-    let mut m = if_model();
-    m.subgraphs[2].inputs = vec![0, 1];
-    let e = error_of(&m);
-    assert!(e.contains("gives subgraph2 1 inputs"), "{e}");
+    assert_refused(
+        if_model,
+        |m| m.subgraphs[2].inputs = vec![0, 1],
+        "gives subgraph2 1 inputs",
+    );
 }
 
 /// A chain of 20 subgraphs, each running the next from both branches of an IF: 2^19 copies
@@ -316,24 +322,21 @@ fn a_while_loop_carries_its_values_and_they_live_over_the_whole_loop() {
 
 #[test]
 fn a_while_condition_must_be_bool_and_values_must_match() {
-    let mut m = while_model();
-    m.subgraphs[1].tensors[3] = tensor("more", &[1], 0);
-    let e = error_of(&m);
-    assert!(
-        e.contains("whose output `subgraph1/more` is i8 of shape [1], not bool"),
-        "{e}"
+    assert_refused(
+        while_model,
+        |m| m.subgraphs[1].tensors[3] = tensor("more", &[1], 0),
+        "whose output `subgraph1/more` is i8 of shape [1], not bool",
     );
-    let mut m = while_model();
-    m.subgraphs[2].tensors[4] = tensor("v_next", &[1, 2], 0);
-    let e = error_of(&m);
-    assert!(
-        e.contains("passes `subgraph2/v_next` (i8 [1, 2]) as `v` (i8 [1, 4])"),
-        "{e}"
+    assert_refused(
+        while_model,
+        |m| m.subgraphs[2].tensors[4] = tensor("v_next", &[1, 2], 0),
+        "passes `subgraph2/v_next` (i8 [1, 2]) as `v` (i8 [1, 4])",
     );
-    let mut m = while_model();
-    m.subgraphs[0].ops[0].outputs = vec![2];
-    let e = error_of(&m);
-    assert!(e.contains("has 2 inputs and 1 outputs"), "{e}");
+    assert_refused(
+        while_model,
+        |m| m.subgraphs[0].ops[0].outputs = vec![2],
+        "has 2 inputs and 1 outputs",
+    );
 }
 
 /// `CALL_ONCE(init)`, then `acc = READ(h)`, `out = ADD(acc, x)`, `ASSIGN(h, out)`; the init
@@ -409,12 +412,12 @@ fn call_once_and_resource_variables_become_state_and_copies() {
         planner::plan_graph(&Manifest::for_model_file(std::path::Path::new(BUILT)), &g).unwrap();
     verify::verify(&planned.graph, &planned.plan).unwrap();
     // A handle no VAR_HANDLE wrote.
-    let mut m = variables_model();
-    m.subgraphs[0].ops.remove(1);
-    let e = error_of(&m);
-    assert!(
-        e.contains("reads handle `h`, which no VAR_HANDLE of the model wrote"),
-        "{e}"
+    assert_refused(
+        variables_model,
+        |m| {
+            m.subgraphs[0].ops.remove(1);
+        },
+        "reads handle `h`, which no VAR_HANDLE of the model wrote",
     );
     // An int8 variable starts at its zero point (`init()` fills it so): every use must
     // agree on it.
