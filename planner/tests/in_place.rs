@@ -14,11 +14,32 @@ use planner::{Planned, verify};
 
 use common::{activation, assert_says, bundled_models, op, root};
 
-fn plan(path: &Path, in_place: bool) -> Planned {
+/// The manifest of the model file `path`, with `memory.in_place` set to `in_place`.
+fn manifest(path: &Path, in_place: bool) -> Manifest {
     let mut m = Manifest::for_model_file(path);
     m.aliasing.in_place = in_place;
+    m
+}
+
+fn plan(path: &Path, in_place: bool) -> Planned {
+    let m = manifest(path, in_place);
     let g = planner::import::load(&m).unwrap();
     planner::plan_graph(&m, &g).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// The [`small`] graph planned with `memory.in_place`.
+fn plan_small_in_place(read_later: bool) -> Planned {
+    let m = manifest(Path::new("small.tflite"), true);
+    planner::plan_graph(&m, &small(read_later)).unwrap()
+}
+
+/// Asserts that one of the verifier's messages `e` contains every one of `parts`.
+#[track_caller]
+fn assert_one_says(e: &[String], parts: &[&str]) {
+    assert!(
+        e.iter().any(|m| parts.iter().all(|part| m.contains(part))),
+        "{e:?}"
+    );
 }
 
 fn scratch(p: &Planned) -> u64 {
@@ -77,11 +98,7 @@ fn bundled_models_never_grow_and_te_mcunet_meet_their_targets() {
 #[test]
 fn plan_file_records_in_place_ops_and_folded_pads() {
     let path = root().join("models/te_mcunet_vww.tflite");
-    let m = {
-        let mut m = Manifest::for_model_file(&path);
-        m.aliasing.in_place = true;
-        m
-    };
+    let m = manifest(&path, true);
     let p = plan(&path, true);
     assert_eq!(p.graph.folded_pads.len(), 4, "te_mcunet_vww's 4 PADs fold");
     assert!(p.graph.ops.iter().all(|op| op.opcode != "PAD"));
@@ -210,9 +227,7 @@ fn declare(g: &Graph, input: u32, output: u32, shift: u64) -> Result<(), Vec<Str
 
 #[test]
 fn verifier_accepts_a_declared_in_place_pair_at_its_op_only() {
-    let mut m = Manifest::for_model_file(Path::new("small.tflite"));
-    m.aliasing.in_place = true;
-    let p = planner::plan_graph(&m, &small(false)).unwrap();
+    let p = plan_small_in_place(false);
     verify::verify(&p.graph, &p.plan).unwrap();
     // Undeclared, the same overlaps are faults.
     let mut g = p.graph.clone();
@@ -228,33 +243,29 @@ fn verifier_accepts_a_declared_in_place_pair_at_its_op_only() {
 #[test]
 fn verifier_refuses_an_in_place_overlap_at_the_wrong_offset() {
     let e = declare(&small(false), 0, 1, 16).unwrap_err();
-    assert!(
-        e.iter()
-            .any(|m| m.contains("offset") && m.contains("in place")),
-        "{e:?}"
-    );
+    assert_one_says(&e, &["offset", "in place"]);
 }
 
 #[test]
 fn verifier_refuses_an_in_place_overlap_at_the_wrong_op() {
     // `d` (written by op 2) declared over `a`, which op 2 does not read.
     let e = declare(&small(false), 1, 4, 0).unwrap_err();
-    assert!(e.iter().any(|m| m.contains("does not read `a`")), "{e:?}");
-    assert!(e.iter().any(|m| m.contains("share bytes")), "{e:?}");
+    assert_one_says(&e, &["does not read `a`"]);
+    assert_one_says(&e, &["share bytes"]);
 }
 
 #[test]
 fn verifier_refuses_a_broadcast_operand() {
     // ADD's output written over `b` ([1, 16] broadcast to [4, 16]).
     let e = declare(&small(false), 2, 3, 0).unwrap_err();
-    assert!(e.iter().any(|m| m.contains("broadcast")), "{e:?}");
+    assert_one_says(&e, &["broadcast"]);
 }
 
 #[test]
 fn verifier_refuses_an_input_read_later() {
     // RELU over x, but the last ADD reads x again.
     let e = declare(&small(true), 0, 1, 0).unwrap_err();
-    assert!(e.iter().any(|m| m.contains("reads `x` later")), "{e:?}");
+    assert_one_says(&e, &["reads `x` later"]);
 }
 
 #[test]
@@ -263,11 +274,7 @@ fn verifier_refuses_a_kind_that_does_not_run_in_place() {
     g.ops[0].opcode = "SOFTMAX".into();
     g.ops[0].options = OpOptions::None;
     let e = declare(&g, 0, 1, 0).unwrap_err();
-    assert!(
-        e.iter()
-            .any(|m| m.contains("SOFTMAX ops do not run in place") && m.contains("`Never`")),
-        "{e:?}"
-    );
+    assert_one_says(&e, &["SOFTMAX ops do not run in place", "`Never`"]);
 }
 
 #[test]
@@ -279,11 +286,7 @@ fn verifier_refuses_a_unary_output_larger_than_its_input() {
     a.shape = vec![8, 16];
     a.size *= 2;
     let e = declare(&g, 0, 1, 0).unwrap_err();
-    assert!(
-        e.iter()
-            .any(|m| m.contains("RELU over `x`") && m.contains("no more bytes")),
-        "{e:?}"
-    );
+    assert_one_says(&e, &["RELU over `x`", "no more bytes"]);
 }
 
 #[test]
@@ -291,11 +294,7 @@ fn verifier_refuses_an_output_that_needs_a_larger_alignment() {
     let mut g = small(false);
     g.tensors[1].align_hint = Some(64);
     let e = declare(&g, 0, 1, 0).unwrap_err();
-    assert!(
-        e.iter()
-            .any(|m| m.contains("`a` needs alignment 64, more than `x`'s 1")),
-        "{e:?}"
-    );
+    assert_one_says(&e, &["`a` needs alignment 64, more than `x`'s 1"]);
 }
 
 /// An alias of an in-place output live before its op (or of the input after it) shares the
@@ -303,9 +302,7 @@ fn verifier_refuses_an_output_that_needs_a_larger_alignment() {
 /// would have hidden is reported.
 #[test]
 fn verifier_refuses_an_in_place_class_live_outside_its_op() {
-    let mut m = Manifest::for_model_file(Path::new("small.tflite"));
-    m.aliasing.in_place = true;
-    let p = planner::plan_graph(&m, &small(false)).unwrap();
+    let p = plan_small_in_place(false);
     let (a, c) = (TensorIndex(1), TensorIndex(3));
     assert!(
         p.graph
@@ -335,27 +332,17 @@ fn verifier_refuses_an_in_place_class_live_outside_its_op() {
     assert_eq!(with_alias(c, (1, 2)), Vec::<String>::new());
     // Live at op 0, beside `a`, on the same bytes.
     let e = with_alias(c, (0, 1));
-    assert!(
-        e.iter()
-            .any(|m| m.contains("`e`, an alias of `c`, is live from op 0")),
-        "{e:?}"
-    );
-    assert!(e.iter().any(|m| m.contains("share bytes")), "{e:?}");
+    assert_one_says(&e, &["`e`, an alias of `c`, is live from op 0"]);
+    assert_one_says(&e, &["share bytes"]);
     // An alias of the input `a` live after op 1, beside `c`.
     let e = with_alias(a, (0, 2));
-    assert!(
-        e.iter()
-            .any(|m| m.contains("`e`, an alias of `a`, is live until op 2")),
-        "{e:?}"
-    );
+    assert_one_says(&e, &["`e`, an alias of `a`, is live until op 2"]);
 }
 
 /// The planner itself runs the small graph's RELU and ADD in place, and not onto `b`.
 #[test]
 fn planner_runs_the_small_graph_in_place() {
-    let mut m = Manifest::for_model_file(Path::new("small.tflite"));
-    m.aliasing.in_place = true;
-    let p = planner::plan_graph(&m, &small(false)).unwrap();
+    let p = plan_small_in_place(false);
     let pairs: Vec<(u32, u32)> = p
         .graph
         .in_place
@@ -364,7 +351,7 @@ fn planner_runs_the_small_graph_in_place() {
         .collect();
     assert_eq!(pairs, vec![(0, 1), (1, 3), (3, 4)]);
     assert_eq!(scratch(&p), 64 + 16, "one 64-byte chain beside b");
-    let p = planner::plan_graph(&m, &small(true)).unwrap();
+    let p = plan_small_in_place(true);
     assert!(
         p.graph
             .in_place
@@ -439,8 +426,7 @@ fn in_place_ops_runs_only_the_kinds_it_names() {
 fn tflm_export_uses_the_classic_plan() {
     let path = root().join("models/te_mcunet_vww.tflite");
     let bytes = std::fs::read(&path).unwrap();
-    let mut m = Manifest::for_model_file(&path);
-    m.aliasing.in_place = true;
+    let m = manifest(&path, true);
     let done = planner::export::tflm::export(&bytes, &m, &[], false).unwrap();
     assert!(done.planned.graph.in_place.is_empty());
     assert!(done.planned.graph.folded_pads.is_empty());
