@@ -2,11 +2,14 @@
 //! twelve rows, the manifest's own marked, each figure the one `planner plan` gives for that
 //! combination, and no combination with in-place ops above in place alone.
 
+#[path = "../../planner/tests/common/mod.rs"]
+mod common;
 #[path = "support/files.rs"]
 mod files;
 #[path = "support/cli.rs"]
 mod support;
 
+use common::assert_says;
 use files::model_toml;
 use support::{stdout_of, tmp};
 
@@ -96,10 +99,7 @@ fn every_combination_is_listed_and_the_manifests_is_its_plan() {
     }
     // The line under the table names the lowest.
     let lowest = rows.iter().filter_map(|r| r.2).min().unwrap();
-    assert!(
-        out.contains(&format!("is the lowest: {lowest} bytes")),
-        "{out}"
-    );
+    assert_says(&out, &[&format!("is the lowest: {lowest} bytes")]);
 }
 
 /// A bare model plans classically: that row is marked, and the line under the table names
@@ -110,10 +110,12 @@ fn a_bare_model_is_marked_classic_and_told_the_lowest() {
     let rows = combinations(&out);
     assert_eq!(rows.iter().filter(|r| r.0).count(), 1, "{out}");
     assert!(rows.iter().any(|r| r.0 && r.1 == "classic"), "{out}");
-    assert!(
-        out.contains("The lowest is patches (input streamed) at ")
-            && out.contains("memory.patch_input"),
-        "{out}"
+    assert_says(
+        &out,
+        &[
+            "The lowest is patches (input streamed) at ",
+            "memory.patch_input",
+        ],
     );
 }
 
@@ -132,11 +134,11 @@ fn a_tie_names_the_manifests_own_combination() {
     let bytes = |name: &str| rows.iter().find(|r| r.1 == name).and_then(|r| r.2);
     let ours = bytes("patches (input streamed), in place");
     assert_eq!(ours, bytes("patches (input streamed)"), "{out}");
-    assert!(
-        out.contains(&format!(
+    assert_says(
+        &out,
+        &[&format!(
             "is the lowest: {} bytes of scratch (patches (input streamed), in place).",
             ours.unwrap()
-        )),
-        "{out}"
+        )],
     );
 }
