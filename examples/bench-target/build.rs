@@ -27,6 +27,9 @@ use serde_json::Value;
 mod align;
 #[path = "build/cases.rs"]
 mod cases;
+#[path = "../firmware-shared/golden_json.rs"]
+mod golden_json;
+use golden_json::json;
 #[path = "build/elementwise_cases.rs"]
 mod elementwise_cases;
 #[path = "build/lstm_cases.rs"]
@@ -201,7 +204,7 @@ fn main() {
     let mut flip = env::var_os("CARGO_FEATURE_WRONG_GOLDEN").is_some();
     for stem in &stems {
         let golden_path = goldens.join(format!("{stem}.json"));
-        let golden = json(&golden_path);
+        let golden = json(&golden_path, "run scripts/tflm_op_goldens.py to write it");
         for (suffix, kernels, set) in SETS {
             if suffix == "ref" && !with_reference(stem) {
                 continue;
@@ -418,22 +421,6 @@ fn run_{name}(probe: &mut crate::probe::Probe) -> Result<(), planner::rt::kernel
 "#,
         path = plan_path.display().to_string(),
     )
-}
-
-fn json(path: &Path) -> Value {
-    println!("cargo::rerun-if-changed={}", path.display());
-    let text = fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run scripts/tflm_op_goldens.py to write it",
-            path.display()
-        )
-    });
-    serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "{}: not JSON: {e}; rewrite it with its script",
-            path.display()
-        )
-    })
 }
 
 fn write_if_changed(path: &Path, bytes: &[u8]) {

@@ -20,6 +20,9 @@ use serde_json::Value;
 #[path = "../../../tests/run-models/src/align.rs"]
 mod align;
 use align::{Misaligned, align};
+#[path = "../../firmware-shared/golden_json.rs"]
+mod golden_json;
+use golden_json::json;
 
 /// How the plan's ops are matched with the golden's.
 #[derive(Clone, Copy)]
@@ -41,21 +44,8 @@ pub struct Spec {
     pub align: Align,
 }
 
-fn json(path: &Path) -> Value {
-    println!("cargo::rerun-if-changed={}", path.display());
-    let text = fs::read_to_string(path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run the golden scripts to write it",
-            path.display()
-        )
-    });
-    serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!(
-            "{}: not JSON: {e}; rewrite it with its script",
-            path.display()
-        )
-    })
-}
+/// What writes a golden file that is missing.
+const MISSING: &str = "run the golden scripts to write it";
 
 fn digest(hex: &str, golden: &Path, op: usize) -> u64 {
     u64::from_str_radix(hex, 16).unwrap_or_else(|e| {
@@ -286,8 +276,8 @@ pub fn plan(spec: &Spec, crate_dir: &Path, plans: &Path, wrong_golden: bool) -> 
         .sum();
     let goldens = crate_dir.join("../../tests/run-models/goldens");
     let ops_path = goldens.join(format!("ops/{stem}.json"));
-    let g = json(&ops_path);
-    let fin = json(&goldens.join(format!("{stem}.json")));
+    let g = json(&ops_path, MISSING);
+    let fin = json(&goldens.join(format!("{stem}.json")), MISSING);
 
     assert_eq!(plan.inputs.len(), 1, "`{name}` has one input");
     let Runs {
