@@ -108,35 +108,25 @@ fn main() -> ! {
             plan.set,
             cal.instructions(probe.total),
             cal.instructions(per_op),
-            probe.equal,
-            probe.compared,
-            probe.expected
+            probe.tally.equal,
+            probe.tally.compared,
+            probe.tally.expected
         );
         if let Err(e) = result {
             hprintln!("plan {} {}: FAILED: {}", plan.model, plan.set, e);
             failed = true;
         }
-        if let Some(d) = probe.first {
-            hprintln!(
-                "plan {} {}: FAILED: run {} op {} ({}) output {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}",
-                plan.model,
-                plan.set,
-                d.run,
-                d.op,
-                d.opcode,
-                d.output,
-                d.ours,
-                d.theirs
-            );
+        if let Some(d) = probe.tally.first {
+            hprintln!("plan {} {}: FAILED: {}", plan.model, plan.set, d);
         }
-        if !probe.passed() {
+        if !probe.tally.passed() {
             hprintln!(
                 "plan {} {}: FAILED: {} of {} digests compared, {} equal",
                 plan.model,
                 plan.set,
-                probe.compared,
-                probe.expected,
-                probe.equal
+                probe.tally.compared,
+                probe.tally.expected,
+                probe.tally.equal
             );
             failed = true;
         }

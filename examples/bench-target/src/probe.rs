@@ -3,9 +3,12 @@
 
 use planner::rt::kernel::{Hooks, RunError, Tap};
 use planner_kernels::KernelError;
-use planner_kernels::golden::digest;
 
 use crate::timer;
+
+#[path = "../../firmware-shared/digests.rs"]
+mod digests;
+use digests::Tally;
 
 /// Most ops a plan may have; a plan with more is refused by `main` before it runs.
 pub const MAX_OPS: usize = 512;
@@ -17,17 +20,6 @@ pub struct Plan {
     pub set: &'static str,
     pub ops: usize,
     pub run: fn(&mut Probe) -> Result<(), RunError<KernelError>>,
-}
-
-/// The first op output that differed from TFLite Micro's.
-#[derive(Clone, Copy, Debug)]
-pub struct Difference {
-    pub run: usize,
-    pub op: usize,
-    pub opcode: &'static str,
-    pub output: usize,
-    pub ours: Option<u64>,
-    pub theirs: u64,
 }
 
 /// Times ops and compares their outputs with TFLite Micro's digests.
@@ -44,11 +36,8 @@ pub struct Probe {
     /// Ticks of the whole `run()` with no hooks.
     pub total: u64,
     overhead: u64,
-    /// Outputs the digests hold, compared, and equal.
-    pub expected: usize,
-    pub compared: usize,
-    pub equal: usize,
-    pub first: Option<Difference>,
+    /// Outputs the digests hold, compared, and equal, and the first difference.
+    pub tally: Tally,
 }
 
 impl Probe {
@@ -62,10 +51,7 @@ impl Probe {
             opcodes: [""; MAX_OPS],
             total: 0,
             overhead,
-            expected: 0,
-            compared: 0,
-            equal: 0,
-            first: None,
+            tally: Tally::default(),
         }
     }
 
@@ -73,12 +59,7 @@ impl Probe {
     pub fn start_run(&mut self, run: usize, want: &'static [(usize, usize, u64)]) {
         self.run = run;
         self.want = want;
-        self.expected += want.len();
-    }
-
-    /// True when every digest was compared and equal.
-    pub fn passed(&self) -> bool {
-        self.expected > 0 && self.compared == self.expected && self.equal == self.compared
+        self.tally.expected += want.len();
     }
 }
 
@@ -102,21 +83,8 @@ impl Hooks for Probe {
     }
 
     fn tap(&mut self, op: &Tap<'_, '_>) {
-        for &(k, j, theirs) in self.want.iter().filter(|w| w.0 == op.index) {
-            let ours = op.output(j).and_then(|o| digest(&o.data));
-            self.compared += 1;
-            if ours == Some(theirs) {
-                self.equal += 1;
-            } else if self.first.is_none() {
-                self.first = Some(Difference {
-                    run: self.run,
-                    op: k,
-                    opcode: op.opcode,
-                    output: j,
-                    ours,
-                    theirs,
-                });
-            }
+        for &(_, j, theirs) in self.want.iter().filter(|w| w.0 == op.index) {
+            self.tally.compare(self.run, op, j, false, theirs);
         }
     }
 }

@@ -8,25 +8,11 @@ use planner_kernels::KernelError;
 
 use crate::GOLDEN_FAILED;
 
-use planner_kernels::golden::digest;
 pub use planner_kernels::golden::{fill_f32, fill_i8, fill_i8_in, fill_i16};
 
-/// The first op output that differed from TFLite Micro's.
-#[derive(Clone, Copy, Debug)]
-pub struct Difference {
-    /// The run (golden input) it was in.
-    pub run: usize,
-    /// The op, in plan order, and its name.
-    pub op: usize,
-    pub opcode: &'static str,
-    /// The output's index (the input's, when `input`).
-    pub output: usize,
-    /// True when the tensor compared was the op's input `output`, after the op ran.
-    pub input: bool,
-    /// FNV-1a 64 of our bytes (`None`: the op had no such output) and TFLite Micro's.
-    pub ours: Option<u64>,
-    pub theirs: u64,
-}
+#[path = "../../firmware-shared/digests.rs"]
+mod digests;
+use digests::Tally;
 
 /// A tap (`Hooks::tap`) that hashes every op's outputs and compares them with the digests
 /// of TFLite Micro's, op by op: `(plan op, output, FNV-1a 64)` per compared output, and
@@ -37,26 +23,22 @@ pub struct Digests {
     want: &'static [(usize, usize, u64)],
     want_inputs: &'static [(usize, usize, u64)],
     run: usize,
-    /// Outputs the goldens hold, over the runs given to [`Digests::expect`].
-    pub expected: usize,
-    /// Outputs compared, and of them equal to TFLite Micro's.
-    pub compared: usize,
-    pub equal: usize,
-    /// The first difference.
-    pub first: Option<Difference>,
+    /// Outputs the goldens hold (over the runs given to [`Digests::expect`]), compared, and
+    /// equal to TFLite Micro's, and the first difference.
+    pub tally: Tally,
 }
 
 impl Digests {
     /// The digests of the next run.
     pub fn expect(&mut self, want: &'static [(usize, usize, u64)]) {
         self.want = want;
-        self.expected += want.len();
+        self.tally.expected += want.len();
     }
 
     /// The input digests of the next run.
     pub fn expect_inputs(&mut self, want: &'static [(usize, usize, u64)]) {
         self.want_inputs = want;
-        self.expected += want.len();
+        self.tally.expected += want.len();
     }
 
     /// Ends a run.
@@ -76,38 +58,21 @@ impl Digests {
         error: Option<impl core::fmt::Display>,
         why: &str,
     ) {
-        if let Some(d) = self.first {
-            hprintln!(
-                "{} {}: FAILED: run {} op {} ({}) {} {}: fnv1a64 {:016x?}, TFLite Micro's {:016x}{}",
-                what,
-                model,
-                d.run,
-                d.op,
-                d.opcode,
-                if d.input { "input" } else { "output" },
-                d.output,
-                d.ours,
-                d.theirs,
-                why
-            );
+        if let Some(d) = self.tally.first {
+            hprintln!("{} {}: FAILED: {}{}", what, model, d, why);
         }
         if let Some(e) = error {
             hprintln!("{} {}: FAILED: {}", what, model, e);
         }
-        if self.compared != self.expected {
+        if self.tally.compared != self.tally.expected {
             hprintln!(
                 "{} {}: FAILED: {} op outputs compared, the goldens hold {}; an op was not tapped",
                 what,
                 model,
-                self.compared,
-                self.expected
+                self.tally.compared,
+                self.tally.expected
             );
         }
-    }
-
-    /// True when every output the goldens hold was compared and equal.
-    pub fn passed(&self) -> bool {
-        self.expected > 0 && self.compared == self.expected && self.equal == self.compared
     }
 }
 
@@ -115,23 +80,8 @@ impl Hooks for Digests {
     fn tap(&mut self, op: &Tap<'_, '_>) {
         let outputs = self.want.iter().map(|&w| (w, false));
         let inputs = self.want_inputs.iter().map(|&w| (w, true));
-        for ((k, j, theirs), input) in outputs.chain(inputs).filter(|w| w.0.0 == op.index) {
-            let view = if input { op.input(j) } else { op.output(j) };
-            let ours = view.and_then(|o| digest(&o.data));
-            self.compared += 1;
-            if ours == Some(theirs) {
-                self.equal += 1;
-            } else if self.first.is_none() {
-                self.first = Some(Difference {
-                    run: self.run,
-                    op: k,
-                    opcode: op.opcode,
-                    output: j,
-                    input,
-                    ours,
-                    theirs,
-                });
-            }
+        for ((_, j, theirs), input) in outputs.chain(inputs).filter(|w| w.0.0 == op.index) {
+            self.tally.compare(self.run, op, j, input, theirs);
         }
     }
 }

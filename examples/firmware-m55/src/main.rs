@@ -143,10 +143,10 @@ fn run_in_place() -> bool {
                 "in place {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
                 model,
                 models::VWW_IN_PLACE_SCRATCH,
-                tap.compared,
+                tap.tally.compared,
                 models::VWW_IN_PLACE_RUNS.len(),
                 models::VWW_IN_PLACE_FOLDED,
-                tap.equal,
+                tap.tally.equal,
                 verdict
             )
         },
@@ -170,9 +170,9 @@ fn run_patches() -> bool {
             hprintln!(
                 "patches {}: {} op outputs compared over {} runs, {} equal to TFLite Micro's (split after op {}, grid {}x{}, scratch {} bytes); final output {}",
                 model,
-                tap.compared,
+                tap.tally.compared,
                 models::PERSON_PATCHES_RUNS.len(),
-                tap.equal,
+                tap.tally.equal,
                 models::PERSON_PATCHES_SPLIT,
                 models::PERSON_PATCHES_GRID[0],
                 models::PERSON_PATCHES_GRID[1],
@@ -197,7 +197,7 @@ fn compare_ops<E: core::fmt::Display>(
     let (final_ok, error) = golden::outcome(run(&mut tap));
     line(&tap, if final_ok { "bit-exact" } else { "DIFFERS" });
     tap.report_failures(what, model, error, why);
-    !(final_ok && tap.passed())
+    !(final_ok && tap.tally.passed())
 }
 
 /// hello_world inference through the op views (left out of the broken-plan test build,
@@ -372,12 +372,12 @@ fn run_lstm() -> bool {
         hprintln!(
             "lstm {}: {} op outputs compared over {} runs (state carried), {} equal to TFLite Micro's",
             model,
-            tap.compared,
+            tap.tally.compared,
             runs,
-            tap.equal
+            tap.tally.equal
         );
         tap.report_failures("lstm", model, result.as_ref().err(), "");
-        failed |= !(result.is_ok() && tap.passed());
+        failed |= !(result.is_ok() && tap.tally.passed());
     }
     failed
 }
