@@ -2,9 +2,10 @@
 //! (`#[path = "../../common/firmware.rs"] mod common;`) and keeps what is its board's: the
 //! clocks, caches and cycle counter, the chip's boot and debug needs, the model and its prints.
 //! Here: the defmt transport and panic handler, the golden constants `build.rs` writes (see
-//! `golden.rs` beside this file), the fixed input, the checks against TFLite Micro, and the
-//! semihosting exit that ends `probe-rs run`.
+//! `golden.rs` beside this file), the fixed input, the run timed with the DWT cycle counter,
+//! the checks against TFLite Micro, and the semihosting exit that ends `probe-rs run`.
 
+use cortex_m::peripheral::DWT;
 use cortex_m_semihosting::debug;
 use defmt_rtt as _; // the defmt transport: RTT, read by the probe
 use planner_kernels::golden::{fill_i8, fnv1a64};
@@ -31,11 +32,17 @@ pub fn fill_input(input: &mut [i8]) {
     }
 }
 
-/// Panics with the error `run()` returned, if any.
-pub fn check_run<E: core::fmt::Display>(ran: Result<(), E>) {
+/// Runs the model (`run` calls its `run()`) between two reads of the DWT cycle counter, so
+/// that the count covers every op of `run()` and nothing else; panics with the error `run()`
+/// returned, if any. Returns the cycles it took.
+pub fn timed_run<E: core::fmt::Display>(run: impl FnOnce() -> Result<(), E>) -> u32 {
+    let start = DWT::cycle_count();
+    let ran = run();
+    let cycles = DWT::cycle_count().wrapping_sub(start);
     if let Err(e) = ran {
         defmt::panic!("run() failed: {}", defmt::Display2Format(&e))
     }
+    cycles
 }
 
 /// Panics, printing TFLite Micro's output, unless `out` is that output byte for byte.
