@@ -61,7 +61,7 @@ fn every_combination_is_listed_and_the_manifests_is_its_plan() {
     );
     let out = stdout_of(&["compare", manifest.to_str().unwrap()]);
     let rows = combinations(&out);
-    assert_eq!(rows.len(), 12, "{out}");
+    assert_eq!(rows.len(), 16, "{out}");
     let marked: Vec<_> = rows.iter().filter(|r| r.0).collect();
     assert_eq!(marked.len(), 1, "{out}");
     assert_eq!(marked[0].1, "patches (input streamed), in place", "{out}");
@@ -79,6 +79,11 @@ fn every_combination_is_listed_and_the_manifests_is_its_plan() {
     for suffix in ["", ", schedule=memory"] {
         let in_place = bytes(&format!("classic, in place{suffix}"));
         assert!(in_place < classic, "{out}");
+        // Row overlap beside in place never costs more than in place alone.
+        assert!(
+            bytes(&format!("classic, in place, row overlap{suffix}")) <= in_place,
+            "{out}"
+        );
         for input in ["resident", "streamed"] {
             let both = bytes(&format!("patches (input {input}), in place{suffix}"));
             let alone = bytes(&format!("patches (input {input}){suffix}"));

@@ -54,6 +54,8 @@ pub(crate) struct InPlace {
     pub(crate) output_pos: usize,
     /// The output written over it.
     pub(crate) output: usize,
+    /// With row overlap: how its output rows read its input rows (`load` checked it).
+    pub(crate) rows: Option<planner_rt::rows::Rows>,
 }
 
 /// The typed options of one op: the kind (the `OpOptions` variant and the kernel trait's
@@ -80,7 +82,9 @@ pub(crate) fn analyze(l: &Loaded, rt: &str) -> Analysis {
         .map(|k| {
             let in_place = in_place(l, k);
             let (reads, writes) = op_tensors(l, k, in_place);
+            // An op with row overlap runs its kind's usual kernel, band by band.
             let in_place_kind = in_place
+                .filter(|ip| ip.rows.is_none())
                 .and_then(|_| l.file.ops[k].options.in_place_codegen())
                 .map(|(kind, method)| (ident(kind), ident(method)));
             OpFacts {
@@ -110,11 +114,17 @@ fn in_place(l: &Loaded, k: usize) -> Option<InPlace> {
     let ip = op.in_place?;
     let input = (*op.inputs.get(ip.input as usize)?)? as usize;
     let output = *op.outputs.get(ip.output as usize)? as usize;
+    let rows = if ip.rows {
+        Some(planner_planfile::rows::op_rows(&l.file, op).ok()?)
+    } else {
+        None
+    };
     Some(InPlace {
         input_pos: ip.input as usize,
         input,
         output_pos: ip.output as usize,
         output,
+        rows,
     })
 }
 

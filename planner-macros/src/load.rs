@@ -538,7 +538,10 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
     for (k, op) in f.ops.iter().enumerate() {
         let Some(ip) = op.in_place else { continue };
         let what = format!("op {k} ({}) of model `{}`", op.opcode, f.model);
-        if op.options.in_place_codegen().is_none() {
+        if ip.rows {
+            planner_planfile::rows::op_rows(f, op)
+                .map_err(|why| format!("{what} runs with row overlap, but {why}"))?;
+        } else if op.options.in_place_codegen().is_none() {
             return Err(format!(
                 "{what} is declared to run in place, but {} never runs in place (in place: {} \
                  with their options)",
@@ -566,7 +569,16 @@ fn check_in_place(f: &PlanFile) -> Result<(), String> {
             ));
         }
         let (ti, to) = (&f.tensors[input], &f.tensors[output]);
-        if ti.arena != to.arena || ti.offset != to.offset {
+        if ip.rows {
+            // The `const` check proves how far after the output the input starts.
+            if ti.arena != to.arena || ti.offset < to.offset {
+                return Err(format!(
+                    "{what} runs with row overlap, but its output `{}` (offset {} of arena \
+                     #{}) does not start at or before its input `{}` (offset {} of arena #{})",
+                    to.id, to.offset, to.arena, ti.id, ti.offset, ti.arena
+                ));
+            }
+        } else if ti.arena != to.arena || ti.offset != to.offset {
             return Err(format!(
                 "{what} runs in place, but its output `{}` is at offset {} of arena #{}, not at \
                  its input `{}`'s offset {} of arena #{}",

@@ -294,7 +294,6 @@ fn check_table(cx: &Ctx<'_>) {
     let lists: Vec<OpLists> = (0..cx.l.file.ops.len())
         .map(|k| {
             let (r, w, ip) = op_rows(cx, k);
-            let ip = ip.map(|(input, output)| check::InPlaceRow { input, output });
             (r, w, ip)
         })
         .collect();

@@ -68,6 +68,15 @@ fn looped_plan_and_blob_match_the_planner() {
     check((planned.graph, planned.plan, Layout::of(&manifest)));
 }
 
+/// The model with row overlap: `tests/ui/plans/rows.toml`, planned.
+#[test]
+fn rows_plan_and_blob_match_the_planner() {
+    let manifest = planner::manifest::load(&plans_dir().join("rows.toml")).unwrap();
+    let planned = planner::plan(&manifest).unwrap();
+    assert!(planned.graph.in_place.iter().any(|p| p.rows));
+    check((planned.graph, planned.plan, Layout::of(&manifest)));
+}
+
 fn check(
     (graph, plan, layout): (
         planner::graph::Graph,

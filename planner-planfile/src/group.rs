@@ -199,7 +199,7 @@ mod tests {
             e.message(),
             "g.plan.json, model `a`: tensor `x` has quantization scale inf, which is not a finite f32 (a value past 3.4e38 reads as infinite)"
         );
-        let e = read(r#"{"format_version": 5, "group": 5}"#, "g.plan.json").unwrap_err();
+        let e = read(r#"{"format_version": 6, "group": 5}"#, "g.plan.json").unwrap_err();
         assert!(
             e.message()
                 .starts_with("g.plan.json is not a valid group plan file: "),

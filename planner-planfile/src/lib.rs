@@ -49,6 +49,7 @@ mod model;
 pub mod naming;
 mod options_de;
 pub mod patch;
+pub mod rows;
 mod values;
 
 pub use control::{Control, OpRange};

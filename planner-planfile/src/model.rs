@@ -39,7 +39,11 @@ use planner_rt::options::OpOptions;
 ///   holds every subgraph's ops (see [`control`](crate::control)). Left out for a model
 ///   without control flow, whose file differs from version 4 in the version alone.
 ///   Version 4 files are refused with "rebuild".
-pub const FORMAT_VERSION: u32 = 5;
+/// - 6: row overlap ([`InPlaceEntry::rows`]): a convolution or pool whose output starts
+///   before its input, over the input rows it has read (see `planner_rt::rows`). Left out
+///   for an op without it, so a file without row overlap differs from version 5 in the
+///   version alone. Version 5 files are refused with "rebuild".
+pub const FORMAT_VERSION: u32 = 6;
 
 /// A plan file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -224,7 +228,7 @@ pub struct PreparedEntry {
 }
 
 /// How an op runs in place: output `output` starts at the offset of input `input` (in the
-/// same arena), which the op is the last to read. The two tensors share bytes at this op
+/// same arena; before it with [`InPlaceEntry::rows`]), which the op is the last to read. The two tensors share bytes at this op
 /// only: the input's lifetime ends at the op and the output's starts there. The `const`
 /// check and the verifier accept that overlap, and no other.
 ///
@@ -242,6 +246,13 @@ pub struct InPlaceEntry {
     /// Position in [`OpEntry::scratch`] of the op's temporary (a depthwise convolution's
     /// copy of one input channel), when it has one.
     pub temp: Option<u32>,
+    /// Row overlap (since version 6; `memory.row_overlap`): the output starts before the
+    /// input, which starts at least `planner_rt::rows::Rows::min_shift` elements later
+    /// (and inside the output's slot), and the op computes its output rows from the top
+    /// over input rows it has read (`planner_rt::rows::run`). False (left out): the output
+    /// starts at the input.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rows: bool,
 }
 
 /// A named model input or output.
@@ -702,8 +713,8 @@ pub(crate) mod tests {
     fn rejects_other_versions_and_garbage() {
         let e = PlanFile::parse(r#"{"format_version": 99}"#, "x.plan.json").unwrap_err();
         assert!(e.message().contains("version 99"), "{}", e.message());
-        assert!(e.message().contains("reads only version 5"));
-        for old in [1, 2, 3, 4] {
+        assert!(e.message().contains("reads only version 6"));
+        for old in [1, 2, 3, 4, 5] {
             let e = PlanFile::parse(&format!(r#"{{"format_version": {old}}}"#), "old.plan.json")
                 .unwrap_err();
             assert!(e.message().contains("rebuild"), "{}", e.message());
@@ -711,7 +722,7 @@ pub(crate) mod tests {
         let e = PlanFile::parse("{}", "x.plan.json").unwrap_err();
         assert!(e.message().contains("no format_version"));
         assert!(PlanFile::parse("nope", "x").is_err());
-        let e = PlanFile::parse(r#"{"format_version": 5, "model": 3}"#, "x").unwrap_err();
+        let e = PlanFile::parse(r#"{"format_version": 6, "model": 3}"#, "x").unwrap_err();
         assert!(e.message().contains("not a valid plan file"));
         assert_eq!(
             e.help_text(),

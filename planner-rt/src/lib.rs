@@ -50,6 +50,7 @@ pub mod kernel;
 pub mod op_kinds;
 pub mod options;
 pub mod prepare;
+pub mod rows;
 pub mod slab;
 mod tensor;
 

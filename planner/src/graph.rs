@@ -267,8 +267,8 @@ pub struct PreparedOp {
     pub scratch: Vec<TensorIndex>,
 }
 
-/// An op that runs in place: `output` starts at `input`'s offset; `input` ends at the op
-/// (its last reader) and `output` starts there. The op is `output`'s producer.
+/// An op that runs in place: `output` starts at `input`'s offset (before it with
+/// [`InPlaceOp::rows`]); `input` ends at the op (its last reader) and `output` starts there. The op is `output`'s producer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InPlaceOp {
     /// The input whose bytes the output takes over.
@@ -278,6 +278,11 @@ pub struct InPlaceOp {
     /// The op's temporary (a depthwise convolution's copy of one input channel), one of the
     /// op's scratch tensors.
     pub temp: Option<TensorIndex>,
+    /// Row overlap (`memory.row_overlap`): `output` starts before `input`, which starts at
+    /// least [`Rows::min_shift`](crate::rt::rows::Rows::min_shift) elements later inside
+    /// `output`'s slot, and the op computes its rows from the top (see [`crate::rt::rows`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rows: bool,
 }
 
 /// A PAD (or PADV2) folded into the convolution that consumed its output.

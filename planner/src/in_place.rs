@@ -411,6 +411,7 @@ pub fn detect(graph: &mut Graph, only: &[String]) {
             input,
             output,
             temp: temp.flatten(),
+            rows: false,
         });
     }
 }

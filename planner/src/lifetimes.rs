@@ -122,7 +122,7 @@ pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<
     // read by nothing after the op.
     let slot = |t: TensorIndex| graph.tensors[t.get()].size.div_ceil(16);
     let mut split = Vec::new();
-    for p in &graph.in_place {
+    for p in graph.in_place.iter().filter(|p| !p.rows) {
         if let (Some((k, end)), Some(_)) = (live[p.output.get()], live[p.input.get()])
             && slot(p.output) < slot(p.input)
             && end > k
@@ -132,10 +132,20 @@ pub fn compute_merging(graph: &Graph, merged: &BTreeSet<TensorIndex>) -> Result<
             split.push((p.input, p.output));
         }
     }
+    // Row overlap: the two keep slots of their own, the output's packed from the op after
+    // (at the op its bytes are the shared buffer's, which the pipeline's row placement
+    // keeps free: `pipeline::rows`).
+    for p in graph.in_place.iter().filter(|p| p.rows) {
+        if let Some((k, end)) = live[p.output.get()]
+            && end > k
+        {
+            live[p.output.get()] = Some((k + 1, end));
+        }
+    }
     let pairs = graph
         .in_place
         .iter()
-        .filter(|p| !split.contains(&(p.input, p.output)))
+        .filter(|p| !p.rows && !split.contains(&(p.input, p.output)))
         .map(|p| (p.output, p.input));
     for (alias, target) in graph.aliases.iter().copied().chain(pairs) {
         let (ra, rt) = (root(&slot_of, alias), root(&slot_of, target));

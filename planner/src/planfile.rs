@@ -23,7 +23,7 @@ pub use planner_planfile::naming;
 pub use planner_planfile::{
     ArenaEntry, BlobEntry, Error as ReadError, FORMAT_VERSION, InPlaceEntry, IoEntry, KernelSet,
     Layout, LayoutSource, Lifetime, MemoryEntry, OpEntry, PLAN_DIR_VAR, PlanFile, PreparedEntry,
-    PreparedLayout, TensorEntry, fnv1a64, patch,
+    PreparedLayout, TensorEntry, fnv1a64, patch, rows,
 };
 
 use std::collections::BTreeMap;
@@ -249,7 +249,7 @@ mod tests {
     /// A refused plan file is a planner error of bad input, message and help kept.
     #[test]
     fn a_read_error_is_bad_input_with_its_help() {
-        let read = PlanFile::parse(r#"{"format_version": 5, "model": 3}"#, "x").unwrap_err();
+        let read = PlanFile::parse(r#"{"format_version": 6, "model": 3}"#, "x").unwrap_err();
         let e = Error::from(read.clone());
         assert_eq!(e.message(), read.message());
         assert!(e.message().starts_with("x is not a valid plan file: "));

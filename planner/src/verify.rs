@@ -106,8 +106,8 @@ fn check_model(graph: &Graph, plan: &MemoryPlan, rules: &VerifyRules) -> Vec<Str
             out
         },
         || {
-            let (groups, mut bad) = slot_groups(graph, &entries);
-            bad.extend(live_overlaps(graph, &entries, &groups));
+            let (groups, rows, mut bad) = slot_groups(graph, &entries);
+            bad.extend(live_overlaps(graph, &entries, &groups, &rows));
             bad
         },
     );
@@ -388,8 +388,21 @@ struct Slot {
 /// A sweep over ops per arena, not a comparison of all pairs at overlapping offsets: the
 /// slots live at one op are disjoint byte ranges in a map by offset, so a slot that starts
 /// need only be compared with its neighbours there. `O(n log n)` plus the faults found.
-fn live_overlaps(graph: &Graph, entries: &[Entry<'_>], alias_group: &[usize]) -> Vec<String> {
+fn live_overlaps(
+    graph: &Graph,
+    entries: &[Entry<'_>],
+    alias_group: &[usize],
+    rows: &[crate::graph::InPlaceOp],
+) -> Vec<String> {
     let mut arenas: BTreeMap<(ArenaRole, &str), Vec<Slot>> = BTreeMap::new();
+    // Row-overlap outputs (checked by `check_in_place`): at their op, the input's bytes.
+    let shared: BTreeMap<usize, (u64, u64)> = rows
+        .iter()
+        .filter_map(|p| {
+            let a = entries[p.input.get()].0?;
+            Some((p.output.get(), (a.offset, a.offset.saturating_add(graph.tensor(p.input).size))))
+        })
+        .collect();
     for (i, t) in graph.tensors.iter().enumerate() {
         if t.size == 0 {
             continue;
@@ -400,16 +413,28 @@ fn live_overlaps(graph: &Graph, entries: &[Entry<'_>], alias_group: &[usize]) ->
         };
         // A tensor without a lifetime (already a fault) is taken as live throughout.
         let (first, last) = lifetime.map_or((0, u32::MAX), |l| (l.start_op, l.end_op));
-        arenas
-            .entry((b.role, b.memory.as_str()))
-            .or_default()
-            .push(Slot {
-                start: b.offset,
-                end: b.offset.saturating_add(t.size),
-                first,
-                last,
-                tensor: i,
-            });
+        let (start, end) = (b.offset, b.offset.saturating_add(t.size));
+        let slots = arenas.entry((b.role, b.memory.as_str())).or_default();
+        let mut push = |start: u64, end: u64, first: u32, last: u32| {
+            if start < end && first <= last {
+                slots.push(Slot {
+                    start,
+                    end,
+                    first,
+                    last,
+                    tensor: i,
+                });
+            }
+        };
+        match shared.get(&i) {
+            // At its op the output is its bytes outside the input's, then all of them.
+            Some(&(from, to)) => {
+                push(start, end.min(from), first, first);
+                push(start.max(to), end, first, first);
+                push(start, end, first.saturating_add(1), last);
+            }
+            None => push(start, end, first, last),
+        }
     }
     let mut out = Vec::new();
     for ((role, memory), mut slots) in arenas {
@@ -472,15 +497,26 @@ fn live_overlaps(graph: &Graph, entries: &[Entry<'_>], alias_group: &[usize]) ->
 }
 
 /// Per tensor, the smallest index of its slot group: its alias group, joined with the other
-/// side of each in-place pair that [`check_in_place`] accepts. A message for each pair it
-/// refuses (that pair's overlap is then reported as any other).
-fn slot_groups(graph: &Graph, entries: &[Entry<'_>]) -> (Vec<usize>, Vec<String>) {
+/// side of each in-place pair that [`check_in_place`] accepts; the row-overlap pairs it
+/// accepts; a message for each pair it refuses (that pair's overlap is then reported as
+/// any other).
+fn slot_groups(
+    graph: &Graph,
+    entries: &[Entry<'_>],
+) -> (Vec<usize>, Vec<crate::graph::InPlaceOp>, Vec<String>) {
     let mut bad = Vec::new();
     let classes = AliasClasses::new(graph, entries);
+    let mut rows = Vec::new();
     let pairs = graph
         .in_place
         .iter()
         .filter_map(|p| match check_in_place(graph, entries, &classes, p) {
+            // A row-overlap pair keeps two slots; the sweep sees the output from the op
+            // after, and at the op only its bytes outside the input's.
+            Ok(()) if p.rows => {
+                rows.push(*p);
+                None
+            }
             Ok(()) => Some((p.output, p.input)),
             Err(m) => {
                 bad.push(m);
@@ -488,7 +524,8 @@ fn slot_groups(graph: &Graph, entries: &[Entry<'_>]) -> (Vec<usize>, Vec<String>
             }
         });
     let pairs: Vec<_> = pairs.collect();
-    (joined(graph.tensors.len(), graph.aliases.iter().chain(&pairs)), bad)
+    let groups = joined(graph.tensors.len(), graph.aliases.iter().chain(&pairs));
+    (groups, rows, bad)
 }
 
 /// Per tensor of `n`, the smallest index of its group once each of `pairs` is joined
@@ -586,7 +623,15 @@ fn check_in_place(
         return Err(refuse(format!("the op does not read `{}`", it.id)));
     };
     let output = op.outputs.iter().position(|&t| t == p.output).unwrap_or(0);
-    in_place_rule::may_overwrite(graph, op, input, output).map_err(refuse)?;
+    let rows = if p.rows {
+        if p.temp.is_some() {
+            return Err(refuse("an op with row overlap has no temporary".into()));
+        }
+        Some(in_place_rule::may_overlap_rows(graph, op, input, output).map_err(refuse)?)
+    } else {
+        in_place_rule::may_overwrite(graph, op, input, output).map_err(refuse)?;
+        None
+    };
     if let Some(later) =
         (k + 1..graph.ops.len()).find(|&j| graph.ops[j].tensors().any(|t| t == p.input))
     {
@@ -642,6 +687,9 @@ fn check_in_place(
             .as_ref()
             .map(|b| (b.role, b.memory.clone(), b.offset))
     };
+    if let Some(rows) = rows {
+        return rows_offsets(&rows, (it, ia), (ot, oa)).map_err(refuse);
+    }
     if at(ia) != at(oa) || at(ia).is_none() {
         return Err(refuse(format!(
             "`{}` is at {} offset {} and `{}` at {} offset {}; an in-place output starts at its input's offset in the same arena",
@@ -649,6 +697,27 @@ fn check_in_place(
         )));
     }
     Ok(())
+}
+
+/// With row overlap: input `it` and output `ot` are in one arena, the input at least
+/// [`Rows::min_shift`](crate::rt::rows::Rows::min_shift) whole elements after the output
+/// and at most the output's bytes after it (the op's buffer is the two slots, no gap).
+fn rows_offsets(
+    rows: &crate::rt::rows::Rows,
+    (it, ia): (&crate::graph::Tensor, &TensorAllocation),
+    (ot, oa): (&crate::graph::Tensor, &TensorAllocation),
+) -> Result<(), String> {
+    let arena = |a: &TensorAllocation| a.binding.as_ref().map(|b| (b.role, b.memory.clone()));
+    let elem = ot.dtype.bytes_for(1).unwrap_or(1).max(1);
+    let need = (rows.min_shift() as u64).saturating_mul(elem);
+    let shift = ia.offset.checked_sub(oa.offset);
+    match shift {
+        Some(d) if arena(ia) == arena(oa) && arena(ia).is_some() && d >= need && d.is_multiple_of(elem) && d <= ot.size => Ok(()),
+        _ => Err(format!(
+            "`{}` is at {} offset {} and `{}` at {} offset {}; with row overlap the input starts {need} to {} bytes after the output, in whole elements, in the same arena",
+            it.id, ia.memory, ia.offset, ot.id, oa.memory, oa.offset, ot.size
+        )),
+    }
 }
 
 impl std::error::Error for Violation {}

@@ -221,6 +221,7 @@ fn declare(g: &Graph, input: u32, output: u32, shift: u64) -> Result<(), Vec<Str
         input: i,
         output: o,
         temp: None,
+        rows: false,
     });
     verify::verify(&g, &p.plan).map_err(|v| v.iter().map(|v| v.to_string()).collect())
 }

@@ -244,6 +244,7 @@ fn nothing_runs_in_place_or_in_float32_inside_a_stage() {
             input,
             output,
             temp: None,
+            rows: false,
         });
         refused_by_verify(
             &g,

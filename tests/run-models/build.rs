@@ -60,6 +60,9 @@ fn tflite_files(dir: &std::path::Path) -> Vec<PathBuf> {
 /// The suffix of a model's name when it is planned a second time with `in_place = true`.
 const IN_PLACE: &str = "_in_place";
 
+/// The suffix of a model's name when it is planned with `row_overlap = true`.
+const ROWS: &str = "_rows";
+
 /// The vision models planned a third time with `patches = "auto"` (named
 /// `<model>_patches`), and the one planned a fourth time with its input streamed too
 /// (`<model>_streamed`).
@@ -152,6 +155,10 @@ fn main() {
         suffix: IN_PLACE,
         memory: "in_place = true\n",
     };
+    let rows = Variant {
+        suffix: ROWS,
+        memory: "row_overlap = true\n",
+    };
     let patches = Variant {
         suffix: "_patches",
         memory: "patches = \"auto\"\n",
@@ -181,6 +188,15 @@ fn main() {
             in_place,
             "Every bundled model planned with `in_place = true` (PADs folded, ops run in place; \
              named `<model>_in_place`), in file-name order.",
+        ),
+        (
+            tflite_files(&corpus),
+            "MODELS_ROWS",
+            true,
+            rows,
+            "Every bundled model planned with `row_overlap = true` (convolutions and pools \
+             writing their output rows over the input rows they have read, where that lowers \
+             the peak; named `<model>_rows`), in file-name order.",
         ),
         (
             tflite_files(&single),
@@ -351,7 +367,11 @@ fn runner_body(plan: &PlanFile, module: &str, acquire: &str) -> (String, bool) {
     missing.extend(
         plan.ops
             .iter()
-            .filter(|o| o.in_place.is_some() && !supported_in_place().contains(&o.opcode.as_str()))
+            .filter(|o| {
+                // An op with row overlap runs its kind's usual kernel.
+                o.in_place.is_some_and(|ip| !ip.rows)
+                    && !supported_in_place().contains(&o.opcode.as_str())
+            })
             .map(|o| o.opcode.as_str()),
     );
     missing.sort_unstable();

@@ -1,6 +1,6 @@
 //! `planner compare`'s second table: every combination of the techniques that take a model
-//! below the classic bound (in-place ops, patches with the input resident or streamed, the
-//! memory-minimising op order), each planned by the manifest's planner, with its scratch
+//! below the classic bound (in-place ops, row overlap, patches with the input resident or
+//! streamed, the memory-minimising op order), each planned by the manifest's planner, with its scratch
 //! bytes and its multiply-accumulates, the manifest's own combination marked.
 
 use planner::Planned;
@@ -23,6 +23,8 @@ enum Stage {
 #[derive(Clone, Copy, PartialEq)]
 struct Combination {
     in_place: bool,
+    /// Row overlap (`memory.row_overlap`), which plans ops on whole tensors only.
+    rows: bool,
     stage: Stage,
     schedule: Schedule,
 }
@@ -32,6 +34,7 @@ impl Combination {
     fn of(m: &Manifest) -> Combination {
         Combination {
             in_place: m.aliasing.in_place,
+            rows: m.aliasing.row_overlap,
             stage: match m.patches.mode {
                 PatchMode::Off => Stage::Whole,
                 _ => Stage::Patches(m.patches.input),
@@ -50,12 +53,20 @@ impl Combination {
         let mut all = Vec::new();
         for schedule in [Schedule::Fixed, Schedule::Memory] {
             for stage in stages {
-                for in_place in [false, true] {
-                    all.push(Combination {
-                        in_place,
-                        stage,
-                        schedule,
-                    });
+                let rows: &[bool] = if stage == Stage::Whole {
+                    &[false, true]
+                } else {
+                    &[false]
+                };
+                for &rows in rows {
+                    for in_place in [false, true] {
+                        all.push(Combination {
+                            in_place,
+                            rows,
+                            stage,
+                            schedule,
+                        });
+                    }
                 }
             }
         }
@@ -68,6 +79,7 @@ impl Combination {
     fn manifest(self, m: &Manifest) -> Manifest {
         let mut m = m.clone();
         m.aliasing.in_place = self.in_place;
+        m.aliasing.row_overlap = self.rows;
         m.schedule = self.schedule;
         match self.stage {
             Stage::Whole => m.patches.mode = PatchMode::Off,
@@ -97,6 +109,9 @@ impl Combination {
         }];
         if self.in_place {
             parts.push("in place".into());
+        }
+        if self.rows {
+            parts.push("row overlap".into());
         }
         if self.schedule == Schedule::Memory {
             parts.push("schedule=memory".into());
@@ -180,7 +195,7 @@ pub(super) fn summary(rows: &[Vec<String>]) -> String {
             r[1]
         ),
         (Some((low, l)), Some((b, _))) => format!(
-            "\nThe lowest is {} at {low} bytes of scratch; this manifest's combination (*) needs {b} (memory.in_place, memory.patches, memory.patch_input and memory.schedule choose one).\n",
+            "\nThe lowest is {} at {low} bytes of scratch; this manifest's combination (*) needs {b} (memory.in_place, memory.row_overlap, memory.patches, memory.patch_input and memory.schedule choose one).\n",
             l[1]
         ),
         _ => String::new(),

@@ -2,12 +2,14 @@
 //! module. Every name comes from `planner_planfile::naming`.
 
 mod arenas;
+mod call;
 mod control;
 mod group;
 mod handle;
 mod info;
 pub(crate) mod ops;
 mod patches;
+mod rows;
 mod run;
 mod stub;
 pub(crate) mod table;

@@ -70,12 +70,19 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                 skipped.join(", ")
             ));
         }
-        if let Some(ip) = in_place {
-            doc.push_str(&format!(
+        match in_place {
+            Some(ip) if ip.rows.is_some() => doc.push_str(&format!(
+                " The op runs with row overlap: `output{}` is written over the rows of \
+                 `input{}` it has read, whose bytes start further into it when the op starts; \
+                 it spans both tensors.",
+                ip.output_pos, ip.input_pos
+            )),
+            Some(ip) => doc.push_str(&format!(
                 " The op runs in place: `output{}` is written over `input{}`, whose bytes are at \
                  its start when the op starts; it spans the longer of the two tensors.",
                 ip.output_pos, ip.input_pos
-            ));
+            )),
+            None => {}
         }
         let options = options_const(cx, k, &name, &mut wrapped);
         structs.push(quote! {
@@ -104,10 +111,11 @@ pub(crate) fn ops(cx: &Ctx<'_>) -> TokenStream {
                 // distinct `&'static mut` buffers. So the mutable slices are disjoint from
                 // each other and from the shared ones. An op that runs in place does not hold
                 // the input its output takes over: the check proves the output starts at that
-                // input's offset, that the input's bytes die at this op and the output's start
-                // here, that the op uses them through the output only, and that the output's
-                // longer slice (`in_place_elements`) stays inside the arena and the two slots,
-                // which no other tensor live at this op touches. Constant tensors are only viewed
+                // input's offset (with row overlap, before it, the input inside the output's
+                // slot), that the input's bytes die at this op and the output's start here,
+                // that the op uses them through the output only, and that the output's slice
+                // (`in_place_elements`) stays inside the arena and the two slots, which no
+                // other tensor live at this op touches. Constant tensors are only viewed
                 // shared, and mutable views are only of writable arenas (checked too).
                 // Every slot is inside its arena and aligned (checked). `&mut self` borrows
                 // the only handle for the view's lifetime, so nothing else reads or writes

@@ -8,6 +8,7 @@ use planner_planfile::naming;
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 
+use super::call::{Untyped, kernel_call, op_view, untyped};
 use super::{Ctx, elem_type, ident, patches};
 use crate::analyze::OpKind;
 
@@ -22,6 +23,9 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
     let (reads, writes) = (&cx.ops[k].reads, &cx.ops[k].writes);
     let root = |t: usize| cx.l.roots[t];
     let in_place = cx.in_place(k);
+    if let Some((ip, rows)) = in_place.and_then(|ip| Some((ip, ip.rows?))) {
+        return super::rows::run_rows(cx, k, ip, &rows);
+    }
     // In a patch stage, a stage tensor's view is over its region in patch `p`: the whole
     // slot (the split tensor, a resident input) or its first region-many elements (dense).
     let in_stage = patches::plan(cx).is_some_and(|p| k <= p.split as usize);
@@ -108,19 +112,8 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
         None => TokenStream::new(),
     };
     let opcode = &op.opcode;
-    let call = match (&cx.ops[k].kind, &cx.ops[k].in_place_kind) {
-        (Some(_), Some((kind, method))) | (Some(OpKind { kind, method, .. }), None) => {
-            quote!(#rt::kernel::#kind::#method(kernels, op_view, &ops::#name::OPTIONS))
-        }
-        (None, _) => match untyped(opcode) {
-            Untyped::Builtin(name) => {
-                quote!(#rt::kernel::Builtin::<{ #rt::kernel::op_key(#name) }>::builtin(kernels, op_view))
-            }
-            Untyped::Custom(code) => {
-                quote!(#rt::kernel::Custom::<{ #rt::kernel::op_key(#code) }>::custom(kernels, op_view))
-            }
-        },
-    };
+    let call = kernel_call(cx, k, &name);
+    let op_view = op_view(cx, k, quote!(&mut variables));
     quote! {
         {
             let view = self.#method();
@@ -129,14 +122,7 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
             let mut scratch: [#rt::kernel::Out<'_>; #ns] = [#(#scratch),*];
             let mut variables: [#rt::kernel::Out<'_>; #nv] = [#(#variables),*];
             hooks.before_op(#k, #opcode);
-            let op_view = #rt::kernel::OpView {
-                index: #k,
-                opcode: #opcode,
-                inputs: &inputs,
-                outputs: &mut outputs,
-                scratch: &mut scratch,
-                variables: &mut variables,
-            };
+            #op_view
             if let #pv::Err(error) = #call {
                 return #pv::Err(#rt::kernel::RunError { op: #k, opcode: #opcode, error });
             }
@@ -144,20 +130,6 @@ fn run_op(cx: &Ctx<'_>, k: usize) -> TokenStream {
             #truncate
             hooks.tap(&#rt::kernel::Tap::new(#k, #opcode, &inputs, &outputs, &variables));
         }
-    }
-}
-
-/// An op kind without typed options: a builtin op by its TFLite name, or a custom op by
-/// its custom code.
-enum Untyped<'a> {
-    Builtin(&'a str),
-    Custom(&'a str),
-}
-
-fn untyped(opcode: &str) -> Untyped<'_> {
-    match opcode.strip_prefix("CUSTOM:") {
-        Some(code) => Untyped::Custom(code),
-        None => Untyped::Builtin(opcode),
     }
 }
 

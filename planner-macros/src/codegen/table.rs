@@ -1,24 +1,46 @@
 //! The `PLAN` table and the `const` item that checks it.
 
 use planner_planfile::naming;
+use planner_rt::check::InPlaceRow;
+use planner_rt::rows::Rows;
 use proc_macro2::TokenStream;
 use quote::quote;
 
 use super::{Ctx, ident, lit_u64};
 
 /// Op `k`'s row of the check table as slot positions: what it reads (the view's inputs, and
-/// the input an in-place output takes over), what it writes, and its in-place (input,
-/// output) pair.
-pub(crate) fn op_rows(cx: &Ctx<'_>, k: usize) -> (Vec<u32>, Vec<u32>, Option<(u32, u32)>) {
+/// the input an in-place output takes over), what it writes, and its in-place row (input
+/// and output slots, and the rows of an op with row overlap).
+pub(crate) fn op_rows(cx: &Ctx<'_>, k: usize) -> (Vec<u32>, Vec<u32>, Option<InPlaceRow>) {
     let (reads, writes) = (&cx.ops[k].reads, &cx.ops[k].writes);
     let mut reads: Vec<u32> = reads.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
     let writes = writes.iter().map(|(_, t)| cx.slot[*t] as u32).collect();
     let in_place = cx.in_place(k).map(|ip| {
         let (input, output) = (cx.slot[ip.input] as u32, cx.slot[ip.output] as u32);
         reads.push(input);
-        (input, output)
+        InPlaceRow {
+            input,
+            output,
+            rows: ip.rows,
+        }
     });
     (reads, writes, in_place)
+}
+
+/// `rows` as a `planner_rt::rows::Rows` expression.
+pub(crate) fn rows_expr(rt: &TokenStream, rows: &Rows) -> TokenStream {
+    let Rows {
+        in_rows,
+        in_width,
+        in_row,
+        out_rows,
+        out_width,
+        out_row,
+        stride,
+        pad_top,
+        extent,
+    } = *rows;
+    quote!(#rt::rows::Rows { in_rows: #in_rows, in_width: #in_width, in_row: #in_row, out_rows: #out_rows, out_width: #out_width, out_row: #out_row, stride: #stride, pad_top: #pad_top, extent: #extent })
 }
 
 pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
@@ -89,8 +111,15 @@ pub(crate) fn table(cx: &Ctx<'_>) -> TokenStream {
         let opcode = &f.ops[k].opcode;
         let (reads, writes, in_place) = op_rows(cx, k);
         let in_place = match in_place {
-            Some((input, output)) => {
-                quote!(#pv::Some(#rt::__export::check::InPlaceRow { input: #input, output: #output }))
+            Some(InPlaceRow { input, output, rows }) => {
+                let rows = match rows {
+                    Some(r) => {
+                        let r = rows_expr(rt, &r);
+                        quote!(#pv::Some(#r))
+                    }
+                    None => quote!(#pv::None),
+                };
+                quote!(#pv::Some(#rt::__export::check::InPlaceRow { input: #input, output: #output, rows: #rows }))
             }
             None => quote!(#pv::None),
         };

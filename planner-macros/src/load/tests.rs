@@ -33,13 +33,20 @@ fn in_place_declarations_are_checked() {
         input: 0,
         output: 0,
         temp: None,
+        rows: false,
     };
-    // Op 1 (FULLY_CONNECTED) cannot run in place.
+    // Op 1 (FULLY_CONNECTED) cannot run in place, nor with row overlap.
     let mut f = file.clone();
     f.ops[1].in_place = Some(decl);
     let e = check_in_place(&f).unwrap_err();
     assert!(e.contains("op 1 (FULLY_CONNECTED) of model `tiny`"), "{e}");
     assert!(e.contains("never runs in place"), "{e}");
+    f.ops[1].in_place = Some(InPlaceEntry { rows: true, ..decl });
+    let e = check_in_place(&f).unwrap_err();
+    assert!(
+        e.contains("op 1 (FULLY_CONNECTED) of model `tiny` runs with row overlap, but it does not slide a window down a [1, H, W, C] input"),
+        "{e}"
+    );
     // As a RELU over `h` (op 0's output), it can, once `out` sits at `h`'s offset.
     let mut f = file.clone();
     f.ops[1].opcode = "RELU".into();
@@ -177,6 +184,7 @@ fn patch_stages_are_checked() {
                 input: 0,
                 output: 0,
                 temp: None,
+                rows: false,
             });
         },
         "op 0 (MAX_POOL_2D) of model `patches` cannot run in the patch stage (ops 0..=1): it runs in place, and in-place kernels run on whole tensors only",

@@ -2,7 +2,8 @@
 //! does so in a way the overlap sweep may accept.
 
 use super::scratch::Words;
-use super::{Msg, PlanTable, in_place_bytes};
+use super::{Msg, PlanTable, SlotRow, in_place_bytes};
+use crate::rows::Rows;
 
 /// True when `slots` lists `s`.
 const fn lists(slots: &[u32], s: usize) -> bool {
@@ -57,7 +58,9 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
                 .s("`, but the output is an alias or shares the input's bytes already")
                 .rebuild();
         }
-        if si.arena != so.arena || si.offset != so.offset {
+        if let Some(rows) = ip.rows {
+            check_rows(p, k, si, so, &rows);
+        } else if si.arena != so.arena || si.offset != so.offset {
             Msg::op(p, k, op.opcode)
                 .s(" runs in place, so its output `")
                 .s(so.id)
@@ -107,7 +110,9 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
                 .panic();
         }
         let bytes = in_place_bytes(si, so);
-        let union = if si.size > so.size { si.size } else { so.size };
+        // With row overlap the two slots touch or overlap (`check_rows`): their union.
+        let shifted = si.size.saturating_add(si.offset.saturating_sub(so.offset));
+        let union = if shifted > so.size { shifted } else { so.size };
         let arena = &p.arenas[so.arena as usize];
         if bytes > union || so.offset.saturating_add(bytes) > arena.size {
             Msg::op(p, k, op.opcode)
@@ -140,6 +145,51 @@ pub(super) const fn check_in_place(p: &PlanTable<'_>, scratch: &mut [u64], w: Wo
         scratch[w.takes + o] = i as u64 + 1;
         scratch[w.taken_by + ri] = o as u64 + 1;
         k += 1;
+    }
+}
+
+/// Op `k` runs with row overlap ([`crate::rows`]): input slot `si` and output slot `so`
+/// are in one arena, of one element type, the shapes `rows` describes, and the input
+/// starts at least [`Rows::min_shift`] elements after the output, inside the output's slot
+/// (so the buffer the op sees is the two slots' union, with no gap).
+const fn check_rows(p: &PlanTable<'_>, k: usize, si: &SlotRow<'_>, so: &SlotRow<'_>, rows: &Rows) {
+    let op = &p.ops[k];
+    if si.elem_size != so.elem_size
+        || si.elem_size == 0
+        || si.elements != (rows.in_rows as u64).saturating_mul(rows.in_row as u64)
+        || so.elements != (rows.out_rows as u64).saturating_mul(rows.out_row as u64)
+    {
+        Msg::op(p, k, op.opcode)
+            .s(" runs with row overlap, but its input `")
+            .s(si.id)
+            .s("` and output `")
+            .s(so.id)
+            .s("` are not tensors of one element type with the rows the op reads and writes")
+            .rebuild();
+    }
+    let need = (rows.min_shift() as u64).saturating_mul(so.elem_size);
+    let shift = si.offset.wrapping_sub(so.offset);
+    if si.arena != so.arena
+        || si.offset < so.offset
+        || shift < need
+        || !shift.is_multiple_of(so.elem_size)
+        || shift > so.size
+    {
+        Msg::op(p, k, op.opcode)
+            .s(" writes its output `")
+            .s(so.id)
+            .s("` (")
+            .at(so)
+            .s(") over the rows of its input `")
+            .s(si.id)
+            .s("` (")
+            .at(si)
+            .s(") it has read; the input must start ")
+            .n(need)
+            .s(" to ")
+            .n(so.size)
+            .s(" bytes after the output, in whole elements, so that no output row overwrites an input row a later row reads; re-plan")
+            .panic();
     }
 }
 

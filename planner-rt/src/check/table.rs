@@ -94,29 +94,38 @@ pub struct OpRow<'a> {
     pub in_place: Option<InPlaceRow>,
 }
 
-/// An op that runs in place: its output `output` starts at the bytes of its input `input`,
-/// which dies at the op. The two share bytes at that op only; the op's view of them is one
-/// buffer of [`in_place_elements`] output elements.
+/// An op that runs in place: its output `output` starts at the bytes of its input `input`
+/// (or, with row overlap, before them), which dies at the op. The two share bytes at that op
+/// only; the op's view of them is one buffer of [`in_place_elements`] output elements from
+/// the output's offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InPlaceRow {
     /// The input's slot (one of the op's `reads`).
     pub input: u32,
     /// The output's slot (one of the op's `writes`).
     pub output: u32,
+    /// With row overlap ([`crate::rows`]): how the op's output rows read its input rows;
+    /// the input then starts at least [`Rows::min_shift`](crate::rows::Rows::min_shift)
+    /// elements after the output. `None`: the output starts at the input.
+    pub rows: Option<crate::rows::Rows>,
 }
 
-/// Bytes of the buffer an in-place op sees: the longer of the input's and the output's
-/// views, in whole output elements.
+/// Bytes of the buffer an in-place op sees: the output's view, or the input's view after
+/// its offset from the output, whichever reaches further, in whole output elements.
 pub const fn in_place_bytes(input: &SlotRow<'_>, output: &SlotRow<'_>) -> u64 {
     output
         .elem_size
         .saturating_mul(in_place_elements(input, output))
 }
 
-/// Output elements of the buffer an in-place op sees: enough to hold the input's view and
-/// the output's view (generated code builds the output's slice with this length).
+/// Output elements of the buffer an in-place op sees from the output's offset: enough to
+/// hold the output's view and the input's view after its offset from the output (0 but
+/// with row overlap) (generated code builds the output's slice with this length).
 pub const fn in_place_elements(input: &SlotRow<'_>, output: &SlotRow<'_>) -> u64 {
-    let i = input.elements.saturating_mul(input.elem_size);
+    let i = input
+        .elements
+        .saturating_mul(input.elem_size)
+        .saturating_add(input.offset.saturating_sub(output.offset));
     let o = output.elements.saturating_mul(output.elem_size);
     let bytes = if i > o { i } else { o };
     if output.elem_size == 0 {

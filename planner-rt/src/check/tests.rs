@@ -243,7 +243,11 @@ const fn op(
         reads,
         writes,
         in_place: match in_place {
-            Some((input, output)) => Some(InPlaceRow { input, output }),
+            Some((input, output)) => Some(InPlaceRow {
+                input,
+                output,
+                rows: None,
+            }),
             None => None,
         },
     }
@@ -463,6 +467,59 @@ fn an_in_place_buffer_stays_inside_both_slots() {
     assert_eq!(in_place_elements(&x, &y), 2);
     y.size = 8;
     assert_eq!(run(leak(vec![arena(64)]), leak(vec![x, y]), ops), "");
+}
+
+/// A 1x1 convolution `[1, 4, 2, 2] -> [1, 4, 2, 4]` of `i8` with row overlap: output `y`
+/// (32 bytes, ops 1..=2) at offset 0, input `x` (16 bytes, ops 0..=1) `shift` bytes after.
+fn rows_run(shift: u64, rows: bool) -> String {
+    let geometry = crate::rows::Rows {
+        in_rows: 4,
+        in_width: 2,
+        in_row: 4,
+        out_rows: 4,
+        out_width: 2,
+        out_row: 8,
+        stride: 1,
+        pad_top: 0,
+        extent: 1,
+    };
+    assert_eq!(geometry.min_shift(), 20);
+    let mut slots = vec![slot("y", 0, 32, 1, 2, 0), slot("x", shift, 16, 0, 1, 1)];
+    slots[1].align = 4;
+    let in_place = InPlaceRow {
+        input: 1,
+        output: 0,
+        rows: rows.then_some(geometry),
+    };
+    let ops = leak(vec![
+        op(&[], &[1], None),
+        OpRow {
+            opcode: "CONV_2D",
+            reads: &[1],
+            writes: &[0],
+            in_place: Some(in_place),
+        },
+        op(&[0], &[], None),
+    ]);
+    run(leak(vec![arena(64)]), leak(slots), ops)
+}
+
+#[test]
+fn row_overlap_needs_the_least_shift_inside_the_output_slot() {
+    // 20 bytes: every output row ends before the input row it starts reading.
+    assert_eq!(rows_run(20, true), "");
+    assert_eq!(rows_run(32, true), "");
+    for (shift, why) in [
+        (16, "must start 20 to 32 bytes after"),
+        (36, "20 to 32 bytes"),
+    ] {
+        let m = rows_run(shift, true);
+        assert!(m.contains("op 1 (CONV_2D) writes its output `y`"), "{m}");
+        assert!(m.contains(why), "{m}");
+    }
+    // Without row overlap declared, the output must start at the input.
+    let m = rows_run(20, false);
+    assert!(m.contains("must start at its input `x`"), "{m}");
 }
 
 /// With in-place pairs: the sweep agrees with comparing every pair, where a declared

@@ -103,6 +103,7 @@ impl Shared {
             reshapes: memory.alias_reshapes,
             in_place_ops,
             in_place: memory.in_place,
+            row_overlap: memory.row_overlap,
         };
         Ok(Shared {
             platform,

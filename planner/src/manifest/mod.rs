@@ -278,6 +278,9 @@ pub struct Aliasing {
     /// Fold PADs into the convolutions that consume them and run ops in place over inputs
     /// that die there (`memory.in_place`).
     pub in_place: bool,
+    /// Let convolutions and pools write their output rows over the input rows they have
+    /// read (`memory.row_overlap`, see [`crate::rt::rows`]).
+    pub row_overlap: bool,
 }
 
 impl Aliasing {

@@ -80,6 +80,7 @@ pub(crate) struct RawMemory {
     pub(crate) alias_reshapes: bool,
     pub(crate) in_place_ops: Vec<Spanned<String>>,
     pub(crate) in_place: bool,
+    pub(crate) row_overlap: bool,
     pub(crate) schedule: Option<Spanned<String>>,
     pub(crate) max_zero_constants: Option<Spanned<Size>>,
     pub(crate) patches: Option<Spanned<toml::Value>>,

@@ -29,6 +29,7 @@ mod arenas;
 mod bind;
 mod inputs;
 mod problem;
+mod rows;
 mod scratch;
 mod solve;
 mod unit;
@@ -372,6 +373,9 @@ fn finish(manifest: &Manifest, mut g: Graph) -> Result<Planned> {
             }
         }
     };
+    if manifest.aliasing.row_overlap {
+        return rows::improve(manifest, &g, planned);
+    }
     Ok(planned)
 }
 

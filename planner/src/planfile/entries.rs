@@ -254,6 +254,7 @@ pub(super) fn op_entries(graph: &Graph, number: &BTreeMap<usize, u32>) -> Result
                         Some(t) => Some(pos(&op.scratch, t)? as u32),
                         None => None,
                     },
+                    rows: p.rows,
                 })
             });
         let (prepared, kernel_scratch) = prepared_entries(graph, op);

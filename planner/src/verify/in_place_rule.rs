@@ -7,9 +7,11 @@
 
 use std::format;
 use std::string::String;
+use std::vec::Vec;
 
 use crate::graph::{Graph, Op, Tensor, TensorKind};
 use crate::rt::op_kinds::{self, InPlace};
+use crate::rt::rows::Rows;
 
 /// `Ok` when `op` may write its output at position `output` over its input at position
 /// `input`, else why not. The liveness of the two (the input dies at the op) is checked by
@@ -104,4 +106,57 @@ fn depthwise_fits(x: &Tensor, y: &Tensor) -> bool {
         && c == d
         && p.saturating_mul(*q) <= h.saturating_mul(*w)
         && x.dtype.bits() == y.dtype.bits()
+}
+
+/// `Ok` with the op's rows when `op` may write its output 0 over its input 0 with row
+/// overlap ([`crate::rt::rows`]), else why not: the op slides a window down a `[1, H, W, C]`
+/// input ([`Rows::of`]), the kernels run its kind on regions (the op-kind table) for its
+/// element type (the patch stage's rule), and input and output are activations of one
+/// element type, the input read once.
+pub(super) fn may_overlap_rows(
+    graph: &Graph,
+    op: &Op,
+    input: usize,
+    output: usize,
+) -> Result<Rows, String> {
+    let kind = op.opcode.as_str();
+    let (Some(&Some(i)), Some(&o)) = (op.inputs.get(input), op.outputs.get(output)) else {
+        return Err(format!("the op has no input {input} or no output {output}"));
+    };
+    if (input, output) != (0, 0) {
+        return Err(format!(
+            "{kind} writes output 0 over the rows of input 0 only, not output {output} over input {input}"
+        ));
+    }
+    let (x, y) = (graph.tensor(i), graph.tensor(o));
+    let dims = |t: &Tensor| -> Option<Vec<usize>> {
+        t.shape.iter().map(|&d| usize::try_from(d).ok()).collect()
+    };
+    let filter = op.inputs.get(1).copied().flatten().map(|f| graph.tensor(f));
+    let rows = match (dims(x), dims(y), filter.map(dims)) {
+        (Some(xs), Some(ys), f) => Rows::of(&op.options, &xs, &ys, f.flatten().as_deref()),
+        _ => None,
+    }
+    .ok_or_else(|| {
+        format!(
+            "{kind} over `{}` {:?} into `{}` {:?} does not slide a window down a [1, H, W, C] \
+             input (row overlap runs CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D and MAX_POOL_2D)",
+            x.id, x.shape, y.id, y.shape
+        )
+    })?;
+    planner_planfile::patch::stage_op(kind, y.dtype, false)
+        .map_err(|why| format!("row overlap runs the op on regions, but {why}"))?;
+    if x.kind != TensorKind::Activation || y.kind != TensorKind::Activation || x.dtype != y.dtype {
+        return Err(format!(
+            "`{}` and `{}` must be activations of one element type to share bytes row by row",
+            x.id, y.id
+        ));
+    }
+    if op.inputs.iter().filter(|&&t| t == Some(i)).count() > 1 {
+        return Err(format!(
+            "the op reads `{}` at two positions, and would read rows it has already written",
+            x.id
+        ));
+    }
+    Ok(rows)
 }

@@ -438,7 +438,7 @@ fn temp_dir(test: &str) -> std::path::PathBuf {
 }
 
 const PLAN: &str = r#"{
-  "format_version": 5,
+  "format_version": 6,
   "generator": "planner test",
   "model": "m",
   "plan_hash": "fnv1a64:0000000000000000",
@@ -505,7 +505,7 @@ fn plan_files_of_another_version_or_with_stale_blobs_are_refused() {
     let dir = temp_dir("version");
     std::fs::write(
         dir.join("m.plan.json"),
-        PLAN.replace("\"format_version\": 5", "\"format_version\": 9"),
+        PLAN.replace("\"format_version\": 6", "\"format_version\": 9"),
     )
     .unwrap();
     let e = plan::load(&dir.join("m.plan.json")).unwrap_err();

@@ -2,7 +2,7 @@
 //! through its generated `run()` with one kernel set, compared byte for byte with TFLite
 //! Micro's outputs on the same inputs (`goldens/`, written by `scripts/tflm_goldens.py`).
 
-use run_models::{MODELS, MODELS_IN_PLACE, Runner, Set};
+use run_models::{MODELS, MODELS_IN_PLACE, MODELS_ROWS, Runner, Set};
 
 #[path = "golden_io.rs"]
 mod golden_io;
@@ -37,14 +37,14 @@ fn check(model: &dyn Runner, set: Set) -> Result<bool, String> {
     Ok(same)
 }
 
-/// Every bundled model, planned classic and in place, run with `set` on its golden inputs:
-/// every output equal to TFLite Micro's.
+/// Every bundled model, planned classic, in place and with row overlap, run with `set` on
+/// its golden inputs: every output equal to TFLite Micro's.
 pub fn models_match(set: Set) {
     let mut exact = Vec::new();
     let mut unsupported = Vec::new();
     let mut differ = Vec::new();
     // The in-place plans too: their handles are their own, so their state starts fresh.
-    for model in MODELS.iter().chain(MODELS_IN_PLACE) {
+    for model in MODELS.iter().chain(MODELS_IN_PLACE).chain(MODELS_ROWS) {
         match check(*model, set) {
             Ok(true) => exact.push(model.name()),
             Ok(false) => differ.push(model.name()),
@@ -55,10 +55,10 @@ pub fn models_match(set: Set) {
         }
     }
     println!(
-        "{} kernels: bit-exact: {} of {} (each model planned classic and in place): {exact:?}",
+        "{} kernels: bit-exact: {} of {} (each model planned classic, in place and with row overlap): {exact:?}",
         set.name(),
         exact.len(),
-        MODELS.len() + MODELS_IN_PLACE.len()
+        MODELS.len() + MODELS_IN_PLACE.len() + MODELS_ROWS.len()
     );
     println!("not run: {unsupported:?}");
     assert!(

@@ -8,7 +8,8 @@ use std::path::PathBuf;
 use planner::planfile::PlanFile;
 use run_models::align::Misaligned;
 use run_models::{
-    CONTROL_FLOW, MODELS, MODELS_IN_PLACE, Record, Runner, SINGLE_OPS, Set, fnv1a64, unhex,
+    CONTROL_FLOW, MODELS, MODELS_IN_PLACE, MODELS_ROWS, Record, Runner, SINGLE_OPS, Set, fnv1a64,
+    unhex,
 };
 use serde_json::Value;
 
@@ -164,13 +165,20 @@ struct Outcome {
     ops: usize,
 }
 
-/// The golden of a model planned in place is its classic plan's (same model, same TFLM run).
+/// The golden of a model planned in place or with row overlap is its classic plan's (same
+/// model, same TFLM run).
 fn golden_name(name: &str) -> &str {
-    name.strip_suffix(IN_PLACE).unwrap_or(name)
+    [IN_PLACE, ROWS]
+        .iter()
+        .find_map(|s| name.strip_suffix(s))
+        .unwrap_or(name)
 }
 
 /// The suffix of the models of [`MODELS_IN_PLACE`].
 const IN_PLACE: &str = "_in_place";
+
+/// The suffix of the models of [`MODELS_ROWS`].
+const ROWS: &str = "_rows";
 
 /// The plan op of each golden op ([`run_models::align::align`]).
 fn align(model: &str, plan: &PlanFile, ops: &[Value]) -> Vec<Option<usize>> {
@@ -431,10 +439,12 @@ pub fn every_op(set: Set) {
 }
 
 /// The models planned with `in_place = true` (PADs folded into their convolutions, ops run
-/// in place), run with `set`: every op's output, and so every model output, equal to
-/// TFLM's (which runs the PADs and every op out of place). Their handles are their own, so
+/// in place) and with `row_overlap = true` (convolutions and pools writing their output rows
+/// over input rows they have read), run with `set`: every op's output, and so every model
+/// output, equal to TFLM's (which runs the PADs and every op out of place). Their handles are their own, so
 /// their state (an SVDF's) starts at the first golden run too.
 pub fn every_op_in_place(set: Set) {
     assert_eq!(MODELS_IN_PLACE.len(), MODELS.len());
-    compare_all(MODELS_IN_PLACE.iter(), set);
+    assert_eq!(MODELS_ROWS.len(), MODELS.len());
+    compare_all(MODELS_IN_PLACE.iter().chain(MODELS_ROWS), set);
 }
