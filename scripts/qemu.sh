@@ -9,7 +9,9 @@
 # scratch arena in the ELF must be the in-place plan's, under 92,000 bytes),
 # tflm_person_detect_int8 planned with patches (its first stage patch by patch; the split
 # tensor and every op output after it against TFLite Micro's; its scratch arena in the ELF
-# must be the patch plan's, at most 23,000 bytes), and the two LSTM models (every op's output
+# must be the patch plan's, at most 23,000 bytes), tflm_person_detect_int8 planned with row
+# overlap (every op's output against TFLite Micro's; its scratch arena in the ELF must be the
+# row-overlap plan's, at most 40,000 bytes), and the two LSTM models (every op's output
 # over three runs, the state carried, against TFLite Micro's).
 # Then proves the checks are real: a HardFault must be reported and fail the run, and
 # a plan with one live tensor moved onto another must be rejected by rustc and, with the plan
@@ -101,6 +103,7 @@ check_scratch() {
 }
 check_scratch vww_in_place 92000 "the in-place plan no longer shrinks it"
 check_scratch person_patches 23000 "the patch plan no longer shrinks it (issue 27's target)"
+check_scratch person_rows 40000 "the row-overlap plan no longer shrinks it (issue 38's target)"
 
 firmware_run
 # The reordered model (models/branches.toml, `schedule = "memory"`) must have run its canary.
@@ -116,6 +119,10 @@ grep -E "^in place vww_in_place: .* ([0-9]+) op outputs compared .*, \1 equal to
 # equal to TFLite Micro's digests, and the final output.
 grep -E "^patches person_patches: ([0-9]+) op outputs compared over 3 runs, \1 equal to TFLite Micro's \(split after op [0-9]+, grid [0-9]+x[0-9]+, scratch [0-9]+ bytes\); final output bit-exact" "$out/firmware-m55.log" >/dev/null ||
     die "no passing patch-based run of tflm_person_detect_int8 (person_patches) in the firmware's output"
+# tflm_person_detect_int8 with row overlap: every op output equal to TFLite Micro's digests,
+# and the final output.
+grep -E "^rows person_rows: [0-9]+ scratch bytes; ([0-9]+) op outputs compared over 3 runs \(0 PADs folded\), \1 equal to TFLite Micro's; final output bit-exact" "$out/firmware-m55.log" >/dev/null ||
+    die "no passing row-overlap run of tflm_person_detect_int8 (person_rows) in the firmware's output"
 # The LSTM models: every op output over three runs on one handle, the state carried over,
 # equal to TFLite Micro's digests (speech_lstm's hidden state has zero point -1).
 for lstm in mnist_lstm speech_lstm; do

@@ -52,7 +52,7 @@ fn canary_manifest(name: &str, model: &Path) -> String {
 }
 
 /// The models whose op outputs the firmware compares with TFLite Micro's per-op goldens.
-const PER_OP: [per_op::Spec; 2] = [
+const PER_OP: [per_op::Spec; 3] = [
     per_op::Spec {
         name: "vww_in_place",
         stem: "te_mcunet_vww",
@@ -64,6 +64,12 @@ const PER_OP: [per_op::Spec; 2] = [
         stem: "tflm_person_detect_int8",
         manifest: "models/person_patches.toml",
         align: per_op::Align::FromSplit,
+    },
+    per_op::Spec {
+        name: "person_rows",
+        stem: "tflm_person_detect_int8",
+        manifest: "models/person_rows.toml",
+        align: per_op::Align::FoldedPads,
     },
 ];
 

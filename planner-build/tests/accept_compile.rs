@@ -5,11 +5,12 @@
 //! `src/c<N>.rs`, so an error names its manifest), to keep rustc invocations few.
 //!
 //! Some manifests plan a real model (a bundled one, or the three-op `quant_chain.tflite`)
-//! with random `in_place`, `patches` (auto with a recompute budget, or a fixed split and
-//! grid), `patch_input` and op order (`schedule`): every accepted one must also run through
-//! its generated `run()` (or `run_streamed()`) and `planner_kernels::Reference` (a binary
-//! crate per batch runs them all): a bundled model on its golden run's input, its output
-//! equal to TFLite Micro's (`tests/run-models/goldens`), the others on zero inputs. The outside
+//! with random `in_place`, `row_overlap`, `patches` (auto with a recompute budget, or a
+//! fixed split and grid), `patch_input` and op order (`schedule`): every accepted one must
+//! also run through its generated `run()` (or `run_streamed()`) and
+//! `planner_kernels::Reference` (a binary crate per batch runs them all): a bundled model on
+//! its golden run's input, its output equal to TFLite Micro's (`tests/run-models/goldens`),
+//! the others on zero inputs. The outside
 //! audit's reproducers of plans that were accepted and then did not compile or run are
 //! planned, built and run by `reproducers_plan_compile_and_run` on every `cargo test`.
 //!
@@ -346,12 +347,15 @@ fn run_models() -> Vec<PathBuf> {
     models
 }
 
-/// `[memory]` lines for in place (all kinds or a list), patches, the patch input and (with
-/// `schedule`) op order: each combination comes up.
+/// `[memory]` lines for in place (all kinds or a list), row overlap, patches, the patch input
+/// and (with `schedule`) op order: each combination comes up.
 fn memory_options(r: &mut Rng, schedule: bool) -> String {
     let mut s = String::new();
     if r.pct(50) {
         s.push_str("in_place = true\n");
+    }
+    if r.pct(30) {
+        s.push_str("row_overlap = true\n");
     }
     if r.pct(20) {
         // An allow-list of the in-place pass (alone, or narrowing `in_place`).

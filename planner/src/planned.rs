@@ -53,9 +53,9 @@ pub struct Planned {
     pub warnings: Vec<String>,
     /// Number of ops in the schedule.
     pub ops: u32,
-    /// With `memory.in_place`: the classic lower bound, the largest sum of whole live
-    /// scratch tensors at one op without folded PADs or in-place ops (what the plan would
-    /// need at best without them); `None` otherwise.
+    /// With `memory.in_place` or `memory.row_overlap`: the classic lower bound, the largest
+    /// sum of whole live scratch tensors at one op without folded PADs, in-place ops or row
+    /// overlap (what the plan would need at best without them); `None` otherwise.
     pub classic_bound: Option<u64>,
 }
 

@@ -344,10 +344,11 @@ pub(crate) fn in_place_summary(planned: &Planned) -> String {
     } else {
         saved as f64 * 100.0 / classic as f64
     };
+    let rows = planned.graph.in_place.iter().filter(|p| p.rows).count();
     format!(
-        "in place: classic lower bound {classic} B, this plan {used} B ({saved} B, {pct:.1}% below); {} PADs folded, {} ops run in place\n",
+        "in place: classic lower bound {classic} B, this plan {used} B ({saved} B, {pct:.1}% below); {} PADs folded, {} ops run in place, {rows} with row overlap\n",
         planned.graph.folded_pads.len(),
-        planned.graph.in_place.len()
+        planned.graph.in_place.len() - rows
     )
 }
 
@@ -378,13 +379,15 @@ pub fn in_place_ops(planned: &Planned) -> String {
             .temp
             .map(|t| format!(", temporary `{}` +{}", g.tensor(t).id, g.tensor(t).size))
             .unwrap_or_default();
-        let _ = writeln!(
-            s,
-            "in place: op {k} ({}) writes `{}` over `{}`{temp}",
-            g.ops[k].opcode,
-            g.tensor(p.output).id,
-            g.tensor(p.input).id
-        );
+        let (op, y, x) = (&g.ops[k].opcode, &g.tensor(p.output).id, &g.tensor(p.input).id);
+        let _ = if p.rows {
+            writeln!(
+                s,
+                "row overlap: op {k} ({op}) writes `{y}` over the rows of `{x}` it has read"
+            )
+        } else {
+            writeln!(s, "in place: op {k} ({op}) writes `{y}` over `{x}`{temp}")
+        };
     }
     s
 }

@@ -70,6 +70,9 @@ fn main() -> ! {
     if run_patches() {
         GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
     }
+    if run_rows() {
+        GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
+    }
     if run_lstm() {
         GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
     }
@@ -177,6 +180,34 @@ fn run_patches() -> bool {
                 models::PERSON_PATCHES_GRID[0],
                 models::PERSON_PATCHES_GRID[1],
                 models::PERSON_PATCHES_SCRATCH,
+                verdict
+            )
+        },
+    )
+}
+
+/// tflm_person_detect_int8 planned with row overlap (`models/person_rows.toml`), run with
+/// the optimized kernels (which run an op with row overlap band by band on regions): every
+/// op's output hashed by a tap and compared with TFLite Micro's per-op digests over the
+/// golden's runs, then the final output compared byte for byte. Prints one line; true when
+/// it failed.
+fn run_rows() -> bool {
+    let model = models::person_rows::MODEL;
+    let why = "; the kernel or the row-overlap plan changed its bytes";
+    compare_ops(
+        "rows",
+        model,
+        why,
+        models::run_person_rows,
+        |tap, verdict| {
+            hprintln!(
+                "rows {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
+                model,
+                models::PERSON_ROWS_SCRATCH,
+                tap.tally.compared,
+                models::PERSON_ROWS_RUNS.len(),
+                models::PERSON_ROWS_FOLDED,
+                tap.tally.equal,
                 verdict
             )
         },

@@ -92,7 +92,7 @@ fn plan_alone(manifest: &Manifest, graph: &Graph) -> Result<Planned> {
         prepared = g;
         &prepared
     };
-    let classic_bound = if manifest.aliasing.in_place {
+    let classic_bound = if manifest.aliasing.in_place || manifest.aliasing.row_overlap {
         Some(classic_bound(manifest, graph)?)
     } else {
         None
