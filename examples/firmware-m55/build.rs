@@ -172,11 +172,20 @@ fn main() {
     let _ = writeln!(fragments, "INCLUDE {}", app_fragment.display());
     let wrong_golden = env::var_os("CARGO_FEATURE_WRONG_GOLDEN").is_some();
     let mut per_op_rust = String::new();
+    let mut whole = Vec::new();
     for spec in PER_OP {
         let (fragment, rust) = per_op::plan(&spec, &crate_dir, &plans, wrong_golden);
         let _ = writeln!(fragments, "INCLUDE {}", fragment.display());
         per_op_rust.push_str(&rust);
+        if matches!(spec.align, per_op::Align::FoldedPads) {
+            whole.push(format!("{}_WHOLE", spec.name.to_uppercase()));
+        }
     }
+    let _ = writeln!(
+        per_op_rust,
+        "/// The per-op plans whose ops all run on whole tensors.\npub const WHOLE: &[crate::WholePlan] = &[{}];",
+        whole.join(", ")
+    );
     let (lstm_fragments, lstm_rust) = lstm::plan(&crate_dir, &plans);
     for x in lstm_fragments {
         let _ = writeln!(fragments, "INCLUDE {}", x.display());

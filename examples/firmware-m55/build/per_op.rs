@@ -325,9 +325,20 @@ pub fn plan(spec: &Spec, crate_dir: &Path, plans: &Path, wrong_golden: bool) -> 
     let mut extra = String::new();
     match spec.align {
         Align::FoldedPads => {
+            // A plan with row overlap, or one in place: the line's label and kind.
+            let (label, kind) = if plan
+                .ops
+                .iter()
+                .any(|o| o.in_place.is_some_and(|ip| ip.rows))
+            {
+                ("rows", "row-overlap")
+            } else {
+                ("in place", "in-place")
+            };
             let _ = write!(
                 extra,
-                "/// Golden PADs the in-place plan folded into their convolutions.\npub const {upper}_FOLDED: usize = {folded};\n"
+                "/// Golden PADs the in-place plan folded into their convolutions.\npub const {upper}_FOLDED: usize = {folded};\n\
+                 /// The run [`crate::run_whole`] makes of it.\npub const {upper}_WHOLE: crate::WholePlan = crate::WholePlan {{ label: {label:?}, why: \"; the kernel or the {kind} plan changed its bytes\", model: {module}::MODEL, scratch: {upper}_SCRATCH, runs: {upper}_RUNS.len(), folded: {upper}_FOLDED, run: run_{name} }};\n"
             );
         }
         Align::FromSplit => {

@@ -64,13 +64,10 @@ fn main() -> ! {
     models::canary_bundled(&mut |name, result| failed |= report_canary(name, result));
     failed |= run_group();
     failed |= run_app_bound();
-    if run_in_place() {
+    if run_whole() {
         GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
     }
     if run_patches() {
-        GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
-    }
-    if run_rows() {
         GOLDEN_FAILED.store(true, core::sync::atomic::Ordering::Relaxed);
     }
     if run_lstm() {
@@ -129,31 +126,45 @@ fn run_app_bound() -> bool {
     false
 }
 
-/// te_mcunet_vww planned in place (`models/vww_in_place.toml`), run with the optimized
-/// kernels: every op's output hashed by
-/// a tap and compared with TFLite Micro's per-op digests over the golden's runs, then the
-/// final output compared byte for byte. Prints one line; true when it failed.
-fn run_in_place() -> bool {
-    let model = models::vww_in_place::MODEL;
-    let why = "; the kernel or the in-place plan changed its bytes";
-    compare_ops(
-        "in place",
-        model,
-        why,
-        models::run_vww_in_place,
-        |tap, verdict| {
+/// A per-op plan whose ops all run on whole tensors (te_mcunet_vww in place,
+/// `models/vww_in_place.toml`; tflm_person_detect_int8 with row overlap,
+/// `models/person_rows.toml`), as build.rs lists it in `models::WHOLE`: the line's label,
+/// what a failure suggests, the model, its scratch bytes, golden runs and folded PADs, and
+/// its golden run (`models::run_<name>`).
+pub struct WholePlan {
+    label: &'static str,
+    why: &'static str,
+    model: &'static str,
+    scratch: u64,
+    runs: usize,
+    folded: usize,
+    run: fn(
+        &mut golden::Digests,
+    ) -> Result<bool, planner::rt::kernel::RunError<planner_kernels::KernelError>>,
+}
+
+/// Runs every plan of `models::WHOLE` with the optimized kernels (which run an op with row
+/// overlap band by band on regions): every op's output hashed by a tap and compared with
+/// TFLite Micro's per-op digests over the golden's runs, then the final output compared byte
+/// for byte. Prints one line each; true when one failed.
+fn run_whole() -> bool {
+    let mut failed = false;
+    for p in models::WHOLE {
+        failed |= compare_ops(p.label, p.model, p.why, p.run, |tap, verdict| {
             hprintln!(
-                "in place {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
-                model,
-                models::VWW_IN_PLACE_SCRATCH,
+                "{} {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
+                p.label,
+                p.model,
+                p.scratch,
                 tap.tally.compared,
-                models::VWW_IN_PLACE_RUNS.len(),
-                models::VWW_IN_PLACE_FOLDED,
+                p.runs,
+                p.folded,
                 tap.tally.equal,
                 verdict
             )
-        },
-    )
+        });
+    }
+    failed
 }
 
 /// tflm_person_detect_int8 planned with `patches = "auto"` (`models/person_patches.toml`):
@@ -180,34 +191,6 @@ fn run_patches() -> bool {
                 models::PERSON_PATCHES_GRID[0],
                 models::PERSON_PATCHES_GRID[1],
                 models::PERSON_PATCHES_SCRATCH,
-                verdict
-            )
-        },
-    )
-}
-
-/// tflm_person_detect_int8 planned with row overlap (`models/person_rows.toml`), run with
-/// the optimized kernels (which run an op with row overlap band by band on regions): every
-/// op's output hashed by a tap and compared with TFLite Micro's per-op digests over the
-/// golden's runs, then the final output compared byte for byte. Prints one line; true when
-/// it failed.
-fn run_rows() -> bool {
-    let model = models::person_rows::MODEL;
-    let why = "; the kernel or the row-overlap plan changed its bytes";
-    compare_ops(
-        "rows",
-        model,
-        why,
-        models::run_person_rows,
-        |tap, verdict| {
-            hprintln!(
-                "rows {}: {} scratch bytes; {} op outputs compared over {} runs ({} PADs folded), {} equal to TFLite Micro's; final output {}",
-                model,
-                models::PERSON_ROWS_SCRATCH,
-                tap.tally.compared,
-                models::PERSON_ROWS_RUNS.len(),
-                models::PERSON_ROWS_FOLDED,
-                tap.tally.equal,
                 verdict
             )
         },
