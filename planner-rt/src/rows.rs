@@ -218,21 +218,25 @@ mod tests {
         Rows::of(&conv(padding, stride), x, y, Some(f)).unwrap()
     }
 
+    /// A convolution's padding, stride, input, output and filter shapes, and its padding rows
+    /// on top and least shift.
+    type Case = (
+        Padding,
+        i32,
+        [usize; 4],
+        [usize; 4],
+        [usize; 4],
+        usize,
+        usize,
+    );
+
     /// Padding rows on top and least shifts of three convolutions: person detection's first
     /// pointwise one (48x48x8 -> 48x48x16: every output row but the last before its input
     /// row), a 3x3 stride-2 SAME one (no padding row on top: one output row) and a 3x3
     /// stride-1 SAME one (one padding row on top, reads from the row before).
     #[test]
     fn least_shifts_of_known_convolutions() {
-        let cases: [(
-            Padding,
-            i32,
-            [usize; 4],
-            [usize; 4],
-            [usize; 4],
-            usize,
-            usize,
-        ); 3] = [
+        let cases: [Case; 3] = [
             (
                 Padding::Valid,
                 1,

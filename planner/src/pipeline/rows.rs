@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::string::{String, ToString};
 use std::vec::Vec;
 
 use super::inputs::Inputs;
@@ -455,8 +456,35 @@ impl Search {
 
 /// `planned` (the plan of `graph` without row overlap), or the plan with row overlap when
 /// its scratch peak is lower: see the module docs. Only a model whose scratch is one arena
-/// of at most [`MAX_SLOTS`] slots is tried.
-pub(super) fn improve(manifest: &Manifest, graph: &Graph, planned: Planned) -> Result<Planned> {
+/// of at most [`MAX_SLOTS`] slots is tried. The plan with row overlap passes the verifier
+/// before it is kept; when it cannot be made (the fixed offsets over a budget) or fails the
+/// verifier, `planned` is kept with a warning saying why.
+pub(super) fn improve(manifest: &Manifest, graph: &Graph, mut planned: Planned) -> Result<Planned> {
+    let why = match with_rows(manifest, graph, &planned) {
+        Ok(None) => return Ok(planned),
+        Ok(Some(p)) => {
+            let rules = crate::verify::VerifyRules::from_manifest(manifest);
+            match crate::verify::verify_with(&p.graph, &p.plan, &rules) {
+                Ok(()) => return Ok(p),
+                Err(v) => {
+                    let list: Vec<String> = v.iter().map(|v| v.to_string()).collect();
+                    format!(
+                        "its plan failed the verifier ({}); please report it with the manifest and model",
+                        list.join("; ")
+                    )
+                }
+            }
+        }
+        Err(e) => e.message().to_string(),
+    };
+    planned.warnings.push(format!(
+        "memory.row_overlap: planned without row overlap, because {why}"
+    ));
+    Ok(planned)
+}
+
+/// The plan with row overlap when its scratch peak is below `planned`'s; `None` otherwise.
+fn with_rows(manifest: &Manifest, graph: &Graph, planned: &Planned) -> Result<Option<Planned>> {
     let found = candidates(graph);
     let scratch: Vec<&str> = planned
         .plan
@@ -466,7 +494,7 @@ pub(super) fn improve(manifest: &Manifest, graph: &Graph, planned: Planned) -> R
         .map(|a| a.memory.as_str())
         .collect();
     let ([memory], false) = (scratch.as_slice(), found.is_empty()) else {
-        return Ok(planned);
+        return Ok(None);
     };
     let mut g = graph.clone();
     g.in_place.extend(found.iter().map(|(p, _)| *p));
@@ -474,10 +502,10 @@ pub(super) fn improve(manifest: &Manifest, graph: &Graph, planned: Planned) -> R
     let none = BTreeMap::new();
     let (inp, _) = Inputs::new(manifest, &g, &lifetimes, &none)?;
     if inp.roots_of(ArenaRole::Scratch).count() > MAX_SLOTS {
-        return Ok(planned);
+        return Ok(None);
     }
     let Some(search) = Search::new(&inp, &found, memory) else {
-        return Ok(planned);
+        return Ok(None);
     };
     drop(inp);
     let (chosen, pieces, (base, height)) = search.choose();
@@ -485,8 +513,8 @@ pub(super) fn improve(manifest: &Manifest, graph: &Graph, planned: Planned) -> R
         .iter()
         .filter_map(|&c| Some(search.joins[c]?.1))
         .collect();
-    if kept.is_empty() || height >= scratch_bytes(&planned) {
-        return Ok(planned);
+    if kept.is_empty() || height >= scratch_bytes(planned) {
+        return Ok(None);
     }
     // Only the joins kept: the pairs that did not join run as before.
     let mut g = graph.clone();
@@ -500,18 +528,18 @@ pub(super) fn improve(manifest: &Manifest, graph: &Graph, planned: Planned) -> R
     }
     let bound = live_bound(&pieces, search.last);
     match plan_with(manifest, Cow::Owned(g), &lifetimes, &fixed)? {
-        Ok(mut p) if scratch_bytes(&p) < scratch_bytes(&planned) => {
+        Ok(mut p) if scratch_bytes(&p) < scratch_bytes(planned) => {
             // The bank's bound is the joined pieces' (the packers saw fixed slots only).
             if let [r] = p.scratch_reports.as_mut_slice() {
                 r.lower_bound = bound.min(r.used);
                 r.fragmentation = r.used - r.lower_bound;
                 r.optimal = r.used == r.lower_bound;
             }
-            Ok(Planned {
+            Ok(Some(Planned {
                 classic_bound: planned.classic_bound,
                 ..p
-            })
+            }))
         }
-        _ => Ok(planned),
+        _ => Ok(None),
     }
 }
