@@ -10,12 +10,14 @@ use golden_io::{golden, hex, inputs};
 
 /// Runs one model on its golden inputs; `Ok(true)` when the outputs are the goldens' bytes.
 fn check(model: &dyn Runner, set: Set) -> Result<bool, String> {
-    // A model planned with `in_place = true` has its classic plan's golden.
+    // A model planned with `in_place = true` or `row_overlap = true` has its classic plan's
+    // golden.
+    let name = model.name();
     let g = golden(
-        model
-            .name()
-            .strip_suffix("_in_place")
-            .unwrap_or(model.name()),
+        ["_in_place", "_rows"]
+            .iter()
+            .find_map(|s| name.strip_suffix(s))
+            .unwrap_or(name),
     );
     let inputs = inputs(&g);
     let refs: Vec<&[u8]> = inputs.iter().map(Vec::as_slice).collect();
