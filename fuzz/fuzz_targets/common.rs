@@ -129,6 +129,7 @@ pub fn with_table<R>(f: &PlanFile, run: impl FnOnce(&PlanTable<'_>) -> R) -> Opt
                 Some(check::InPlaceRow {
                     input: slot[input as usize] as u32,
                     output: slot[output as usize] as u32,
+                    rows: None,
                 })
             }
             None => None,
